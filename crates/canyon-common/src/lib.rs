@@ -1,0 +1,267 @@
+//! Canyon's one error type, shared by every layer.
+//!
+//! Variants are grouped by **how the caller reacts** (STYLE.md rule 10):
+//!
+//! | group | caller's reaction | examples |
+//! |---|---|---|
+//! | transaction aborted | retry the transaction (sysbench does for 1213/1205) | [`Error::Deadlock`], [`Error::LockWaitTimeout`] |
+//! | invalid input | fix the statement; the session and transaction go on | [`Error::Syntax`], [`Error::UnknownTable`], [`Error::DuplicateEntry`] |
+//! | access | authenticate or ask for a grant | [`Error::AccessDenied`], [`Error::DbAccessDenied`] |
+//! | unsupported | use another statement; never a silent OK | [`Error::Unsupported`] |
+//! | resource limits | back off | [`Error::TooManyConnections`], [`Error::PacketTooLarge`] |
+//! | invalid data / IO | the server cannot go on safely with this object | [`Error::Io`], [`Error::Corrupt`] |
+//!
+//! The mapping to MySQL's (error number, SQLSTATE, message) lives in exactly one
+//! function at the protocol edge (`canyon_server::protocol::errors`). Each variant's
+//! doc names the MySQL error it becomes, so the two stay easy to check side by side.
+//!
+//! What this crate does not do: it does not know about packets or clients, and it
+//! does not log. Panics are reserved for broken invariants; every condition a client
+//! or the disk can cause is a value of [`Error`].
+
+use std::fmt;
+
+/// The result type of every fallible Canyon operation.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Every error Canyon reports. See the module doc for the grouping.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    // ---- transaction aborted: retry -------------------------------------------
+    /// A deadlock was found and this transaction was chosen as the victim; the whole
+    /// transaction has been rolled back. MySQL 1213 ER_LOCK_DEADLOCK, SQLSTATE 40001.
+    Deadlock,
+    /// A row lock was not granted within `innodb_lock_wait_timeout`; only the
+    /// statement is rolled back (InnoDB's default). MySQL 1205
+    /// ER_LOCK_WAIT_TIMEOUT, SQLSTATE HY000.
+    LockWaitTimeout,
+
+    // ---- invalid input: the statement fails, the session goes on --------------
+    /// The statement does not parse. The string is the text near the error.
+    /// MySQL 1064 ER_PARSE_ERROR, SQLSTATE 42000.
+    Syntax(String),
+    /// Expressions or sub-queries nested deeper than the server allows.
+    /// MySQL 1064 (the parser's "too deep" is a parse error there too), SQLSTATE 42000.
+    TooDeep,
+    /// No database is selected and the statement names a table without one.
+    /// MySQL 1046 ER_NO_DB_ERROR, SQLSTATE 3D000.
+    NoDatabaseSelected,
+    /// MySQL 1049 ER_BAD_DB_ERROR, SQLSTATE 42000: Unknown database '%s'.
+    UnknownDatabase(String),
+    /// MySQL 1007 ER_DB_CREATE_EXISTS, SQLSTATE HY000.
+    DatabaseExists(String),
+    /// DROP DATABASE of a database that does not exist.
+    /// MySQL 1008 ER_DB_DROP_EXISTS, SQLSTATE HY000.
+    DropDatabaseMissing(String),
+    /// MySQL 1146 ER_NO_SUCH_TABLE, SQLSTATE 42S02: Table 'db.t' doesn't exist.
+    UnknownTable {
+        /// Database name.
+        db: String,
+        /// Table name.
+        table: String,
+    },
+    /// MySQL 1051 ER_BAD_TABLE_ERROR, SQLSTATE 42S02: Unknown table 'db.t' (DROP TABLE).
+    BadTable(String),
+    /// MySQL 1050 ER_TABLE_EXISTS_ERROR, SQLSTATE 42S01.
+    TableExists(String),
+    /// MySQL 1054 ER_BAD_FIELD_ERROR, SQLSTATE 42S22: Unknown column '%s' in '%s'.
+    UnknownColumn {
+        /// The column as written.
+        column: String,
+        /// Where it was used: "field list", "where clause", "order clause", ...
+        context: String,
+    },
+    /// MySQL 1052 ER_NON_UNIQ_ERROR, SQLSTATE 23000: Column '%s' in %s is ambiguous.
+    AmbiguousColumn(String),
+    /// MySQL 1060 ER_DUP_FIELDNAME, SQLSTATE 42S21.
+    DuplicateColumn(String),
+    /// MySQL 1061 ER_DUP_KEYNAME, SQLSTATE 42000.
+    DuplicateKeyName(String),
+    /// MySQL 1068 ER_MULTIPLE_PRI_KEY, SQLSTATE 42000.
+    MultiplePrimaryKey,
+    /// MySQL 1091 ER_CANT_DROP_FIELD_OR_KEY, SQLSTATE 42000.
+    CantDropKey(String),
+    /// MySQL 1062 ER_DUP_ENTRY, SQLSTATE 23000: Duplicate entry '%s' for key '%s'.
+    DuplicateEntry {
+        /// The duplicated value, as MySQL prints it ('1', or '1-2' for composites).
+        value: String,
+        /// The key name: `table.PRIMARY` or `table.k_1` (MySQL 8.0 style).
+        key: String,
+    },
+    /// MySQL 1136 ER_WRONG_VALUE_COUNT_ON_ROW, SQLSTATE 21S01.
+    ValueCountMismatch {
+        /// 1-based row number.
+        row: u64,
+    },
+    /// MySQL 1048 ER_BAD_NULL_ERROR, SQLSTATE 23000: Column '%s' cannot be null.
+    BadNull(String),
+    /// MySQL 1364 ER_NO_DEFAULT_FOR_FIELD, SQLSTATE HY000.
+    NoDefault(String),
+    /// MySQL 1406 ER_DATA_TOO_LONG, SQLSTATE 22001: Data too long for column '%s' at row %ld.
+    DataTooLong {
+        /// Column name.
+        column: String,
+        /// 1-based row number.
+        row: u64,
+    },
+    /// MySQL 1264 ER_WARN_DATA_OUT_OF_RANGE, SQLSTATE 22003.
+    OutOfRange {
+        /// Column name.
+        column: String,
+        /// 1-based row number.
+        row: u64,
+    },
+    /// MySQL 1366 ER_TRUNCATED_WRONG_VALUE_FOR_FIELD, SQLSTATE HY000:
+    /// Incorrect %s value: '%s' for column '%s' at row %ld.
+    IncorrectValue {
+        /// Type name as MySQL prints it ("integer", "decimal", "datetime", ...).
+        type_name: String,
+        /// The offending value.
+        value: String,
+        /// Column name.
+        column: String,
+        /// 1-based row number.
+        row: u64,
+    },
+    /// An expression's integer result does not fit its type (BIGINT overflow).
+    /// MySQL 1690 ER_DATA_OUT_OF_RANGE, SQLSTATE 22003: %s value is out of range in '%s'.
+    ValueOutOfRange {
+        /// "BIGINT" or "BIGINT UNSIGNED".
+        type_name: String,
+        /// The expression, as text.
+        expr: String,
+    },
+    /// Statement text that is not valid utf8mb4.
+    /// MySQL 1300 ER_INVALID_CHARACTER_STRING, SQLSTATE HY000.
+    InvalidCharacterString(String),
+    /// MySQL 1193 ER_UNKNOWN_SYSTEM_VARIABLE, SQLSTATE HY000.
+    UnknownSystemVariable(String),
+    /// MySQL 1231 ER_WRONG_VALUE_FOR_VAR, SQLSTATE 42000.
+    WrongValueForVar {
+        /// Variable name.
+        name: String,
+        /// The rejected value.
+        value: String,
+    },
+    /// MySQL 1238 ER_INCORRECT_GLOBAL_LOCAL_VAR, SQLSTATE HY000 (e.g. SET of a read-only variable).
+    ReadOnlyVariable(String),
+    /// MySQL 1210 ER_WRONG_ARGUMENTS, SQLSTATE HY000: Incorrect arguments to %s.
+    /// Used for wrong prepared-statement parameter counts.
+    WrongArguments(String),
+    /// MySQL 1243 ER_UNKNOWN_STMT_HANDLER, SQLSTATE HY000.
+    UnknownStatementHandler {
+        /// The statement id the client sent.
+        id: u32,
+        /// The command it was given to ("mysqld_stmt_execute", ...).
+        command: String,
+    },
+    /// MySQL 1305 ER_SP_DOES_NOT_EXIST, SQLSTATE 42000: FUNCTION %s does not exist.
+    UnknownFunction(String),
+    /// MySQL 1582 ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, SQLSTATE 42000.
+    WrongFunctionArgs(String),
+    /// MySQL 1111 ER_INVALID_GROUP_FUNC_USE, SQLSTATE HY000.
+    InvalidGroupFuncUse,
+    /// MySQL 1241 ER_OPERAND_COLUMNS, SQLSTATE 21000: Operand should contain %d column(s).
+    OperandColumns(usize),
+    /// MySQL 1242 ER_SUBQUERY_NO_1_ROW, SQLSTATE 21000.
+    SubqueryMoreThanOneRow,
+    /// MySQL 1179 ER_CANT_DO_THIS_DURING_AN_TRANSACTION, SQLSTATE 25000.
+    NotDuringTransaction,
+    /// MySQL 1568 ER_CANT_CHANGE_TX_CHARACTERISTICS, SQLSTATE 25001.
+    CantChangeTxCharacteristics,
+    /// MySQL 1396 ER_CANNOT_USER, SQLSTATE HY000: Operation %s failed for %s.
+    CannotUser {
+        /// "CREATE USER", "DROP USER", ...
+        operation: String,
+        /// 'user'@'host'
+        user: String,
+    },
+    /// MySQL 1133 ER_PASSWORD_NO_MATCH, SQLSTATE 42000 (GRANT to an unknown user).
+    NoSuchUser(String),
+    /// A value or argument a client sent that fits none of the cases above.
+    /// MySQL 1210 ER_WRONG_ARGUMENTS, SQLSTATE HY000.
+    InvalidArgument(String),
+
+    // ---- access ------------------------------------------------------------------
+    /// MySQL 1045 ER_ACCESS_DENIED_ERROR, SQLSTATE 28000.
+    AccessDenied {
+        /// User name as sent by the client.
+        user: String,
+        /// Client host.
+        host: String,
+        /// Whether the client sent a password.
+        using_password: bool,
+    },
+    /// MySQL 1044 ER_DBACCESS_DENIED_ERROR, SQLSTATE 42000.
+    DbAccessDenied {
+        /// User name.
+        user: String,
+        /// Host.
+        host: String,
+        /// Database.
+        db: String,
+    },
+    /// MySQL 1142 ER_TABLEACCESS_DENIED_ERROR, SQLSTATE 42000.
+    TableAccessDenied {
+        /// The command ("SELECT", "INSERT", ...).
+        command: String,
+        /// User name.
+        user: String,
+        /// Host.
+        host: String,
+        /// Table name.
+        table: String,
+    },
+    /// MySQL 1227 ER_SPECIFIC_ACCESS_DENIED_ERROR, SQLSTATE 42000.
+    SpecificAccessDenied(String),
+
+    // ---- unsupported ---------------------------------------------------------------
+    /// A statement or feature Canyon does not implement (yet). Never a silent OK.
+    /// MySQL 1235 ER_NOT_SUPPORTED_YET, SQLSTATE 42000:
+    /// This version of MySQL doesn't yet support '%s'.
+    Unsupported(String),
+
+    // ---- resource limits --------------------------------------------------------------
+    /// MySQL 1040 ER_CON_COUNT_ERROR, SQLSTATE 08004.
+    TooManyConnections,
+    /// MySQL 1153 ER_NET_PACKET_TOO_LARGE, SQLSTATE 08S01.
+    PacketTooLarge,
+    /// MySQL 1047 ER_UNKNOWN_COM_ERROR, SQLSTATE 08S01.
+    UnknownCommand(u8),
+    /// MySQL 1158/1161-style malformed packet: 1835 ER_MALFORMED_PACKET, SQLSTATE HY000.
+    MalformedPacket(String),
+    /// MySQL 1317 ER_QUERY_INTERRUPTED, SQLSTATE 70100.
+    Interrupted,
+
+    // ---- invalid data / IO -------------------------------------------------------------
+    /// The storage layer failed (disk, RocksDB). MySQL 1030 ER_GET_ERRNO, SQLSTATE HY000.
+    Io(String),
+    /// Stored bytes do not decode: a bug or on-disk corruption.
+    /// MySQL 1030 ER_GET_ERRNO, SQLSTATE HY000.
+    Corrupt(String),
+    /// A broken invariant caught without panicking. MySQL 1105 ER_UNKNOWN_ERROR, HY000.
+    Internal(String),
+}
+
+impl Error {
+    /// Whether the transaction was aborted and the client may simply retry it.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::Deadlock | Error::LockWaitTimeout)
+    }
+
+    /// Whether this error has rolled back the whole transaction (not just the
+    /// statement). Only a deadlock does, as in InnoDB.
+    pub fn rolls_back_transaction(&self) -> bool {
+        matches!(self, Error::Deadlock)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A readable rendering for logs and tests; the client-facing MySQL message
+        // is built at the protocol edge.
+        write!(f, "{self:?}")
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,407 @@
+//! The durable [`Storage`]: Canyon's keyspaces on RocksDB.
+//!
+//! [`RocksStorage`] maps the [`Storage`] contract onto RocksDB one to one:
+//!
+//! ```text
+//!   Storage                       RocksDB
+//!   ───────────────────────────   ─────────────────────────────────────────────
+//!   Keyspace::{Meta,Rows,         one column family each, named Keyspace::name();
+//!     History,Index}                created on first open ("default" is unused)
+//!   get(ks, key)                  get_pinned_cf_opt (one copy: into the result)
+//!   scan(ks, range, reverse, f)   raw iterator with iterate_lower/upper_bound
+//!   write(batch, sync)            one rocksdb::WriteBatch, WriteOptions::set_sync
+//!   sync()                        flush_wal(true)  (fsync of the WAL)
+//! ```
+//!
+//! # Durability, and why it matches the contract
+//! 1. Every `write` appends one record to RocksDB's write-ahead log (WAL) before it
+//!    is applied to the memtables; a WAL record is one `WriteBatch`, so a batch is
+//!    recovered wholly or not at all — across column families, because all column
+//!    families share the one WAL.
+//! 2. The WAL is written with `write(2)` before `write` returns
+//!    (`manual_wal_flush` is off), so a process crash (`kill -9`) loses nothing
+//!    that returned. An OS crash or power loss loses what was not yet fsynced.
+//! 3. `sync()` = `flush_wal(true)` fsyncs every live WAL file; `write(.., true)`
+//!    does the same for its own record and everything before it. Since the WAL is
+//!    appended in write order, this gives the contract's *prefix durability*.
+//! 4. Recovery uses `WALRecoveryMode::PointInTime`: replay stops at the first torn
+//!    or corrupt record, so the surviving batches are a prefix of the write order.
+//!    Before a memtable flush RocksDB syncs the closed WALs, so a flushed SST never
+//!    holds data newer than the WAL prefix that survives (no need for
+//!    `atomic_flush`, which only matters with the WAL disabled).
+//!
+//! # Tuning, and why
+//! | setting | value | why |
+//! |---|---|---|
+//! | block cache | one LRU cache shared by all column families, [`RocksOptions::block_cache_bytes`] | data larger than RAM is the normal case: reads must stay within a fixed memory budget |
+//! | index and filter blocks | charged to the block cache, L0's pinned | otherwise filters and indexes grow with the data, outside any bound |
+//! | bloom filters | full filters, 10 bits/key (~1% false positives), whole-key, on `rows`, `history`, `index` | a point read of an absent key (INSERT uniqueness check, a row not yet in history) costs no IO |
+//! | memtable bloom | whole-key, on `rows` | point reads of rows skip memtables that lack the key |
+//! | data-block hash index | on `rows` | point reads find the key inside a block without a binary search |
+//! | block size | 16 KiB | fewer index entries per GB on flash; MyRocks' recommended setting |
+//! | compression | LZ4 on every level | cheap to decompress on the read path; the only codec built in |
+//! | compaction | levelled, dynamic level sizes | bounded space amplification (~1.1x) for update-heavy OLTP |
+//! | memtables | [`RocksOptions::write_buffer_bytes`] each, all capped by [`RocksOptions::total_write_buffer_bytes`] | a bounded memory budget on the write side too |
+//! | WAL size | [`RocksOptions::max_total_wal_bytes`] | a rarely written keyspace (`meta`) would otherwise keep old WALs, and recovery time, growing |
+//! | `bytes_per_sync` | 1 MiB | SST writeback in small steps, not one long stall at file close |
+//! | scans | `fill_cache = true` | OLTP range scans are short and likely to be repeated |
+//!
+//! Whole-key filters do not help prefix scans (secondary-index lookups, history
+//! seeks). A prefix extractor would, once `canyon-sql`/`canyon-txn` fix their key
+//! layouts (`docs/format.md`); it is not configured yet.
+//!
+//! # What this crate does not do
+//! Versions, visibility, locking, transactions, group commit (all in `canyon-txn`),
+//! key encodings (in `canyon-sql`), backups/checkpoints and compaction-filter GC
+//! (not implemented yet). It adds no API beyond [`Storage`] that a layer above could
+//! depend on, save [`RocksStorage::block_cache_usage`] for metrics.
+
+use canyon_common::{Error, Result};
+use canyon_storage::{KeyRange, Keyspace, Storage, WriteBatch, WriteOp};
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType,
+    DBRecoveryMode, DBWithThreadMode, DataBlockIndexType, ErrorKind, Options, ReadOptions,
+    SingleThreaded, WriteOptions,
+};
+use std::ops::{Bound, ControlFlow};
+use std::path::{Path, PathBuf};
+
+/// The column family RocksDB always has; Canyon stores nothing in it.
+const DEFAULT_CF: &str = "default";
+
+/// Tuning knobs for [`RocksStorage::open`]. Every default lives in
+/// [`RocksOptions::default`]; the module doc says why each setting is what it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RocksOptions {
+    /// Capacity of the LRU block cache shared by every keyspace, in bytes: data,
+    /// index and filter blocks all count against it. Default 512 MiB. Size it to
+    /// the memory left after memtables and the server's own needs; data larger
+    /// than the cache is read from disk.
+    pub block_cache_bytes: usize,
+    /// Size of one memtable (per column family) before it is frozen and flushed to
+    /// an SST file, in bytes. Default 64 MiB. Larger means fewer, bigger L0 files
+    /// and longer WAL replay at recovery.
+    pub write_buffer_bytes: usize,
+    /// Memtables per column family (the active one plus frozen ones waiting for a
+    /// flush). Default 4. Writes stall when all are full.
+    pub max_write_buffer_number: i32,
+    /// Cap on the memtables of all column families together, in bytes; when
+    /// exceeded, the largest is flushed. Default 512 MiB. 0 means no cap.
+    pub total_write_buffer_bytes: usize,
+    /// Background threads for flushes and compactions together. Default: the
+    /// number of CPUs, between 2 and 8.
+    pub max_background_jobs: i32,
+    /// Bloom filter bits per key on `rows`, `history` and `index`. Default 10
+    /// (about 1% false positives). 0 disables the filters.
+    pub bloom_bits_per_key: f64,
+    /// Uncompressed size of an SST data block, in bytes. Default 16 KiB.
+    pub block_size_bytes: usize,
+    /// When the live WAL files exceed this many bytes, the column families that
+    /// keep the oldest one alive are flushed. Bounds recovery time. Default 1 GiB.
+    pub max_total_wal_bytes: u64,
+    /// Open SST file handles RocksDB keeps; -1 keeps every file open (fastest,
+    /// needs a high `ulimit -n`). Default -1.
+    pub max_open_files: i32,
+    /// Create the database (and the directory) when `path` holds none. Default
+    /// true. When false, opening a path without a database is an error.
+    pub create_if_missing: bool,
+}
+
+impl Default for RocksOptions {
+    fn default() -> Self {
+        const MIB: usize = 1 << 20;
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        RocksOptions {
+            block_cache_bytes: 512 * MIB,
+            write_buffer_bytes: 64 * MIB,
+            max_write_buffer_number: 4,
+            total_write_buffer_bytes: 512 * MIB,
+            max_background_jobs: cpus.clamp(2, 8) as i32,
+            bloom_bits_per_key: 10.0,
+            block_size_bytes: 16 * 1024,
+            max_total_wal_bytes: 1 << 30,
+            max_open_files: -1,
+            create_if_missing: true,
+        }
+    }
+}
+
+/// The durable [`Storage`] on RocksDB: one column family per [`Keyspace`].
+///
+/// Dropping it fsyncs the WAL (best effort; a failure is logged) and closes the
+/// database; [`RocksStorage::close`] does the same but reports the error.
+pub struct RocksStorage {
+    // `SingleThreaded` only means column families are created with `&mut self`
+    // (we create them all in `open`); in exchange `cf_handle` is a plain map
+    // lookup without a lock. Every method we use takes `&self` and is thread-safe.
+    db: DBWithThreadMode<SingleThreaded>,
+    cache: Cache,
+    /// Options for point reads, made once: `get` allocates nothing but its result.
+    get_options: ReadOptions,
+    write_nosync: WriteOptions,
+    write_sync: WriteOptions,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for RocksStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RocksStorage")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Maps a RocksDB error: corruption is [`Error::Corrupt`] (the contract's
+/// "undecodable state"), everything else [`Error::Io`].
+fn map_err(what: &str, e: rocksdb::Error) -> Error {
+    let msg = format!("rocksdb {what}: {e}");
+    match e.kind() {
+        ErrorKind::Corruption => Error::Corrupt(msg),
+        _ => Error::Io(msg),
+    }
+}
+
+/// The options shared by every column family, plus each keyspace's own.
+fn cf_options(keyspace: Keyspace, o: &RocksOptions, cache: &Cache) -> Options {
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(cache);
+    table.set_block_size(o.block_size_bytes);
+    table.set_cache_index_and_filter_blocks(true);
+    table.set_cache_index_and_filter_blocks_with_high_priority(true);
+    table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+    match keyspace {
+        Keyspace::Rows | Keyspace::History | Keyspace::Index => {
+            if o.bloom_bits_per_key > 0.0 {
+                // `false`: a full filter (one per SST file), not the retired
+                // block-based format.
+                table.set_bloom_filter(o.bloom_bits_per_key, false);
+                table.set_whole_key_filtering(true);
+            }
+        }
+        // Small, read mostly at startup and always cached: a filter buys nothing.
+        Keyspace::Meta => {}
+    }
+    if keyspace == Keyspace::Rows {
+        table.set_data_block_index_type(DataBlockIndexType::BinaryAndHash);
+        table.set_data_block_hash_ratio(0.75);
+    }
+
+    let mut cf = Options::default();
+    cf.set_block_based_table_factory(&table);
+    cf.set_compression_type(DBCompressionType::Lz4);
+    cf.set_bottommost_compression_type(DBCompressionType::Lz4);
+    cf.set_level_compaction_dynamic_level_bytes(true);
+    cf.set_write_buffer_size(o.write_buffer_bytes);
+    cf.set_max_write_buffer_number(o.max_write_buffer_number);
+    if keyspace == Keyspace::Rows {
+        cf.set_memtable_whole_key_filtering(true);
+        cf.set_memtable_prefix_bloom_ratio(0.02);
+    }
+    cf
+}
+
+/// `key` followed by 0x00: the smallest key greater than `key` in bytewise
+/// order. Turns `Excluded(k)` lower and `Included(k)` upper bounds into the
+/// inclusive-lower / exclusive-upper bounds RocksDB iterators take, exactly.
+fn successor(key: &[u8]) -> Vec<u8> {
+    let mut s = Vec::with_capacity(key.len() + 1);
+    s.extend_from_slice(key);
+    s.push(0);
+    s
+}
+
+impl RocksStorage {
+    /// Opens (or, with [`RocksOptions::create_if_missing`], creates) the database
+    /// at `path`, creating any missing keyspace column family.
+    ///
+    /// Fails with [`Error::Corrupt`] if the database holds a column family Canyon
+    /// does not know (a newer format, or not a Canyon database), and with
+    /// [`Error::Io`] if RocksDB cannot open it (missing, locked by another
+    /// process, unreadable).
+    pub fn open(path: &Path, options: &RocksOptions) -> Result<RocksStorage> {
+        let cache = Cache::new_lru_cache(options.block_cache_bytes);
+
+        let mut db_opts = Options::default();
+        db_opts.create_if_missing(options.create_if_missing);
+        db_opts.create_missing_column_families(true);
+        db_opts.set_max_background_jobs(options.max_background_jobs);
+        db_opts.set_db_write_buffer_size(options.total_write_buffer_bytes);
+        db_opts.set_max_total_wal_size(options.max_total_wal_bytes);
+        db_opts.set_max_open_files(options.max_open_files);
+        db_opts.set_wal_recovery_mode(DBRecoveryMode::PointInTime);
+        db_opts.set_bytes_per_sync(1 << 20);
+        db_opts.set_keep_log_file_num(10);
+
+        // A column family we do not know means a format we cannot read safely.
+        // (list_cf fails when there is no database yet; open reports that case.)
+        if let Ok(existing) = DBWithThreadMode::<SingleThreaded>::list_cf(&db_opts, path) {
+            for name in existing {
+                let known = name == DEFAULT_CF || Keyspace::ALL.iter().any(|ks| ks.name() == name);
+                if !known {
+                    return Err(Error::Corrupt(format!(
+                        "{}: unknown column family {name:?}: not a Canyon database, or a \
+                         newer format",
+                        path.display()
+                    )));
+                }
+            }
+        }
+
+        let descriptors = Keyspace::ALL
+            .iter()
+            .map(|ks| ColumnFamilyDescriptor::new(ks.name(), cf_options(*ks, options, &cache)));
+        let db =
+            DBWithThreadMode::<SingleThreaded>::open_cf_descriptors(&db_opts, path, descriptors)
+                .map_err(|e| map_err(&format!("open {}", path.display()), e))?;
+
+        let mut get_options = ReadOptions::default();
+        get_options.fill_cache(true);
+        let mut write_sync = WriteOptions::default();
+        write_sync.set_sync(true);
+        let mut write_nosync = WriteOptions::default();
+        write_nosync.set_sync(false);
+
+        tracing::info!(
+            path = %path.display(),
+            block_cache_bytes = options.block_cache_bytes,
+            write_buffer_bytes = options.write_buffer_bytes,
+            max_background_jobs = options.max_background_jobs,
+            "opened RocksDB storage"
+        );
+        Ok(RocksStorage {
+            db,
+            cache,
+            get_options,
+            write_nosync,
+            write_sync,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The directory the database lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes currently held in the shared block cache (for metrics and tests; at
+    /// most about [`RocksOptions::block_cache_bytes`]).
+    pub fn block_cache_usage(&self) -> usize {
+        self.cache.get_usage()
+    }
+
+    /// Makes every returned write durable, then closes the database. Unlike
+    /// dropping, reports a failure of that last sync.
+    pub fn close(self) -> Result<()> {
+        self.sync()
+        // `self` drops here: Drop syncs again (a no-op now) and closes.
+    }
+
+    fn cf(&self, keyspace: Keyspace) -> &ColumnFamily {
+        self.db
+            .cf_handle(keyspace.name())
+            .expect("open() opens a column family for every keyspace")
+    }
+}
+
+impl Storage for RocksStorage {
+    fn get(&self, keyspace: Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        match self
+            .db
+            .get_pinned_cf_opt(self.cf(keyspace), key, &self.get_options)
+        {
+            Ok(Some(value)) => Ok(Some(value.to_vec())),
+            Ok(None) => Ok(None),
+            Err(e) => Err(map_err("get", e)),
+        }
+    }
+
+    fn scan(
+        &self,
+        keyspace: Keyspace,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        // Both bounds go to RocksDB, so the iterator never steps outside the
+        // range (no wasted block reads past its end, in either direction), and
+        // seek_to_first / seek_to_last land on the range's first / last key.
+        let mut opts = ReadOptions::default();
+        opts.fill_cache(true);
+        match &range.start {
+            Bound::Included(k) => opts.set_iterate_lower_bound(k.clone()),
+            Bound::Excluded(k) => opts.set_iterate_lower_bound(successor(k)),
+            Bound::Unbounded => {}
+        }
+        match &range.end {
+            Bound::Included(k) => opts.set_iterate_upper_bound(successor(k)),
+            Bound::Excluded(k) => opts.set_iterate_upper_bound(k.clone()),
+            Bound::Unbounded => {}
+        }
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(keyspace), opts);
+        if reverse {
+            it.seek_to_last();
+        } else {
+            it.seek_to_first();
+        }
+        while let Some((k, v)) = it.item() {
+            debug_assert!(range.contains(k), "iterator left the range: {k:?}");
+            if f(k, v).is_break() {
+                return Ok(());
+            }
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        // An invalid iterator is either the end of the range or an error.
+        it.status().map_err(|e| map_err("scan", e))
+    }
+
+    fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+        if batch.is_empty() {
+            // Nothing to log; a synced empty batch still promises that earlier
+            // writes are durable.
+            return if sync { self.sync() } else { Ok(()) };
+        }
+        // ~20 bytes of record framing per operation on top of the payload.
+        let mut wb =
+            rocksdb::WriteBatch::with_capacity_bytes(batch.size_bytes() + 20 * batch.len() + 12);
+        for op in batch.ops() {
+            match op {
+                WriteOp::Put {
+                    keyspace,
+                    key,
+                    value,
+                } => wb.put_cf(self.cf(*keyspace), key, value),
+                WriteOp::Delete { keyspace, key } => wb.delete_cf(self.cf(*keyspace), key),
+            }
+        }
+        let opts = if sync {
+            &self.write_sync
+        } else {
+            &self.write_nosync
+        };
+        self.db.write_opt(wb, opts).map_err(|e| map_err("write", e))
+    }
+
+    fn sync(&self) -> Result<()> {
+        self.db.flush_wal(true).map_err(|e| map_err("sync", e))
+    }
+
+    fn name(&self) -> &'static str {
+        "rocksdb"
+    }
+}
+
+impl Drop for RocksStorage {
+    fn drop(&mut self) {
+        // Best effort: nothing can be returned from drop. Callers that must know
+        // use close(). The DB field's own Drop then closes RocksDB, which waits for
+        // running background jobs.
+        if let Err(e) = self.db.flush_wal(true) {
+            tracing::warn!(path = %self.path.display(), error = %e, "WAL sync at close failed");
+        }
+        tracing::info!(path = %self.path.display(), "closing RocksDB storage");
+    }
+}

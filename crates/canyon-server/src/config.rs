@@ -1,0 +1,376 @@
+//! The server's configuration: one struct, defaults in one place
+//! ([`Config::default`]), layered
+//!
+//! ```text
+//!   defaults  ->  TOML file (--config FILE)  ->  environment (CANYON_*)  ->  flags
+//!   (lowest)                                                                (highest)
+//! ```
+//!
+//! Every field has the same name in the TOML file, and an environment variable
+//! `CANYON_<FIELD IN UPPER CASE>` (e.g. `CANYON_PORT`, `CANYON_DATA_DIR`).
+//! `canyon.example.toml` at the repository root documents every field.
+
+use serde::Deserialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How COMMIT makes a transaction durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DurabilityMode {
+    /// COMMIT returns only after the write-ahead log is synced to stable storage;
+    /// commits waiting at the same time share one sync (group commit).
+    /// Risk: none — an acknowledged commit survives a power loss.
+    SyncEveryCommit,
+    /// COMMIT returns after the log write; a background thread syncs every
+    /// `sync_interval_ms`. Risk: a crash of the machine (power loss, kernel panic;
+    /// not just of the process) loses up to `sync_interval_ms` of commits that
+    /// clients were told had succeeded. Like InnoDB's
+    /// `innodb_flush_log_at_trx_commit = 2`.
+    SyncPeriodically,
+}
+
+impl DurabilityMode {
+    fn parse(s: &str) -> Option<Self> {
+        match s.trim() {
+            "sync-every-commit" => Some(DurabilityMode::SyncEveryCommit),
+            "sync-periodically" => Some(DurabilityMode::SyncPeriodically),
+            _ => None,
+        }
+    }
+}
+
+/// Everything the `canyon` server can be told. See the module doc for layering.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Directory holding the database (`DATA_DIR/db`) and, on a first start with a
+    /// generated password, `DATA_DIR/root-password`. Created if missing.
+    pub data_dir: PathBuf,
+    /// Address to listen on. `127.0.0.1` keeps the server private to this machine;
+    /// `0.0.0.0` listens on every interface.
+    pub bind: String,
+    /// TCP port (MySQL's is 3306). 0 picks a free port; the "ready" line names it.
+    pub port: u16,
+    /// Connections served at once; one more gets ERR 1040 "Too many connections".
+    /// Each idle connection costs one small async task, not a thread.
+    pub max_connections: u32,
+    /// The largest packet accepted from a client (MySQL's `max_allowed_packet`):
+    /// a bigger one gets ERR 1153 and the connection is closed. 1 KiB to 1 GiB.
+    pub max_allowed_packet: u64,
+    /// Threads running connection tasks (the tokio runtime's workers). Defaults to
+    /// the number of CPUs.
+    pub worker_threads: usize,
+    /// How COMMIT makes a transaction durable; see [`DurabilityMode`] for the risk.
+    pub durability: DurabilityMode,
+    /// With `durability = "sync-periodically"`: milliseconds between log syncs,
+    /// i.e. the most acknowledged work a machine crash can lose.
+    pub sync_interval_ms: u64,
+    /// Seconds a statement waits for a row lock before ERR 1205 (MySQL's
+    /// `innodb_lock_wait_timeout`).
+    pub lock_wait_timeout_secs: u64,
+    /// Bytes of RocksDB block cache (uncompressed data blocks in memory). The OS
+    /// page cache holds compressed blocks on top of this.
+    pub block_cache_bytes: u64,
+    /// Keep all data in memory: nothing is written to disk and everything is lost
+    /// when the process stops. For tests and experiments only.
+    pub in_memory: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            data_dir: PathBuf::from("./data"),
+            bind: "127.0.0.1".to_string(),
+            port: 3306,
+            max_connections: 20_000,
+            max_allowed_packet: 64 << 20,
+            worker_threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            durability: DurabilityMode::SyncEveryCommit,
+            sync_interval_ms: 1000,
+            lock_wait_timeout_secs: 50,
+            block_cache_bytes: 512 << 20,
+            in_memory: false,
+        }
+    }
+}
+
+/// The values given on the command line; `None` leaves the lower layers' value.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// `--data-dir`
+    pub data_dir: Option<PathBuf>,
+    /// `--bind`
+    pub bind: Option<String>,
+    /// `--port`
+    pub port: Option<u16>,
+    /// `--in-memory` (only turns it on)
+    pub in_memory: bool,
+}
+
+/// A configuration that cannot be used, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl Config {
+    /// Builds the configuration from its layers: defaults, then `file` (if any),
+    /// then the environment as `env` reports it, then `flags`; and validates it.
+    pub fn load(
+        file: Option<&Path>,
+        env: impl Fn(&str) -> Option<String>,
+        flags: &Overrides,
+    ) -> Result<Config, ConfigError> {
+        let mut config = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    ConfigError(format!("cannot read config file {}: {e}", path.display()))
+                })?;
+                Config::from_toml(&text)
+                    .map_err(|e| ConfigError(format!("{}: {}", path.display(), e.0)))?
+            }
+            None => Config::default(),
+        };
+        config.apply_env(env)?;
+        config.apply_overrides(flags);
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Parses a TOML file's text; missing fields keep their defaults, unknown
+    /// fields are an error (a typo should not silently do nothing).
+    pub fn from_toml(text: &str) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError(e.to_string()))
+    }
+
+    /// Applies `CANYON_*` environment variables.
+    pub fn apply_env(&mut self, env: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        fn parse<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, ConfigError> {
+            v.trim()
+                .parse()
+                .map_err(|_| ConfigError(format!("{name}: cannot parse {v:?}")))
+        }
+        let get = |name: &str| env(name).filter(|v| !v.is_empty());
+        if let Some(v) = get("CANYON_DATA_DIR") {
+            self.data_dir = PathBuf::from(v);
+        }
+        if let Some(v) = get("CANYON_BIND") {
+            self.bind = v;
+        }
+        if let Some(v) = get("CANYON_PORT") {
+            self.port = parse("CANYON_PORT", &v)?;
+        }
+        if let Some(v) = get("CANYON_MAX_CONNECTIONS") {
+            self.max_connections = parse("CANYON_MAX_CONNECTIONS", &v)?;
+        }
+        if let Some(v) = get("CANYON_MAX_ALLOWED_PACKET") {
+            self.max_allowed_packet = parse("CANYON_MAX_ALLOWED_PACKET", &v)?;
+        }
+        if let Some(v) = get("CANYON_WORKER_THREADS") {
+            self.worker_threads = parse("CANYON_WORKER_THREADS", &v)?;
+        }
+        if let Some(v) = get("CANYON_DURABILITY") {
+            self.durability = DurabilityMode::parse(&v).ok_or_else(|| {
+                ConfigError(format!(
+                    "CANYON_DURABILITY: {v:?} is not sync-every-commit or sync-periodically"
+                ))
+            })?;
+        }
+        if let Some(v) = get("CANYON_SYNC_INTERVAL_MS") {
+            self.sync_interval_ms = parse("CANYON_SYNC_INTERVAL_MS", &v)?;
+        }
+        if let Some(v) = get("CANYON_LOCK_WAIT_TIMEOUT_SECS") {
+            self.lock_wait_timeout_secs = parse("CANYON_LOCK_WAIT_TIMEOUT_SECS", &v)?;
+        }
+        if let Some(v) = get("CANYON_BLOCK_CACHE_BYTES") {
+            self.block_cache_bytes = parse("CANYON_BLOCK_CACHE_BYTES", &v)?;
+        }
+        if let Some(v) = get("CANYON_IN_MEMORY") {
+            self.in_memory = match v.trim() {
+                "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" => false,
+                _ => {
+                    return Err(ConfigError(format!(
+                        "CANYON_IN_MEMORY: {v:?} is not a boolean"
+                    )))
+                }
+            };
+        }
+        Ok(())
+    }
+
+    /// Applies command-line flags.
+    pub fn apply_overrides(&mut self, flags: &Overrides) {
+        if let Some(v) = &flags.data_dir {
+            self.data_dir = v.clone();
+        }
+        if let Some(v) = &flags.bind {
+            self.bind = v.clone();
+        }
+        if let Some(v) = flags.port {
+            self.port = v;
+        }
+        if flags.in_memory {
+            self.in_memory = true;
+        }
+    }
+
+    /// Rejects values the server cannot run with.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(1024..=1 << 30).contains(&self.max_allowed_packet) {
+            return Err(ConfigError(format!(
+                "max_allowed_packet must be between 1024 and 1073741824, not {}",
+                self.max_allowed_packet
+            )));
+        }
+        if self.worker_threads == 0 {
+            return Err(ConfigError("worker_threads must be at least 1".into()));
+        }
+        if self.max_connections == 0 {
+            return Err(ConfigError("max_connections must be at least 1".into()));
+        }
+        if self.durability == DurabilityMode::SyncPeriodically && self.sync_interval_ms == 0 {
+            return Err(ConfigError(
+                "sync_interval_ms must be at least 1 with sync-periodically".into(),
+            ));
+        }
+        if self.bind.trim().is_empty() {
+            return Err(ConfigError("bind must name an address".into()));
+        }
+        Ok(())
+    }
+
+    /// The engine's durability setting.
+    pub fn engine_durability(&self) -> canyon_sql::Durability {
+        match self.durability {
+            DurabilityMode::SyncEveryCommit => canyon_sql::Durability::SyncEveryCommit,
+            DurabilityMode::SyncPeriodically => canyon_sql::Durability::SyncPeriodically {
+                interval: Duration::from_millis(self.sync_interval_ms),
+            },
+        }
+    }
+
+    /// Where RocksDB keeps its files.
+    pub fn db_path(&self) -> PathBuf {
+        self.data_dir.join("db")
+    }
+
+    /// Where a generated root password is written on first start.
+    pub fn root_password_path(&self) -> PathBuf {
+        self.data_dir.join("root-password")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn defaults() {
+        let c = Config::default();
+        assert_eq!(c.port, 3306);
+        assert_eq!(c.bind, "127.0.0.1");
+        assert_eq!(c.data_dir, PathBuf::from("./data"));
+        assert_eq!(c.max_connections, 20_000);
+        assert_eq!(c.max_allowed_packet, 64 << 20);
+        assert_eq!(c.lock_wait_timeout_secs, 50);
+        assert_eq!(c.durability, DurabilityMode::SyncEveryCommit);
+        assert!(c.worker_threads >= 1);
+        assert!(!c.in_memory);
+        c.validate().expect("defaults are valid");
+    }
+
+    #[test]
+    fn layers_file_then_env_then_flags() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("canyon.toml");
+        std::fs::write(
+            &path,
+            "port = 4000\nbind = \"0.0.0.0\"\ndurability = \"sync-periodically\"\n\
+             sync_interval_ms = 200\nmax_connections = 10\n",
+        )
+        .expect("write");
+        let env: HashMap<&str, &str> = [("CANYON_PORT", "5000"), ("CANYON_MAX_CONNECTIONS", "11")]
+            .into_iter()
+            .collect();
+        let env = |k: &str| env.get(k).map(|v| v.to_string());
+        let flags = Overrides {
+            port: Some(6000),
+            ..Overrides::default()
+        };
+        let c = Config::load(Some(&path), env, &flags).expect("load");
+        assert_eq!(c.port, 6000); // flag beats env beats file
+        assert_eq!(c.max_connections, 11); // env beats file
+        assert_eq!(c.bind, "0.0.0.0"); // file beats default
+        assert_eq!(
+            c.engine_durability(),
+            canyon_sql::Durability::SyncPeriodically {
+                interval: Duration::from_millis(200)
+            }
+        );
+        assert_eq!(c.lock_wait_timeout_secs, 50); // default kept
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        assert!(Config::from_toml("prot = 1").is_err());
+        assert!(Config::from_toml("durability = \"sometimes\"").is_err());
+        let mut c = Config::default();
+        assert!(c
+            .apply_env(|k| (k == "CANYON_PORT").then(|| "http".to_string()))
+            .is_err());
+        assert!(c
+            .apply_env(|k| (k == "CANYON_DURABILITY").then(|| "never".to_string()))
+            .is_err());
+        c.max_allowed_packet = 10;
+        assert!(c.validate().is_err());
+        let flags = Overrides::default();
+        assert!(Config::load(Some(Path::new("/nonexistent/canyon.toml")), no_env, &flags).is_err());
+    }
+
+    #[test]
+    fn the_example_config_parses_and_matches_the_defaults() {
+        let text = include_str!("../../../canyon.example.toml");
+        let parsed = Config::from_toml(text).expect("example parses");
+        let defaults = Config::default();
+        assert_eq!(
+            Config {
+                worker_threads: defaults.worker_threads,
+                ..parsed
+            },
+            defaults
+        );
+    }
+
+    #[test]
+    fn env_sets_in_memory_and_paths() {
+        let mut c = Config::default();
+        c.apply_env(|k| match k {
+            "CANYON_IN_MEMORY" => Some("true".into()),
+            "CANYON_DATA_DIR" => Some("/tmp/x".into()),
+            _ => None,
+        })
+        .expect("env");
+        assert!(c.in_memory);
+        assert_eq!(c.db_path(), PathBuf::from("/tmp/x/db"));
+        assert_eq!(
+            c.root_password_path(),
+            PathBuf::from("/tmp/x/root-password")
+        );
+    }
+}

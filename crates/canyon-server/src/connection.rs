@@ -1,0 +1,619 @@
+//! One client connection: the connection phase, then the command phase.
+//!
+//! State machine of a connection (each arrow names the function that moves it):
+//!
+//! ```text
+//!  Accepted --run: over max_connections--> ERR 1040 --> Closed
+//!     | run -> handshake(): HandshakeV10 sent
+//!     v
+//!  Authenticating --bad response / wrong password (ERR 1045) / bad db--> Closed
+//!     | handshake(): OK sent, Session opened
+//!     v
+//!  Ready --command_loop(): COM_* read--> Executing --reply flushed--> Ready
+//!     |  COM_QUIT, client gone, broken framing, server shutdown
+//!     v
+//!  Closed: the Session is dropped, which rolls back an open transaction.
+//! ```
+//!
+//! Invariants:
+//! 1. Every command except COM_QUIT, COM_STMT_CLOSE and COM_STMT_SEND_LONG_DATA
+//!    gets exactly one reply (OK, ERR, result set(s), or a prepare response),
+//!    flushed before the next command is read.
+//! 2. Engine calls run on the connection's task; a call that waits (row lock,
+//!    durable commit) does so through `EngineConfig.blocking_hook`, which moves
+//!    the wait off the runtime's worker ([`crate::blocking_hook`]).
+//! 3. A client error never ends the connection; only broken framing, an
+//!    oversized packet, or an authentication failure does.
+
+use crate::protocol::{
+    self, capability, command, mysql_error, status, Cursor, HandshakeError, OkPacket, PacketIo,
+    PreparedParams, ReadError,
+};
+use crate::server::{ActiveGuard, Shared};
+use canyon_common::Error;
+use canyon_sql::{Column, QueryResult, Session};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tracing::{debug, info};
+
+/// MySQL's `connect_timeout`: the whole connection phase must finish in this time.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves one accepted TCP connection until it closes.
+pub(crate) async fn run(
+    shared: Arc<Shared>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    guard: ActiveGuard,
+    shutdown: watch::Receiver<bool>,
+) {
+    let _ = stream.set_nodelay(true);
+    let (reader, writer) = stream.into_split();
+    let mut io = PacketIo::new(reader, writer, shared.max_allowed_packet);
+    let id = shared.next_connection_id();
+    if guard.over_limit() {
+        send_error(&mut io, &Error::TooManyConnections).await;
+        io.shutdown().await;
+        debug!(conn = id, %peer, "refused: too many connections");
+        return;
+    }
+    let host = peer.ip().to_canonical().to_string();
+    let handshake = tokio::time::timeout(CONNECT_TIMEOUT, handshake(&shared, &mut io, id, &host));
+    let Ok(Some((session, capabilities))) = handshake.await else {
+        io.shutdown().await;
+        return;
+    };
+    let mut conn = Connection {
+        io,
+        session,
+        capabilities,
+        multi_statements: capabilities & capability::MULTI_STATEMENTS != 0,
+        statements: HashMap::new(),
+        shared,
+        id,
+        questions: 0,
+    };
+    conn.command_loop(shutdown).await;
+    conn.shared
+        .questions
+        .fetch_add(conn.questions, Ordering::Relaxed);
+    conn.io.shutdown().await;
+    debug!(conn = id, "closed");
+}
+
+/// Writes an ERR packet and flushes it (best effort: the connection may be gone).
+async fn send_error<R, W>(io: &mut PacketIo<R, W>, err: &Error)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let e = mysql_error(err);
+    io.write_packet(|out| protocol::write_err(out, &e));
+    let _ = io.flush().await;
+}
+
+/// The connection phase. Returns the authenticated session and the capabilities
+/// both sides share, or `None` after telling the client why not.
+async fn handshake<R, W>(
+    shared: &Shared,
+    io: &mut PacketIo<R, W>,
+    id: u32,
+    host: &str,
+) -> Option<(Session, u32)>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let scramble = protocol::new_scramble();
+    io.write_packet(|out| {
+        protocol::write_handshake_v10(out, &shared.server_version, id, &scramble)
+    });
+    io.flush().await.ok()?;
+
+    let mut buf = Vec::new();
+    read_or_report(io, &mut buf).await?;
+    let response = match protocol::parse_handshake_response(&buf) {
+        Ok(r) => r,
+        Err(e) => {
+            let err = match e {
+                HandshakeError::Malformed => Error::MalformedPacket("handshake response".into()),
+                HandshakeError::Pre41Client => {
+                    Error::Unsupported("clients without the 4.1 protocol".into())
+                }
+                HandshakeError::SslRequested => Error::Unsupported("SSL connections".into()),
+            };
+            send_error(io, &err).await;
+            return None;
+        }
+    };
+    let capabilities = response.capabilities & capability::SERVER;
+
+    // A client that starts with another plugin (caching_sha2_password, the MySQL 8
+    // default) is asked to answer the same scramble with mysql_native_password.
+    let mut auth_response = response.auth_response;
+    let other_plugin = response
+        .auth_plugin
+        .as_deref()
+        .is_some_and(|p| !p.is_empty() && p != protocol::NATIVE_PASSWORD_PLUGIN);
+    if capabilities & capability::PLUGIN_AUTH != 0 && other_plugin {
+        io.write_packet(|out| protocol::write_auth_switch(out, &scramble));
+        io.flush().await.ok()?;
+        read_or_report(io, &mut buf).await?;
+        auth_response = std::mem::take(&mut buf);
+    }
+
+    let user = response.user;
+    let account = shared.engine.auth_info(&user, host);
+    let authenticated = account.is_some_and(|a| {
+        protocol::verify_native_password(&scramble, &auth_response, a.native_hash.as_ref())
+    });
+    if !authenticated {
+        // The same error whether or not the user exists, so a client cannot probe
+        // for account names.
+        info!(conn = id, user = %user, host = %host, "access denied");
+        let err = Error::AccessDenied {
+            user,
+            host: host.to_string(),
+            using_password: !auth_response.is_empty(),
+        };
+        send_error(io, &err).await;
+        return None;
+    }
+
+    let mut session = shared.engine.session(id, &user, host);
+    // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows.
+    session.set_client_found_rows(capabilities & capability::FOUND_ROWS != 0);
+    if let Some(db) = &response.database {
+        if let Err(err) = session.use_database(db) {
+            send_error(io, &err).await;
+            return None;
+        }
+    }
+    let ok = OkPacket::empty(session_status(&session));
+    io.write_packet(|out| protocol::write_ok(out, &ok, false));
+    io.flush().await.ok()?;
+    debug!(conn = id, user = %user, host = %host, "authenticated");
+    Some((session, capabilities))
+}
+
+/// Reads one packet; on an oversized one tells the client (ERR 1153) first.
+async fn read_or_report<R, W>(io: &mut PacketIo<R, W>, buf: &mut Vec<u8>) -> Option<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    match io.read_packet(buf).await {
+        Ok(()) => Some(()),
+        Err(ReadError::TooLarge) => {
+            send_error(io, &Error::PacketTooLarge).await;
+            None
+        }
+        Err(e) => {
+            debug!("connection phase ended: {e}");
+            None
+        }
+    }
+}
+
+/// SERVER_STATUS_* flags from the session's state.
+fn session_status(session: &Session) -> u16 {
+    let mut s = 0;
+    if session.autocommit() {
+        s |= status::AUTOCOMMIT;
+    }
+    if session.in_transaction() {
+        s |= status::IN_TRANS;
+    }
+    s
+}
+
+/// What the connection keeps about one prepared statement.
+struct Statement {
+    params: PreparedParams,
+}
+
+/// Which result-set encoding a reply uses.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RowFormat {
+    /// COM_QUERY: values as length-encoded text.
+    Text,
+    /// COM_STMT_EXECUTE: values in their binary form.
+    Binary,
+}
+
+/// An authenticated connection in the command phase.
+struct Connection<R, W> {
+    io: PacketIo<R, W>,
+    session: Session,
+    capabilities: u32,
+    /// CLIENT_MULTI_STATEMENTS, as negotiated and then changed by COM_SET_OPTION.
+    multi_statements: bool,
+    statements: HashMap<u32, Statement>,
+    shared: Arc<Shared>,
+    id: u32,
+    /// Commands served, added to the server's total when the connection closes
+    /// (a shared counter bumped per command would be a contended cache line).
+    questions: u64,
+}
+
+/// Whether the command loop goes on.
+enum Flow {
+    Continue,
+    Close,
+}
+
+impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
+    fn deprecate_eof(&self) -> bool {
+        self.capabilities & capability::DEPRECATE_EOF != 0
+    }
+
+    fn status(&self) -> u16 {
+        session_status(&self.session)
+    }
+
+    /// Reads commands and answers them until the client leaves or the server stops.
+    async fn command_loop(&mut self, mut shutdown: watch::Receiver<bool>) {
+        let mut buf = Vec::new();
+        loop {
+            self.io.reset_sequence();
+            let read = tokio::select! {
+                r = self.io.read_packet(&mut buf) => r,
+                _ = shutdown.changed() => {
+                    debug!(conn = self.id, "closing for server shutdown");
+                    return;
+                }
+            };
+            match read {
+                Ok(()) => {}
+                Err(ReadError::TooLarge) => {
+                    send_error(&mut self.io, &Error::PacketTooLarge).await;
+                    return;
+                }
+                Err(e) => {
+                    debug!(conn = self.id, "connection ended: {e}");
+                    return;
+                }
+            }
+            self.questions += 1;
+            let flow = self.dispatch(&buf).await;
+            if matches!(flow, Flow::Close) {
+                return;
+            }
+            if let Err(e) = self.io.flush().await {
+                debug!(conn = self.id, "write failed: {e}");
+                return;
+            }
+            if buf.capacity() > 1 << 20 {
+                buf = Vec::new();
+            }
+        }
+    }
+
+    /// Answers one command packet (invariant 1: the reply is buffered, not flushed).
+    async fn dispatch(&mut self, packet: &[u8]) -> Flow {
+        let Some((&cmd, body)) = packet.split_first() else {
+            self.write_error(&Error::MalformedPacket("empty packet".into()));
+            return Flow::Continue;
+        };
+        match cmd {
+            command::QUIT => return Flow::Close,
+            command::QUERY => self.com_query(body).await,
+            command::STMT_EXECUTE => self.com_stmt_execute(body).await,
+            command::STMT_PREPARE => self.com_stmt_prepare(body),
+            command::STMT_CLOSE => self.com_stmt_close(body),
+            command::STMT_RESET => self.com_stmt_reset(body),
+            command::STMT_SEND_LONG_DATA => self.com_stmt_send_long_data(body),
+            command::INIT_DB => self.com_init_db(body),
+            command::PING => self.write_ok_status(),
+            command::FIELD_LIST => self.com_field_list(body),
+            command::STATISTICS => self.com_statistics(),
+            command::SET_OPTION => self.com_set_option(body),
+            command::RESET_CONNECTION => {
+                self.session.reset();
+                self.statements.clear();
+                self.write_ok_status();
+            }
+            other => self.write_error(&Error::UnknownCommand(other)),
+        }
+        Flow::Continue
+    }
+
+    fn write_error(&mut self, err: &Error) {
+        let e = mysql_error(err);
+        debug!(conn = self.id, code = e.code, "{}", e.message);
+        self.io.write_packet(|out| protocol::write_err(out, &e));
+    }
+
+    fn write_ok_status(&mut self) {
+        let ok = OkPacket::empty(self.status());
+        self.io
+            .write_packet(|out| protocol::write_ok(out, &ok, false));
+    }
+
+    /// COM_QUERY: run the text, answer each statement's result in order.
+    async fn com_query(&mut self, body: &[u8]) {
+        let Ok(sql) = std::str::from_utf8(body) else {
+            self.write_error(&Error::InvalidCharacterString(
+                String::from_utf8_lossy(body).chars().take(64).collect(),
+            ));
+            return;
+        };
+        debug!(conn = self.id, sql, "COM_QUERY");
+        let results = self.session.execute(sql, self.multi_statements);
+        if results.is_empty() {
+            let e = protocol::empty_query();
+            self.io.write_packet(|out| protocol::write_err(out, &e));
+            return;
+        }
+        let last = results.len() - 1;
+        for (i, result) in results.into_iter().enumerate() {
+            match result {
+                Ok(r) => {
+                    if self
+                        .write_result(r, i < last, RowFormat::Text)
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+                Err(err) => {
+                    // The engine stops at the first error: nothing follows it.
+                    self.write_error(&err);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Writes one statement's result: an OK packet or a result set. `more` sets
+    /// SERVER_MORE_RESULTS_EXISTS (another result of the same COM_QUERY follows).
+    async fn write_result(
+        &mut self,
+        result: QueryResult,
+        more: bool,
+        format: RowFormat,
+    ) -> std::io::Result<()> {
+        let mut status = self.status();
+        if more {
+            status |= status::MORE_RESULTS_EXISTS;
+        }
+        match result {
+            QueryResult::Ok {
+                affected_rows,
+                last_insert_id,
+                info,
+                warnings,
+            } => {
+                let ok = OkPacket {
+                    affected_rows,
+                    last_insert_id,
+                    status,
+                    warnings,
+                    info: &info,
+                };
+                self.io
+                    .write_packet(|out| protocol::write_ok(out, &ok, false));
+            }
+            QueryResult::Rows {
+                columns,
+                rows,
+                warnings,
+            } => {
+                let deprecate_eof = self.deprecate_eof();
+                self.write_column_block(&columns, status);
+                for row in &rows {
+                    match format {
+                        RowFormat::Text => self
+                            .io
+                            .write_packet(|out| protocol::write_text_row(out, &columns, row)),
+                        RowFormat::Binary => self
+                            .io
+                            .write_packet(|out| protocol::write_binary_row(out, &columns, row)),
+                    }
+                    self.io.flush_if_large().await?;
+                }
+                self.io.write_packet(|out| {
+                    protocol::write_end_of_rows(out, deprecate_eof, warnings, status)
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Column count, the column definitions, and (without DEPRECATE_EOF) an EOF.
+    fn write_column_block(&mut self, columns: &[Column], status: u16) {
+        self.io
+            .write_packet(|out| protocol::put_lenenc_int(out, columns.len() as u64));
+        self.write_definitions(columns, status);
+    }
+
+    /// Column definitions followed by an EOF unless DEPRECATE_EOF.
+    fn write_definitions(&mut self, columns: &[Column], status: u16) {
+        for col in columns {
+            self.io
+                .write_packet(|out| protocol::write_column_definition(out, col, false));
+        }
+        if !self.deprecate_eof() {
+            self.io
+                .write_packet(|out| protocol::write_eof(out, 0, status));
+        }
+    }
+
+    /// COM_INIT_DB: change the current database.
+    fn com_init_db(&mut self, body: &[u8]) {
+        let db = String::from_utf8_lossy(body);
+        match self.session.use_database(&db) {
+            Ok(()) => self.write_ok_status(),
+            Err(e) => self.write_error(&e),
+        }
+    }
+
+    /// COM_FIELD_LIST: the table's column definitions (with a NULL default value
+    /// field, as this command's definitions carry), then the end marker.
+    fn com_field_list(&mut self, body: &[u8]) {
+        let mut c = Cursor::new(body);
+        let table = match c.nul_bytes() {
+            Ok(t) => t,
+            Err(_) => c.rest(),
+        };
+        let table = String::from_utf8_lossy(table);
+        match self.session.field_list(&table) {
+            Ok(columns) => {
+                for col in &columns {
+                    self.io
+                        .write_packet(|out| protocol::write_column_definition(out, col, true));
+                }
+                let (deprecate_eof, status) = (self.deprecate_eof(), self.status());
+                self.io
+                    .write_packet(|out| protocol::write_end_of_rows(out, deprecate_eof, 0, status));
+            }
+            Err(e) => self.write_error(&e),
+        }
+    }
+
+    /// COM_STATISTICS: MySQL's one-line status text (not an OK packet).
+    fn com_statistics(&mut self) {
+        let uptime = self.shared.started.elapsed().as_secs();
+        let questions = self.shared.questions.load(Ordering::Relaxed) + self.questions;
+        let threads = self.shared.active_connections();
+        let per_sec = questions as f64 / uptime.max(1) as f64;
+        let line = format!(
+            "Uptime: {uptime}  Threads: {threads}  Questions: {questions}  Slow queries: 0  \
+             Opens: 0  Flush tables: 0  Open tables: 0  Queries per second avg: {per_sec:.3}"
+        );
+        self.io.write_payload(line.as_bytes());
+    }
+
+    /// COM_SET_OPTION: multi-statements on or off; answered with EOF.
+    fn com_set_option(&mut self, body: &[u8]) {
+        let option = Cursor::new(body).u16();
+        match option {
+            Ok(protocol::set_option::MULTI_STATEMENTS_ON) => self.multi_statements = true,
+            Ok(protocol::set_option::MULTI_STATEMENTS_OFF) => self.multi_statements = false,
+            _ => {
+                self.write_error(&Error::UnknownCommand(command::SET_OPTION));
+                return;
+            }
+        }
+        let (deprecate_eof, status) = (self.deprecate_eof(), self.status());
+        self.io
+            .write_packet(|out| protocol::write_end_of_rows(out, deprecate_eof, 0, status));
+    }
+
+    /// COM_STMT_PREPARE: COM_STMT_PREPARE_OK, then the parameter definitions and
+    /// the result columns, each block followed by EOF unless DEPRECATE_EOF.
+    fn com_stmt_prepare(&mut self, body: &[u8]) {
+        let Ok(sql) = std::str::from_utf8(body) else {
+            self.write_error(&Error::InvalidCharacterString(
+                String::from_utf8_lossy(body).chars().take(64).collect(),
+            ));
+            return;
+        };
+        debug!(conn = self.id, sql, "COM_STMT_PREPARE");
+        let info = match self.session.prepare(sql) {
+            Ok(info) => info,
+            Err(e) => {
+                self.write_error(&e);
+                return;
+            }
+        };
+        let column_count = u16::try_from(info.columns.len()).unwrap_or(u16::MAX);
+        self.io.write_packet(|out| {
+            protocol::write_prepare_ok(out, info.id, column_count, info.params)
+        });
+        let status = self.status();
+        if info.params > 0 {
+            let params = vec![protocol::parameter_column(); usize::from(info.params)];
+            self.write_definitions(&params, status);
+        }
+        if !info.columns.is_empty() {
+            self.write_definitions(&info.columns, status);
+        }
+        self.statements.insert(
+            info.id,
+            Statement {
+                params: PreparedParams::new(info.params),
+            },
+        );
+    }
+
+    /// COM_STMT_EXECUTE: decode the parameters, run, answer with a binary result
+    /// set or an OK packet.
+    async fn com_stmt_execute(&mut self, body: &[u8]) {
+        let mut c = Cursor::new(body);
+        let header = match protocol::parse_execute_header(&mut c) {
+            Ok(h) => h,
+            Err(e) => {
+                self.write_error(&e);
+                return;
+            }
+        };
+        let id = header.statement_id;
+        let Some(stmt) = self.statements.get_mut(&id) else {
+            self.write_error(&Error::UnknownStatementHandler {
+                id,
+                command: protocol::EXECUTE_COMMAND.to_string(),
+            });
+            return;
+        };
+        let params = match protocol::decode_execute_params(&mut c, &mut stmt.params) {
+            Ok(p) => p,
+            Err(e) => {
+                self.write_error(&e);
+                return;
+            }
+        };
+        match self.session.execute_prepared(id, &params) {
+            Ok(result) => {
+                let _ = self.write_result(result, false, RowFormat::Binary).await;
+            }
+            Err(e) => self.write_error(&e),
+        }
+    }
+
+    /// COM_STMT_CLOSE: no reply, even for an unknown id.
+    fn com_stmt_close(&mut self, body: &[u8]) {
+        if let Ok(id) = Cursor::new(body).u32() {
+            self.statements.remove(&id);
+            self.session.close_prepared(id);
+        }
+    }
+
+    /// COM_STMT_RESET: forget the statement's long data; OK.
+    fn com_stmt_reset(&mut self, body: &[u8]) {
+        let id = match Cursor::new(body).u32() {
+            Ok(id) => id,
+            Err(e) => {
+                self.write_error(&e.into());
+                return;
+            }
+        };
+        match self.statements.get_mut(&id) {
+            Some(stmt) => {
+                stmt.params.reset();
+                self.write_ok_status();
+            }
+            None => self.write_error(&Error::UnknownStatementHandler {
+                id,
+                command: "mysqld_stmt_reset".to_string(),
+            }),
+        }
+    }
+
+    /// COM_STMT_SEND_LONG_DATA: accumulate; no reply (errors surface at execute).
+    fn com_stmt_send_long_data(&mut self, body: &[u8]) {
+        let max = self.io.max_allowed_packet();
+        if let Ok((id, param, data)) = protocol::parse_long_data(body) {
+            if let Some(stmt) = self.statements.get_mut(&id) {
+                stmt.params.add_long_data(param, data, max);
+            }
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The `canyon` binary.
+//!
+//! ```text
+//! canyon serve [--config FILE] [--data-dir DIR] [--bind ADDR] [--port N] [--in-memory]
+//! ```
+//!
+//! Startup order: configuration -> logging -> open-file limit -> storage and
+//! engine (recovery happens here) -> root account on a first start -> runtime ->
+//! listen -> "canyon: ready for connections on ADDR:PORT" on stdout. SIGTERM or
+//! SIGINT stops accepting, closes every connection (rolling back open
+//! transactions) and closes the engine.
+//!
+//! Only this binary installs a tracing subscriber (the libraries just emit):
+//! logs go to stderr, filtered by RUST_LOG (default `info`); stdout carries only
+//! the lines scripts wait for.
+
+use canyon_server::{Config, Overrides, ServerOptions};
+use clap::{Args, Parser, Subcommand};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tracing::{info, warn};
+
+#[derive(Parser)]
+#[command(
+    name = "canyon",
+    version,
+    about = "Canyon: a MySQL-protocol OLTP database server"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the database server.
+    Serve(ServeArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// TOML configuration file (see canyon.example.toml).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Data directory (default ./data).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Address to listen on (default 127.0.0.1).
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<String>,
+    /// TCP port (default 3306; 0 picks a free one).
+    #[arg(long, value_name = "N")]
+    port: Option<u16>,
+    /// Keep all data in memory; nothing is written to disk.
+    #[arg(long)]
+    in_memory: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    install_tracing();
+    let result = match cli.command {
+        Command::Serve(args) => serve(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("canyon: error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn install_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
+fn serve(args: ServeArgs) -> Result<(), String> {
+    let overrides = Overrides {
+        data_dir: args.data_dir,
+        bind: args.bind,
+        port: args.port,
+        in_memory: args.in_memory,
+    };
+    let config = Config::load(
+        args.config.as_deref(),
+        |k| std::env::var(k).ok(),
+        &overrides,
+    )
+    .map_err(|e| e.to_string())?;
+    info!(?config, version = %canyon_server::server_version(), "starting");
+
+    raise_open_file_limit();
+
+    let engine = canyon_server::open_engine(&config).map_err(|e| format!("opening: {e}"))?;
+    let root_env = std::env::var("CANYON_ROOT_PASSWORD").ok();
+    let root = canyon_server::ensure_root_account(&engine, &config, root_env)
+        .map_err(|e| format!("creating the root account: {e}"))?;
+    if let Some(root) = root.filter(|r| r.generated) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "canyon: generated root password: {}", root.password);
+        if !config.in_memory {
+            let _ = writeln!(
+                out,
+                "canyon: (also stored in {}, mode 0600)",
+                config.root_password_path().display()
+            );
+        }
+        let _ = out.flush();
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.worker_threads)
+        .thread_name("canyon-worker")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("starting the runtime: {e}"))?;
+    let options = ServerOptions {
+        max_connections: config.max_connections,
+        max_allowed_packet: usize::try_from(config.max_allowed_packet).unwrap_or(usize::MAX),
+    };
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((config.bind.as_str(), config.port))
+            .await
+            .map_err(|e| format!("listening on {}:{}: {e}", config.bind, config.port))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| format!("listening socket: {e}"))?;
+        info!(%local, workers = config.worker_threads, "listening");
+        {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(
+                out,
+                "canyon: ready for connections on {}:{}",
+                local.ip(),
+                local.port()
+            );
+            let _ = out.flush();
+        }
+        canyon_server::serve(listener, engine.clone(), options, shutdown_signal()).await;
+        Ok::<(), String>(())
+    })?;
+    drop(runtime);
+    drop(engine);
+    info!("stopped");
+    Ok(())
+}
+
+/// Completes on SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            warn!("cannot listen for SIGTERM: {e}");
+            None
+        }
+    };
+    let term = async {
+        match term.as_mut() {
+            Some(s) => {
+                s.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => info!("SIGINT received"),
+        _ = term => info!("SIGTERM received"),
+    }
+}
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit: every connection is a file
+/// descriptor, and so is every RocksDB table file kept open.
+fn raise_open_file_limit() {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) => info!(limit, "open-file limit (RLIMIT_NOFILE)"),
+        Err(e) => warn!("cannot raise the open-file limit: {e}"),
+    }
+}

@@ -1,0 +1,714 @@
+//! The one place where a [`canyon_common::Error`] becomes MySQL's
+//! (error number, SQLSTATE, message) triple, as sent in an ERR packet.
+//!
+//! Messages follow MySQL 8.0's `share/messages_to_clients.txt` formats word for
+//! word, because applications and ORMs parse them (e.g. the key name in
+//! "Duplicate entry '5' for key 'sbtest1.PRIMARY'"). Where MySQL truncates an
+//! argument (`%-.80s`), so does Canyon.
+//!
+//! The match below names every variant without a wildcard, so adding a variant to
+//! the error type does not compile until it has a MySQL mapping here.
+
+use canyon_common::Error;
+
+/// What an ERR packet carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MysqlError {
+    /// MySQL error number (`ER_*`).
+    pub code: u16,
+    /// Five-character SQLSTATE.
+    pub sqlstate: &'static str,
+    /// Human-readable message in MySQL's wording.
+    pub message: String,
+}
+
+impl MysqlError {
+    fn new(code: u16, sqlstate: &'static str, message: String) -> Self {
+        MysqlError {
+            code,
+            sqlstate,
+            message,
+        }
+    }
+}
+
+/// The first half of MySQL's ER_PARSE_ERROR text (its ER_SYNTAX_ERROR).
+const SYNTAX_PREFIX: &str = "You have an error in your SQL syntax; check the manual that \
+corresponds to your MySQL server version for the right syntax to use";
+
+/// ER_EMPTY_QUERY: a COM_QUERY with no statement in it (only whitespace or
+/// comments). The engine returns no result at all for it, so this triple is made
+/// here rather than from an [`Error`].
+pub fn empty_query() -> MysqlError {
+    MysqlError::new(1065, "42000", "Query was empty".to_string())
+}
+
+/// Maps an engine error to the ERR packet MySQL would send for it.
+pub fn mysql_error(err: &Error) -> MysqlError {
+    use MysqlError as M;
+    match err {
+        Error::Deadlock => M::new(
+            1213,
+            "40001",
+            "Deadlock found when trying to get lock; try restarting transaction".into(),
+        ),
+        Error::LockWaitTimeout => M::new(
+            1205,
+            "HY000",
+            "Lock wait timeout exceeded; try restarting transaction".into(),
+        ),
+        Error::Syntax(near) => M::new(
+            1064,
+            "42000",
+            format!("{SYNTAX_PREFIX} near '{}' at line 1", truncate(near, 80)),
+        ),
+        Error::TooDeep => M::new(
+            1064,
+            "42000",
+            format!(
+                "{SYNTAX_PREFIX} near '' at line 1: expressions or subqueries are nested too deeply"
+            ),
+        ),
+        Error::NoDatabaseSelected => M::new(1046, "3D000", "No database selected".into()),
+        Error::UnknownDatabase(db) => M::new(1049, "42000", format!("Unknown database '{db}'")),
+        Error::DropDatabaseMissing(db) => M::new(
+            1008,
+            "HY000",
+            format!("Can't drop database '{db}'; database doesn't exist"),
+        ),
+        Error::ValueOutOfRange { type_name, expr } => M::new(
+            1690,
+            "22003",
+            format!("{type_name} value is out of range in '{}'", truncate(expr, 192)),
+        ),
+        Error::InvalidCharacterString(s) => M::new(
+            1300,
+            "HY000",
+            format!("Invalid utf8mb4 character string: '{}'", truncate(s, 64)),
+        ),
+        Error::DatabaseExists(db) => M::new(
+            1007,
+            "HY000",
+            format!("Can't create database '{db}'; database exists"),
+        ),
+        Error::UnknownTable { db, table } => M::new(
+            1146,
+            "42S02",
+            format!("Table '{db}.{table}' doesn't exist"),
+        ),
+        Error::BadTable(t) => M::new(1051, "42S02", format!("Unknown table '{t}'")),
+        Error::TableExists(t) => M::new(1050, "42S01", format!("Table '{t}' already exists")),
+        Error::UnknownColumn { column, context } => M::new(
+            1054,
+            "42S22",
+            format!("Unknown column '{column}' in '{context}'"),
+        ),
+        Error::AmbiguousColumn(c) => M::new(
+            1052,
+            "23000",
+            format!("Column '{c}' in field list is ambiguous"),
+        ),
+        Error::DuplicateColumn(c) => {
+            M::new(1060, "42S21", format!("Duplicate column name '{c}'"))
+        }
+        Error::DuplicateKeyName(k) => M::new(1061, "42000", format!("Duplicate key name '{k}'")),
+        Error::MultiplePrimaryKey => {
+            M::new(1068, "42000", "Multiple primary key defined".into())
+        }
+        Error::CantDropKey(k) => M::new(
+            1091,
+            "42000",
+            format!("Can't DROP '{k}'; check that column/key exists"),
+        ),
+        Error::DuplicateEntry { value, key } => M::new(
+            1062,
+            "23000",
+            format!("Duplicate entry '{}' for key '{key}'", truncate(value, 64)),
+        ),
+        Error::ValueCountMismatch { row } => M::new(
+            1136,
+            "21S01",
+            format!("Column count doesn't match value count at row {row}"),
+        ),
+        Error::BadNull(c) => M::new(1048, "23000", format!("Column '{c}' cannot be null")),
+        Error::NoDefault(c) => M::new(
+            1364,
+            "HY000",
+            format!("Field '{c}' doesn't have a default value"),
+        ),
+        Error::DataTooLong { column, row } => M::new(
+            1406,
+            "22001",
+            format!("Data too long for column '{column}' at row {row}"),
+        ),
+        Error::OutOfRange { column, row } => M::new(
+            1264,
+            "22003",
+            format!("Out of range value for column '{column}' at row {row}"),
+        ),
+        Error::IncorrectValue {
+            type_name,
+            value,
+            column,
+            row,
+        } => M::new(
+            // MySQL reports bad temporal values as ER_TRUNCATED_WRONG_VALUE (1292)
+            // and other bad values as ER_TRUNCATED_WRONG_VALUE_FOR_FIELD (1366).
+            if matches!(type_name.as_str(), "date" | "datetime" | "time" | "timestamp") {
+                1292
+            } else {
+                1366
+            },
+            if matches!(type_name.as_str(), "date" | "datetime" | "time" | "timestamp") {
+                "22007"
+            } else {
+                "HY000"
+            },
+            format!(
+                "Incorrect {type_name} value: '{}' for column '{column}' at row {row}",
+                truncate(value, 192)
+            ),
+        ),
+        Error::UnknownSystemVariable(v) => {
+            M::new(1193, "HY000", format!("Unknown system variable '{v}'"))
+        }
+        Error::WrongValueForVar { name, value } => M::new(
+            1231,
+            "42000",
+            format!(
+                "Variable '{name}' can't be set to the value of '{}'",
+                truncate(value, 200)
+            ),
+        ),
+        Error::ReadOnlyVariable(v) => M::new(
+            1238,
+            "HY000",
+            format!("Variable '{v}' is a read only variable"),
+        ),
+        Error::WrongArguments(what) | Error::InvalidArgument(what) => {
+            M::new(1210, "HY000", format!("Incorrect arguments to {what}"))
+        }
+        Error::UnknownStatementHandler { id, command } => M::new(
+            1243,
+            "HY000",
+            format!("Unknown prepared statement handler ({id}) given to {command}"),
+        ),
+        Error::UnknownFunction(f) => M::new(1305, "42000", format!("FUNCTION {f} does not exist")),
+        Error::WrongFunctionArgs(f) => M::new(
+            1582,
+            "42000",
+            format!("Incorrect parameter count in the call to native function '{f}'"),
+        ),
+        Error::InvalidGroupFuncUse => M::new(1111, "HY000", "Invalid use of group function".into()),
+        Error::OperandColumns(n) => M::new(
+            1241,
+            "21000",
+            format!("Operand should contain {n} column(s)"),
+        ),
+        Error::SubqueryMoreThanOneRow => {
+            M::new(1242, "21000", "Subquery returns more than 1 row".into())
+        }
+        Error::NotDuringTransaction => M::new(
+            1179,
+            "25000",
+            "You are not allowed to execute this command in a transaction".into(),
+        ),
+        Error::CantChangeTxCharacteristics => M::new(
+            1568,
+            "25001",
+            "Transaction characteristics can't be changed while a transaction is in progress"
+                .into(),
+        ),
+        Error::CannotUser { operation, user } => M::new(
+            1396,
+            "HY000",
+            format!("Operation {operation} failed for {user}"),
+        ),
+        Error::NoSuchUser(_) => M::new(
+            1133,
+            "42000",
+            "Can't find any matching row in the user table".into(),
+        ),
+        Error::AccessDenied {
+            user,
+            host,
+            using_password,
+        } => M::new(
+            1045,
+            "28000",
+            format!(
+                "Access denied for user '{user}'@'{host}' (using password: {})",
+                if *using_password { "YES" } else { "NO" }
+            ),
+        ),
+        Error::DbAccessDenied { user, host, db } => M::new(
+            1044,
+            "42000",
+            format!("Access denied for user '{user}'@'{host}' to database '{db}'"),
+        ),
+        Error::TableAccessDenied {
+            command,
+            user,
+            host,
+            table,
+        } => M::new(
+            1142,
+            "42000",
+            format!("{command} command denied to user '{user}'@'{host}' for table '{table}'"),
+        ),
+        Error::SpecificAccessDenied(privilege) => M::new(
+            1227,
+            "42000",
+            format!(
+                "Access denied; you need (at least one of) the {privilege} privilege(s) for this operation"
+            ),
+        ),
+        Error::Unsupported(what) => M::new(
+            1235,
+            "42000",
+            format!("This version of MySQL doesn't yet support '{what}'"),
+        ),
+        Error::TooManyConnections => M::new(1040, "08004", "Too many connections".into()),
+        Error::PacketTooLarge => M::new(
+            1153,
+            "08S01",
+            "Got a packet bigger than 'max_allowed_packet' bytes".into(),
+        ),
+        Error::UnknownCommand(_) => M::new(1047, "08S01", "Unknown command".into()),
+        Error::MalformedPacket(_) => {
+            M::new(1835, "HY000", "Malformed communication packet.".into())
+        }
+        Error::Interrupted => M::new(1317, "70100", "Query execution was interrupted".into()),
+        // ER_GET_ERRNO "Got error %d - '%-.192s' from storage engine"; the number
+        // is the handler error: 168 HA_ERR_GENERIC, 126 HA_ERR_CRASHED.
+        Error::Io(msg) => M::new(
+            1030,
+            "HY000",
+            format!("Got error 168 - '{}' from storage engine", truncate(msg, 192)),
+        ),
+        Error::Corrupt(msg) => M::new(
+            1030,
+            "HY000",
+            format!(
+                "Got error 126 - 'corrupt data: {}' from storage engine",
+                truncate(msg, 178)
+            ),
+        ),
+        Error::Internal(msg) => M::new(1105, "HY000", format!("Internal error: {msg}")),
+    }
+}
+
+/// The first `max` characters of `s` (MySQL's `%-.Ns`).
+fn truncate(s: &str, max: usize) -> &str {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(err: Error, code: u16, state: &str, message: &str) {
+        let m = mysql_error(&err);
+        assert_eq!(m.code, code, "{err:?}");
+        assert_eq!(m.sqlstate, state, "{err:?}");
+        assert_eq!(m.message, message, "{err:?}");
+        assert_eq!(m.sqlstate.len(), 5);
+    }
+
+    fn s(v: &str) -> String {
+        v.to_string()
+    }
+
+    #[test]
+    fn transaction_aborts() {
+        check(
+            Error::Deadlock,
+            1213,
+            "40001",
+            "Deadlock found when trying to get lock; try restarting transaction",
+        );
+        check(
+            Error::LockWaitTimeout,
+            1205,
+            "HY000",
+            "Lock wait timeout exceeded; try restarting transaction",
+        );
+    }
+
+    #[test]
+    fn syntax_errors() {
+        check(
+            Error::Syntax(s("FROM x")),
+            1064,
+            "42000",
+            "You have an error in your SQL syntax; check the manual that corresponds to your \
+             MySQL server version for the right syntax to use near 'FROM x' at line 1",
+        );
+        let long: String = "é".repeat(100);
+        let m = mysql_error(&Error::Syntax(long));
+        assert!(m
+            .message
+            .contains(&format!("near '{}' at line 1", "é".repeat(80))));
+        let m = mysql_error(&Error::TooDeep);
+        assert_eq!((m.code, m.sqlstate), (1064, "42000"));
+        assert!(m.message.starts_with(SYNTAX_PREFIX));
+        assert_eq!(empty_query().code, 1065);
+    }
+
+    #[test]
+    fn names_and_objects() {
+        check(
+            Error::NoDatabaseSelected,
+            1046,
+            "3D000",
+            "No database selected",
+        );
+        check(
+            Error::UnknownDatabase(s("x")),
+            1049,
+            "42000",
+            "Unknown database 'x'",
+        );
+        check(
+            Error::DatabaseExists(s("d")),
+            1007,
+            "HY000",
+            "Can't create database 'd'; database exists",
+        );
+        check(
+            Error::UnknownTable {
+                db: s("db"),
+                table: s("t"),
+            },
+            1146,
+            "42S02",
+            "Table 'db.t' doesn't exist",
+        );
+        check(
+            Error::BadTable(s("db.t")),
+            1051,
+            "42S02",
+            "Unknown table 'db.t'",
+        );
+        check(
+            Error::TableExists(s("t")),
+            1050,
+            "42S01",
+            "Table 't' already exists",
+        );
+        check(
+            Error::UnknownColumn {
+                column: s("x"),
+                context: s("field list"),
+            },
+            1054,
+            "42S22",
+            "Unknown column 'x' in 'field list'",
+        );
+        check(
+            Error::AmbiguousColumn(s("id")),
+            1052,
+            "23000",
+            "Column 'id' in field list is ambiguous",
+        );
+        check(
+            Error::DuplicateColumn(s("c")),
+            1060,
+            "42S21",
+            "Duplicate column name 'c'",
+        );
+        check(
+            Error::DuplicateKeyName(s("k")),
+            1061,
+            "42000",
+            "Duplicate key name 'k'",
+        );
+        check(
+            Error::MultiplePrimaryKey,
+            1068,
+            "42000",
+            "Multiple primary key defined",
+        );
+        check(
+            Error::CantDropKey(s("k")),
+            1091,
+            "42000",
+            "Can't DROP 'k'; check that column/key exists",
+        );
+    }
+
+    #[test]
+    fn data_errors() {
+        check(
+            Error::DuplicateEntry {
+                value: s("5"),
+                key: s("sbtest1.PRIMARY"),
+            },
+            1062,
+            "23000",
+            "Duplicate entry '5' for key 'sbtest1.PRIMARY'",
+        );
+        check(
+            Error::ValueCountMismatch { row: 2 },
+            1136,
+            "21S01",
+            "Column count doesn't match value count at row 2",
+        );
+        check(
+            Error::BadNull(s("c")),
+            1048,
+            "23000",
+            "Column 'c' cannot be null",
+        );
+        check(
+            Error::NoDefault(s("c")),
+            1364,
+            "HY000",
+            "Field 'c' doesn't have a default value",
+        );
+        check(
+            Error::DataTooLong {
+                column: s("c"),
+                row: 1,
+            },
+            1406,
+            "22001",
+            "Data too long for column 'c' at row 1",
+        );
+        check(
+            Error::OutOfRange {
+                column: s("k"),
+                row: 3,
+            },
+            1264,
+            "22003",
+            "Out of range value for column 'k' at row 3",
+        );
+        check(
+            Error::IncorrectValue {
+                type_name: s("integer"),
+                value: s("abc"),
+                column: s("k"),
+                row: 1,
+            },
+            1366,
+            "HY000",
+            "Incorrect integer value: 'abc' for column 'k' at row 1",
+        );
+    }
+
+    #[test]
+    fn variables_arguments_functions() {
+        check(
+            Error::UnknownSystemVariable(s("foo")),
+            1193,
+            "HY000",
+            "Unknown system variable 'foo'",
+        );
+        check(
+            Error::WrongValueForVar {
+                name: s("autocommit"),
+                value: s("7"),
+            },
+            1231,
+            "42000",
+            "Variable 'autocommit' can't be set to the value of '7'",
+        );
+        check(
+            Error::ReadOnlyVariable(s("version")),
+            1238,
+            "HY000",
+            "Variable 'version' is a read only variable",
+        );
+        check(
+            Error::WrongArguments(s("mysqld_stmt_execute")),
+            1210,
+            "HY000",
+            "Incorrect arguments to mysqld_stmt_execute",
+        );
+        check(
+            Error::InvalidArgument(s("COM_QUERY")),
+            1210,
+            "HY000",
+            "Incorrect arguments to COM_QUERY",
+        );
+        check(
+            Error::UnknownStatementHandler {
+                id: 7,
+                command: s("mysqld_stmt_execute"),
+            },
+            1243,
+            "HY000",
+            "Unknown prepared statement handler (7) given to mysqld_stmt_execute",
+        );
+        check(
+            Error::UnknownFunction(s("db.f")),
+            1305,
+            "42000",
+            "FUNCTION db.f does not exist",
+        );
+        check(
+            Error::WrongFunctionArgs(s("abs")),
+            1582,
+            "42000",
+            "Incorrect parameter count in the call to native function 'abs'",
+        );
+        check(
+            Error::InvalidGroupFuncUse,
+            1111,
+            "HY000",
+            "Invalid use of group function",
+        );
+        check(
+            Error::OperandColumns(1),
+            1241,
+            "21000",
+            "Operand should contain 1 column(s)",
+        );
+        check(
+            Error::SubqueryMoreThanOneRow,
+            1242,
+            "21000",
+            "Subquery returns more than 1 row",
+        );
+        check(
+            Error::NotDuringTransaction,
+            1179,
+            "25000",
+            "You are not allowed to execute this command in a transaction",
+        );
+        check(
+            Error::CantChangeTxCharacteristics,
+            1568,
+            "25001",
+            "Transaction characteristics can't be changed while a transaction is in progress",
+        );
+    }
+
+    #[test]
+    fn users_and_access() {
+        check(
+            Error::CannotUser {
+                operation: s("CREATE USER"),
+                user: s("'u'@'%'"),
+            },
+            1396,
+            "HY000",
+            "Operation CREATE USER failed for 'u'@'%'",
+        );
+        check(
+            Error::NoSuchUser(s("'u'@'%'")),
+            1133,
+            "42000",
+            "Can't find any matching row in the user table",
+        );
+        check(
+            Error::AccessDenied {
+                user: s("u"),
+                host: s("h"),
+                using_password: true,
+            },
+            1045,
+            "28000",
+            "Access denied for user 'u'@'h' (using password: YES)",
+        );
+        check(
+            Error::AccessDenied {
+                user: s("u"),
+                host: s("h"),
+                using_password: false,
+            },
+            1045,
+            "28000",
+            "Access denied for user 'u'@'h' (using password: NO)",
+        );
+        check(
+            Error::DbAccessDenied {
+                user: s("u"),
+                host: s("h"),
+                db: s("d"),
+            },
+            1044,
+            "42000",
+            "Access denied for user 'u'@'h' to database 'd'",
+        );
+        check(
+            Error::TableAccessDenied {
+                command: s("SELECT"),
+                user: s("u"),
+                host: s("h"),
+                table: s("t"),
+            },
+            1142,
+            "42000",
+            "SELECT command denied to user 'u'@'h' for table 't'",
+        );
+        check(
+            Error::SpecificAccessDenied(s("SUPER")),
+            1227,
+            "42000",
+            "Access denied; you need (at least one of) the SUPER privilege(s) for this operation",
+        );
+    }
+
+    #[test]
+    fn unsupported_limits_and_io() {
+        check(
+            Error::Unsupported(s("LOAD DATA")),
+            1235,
+            "42000",
+            "This version of MySQL doesn't yet support 'LOAD DATA'",
+        );
+        check(
+            Error::TooManyConnections,
+            1040,
+            "08004",
+            "Too many connections",
+        );
+        check(
+            Error::PacketTooLarge,
+            1153,
+            "08S01",
+            "Got a packet bigger than 'max_allowed_packet' bytes",
+        );
+        check(
+            Error::UnknownCommand(0x42),
+            1047,
+            "08S01",
+            "Unknown command",
+        );
+        check(
+            Error::MalformedPacket(s("x")),
+            1835,
+            "HY000",
+            "Malformed communication packet.",
+        );
+        check(
+            Error::Interrupted,
+            1317,
+            "70100",
+            "Query execution was interrupted",
+        );
+        check(
+            Error::Io(s("disk full")),
+            1030,
+            "HY000",
+            "Got error 168 - 'disk full' from storage engine",
+        );
+        check(
+            Error::Corrupt(s("bad row")),
+            1030,
+            "HY000",
+            "Got error 126 - 'corrupt data: bad row' from storage engine",
+        );
+        check(
+            Error::Internal(s("oops")),
+            1105,
+            "HY000",
+            "Internal error: oops",
+        );
+    }
+}

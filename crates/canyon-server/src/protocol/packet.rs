@@ -1,0 +1,407 @@
+//! Packet framing: every message is one or more packets of
+//! `int<3> payload_length, int<1> sequence_id, payload`.
+//!
+//! ```text
+//!  +---------+-----+---------------------------+
+//!  | len (3) | seq | payload (len bytes)        |   len < 0xFFFFFF: last packet
+//!  +---------+-----+---------------------------+
+//!  a payload of 0xFFFFFF bytes or more is sent as chunks of exactly 0xFFFFFF,
+//!  followed by one shorter chunk (possibly empty): the reader concatenates them.
+//! ```
+//!
+//! Sequence ids count up by one per packet (wrapping at 255) across both
+//! directions of one exchange and restart at 0 with every command. A reader that
+//! sees an unexpected sequence id treats the stream as broken.
+//!
+//! Reading enforces `max_allowed_packet` chunk by chunk, before the chunk's bytes
+//! are allocated, so an attacker announcing a 16 MiB packet costs nothing.
+//!
+//! Writing is batched: packets are appended to one buffer and written to the
+//! socket by [`PacketIo::flush`], so a whole result set goes out in one (or few)
+//! `write` calls.
+
+use std::io;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+
+/// The largest payload one packet carries; a longer payload continues in the next.
+pub const MAX_CHUNK: usize = 0xff_ffff;
+
+/// Buffered bytes after which the output buffer is written out even in the middle
+/// of a result set, to bound the memory one connection holds.
+const FLUSH_THRESHOLD: usize = 4 << 20;
+
+/// An output buffer grown beyond this is released after a flush.
+const KEEP_CAPACITY: usize = 1 << 20;
+
+/// Why a packet could not be read. All of them end the connection.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The client closed the connection between packets.
+    Closed,
+    /// The connection ended inside a packet.
+    Truncated,
+    /// The payload exceeds `max_allowed_packet` (the client gets ERR 1153).
+    TooLarge,
+    /// A sequence id other than the expected one.
+    OutOfOrder {
+        /// What the server expected.
+        expected: u8,
+        /// What arrived.
+        got: u8,
+    },
+    /// The socket failed.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Closed => write!(f, "connection closed by client"),
+            ReadError::Truncated => write!(f, "connection closed inside a packet"),
+            ReadError::TooLarge => write!(f, "packet larger than max_allowed_packet"),
+            ReadError::OutOfOrder { expected, got } => {
+                write!(f, "packets out of order (expected {expected}, got {got})")
+            }
+            ReadError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Reads and writes packets on one connection and keeps its sequence id.
+pub struct PacketIo<R, W> {
+    reader: BufReader<R>,
+    writer: W,
+    out: Vec<u8>,
+    seq: u8,
+    max_allowed_packet: usize,
+}
+
+impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> PacketIo<R, W> {
+    /// Wraps the two halves of a connection.
+    pub fn new(reader: R, writer: W, max_allowed_packet: usize) -> Self {
+        PacketIo {
+            reader: BufReader::with_capacity(16 * 1024, reader),
+            writer,
+            out: Vec::with_capacity(16 * 1024),
+            seq: 0,
+            max_allowed_packet,
+        }
+    }
+
+    /// Starts a new exchange: the next packet read must have sequence id 0.
+    pub fn reset_sequence(&mut self) {
+        self.seq = 0;
+    }
+
+    /// Reads one logical packet (reassembling split payloads) into `payload`,
+    /// replacing its contents.
+    pub async fn read_packet(&mut self, payload: &mut Vec<u8>) -> Result<(), ReadError> {
+        payload.clear();
+        let mut first = true;
+        loop {
+            let mut header = [0u8; 4];
+            match read_exact_or_eof(&mut self.reader, &mut header).await {
+                Ok(0) if first => return Err(ReadError::Closed),
+                Ok(4) => {}
+                Ok(_) => return Err(ReadError::Truncated),
+                Err(e) => return Err(ReadError::Io(e)),
+            }
+            first = false;
+            let len =
+                usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16;
+            let seq = header[3];
+            if seq != self.seq {
+                return Err(ReadError::OutOfOrder {
+                    expected: self.seq,
+                    got: seq,
+                });
+            }
+            self.seq = self.seq.wrapping_add(1);
+            if payload.len() + len > self.max_allowed_packet {
+                return Err(ReadError::TooLarge);
+            }
+            let start = payload.len();
+            payload.resize(start + len, 0);
+            match read_exact_or_eof(&mut self.reader, &mut payload[start..]).await {
+                Ok(n) if n == len => {}
+                Ok(_) => return Err(ReadError::Truncated),
+                Err(e) => return Err(ReadError::Io(e)),
+            }
+            if len < MAX_CHUNK {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Appends one packet whose payload `build` writes into the buffer it is given
+    /// (which may already hold earlier packets: `build` only appends).
+    pub fn write_packet(&mut self, build: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.out.len();
+        self.out.extend_from_slice(&[0, 0, 0, 0]);
+        build(&mut self.out);
+        let len = self.out.len() - start - 4;
+        if len < MAX_CHUNK {
+            self.out[start..start + 3].copy_from_slice(&(len as u32).to_le_bytes()[..3]);
+            self.out[start + 3] = self.seq;
+            self.seq = self.seq.wrapping_add(1);
+            return;
+        }
+        // Rare slow path: split the payload into 0xFFFFFF-byte chunks.
+        let payload = self.out.split_off(start + 4);
+        self.out.truncate(start);
+        self.push_chunks(&payload);
+    }
+
+    /// Appends one packet with the given payload.
+    pub fn write_payload(&mut self, payload: &[u8]) {
+        if payload.len() < MAX_CHUNK {
+            self.write_packet(|out| out.extend_from_slice(payload));
+        } else {
+            self.push_chunks(payload);
+        }
+    }
+
+    fn push_chunks(&mut self, payload: &[u8]) {
+        let mut rest = payload;
+        loop {
+            let n = rest.len().min(MAX_CHUNK);
+            self.out.extend_from_slice(&(n as u32).to_le_bytes()[..3]);
+            self.out.push(self.seq);
+            self.seq = self.seq.wrapping_add(1);
+            self.out.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            if n < MAX_CHUNK {
+                return;
+            }
+        }
+    }
+
+    /// Writes the buffer out if it has grown past the threshold (call between rows).
+    pub async fn flush_if_large(&mut self) -> io::Result<()> {
+        if self.out.len() >= FLUSH_THRESHOLD {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Writes every buffered packet to the socket.
+    pub async fn flush(&mut self) -> io::Result<()> {
+        if !self.out.is_empty() {
+            self.writer.write_all(&self.out).await?;
+            self.out.clear();
+            if self.out.capacity() > KEEP_CAPACITY {
+                self.out = Vec::with_capacity(16 * 1024);
+            }
+        }
+        self.writer.flush().await
+    }
+
+    /// The current sequence id (the one the next packet gets).
+    pub fn sequence(&self) -> u8 {
+        self.seq
+    }
+
+    /// Shuts the write half down (best effort).
+    pub async fn shutdown(&mut self) {
+        let _ = self.writer.shutdown().await;
+    }
+
+    /// The maximum payload accepted from the client.
+    pub fn max_allowed_packet(&self) -> usize {
+        self.max_allowed_packet
+    }
+
+    /// The write half, for tests.
+    #[cfg(test)]
+    pub fn writer(&self) -> &W {
+        &self.writer
+    }
+}
+
+/// Fills `buf` completely, or returns how many bytes came before end of stream.
+async fn read_exact_or_eof<R: AsyncRead + Unpin>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]).await {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io(input: &[u8], max: usize) -> PacketIo<&[u8], Vec<u8>> {
+        PacketIo::new(input, Vec::new(), max)
+    }
+
+    fn frame(seq: u8, payload: &[u8]) -> Vec<u8> {
+        let mut v = (payload.len() as u32).to_le_bytes()[..3].to_vec();
+        v.push(seq);
+        v.extend_from_slice(payload);
+        v
+    }
+
+    fn block_on<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime")
+            .block_on(f)
+    }
+
+    #[test]
+    fn reads_simple_packet_and_checks_sequence() {
+        let mut input = frame(0, b"\x03select 1");
+        input.extend(frame(1, b"x"));
+        input.extend(frame(5, b"y"));
+        let mut p = io(&input, 1024);
+        let mut buf = Vec::new();
+        block_on(async {
+            p.read_packet(&mut buf).await.expect("packet");
+            assert_eq!(buf, b"\x03select 1");
+            p.read_packet(&mut buf).await.expect("packet");
+            assert_eq!(buf, b"x");
+            let err = p.read_packet(&mut buf).await.expect_err("out of order");
+            assert!(matches!(
+                err,
+                ReadError::OutOfOrder {
+                    expected: 2,
+                    got: 5
+                }
+            ));
+        });
+    }
+
+    #[test]
+    fn clean_close_vs_truncated() {
+        let mut buf = Vec::new();
+        block_on(async {
+            assert!(matches!(
+                io(&[], 1024).read_packet(&mut buf).await,
+                Err(ReadError::Closed)
+            ));
+            assert!(matches!(
+                io(&[5, 0], 1024).read_packet(&mut buf).await,
+                Err(ReadError::Truncated)
+            ));
+            assert!(matches!(
+                io(&[5, 0, 0, 0, b'a', b'b'], 1024)
+                    .read_packet(&mut buf)
+                    .await,
+                Err(ReadError::Truncated)
+            ));
+            // A split payload whose continuation never comes.
+            let mut input = frame(0, &vec![7u8; MAX_CHUNK]);
+            input.truncate(input.len() - 1);
+            assert!(matches!(
+                io(&input, usize::MAX).read_packet(&mut buf).await,
+                Err(ReadError::Truncated)
+            ));
+        });
+    }
+
+    #[test]
+    fn oversized_packet_is_rejected_before_reading_it() {
+        // Only the header is present: the reader must refuse without waiting for
+        // (or allocating) the announced 16 MiB.
+        let input = [0xff, 0xff, 0xff, 0];
+        let mut buf = Vec::new();
+        block_on(async {
+            let err = io(&input, 1024)
+                .read_packet(&mut buf)
+                .await
+                .expect_err("too large");
+            assert!(matches!(err, ReadError::TooLarge));
+            assert!(buf.capacity() < 1024 * 1024);
+            // Exactly at the limit is fine.
+            let input = frame(0, &[1u8; 100]);
+            io(&input, 100)
+                .read_packet(&mut buf)
+                .await
+                .expect("at limit");
+            assert_eq!(buf.len(), 100);
+            let err = io(&input, 99)
+                .read_packet(&mut buf)
+                .await
+                .expect_err("over");
+            assert!(matches!(err, ReadError::TooLarge));
+        });
+    }
+
+    fn write_and_read_back(len: usize) {
+        let payload: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let mut w = io(&[], 0);
+        w.write_payload(&payload);
+        block_on(w.flush()).expect("flush");
+        let wire = w.writer().clone();
+        let chunks = len / MAX_CHUNK + 1;
+        assert_eq!(wire.len(), len + 4 * chunks);
+        // Headers: full chunks then the short (maybe empty) one, sequence ids 0..
+        let mut pos = 0;
+        for i in 0..chunks {
+            let n = u32::from_le_bytes([wire[pos], wire[pos + 1], wire[pos + 2], 0]) as usize;
+            assert_eq!(wire[pos + 3], i as u8);
+            if i + 1 < chunks {
+                assert_eq!(n, MAX_CHUNK);
+            } else {
+                assert_eq!(n, len % MAX_CHUNK);
+            }
+            pos += 4 + n;
+        }
+        let mut r = io(&wire, usize::MAX);
+        let mut buf = Vec::new();
+        block_on(r.read_packet(&mut buf)).expect("read back");
+        assert_eq!(buf, payload);
+        assert_eq!(r.sequence(), chunks as u8);
+    }
+
+    #[test]
+    fn payload_of_exactly_max_chunk_gets_an_empty_trailer() {
+        write_and_read_back(MAX_CHUNK);
+    }
+
+    #[test]
+    fn large_payloads_split_and_reassemble() {
+        write_and_read_back(MAX_CHUNK - 1);
+        write_and_read_back(MAX_CHUNK + 1);
+        write_and_read_back(2 * MAX_CHUNK + 10);
+    }
+
+    #[test]
+    fn write_packet_builder_splits_too() {
+        let mut w = io(&[], 0);
+        w.write_packet(|out| out.extend_from_slice(b"ok"));
+        w.write_packet(|out| out.resize(out.len() + MAX_CHUNK + 3, 9));
+        block_on(w.flush()).expect("flush");
+        let wire = w.writer().clone();
+        assert_eq!(&wire[..6], &[2, 0, 0, 0, b'o', b'k']);
+        assert_eq!(&wire[6..10], &[0xff, 0xff, 0xff, 1]);
+        let tail = 10 + MAX_CHUNK;
+        assert_eq!(&wire[tail..tail + 4], &[3, 0, 0, 2]);
+        assert_eq!(wire.len(), tail + 4 + 3);
+    }
+
+    #[test]
+    fn max_allowed_counts_the_reassembled_payload() {
+        let mut input = frame(0, &vec![1u8; MAX_CHUNK]);
+        input.extend(frame(1, &[2u8; 10]));
+        let mut buf = Vec::new();
+        block_on(async {
+            let err = io(&input, MAX_CHUNK + 5)
+                .read_packet(&mut buf)
+                .await
+                .expect_err("too large");
+            assert!(matches!(err, ReadError::TooLarge));
+            io(&input, MAX_CHUNK + 10)
+                .read_packet(&mut buf)
+                .await
+                .expect("fits");
+            assert_eq!(buf.len(), MAX_CHUNK + 10);
+        });
+    }
+}

@@ -1,0 +1,180 @@
+//! The listener: accepts TCP connections, gives each one task, counts them
+//! against `max_connections`, and stops them on shutdown.
+//!
+//! Threading model: one async task per connection on a fixed pool of runtime
+//! worker threads (the lesson of MySQL's thread-per-connection collapse past a few
+//! thousand clients). Engine calls run inline on the task; blocking waits inside
+//! the engine go through [`blocking_hook`].
+//!
+//! Shutdown: stop accepting, tell every connection to close (each finishes the
+//! command it is running, then drops its session, rolling back an open
+//! transaction), wait up to [`DRAIN_TIMEOUT`], abort the rest.
+
+use crate::connection;
+use canyon_sql::Engine;
+use std::future::Future;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tracing::{info, warn};
+
+/// How long shutdown waits for connections to finish their current command.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The MySQL version Canyon reports (handshake, `VERSION()`, `@@version`). Clients
+/// and connectors switch behaviour on it, so it names a real MySQL 8.0 release.
+pub fn server_version() -> String {
+    format!("8.0.36-canyon-{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// What the listener needs to know besides the engine.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Connections served at once; one more gets ERR 1040.
+    pub max_connections: u32,
+    /// Largest packet accepted from a client.
+    pub max_allowed_packet: usize,
+}
+
+/// State shared by the listener and every connection task.
+pub(crate) struct Shared {
+    pub(crate) engine: Arc<Engine>,
+    pub(crate) server_version: String,
+    pub(crate) max_allowed_packet: usize,
+    max_connections: u32,
+    active: AtomicU32,
+    next_id: AtomicU32,
+    pub(crate) started: Instant,
+    /// Commands served by connections that have closed (see `Connection::questions`).
+    pub(crate) questions: AtomicU64,
+}
+
+impl Shared {
+    /// A new connection id (MySQL's CONNECTION_ID()), never 0.
+    pub(crate) fn next_connection_id(&self) -> u32 {
+        loop {
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            if id != 0 {
+                return id;
+            }
+        }
+    }
+
+    /// Connections open now (COM_STATISTICS "Threads").
+    pub(crate) fn active_connections(&self) -> u32 {
+        self.active.load(Ordering::Relaxed)
+    }
+}
+
+/// Holds one slot of `max_connections` for as long as the connection lives.
+pub(crate) struct ActiveGuard {
+    shared: Arc<Shared>,
+    over_limit: bool,
+}
+
+impl ActiveGuard {
+    fn new(shared: Arc<Shared>) -> Self {
+        let n = shared.active.fetch_add(1, Ordering::Relaxed) + 1;
+        let over_limit = n > shared.max_connections;
+        ActiveGuard { shared, over_limit }
+    }
+
+    /// Whether this connection is one too many and must be refused.
+    pub(crate) fn over_limit(&self) -> bool {
+        self.over_limit
+    }
+}
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        self.shared.active.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Runs `closure` where it may block: inside `block_in_place` on a multi-thread
+/// tokio runtime (so the worker's other tasks move to another thread while a
+/// connection waits for a row lock or a log sync), directly anywhere else.
+/// This is the function the server puts in `EngineConfig.blocking_hook`.
+pub fn blocking_hook(closure: &mut dyn FnMut()) {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(closure)
+        }
+        _ => closure(),
+    }
+}
+
+/// Accepts connections on `listener` and serves them until `shutdown` completes,
+/// then closes every connection (see the module doc).
+pub async fn serve(
+    listener: TcpListener,
+    engine: Arc<Engine>,
+    options: ServerOptions,
+    shutdown: impl Future<Output = ()>,
+) {
+    let shared = Arc::new(Shared {
+        engine,
+        server_version: server_version(),
+        max_allowed_packet: options.max_allowed_packet,
+        max_connections: options.max_connections,
+        active: AtomicU32::new(0),
+        next_id: AtomicU32::new(1),
+        started: Instant::now(),
+        questions: AtomicU64::new(0),
+    });
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut tasks = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let guard = ActiveGuard::new(shared.clone());
+                    tasks.spawn(connection::run(
+                        shared.clone(),
+                        stream,
+                        peer,
+                        guard,
+                        stop_rx.clone(),
+                    ));
+                }
+                Err(e) => {
+                    // EMFILE/ENFILE and friends: back off instead of spinning.
+                    warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            },
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                if let Err(e) = done {
+                    if e.is_panic() {
+                        warn!("a connection task panicked: {e}");
+                    }
+                }
+            }
+        }
+    }
+    drop(listener);
+    let open = tasks.len();
+    info!(
+        open_connections = open,
+        "shutting down: closing connections"
+    );
+    let _ = stop_tx.send(true);
+    let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
+        while tasks.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        warn!(
+            still_running = tasks.len(),
+            "connections did not finish in time; aborting them"
+        );
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    }
+}

@@ -1,0 +1,139 @@
+//! Opening the storage and the engine, and creating the first account.
+
+use crate::config::Config;
+use crate::server::{blocking_hook, server_version};
+use canyon_common::{Error, Result};
+use canyon_sql::{Engine, EngineConfig};
+use canyon_storage::{MemoryStorage, Storage};
+use rand::distributions::Alphanumeric;
+use rand::Rng;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::Arc;
+use std::time::Duration;
+use tracing::{info, warn};
+
+/// The engine's configuration derived from the server's.
+pub fn engine_config(config: &Config) -> EngineConfig {
+    EngineConfig {
+        durability: config.engine_durability(),
+        lock_wait_timeout: Duration::from_secs(config.lock_wait_timeout_secs),
+        blocking_hook: Some(blocking_hook),
+        version: server_version(),
+        max_allowed_packet: config.max_allowed_packet,
+        max_connections: config.max_connections,
+        port: config.port,
+    }
+}
+
+/// Opens the storage the configuration names (RocksDB in `DATA_DIR/db`, or
+/// memory) and the engine on it.
+pub fn open_engine(config: &Config) -> Result<Arc<Engine>> {
+    let storage: Arc<dyn Storage> = if config.in_memory {
+        warn!(
+            "IN-MEMORY MODE: nothing is written to disk; all data is lost when the \
+             server stops"
+        );
+        Arc::new(MemoryStorage::new())
+    } else {
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+            Error::Io(format!(
+                "cannot create data directory {}: {e}",
+                config.data_dir.display()
+            ))
+        })?;
+        let options = canyon_rocksdb::RocksOptions {
+            block_cache_bytes: usize::try_from(config.block_cache_bytes).unwrap_or(usize::MAX),
+            ..Default::default()
+        };
+        let path = config.db_path();
+        info!(path = %path.display(), "opening RocksDB");
+        Arc::new(canyon_rocksdb::RocksStorage::open(&path, &options)?)
+    };
+    Engine::open(storage, engine_config(config))
+}
+
+/// The root password of a first start, and whether Canyon made it up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootPassword {
+    /// The password.
+    pub password: String,
+    /// True when generated (then it was stored in `DATA_DIR/root-password`, unless
+    /// in memory, and must be shown to the operator once).
+    pub generated: bool,
+}
+
+/// On a brand-new database (no accounts), creates `root`@`%` with the password
+/// from `env_password` (CANYON_ROOT_PASSWORD) or a generated one. A generated
+/// password is written to `DATA_DIR/root-password` with mode 0600 before the
+/// account exists, so it is never lost. Returns `None` when accounts exist.
+pub fn ensure_root_account(
+    engine: &Engine,
+    config: &Config,
+    env_password: Option<String>,
+) -> Result<Option<RootPassword>> {
+    if engine.has_accounts() {
+        return Ok(None);
+    }
+    let root = match env_password.filter(|p| !p.is_empty()) {
+        Some(password) => RootPassword {
+            password,
+            generated: false,
+        },
+        None => RootPassword {
+            password: generate_password(),
+            generated: true,
+        },
+    };
+    if root.generated && !config.in_memory {
+        let path = config.root_password_path();
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&path)?;
+            writeln!(f, "{}", root.password)?;
+            f.sync_all()
+        };
+        write().map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))?;
+    }
+    engine.bootstrap_root(&root.password)?;
+    info!(generated = root.generated, "created account root@%");
+    Ok(Some(root))
+}
+
+/// 20 random alphanumeric characters.
+fn generate_password() -> String {
+    rand::thread_rng()
+        .sample_iter(&Alphanumeric)
+        .take(20)
+        .map(char::from)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_passwords_are_20_alphanumerics() {
+        let a = generate_password();
+        assert_eq!(a.len(), 20);
+        assert!(a.chars().all(|c| c.is_ascii_alphanumeric()));
+        assert_ne!(a, generate_password());
+    }
+
+    #[test]
+    fn engine_config_carries_the_settings() {
+        let config = Config {
+            lock_wait_timeout_secs: 7,
+            ..Config::default()
+        };
+        let e = engine_config(&config);
+        assert_eq!(e.lock_wait_timeout, Duration::from_secs(7));
+        assert!(e.version.starts_with("8.0.36-canyon-"));
+        assert!(e.blocking_hook.is_some());
+    }
+}

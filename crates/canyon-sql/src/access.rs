@@ -1,0 +1,594 @@
+//! Access paths: which key ranges of the primary key or of one secondary index a
+//! statement reads, chosen from its WHERE clause.
+//!
+//! # Rule
+//! A point or range predicate on a prefix of the primary key or of an index uses
+//! that key, never a scan. From the WHERE clause's AND-ed conjuncts the planner
+//! collects, per key, equalities on leading columns (`col = const`), then one range
+//! on the next column (`<, <=, >, >=, BETWEEN`); `col IN (...)` and OR-ed
+//! equalities/BETWEENs on one column become several ranges. Candidates are ranked:
+//! full primary-key equality, full unique-index equality, then the longest
+//! equality prefix (primary key preferred on ties), then a range, then a scan.
+//! Statistics-based choice is future work (issue 4).
+//!
+//! # Safety net
+//! The whole WHERE clause is re-evaluated on every row the access path returns,
+//! so an access path only has to return a superset of the matching rows. When a
+//! bound cannot be encoded exactly in the key's type at run time (e.g. `int_col =
+//! 1.5`, or a string compared with an integer column, which MySQL compares as
+//! numbers), [`Access::key_ranges`] falls back to a full scan rather than guess.
+
+use crate::catalog::Table;
+use crate::encoding::encode_key_value;
+use crate::expr::{eval, BinOp, Env, EvalContext, Expr};
+use crate::types::SqlType;
+use crate::value::{parse_datetime_bytes, Value};
+use canyon_common::Result;
+use canyon_storage::{prefix_successor, KeyRange};
+use rust_decimal::prelude::FromPrimitive;
+use rust_decimal::Decimal;
+use std::ops::Bound;
+
+/// Which key an access path reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The primary key (the rows themselves).
+    Primary,
+    /// The n-th secondary index of the table.
+    Index(usize),
+}
+
+/// One key range as expressions: equal leading columns, then optional bounds on
+/// the next column (expression, inclusive).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeSpec {
+    /// Values of the leading key columns.
+    pub eq: Vec<Expr>,
+    /// Lower bound on the next column.
+    pub lower: Option<(Expr, bool)>,
+    /// Upper bound on the next column.
+    pub upper: Option<(Expr, bool)>,
+}
+
+/// An access path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Access {
+    /// The key read.
+    pub target: Target,
+    /// The ranges read; empty with `full_scan` false means "no table" (SELECT 1).
+    pub ranges: Vec<RangeSpec>,
+    /// Whether this is a full scan of the primary key.
+    pub full_scan: bool,
+}
+
+/// Key ranges ready for the transaction layer.
+#[derive(Debug)]
+pub enum KeyRanges {
+    /// Exact primary keys (point reads).
+    Points(Vec<Vec<u8>>),
+    /// Ranges over the target key.
+    Ranges(Vec<KeyRange>),
+    /// Nothing can match (e.g. `pk = NULL`).
+    Empty,
+}
+
+impl Access {
+    /// The path for a table-less SELECT.
+    pub fn none() -> Access {
+        Access {
+            target: Target::Primary,
+            ranges: Vec::new(),
+            full_scan: false,
+        }
+    }
+
+    /// A full scan of the primary key.
+    pub fn scan() -> Access {
+        Access {
+            target: Target::Primary,
+            ranges: Vec::new(),
+            full_scan: true,
+        }
+    }
+
+    /// The key columns of the target.
+    pub fn key_columns<'t>(&self, table: &'t Table) -> &'t [usize] {
+        match self.target {
+            Target::Primary => &table.def.primary_key,
+            Target::Index(i) => &table.def.indexes[i].columns,
+        }
+    }
+
+    /// Whether rows come out in the order of `order_by` (output positions) —
+    /// true for a single range (or scan) of the primary key when ORDER BY lists
+    /// leading primary-key columns all ascending or all descending. Returns
+    /// whether a reverse scan is needed via [`Access::reverse_for`].
+    pub fn delivers_order(
+        &self,
+        table: &Table,
+        order_by: &[(usize, bool)],
+        projection: &[Expr],
+    ) -> bool {
+        if order_by.is_empty() || self.target != Target::Primary || self.ranges.len() > 1 {
+            return false;
+        }
+        let pk = &table.def.primary_key;
+        if pk.is_empty() || order_by.len() > pk.len() {
+            return false;
+        }
+        let desc = order_by[0].1;
+        order_by.iter().enumerate().all(|(i, (pos, d))| {
+            *d == desc && matches!(projection.get(*pos), Some(Expr::Column(c)) if *c == pk[i])
+        })
+    }
+
+    /// Evaluates the range expressions and encodes them as keys. Falls back to a
+    /// full scan when a value cannot be encoded exactly (see the module doc).
+    pub fn key_ranges(&self, table: &Table, ctx: &dyn EvalContext) -> Result<(KeyRanges, bool)> {
+        if self.full_scan {
+            return Ok((KeyRanges::Ranges(vec![KeyRange::all()]), true));
+        }
+        let cols = self.key_columns(table);
+        let env = Env {
+            row: &[],
+            aggs: &[],
+            ctx,
+        };
+        let mut points = Vec::new();
+        let mut ranges = Vec::new();
+        for spec in &self.ranges {
+            let mut prefix = Vec::with_capacity(32);
+            let mut impossible = false;
+            for (i, e) in spec.eq.iter().enumerate() {
+                let col = &table.def.columns[cols[i]];
+                match key_value(eval(e, &env)?, col.ty) {
+                    KeyValue::Exact(v) => encode_key_value(&v, scale(col.ty), &mut prefix),
+                    KeyValue::Null => {
+                        impossible = true;
+                        break;
+                    }
+                    KeyValue::Inexact => {
+                        return Ok((KeyRanges::Ranges(vec![KeyRange::all()]), true))
+                    }
+                }
+            }
+            if impossible {
+                continue;
+            }
+            let full_pk_point = self.target == Target::Primary
+                && spec.eq.len() == cols.len()
+                && spec.lower.is_none()
+                && spec.upper.is_none();
+            if full_pk_point {
+                points.push(prefix);
+                continue;
+            }
+            let next = cols.get(spec.eq.len()).map(|&c| table.def.columns[c].ty);
+            let mut start = Bound::Included(prefix.clone());
+            let mut end = match prefix_successor(&prefix) {
+                Some(s) => Bound::Excluded(s),
+                None => Bound::Unbounded,
+            };
+            if let (Some(ty), Some((e, inclusive))) = (next, &spec.lower) {
+                match key_value(eval(e, &env)?, ty) {
+                    KeyValue::Exact(v) => {
+                        let mut k = prefix.clone();
+                        encode_key_value(&v, scale(ty), &mut k);
+                        start = if *inclusive {
+                            Bound::Included(k)
+                        } else {
+                            match prefix_successor(&k) {
+                                Some(s) => Bound::Included(s),
+                                None => continue,
+                            }
+                        };
+                    }
+                    KeyValue::Null => continue,
+                    KeyValue::Inexact => {
+                        return Ok((KeyRanges::Ranges(vec![KeyRange::all()]), true))
+                    }
+                }
+            } else if next.is_some() && spec.upper.is_some() {
+                // Skip NULLs (tag 0x00) for `col < x`.
+                let mut k = prefix.clone();
+                k.push(0x01);
+                start = Bound::Included(k);
+            }
+            if let (Some(ty), Some((e, inclusive))) = (next, &spec.upper) {
+                match key_value(eval(e, &env)?, ty) {
+                    KeyValue::Exact(v) => {
+                        let mut k = prefix.clone();
+                        encode_key_value(&v, scale(ty), &mut k);
+                        end = if *inclusive {
+                            match prefix_successor(&k) {
+                                Some(s) => Bound::Excluded(s),
+                                None => Bound::Unbounded,
+                            }
+                        } else {
+                            Bound::Excluded(k)
+                        };
+                    }
+                    KeyValue::Null => continue,
+                    KeyValue::Inexact => {
+                        return Ok((KeyRanges::Ranges(vec![KeyRange::all()]), true))
+                    }
+                }
+            }
+            ranges.push(KeyRange { start, end });
+        }
+        if !points.is_empty() && !ranges.is_empty() {
+            // Mixed (cannot happen for one target today); read everything as ranges.
+            for p in points.drain(..) {
+                ranges.push(KeyRange::prefix(&p));
+            }
+        }
+        Ok(if !points.is_empty() {
+            (KeyRanges::Points(points), false)
+        } else if !ranges.is_empty() {
+            (KeyRanges::Ranges(ranges), false)
+        } else {
+            (KeyRanges::Empty, false)
+        })
+    }
+}
+
+fn scale(ty: SqlType) -> u8 {
+    match ty {
+        SqlType::Decimal { scale, .. } => scale,
+        _ => 0,
+    }
+}
+
+enum KeyValue {
+    Exact(Value),
+    Null,
+    Inexact,
+}
+
+/// Converts a constant to the key column's type when that is exact.
+fn key_value(v: Value, ty: SqlType) -> KeyValue {
+    if v.is_null() {
+        return KeyValue::Null;
+    }
+    if ty.is_integer() {
+        let n: Option<i128> = match &v {
+            Value::Int(i) => Some(*i as i128),
+            Value::UInt(u) => Some(*u as i128),
+            Value::Decimal(d) if d.fract().is_zero() => {
+                d.trunc().mantissa().checked_div(10i128.pow(d.scale()))
+            }
+            Value::Double(d) if d.fract() == 0.0 && d.abs() < 9e18 => Some(*d as i128),
+            Value::Bytes(b) => std::str::from_utf8(b)
+                .ok()
+                .and_then(|s| s.trim().parse::<i128>().ok()),
+            _ => None,
+        };
+        return match n {
+            Some(n) if ty.is_unsigned() && (0..=u64::MAX as i128).contains(&n) => {
+                KeyValue::Exact(Value::UInt(n as u64))
+            }
+            Some(n) if !ty.is_unsigned() && (i64::MIN as i128..=i64::MAX as i128).contains(&n) => {
+                KeyValue::Exact(Value::Int(n as i64))
+            }
+            _ => KeyValue::Inexact,
+        };
+    }
+    match ty {
+        SqlType::Char(_)
+        | SqlType::VarChar(_)
+        | SqlType::Text(_)
+        | SqlType::Binary(_)
+        | SqlType::VarBinary(_)
+        | SqlType::Blob(_) => match v {
+            Value::Bytes(mut b) => {
+                if matches!(ty, SqlType::Char(_)) {
+                    while b.last() == Some(&b' ') {
+                        b.pop();
+                    }
+                }
+                KeyValue::Exact(Value::Bytes(b))
+            }
+            _ => KeyValue::Inexact,
+        },
+        SqlType::Double | SqlType::Float => match v.to_f64() {
+            Some(f) if !matches!(v, Value::Bytes(_)) => KeyValue::Exact(Value::Double(f)),
+            _ => KeyValue::Inexact,
+        },
+        SqlType::Decimal { scale, .. } => {
+            let d = match &v {
+                Value::Int(i) => Some(Decimal::from(*i)),
+                Value::UInt(u) => Some(Decimal::from(*u)),
+                Value::Decimal(d) => Some(*d),
+                Value::Double(f) => Decimal::from_f64(*f),
+                _ => None,
+            };
+            match d {
+                Some(d) if d.round_dp(scale as u32) == d => KeyValue::Exact(Value::Decimal(d)),
+                _ => KeyValue::Inexact,
+            }
+        }
+        SqlType::Date => match v {
+            Value::Date(_) => KeyValue::Exact(v),
+            Value::Bytes(b) => match parse_datetime_bytes(&b) {
+                Some(d @ Value::Date(_)) => KeyValue::Exact(d),
+                _ => KeyValue::Inexact,
+            },
+            _ => KeyValue::Inexact,
+        },
+        SqlType::DateTime | SqlType::Timestamp => match v {
+            Value::DateTime(_) => KeyValue::Exact(v),
+            Value::Date(d) => KeyValue::Exact(Value::DateTime(d.and_time(chrono::NaiveTime::MIN))),
+            Value::Bytes(b) => match parse_datetime_bytes(&b) {
+                Some(Value::Date(d)) => {
+                    KeyValue::Exact(Value::DateTime(d.and_time(chrono::NaiveTime::MIN)))
+                }
+                Some(dt) => KeyValue::Exact(dt),
+                None => KeyValue::Inexact,
+            },
+            _ => KeyValue::Inexact,
+        },
+        _ => KeyValue::Inexact,
+    }
+}
+
+/// What the WHERE clause says about one column.
+#[derive(Default, Clone)]
+struct ColumnFacts {
+    eq: Option<Expr>,
+    lower: Option<(Expr, bool)>,
+    upper: Option<(Expr, bool)>,
+    /// Alternatives (IN list or OR of equalities/BETWEENs): each (lower, upper).
+    alternatives: Option<Vec<(Option<(Expr, bool)>, Option<(Expr, bool)>)>>,
+}
+
+fn analyse(filter: Option<&Expr>, ncols: usize) -> Vec<ColumnFacts> {
+    let mut facts = vec![ColumnFacts::default(); ncols];
+    let Some(f) = filter else { return facts };
+    for c in f.conjuncts() {
+        match c {
+            Expr::Binary(op, a, b) => {
+                let (col, val, op) = match (a.as_ref(), b.as_ref()) {
+                    (Expr::Column(i), v) if v.is_constant() => (*i, v.clone(), *op),
+                    (v, Expr::Column(i)) if v.is_constant() => (*i, v.clone(), flip(*op)),
+                    _ => {
+                        if *op == BinOp::Or {
+                            if let Some((col, alts)) = or_alternatives(c) {
+                                if col < ncols && facts[col].alternatives.is_none() {
+                                    facts[col].alternatives = Some(alts);
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                };
+                if col >= ncols {
+                    continue;
+                }
+                let fc = &mut facts[col];
+                match op {
+                    BinOp::Eq | BinOp::NullSafeEq => fc.eq = Some(val),
+                    BinOp::Gt => fc.lower = Some((val, false)),
+                    BinOp::Ge => fc.lower = Some((val, true)),
+                    BinOp::Lt => fc.upper = Some((val, false)),
+                    BinOp::Le => fc.upper = Some((val, true)),
+                    _ => {}
+                }
+            }
+            Expr::Between(e, lo, hi, false) => {
+                if let Expr::Column(i) = e.as_ref() {
+                    if *i < ncols && lo.is_constant() && hi.is_constant() {
+                        facts[*i].lower = Some((lo.as_ref().clone(), true));
+                        facts[*i].upper = Some((hi.as_ref().clone(), true));
+                    }
+                }
+            }
+            Expr::InList(e, list, false) => {
+                if let Expr::Column(i) = e.as_ref() {
+                    if *i < ncols
+                        && list.iter().all(Expr::is_constant)
+                        && facts[*i].alternatives.is_none()
+                    {
+                        facts[*i].alternatives = Some(
+                            list.iter()
+                                .map(|v| (Some((v.clone(), true)), Some((v.clone(), true))))
+                                .collect(),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    facts
+}
+
+/// `col = a OR col BETWEEN b AND c OR ...` on one column.
+fn or_alternatives(e: &Expr) -> Option<(usize, Vec<(Option<(Expr, bool)>, Option<(Expr, bool)>)>)> {
+    let mut parts = Vec::new();
+    fn walk<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+        if let Expr::Binary(BinOp::Or, a, b) = e {
+            walk(a, out);
+            walk(b, out);
+        } else {
+            out.push(e);
+        }
+    }
+    walk(e, &mut parts);
+    let mut col = None;
+    let mut alts = Vec::new();
+    for p in parts {
+        let (c, alt) = match p {
+            Expr::Binary(BinOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
+                (Expr::Column(i), v) | (v, Expr::Column(i)) if v.is_constant() => {
+                    (*i, (Some((v.clone(), true)), Some((v.clone(), true))))
+                }
+                _ => return None,
+            },
+            Expr::Between(x, lo, hi, false) => match x.as_ref() {
+                Expr::Column(i) if lo.is_constant() && hi.is_constant() => (
+                    *i,
+                    (
+                        Some((lo.as_ref().clone(), true)),
+                        Some((hi.as_ref().clone(), true)),
+                    ),
+                ),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if col.is_some_and(|x| x != c) {
+            return None;
+        }
+        col = Some(c);
+        alts.push(alt);
+    }
+    col.map(|c| (c, alts))
+}
+
+fn flip(op: BinOp) -> BinOp {
+    match op {
+        BinOp::Lt => BinOp::Gt,
+        BinOp::Le => BinOp::Ge,
+        BinOp::Gt => BinOp::Lt,
+        BinOp::Ge => BinOp::Le,
+        o => o,
+    }
+}
+
+/// A scored candidate.
+struct Candidate {
+    access: Access,
+    score: u32,
+}
+
+fn candidate_for(
+    target: Target,
+    cols: &[usize],
+    unique: bool,
+    facts: &[ColumnFacts],
+) -> Option<Candidate> {
+    let mut eq = Vec::new();
+    for &c in cols {
+        match &facts[c].eq {
+            Some(e) => eq.push(e.clone()),
+            None => break,
+        }
+    }
+    let n = eq.len();
+    if n == cols.len() && n > 0 {
+        let score = if target == Target::Primary {
+            1000
+        } else if unique {
+            900
+        } else {
+            500 + n as u32 * 10
+        };
+        return Some(Candidate {
+            access: Access {
+                target,
+                ranges: vec![RangeSpec {
+                    eq,
+                    lower: None,
+                    upper: None,
+                }],
+                full_scan: false,
+            },
+            score,
+        });
+    }
+    let next = cols.get(n).copied()?;
+    let f = &facts[next];
+    let pk_bonus = if target == Target::Primary { 5 } else { 0 };
+    if let Some(alts) = &f.alternatives {
+        // IN list / OR: one range per alternative.
+        let ranges = alts
+            .iter()
+            .map(|(lo, hi)| {
+                // Equal bounds are an equality on the next column.
+                match (lo, hi) {
+                    (Some((a, true)), Some((b, true))) if a == b => {
+                        let mut e = eq.clone();
+                        e.push(a.clone());
+                        RangeSpec {
+                            eq: e,
+                            lower: None,
+                            upper: None,
+                        }
+                    }
+                    _ => RangeSpec {
+                        eq: eq.clone(),
+                        lower: lo.clone(),
+                        upper: hi.clone(),
+                    },
+                }
+            })
+            .collect();
+        return Some(Candidate {
+            access: Access {
+                target,
+                ranges,
+                full_scan: false,
+            },
+            score: 300 + n as u32 * 10 + pk_bonus,
+        });
+    }
+    if f.lower.is_some() || f.upper.is_some() {
+        return Some(Candidate {
+            access: Access {
+                target,
+                ranges: vec![RangeSpec {
+                    eq,
+                    lower: f.lower.clone(),
+                    upper: f.upper.clone(),
+                }],
+                full_scan: false,
+            },
+            score: 200 + n as u32 * 10 + pk_bonus,
+        });
+    }
+    if n > 0 {
+        return Some(Candidate {
+            access: Access {
+                target,
+                ranges: vec![RangeSpec {
+                    eq,
+                    lower: None,
+                    upper: None,
+                }],
+                full_scan: false,
+            },
+            score: 100 + n as u32 * 10 + pk_bonus,
+        });
+    }
+    None
+}
+
+/// Chooses the access path for a WHERE clause over `table`.
+pub fn choose_access(table: &Table, filter: Option<&Expr>) -> Access {
+    let facts = analyse(filter, table.def.columns.len());
+    let mut best: Option<Candidate> = None;
+    let mut consider = |c: Option<Candidate>| {
+        if let Some(c) = c {
+            if best.as_ref().is_none_or(|b| c.score > b.score) {
+                best = Some(c);
+            }
+        }
+    };
+    if !table.def.primary_key.is_empty() {
+        consider(candidate_for(
+            Target::Primary,
+            &table.def.primary_key,
+            true,
+            &facts,
+        ));
+    }
+    for (i, idx) in table.def.indexes.iter().enumerate() {
+        consider(candidate_for(
+            Target::Index(i),
+            &idx.columns,
+            idx.unique,
+            &facts,
+        ));
+    }
+    best.map(|c| c.access).unwrap_or_else(Access::scan)
+}

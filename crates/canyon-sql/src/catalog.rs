@@ -1,0 +1,247 @@
+//! The catalog: databases, tables, indexes and accounts, as immutable snapshots.
+//!
+//! # Why snapshots
+//! MySQL's LOCK_grant and dictionary locks are read-locked by every statement, and
+//! at high core counts that read lock itself became the bottleneck. Canyon's
+//! catalog is a tree of `Arc`s that is never modified in place: a statement loads
+//! the current [`Catalog`] with one `ArcSwap::load` (no lock, no shared counter
+//! written on arc-swap's fast path) and reads it freely. DDL and account
+//! statements serialise on one DDL mutex, build a modified copy (sharing every
+//! unchanged table), persist the changed records with a synced write, and swap
+//! the new root in. Readers that loaded the old root keep a consistent old view.
+//!
+//! # Persistence
+//! Records live in the Meta keyspace as JSON (human-inspectable; the catalog is
+//! tiny next to the data): see docs/format.md. DDL is not transactional, as in
+//! MySQL: each DDL statement commits the open transaction first and is durable
+//! when it returns.
+//!
+//! What this module does not do: no MDL. A DDL statement does not wait for
+//! transactions that use the table; a concurrent DML on a dropped table fails or
+//! writes rows that the drop's cleanup removes. Online schema change is future work.
+
+use crate::types::SqlType;
+use crate::value::Value;
+use canyon_txn::{IndexId, TableId};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+/// A column's default, as stored in the catalog.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum DefaultValue {
+    /// DEFAULT NULL (or no DEFAULT on a nullable column).
+    Null,
+    /// A constant, stored as its text form and coerced to the column type on use.
+    Literal(String),
+    /// A numeric constant.
+    Number(String),
+    /// DEFAULT CURRENT_TIMESTAMP / NOW().
+    CurrentTimestamp,
+}
+
+/// One column of a table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    /// Name as declared (compared case-insensitively, as MySQL does).
+    pub name: String,
+    /// Declared type.
+    pub ty: SqlType,
+    /// Whether NULL is allowed.
+    pub nullable: bool,
+    /// DEFAULT clause; `None` means "no default" (an error in strict mode when
+    /// omitted from an INSERT of a NOT NULL column).
+    pub default: Option<DefaultValue>,
+    /// AUTO_INCREMENT.
+    pub auto_increment: bool,
+}
+
+/// A secondary index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexDef {
+    /// Globally unique id (the key prefix of its entries).
+    pub id: IndexId,
+    /// Name ("k_1"); unique within the table.
+    pub name: String,
+    /// Column positions, in key order.
+    pub columns: Vec<usize>,
+    /// UNIQUE.
+    pub unique: bool,
+}
+
+/// A table's persistent definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableDef {
+    /// Id (the key prefix of its rows); TRUNCATE gives the table a new one.
+    pub id: TableId,
+    /// Database name.
+    pub db: String,
+    /// Table name (case-sensitive, like MySQL on Linux).
+    pub name: String,
+    /// Columns in declaration order.
+    pub columns: Vec<ColumnDef>,
+    /// Primary key column positions; empty means a hidden 8-byte row id (as
+    /// InnoDB's DB_ROW_ID).
+    pub primary_key: Vec<usize>,
+    /// Secondary indexes (UNIQUE and plain).
+    pub indexes: Vec<IndexDef>,
+}
+
+/// A table as statements use it: the definition plus runtime state shared by
+/// every catalog snapshot that contains this table.
+#[derive(Debug)]
+pub struct Table {
+    /// The definition.
+    pub def: TableDef,
+    /// Next AUTO_INCREMENT value minus one (the largest value handed out or seen).
+    pub auto_increment: Arc<AtomicU64>,
+    /// Largest hidden row id handed out (tables without a primary key).
+    pub row_id: Arc<AtomicU64>,
+    column_lookup: HashMap<String, usize>,
+}
+
+impl Table {
+    /// Wraps a definition with fresh runtime state.
+    pub fn new(def: TableDef) -> Table {
+        Self::with_counters(def, Arc::default(), Arc::default())
+    }
+
+    /// Wraps a definition, sharing runtime counters with a previous version.
+    pub fn with_counters(def: TableDef, auto_inc: Arc<AtomicU64>, row_id: Arc<AtomicU64>) -> Table {
+        let column_lookup = def
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.to_ascii_lowercase(), i))
+            .collect();
+        Table {
+            def,
+            auto_increment: auto_inc,
+            row_id,
+            column_lookup,
+        }
+    }
+
+    /// Position of a column by (case-insensitive) name.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.column_lookup
+            .get(&name.to_ascii_lowercase())
+            .copied()
+            .or_else(|| {
+                self.def
+                    .columns
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(name))
+            })
+    }
+
+    /// The AUTO_INCREMENT column, if any.
+    pub fn auto_increment_column(&self) -> Option<usize> {
+        self.def.columns.iter().position(|c| c.auto_increment)
+    }
+
+    /// Whether the primary key is the hidden row id.
+    pub fn hidden_pk(&self) -> bool {
+        self.def.primary_key.is_empty()
+    }
+}
+
+/// A database.
+#[derive(Debug, Clone, Default)]
+pub struct Database {
+    /// Name.
+    pub name: String,
+    /// Tables by name.
+    pub tables: BTreeMap<String, Arc<Table>>,
+}
+
+/// A privilege grant, at global (`*.*`) or database (`db.*`) level.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    /// `None` for `*.*`, else the database.
+    pub db: Option<String>,
+    /// ALL PRIVILEGES (the only privilege set implemented so far).
+    pub all: bool,
+    /// WITH GRANT OPTION.
+    pub grant_option: bool,
+}
+
+/// An account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserDef {
+    /// User name.
+    pub user: String,
+    /// Host pattern ('%' or a literal host).
+    pub host: String,
+    /// SHA1(SHA1(password)) as hex, or empty for no password.
+    pub native_hash_hex: String,
+    /// Grants.
+    pub grants: Vec<Grant>,
+}
+
+impl UserDef {
+    /// Whether the account may use database `db` (any privilege).
+    pub fn can_use_db(&self, db: &str) -> bool {
+        self.grants
+            .iter()
+            .any(|g| g.all && g.db.as_deref().is_none_or(|d| d == db))
+    }
+
+    /// Whether the account holds global ALL PRIVILEGES.
+    pub fn is_superuser(&self) -> bool {
+        self.grants.iter().any(|g| g.all && g.db.is_none())
+    }
+}
+
+/// One immutable catalog snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    /// Databases by name.
+    pub databases: BTreeMap<String, Arc<Database>>,
+    /// Accounts by (user, host).
+    pub users: BTreeMap<(String, String), Arc<UserDef>>,
+    /// Incremented by every change; prepared statements re-plan when it moved.
+    pub version: u64,
+}
+
+impl Catalog {
+    /// Looks up a table.
+    pub fn table(&self, db: &str, name: &str) -> Option<&Arc<Table>> {
+        self.databases.get(db)?.tables.get(name)
+    }
+
+    /// Finds the account for a login: exact host first, then '%'.
+    pub fn user(&self, user: &str, host: &str) -> Option<&Arc<UserDef>> {
+        self.users
+            .get(&(user.to_string(), host.to_string()))
+            .or_else(|| {
+                if host == "127.0.0.1" || host == "::1" {
+                    self.users.get(&(user.to_string(), "localhost".to_string()))
+                } else {
+                    None
+                }
+            })
+            .or_else(|| self.users.get(&(user.to_string(), "%".to_string())))
+    }
+}
+
+/// Turns a stored default into a value (before coercion to the column type).
+pub fn default_value(d: &DefaultValue, now: chrono::NaiveDateTime) -> Value {
+    match d {
+        DefaultValue::Null => Value::Null,
+        DefaultValue::Literal(s) => Value::str(s),
+        DefaultValue::Number(s) => {
+            if let Ok(i) = s.parse::<i64>() {
+                Value::Int(i)
+            } else if let Ok(u) = s.parse::<u64>() {
+                Value::UInt(u)
+            } else if let Ok(d) = rust_decimal::Decimal::from_str_exact(s) {
+                Value::Decimal(d)
+            } else {
+                Value::Double(s.parse().unwrap_or(0.0))
+            }
+        }
+        DefaultValue::CurrentTimestamp => Value::DateTime(now),
+    }
+}

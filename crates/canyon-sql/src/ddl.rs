@@ -1,0 +1,358 @@
+//! Translating CREATE TABLE / CREATE INDEX from the AST into catalog definitions.
+//!
+//! Accepted and ignored, as MySQL users expect: table options (ENGINE, CHARSET,
+//! COLLATE, ROW_FORMAT, COMMENT, AUTO_INCREMENT=n is honoured), column
+//! CHARACTER SET / COLLATE / COMMENT, display widths, ZEROFILL-free integer
+//! forms. Refused with 1235: FOREIGN KEY, CHECK, generated columns, ENUM/SET/JSON,
+//! TIME, spatial types.
+
+use crate::catalog::{ColumnDef, DefaultValue, IndexDef, TableDef};
+use crate::types::SqlType;
+use canyon_common::{Error, Result};
+use sqlparser::ast;
+
+/// A table definition before ids are assigned.
+#[derive(Debug)]
+pub struct NewTable {
+    /// Columns.
+    pub columns: Vec<ColumnDef>,
+    /// Primary key column positions.
+    pub primary_key: Vec<usize>,
+    /// Indexes (ids assigned later): (name, columns, unique).
+    pub indexes: Vec<(String, Vec<usize>, bool)>,
+    /// AUTO_INCREMENT=n table option.
+    pub auto_increment_start: Option<u64>,
+}
+
+/// Maps a declared SQL type.
+pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
+    use ast::DataType as D;
+    let len = |l: &Option<ast::CharacterLength>, default: u32| -> u32 {
+        match l {
+            Some(ast::CharacterLength::IntegerLength { length, .. }) => {
+                (*length).min(u32::MAX as u64) as u32
+            }
+            Some(ast::CharacterLength::Max) => 65535,
+            None => default,
+        }
+    };
+    Ok(match t {
+        D::TinyInt(_) => SqlType::TinyInt { unsigned: false },
+        D::TinyIntUnsigned(_) | D::UTinyInt => SqlType::TinyInt { unsigned: true },
+        D::Bool | D::Boolean => SqlType::TinyInt { unsigned: false },
+        D::SmallInt(_) | D::Int2(_) => SqlType::SmallInt { unsigned: false },
+        D::SmallIntUnsigned(_) | D::Int2Unsigned(_) | D::USmallInt => {
+            SqlType::SmallInt { unsigned: true }
+        }
+        D::MediumInt(_) => SqlType::MediumInt { unsigned: false },
+        D::MediumIntUnsigned(_) => SqlType::MediumInt { unsigned: true },
+        D::Int(_) | D::Integer(_) | D::Int4(_) => SqlType::Int { unsigned: false },
+        D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) => {
+            SqlType::Int { unsigned: true }
+        }
+        D::BigInt(_) | D::Int8(_) => SqlType::BigInt { unsigned: false },
+        D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => {
+            SqlType::BigInt { unsigned: true }
+        }
+        D::Float(_) | D::Float4 | D::FloatUnsigned(_) => SqlType::Float,
+        D::Double(_)
+        | D::DoublePrecision
+        | D::Real
+        | D::Float8
+        | D::DoubleUnsigned(_)
+        | D::DoublePrecisionUnsigned => SqlType::Double,
+        D::Decimal(info)
+        | D::Numeric(info)
+        | D::Dec(info)
+        | D::DecimalUnsigned(info)
+        | D::DecUnsigned(info) => {
+            let (p, s) = match info {
+                ast::ExactNumberInfo::None => (10, 0),
+                ast::ExactNumberInfo::Precision(p) => (*p, 0),
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, (*s).max(0) as u64),
+            };
+            if p > 28 || s > 28 || s > p {
+                return Err(Error::Unsupported(format!(
+                    "DECIMAL({p},{s}): Canyon stores DECIMAL up to 28 digits"
+                )));
+            }
+            SqlType::Decimal {
+                precision: p as u8,
+                scale: s as u8,
+            }
+        }
+        D::Char(l) | D::Character(l) => SqlType::Char(len(l, 1)),
+        D::Varchar(l) | D::CharacterVarying(l) | D::CharVarying(l) | D::Nvarchar(l) => {
+            if l.is_none() {
+                return Err(Error::Syntax("VARCHAR needs a length".into()));
+            }
+            SqlType::VarChar(len(l, 255))
+        }
+        D::Binary(n) => SqlType::Binary(n.unwrap_or(1) as u32),
+        D::Varbinary(n) => SqlType::VarBinary(match n {
+            Some(ast::BinaryLength::IntegerLength { length }) => *length as u32,
+            _ => 65535,
+        }),
+        D::TinyText => SqlType::Text(255),
+        D::Text => SqlType::Text(65535),
+        D::MediumText => SqlType::Text(16_777_215),
+        D::LongText => SqlType::Text(u32::MAX),
+        D::TinyBlob => SqlType::Blob(255),
+        D::Blob(_) => SqlType::Blob(65535),
+        D::MediumBlob => SqlType::Blob(16_777_215),
+        D::LongBlob => SqlType::Blob(u32::MAX),
+        D::Date => SqlType::Date,
+        D::Datetime(_) => SqlType::DateTime,
+        D::Timestamp(..) => SqlType::Timestamp,
+        other => return Err(Error::Unsupported(format!("column type {other}"))),
+    })
+}
+
+fn default_of(e: &ast::Expr) -> Result<DefaultValue> {
+    Ok(match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Null => DefaultValue::Null,
+            ast::Value::Number(n, _) => DefaultValue::Number(n.clone()),
+            ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                DefaultValue::Literal(s.clone())
+            }
+            ast::Value::Boolean(b) => DefaultValue::Number(if *b { "1" } else { "0" }.into()),
+            other => return Err(Error::Unsupported(format!("DEFAULT {other}"))),
+        },
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match default_of(expr)? {
+            DefaultValue::Number(n) => DefaultValue::Number(format!("-{n}")),
+            _ => return Err(Error::Unsupported("this DEFAULT expression".into())),
+        },
+        ast::Expr::Function(f) => {
+            let name = f.name.to_string().to_ascii_uppercase();
+            if matches!(
+                name.as_str(),
+                "CURRENT_TIMESTAMP" | "NOW" | "LOCALTIMESTAMP" | "LOCALTIME"
+            ) {
+                DefaultValue::CurrentTimestamp
+            } else {
+                return Err(Error::Unsupported(format!("DEFAULT {name}()")));
+            }
+        }
+        ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("CURRENT_TIMESTAMP") => {
+            DefaultValue::CurrentTimestamp
+        }
+        ast::Expr::Nested(inner) => default_of(inner)?,
+        other => return Err(Error::Unsupported(format!("DEFAULT {other}"))),
+    })
+}
+
+fn index_columns(cols: &[ast::IndexColumn], columns: &[ColumnDef]) -> Result<Vec<usize>> {
+    cols.iter()
+        .map(|ic| {
+            let name = match &ic.column.expr {
+                ast::Expr::Identifier(id) => id.value.clone(),
+                // `col(10)` prefix lengths parse as a function call.
+                ast::Expr::Function(f) => f.name.to_string(),
+                other => return Err(Error::Unsupported(format!("index on expression {other}"))),
+            };
+            columns
+                .iter()
+                .position(|c| c.name.eq_ignore_ascii_case(&name))
+                .ok_or(Error::UnknownColumn {
+                    column: name,
+                    context: "key column".into(),
+                })
+        })
+        .collect()
+}
+
+/// Translates a CREATE TABLE.
+pub fn create_table(ct: &ast::CreateTable) -> Result<NewTable> {
+    if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() {
+        return Err(Error::Unsupported("CREATE TABLE ... SELECT / LIKE".into()));
+    }
+    if ct.temporary {
+        return Err(Error::Unsupported("TEMPORARY tables".into()));
+    }
+    let mut columns = Vec::with_capacity(ct.columns.len());
+    let mut primary_key: Vec<usize> = Vec::new();
+    let mut indexes: Vec<(String, Vec<usize>, bool)> = Vec::new();
+    for (pos, c) in ct.columns.iter().enumerate() {
+        if columns
+            .iter()
+            .any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&c.name.value))
+        {
+            return Err(Error::DuplicateColumn(c.name.value.clone()));
+        }
+        let ty = sql_type(&c.data_type)?;
+        let mut col = ColumnDef {
+            name: c.name.value.clone(),
+            ty,
+            nullable: true,
+            default: None,
+            auto_increment: false,
+        };
+        let mut explicit_null = false;
+        for opt in &c.options {
+            match &opt.option {
+                ast::ColumnOption::Null => explicit_null = true,
+                ast::ColumnOption::NotNull => col.nullable = false,
+                ast::ColumnOption::Default(e) => col.default = Some(default_of(e)?),
+                ast::ColumnOption::PrimaryKey(_) => {
+                    if !primary_key.is_empty() {
+                        return Err(Error::MultiplePrimaryKey);
+                    }
+                    primary_key = vec![pos];
+                    col.nullable = false;
+                }
+                ast::ColumnOption::Unique(_) => {
+                    indexes.push((c.name.value.clone(), vec![pos], true))
+                }
+                ast::ColumnOption::DialectSpecific(tokens) => {
+                    let text = tokens
+                        .iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    if text.eq_ignore_ascii_case("AUTO_INCREMENT") {
+                        col.auto_increment = true;
+                    } else {
+                        return Err(Error::Unsupported(format!("column option {text}")));
+                    }
+                }
+                ast::ColumnOption::CharacterSet(_)
+                | ast::ColumnOption::Collation(_)
+                | ast::ColumnOption::Comment(_) => {}
+                ast::ColumnOption::OnUpdate(_) => {}
+                ast::ColumnOption::ForeignKey(_) => {
+                    return Err(Error::Unsupported("FOREIGN KEY".into()))
+                }
+                ast::ColumnOption::Check(_) => {
+                    return Err(Error::Unsupported("CHECK constraints".into()))
+                }
+                ast::ColumnOption::Generated { .. } => {
+                    return Err(Error::Unsupported("generated columns".into()))
+                }
+                other => return Err(Error::Unsupported(format!("column option {other}"))),
+            }
+        }
+        let _ = explicit_null;
+        if col.auto_increment && !ty.is_integer() {
+            return Err(Error::Unsupported(
+                "AUTO_INCREMENT on a non-integer column".into(),
+            ));
+        }
+        if matches!(col.default, Some(DefaultValue::Null)) && !col.nullable {
+            return Err(Error::InvalidArgument(format!(
+                "Invalid default value for '{}'",
+                col.name
+            )));
+        }
+        columns.push(col);
+    }
+    for con in &ct.constraints {
+        match con {
+            ast::TableConstraint::PrimaryKey(pk) => {
+                if !primary_key.is_empty() {
+                    return Err(Error::MultiplePrimaryKey);
+                }
+                primary_key = index_columns(&pk.columns, &columns)?;
+                for &c in &primary_key {
+                    columns[c].nullable = false;
+                }
+            }
+            ast::TableConstraint::Unique(u) => {
+                let cols = index_columns(&u.columns, &columns)?;
+                let name = u
+                    .index_name
+                    .as_ref()
+                    .or(u.name.as_ref())
+                    .map(|n| n.value.clone())
+                    .unwrap_or_else(|| columns[cols[0]].name.clone());
+                indexes.push((name, cols, true));
+            }
+            ast::TableConstraint::Index(ix) => {
+                let cols = index_columns(&ix.columns, &columns)?;
+                let name = ix
+                    .name
+                    .as_ref()
+                    .map(|n| n.value.clone())
+                    .unwrap_or_else(|| columns[cols[0]].name.clone());
+                indexes.push((name, cols, false));
+            }
+            ast::TableConstraint::ForeignKey(_) => {
+                return Err(Error::Unsupported("FOREIGN KEY".into()))
+            }
+            ast::TableConstraint::Check(_) => {
+                return Err(Error::Unsupported("CHECK constraints".into()))
+            }
+            other => return Err(Error::Unsupported(format!("table constraint {other}"))),
+        }
+    }
+    // Unnamed duplicates get MySQL's _2, _3 suffixes.
+    let mut seen: Vec<String> = Vec::new();
+    for ix in &mut indexes {
+        let base = ix.0.clone();
+        let mut n = 2;
+        while seen.iter().any(|s| s.eq_ignore_ascii_case(&ix.0)) {
+            ix.0 = format!("{base}_{n}");
+            n += 1;
+        }
+        seen.push(ix.0.clone());
+    }
+    if ct.columns.is_empty() {
+        return Err(Error::Syntax("a table must have at least 1 column".into()));
+    }
+    let autos = columns.iter().filter(|c| c.auto_increment).count();
+    if autos > 1 {
+        return Err(Error::InvalidArgument(
+            "there can be only one auto column".into(),
+        ));
+    }
+    let auto_increment_start = table_auto_increment_option(ct);
+    Ok(NewTable {
+        columns,
+        primary_key,
+        indexes,
+        auto_increment_start,
+    })
+}
+
+fn table_auto_increment_option(ct: &ast::CreateTable) -> Option<u64> {
+    let text = ct.table_options.to_string().to_ascii_uppercase();
+    let i = text.find("AUTO_INCREMENT")?;
+    let rest = text[i + "AUTO_INCREMENT".len()..]
+        .trim_start()
+        .trim_start_matches('=')
+        .trim_start();
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The definition with ids applied.
+pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> TableDef {
+    TableDef {
+        id,
+        db: db.to_string(),
+        name: name.to_string(),
+        columns: t.columns,
+        primary_key: t.primary_key,
+        indexes: t
+            .indexes
+            .into_iter()
+            .zip(index_ids)
+            .map(|((name, columns, unique), &id)| IndexDef {
+                id,
+                name,
+                columns,
+                unique,
+            })
+            .collect(),
+    }
+}
+
+/// The columns of a CREATE INDEX.
+pub fn create_index_columns(ci: &ast::CreateIndex, columns: &[ColumnDef]) -> Result<Vec<usize>> {
+    index_columns(&ci.columns, columns)
+}

@@ -1,0 +1,1253 @@
+//! Bound expressions: binding sqlparser's AST against one table's columns, and
+//! evaluation with MySQL's semantics (three-valued logic, numeric promotion,
+//! integer overflow errors, division by zero giving NULL).
+//!
+//! Binding resolves every name once (columns to positions, functions to
+//! [`Func`]); evaluation then only walks the tree. Placeholders (`?`) are numbered
+//! in the order the binder meets them, which is their textual order because each
+//! statement binds its clauses in textual order and children left to right.
+//!
+//! Nesting is bounded twice: sqlparser stops at its recursion limit (which we
+//! report as [`Error::TooDeep`]), and the binder refuses trees deeper than
+//! [`MAX_DEPTH`], so evaluation's recursion is bounded too.
+
+use crate::catalog::Table;
+use crate::functions::{self, Func};
+use crate::types::ExprKind;
+use crate::value::{compare, Value};
+use canyon_common::{Error, Result};
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
+use sqlparser::ast;
+use std::cmp::Ordering;
+
+/// Deepest expression tree the binder accepts.
+pub const MAX_DEPTH: usize = 200;
+
+/// Binary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    /// +
+    Add,
+    /// -
+    Sub,
+    /// *
+    Mul,
+    /// / (decimal division in MySQL)
+    Div,
+    /// DIV
+    IntDiv,
+    /// % / MOD
+    Mod,
+    /// =
+    Eq,
+    /// <=>
+    NullSafeEq,
+    /// <> / !=
+    Ne,
+    /// <
+    Lt,
+    /// <=
+    Le,
+    /// >
+    Gt,
+    /// >=
+    Ge,
+    /// AND / &&
+    And,
+    /// OR / ||
+    Or,
+    /// XOR
+    Xor,
+    /// &
+    BitAnd,
+    /// |
+    BitOr,
+    /// ^
+    BitXor,
+}
+
+/// Aggregate functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggFunc {
+    /// COUNT(*)
+    CountStar,
+    /// COUNT(expr)
+    Count,
+    /// SUM
+    Sum,
+    /// MIN
+    Min,
+    /// MAX
+    Max,
+    /// AVG
+    Avg,
+}
+
+/// One aggregate call in a SELECT.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggCall {
+    /// Which aggregate.
+    pub func: AggFunc,
+    /// Its argument (none for COUNT(*)).
+    pub arg: Option<Expr>,
+    /// DISTINCT.
+    pub distinct: bool,
+}
+
+/// A bound expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A constant.
+    Literal(Value),
+    /// The n-th `?` parameter (0-based).
+    Param(usize),
+    /// A column of the current row, by position.
+    Column(usize),
+    /// The n-th aggregate's result (only after grouping).
+    Agg(usize),
+    /// `@@name` (lower-cased, scope prefix removed).
+    SysVar(String),
+    /// `@name`.
+    UserVar(String),
+    /// Unary minus.
+    Neg(Box<Expr>),
+    /// NOT / !.
+    Not(Box<Expr>),
+    /// ~.
+    BitNot(Box<Expr>),
+    /// A binary operator.
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// IS [NOT] NULL (the bool is `negated`).
+    IsNull(Box<Expr>, bool),
+    /// IS [NOT] TRUE / FALSE: (expr, TRUE?, negated).
+    IsBool(Box<Expr>, bool, bool),
+    /// [NOT] IN (list).
+    InList(Box<Expr>, Vec<Expr>, bool),
+    /// [NOT] BETWEEN low AND high.
+    Between(Box<Expr>, Box<Expr>, Box<Expr>, bool),
+    /// [NOT] LIKE pattern [ESCAPE c].
+    Like(Box<Expr>, Box<Expr>, u8, bool),
+    /// CASE.
+    Case {
+        /// CASE operand WHEN ...
+        operand: Option<Box<Expr>>,
+        /// WHEN cond THEN result.
+        whens: Vec<(Expr, Expr)>,
+        /// ELSE.
+        otherwise: Option<Box<Expr>>,
+    },
+    /// A scalar function.
+    Func(Func, Vec<Expr>),
+}
+
+impl Expr {
+    /// Whether the expression reads no column and no aggregate (it may read
+    /// parameters and variables): its value is fixed for a whole statement.
+    pub fn is_constant(&self) -> bool {
+        match self {
+            Expr::Literal(_) | Expr::Param(_) | Expr::SysVar(_) | Expr::UserVar(_) => true,
+            Expr::Column(_) | Expr::Agg(_) => false,
+            Expr::Neg(e)
+            | Expr::Not(e)
+            | Expr::BitNot(e)
+            | Expr::IsNull(e, _)
+            | Expr::IsBool(e, _, _) => e.is_constant(),
+            Expr::Binary(_, a, b) | Expr::Like(a, b, _, _) => a.is_constant() && b.is_constant(),
+            Expr::InList(e, l, _) => e.is_constant() && l.iter().all(Expr::is_constant),
+            Expr::Between(a, b, c, _) => a.is_constant() && b.is_constant() && c.is_constant(),
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                operand.as_ref().is_none_or(|e| e.is_constant())
+                    && whens
+                        .iter()
+                        .all(|(a, b)| a.is_constant() && b.is_constant())
+                    && otherwise.as_ref().is_none_or(|e| e.is_constant())
+            }
+            Expr::Func(f, args) => {
+                f.is_deterministic_per_statement() && args.iter().all(Expr::is_constant)
+            }
+        }
+    }
+
+    /// Splits a conjunction into its AND-ed parts.
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        fn walk<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+            if let Expr::Binary(BinOp::And, a, b) = e {
+                walk(a, out);
+                walk(b, out);
+            } else {
+                out.push(e);
+            }
+        }
+        walk(self, &mut out);
+        out
+    }
+
+    /// The static result kind, for result-set metadata (a best effort that
+    /// matches MySQL for the common cases).
+    pub fn kind(&self, table: Option<&Table>, aggs: &[AggCall]) -> ExprKind {
+        match self {
+            Expr::Literal(v) => ExprKind::of_value(v),
+            Expr::Param(_) | Expr::UserVar(_) => ExprKind::String,
+            Expr::SysVar(_) => ExprKind::String,
+            Expr::Column(i) => table
+                .and_then(|t| t.def.columns.get(*i))
+                .map(|c| ExprKind::of(c.ty))
+                .unwrap_or(ExprKind::String),
+            Expr::Agg(i) => match aggs.get(*i) {
+                Some(a) => match a.func {
+                    AggFunc::Count | AggFunc::CountStar => ExprKind::Int,
+                    AggFunc::Avg => match a.arg.as_ref().map(|e| e.kind(table, aggs)) {
+                        Some(ExprKind::Double) => ExprKind::Double,
+                        Some(ExprKind::Decimal(s)) => ExprKind::Decimal((s + 4).min(30)),
+                        _ => ExprKind::Decimal(4),
+                    },
+                    AggFunc::Sum => match a.arg.as_ref().map(|e| e.kind(table, aggs)) {
+                        Some(ExprKind::Double) => ExprKind::Double,
+                        Some(ExprKind::Decimal(s)) => ExprKind::Decimal(s),
+                        _ => ExprKind::Decimal(0),
+                    },
+                    AggFunc::Min | AggFunc::Max => a
+                        .arg
+                        .as_ref()
+                        .map(|e| e.kind(table, aggs))
+                        .unwrap_or(ExprKind::Null),
+                },
+                None => ExprKind::Null,
+            },
+            Expr::Neg(e) => e.kind(table, aggs),
+            Expr::Binary(op, a, b) => match op {
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod => {
+                    match (a.kind(table, aggs), b.kind(table, aggs)) {
+                        (ExprKind::Double, _) | (_, ExprKind::Double) => ExprKind::Double,
+                        (ExprKind::String, _) | (_, ExprKind::String) => ExprKind::Double,
+                        (ExprKind::Decimal(x), ExprKind::Decimal(y)) => ExprKind::Decimal(x.max(y)),
+                        (ExprKind::Decimal(x), _) | (_, ExprKind::Decimal(x)) => {
+                            ExprKind::Decimal(x)
+                        }
+                        (ExprKind::UInt, _) | (_, ExprKind::UInt) => ExprKind::UInt,
+                        _ => ExprKind::Int,
+                    }
+                }
+                BinOp::Div => match (a.kind(table, aggs), b.kind(table, aggs)) {
+                    (ExprKind::Double, _) | (_, ExprKind::Double) => ExprKind::Double,
+                    (ExprKind::String, _) | (_, ExprKind::String) => ExprKind::Double,
+                    (ExprKind::Decimal(x), _) => ExprKind::Decimal((x + 4).min(30)),
+                    _ => ExprKind::Decimal(4),
+                },
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => ExprKind::UInt,
+                _ => ExprKind::Int,
+            },
+            Expr::BitNot(_) => ExprKind::UInt,
+            Expr::Not(_)
+            | Expr::IsNull(..)
+            | Expr::IsBool(..)
+            | Expr::InList(..)
+            | Expr::Between(..)
+            | Expr::Like(..) => ExprKind::Int,
+            Expr::Case {
+                whens, otherwise, ..
+            } => whens
+                .first()
+                .map(|(_, r)| r.kind(table, aggs))
+                .or_else(|| otherwise.as_ref().map(|e| e.kind(table, aggs)))
+                .unwrap_or(ExprKind::Null),
+            Expr::Func(f, args) => functions::result_kind(*f, args, table, aggs),
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// Binding
+// ----------------------------------------------------------------------------------
+
+/// Resolves names against at most one table and numbers placeholders.
+pub struct Binder<'a> {
+    /// The table in scope, if any.
+    pub table: Option<&'a Table>,
+    /// The name the table is referred to by (its alias, or its name).
+    pub table_alias: Option<&'a str>,
+    /// Placeholders seen so far.
+    pub params: usize,
+    /// Aggregates collected, when aggregates are allowed.
+    pub aggs: Vec<AggCall>,
+    /// Whether aggregate functions may appear here.
+    pub allow_aggs: bool,
+    /// Where we are, for "Unknown column 'x' in '...'".
+    pub context: &'static str,
+    /// Output-column aliases visible here (GROUP BY, HAVING, ORDER BY), used
+    /// for names that are not columns of the table.
+    pub aliases: Vec<(String, Expr)>,
+    depth: usize,
+}
+
+impl<'a> Binder<'a> {
+    /// A binder for expressions over `table` (referred to as `alias`).
+    pub fn new(table: Option<&'a Table>, table_alias: Option<&'a str>) -> Binder<'a> {
+        Binder {
+            table,
+            table_alias,
+            params: 0,
+            aggs: Vec::new(),
+            allow_aggs: false,
+            context: "field list",
+            aliases: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    /// Binds one expression.
+    pub fn bind(&mut self, e: &ast::Expr) -> Result<Expr> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth -= 1;
+            return Err(Error::TooDeep);
+        }
+        let r = self.bind_inner(e);
+        self.depth -= 1;
+        r
+    }
+
+    fn boxed(&mut self, e: &ast::Expr) -> Result<Box<Expr>> {
+        Ok(Box::new(self.bind(e)?))
+    }
+
+    fn column(&self, parts: &[&ast::Ident]) -> Result<Expr> {
+        let display = parts
+            .iter()
+            .map(|p| p.value.as_str())
+            .collect::<Vec<_>>()
+            .join(".");
+        let unknown = || Error::UnknownColumn {
+            column: display.clone(),
+            context: self.context.to_string(),
+        };
+        let table = self.table.ok_or_else(unknown)?;
+        let (qualifier, name) = match parts {
+            [c] => (None, &c.value),
+            [t, c] => (Some(&t.value), &c.value),
+            [d, t, c] => {
+                if d.value != table.def.db {
+                    return Err(unknown());
+                }
+                (Some(&t.value), &c.value)
+            }
+            _ => return Err(unknown()),
+        };
+        if let Some(q) = qualifier {
+            let alias = self.table_alias.unwrap_or(&table.def.name);
+            if q != alias {
+                return Err(unknown());
+            }
+        }
+        table.column(name).map(Expr::Column).ok_or_else(unknown)
+    }
+
+    fn bind_inner(&mut self, e: &ast::Expr) -> Result<Expr> {
+        use ast::Expr as A;
+        Ok(match e {
+            A::Identifier(id) => {
+                if let Some(v) = id.value.strip_prefix("@@") {
+                    Expr::SysVar(strip_scope(v))
+                } else if let Some(v) = id.value.strip_prefix('@') {
+                    Expr::UserVar(v.to_ascii_lowercase())
+                } else if id.quote_style == Some('"')
+                    && self.table.is_none_or(|t| t.column(&id.value).is_none())
+                {
+                    // In MySQL's default sql_mode "..." is a string literal.
+                    Expr::Literal(Value::str(&id.value))
+                } else {
+                    match self.column(&[id]) {
+                        Ok(c) => c,
+                        Err(e) => match self
+                            .aliases
+                            .iter()
+                            .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
+                        {
+                            Some((_, aliased)) => aliased.clone(),
+                            None => return Err(e),
+                        },
+                    }
+                }
+            }
+            A::CompoundIdentifier(parts) => {
+                if let Some(first) = parts.first().and_then(|p| p.value.strip_prefix("@@")) {
+                    // @@session.x / @@global.x
+                    let _ = first;
+                    let name = parts
+                        .last()
+                        .map(|p| p.value.to_ascii_lowercase())
+                        .unwrap_or_default();
+                    Expr::SysVar(name)
+                } else {
+                    let refs: Vec<&ast::Ident> = parts.iter().collect();
+                    self.column(&refs)?
+                }
+            }
+            A::Value(v) => match &v.value {
+                ast::Value::Placeholder(_) => {
+                    let i = self.params;
+                    self.params += 1;
+                    Expr::Param(i)
+                }
+                other => Expr::Literal(literal(other)?),
+            },
+            A::TypedString(ts) => {
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                        s.clone()
+                    }
+                    other => other.to_string(),
+                };
+                let v = Value::str(&text);
+                match ts.data_type {
+                    ast::DataType::Date => Expr::Func(Func::CastDate, vec![Expr::Literal(v)]),
+                    ast::DataType::Timestamp(..) | ast::DataType::Datetime(_) => {
+                        Expr::Func(Func::CastDateTime, vec![Expr::Literal(v)])
+                    }
+                    _ => Expr::Literal(v),
+                }
+            }
+            A::Nested(inner) => self.bind(inner)?,
+            A::UnaryOp { op, expr } => match op {
+                ast::UnaryOperator::Minus => match self.bind(expr)? {
+                    Expr::Literal(Value::Int(i)) => Expr::Literal(Value::Int(-i)),
+                    Expr::Literal(Value::UInt(u)) if u == 1u64 << 63 => {
+                        Expr::Literal(Value::Int(i64::MIN))
+                    }
+                    Expr::Literal(Value::Decimal(d)) => Expr::Literal(Value::Decimal(-d)),
+                    Expr::Literal(Value::Double(d)) => Expr::Literal(Value::Double(-d)),
+                    other => Expr::Neg(Box::new(other)),
+                },
+                ast::UnaryOperator::Plus => self.bind(expr)?,
+                ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => {
+                    Expr::Not(self.boxed(expr)?)
+                }
+                ast::UnaryOperator::BitwiseNot => Expr::BitNot(self.boxed(expr)?),
+                other => return Err(Error::Unsupported(format!("operator {other}"))),
+            },
+            A::BinaryOp { left, op, right } => {
+                let op = match op {
+                    ast::BinaryOperator::Plus => BinOp::Add,
+                    ast::BinaryOperator::Minus => BinOp::Sub,
+                    ast::BinaryOperator::Multiply => BinOp::Mul,
+                    ast::BinaryOperator::Divide => BinOp::Div,
+                    ast::BinaryOperator::Modulo => BinOp::Mod,
+                    ast::BinaryOperator::MyIntegerDivide
+                    | ast::BinaryOperator::DuckIntegerDivide => BinOp::IntDiv,
+                    ast::BinaryOperator::Eq => BinOp::Eq,
+                    ast::BinaryOperator::Spaceship => BinOp::NullSafeEq,
+                    ast::BinaryOperator::NotEq => BinOp::Ne,
+                    ast::BinaryOperator::Lt => BinOp::Lt,
+                    ast::BinaryOperator::LtEq => BinOp::Le,
+                    ast::BinaryOperator::Gt => BinOp::Gt,
+                    ast::BinaryOperator::GtEq => BinOp::Ge,
+                    ast::BinaryOperator::And => BinOp::And,
+                    ast::BinaryOperator::Or | ast::BinaryOperator::StringConcat => BinOp::Or,
+                    ast::BinaryOperator::Xor => BinOp::Xor,
+                    ast::BinaryOperator::BitwiseAnd => BinOp::BitAnd,
+                    ast::BinaryOperator::BitwiseOr => BinOp::BitOr,
+                    ast::BinaryOperator::BitwiseXor => BinOp::BitXor,
+                    other => return Err(Error::Unsupported(format!("operator {other}"))),
+                };
+                let l = self.boxed(left)?;
+                let r = self.boxed(right)?;
+                Expr::Binary(op, l, r)
+            }
+            A::IsNull(e) => Expr::IsNull(self.boxed(e)?, false),
+            A::IsNotNull(e) => Expr::IsNull(self.boxed(e)?, true),
+            A::IsTrue(e) => Expr::IsBool(self.boxed(e)?, true, false),
+            A::IsNotTrue(e) => Expr::IsBool(self.boxed(e)?, true, true),
+            A::IsFalse(e) => Expr::IsBool(self.boxed(e)?, false, false),
+            A::IsNotFalse(e) => Expr::IsBool(self.boxed(e)?, false, true),
+            A::IsUnknown(e) => Expr::IsNull(self.boxed(e)?, false),
+            A::IsNotUnknown(e) => Expr::IsNull(self.boxed(e)?, true),
+            A::IsNotDistinctFrom(a, b) => {
+                let a = self.boxed(a)?;
+                Expr::Binary(BinOp::NullSafeEq, a, self.boxed(b)?)
+            }
+            A::IsDistinctFrom(a, b) => {
+                let a = self.boxed(a)?;
+                Expr::Not(Box::new(Expr::Binary(BinOp::NullSafeEq, a, self.boxed(b)?)))
+            }
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let e = self.boxed(expr)?;
+                let list = list
+                    .iter()
+                    .map(|x| self.bind(x))
+                    .collect::<Result<Vec<_>>>()?;
+                Expr::InList(e, list, *negated)
+            }
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let e = self.boxed(expr)?;
+                let lo = self.boxed(low)?;
+                let hi = self.boxed(high)?;
+                Expr::Between(e, lo, hi, *negated)
+            }
+            A::Like {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                let e = self.boxed(expr)?;
+                let p = self.boxed(pattern)?;
+                let esc = match escape_char.as_deref() {
+                    None => b'\\',
+                    Some(ast::Expr::Value(v)) => match &v.value {
+                        ast::Value::SingleQuotedString(s) if s.len() == 1 => s.as_bytes()[0],
+                        _ => return Err(Error::WrongArguments("ESCAPE".into())),
+                    },
+                    Some(_) => return Err(Error::WrongArguments("ESCAPE".into())),
+                };
+                Expr::Like(e, p, esc, *negated)
+            }
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = operand.as_ref().map(|o| self.boxed(o)).transpose()?;
+                let mut whens = Vec::with_capacity(conditions.len());
+                for w in conditions {
+                    let c = self.bind(&w.condition)?;
+                    let r = self.bind(&w.result)?;
+                    whens.push((c, r));
+                }
+                let otherwise = else_result.as_ref().map(|o| self.boxed(o)).transpose()?;
+                Expr::Case {
+                    operand,
+                    whens,
+                    otherwise,
+                }
+            }
+            A::Function(f) => self.bind_function(f)?,
+            A::Cast {
+                expr, data_type, ..
+            }
+            | A::Convert {
+                expr,
+                data_type: Some(data_type),
+                ..
+            } => {
+                let inner = self.bind(expr)?;
+                Expr::Func(functions::cast_func(data_type)?, vec![inner])
+            }
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
+                let mut args = vec![self.bind(expr)?];
+                if let Some(f) = substring_from {
+                    args.push(self.bind(f)?);
+                } else {
+                    args.push(Expr::Literal(Value::Int(1)));
+                }
+                if let Some(f) = substring_for {
+                    args.push(self.bind(f)?);
+                }
+                Expr::Func(Func::Substring, args)
+            }
+            A::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                ..
+            } => {
+                let e = self.bind(expr)?;
+                let what = trim_what.as_ref().map(|w| self.bind(w)).transpose()?;
+                let f = match trim_where {
+                    Some(ast::TrimWhereField::Leading) => Func::LTrim,
+                    Some(ast::TrimWhereField::Trailing) => Func::RTrim,
+                    _ => Func::Trim,
+                };
+                let mut args = vec![e];
+                args.extend(what);
+                Expr::Func(f, args)
+            }
+            A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.bind(expr)?]),
+            A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.bind(expr)?]),
+            A::Tuple(_) => return Err(Error::OperandColumns(1)),
+            A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => {
+                return Err(Error::Unsupported("subqueries".into()))
+            }
+            A::Interval(_) => return Err(Error::Unsupported("INTERVAL expressions".into())),
+            other => return Err(Error::Unsupported(format!("expression {other}"))),
+        })
+    }
+
+    fn bind_function(&mut self, f: &ast::Function) -> Result<Expr> {
+        let name = f
+            .name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(|i| i.value.to_ascii_uppercase())
+            .unwrap_or_default();
+        let (args, distinct) = match &f.args {
+            ast::FunctionArguments::None => (Vec::new(), false),
+            ast::FunctionArguments::List(l) => (
+                l.args.iter().collect::<Vec<_>>(),
+                matches!(
+                    l.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                ),
+            ),
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(Error::Unsupported("subqueries".into()))
+            }
+        };
+        let agg = match name.as_str() {
+            "COUNT" => Some(AggFunc::Count),
+            "SUM" => Some(AggFunc::Sum),
+            "MIN" => Some(AggFunc::Min),
+            "MAX" => Some(AggFunc::Max),
+            "AVG" => Some(AggFunc::Avg),
+            _ => None,
+        };
+        if let Some(mut func) = agg {
+            if !self.allow_aggs {
+                return Err(Error::InvalidGroupFuncUse);
+            }
+            if args.len() != 1 {
+                return Err(Error::Syntax(format!("{name}()")));
+            }
+            let arg = match args[0] {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)
+                    if func == AggFunc::Count =>
+                {
+                    func = AggFunc::CountStar;
+                    None
+                }
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                    // An aggregate's argument cannot itself hold aggregates.
+                    self.allow_aggs = false;
+                    let r = self.bind(e);
+                    self.allow_aggs = true;
+                    Some(r?)
+                }
+                _ => return Err(Error::Syntax(format!("{name}(...)"))),
+            };
+            let call = AggCall {
+                func,
+                arg,
+                distinct,
+            };
+            let idx = match self.aggs.iter().position(|a| *a == call) {
+                Some(i) => i,
+                None => {
+                    self.aggs.push(call);
+                    self.aggs.len() - 1
+                }
+            };
+            return Ok(Expr::Agg(idx));
+        }
+        let func =
+            functions::lookup(&name).ok_or_else(|| Error::UnknownFunction(name.to_lowercase()))?;
+        let mut bound = Vec::with_capacity(args.len());
+        for a in args {
+            match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                    bound.push(self.bind(e)?)
+                }
+                _ => return Err(Error::Syntax(format!("{name}(...)"))),
+            }
+        }
+        functions::check_arity(func, &name, bound.len())?;
+        Ok(Expr::Func(func, bound))
+    }
+}
+
+fn strip_scope(v: &str) -> String {
+    let lower = v.to_ascii_lowercase();
+    for p in ["session.", "global.", "local."] {
+        if let Some(rest) = lower.strip_prefix(p) {
+            return rest.to_string();
+        }
+    }
+    lower
+}
+
+/// Converts a literal of the AST into a value.
+pub fn literal(v: &ast::Value) -> Result<Value> {
+    Ok(match v {
+        ast::Value::Number(s, _) => number_literal(s)?,
+        ast::Value::SingleQuotedString(s)
+        | ast::Value::DoubleQuotedString(s)
+        | ast::Value::EscapedStringLiteral(s)
+        | ast::Value::NationalStringLiteral(s)
+        | ast::Value::TripleSingleQuotedString(s)
+        | ast::Value::TripleDoubleQuotedString(s) => Value::str(s),
+        ast::Value::SingleQuotedByteStringLiteral(s)
+        | ast::Value::DoubleQuotedByteStringLiteral(s) => Value::str(s),
+        ast::Value::HexStringLiteral(h) => {
+            Value::Bytes(decode_hex(h).ok_or_else(|| Error::Syntax(format!("X'{h}'")))?)
+        }
+        ast::Value::Boolean(b) => Value::Int(*b as i64),
+        ast::Value::Null => Value::Null,
+        other => return Err(Error::Syntax(other.to_string())),
+    })
+}
+
+/// Parses a numeric literal as MySQL types it: integers as BIGINT (UNSIGNED when
+/// they only fit that), with a point as DECIMAL, with an exponent as DOUBLE.
+pub fn number_literal(s: &str) -> Result<Value> {
+    if let Ok(i) = s.parse::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    if let Ok(u) = s.parse::<u64>() {
+        return Ok(Value::UInt(u));
+    }
+    if !s.contains(['e', 'E']) {
+        if let Ok(d) = Decimal::from_str_exact(s) {
+            return Ok(Value::Decimal(d));
+        }
+    }
+    s.parse::<f64>()
+        .map(Value::Double)
+        .map_err(|_| Error::Syntax(s.to_string()))
+}
+
+fn decode_hex(h: &str) -> Option<Vec<u8>> {
+    let h = if h.len() % 2 == 1 {
+        format!("0{h}")
+    } else {
+        h.to_string()
+    };
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+// ----------------------------------------------------------------------------------
+// Evaluation
+// ----------------------------------------------------------------------------------
+
+/// What evaluation can see besides the expression.
+pub trait EvalContext {
+    /// The statement's parameter values.
+    fn params(&self) -> &[Value];
+    /// A system variable's current value.
+    fn sys_var(&self, name: &str) -> Result<Value>;
+    /// A user variable's value (NULL when unset).
+    fn user_var(&self, name: &str) -> Value;
+    /// Session facts for functions (DATABASE(), CONNECTION_ID(), ...).
+    fn session_fact(&self, f: Func) -> Value;
+    /// The statement's start time (NOW() is constant within a statement).
+    fn now(&self) -> chrono::NaiveDateTime;
+    /// Records a warning for SHOW WARNINGS (code, message).
+    fn warn(&self, code: u16, message: &str);
+}
+
+/// The row an expression is evaluated over.
+pub struct Env<'a> {
+    /// Column values of the current row.
+    pub row: &'a [Value],
+    /// Aggregate results (after grouping).
+    pub aggs: &'a [Value],
+    /// Parameters, variables and session facts.
+    pub ctx: &'a dyn EvalContext,
+}
+
+/// Evaluates an expression.
+pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
+    Ok(match e {
+        Expr::Literal(v) => v.clone(),
+        Expr::Param(i) => env
+            .ctx
+            .params()
+            .get(*i)
+            .cloned()
+            .ok_or_else(|| Error::WrongArguments("mysqld_stmt_execute".into()))?,
+        Expr::Column(i) => env.row.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Agg(i) => env.aggs.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::SysVar(n) => env.ctx.sys_var(n)?,
+        Expr::UserVar(n) => env.ctx.user_var(n),
+        Expr::Neg(a) => match eval(a, env)? {
+            Value::Null => Value::Null,
+            Value::Int(i) => i
+                .checked_neg()
+                .map(Value::Int)
+                .ok_or_else(|| out_of_range("-"))?,
+            Value::UInt(u) => {
+                if u <= i64::MAX as u64 {
+                    Value::Int(-(u as i64))
+                } else if u == 1 << 63 {
+                    Value::Int(i64::MIN)
+                } else {
+                    return Err(out_of_range("-"));
+                }
+            }
+            Value::Decimal(d) => Value::Decimal(-d),
+            other => Value::Double(-other.to_f64().unwrap_or(0.0)),
+        },
+        Expr::Not(a) => match eval(a, env)?.truth() {
+            None => Value::Null,
+            Some(b) => Value::Int(!b as i64),
+        },
+        Expr::BitNot(a) => match eval(a, env)?.to_i64() {
+            None => Value::Null,
+            Some(i) => Value::UInt(!(i as u64)),
+        },
+        Expr::Binary(op, a, b) => binary(*op, a, b, env)?,
+        Expr::IsNull(a, neg) => Value::Int((eval(a, env)?.is_null() != *neg) as i64),
+        Expr::IsBool(a, want, neg) => {
+            let t = eval(a, env)?.truth();
+            Value::Int(((t == Some(*want)) != *neg) as i64)
+        }
+        Expr::InList(a, list, neg) => {
+            let v = eval(a, env)?;
+            if v.is_null() {
+                return Ok(Value::Null);
+            }
+            let mut saw_null = false;
+            for item in list {
+                let w = eval(item, env)?;
+                match compare(&v, &w) {
+                    Some(Ordering::Equal) => return Ok(Value::Int(!*neg as i64)),
+                    None => saw_null = true,
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Int(*neg as i64)
+            }
+        }
+        Expr::Between(a, lo, hi, neg) => {
+            let v = eval(a, env)?;
+            let l = eval(lo, env)?;
+            let h = eval(hi, env)?;
+            let ge = compare(&v, &l).map(|o| o != Ordering::Less);
+            let le = compare(&v, &h).map(|o| o != Ordering::Greater);
+            match and3(ge, le) {
+                None => Value::Null,
+                Some(b) => Value::Int((b != *neg) as i64),
+            }
+        }
+        Expr::Like(a, p, esc, neg) => {
+            let v = eval(a, env)?;
+            let pat = eval(p, env)?;
+            match (v.to_bytes(), pat.to_bytes()) {
+                (Some(s), Some(p)) => Value::Int((like(&s, &p, *esc) != *neg) as i64),
+                _ => Value::Null,
+            }
+        }
+        Expr::Case {
+            operand,
+            whens,
+            otherwise,
+        } => {
+            let op = operand.as_ref().map(|o| eval(o, env)).transpose()?;
+            for (cond, result) in whens {
+                let c = eval(cond, env)?;
+                let hit = match &op {
+                    Some(o) => compare(o, &c) == Some(Ordering::Equal),
+                    None => c.truth() == Some(true),
+                };
+                if hit {
+                    return eval(result, env);
+                }
+            }
+            match otherwise {
+                Some(o) => eval(o, env)?,
+                None => Value::Null,
+            }
+        }
+        Expr::Func(f, args) => functions::call(*f, args, env)?,
+    })
+}
+
+/// Evaluates a predicate: true only when the value is true (NULL is not).
+pub fn eval_predicate(e: &Expr, env: &Env<'_>) -> Result<bool> {
+    Ok(eval(e, env)?.truth() == Some(true))
+}
+
+fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    }
+}
+
+fn out_of_range(op: &str) -> Error {
+    Error::ValueOutOfRange {
+        type_name: "BIGINT".into(),
+        expr: op.to_string(),
+    }
+}
+
+fn binary(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
+    // AND/OR short-circuit with three-valued logic.
+    match op {
+        BinOp::And => {
+            let l = eval(a, env)?.truth();
+            if l == Some(false) {
+                return Ok(Value::Int(0));
+            }
+            let r = eval(b, env)?.truth();
+            return Ok(match and3(l, r) {
+                None => Value::Null,
+                Some(x) => Value::Int(x as i64),
+            });
+        }
+        BinOp::Or => {
+            let l = eval(a, env)?.truth();
+            if l == Some(true) {
+                return Ok(Value::Int(1));
+            }
+            let r = eval(b, env)?.truth();
+            return Ok(match (l, r) {
+                (_, Some(true)) => Value::Int(1),
+                (Some(false), Some(false)) => Value::Int(0),
+                _ => Value::Null,
+            });
+        }
+        _ => {}
+    }
+    let l = eval(a, env)?;
+    let r = eval(b, env)?;
+    if op == BinOp::NullSafeEq {
+        return Ok(Value::Int(match (l.is_null(), r.is_null()) {
+            (true, true) => 1,
+            (true, false) | (false, true) => 0,
+            _ => (compare(&l, &r) == Some(Ordering::Equal)) as i64,
+        }));
+    }
+    if l.is_null() || r.is_null() {
+        return Ok(Value::Null);
+    }
+    let cmp = |pred: fn(Ordering) -> bool| -> Result<Value> {
+        Ok(match compare(&l, &r) {
+            None => Value::Null,
+            Some(o) => Value::Int(pred(o) as i64),
+        })
+    };
+    match op {
+        BinOp::Eq => cmp(|o| o == Ordering::Equal),
+        BinOp::Ne => cmp(|o| o != Ordering::Equal),
+        BinOp::Lt => cmp(|o| o == Ordering::Less),
+        BinOp::Le => cmp(|o| o != Ordering::Greater),
+        BinOp::Gt => cmp(|o| o == Ordering::Greater),
+        BinOp::Ge => cmp(|o| o != Ordering::Less),
+        BinOp::Xor => Ok(match (l.truth(), r.truth()) {
+            (Some(x), Some(y)) => Value::Int((x != y) as i64),
+            _ => Value::Null,
+        }),
+        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+            let (x, y) = (
+                l.to_i64().unwrap_or(0) as u64,
+                r.to_i64().unwrap_or(0) as u64,
+            );
+            Ok(Value::UInt(match op {
+                BinOp::BitAnd => x & y,
+                BinOp::BitOr => x | y,
+                _ => x ^ y,
+            }))
+        }
+        _ => {
+            let v = arithmetic(op, &l, &r)?;
+            if v.is_null() && matches!(op, BinOp::Div | BinOp::IntDiv | BinOp::Mod) {
+                // MySQL: NULL with warning 1365 (an error only in strict-mode DML,
+                // which Canyon does not distinguish yet).
+                env.ctx.warn(1365, "Division by 0");
+            }
+            Ok(v)
+        }
+    }
+}
+
+/// Numeric class of an operand for arithmetic.
+enum Num {
+    Int(i64),
+    UInt(u64),
+    Dec(Decimal),
+    Dbl(f64),
+}
+
+fn num(v: &Value) -> Num {
+    match v {
+        Value::Int(i) => Num::Int(*i),
+        Value::UInt(u) => Num::UInt(*u),
+        Value::Decimal(d) => Num::Dec(*d),
+        Value::Double(d) => Num::Dbl(*d),
+        // Strings are DOUBLE in arithmetic, as in MySQL.
+        other => Num::Dbl(other.to_f64().unwrap_or(0.0)),
+    }
+}
+
+/// MySQL arithmetic: integer ops stay integer (with overflow errors, 1690 in
+/// MySQL, reported here as out of range), anything with a DOUBLE is DOUBLE,
+/// otherwise DECIMAL; `/` is never integer division.
+pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
+    let (a, b) = (num(l), num(r));
+    let as_dec = |n: &Num| -> Option<Decimal> {
+        match n {
+            Num::Int(i) => Some(Decimal::from(*i)),
+            Num::UInt(u) => Some(Decimal::from(*u)),
+            Num::Dec(d) => Some(*d),
+            Num::Dbl(_) => None,
+        }
+    };
+    let as_f64 = |n: &Num| -> f64 {
+        match n {
+            Num::Int(i) => *i as f64,
+            Num::UInt(u) => *u as f64,
+            Num::Dec(d) => d.to_f64().unwrap_or(0.0),
+            Num::Dbl(d) => *d,
+        }
+    };
+    let sym = match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::IntDiv => "DIV",
+        _ => "%",
+    };
+    // DOUBLE wins.
+    if matches!(a, Num::Dbl(_)) || matches!(b, Num::Dbl(_)) {
+        let (x, y) = (as_f64(&a), as_f64(&b));
+        return Ok(match op {
+            BinOp::Add => Value::Double(x + y),
+            BinOp::Sub => Value::Double(x - y),
+            BinOp::Mul => Value::Double(x * y),
+            BinOp::Div => {
+                if y == 0.0 {
+                    Value::Null
+                } else {
+                    Value::Double(x / y)
+                }
+            }
+            BinOp::IntDiv => {
+                if y == 0.0 {
+                    Value::Null
+                } else {
+                    Value::Int((x / y).trunc() as i64)
+                }
+            }
+            _ => {
+                if y == 0.0 {
+                    Value::Null
+                } else {
+                    Value::Double(x % y)
+                }
+            }
+        });
+    }
+    // Pure integers.
+    if let (Some(x), Some(y)) = (int128(&a), int128(&b)) {
+        let res = match op {
+            BinOp::Add => Some(x + y),
+            BinOp::Sub => Some(x - y),
+            BinOp::Mul => x.checked_mul(y),
+            BinOp::IntDiv => {
+                if y == 0 {
+                    return Ok(Value::Null);
+                }
+                Some(x / y)
+            }
+            BinOp::Mod => {
+                if y == 0 {
+                    return Ok(Value::Null);
+                }
+                Some(x % y)
+            }
+            _ => None,
+        };
+        if op != BinOp::Div {
+            let n = res.ok_or_else(|| out_of_range(sym))?;
+            let unsigned = matches!(a, Num::UInt(_)) || matches!(b, Num::UInt(_));
+            // MySQL: with an UNSIGNED operand the result is BIGINT UNSIGNED, else
+            // BIGINT; either way an overflow is an error (1690), not a wrap.
+            return if unsigned && op != BinOp::Mod {
+                u64::try_from(n)
+                    .map(Value::UInt)
+                    .map_err(|_| out_of_range(sym))
+            } else {
+                i64::try_from(n)
+                    .map(Value::Int)
+                    .map_err(|_| out_of_range(sym))
+            };
+        }
+    }
+    // DECIMAL.
+    let (x, y) = match (as_dec(&a), as_dec(&b)) {
+        (Some(x), Some(y)) => (x, y),
+        _ => return Ok(Value::Null),
+    };
+    let res = match op {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        BinOp::Mul => x.checked_mul(y),
+        BinOp::Div => {
+            if y.is_zero() {
+                return Ok(Value::Null);
+            }
+            // MySQL: scale of the dividend + div_precision_increment (4).
+            x.checked_div(y)
+                .map(|q| {
+                    q.round_dp_with_strategy(
+                        x.scale() + 4,
+                        rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                    )
+                })
+                .map(|mut q| {
+                    q.rescale(x.scale() + 4);
+                    q
+                })
+        }
+        BinOp::IntDiv => {
+            if y.is_zero() {
+                return Ok(Value::Null);
+            }
+            return x
+                .checked_div(y)
+                .and_then(|q| q.trunc().to_i64())
+                .map(Value::Int)
+                .ok_or_else(|| out_of_range(sym));
+        }
+        _ => {
+            if y.is_zero() {
+                return Ok(Value::Null);
+            }
+            x.checked_rem(y)
+        }
+    };
+    res.map(Value::Decimal).ok_or_else(|| out_of_range(sym))
+}
+
+fn int128(n: &Num) -> Option<i128> {
+    match n {
+        Num::Int(i) => Some(*i as i128),
+        Num::UInt(u) => Some(*u as i128),
+        _ => None,
+    }
+}
+
+/// MySQL LIKE: `%` any run, `_` one character (UTF-8 aware), `esc` escapes.
+/// Bytewise comparison (binary collation).
+pub fn like(s: &[u8], p: &[u8], esc: u8) -> bool {
+    let s: Vec<char> = String::from_utf8_lossy(s).chars().collect();
+    let p: Vec<char> = String::from_utf8_lossy(p).chars().collect();
+    let esc = esc as char;
+    // Iterative matcher with backtracking over the last '%'.
+    let (mut si, mut pi) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while si < s.len() {
+        if pi < p.len() {
+            let c = p[pi];
+            if c == '%' {
+                star = Some((pi, si));
+                pi += 1;
+                continue;
+            }
+            let (lit, adv) = if c == esc && pi + 1 < p.len() {
+                (Some(p[pi + 1]), 2)
+            } else if c == '_' {
+                (None, 1)
+            } else {
+                (Some(c), 1)
+            };
+            if lit.is_none_or(|l| l == s[si]) {
+                si += 1;
+                pi += adv;
+                continue;
+            }
+        }
+        match star {
+            Some((sp, ss)) => {
+                pi = sp + 1;
+                si = ss + 1;
+                star = Some((sp, ss + 1));
+            }
+            None => return false,
+        }
+    }
+    while pi < p.len() && p[pi] == '%' {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns() {
+        assert!(like(b"abc", b"a%", b'\\'));
+        assert!(like(b"abc", b"%c", b'\\'));
+        assert!(like(b"abc", b"a_c", b'\\'));
+        assert!(!like(b"abc", b"a_d", b'\\'));
+        assert!(like(b"a%c", b"a\\%c", b'\\'));
+        assert!(!like(b"abc", b"a\\%c", b'\\'));
+        assert!(like(b"", b"%", b'\\'));
+        assert!(like(b"mississippi", b"%iss%ppi", b'\\'));
+        assert!(like("héllo".as_bytes(), b"h_llo", b'\\'));
+    }
+
+    #[test]
+    fn integer_and_decimal_arithmetic() {
+        assert_eq!(
+            arithmetic(BinOp::Add, &Value::Int(2), &Value::Int(3)),
+            Ok(Value::Int(5))
+        );
+        assert_eq!(
+            arithmetic(BinOp::Div, &Value::Int(1), &Value::Int(2)),
+            Ok(Value::Decimal(Decimal::new(5000, 4)))
+        );
+        assert_eq!(
+            arithmetic(BinOp::Div, &Value::Int(1), &Value::Int(0)),
+            Ok(Value::Null)
+        );
+        assert_eq!(
+            arithmetic(BinOp::IntDiv, &Value::Int(7), &Value::Int(2)),
+            Ok(Value::Int(3))
+        );
+        assert_eq!(
+            arithmetic(BinOp::Mod, &Value::Int(-7), &Value::Int(2)),
+            Ok(Value::Int(-1))
+        );
+        assert!(arithmetic(BinOp::Mul, &Value::Int(i64::MAX), &Value::Int(2)).is_err());
+        assert_eq!(
+            arithmetic(BinOp::Add, &Value::str("1.5"), &Value::Int(1)),
+            Ok(Value::Double(2.5))
+        );
+    }
+
+    #[test]
+    fn number_literals_are_typed_like_mysql() {
+        assert_eq!(number_literal("42"), Ok(Value::Int(42)));
+        assert_eq!(
+            number_literal("18446744073709551615"),
+            Ok(Value::UInt(u64::MAX))
+        );
+        assert_eq!(
+            number_literal("1.50"),
+            Ok(Value::Decimal(Decimal::new(150, 2)))
+        );
+        assert_eq!(number_literal("1e3"), Ok(Value::Double(1000.0)));
+    }
+}

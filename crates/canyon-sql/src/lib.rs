@@ -1,0 +1,75 @@
+//! Canyon's SQL engine: catalog, parse, bind, plan, execute — usable in-process,
+//! with no network. The server (`canyon-server`) wraps it; tests call it directly.
+//!
+//! # One statement, end to end
+//! A point select from sysbench, `SELECT c FROM sbtest1 WHERE id = ?`, executed as
+//! a prepared statement with autocommit on:
+//!
+//! 1. The server reads a COM_STMT_EXECUTE packet, decodes the parameter values and
+//!    calls [`Session::execute_prepared`] on the connection's session.
+//! 2. The session loads the catalog snapshot — one `ArcSwap::load`, no lock
+//!    ([`Engine::catalog`]) — and, if the catalog version is the one the statement
+//!    was planned against, reuses the cached [`plan::Plan`]; otherwise it re-plans.
+//! 3. (At PREPARE time) [`parse::parse`] expanded `/*! ... */` comments and ran
+//!    sqlparser's MySQL dialect; [`plan::plan_select`] resolved `sbtest1` in the
+//!    snapshot, bound `c` and `id` to column positions and `?` to parameter 0
+//!    ([`expr::Binder`]), and [`access::choose_access`] turned `id = ?` into a
+//!    point read of the primary key.
+//! 4. The session's privilege check reads the account from the same snapshot
+//!    (cached per catalog version) — MySQL's LOCK_grant read lock has no
+//!    counterpart here.
+//! 5. `Session::with_txn` opens a transaction: `canyon_txn::TxnSession::begin`
+//!    allocates no id and writes no shared counter for a read-only transaction.
+//! 6. `Transaction::begin_statement` takes the snapshot: one atomic load of the
+//!    visible commit timestamp, published in the session's own GC slot.
+//! 7. [`exec::run_select`] asks the access path for key ranges
+//!    ([`access::Access::key_ranges`]): the parameter is coerced to the key
+//!    column's type and encoded memcomparably ([`encoding`]).
+//! 8. `Transaction::get` reads the newest version from the Rows keyspace (one
+//!    RocksDB point read through the [`canyon_storage::Storage`] trait); if it is
+//!    newer than the snapshot, the History keyspace gives the visible version.
+//! 9. The row is decoded ([`encoding::decode_row`]), the WHERE clause re-checked
+//!    ([`expr::eval_predicate`]) and the projection evaluated.
+//! 10. The transaction commits: with no writes, that only clears the snapshot slot.
+//! 11. The session returns [`QueryResult::Rows`]; the server encodes a binary
+//!     result set and flushes it with one write.
+//!
+//! A write (`UPDATE ... WHERE id = ?`) differs from step 7: it locks the row in
+//! the sharded lock table, reads the latest committed version, buffers the new one
+//! in the transaction, and at COMMIT writes one atomic batch and waits for the
+//! grouped WAL sync (see `canyon_txn`).
+//!
+//! # Layers inside this crate (bottom up)
+//! [`value`] (values, MySQL comparison rules) → [`types`] (column types, strict
+//! coercion) → [`encoding`] (keys, rows) → [`catalog`] (snapshots) → [`expr`],
+//! [`functions`] (binding, evaluation) → [`access`], [`plan`] (planning) →
+//! [`exec`] (execution) → [`session`], [`engine`] (the public surface).
+//!
+//! # Not implemented yet
+//! Joins, sub-queries, UNION, INSERT ... SELECT, ON DUPLICATE KEY UPDATE, REPLACE,
+//! EXPLAIN, collations other than binary, SET GLOBAL, ALTER TABLE — each is
+//! refused with MySQL error 1235, never silently accepted.
+
+pub mod access;
+mod api;
+pub mod catalog;
+pub mod ddl;
+pub mod encoding;
+mod engine;
+pub mod exec;
+pub mod expr;
+pub mod functions;
+pub mod parse;
+pub mod plan;
+mod session;
+pub mod types;
+pub mod value;
+mod vars;
+
+pub use api::{
+    charset, column_flags, AuthInfo, Column, ColumnType, Durability, EngineConfig, IsolationLevel,
+    PreparedInfo, QueryResult,
+};
+pub use engine::{native_hash, Engine};
+pub use session::Session;
+pub use value::Value;

@@ -1,0 +1,446 @@
+//! Parsing: MySQL executable comments, sqlparser (MySQL dialect, pinned
+//! version), and the few account statements sqlparser 0.63 does not parse.
+//!
+//! Errors become [`Error::Syntax`] carrying the text near the error, as MySQL's
+//! 1064 message shows it; sqlparser's recursion limit becomes [`Error::TooDeep`].
+
+use canyon_common::{Error, Result};
+use sqlparser::ast::Statement;
+use sqlparser::dialect::MySqlDialect;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+/// The server version executable comments are compared against (`/*!80000 ... */`).
+const VERSION_ID: u32 = 80036;
+
+/// sqlparser's nesting limit. Deeper statements are refused with a parse error.
+const RECURSION_LIMIT: usize = 64;
+
+/// A parsed statement.
+#[derive(Debug, Clone)]
+pub enum Parsed {
+    /// Anything sqlparser parses.
+    Sql(Box<Statement>),
+    /// CREATE USER [IF NOT EXISTS] 'u'@'h' [IDENTIFIED BY 'pw'].
+    CreateUser {
+        /// User.
+        user: String,
+        /// Host ('%' by default).
+        host: String,
+        /// Password.
+        password: String,
+        /// IF NOT EXISTS.
+        if_not_exists: bool,
+    },
+    /// DROP USER [IF EXISTS] 'u'@'h'.
+    DropUser {
+        /// User.
+        user: String,
+        /// Host.
+        host: String,
+        /// IF EXISTS.
+        if_exists: bool,
+    },
+    /// SHOW WARNINGS / SHOW ERRORS.
+    ShowWarnings {
+        /// SHOW ERRORS (only errors).
+        errors_only: bool,
+    },
+}
+
+/// Replaces MySQL executable comments `/*! ... */` and `/*!NNNNN ... */` by their
+/// contents (when the version applies), leaving strings and other comments alone.
+pub fn expand_executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
+    if !sql.contains("/*!") {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    let mut i = 0;
+    let mut quote: Option<u8> = None;
+    let mut last = 0;
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == b'\\' {
+                i += 2;
+                continue;
+            }
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\'' | b'"' | b'`' => {
+                quote = Some(c);
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') && b.get(i + 2) == Some(&b'!') => {
+                let Some(end_rel) = sql[i + 3..].find("*/") else {
+                    break;
+                };
+                let end = i + 3 + end_rel;
+                let mut body = &sql[i + 3..end];
+                let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+                let applies = if digits >= 5 {
+                    body[..digits]
+                        .parse::<u32>()
+                        .map(|v| v <= VERSION_ID)
+                        .unwrap_or(false)
+                } else {
+                    true
+                };
+                body = &body[digits.min(6)..];
+                out.push_str(&sql[last..i]);
+                if applies {
+                    out.push(' ');
+                    out.push_str(body);
+                    out.push(' ');
+                }
+                i = end + 2;
+                last = i;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&sql[last..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Parses a query text into statements.
+pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
+    let text = expand_executable_comments(sql);
+    if let Some(p) = parse_account_statement(&text)? {
+        return Ok(vec![p]);
+    }
+    let trimmed = text.trim().trim_end_matches(';').trim();
+    let upper: String = trimmed
+        .chars()
+        .take(16)
+        .collect::<String>()
+        .to_ascii_uppercase();
+    if upper.starts_with("SHOW WARNINGS") || upper.starts_with("SHOW ERRORS") {
+        let errors_only = upper.starts_with("SHOW ERRORS");
+        return Ok(vec![Parsed::ShowWarnings { errors_only }]);
+    }
+    if trimmed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let stmts = Parser::new(&MySqlDialect {})
+        .with_recursion_limit(RECURSION_LIMIT)
+        .try_with_sql(&text)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(|e| unsupported_or(parse_error(&text, e), trimmed))?;
+    Ok(stmts
+        .into_iter()
+        .map(|s| Parsed::Sql(Box::new(s)))
+        .collect())
+}
+
+/// Counts `?` placeholders with the same tokenizer the parser uses.
+pub fn count_placeholders(sql: &str) -> Result<usize> {
+    let text = expand_executable_comments(sql);
+    let tokens = Tokenizer::new(&MySqlDialect {}, &text)
+        .tokenize()
+        .map_err(|e| Error::Syntax(e.message))?;
+    Ok(tokens
+        .iter()
+        .filter(|t| matches!(t, Token::Placeholder(_)))
+        .count())
+}
+
+/// MySQL statements Canyon does not implement: when sqlparser cannot parse one
+/// of these, the client gets 1235 "not supported" rather than a syntax error.
+const UNSUPPORTED_STATEMENTS: &[&str] = &[
+    "CREATE TRIGGER",
+    "CREATE PROCEDURE",
+    "CREATE FUNCTION",
+    "CREATE EVENT",
+    "CREATE VIEW",
+    "CREATE OR REPLACE",
+    "CREATE DEFINER",
+    "CREATE TEMPORARY",
+    "CREATE SPATIAL",
+    "CREATE FULLTEXT",
+    "ALTER",
+    "LOCK TABLE",
+    "UNLOCK TABLE",
+    "HANDLER",
+    "LOAD DATA",
+    "LOAD XML",
+    "CALL",
+    "DO ",
+    "XA ",
+    "PREPARE",
+    "EXECUTE",
+    "DEALLOCATE",
+    "RENAME",
+    "OPTIMIZE",
+    "ANALYZE",
+    "CHECK TABLE",
+    "REPAIR",
+    "FLUSH",
+    "RESET",
+    "PURGE",
+    "CHANGE",
+    "START REPLICA",
+    "START SLAVE",
+    "STOP",
+    "INSTALL",
+    "UNINSTALL",
+    "SAVEPOINT",
+    "RELEASE",
+    "SIGNAL",
+    "RESIGNAL",
+    "GET DIAGNOSTICS",
+    "SHUTDOWN",
+    "CLONE",
+    "IMPORT",
+    "TABLE ",
+    "WITH ",
+    "REVOKE",
+    "ALTER USER",
+    "SET PASSWORD",
+    "SET ROLE",
+    "SET DEFAULT ROLE",
+];
+
+fn unsupported_or(e: Error, sql: &str) -> Error {
+    if !matches!(e, Error::Syntax(_)) {
+        return e;
+    }
+    let head: String = sql
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_uppercase()
+        + " ";
+    match UNSUPPORTED_STATEMENTS.iter().find(|p| head.starts_with(*p)) {
+        Some(p) => Error::Unsupported(p.trim().to_string()),
+        None => e,
+    }
+}
+
+fn parse_error(sql: &str, e: ParserError) -> Error {
+    match e {
+        ParserError::RecursionLimitExceeded => Error::TooDeep,
+        ParserError::TokenizerError(m) | ParserError::ParserError(m) => {
+            Error::Syntax(near(sql, &m))
+        }
+    }
+}
+
+/// The text from the error's position on, as MySQL's message shows it.
+fn near(sql: &str, msg: &str) -> String {
+    let pos = |key: &str| -> Option<usize> {
+        let i = msg.rfind(key)? + key.len();
+        msg[i..]
+            .trim_start()
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    match (pos("Line:"), pos("Column:")) {
+        (Some(line), Some(col)) if line >= 1 && col >= 1 => {
+            let mut offset = 0;
+            for (n, l) in sql.split_inclusive('\n').enumerate() {
+                if n + 1 == line {
+                    let c = l
+                        .char_indices()
+                        .nth(col - 1)
+                        .map(|(i, _)| i)
+                        .unwrap_or(l.len());
+                    // sqlparser reports the token after the problem; MySQL quotes from
+                    // the offending token. Back up to the start of the previous token.
+                    let start = offset + c;
+                    return sql[start.min(sql.len())..].chars().take(80).collect();
+                }
+                offset += l.len();
+            }
+            String::new()
+        }
+        _ => sql.chars().take(80).collect(),
+    }
+}
+
+// ---- account statements -----------------------------------------------------------
+
+struct Lexer<'a> {
+    s: &'a str,
+    pos: usize,
+}
+
+impl<'a> Lexer<'a> {
+    fn skip_ws(&mut self) {
+        while self.pos < self.s.len() && self.s.as_bytes()[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+    }
+    fn keyword(&mut self, kw: &str) -> bool {
+        self.skip_ws();
+        let rest = &self.s[self.pos..];
+        if rest.len() >= kw.len()
+            && rest[..kw.len()].eq_ignore_ascii_case(kw)
+            && rest[kw.len()..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_')
+        {
+            self.pos += kw.len();
+            true
+        } else {
+            false
+        }
+    }
+    fn name(&mut self) -> Option<String> {
+        self.skip_ws();
+        let b = self.s.as_bytes();
+        let c = *b.get(self.pos)?;
+        if c == b'\'' || c == b'"' || c == b'`' {
+            let end = self.s[self.pos + 1..].find(c as char)? + self.pos + 1;
+            let v = self.s[self.pos + 1..end].to_string();
+            self.pos = end + 1;
+            Some(v)
+        } else {
+            let start = self.pos;
+            while self.pos < b.len()
+                && (b[self.pos].is_ascii_alphanumeric()
+                    || b[self.pos] == b'_'
+                    || b[self.pos] == b'%'
+                    || b[self.pos] == b'.')
+            {
+                self.pos += 1;
+            }
+            (self.pos > start).then(|| self.s[start..self.pos].to_string())
+        }
+    }
+    fn user_host(&mut self) -> Option<(String, String)> {
+        let user = self.name()?;
+        self.skip_ws();
+        let host = if self.s[self.pos..].starts_with('@') {
+            self.pos += 1;
+            self.name()?
+        } else {
+            "%".to_string()
+        };
+        Some((user, host))
+    }
+    fn at_end(&mut self) -> bool {
+        self.skip_ws();
+        let rest = self.s[self.pos..].trim_end_matches(|c: char| c == ';' || c.is_whitespace());
+        rest.is_empty()
+    }
+}
+
+fn parse_account_statement(sql: &str) -> Result<Option<Parsed>> {
+    let mut lx = Lexer { s: sql, pos: 0 };
+    let syntax =
+        |lx: &Lexer<'_>| Error::Syntax(sql[lx.pos.min(sql.len())..].chars().take(80).collect());
+    if lx.keyword("CREATE") && lx.keyword("USER") {
+        let if_not_exists = lx.keyword("IF") && lx.keyword("NOT") && lx.keyword("EXISTS");
+        let (user, host) = lx.user_host().ok_or_else(|| syntax(&lx))?;
+        let mut password = String::new();
+        if lx.keyword("IDENTIFIED") {
+            if lx.keyword("WITH") {
+                let _plugin = lx.name();
+            }
+            if !lx.keyword("BY") {
+                return Err(syntax(&lx));
+            }
+            password = lx.name().ok_or_else(|| syntax(&lx))?;
+        }
+        if !lx.at_end() {
+            return Err(Error::Unsupported("CREATE USER options".into()));
+        }
+        return Ok(Some(Parsed::CreateUser {
+            user,
+            host,
+            password,
+            if_not_exists,
+        }));
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("DROP") && lx.keyword("USER") {
+        let if_exists = lx.keyword("IF") && lx.keyword("EXISTS");
+        let (user, host) = lx.user_host().ok_or_else(|| syntax(&lx))?;
+        if !lx.at_end() {
+            return Err(Error::Unsupported("DROP USER of several accounts".into()));
+        }
+        return Ok(Some(Parsed::DropUser {
+            user,
+            host,
+            if_exists,
+        }));
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn executable_comments_are_expanded() {
+        let words = |s: &str| {
+            expand_executable_comments(s)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(
+            words("CREATE TABLE t(a INT) /*! ENGINE = innodb */"),
+            "CREATE TABLE t(a INT) ENGINE = innodb"
+        );
+        assert_eq!(
+            words("SELECT /*!40001 SQL_NO_CACHE */ 1"),
+            "SELECT SQL_NO_CACHE 1"
+        );
+        assert_eq!(words("SELECT /*!99999 nope */ 1"), "SELECT 1");
+        assert_eq!(
+            expand_executable_comments("SELECT '/*!x*/'"),
+            "SELECT '/*!x*/'"
+        );
+    }
+
+    #[test]
+    fn syntax_errors_carry_near_text() {
+        match parse("SELECT * FRM t") {
+            Err(Error::Syntax(near)) => assert!(near.contains("t"), "{near}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let sql = format!("SELECT {}1{}", "(".repeat(10_000), ")".repeat(10_000));
+        assert!(matches!(
+            parse(&sql),
+            Err(Error::TooDeep) | Err(Error::Syntax(_))
+        ));
+    }
+
+    #[test]
+    fn account_statements() {
+        assert!(matches!(
+            parse("CREATE USER 'a'@'%' IDENTIFIED BY 'pw'").expect("parses").as_slice(),
+            [Parsed::CreateUser { user, host, password, .. }] if user == "a" && host == "%" && password == "pw"
+        ));
+        assert!(matches!(
+            parse("drop user if exists bob").expect("parses").as_slice(),
+            [Parsed::DropUser { user, if_exists: true, .. }] if user == "bob"
+        ));
+    }
+
+    #[test]
+    fn placeholders_are_counted() {
+        assert_eq!(
+            count_placeholders("SELECT c FROM t WHERE id = ? AND k IN (?, ?) AND s = '?'")
+                .expect("tokenizes"),
+            3
+        );
+    }
+}

@@ -1,0 +1,1331 @@
+//! A client session: current database, variables, the open transaction,
+//! prepared statements — and the dispatcher that runs each statement.
+//!
+//! # Transactions (MySQL semantics)
+//! - autocommit=1 and no BEGIN: each statement is its own transaction, committed
+//!   (durably) before its result is returned, rolled back on error.
+//! - BEGIN / START TRANSACTION: commits any open transaction, opens a new one; it
+//!   stays open until COMMIT, ROLLBACK, a DDL statement (implicit commit) or
+//!   SET autocommit=1.
+//! - autocommit=0: the first statement opens a transaction that stays open.
+//! - A failed statement is rolled back alone (its writes, not its locks); a
+//!   deadlock rolls back the whole transaction (MySQL 1213).
+//!
+//! A session is owned by one connection task; nothing in it is shared, so none of
+//! its state costs a shared write.
+
+use crate::api::{column_flags, Column, PreparedInfo, QueryResult};
+use crate::catalog::{Catalog, UserDef};
+use crate::engine::Engine;
+use crate::exec::{self, StatementEffects};
+use crate::expr::{eval, Binder, Env, EvalContext};
+use crate::functions::Func;
+use crate::parse::{count_placeholders, parse, Parsed};
+use crate::plan::{self, LockMode, Plan, PlanContext};
+use crate::types::{expr_column, ExprKind};
+use crate::value::Value;
+use crate::vars;
+use canyon_common::{Error, Result};
+use canyon_txn::{IsolationLevel, Transaction, TxnSession};
+use sqlparser::ast::{self, Statement};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A prepared statement.
+struct Prepared {
+    parsed: Parsed,
+    params: usize,
+    plan: Option<(u64, Arc<Plan>)>,
+}
+
+/// The session state expressions may read (everything but the transaction).
+struct State {
+    engine: Arc<Engine>,
+    connection_id: u32,
+    user: String,
+    host: String,
+    db: Option<String>,
+    autocommit: bool,
+    isolation: IsolationLevel,
+    next_isolation: Option<IsolationLevel>,
+    lock_wait_timeout: Duration,
+    vars: HashMap<String, Value>,
+    user_vars: HashMap<String, Value>,
+    last_insert_id: u64,
+    row_count: i64,
+    found_rows: u64,
+    client_found_rows: bool,
+    /// (level, code, message) of the last statement.
+    warnings: Vec<(&'static str, u16, String)>,
+    /// Cached account, valid for one catalog version.
+    account: Option<(u64, Option<Arc<UserDef>>)>,
+}
+
+/// The context one statement evaluates in.
+struct StmtCtx<'a> {
+    state: &'a State,
+    params: &'a [Value],
+    now: chrono::NaiveDateTime,
+    warnings: std::cell::RefCell<Vec<(u16, String)>>,
+}
+
+impl<'a> StmtCtx<'a> {
+    fn new(state: &'a State, params: &'a [Value]) -> StmtCtx<'a> {
+        StmtCtx {
+            state,
+            params,
+            now: chrono::Local::now().naive_local(),
+            warnings: Default::default(),
+        }
+    }
+}
+
+impl EvalContext for StmtCtx<'_> {
+    fn params(&self) -> &[Value] {
+        self.params
+    }
+    fn sys_var(&self, name: &str) -> Result<Value> {
+        self.state.get_var(name)
+    }
+    fn user_var(&self, name: &str) -> Value {
+        self.state
+            .user_vars
+            .get(name)
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+    fn session_fact(&self, f: Func) -> Value {
+        let s = self.state;
+        match f {
+            Func::Version => Value::str(&s.engine.config.version),
+            Func::Database => s.db.as_deref().map(Value::str).unwrap_or(Value::Null),
+            Func::User => Value::str(&format!("{}@{}", s.user, s.host)),
+            Func::CurrentUser => {
+                let host = match &s.account {
+                    Some((_, Some(u))) => u.host.clone(),
+                    _ => s.host.clone(),
+                };
+                Value::str(&format!("{}@{}", s.user, host))
+            }
+            Func::ConnectionId => Value::Int(s.connection_id as i64),
+            Func::LastInsertId => Value::UInt(s.last_insert_id),
+            Func::RowCount => Value::Int(s.row_count),
+            Func::FoundRows => Value::UInt(s.found_rows),
+            _ => Value::Null,
+        }
+    }
+    fn now(&self) -> chrono::NaiveDateTime {
+        self.now
+    }
+    fn warn(&self, code: u16, message: &str) {
+        let mut w = self.warnings.borrow_mut();
+        // MySQL caps the list at max_error_count (64).
+        if w.len() < 64 {
+            w.push((code, message.to_string()));
+        }
+    }
+}
+
+impl State {
+    fn get_var(&self, name: &str) -> Result<Value> {
+        Ok(match name {
+            "autocommit" => Value::Int(self.autocommit as i64),
+            "transaction_isolation" | "tx_isolation" => {
+                Value::str(vars::isolation_name(self.isolation))
+            }
+            "innodb_lock_wait_timeout" => Value::Int(self.lock_wait_timeout.as_secs() as i64),
+            "last_insert_id" | "identity" => Value::UInt(self.last_insert_id),
+            "warning_count" => {
+                Value::Int(self.warnings.iter().filter(|w| w.0 != "Error").count() as i64)
+            }
+            "error_count" => {
+                Value::Int(self.warnings.iter().filter(|w| w.0 == "Error").count() as i64)
+            }
+            _ => match self.vars.get(name) {
+                Some(v) => v.clone(),
+                None => vars::default_value(name, &self.engine.config)
+                    .map(|(v, _)| v)
+                    .ok_or_else(|| Error::UnknownSystemVariable(name.to_string()))?,
+            },
+        })
+    }
+
+    fn account(&mut self, cat: &Catalog) -> Option<Arc<UserDef>> {
+        match &self.account {
+            Some((v, a)) if *v == cat.version => a.clone(),
+            _ => {
+                let a = cat.user(&self.user, &self.host).cloned();
+                self.account = Some((cat.version, a.clone()));
+                a
+            }
+        }
+    }
+
+    /// Checks that the account may use database `db` (MySQL 1044 / 1142).
+    fn check_db(
+        &mut self,
+        cat: &Catalog,
+        db: &str,
+        command: &str,
+        table: Option<&str>,
+    ) -> Result<()> {
+        match self.account(cat) {
+            Some(u) if u.can_use_db(db) => Ok(()),
+            _ => Err(match table {
+                Some(t) => Error::TableAccessDenied {
+                    command: command.to_string(),
+                    user: self.user.clone(),
+                    host: self.host.clone(),
+                    table: t.to_string(),
+                },
+                None => Error::DbAccessDenied {
+                    user: self.user.clone(),
+                    host: self.host.clone(),
+                    db: db.to_string(),
+                },
+            }),
+        }
+    }
+
+    fn check_super(&mut self, cat: &Catalog, what: &str) -> Result<()> {
+        match self.account(cat) {
+            Some(u) if u.is_superuser() => Ok(()),
+            _ => Err(Error::SpecificAccessDenied(what.to_string())),
+        }
+    }
+}
+
+/// One client's session state: current database, variables, the open transaction,
+/// prepared statements. Dropping it rolls back any open transaction.
+pub struct Session {
+    state: State,
+    txn_session: TxnSession,
+    txn: Option<Transaction>,
+    prepared: HashMap<u32, Prepared>,
+    next_statement_id: u32,
+}
+
+fn ok(affected_rows: u64) -> QueryResult {
+    QueryResult::Ok {
+        affected_rows,
+        last_insert_id: 0,
+        info: String::new(),
+        warnings: 0,
+    }
+}
+
+fn text_rows(names: &[&str], rows: Vec<Vec<Value>>) -> QueryResult {
+    let columns: Vec<Column> = names
+        .iter()
+        .map(|n| expr_column(n, ExprKind::String))
+        .collect();
+    QueryResult::Rows {
+        columns: columns.into(),
+        rows,
+        warnings: 0,
+    }
+}
+
+fn object_name(n: &ast::ObjectName) -> Vec<String> {
+    n.0.iter()
+        .map(|p| p.as_ident().map(|i| i.value.clone()).unwrap_or_default())
+        .collect()
+}
+
+impl Session {
+    pub(crate) fn new(engine: Arc<Engine>, connection_id: u32, user: &str, host: &str) -> Session {
+        let txn_session = engine.txn.session();
+        let lock_wait_timeout = engine.config.lock_wait_timeout;
+        Session {
+            state: State {
+                engine,
+                connection_id,
+                user: user.to_string(),
+                host: host.to_string(),
+                db: None,
+                autocommit: true,
+                isolation: IsolationLevel::RepeatableRead,
+                next_isolation: None,
+                lock_wait_timeout,
+                vars: HashMap::new(),
+                user_vars: HashMap::new(),
+                last_insert_id: 0,
+                row_count: -1,
+                found_rows: 0,
+                client_found_rows: false,
+                warnings: Vec::new(),
+                account: None,
+            },
+            txn_session,
+            txn: None,
+            prepared: HashMap::new(),
+            next_statement_id: 1,
+        }
+    }
+
+    /// Sets whether the client asked for CLIENT_FOUND_ROWS (UPDATE reports
+    /// matched rather than changed rows).
+    pub fn set_client_found_rows(&mut self, on: bool) {
+        self.state.client_found_rows = on;
+    }
+
+    /// The current database, if any.
+    pub fn current_database(&self) -> Option<&str> {
+        self.state.db.as_deref()
+    }
+
+    /// Whether a transaction is open (SERVER_STATUS_IN_TRANS).
+    pub fn in_transaction(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    /// Whether autocommit is on (SERVER_STATUS_AUTOCOMMIT).
+    pub fn autocommit(&self) -> bool {
+        self.state.autocommit
+    }
+
+    /// Warnings of the last statement.
+    pub fn warning_count(&self) -> u16 {
+        self.state
+            .warnings
+            .iter()
+            .filter(|w| w.0 != "Error")
+            .count() as u16
+    }
+
+    /// Runs one COM_QUERY text. With `multi` (CLIENT_MULTI_STATEMENTS) the text may
+    /// hold several statements; results come back in order and stop after the first
+    /// error. Without `multi`, more than one statement is a syntax error.
+    pub fn execute(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
+        let stmts = match parse(sql) {
+            Ok(s) => s,
+            Err(e) => {
+                self.record_error(&e);
+                return vec![Err(e)];
+            }
+        };
+        if stmts.is_empty() {
+            // Only whitespace or comments: the server answers 1065 (empty query).
+            return Vec::new();
+        }
+        if !multi && stmts.len() > 1 {
+            let e = Error::Syntax(second_statement_text(sql));
+            self.record_error(&e);
+            return vec![Err(e)];
+        }
+        let mut out = Vec::with_capacity(stmts.len());
+        for s in &stmts {
+            let r = self.run(s, &[], sql);
+            let failed = r.is_err();
+            out.push(r);
+            if failed {
+                break;
+            }
+        }
+        out
+    }
+
+    /// COM_INIT_DB / USE.
+    pub fn use_database(&mut self, db: &str) -> Result<()> {
+        let cat = self.state.engine.catalog();
+        if !cat.databases.contains_key(db) {
+            return Err(Error::UnknownDatabase(db.to_string()));
+        }
+        self.state.check_db(&cat, db, "USE", None)?;
+        self.state.db = Some(db.to_string());
+        Ok(())
+    }
+
+    /// COM_FIELD_LIST: the table's columns.
+    pub fn field_list(&mut self, table: &str) -> Result<Vec<Column>> {
+        let db = self.state.db.clone().ok_or(Error::NoDatabaseSelected)?;
+        let cat = self.state.engine.catalog();
+        let t = cat.table(&db, table).ok_or_else(|| Error::UnknownTable {
+            db: db.clone(),
+            table: table.to_string(),
+        })?;
+        Ok(t.def
+            .columns
+            .iter()
+            .map(|c| {
+                crate::types::table_column(
+                    &db,
+                    table,
+                    table,
+                    &c.name,
+                    c.ty,
+                    if c.nullable {
+                        0
+                    } else {
+                        column_flags::NOT_NULL
+                    },
+                )
+            })
+            .collect())
+    }
+
+    /// COM_STMT_PREPARE.
+    pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
+        let mut stmts = parse(sql)?;
+        if stmts.len() != 1 {
+            return Err(Error::Syntax(second_statement_text(sql)));
+        }
+        let parsed = stmts.pop().expect("one statement, checked above");
+        let params = count_placeholders(sql)?;
+        if params > u16::MAX as usize {
+            return Err(Error::InvalidArgument("too many placeholders".into()));
+        }
+        let cat = self.state.engine.catalog();
+        let plan = self.plan_dml(&cat, &parsed)?;
+        let columns = plan
+            .as_ref()
+            .map(|p| p.columns())
+            .unwrap_or_else(|| Arc::from(Vec::new()));
+        let id = self.next_statement_id;
+        self.next_statement_id = self.next_statement_id.wrapping_add(1).max(1);
+        self.prepared.insert(
+            id,
+            Prepared {
+                parsed,
+                params,
+                plan: plan.map(|p| (cat.version, Arc::new(p))),
+            },
+        );
+        Ok(PreparedInfo {
+            id,
+            params: params as u16,
+            columns,
+        })
+    }
+
+    /// COM_STMT_EXECUTE with decoded parameters (the count is checked: 1210).
+    pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
+        let p = self
+            .prepared
+            .get(&id)
+            .ok_or_else(|| Error::UnknownStatementHandler {
+                id,
+                command: "mysqld_stmt_execute".into(),
+            })?;
+        if params.len() != p.params {
+            return Err(Error::WrongArguments("mysqld_stmt_execute".into()));
+        }
+        let cat = self.state.engine.catalog();
+        let plan = match &p.plan {
+            Some((v, plan)) if *v == cat.version => Some(plan.clone()),
+            Some(_) => {
+                // The catalog changed since PREPARE: plan again.
+                let parsed = p.parsed.clone();
+                let fresh = self.plan_dml(&cat, &parsed)?.map(Arc::new);
+                if let (Some(f), Some(p)) = (&fresh, self.prepared.get_mut(&id)) {
+                    p.plan = Some((cat.version, f.clone()));
+                }
+                fresh
+            }
+            None => None,
+        };
+        drop(cat);
+        match plan {
+            Some(plan) => {
+                self.state.warnings.clear();
+                let r = self.run_plan(&plan, params);
+                if let Err(e) = &r {
+                    self.record_error(e);
+                }
+                self.with_warning_count(r)
+            }
+            None => {
+                let parsed = self
+                    .prepared
+                    .get(&id)
+                    .map(|p| p.parsed.clone())
+                    .expect("looked up above");
+                self.run(&parsed, params, "")
+            }
+        }
+    }
+
+    /// COM_STMT_CLOSE (unknown ids are ignored, as in MySQL).
+    pub fn close_prepared(&mut self, id: u32) {
+        self.prepared.remove(&id);
+    }
+
+    /// COM_RESET_CONNECTION: roll back, drop prepared statements, reset variables.
+    pub fn reset(&mut self) {
+        if let Some(t) = self.txn.take() {
+            t.rollback();
+        }
+        self.prepared.clear();
+        let s = &mut self.state;
+        s.vars.clear();
+        s.user_vars.clear();
+        s.autocommit = true;
+        s.isolation = IsolationLevel::RepeatableRead;
+        s.next_isolation = None;
+        s.lock_wait_timeout = s.engine.config.lock_wait_timeout;
+        s.last_insert_id = 0;
+        s.warnings.clear();
+    }
+
+    fn note(&mut self, code: u16, message: String) {
+        self.state.warnings.push(("Note", code, message));
+    }
+
+    /// Sets the result's warning count from the statement's warnings.
+    fn with_warning_count(&self, r: Result<QueryResult>) -> Result<QueryResult> {
+        let n = self
+            .state
+            .warnings
+            .iter()
+            .filter(|w| w.0 != "Error")
+            .count() as u16;
+        r.map(|mut q| {
+            match &mut q {
+                QueryResult::Ok { warnings, .. } | QueryResult::Rows { warnings, .. } => {
+                    *warnings = n
+                }
+            }
+            q
+        })
+    }
+
+    fn record_error(&mut self, e: &Error) {
+        self.state.warnings.clear();
+        self.state.warnings.push(("Error", 0, format!("{e}")));
+    }
+
+    /// Plans SELECT/INSERT/UPDATE/DELETE; `None` for other statements.
+    fn plan_dml(&mut self, cat: &Catalog, parsed: &Parsed) -> Result<Option<Plan>> {
+        let Parsed::Sql(stmt) = parsed else {
+            return Ok(None);
+        };
+        let ctx = PlanContext {
+            catalog: cat,
+            db: self.state.db.as_deref(),
+        };
+        let plan = match stmt.as_ref() {
+            Statement::Query(q) => Plan::Select(plan::plan_select(&ctx, q)?),
+            Statement::Insert(i) => Plan::Insert(plan::plan_insert(&ctx, i)?),
+            Statement::Update(u) => Plan::Update(plan::plan_update(&ctx, u)?),
+            Statement::Delete(d) => Plan::Delete(plan::plan_delete(&ctx, d)?),
+            _ => return Ok(None),
+        };
+        // Privileges: the account must hold a grant on the table's database.
+        let (table, command) = match &plan {
+            Plan::Select(s) => (s.table.as_ref(), "SELECT"),
+            Plan::Insert(i) => (Some(&i.table), "INSERT"),
+            Plan::Update(u) => (Some(&u.table), "UPDATE"),
+            Plan::Delete(d) => (Some(&d.table), "DELETE"),
+        };
+        if let Some(t) = table {
+            self.state
+                .check_db(cat, &t.def.db, command, Some(&t.def.name))?;
+        }
+        Ok(Some(plan))
+    }
+
+    /// Runs a statement inside the session's transaction rules.
+    fn with_txn<T>(
+        &mut self,
+        params: &[Value],
+        f: impl FnOnce(&mut Transaction, &StmtCtx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let single = self.txn.is_none() && self.state.autocommit;
+        if self.txn.is_none() {
+            let iso = self
+                .state
+                .next_isolation
+                .take()
+                .unwrap_or(self.state.isolation);
+            let mut t = self.txn_session.begin(iso);
+            t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+            self.txn = Some(t);
+        }
+        let txn = self.txn.as_mut().expect("a transaction was opened above");
+        txn.begin_statement();
+        let (r, warnings) = {
+            let ctx = StmtCtx::new(&self.state, params);
+            let r = f(txn, &ctx);
+            (r, ctx.warnings.into_inner())
+        };
+        for (code, msg) in warnings {
+            self.state.warnings.push(("Warning", code, msg));
+        }
+        match r {
+            Ok(v) => {
+                if single {
+                    let t = self
+                        .txn
+                        .take()
+                        .expect("the statement's transaction is open");
+                    t.commit()?;
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                if single || e.rolls_back_transaction() {
+                    if let Some(t) = self.txn.take() {
+                        t.rollback();
+                    }
+                } else if let Some(t) = self.txn.as_mut() {
+                    t.rollback_statement();
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult> {
+        let serializable_lock = !self.state.autocommit || self.txn.is_some();
+        let found_rows = self.state.client_found_rows;
+        let mut effects = StatementEffects::default();
+        let result = match plan {
+            Plan::Select(s) if s.table.is_none() => {
+                let ctx = StmtCtx::new(&self.state, params);
+                let r = exec::run_select(s, None, &ctx);
+                let warnings = ctx.warnings.into_inner();
+                for (code, msg) in warnings {
+                    self.state.warnings.push(("Warning", code, msg));
+                }
+                r
+            }
+            Plan::Select(s) => self.with_txn(params, |txn, ctx| {
+                if txn.isolation() == IsolationLevel::Serializable
+                    && serializable_lock
+                    && s.lock == LockMode::None
+                {
+                    // InnoDB: under SERIALIZABLE, plain SELECTs in a multi-statement
+                    // transaction are locking reads.
+                    let locked = plan::SelectPlan {
+                        lock: LockMode::Locking,
+                        ..clone_select(s)
+                    };
+                    exec::run_select(&locked, Some(txn), ctx)
+                } else {
+                    exec::run_select(s, Some(txn), ctx)
+                }
+            }),
+            Plan::Insert(i) => self.with_txn(params, |txn, ctx| {
+                exec::run_insert(i, txn, ctx, &mut effects)
+            }),
+            Plan::Update(u) => {
+                self.with_txn(params, |txn, ctx| exec::run_update(u, txn, ctx, found_rows))
+            }
+            Plan::Delete(d) => self.with_txn(params, |txn, ctx| exec::run_delete(d, txn, ctx)),
+        }?;
+        if let Some(id) = effects.generated_id {
+            self.state.last_insert_id = id;
+        }
+        for (code, msg) in effects.warnings {
+            self.state.warnings.push(("Warning", code, msg));
+        }
+        match &result {
+            QueryResult::Ok { affected_rows, .. } => self.state.row_count = *affected_rows as i64,
+            QueryResult::Rows { rows, .. } => {
+                self.state.row_count = -1;
+                self.state.found_rows = rows.len() as u64;
+            }
+        }
+        Ok(result)
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        match self.txn.take() {
+            Some(t) => t.commit(),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs one parsed statement. `sql` is the whole text (for a few checks that
+    /// sqlparser's AST does not preserve); empty for prepared statements.
+    fn run(&mut self, parsed: &Parsed, params: &[Value], sql: &str) -> Result<QueryResult> {
+        if !matches!(parsed, Parsed::ShowWarnings { .. }) {
+            self.state.warnings.clear();
+        }
+        let r = self.run_inner(parsed, params, sql);
+        if let Err(e) = &r {
+            self.record_error(e);
+        }
+        if matches!(parsed, Parsed::ShowWarnings { .. }) {
+            r
+        } else {
+            self.with_warning_count(r)
+        }
+    }
+
+    fn run_inner(&mut self, parsed: &Parsed, params: &[Value], sql: &str) -> Result<QueryResult> {
+        let cat = self.state.engine.catalog();
+        if let Some(plan) = self.plan_dml(&cat, parsed)? {
+            drop(cat);
+            return self.run_plan(&plan, params);
+        }
+        let engine = self.state.engine.clone();
+        let stmt = match parsed {
+            Parsed::Sql(s) => s,
+            Parsed::CreateUser {
+                user,
+                host,
+                password,
+                if_not_exists,
+            } => {
+                self.state.check_super(&cat, "CREATE USER")?;
+                self.commit()?;
+                engine.create_user(user, host, password, *if_not_exists)?;
+                return Ok(ok(0));
+            }
+            Parsed::DropUser {
+                user,
+                host,
+                if_exists,
+            } => {
+                self.state.check_super(&cat, "CREATE USER")?;
+                self.commit()?;
+                engine.drop_user(user, host, *if_exists)?;
+                return Ok(ok(0));
+            }
+            Parsed::ShowWarnings { errors_only } => {
+                let rows = self
+                    .state
+                    .warnings
+                    .iter()
+                    .filter(|w| !errors_only || w.0 == "Error")
+                    .map(|(level, code, msg)| {
+                        vec![Value::str(level), Value::Int(*code as i64), Value::str(msg)]
+                    })
+                    .collect();
+                return Ok(text_rows(&["Level", "Code", "Message"], rows));
+            }
+        };
+        match stmt.as_ref() {
+            Statement::StartTransaction { modes, .. } => {
+                self.commit()?;
+                let mut iso = self
+                    .state
+                    .next_isolation
+                    .take()
+                    .unwrap_or(self.state.isolation);
+                for m in modes {
+                    if let ast::TransactionMode::IsolationLevel(l) = m {
+                        iso = map_isolation(l);
+                    }
+                }
+                let mut t = self.txn_session.begin(iso);
+                t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+                if sql.to_ascii_uppercase().contains("CONSISTENT SNAPSHOT") {
+                    t.begin_statement();
+                }
+                self.txn = Some(t);
+                Ok(ok(0))
+            }
+            Statement::Commit { chain: false, .. } => {
+                self.commit()?;
+                Ok(ok(0))
+            }
+            Statement::Rollback {
+                chain: false,
+                savepoint: None,
+            } => {
+                if let Some(t) = self.txn.take() {
+                    t.rollback();
+                }
+                Ok(ok(0))
+            }
+            Statement::Set(set) => self.run_set(set, params, sql),
+            Statement::Use(u) => {
+                let name = match u {
+                    ast::Use::Object(n) | ast::Use::Database(n) | ast::Use::Schema(n) => {
+                        object_name(n)
+                    }
+                    _ => return Err(Error::Unsupported("this USE form".into())),
+                };
+                let db = name.last().cloned().unwrap_or_default();
+                self.use_database(&db)?;
+                Ok(ok(0))
+            }
+            Statement::CreateDatabase {
+                db_name,
+                if_not_exists,
+                ..
+            } => {
+                let name = object_name(db_name).last().cloned().unwrap_or_default();
+                self.state.check_db(&cat, &name, "CREATE", None)?;
+                self.commit()?;
+                let created = engine.create_database(&name, *if_not_exists)?;
+                if !created {
+                    self.note(
+                        1007,
+                        format!("Can't create database '{name}'; database exists"),
+                    );
+                }
+                Ok(ok(created as u64))
+            }
+            Statement::CreateSchema { .. } => {
+                Err(Error::Unsupported("CREATE SCHEMA with options".into()))
+            }
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                table,
+                ..
+            } => {
+                self.commit()?;
+                match object_type {
+                    ast::ObjectType::Database | ast::ObjectType::Schema => {
+                        let mut n = 0;
+                        for name in names {
+                            let db = object_name(name).last().cloned().unwrap_or_default();
+                            self.state.check_db(&cat, &db, "DROP", None)?;
+                            match engine.drop_database(&db, *if_exists)? {
+                                Some(k) => {
+                                    n += k;
+                                    if self.state.db.as_deref() == Some(db.as_str()) {
+                                        self.state.db = None;
+                                    }
+                                }
+                                None => self.note(
+                                    1008,
+                                    format!("Can't drop database '{db}'; database doesn't exist"),
+                                ),
+                            }
+                        }
+                        Ok(ok(n as u64))
+                    }
+                    ast::ObjectType::Table => {
+                        for name in names {
+                            let (db, t) = self.split_name(name)?;
+                            self.state.check_db(&cat, &db, "DROP", Some(&t))?;
+                            if !engine.drop_table(&db, &t, *if_exists)? {
+                                self.note(1051, format!("Unknown table '{db}.{t}'"));
+                            }
+                        }
+                        Ok(ok(0))
+                    }
+                    ast::ObjectType::Index => {
+                        let table = table
+                            .as_ref()
+                            .ok_or_else(|| Error::Syntax("DROP INDEX needs ON table".into()))?;
+                        let (db, t) = self.split_name(table)?;
+                        self.state.check_db(&cat, &db, "INDEX", Some(&t))?;
+                        for name in names {
+                            let idx = object_name(name).last().cloned().unwrap_or_default();
+                            engine.drop_index(&db, &t, &idx)?;
+                        }
+                        Ok(ok(0))
+                    }
+                    other => Err(Error::Unsupported(format!("DROP {other}"))),
+                }
+            }
+            Statement::CreateTable(ct) => {
+                let (db, t) = self.split_name(&ct.name)?;
+                if !cat.databases.contains_key(&db) {
+                    return Err(Error::UnknownDatabase(db));
+                }
+                self.state.check_db(&cat, &db, "CREATE", Some(&t))?;
+                let def = crate::ddl::create_table(ct)?;
+                self.commit()?;
+                if !engine.create_table(&db, &t, def, ct.if_not_exists)? {
+                    self.note(1050, format!("Table '{t}' already exists"));
+                }
+                Ok(ok(0))
+            }
+            Statement::CreateIndex(ci) => {
+                let (db, t) = self.split_name(&ci.table_name)?;
+                self.state.check_db(&cat, &db, "INDEX", Some(&t))?;
+                let table = cat
+                    .table(&db, &t)
+                    .cloned()
+                    .ok_or_else(|| Error::UnknownTable {
+                        db: db.clone(),
+                        table: t.clone(),
+                    })?;
+                let cols = crate::ddl::create_index_columns(ci, &table.def.columns)?;
+                let name = match &ci.name {
+                    Some(n) => object_name(n).last().cloned().unwrap_or_default(),
+                    None => table.def.columns[cols[0]].name.clone(),
+                };
+                self.commit()?;
+                drop(cat);
+                engine.create_index(&db, &t, &name, cols, ci.unique)?;
+                Ok(QueryResult::Ok {
+                    affected_rows: 0,
+                    last_insert_id: 0,
+                    info: "Records: 0  Duplicates: 0  Warnings: 0".into(),
+                    warnings: 0,
+                })
+            }
+            Statement::Truncate(tr) => {
+                self.commit()?;
+                for target in &tr.table_names {
+                    let (db, t) = self.split_name(&target.name)?;
+                    self.state.check_db(&cat, &db, "DROP", Some(&t))?;
+                    engine.truncate_table(&db, &t)?;
+                }
+                Ok(ok(0))
+            }
+            Statement::Grant(g) => self.run_grant(&cat, g),
+            Statement::ShowVariables { filter, global, .. } => {
+                let pattern = like_filter(filter.as_ref())?;
+                let mut rows = Vec::new();
+                for name in vars::NAMES {
+                    if pattern
+                        .as_ref()
+                        .is_some_and(|p| !crate::expr::like(name.as_bytes(), p.as_bytes(), b'\\'))
+                    {
+                        continue;
+                    }
+                    let v = if *global {
+                        vars::default_value(name, &engine.config)
+                            .map(|(v, _)| v)
+                            .unwrap_or(Value::Null)
+                    } else {
+                        self.state.get_var(name)?
+                    };
+                    rows.push(vec![
+                        Value::str(name),
+                        Value::Bytes(v.to_text().unwrap_or_default()),
+                    ]);
+                }
+                Ok(text_rows(&["Variable_name", "Value"], rows))
+            }
+            Statement::ShowDatabases { show_options, .. } => {
+                let pattern = show_like(show_options)?;
+                let header = match &pattern {
+                    Some(p) => format!("Database ({p})"),
+                    None => "Database".to_string(),
+                };
+                let mut account = self.state.account(&cat);
+                let rows = cat
+                    .databases
+                    .keys()
+                    .filter(|d| account.as_mut().is_some_and(|a| a.can_use_db(d)))
+                    .filter(|d| {
+                        pattern
+                            .as_ref()
+                            .is_none_or(|p| crate::expr::like(d.as_bytes(), p.as_bytes(), b'\\'))
+                    })
+                    .map(|d| vec![Value::str(d)])
+                    .collect();
+                Ok(text_rows(&[&header], rows))
+            }
+            Statement::ShowTables {
+                show_options, full, ..
+            } => {
+                let db = match show_options
+                    .show_in
+                    .as_ref()
+                    .and_then(|s| s.parent_name.as_ref())
+                {
+                    Some(n) => object_name(n).last().cloned().unwrap_or_default(),
+                    None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                };
+                let database = cat
+                    .databases
+                    .get(&db)
+                    .ok_or_else(|| Error::UnknownDatabase(db.clone()))?;
+                self.state.check_db(&cat, &db, "SHOW", None)?;
+                let pattern = show_like(show_options)?;
+                let header = format!("Tables_in_{db}");
+                let rows: Vec<Vec<Value>> = database
+                    .tables
+                    .keys()
+                    .filter(|t| {
+                        pattern
+                            .as_ref()
+                            .is_none_or(|p| crate::expr::like(t.as_bytes(), p.as_bytes(), b'\\'))
+                    })
+                    .map(|t| {
+                        if *full {
+                            vec![Value::str(t), Value::str("BASE TABLE")]
+                        } else {
+                            vec![Value::str(t)]
+                        }
+                    })
+                    .collect();
+                if *full {
+                    Ok(text_rows(&[&header, "Table_type"], rows))
+                } else {
+                    Ok(text_rows(&[&header], rows))
+                }
+            }
+            Statement::ShowColumns { show_options, .. } => {
+                let name = show_options
+                    .show_in
+                    .as_ref()
+                    .and_then(|s| s.parent_name.as_ref())
+                    .ok_or_else(|| Error::Syntax("SHOW COLUMNS needs FROM table".into()))?;
+                self.describe(&cat, name)
+            }
+            Statement::ExplainTable { table_name, .. } => self.describe(&cat, table_name),
+            Statement::Kill { .. } => Err(Error::Unsupported("KILL".into())),
+            Statement::Explain { .. } => Err(Error::Unsupported("EXPLAIN".into())),
+            other => Err(Error::Unsupported(statement_kind(other))),
+        }
+    }
+
+    fn split_name(&self, n: &ast::ObjectName) -> Result<(String, String)> {
+        let parts = object_name(n);
+        match parts.as_slice() {
+            [t] => Ok((
+                self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                t.clone(),
+            )),
+            [d, t] => Ok((d.clone(), t.clone())),
+            _ => Err(Error::Syntax(n.to_string())),
+        }
+    }
+
+    fn describe(&mut self, cat: &Catalog, name: &ast::ObjectName) -> Result<QueryResult> {
+        let (db, t) = self.split_name(name)?;
+        self.state.check_db(cat, &db, "SELECT", Some(&t))?;
+        let table = cat.table(&db, &t).ok_or_else(|| Error::UnknownTable {
+            db: db.clone(),
+            table: t.clone(),
+        })?;
+        let rows = table
+            .def
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let key = if table.def.primary_key.contains(&i) {
+                    "PRI"
+                } else if table
+                    .def
+                    .indexes
+                    .iter()
+                    .any(|x| x.unique && x.columns.len() == 1 && x.columns[0] == i)
+                {
+                    "UNI"
+                } else if table
+                    .def
+                    .indexes
+                    .iter()
+                    .any(|x| x.columns.first() == Some(&i))
+                {
+                    "MUL"
+                } else {
+                    ""
+                };
+                let default = match &c.default {
+                    None | Some(crate::catalog::DefaultValue::Null) => Value::Null,
+                    Some(crate::catalog::DefaultValue::Literal(s))
+                    | Some(crate::catalog::DefaultValue::Number(s)) => Value::str(s),
+                    Some(crate::catalog::DefaultValue::CurrentTimestamp) => {
+                        Value::str("CURRENT_TIMESTAMP")
+                    }
+                };
+                vec![
+                    Value::str(&c.name),
+                    Value::str(&c.ty.sql_name()),
+                    Value::str(if c.nullable { "YES" } else { "NO" }),
+                    Value::str(key),
+                    default,
+                    Value::str(if c.auto_increment {
+                        "auto_increment"
+                    } else {
+                        ""
+                    }),
+                ]
+            })
+            .collect();
+        Ok(text_rows(
+            &["Field", "Type", "Null", "Key", "Default", "Extra"],
+            rows,
+        ))
+    }
+
+    fn run_grant(&mut self, cat: &Catalog, g: &ast::Grant) -> Result<QueryResult> {
+        self.state.check_super(cat, "GRANT")?;
+        if !matches!(g.privileges, ast::Privileges::All { .. }) {
+            return Err(Error::Unsupported(
+                "GRANT of individual privileges (only ALL)".into(),
+            ));
+        }
+        let db = match &g.objects {
+            Some(ast::GrantObjects::Tables(t)) if t.len() == 1 => {
+                let parts = object_name(&t[0]);
+                match parts.as_slice() {
+                    [a, b] if a == "*" && b == "*" => None,
+                    [d, b] if b == "*" => Some(d.clone()),
+                    [a] if a == "*" => {
+                        Some(self.state.db.clone().ok_or(Error::NoDatabaseSelected)?)
+                    }
+                    _ => return Err(Error::Unsupported("table-level GRANT".into())),
+                }
+            }
+            _ => return Err(Error::Unsupported("this GRANT target".into())),
+        };
+        self.commit()?;
+        for grantee in &g.grantees {
+            let (user, host) = match &grantee.name {
+                Some(ast::GranteeName::UserHost { user, host }) => {
+                    (user.value.clone(), host.value.clone())
+                }
+                Some(ast::GranteeName::ObjectName(n)) => {
+                    (object_name(n).join("."), "%".to_string())
+                }
+                None => return Err(Error::Syntax("GRANT ... TO".into())),
+            };
+            self.state
+                .engine
+                .grant_all(db.as_deref(), &user, &host, g.with_grant_option)?;
+        }
+        Ok(ok(0))
+    }
+
+    fn run_set(&mut self, set: &ast::Set, params: &[Value], sql: &str) -> Result<QueryResult> {
+        match set {
+            ast::Set::SingleAssignment {
+                scope,
+                variable,
+                values,
+                ..
+            } => {
+                let v = values.first().ok_or_else(|| Error::Syntax("SET".into()))?;
+                self.assign(scope.as_ref(), variable, v, params)?;
+            }
+            ast::Set::MultipleAssignments { assignments } => {
+                for a in assignments {
+                    self.assign(a.scope.as_ref(), &a.name, &a.value, params)?;
+                }
+            }
+            ast::Set::SetNames {
+                charset_name,
+                collation_name,
+            } => {
+                let cs = Value::str(&charset_name.value);
+                for v in [
+                    "character_set_client",
+                    "character_set_connection",
+                    "character_set_results",
+                ] {
+                    self.state.vars.insert(v.into(), cs.clone());
+                }
+                if let Some(c) = collation_name {
+                    self.state
+                        .vars
+                        .insert("collation_connection".into(), Value::str(c));
+                }
+            }
+            ast::Set::SetNamesDefault {} => {
+                for v in [
+                    "character_set_client",
+                    "character_set_connection",
+                    "character_set_results",
+                ] {
+                    self.state.vars.remove(v);
+                }
+            }
+            ast::Set::SetTransaction { modes, .. } => {
+                let upper = sql.to_ascii_uppercase();
+                let session_scope =
+                    upper.contains("SESSION TRANSACTION") || upper.contains("GLOBAL TRANSACTION");
+                for m in modes {
+                    if let ast::TransactionMode::IsolationLevel(l) = m {
+                        let iso = map_isolation(l);
+                        if session_scope {
+                            self.state.isolation = iso;
+                        } else {
+                            if self.txn.is_some() {
+                                return Err(Error::CantChangeTxCharacteristics);
+                            }
+                            self.state.next_isolation = Some(iso);
+                        }
+                    }
+                }
+            }
+            ast::Set::SetTimeZone { value, .. } => {
+                let v = self.eval_set_value(value, params)?;
+                self.state.vars.insert("time_zone".into(), v);
+            }
+            _ => return Err(Error::Unsupported("this SET form".into())),
+        }
+        Ok(ok(0))
+    }
+
+    fn eval_set_value(&self, e: &ast::Expr, params: &[Value]) -> Result<Value> {
+        // `SET x = ON` / `= OFF` / `= REPEATABLE-READ` style bare words are strings.
+        if let ast::Expr::Identifier(id) = e {
+            if !id.value.starts_with('@') {
+                return Ok(Value::str(&id.value));
+            }
+        }
+        let mut b = Binder::new(None, None);
+        let bound = b.bind(e)?;
+        let ctx = StmtCtx::new(&self.state, params);
+        eval(
+            &bound,
+            &Env {
+                row: &[],
+                aggs: &[],
+                ctx: &ctx,
+            },
+        )
+    }
+
+    fn assign(
+        &mut self,
+        scope: Option<&ast::ContextModifier>,
+        name: &ast::ObjectName,
+        e: &ast::Expr,
+        params: &[Value],
+    ) -> Result<()> {
+        let parts = object_name(name);
+        let (mut global, var) = match parts.as_slice() {
+            [v] if v.starts_with("@@") => (false, v[2..].to_string()),
+            [v] if v.starts_with('@') => {
+                let val = self.eval_set_value(e, params)?;
+                self.state
+                    .user_vars
+                    .insert(v[1..].to_ascii_lowercase(), val);
+                return Ok(());
+            }
+            [s, v] if s.eq_ignore_ascii_case("@@global") => (true, v.clone()),
+            [s, v] if s.eq_ignore_ascii_case("@@session") || s.eq_ignore_ascii_case("@@local") => {
+                (false, v.clone())
+            }
+            [v] => (false, v.clone()),
+            _ => return Err(Error::Syntax(name.to_string())),
+        };
+        if matches!(scope, Some(ast::ContextModifier::Global)) {
+            global = true;
+        }
+        let var = var.to_ascii_lowercase();
+        let (default, access) = vars::default_value(&var, &self.state.engine.config)
+            .ok_or_else(|| Error::UnknownSystemVariable(var.clone()))?;
+        if access == vars::Access::ReadOnly {
+            return Err(Error::ReadOnlyVariable(var));
+        }
+        let is_default =
+            matches!(e, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("DEFAULT"));
+        let value = if is_default {
+            default.clone()
+        } else {
+            self.eval_set_value(e, params)?
+        };
+        if global {
+            // Global values are not kept yet: refuse rather than pretend.
+            return Err(Error::Unsupported(format!("SET GLOBAL {var}")));
+        }
+        match var.as_str() {
+            "autocommit" => {
+                let on = vars::parse_bool(&var, &value)?;
+                if on && !self.state.autocommit {
+                    // MySQL commits the open transaction when autocommit is switched on.
+                    self.commit()?;
+                }
+                self.state.autocommit = on;
+            }
+            "transaction_isolation" | "tx_isolation" => {
+                self.state.isolation = vars::parse_isolation(&value)?;
+            }
+            "innodb_lock_wait_timeout" => {
+                let secs =
+                    value
+                        .to_i64()
+                        .filter(|s| *s >= 1)
+                        .ok_or_else(|| Error::WrongValueForVar {
+                            name: var.clone(),
+                            value: value.to_display(),
+                        })?;
+                self.state.lock_wait_timeout = Duration::from_secs(secs as u64);
+                if let Some(t) = self.txn.as_mut() {
+                    t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+                }
+            }
+            "transaction_read_only" | "tx_read_only" => {
+                if vars::parse_bool(&var, &value)? {
+                    return Err(Error::Unsupported("read-only transactions".into()));
+                }
+            }
+            "sql_mode" => {
+                self.state
+                    .vars
+                    .insert(var, Value::Bytes(value.to_text().unwrap_or_default()));
+            }
+            _ => {
+                if is_default {
+                    self.state.vars.remove(&var);
+                } else {
+                    self.state.vars.insert(var, value);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // A client that vanished mid-transaction: roll back and free its locks.
+        if let Some(t) = self.txn.take() {
+            t.rollback();
+        }
+    }
+}
+
+fn clone_select(s: &plan::SelectPlan) -> plan::SelectPlan {
+    plan::SelectPlan {
+        table: s.table.clone(),
+        access: s.access.clone(),
+        filter: s.filter.clone(),
+        aggs: s.aggs.clone(),
+        grouped: s.grouped,
+        group_by: s.group_by.clone(),
+        having: s.having.clone(),
+        projection: s.projection.clone(),
+        visible: s.visible,
+        columns: s.columns.clone(),
+        distinct: s.distinct,
+        order_by: s.order_by.clone(),
+        order_from_access: s.order_from_access,
+        limit: s.limit.clone(),
+        offset: s.offset.clone(),
+        lock: s.lock,
+    }
+}
+
+fn map_isolation(l: &ast::TransactionIsolationLevel) -> IsolationLevel {
+    match l {
+        ast::TransactionIsolationLevel::ReadUncommitted => IsolationLevel::ReadUncommitted,
+        ast::TransactionIsolationLevel::ReadCommitted => IsolationLevel::ReadCommitted,
+        ast::TransactionIsolationLevel::RepeatableRead => IsolationLevel::RepeatableRead,
+        _ => IsolationLevel::Serializable,
+    }
+}
+
+fn like_filter(f: Option<&ast::ShowStatementFilter>) -> Result<Option<String>> {
+    match f {
+        None => Ok(None),
+        Some(ast::ShowStatementFilter::Like(p)) | Some(ast::ShowStatementFilter::NoKeyword(p)) => {
+            Ok(Some(p.clone()))
+        }
+        Some(_) => Err(Error::Unsupported("SHOW ... WHERE".into())),
+    }
+}
+
+fn show_like(o: &ast::ShowStatementOptions) -> Result<Option<String>> {
+    match &o.filter_position {
+        None => Ok(None),
+        Some(ast::ShowStatementFilterPosition::Infix(f))
+        | Some(ast::ShowStatementFilterPosition::Suffix(f)) => like_filter(Some(f)),
+    }
+}
+
+/// The text of the second statement of a multi-statement text (for the 1064
+/// message when multi-statements are off).
+fn second_statement_text(sql: &str) -> String {
+    match sql.find(';') {
+        Some(i) => sql[i + 1..].trim_start().chars().take(80).collect(),
+        None => String::new(),
+    }
+}
+
+/// A short name for an unsupported statement, for error 1235.
+fn statement_kind(s: &Statement) -> String {
+    let text = s.to_string();
+    let words: Vec<&str> = text.split_whitespace().take(2).collect();
+    words.join(" ")
+}

@@ -1,0 +1,152 @@
+//! Data-driven SQL tests: every `tests/sql/*.test` file runs in-process against
+//! an engine on `MemoryStorage`.
+//!
+//! Format (a small sqllogictest dialect):
+//! ```text
+//! statement ok
+//! CREATE TABLE t (a INT)
+//!
+//! statement error DuplicateEntry
+//! INSERT INTO t VALUES (1)
+//!
+//! query
+//! SELECT a, b FROM t ORDER BY a
+//! ----
+//! 1<TAB>x
+//! 2<TAB>NULL
+//! ```
+//! A statement runs to the next blank line. `statement error NAME` expects the
+//! engine error whose variant name starts with NAME. Query results are rows of
+//! tab-separated values (`<TAB>` above), NULL as `NULL`. `CANYON_BLESS=1 cargo test` rewrites the
+//! expected results of every `query` block from what the engine returned.
+
+use canyon_sql::{Durability, Engine, EngineConfig, QueryResult};
+use canyon_storage::MemoryStorage;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn engine() -> Arc<Engine> {
+    let cfg = EngineConfig {
+        durability: Durability::SyncEveryCommit,
+        lock_wait_timeout: Duration::from_secs(2),
+        blocking_hook: None,
+        version: "8.0.36-canyon-test".into(),
+        max_allowed_packet: 64 << 20,
+        max_connections: 100,
+        port: 3306,
+    };
+    let e = Engine::open(Arc::new(MemoryStorage::new()), cfg).expect("engine opens");
+    e.bootstrap_root("").expect("root account");
+    e
+}
+
+fn render(r: &QueryResult) -> Vec<String> {
+    match r {
+        QueryResult::Rows { rows, .. } => rows
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|v| v.to_display())
+                    .collect::<Vec<_>>()
+                    .join("\t")
+            })
+            .collect(),
+        QueryResult::Ok { affected_rows, .. } => vec![format!("affected {affected_rows}")],
+    }
+}
+
+fn run_file(path: &Path) {
+    let text = std::fs::read_to_string(path).expect("test file reads");
+    let bless = std::env::var_os("CANYON_BLESS").is_some();
+    let engine = engine();
+    let mut session = engine.session(1, "root", "localhost");
+    let mut out = String::new();
+    let mut failures = Vec::new();
+    let blocks: Vec<&str> = text.split("\n\n").collect();
+    for block in blocks {
+        let block = block.trim_matches('\n');
+        if block.is_empty() {
+            continue;
+        }
+        let mut lines = block.lines();
+        let header = lines.next().expect("non-empty block");
+        if header.starts_with('#') {
+            out.push_str(block);
+            out.push_str("\n\n");
+            continue;
+        }
+        let rest: Vec<&str> = lines.collect();
+        if let Some(expect) = header.strip_prefix("statement ") {
+            let sql = rest.join("\n");
+            let r = session.execute(&sql, false).pop().expect("one result");
+            match (expect, &r) {
+                ("ok", Ok(_)) => {}
+                (e, Err(err))
+                    if e.starts_with("error ") && format!("{err:?}").starts_with(&e[6..]) => {}
+                _ => failures.push(format!(
+                    "{}: `{sql}` expected {expect}, got {r:?}",
+                    path.display()
+                )),
+            }
+            out.push_str(block);
+            out.push_str("\n\n");
+        } else if header == "query" {
+            let split = rest.iter().position(|l| *l == "----").unwrap_or(rest.len());
+            let sql = rest[..split].join("\n");
+            let expected: Vec<String> = rest
+                .get(split + 1..)
+                .unwrap_or(&[])
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            let got = match session.execute(&sql, false).pop().expect("one result") {
+                Ok(r) => render(&r),
+                Err(e) => vec![format!("ERROR {e:?}")],
+            };
+            if got != expected && !bless {
+                failures.push(format!(
+                    "{}: `{sql}`\n  expected: {expected:?}\n  got:      {got:?}",
+                    path.display()
+                ));
+            }
+            out.push_str("query\n");
+            out.push_str(&sql);
+            out.push_str("\n----\n");
+            for l in &got {
+                out.push_str(l);
+                out.push('\n');
+            }
+            out.push('\n');
+        } else {
+            failures.push(format!(
+                "{}: unknown block header `{header}`",
+                path.display()
+            ));
+        }
+    }
+    if bless {
+        std::fs::write(path, out.trim_end().to_string() + "\n").expect("bless writes");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn sql_logic_tests() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sql");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/sql exists")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "test"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no .test files found");
+    for f in files {
+        run_file(&f);
+    }
+}

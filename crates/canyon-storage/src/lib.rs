@@ -1,0 +1,233 @@
+//! The storage layer: a narrow, ordered key-value contract and its in-memory
+//! implementation.
+//!
+//! Everything Canyon keeps — rows, old row versions, index entries, the catalog —
+//! lives in one [`Storage`] as byte keys and byte values, in a few fixed keyspaces
+//! ([`Keyspace`]). The layers above (MVCC in `canyon-txn`, the catalog in
+//! `canyon-sql`) decide what the bytes mean; `docs/format.md` documents them.
+//!
+//! Two implementations honour the same contract and run the same conformance
+//! tests ([`conformance`]):
+//! - [`MemoryStorage`] (here): for fast tests; nothing is durable.
+//! - `canyon_rocksdb::RocksStorage`: the durable one (column families, atomic
+//!   WriteBatch, WAL with explicit sync, bloom filters, a bounded block cache).
+//!
+//! What this layer does **not** do: versions, visibility, locking, transactions.
+//! It gives atomic multi-key batches and an explicit durability point; MVCC is
+//! built on top of those two promises.
+
+mod memory;
+
+pub mod conformance;
+
+pub use memory::MemoryStorage;
+
+use canyon_common::Result;
+use std::ops::{Bound, ControlFlow};
+
+/// The fixed keyspaces (RocksDB column families). Each has its own key layout,
+/// documented in `docs/format.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Keyspace {
+    /// Catalog records and server metadata (databases, tables, users, counters).
+    Meta,
+    /// The newest committed version of every row: one point read per row.
+    Rows,
+    /// Older row versions, kept while some snapshot may still read them.
+    History,
+    /// Secondary index entries.
+    Index,
+}
+
+impl Keyspace {
+    /// Every keyspace, in a fixed order (the order column families are created in).
+    pub const ALL: [Keyspace; 4] = [
+        Keyspace::Meta,
+        Keyspace::Rows,
+        Keyspace::History,
+        Keyspace::Index,
+    ];
+
+    /// The stable name of the keyspace (the RocksDB column family name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Keyspace::Meta => "meta",
+            Keyspace::Rows => "rows",
+            Keyspace::History => "history",
+            Keyspace::Index => "index",
+        }
+    }
+}
+
+/// One operation of a [`WriteBatch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOp {
+    /// Set `key` to `value`.
+    Put {
+        /// Keyspace written.
+        keyspace: Keyspace,
+        /// Key.
+        key: Vec<u8>,
+        /// Value.
+        value: Vec<u8>,
+    },
+    /// Remove `key` (no error if absent).
+    Delete {
+        /// Keyspace written.
+        keyspace: Keyspace,
+        /// Key.
+        key: Vec<u8>,
+    },
+}
+
+/// A set of writes applied atomically: after a crash either all of them are
+/// present or none is. Later operations on the same key win.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteBatch {
+    ops: Vec<WriteOp>,
+    bytes: usize,
+}
+
+impl WriteBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a put.
+    pub fn put(&mut self, keyspace: Keyspace, key: Vec<u8>, value: Vec<u8>) {
+        self.bytes += key.len() + value.len();
+        self.ops.push(WriteOp::Put {
+            keyspace,
+            key,
+            value,
+        });
+    }
+
+    /// Adds a delete.
+    pub fn delete(&mut self, keyspace: Keyspace, key: Vec<u8>) {
+        self.bytes += key.len();
+        self.ops.push(WriteOp::Delete { keyspace, key });
+    }
+
+    /// The operations in the order they were added.
+    pub fn ops(&self) -> &[WriteOp] {
+        &self.ops
+    }
+
+    /// Number of operations.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// Whether the batch has no operations.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Approximate payload size in bytes (keys plus values).
+    pub fn size_bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+/// A key range for [`Storage::scan`]: `start` and `end` bounds over raw keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRange {
+    /// Lower bound.
+    pub start: Bound<Vec<u8>>,
+    /// Upper bound.
+    pub end: Bound<Vec<u8>>,
+}
+
+impl KeyRange {
+    /// Every key that starts with `prefix`.
+    pub fn prefix(prefix: &[u8]) -> Self {
+        let start = Bound::Included(prefix.to_vec());
+        let end = match prefix_successor(prefix) {
+            Some(s) => Bound::Excluded(s),
+            None => Bound::Unbounded,
+        };
+        KeyRange { start, end }
+    }
+
+    /// The whole keyspace.
+    pub fn all() -> Self {
+        KeyRange {
+            start: Bound::Unbounded,
+            end: Bound::Unbounded,
+        }
+    }
+
+    /// Whether `key` lies within the range.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        let above = match &self.start {
+            Bound::Included(s) => key >= s.as_slice(),
+            Bound::Excluded(s) => key > s.as_slice(),
+            Bound::Unbounded => true,
+        };
+        let below = match &self.end {
+            Bound::Included(e) => key <= e.as_slice(),
+            Bound::Excluded(e) => key < e.as_slice(),
+            Bound::Unbounded => true,
+        };
+        above && below
+    }
+}
+
+/// The smallest key greater than every key starting with `prefix`, or `None` when
+/// no such key exists (the prefix is all 0xFF bytes, or empty).
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut s = prefix.to_vec();
+    while let Some(last) = s.pop() {
+        if last < 0xFF {
+            s.push(last + 1);
+            return Some(s);
+        }
+    }
+    None
+}
+
+/// The ordered key-value contract every storage implementation keeps.
+///
+/// # Contract
+/// - **Ordering**: keys within a keyspace are ordered bytewise (memcmp, shorter
+///   prefix first); [`Storage::scan`] visits them in that order, or the reverse.
+/// - **Atomicity**: [`Storage::write`] applies a whole [`WriteBatch`] or nothing,
+///   even across a crash. Concurrent readers may observe a batch partially applied
+///   (there are no storage-level snapshots): the MVCC layer above never relies on
+///   storage-level isolation, only on its own commit timestamps.
+/// - **Durability**: a write is durable only after a later [`Storage::sync`] has
+///   returned (or `write` was called with `sync = true`). Writes are made durable in
+///   the order they were written: when `sync` returns, every batch whose `write`
+///   returned before `sync` was called survives a crash (prefix durability). After a
+///   crash, the surviving batches are a prefix of the write order.
+/// - **Concurrency**: every method may be called from many threads at once.
+/// - **Errors**: IO failures are [`canyon_common::Error::Io`]; undecodable state is
+///   [`canyon_common::Error::Corrupt`]. An error from `write` means the batch may or
+///   may not be applied; the caller treats the transaction as failed.
+pub trait Storage: Send + Sync + 'static {
+    /// Reads one key.
+    fn get(&self, keyspace: Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Visits the keys in `range` in order (descending when `reverse`), calling `f`
+    /// with each key and value until `f` returns [`ControlFlow::Break`] or the range
+    /// ends. `f` must not call back into the storage's write path.
+    #[allow(clippy::type_complexity)] // a plain callback; an alias would only hide it
+    fn scan(
+        &self,
+        keyspace: Keyspace,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()>;
+
+    /// Applies `batch` atomically. With `sync`, returns only once it is durable.
+    fn write(&self, batch: WriteBatch, sync: bool) -> Result<()>;
+
+    /// Makes every write that returned before this call durable.
+    fn sync(&self) -> Result<()>;
+
+    /// A short name for logs and benchmark reports ("memory", "rocksdb").
+    fn name(&self) -> &'static str;
+}

@@ -1,0 +1,334 @@
+//! The commit path: one atomic batch per transaction, leader/follower group commit.
+//!
+//! # Commit rules
+//!
+//! 1. Only committed data reaches storage: one atomic [`WriteBatch`] per
+//!    transaction holds every Rows, History and Index change and
+//!    `txn/last_ts = commit_ts`. Recovery is therefore `visible = last_ts`.
+//! 2. The caller holds, from its current read until the end of the transaction, a
+//!    row lock covering every pk it writes ([`crate::Transaction::put`]'s
+//!    contract). So the Rows version read while preparing — outside any global
+//!    lock — is still the one the batch replaces when it is written. Debug builds
+//!    re-read it under the commit mutex and assert so.
+//! 3. The commit timestamp is taken and the batch written under the one commit
+//!    mutex, `commit_ts = next_ts + 1`: WAL order is timestamp order. Batches are
+//!    built before it; under it happen only stamping the timestamp into the
+//!    prebuilt values and `Storage::write` (RocksDB serialises writers anyway).
+//! 4. Within the batch, History and Index puts come before the Rows change, so a
+//!    storage that exposed a batch partially would still never show a reader a new
+//!    Rows version without the History entry of the one it replaced.
+//! 5. `visible` moves to `t` only when every commit `<= t` is written — and, under
+//!    [`Durability::SyncEveryCommit`], durable: the sync leader loads
+//!    `last_written_ts` *before* calling `Storage::sync`, which makes durable every
+//!    write that returned before it (prefix durability), then raises `visible`.
+//!    Under [`Durability::SyncPeriodically`] `visible` is raised right after the
+//!    write, under the commit mutex, so it still moves in timestamp order.
+//! 6. Row locks are released only after the commit is visible, so the next holder's
+//!    current read and its next snapshot both see it (strict two-phase locking for
+//!    writes).
+//! 7. COMMIT returns `Ok` only after rules 5 and 6. A failed write or sync leaves
+//!    storage in an unknown state: the manager refuses every later commit with
+//!    [`Error::Io`] until restarted (as Postgres PANICs on a failed fsync).
+//! 8. A transaction without writes takes no timestamp and writes nothing.
+//!
+//! # Group commit (leader / follower)
+//!
+//! ```text
+//!   state { synced_ts, leader_active }  (Mutex + Condvar)
+//!   commit at ts:  loop {
+//!     synced_ts >= ts            -> done
+//!     leader_active              -> wait, re-check
+//!     else become leader: target = last_written_ts; Storage::sync();
+//!          visible.fetch_max(target); synced_ts = target; wake all
+//!   }
+//! ```
+//!
+//! Every commit written before a sync starts is covered by it; commits arriving
+//! during a sync queue behind it and share the next one. Under load the number of
+//! syncs is far below the number of commits (see the `group_commit_*` test).
+
+use crate::keys::{self, history_key, index_entry_key, index_value, patch_ts, version_value};
+use crate::mvcc::{Buffered, Transaction};
+use crate::{run_blocking, Durability, Timestamp, TxnManager};
+use canyon_common::{Error, Result};
+use canyon_storage::{Keyspace, WriteBatch};
+use parking_lot::{Condvar, Mutex, MutexGuard};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+
+/// State of the leader/follower group commit.
+#[derive(Debug)]
+pub(crate) struct GroupCommit {
+    state: Mutex<GroupState>,
+    cv: Condvar,
+}
+
+#[derive(Debug)]
+struct GroupState {
+    /// Every commit at or below this is durable.
+    synced_ts: Timestamp,
+    /// A leader is inside `Storage::sync`.
+    leader_active: bool,
+}
+
+impl GroupCommit {
+    pub(crate) fn new(recovered_ts: Timestamp) -> Self {
+        GroupCommit {
+            state: Mutex::new(GroupState {
+                synced_ts: recovered_ts,
+                leader_active: false,
+            }),
+            cv: Condvar::new(),
+        }
+    }
+}
+
+/// One put of a prepared batch. When `stamp` is set, the value's leading
+/// timestamp is filled with the commit timestamp under the commit mutex.
+#[derive(Debug)]
+struct PendingPut {
+    keyspace: Keyspace,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    stamp: bool,
+}
+
+/// A commit batch built outside the commit mutex, in rule-4 order.
+#[derive(Debug, Default)]
+struct Prepared {
+    puts: Vec<PendingPut>,
+    /// Rows values as read while preparing (debug builds check rule 2).
+    #[cfg(debug_assertions)]
+    read: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+impl Transaction {
+    /// Commits: writes the buffered changes as one batch at a new commit timestamp,
+    /// waits until it is durable and visible (per [`Durability`]), then releases the
+    /// locks. See the commit rules in `commit.rs`.
+    ///
+    /// Errors: [`Error::Deadlock`] if the transaction was a deadlock victim (nothing
+    /// is written); [`Error::Io`] if storage failed (the commit may or may not
+    /// survive a restart; it never becomes visible in this process). In every case
+    /// the transaction is over and its locks are released.
+    pub fn commit(mut self) -> Result<()> {
+        let result = self.commit_inner();
+        self.finish();
+        result
+    }
+
+    fn commit_inner(&mut self) -> Result<()> {
+        self.check_active()?;
+        if self.writes.is_empty() {
+            return Ok(());
+        }
+        let writes = std::mem::take(&mut self.writes);
+        let mgr = &self.mgr;
+        let prepared = mgr.prepare(writes)?;
+        if prepared.puts.is_empty() {
+            return Ok(());
+        }
+        // The commit mutex, the storage write (RocksDB may stall it) and the
+        // durability wait all block: run them inside the blocking hook, once.
+        let mut prepared = Some(prepared);
+        let mut result = Ok(());
+        run_blocking(mgr.config.blocking_hook, &mut || {
+            if let Some(p) = prepared.take() {
+                result = mgr.write_commit(p).and_then(|ts| mgr.make_durable(ts));
+            }
+        });
+        result
+    }
+}
+
+impl TxnManager {
+    /// Builds the commit batch (rule 2: outside any global lock), with placeholder
+    /// timestamps where the commit timestamp goes.
+    fn prepare(&self, writes: BTreeMap<Vec<u8>, Buffered>) -> Result<Prepared> {
+        let mut history = Vec::new();
+        let mut index = Vec::new();
+        let mut rows = Vec::new();
+        #[cfg(debug_assertions)]
+        let mut read = Vec::new();
+        for (rk, b) in writes {
+            let old = self.storage.get(Keyspace::Rows, &rk)?;
+            let old_version = old.as_deref().map(keys::decode_version).transpose()?;
+            let old_live = old_version.is_some_and(|v| v.row.is_some());
+            let new_value = match &b.row {
+                Some(row) => Some(version_value(0, Some(row))),
+                None if old_live => Some(version_value(0, None)),
+                // Deleting a row that does not exist (or is already a tombstone).
+                None => None,
+            };
+            if let Some(value) = new_value {
+                if let (Some(raw), Some(v)) = (&old, old_version) {
+                    // The replaced version moves verbatim; its leading commit_ts
+                    // becomes the end_ts, stamped later.
+                    history.push(PendingPut {
+                        keyspace: Keyspace::History,
+                        key: history_key(&rk, v.ts),
+                        value: raw.clone(),
+                        stamp: true,
+                    });
+                }
+                rows.push(PendingPut {
+                    keyspace: Keyspace::Rows,
+                    key: rk.clone(),
+                    value,
+                    stamp: true,
+                });
+            }
+            let pk = &rk[keys::ID_LEN..];
+            for (ix, k) in &b.committed_index_keys {
+                if !b.new_index_keys.iter().any(|(i, n)| i == ix && n == k) {
+                    index.push(PendingPut {
+                        keyspace: Keyspace::Index,
+                        key: index_entry_key(*ix, k, pk),
+                        value: index_value(0, pk.len())?,
+                        stamp: true,
+                    });
+                }
+            }
+            for (ix, k) in &b.new_index_keys {
+                // A key the committed version has already has a live entry.
+                if !b
+                    .committed_index_keys
+                    .iter()
+                    .any(|(i, c)| i == ix && c == k)
+                {
+                    index.push(PendingPut {
+                        keyspace: Keyspace::Index,
+                        key: index_entry_key(*ix, k, pk),
+                        value: index_value(u64::MAX, pk.len())?,
+                        stamp: false,
+                    });
+                }
+            }
+            #[cfg(debug_assertions)]
+            read.push((rk, old));
+        }
+        history.append(&mut index);
+        history.append(&mut rows);
+        Ok(Prepared {
+            puts: history,
+            #[cfg(debug_assertions)]
+            read,
+        })
+    }
+
+    /// Rule 3: timestamp and write under the commit mutex.
+    fn write_commit(&self, prepared: Prepared) -> Result<Timestamp> {
+        let _commit = self.commit_mutex.lock();
+        if self.failed.load(Ordering::Acquire) {
+            return Err(self.failure_error());
+        }
+        #[cfg(debug_assertions)]
+        for (rk, old) in &prepared.read {
+            let now = self.storage.get(Keyspace::Rows, rk)?;
+            let gc_removed_tombstone = now.is_none()
+                && old
+                    .as_deref()
+                    .is_some_and(|o| keys::decode_version(o).is_ok_and(|v| v.row.is_none()));
+            assert!(
+                now == *old || gc_removed_tombstone,
+                "commit rule 2 broken: a row written by this transaction changed since it \
+                 was read; the SQL layer must lock every row it writes"
+            );
+        }
+        let ts = self.next_ts.load(Ordering::Relaxed) + 1;
+        let mut batch = WriteBatch::new();
+        for mut p in prepared.puts {
+            if p.stamp {
+                patch_ts(&mut p.value, ts);
+            }
+            batch.put(p.keyspace, p.key, p.value);
+        }
+        batch.put(
+            Keyspace::Meta,
+            keys::LAST_TS_KEY.to_vec(),
+            keys::ts_value(ts),
+        );
+        // The timestamp is spent even if the write fails: the batch may be applied.
+        self.next_ts.store(ts, Ordering::SeqCst);
+        if let Err(e) = self.storage.write(batch, false) {
+            self.fail("write", &e);
+            return Err(e);
+        }
+        self.last_written_ts.store(ts, Ordering::SeqCst);
+        if let Durability::SyncPeriodically { .. } = self.config.durability {
+            self.visible.fetch_max(ts, Ordering::SeqCst);
+        }
+        Ok(ts)
+    }
+
+    /// Rules 5 and 7: returns once the commit at `ts` is durable and visible.
+    fn make_durable(&self, ts: Timestamp) -> Result<()> {
+        match self.config.durability {
+            Durability::SyncEveryCommit => self.group_commit(ts),
+            Durability::SyncPeriodically { .. } => Ok(()),
+        }
+    }
+
+    /// The leader/follower loop of the module doc.
+    fn group_commit(&self, ts: Timestamp) -> Result<()> {
+        let mut g = self.group.state.lock();
+        loop {
+            if g.synced_ts >= ts {
+                return Ok(());
+            }
+            if self.failed.load(Ordering::Acquire) {
+                return Err(self.failure_error());
+            }
+            if g.leader_active {
+                self.group.cv.wait(&mut g);
+                continue;
+            }
+            g.leader_active = true;
+            let (target, synced) = MutexGuard::unlocked(&mut g, || {
+                let target = self.last_written_ts.load(Ordering::SeqCst);
+                (target, self.storage.sync())
+            });
+            g.leader_active = false;
+            match synced {
+                Ok(()) => {
+                    self.visible.fetch_max(target, Ordering::SeqCst);
+                    g.synced_ts = g.synced_ts.max(target);
+                }
+                Err(e) => self.fail("sync", &e),
+            }
+            self.group.cv.notify_all();
+        }
+    }
+
+    /// The body of the periodic sync thread ([`Durability::SyncPeriodically`]).
+    pub(crate) fn periodic_sync(&self) {
+        let target = self.last_written_ts.load(Ordering::SeqCst);
+        if target <= self.group.state.lock().synced_ts || self.failed.load(Ordering::Acquire) {
+            return;
+        }
+        match self.storage.sync() {
+            Ok(()) => {
+                let mut g = self.group.state.lock();
+                g.synced_ts = g.synced_ts.max(target);
+            }
+            Err(e) => self.fail("periodic sync", &e),
+        }
+    }
+
+    /// Rule 7: remember the failure; later commits are refused.
+    fn fail(&self, what: &str, e: &Error) {
+        tracing::error!(error = %e, "storage {what} failed; refusing further commits");
+        let mut f = self.failure.lock();
+        if f.is_none() {
+            *f = Some(format!("storage {what} failed: {e}"));
+        }
+        self.failed.store(true, Ordering::Release);
+    }
+
+    fn failure_error(&self) -> Error {
+        let why = self.failure.lock().clone().unwrap_or_default();
+        Error::Io(format!(
+            "commits are refused until restart after an earlier failure ({why})"
+        ))
+    }
+}

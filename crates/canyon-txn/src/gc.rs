@@ -1,0 +1,495 @@
+//! Garbage collection of old versions, the snapshot registry it reads, and the
+//! background threads.
+//!
+//! # The watermark
+//!
+//! GC may delete a version only if no snapshot that exists or can still be taken
+//! reads it. Every transaction publishes its snapshot in a **slot**
+//! (`CachePadded<AtomicU64>`, `u64::MAX` = idle) owned by its session. Slots are
+//! registered in `SnapshotRegistry::slots` when a session is created and removed
+//! when it is dropped — never per statement — so taking a snapshot writes only the
+//! session's own cache line.
+//!
+//! Publishing races with GC: a reader could load `visible = 5`, GC could compute
+//! the watermark 9 from the slots before the reader's store of 5 lands, and delete
+//! a version the reader needs. A Dekker-style handshake closes the race (all
+//! operations `SeqCst`):
+//!
+//! ```text
+//!   reader (publish)                        GC (run_gc_once)
+//!   v = visible.load()                      w0 = visible.load()
+//!   slot.store(v)                           horizon.fetch_max(w0)
+//!   if horizon.load() > v: retry            w = min(w0, every slot)
+//! ```
+//!
+//! In the single total order of `SeqCst` operations, either the reader's
+//! `horizon.load` sees GC's store — then `v < w0` makes it retry with a fresh
+//! `v >= w0 >= w` (visible only grows), or `v >= w0` already holds — or it does
+//! not, so its `slot.store` came before GC's store and hence before GC's slot
+//! loads, and GC sees `v` (`w <= v`). Either way `w <= v`: GC deletes only versions
+//! with `end_ts <= w`, which a reader at `v` never needs (it needs the version
+//! with `begin <= v < end`).
+//!
+//! # What is deleted
+//!
+//! With watermark `w`:
+//! 1. History entries with `end_ts <= w` — immutable once written (a History key
+//!    names one version, moved there once, under its row lock), so they are
+//!    deleted without further checks.
+//! 2. Index entries with `end_ts <= w`. A commit may re-add the same key (the row
+//!    changed `A -> B -> A` overwrites the ended `A` entry with `u64::MAX`), so each
+//!    candidate is re-read **under the commit mutex**, and deleted only if its
+//!    value is byte-equal to what the scan saw. Every Index write happens in a
+//!    commit batch under that mutex, so nothing can change it in between.
+//! 3. Rows tombstones with `commit_ts <= w`: every snapshot sees the delete, so the
+//!    key may go. Same re-check under the commit mutex (an INSERT of the same pk
+//!    replaces the tombstone). If a commit read the tombstone before GC deleted it
+//!    and moves it to History afterwards, the result is a harmless History
+//!    tombstone, collected later.
+//!
+//! Holding the commit mutex for a re-check batch ([`GC_BATCH`] point reads) delays
+//! commits by that much; the batch is small to bound the pause.
+//!
+//! Not implemented: GC scans whole keyspaces each run (cost grows with the data,
+//! not with the garbage); a RocksDB compaction filter could drop History and Index
+//! garbage during compaction instead.
+
+use crate::keys::{decode_index_value, decode_version};
+use crate::{Durability, IndexId, TableId, Timestamp, TxnManager};
+use canyon_common::{Error, Result};
+use canyon_storage::{KeyRange, Keyspace, WriteBatch};
+use crossbeam_utils::CachePadded;
+use parking_lot::{Condvar, Mutex};
+use std::ops::{Bound, ControlFlow};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+/// Value of an idle slot.
+const IDLE: Timestamp = u64::MAX;
+/// Garbage keys deleted per batch (and re-checked per hold of the commit mutex).
+const GC_BATCH: usize = 256;
+/// Keys visited per storage scan call before GC writes and resumes.
+const SCAN_BUDGET: usize = 4096;
+
+/// A published snapshot. See the module doc.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    /// The snapshot timestamp being read at, or [`IDLE`].
+    pub ts: AtomicU64,
+    /// Whether a transaction is using this slot.
+    pub in_use: AtomicBool,
+}
+
+impl Slot {
+    /// Marks the slot idle: its snapshot no longer holds back GC.
+    pub(crate) fn clear(&self) {
+        self.ts.store(IDLE, Ordering::SeqCst);
+    }
+}
+
+/// A shared handle on a slot.
+pub(crate) type SlotRef = Arc<CachePadded<Slot>>;
+
+/// Every session's slot, plus the GC horizon of the publishing handshake.
+#[derive(Debug)]
+pub(crate) struct SnapshotRegistry {
+    slots: Mutex<Vec<SlotRef>>,
+    horizon: CachePadded<AtomicU64>,
+}
+
+impl SnapshotRegistry {
+    pub(crate) fn new() -> Self {
+        SnapshotRegistry {
+            slots: Mutex::new(Vec::new()),
+            horizon: CachePadded::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// A new idle slot, registered (session creation; the slow path of `begin`).
+    pub(crate) fn register(&self) -> SlotRef {
+        let slot = Arc::new(CachePadded::new(Slot {
+            ts: AtomicU64::new(IDLE),
+            in_use: AtomicBool::new(false),
+        }));
+        self.slots.lock().push(Arc::clone(&slot));
+        slot
+    }
+
+    /// Removes a session's slot, unless a transaction still holds it (then the
+    /// next GC prunes it once only the registry holds it).
+    pub(crate) fn unregister(&self, slot: &SlotRef) {
+        let mut slots = self.slots.lock();
+        // Held by the registry and the caller only: no transaction uses it, and
+        // none can start (the session is being dropped).
+        if Arc::strong_count(slot) <= 2 {
+            slots.retain(|s| !Arc::ptr_eq(s, slot));
+        }
+    }
+
+    /// Publishes a snapshot in `slot` and returns it (the reader's side of the
+    /// handshake in the module doc).
+    pub(crate) fn publish(&self, visible: &AtomicU64, slot: &Slot) -> Timestamp {
+        loop {
+            let v = visible.load(Ordering::SeqCst);
+            slot.ts.store(v, Ordering::SeqCst);
+            if self.horizon.load(Ordering::SeqCst) <= v {
+                return v;
+            }
+        }
+    }
+
+    /// The oldest published snapshot (IDLE if none); prunes slots nobody holds.
+    fn oldest(&self) -> Timestamp {
+        let mut slots = self.slots.lock();
+        slots.retain(|s| Arc::strong_count(s) > 1);
+        slots
+            .iter()
+            .map(|s| s.ts.load(Ordering::SeqCst))
+            .min()
+            .unwrap_or(IDLE)
+    }
+
+    /// Number of registered slots (tests).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.slots.lock().len()
+    }
+}
+
+/// What one GC run did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GcStats {
+    /// The watermark: every version that ended at or before it was collectable.
+    pub watermark: Timestamp,
+    /// History entries (old versions) deleted.
+    pub history_removed: u64,
+    /// Ended index entries deleted.
+    pub index_removed: u64,
+    /// Rows tombstones deleted.
+    pub tombstones_removed: u64,
+}
+
+impl TxnManager {
+    /// Runs one garbage collection pass now (the background thread calls this every
+    /// `gc_interval`). See the module doc of `gc.rs` for what is deleted and why it
+    /// is safe.
+    pub fn run_gc_once(&self) -> Result<GcStats> {
+        let w0 = self.visible.load(Ordering::SeqCst);
+        self.snapshots.horizon.fetch_max(w0, Ordering::SeqCst);
+        let w = w0.min(self.snapshots.oldest());
+        let mut stats = GcStats {
+            watermark: w,
+            ..GcStats::default()
+        };
+        if w == 0 {
+            return Ok(stats);
+        }
+        stats.history_removed =
+            self.gc_keyspace(
+                Keyspace::History,
+                false,
+                &|v| Ok(decode_version(v)?.ts <= w),
+            )?;
+        stats.index_removed =
+            self.gc_keyspace(
+                Keyspace::Index,
+                true,
+                &|v| Ok(decode_index_value(v)?.0 <= w),
+            )?;
+        stats.tombstones_removed = self.gc_keyspace(Keyspace::Rows, true, &|v| {
+            let version = decode_version(v)?;
+            Ok(version.row.is_none() && version.ts <= w)
+        })?;
+        if stats.history_removed + stats.index_removed + stats.tombstones_removed > 0 {
+            tracing::debug!(?stats, "gc pass");
+        }
+        Ok(stats)
+    }
+
+    /// Deletes every entry of `keyspace` whose value `is_garbage`; with `recheck`,
+    /// only if the value is unchanged when re-read under the commit mutex.
+    fn gc_keyspace(
+        &self,
+        keyspace: Keyspace,
+        recheck: bool,
+        is_garbage: &dyn Fn(&[u8]) -> Result<bool>,
+    ) -> Result<u64> {
+        let mut range = KeyRange::all();
+        let mut removed = 0;
+        loop {
+            let mut candidates: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            let mut visited = 0usize;
+            let mut resume: Option<Vec<u8>> = None;
+            let mut err = None;
+            self.storage.scan(keyspace, &range, false, &mut |k, v| {
+                visited += 1;
+                match is_garbage(v) {
+                    Ok(true) => {
+                        candidates.push((k.to_vec(), if recheck { v.to_vec() } else { Vec::new() }))
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        err = Some(e);
+                        return ControlFlow::Break(());
+                    }
+                }
+                if candidates.len() >= GC_BATCH || visited >= SCAN_BUDGET {
+                    resume = Some(k.to_vec());
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+            if !candidates.is_empty() {
+                removed += self.delete_garbage(keyspace, recheck, candidates)?;
+            }
+            match resume {
+                Some(k) => range.start = Bound::Excluded(k),
+                None => return Ok(removed),
+            }
+        }
+    }
+
+    fn delete_garbage(
+        &self,
+        keyspace: Keyspace,
+        recheck: bool,
+        candidates: Vec<(Vec<u8>, Vec<u8>)>,
+    ) -> Result<u64> {
+        let mut batch = WriteBatch::new();
+        if !recheck {
+            for (k, _) in candidates {
+                batch.delete(keyspace, k);
+            }
+            let n = batch.len() as u64;
+            self.storage.write(batch, false)?;
+            return Ok(n);
+        }
+        let _commits = self.commit_mutex.lock();
+        for (k, seen) in candidates {
+            if self.storage.get(keyspace, &k)?.as_deref() == Some(seen.as_slice()) {
+                batch.delete(keyspace, k);
+            }
+        }
+        let n = batch.len() as u64;
+        if n > 0 {
+            self.storage.write(batch, false)?;
+        }
+        Ok(n)
+    }
+
+    /// Starts the GC thread and, with periodic durability, the sync thread.
+    pub(crate) fn start_background(self: &Arc<Self>) -> Result<()> {
+        if !self.config.gc_interval.is_zero() {
+            self.background.spawn(
+                "canyon-gc",
+                self.config.gc_interval,
+                Arc::downgrade(self),
+                |m| {
+                    if let Err(e) = m.run_gc_once() {
+                        tracing::warn!(error = %e, "gc pass failed");
+                    }
+                },
+            )?;
+        }
+        if let Durability::SyncPeriodically { interval } = self.config.durability {
+            self.background.spawn(
+                "canyon-sync",
+                interval.max(Duration::from_millis(1)),
+                Arc::downgrade(self),
+                TxnManager::periodic_sync,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// The stop signal shared with the background threads. The threads hold only a
+/// `Weak` on the manager, so dropping the last user handle drops the manager,
+/// whose `Drop` calls [`Background::stop`].
+#[derive(Debug)]
+pub(crate) struct Background {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl Background {
+    pub(crate) fn new() -> Self {
+        Background {
+            stop: Arc::new((Mutex::new(false), Condvar::new())),
+        }
+    }
+
+    /// Tells every background thread to exit (they are not joined: one of them may
+    /// be the thread running this, having held the last handle).
+    pub(crate) fn stop(&self) {
+        *self.stop.0.lock() = true;
+        self.stop.1.notify_all();
+    }
+
+    /// Runs `tick` every `interval` on a new named thread until stopped.
+    fn spawn(
+        &self,
+        name: &str,
+        interval: Duration,
+        mgr: Weak<TxnManager>,
+        tick: fn(&TxnManager),
+    ) -> Result<()> {
+        let stop = Arc::clone(&self.stop);
+        std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || loop {
+                {
+                    let mut stopped = stop.0.lock();
+                    if !*stopped {
+                        stop.1.wait_for(&mut stopped, interval);
+                    }
+                    if *stopped {
+                        return;
+                    }
+                }
+                let Some(m) = mgr.upgrade() else { return };
+                tick(&m);
+            })
+            .map(|_| ())
+            .map_err(|e| Error::Io(format!("cannot start the {name} thread: {e}")))
+    }
+}
+
+impl TxnManager {
+    /// Deletes every stored key of a dropped (or truncated) table: its rows, old
+    /// versions and the entries of `indexes`. The caller (DROP / TRUNCATE) has
+    /// already removed the table from the catalog, so no new statement reaches
+    /// these keys; transactions that still hold the old definition see the rows
+    /// disappear, as with MySQL's DROP without metadata locks.
+    pub fn purge_table(&self, table: TableId, indexes: &[IndexId]) -> Result<()> {
+        let tid = table.to_be_bytes();
+        self.purge_prefix(Keyspace::Rows, &tid)?;
+        self.purge_prefix(Keyspace::History, &tid)?;
+        for ix in indexes {
+            self.purge_prefix(Keyspace::Index, &ix.to_be_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Deletes every entry of one index (DROP INDEX).
+    pub fn purge_index(&self, index: IndexId) -> Result<()> {
+        self.purge_prefix(Keyspace::Index, &index.to_be_bytes())
+    }
+
+    fn purge_prefix(&self, ks: Keyspace, prefix: &[u8]) -> Result<()> {
+        const CHUNK: usize = 10_000;
+        loop {
+            let mut batch = WriteBatch::new();
+            self.storage
+                .scan(ks, &KeyRange::prefix(prefix), false, &mut |k, _| {
+                    batch.delete(ks, k.to_vec());
+                    if batch.len() >= CHUNK {
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                })?;
+            let full = batch.len() >= CHUNK;
+            if !batch.is_empty() {
+                self.storage.write(batch, false)?;
+            }
+            if !full {
+                return Ok(());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{IsolationLevel, ReadMode, TxnConfig, TxnManager};
+    use canyon_storage::MemoryStorage;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn open() -> Arc<TxnManager> {
+        let config = TxnConfig {
+            gc_interval: Duration::ZERO,
+            ..TxnConfig::default()
+        };
+        TxnManager::open(Arc::new(MemoryStorage::new()), config).unwrap()
+    }
+
+    fn commit_row(mgr: &Arc<TxnManager>, v: &[u8]) {
+        let s = mgr.session();
+        let mut tx = s.begin(IsolationLevel::RepeatableRead);
+        tx.lock(b"k").unwrap();
+        tx.put(1, b"k".to_vec(), v.to_vec(), vec![], vec![]);
+        tx.commit().unwrap();
+    }
+
+    #[test]
+    fn slots_live_as_long_as_sessions_or_their_transactions() {
+        let mgr = open();
+        assert_eq!(mgr.snapshots.len(), 0);
+        let s = mgr.session();
+        assert_eq!(mgr.snapshots.len(), 1);
+        drop(s);
+        assert_eq!(mgr.snapshots.len(), 0);
+
+        // A transaction that outlives its session keeps its snapshot protected.
+        commit_row(&mgr, b"v1");
+        let s = mgr.session();
+        let mut tx = s.begin(IsolationLevel::RepeatableRead);
+        assert_eq!(
+            tx.get(1, b"k", ReadMode::Snapshot).unwrap(),
+            Some(b"v1".to_vec())
+        );
+        drop(s);
+        assert_eq!(mgr.snapshots.len(), 1);
+        commit_row(&mgr, b"v2");
+        assert_eq!(mgr.run_gc_once().unwrap().watermark, 1);
+        assert_eq!(
+            tx.get(1, b"k", ReadMode::Snapshot).unwrap(),
+            Some(b"v1".to_vec())
+        );
+        tx.commit().unwrap();
+        assert_eq!(mgr.run_gc_once().unwrap().watermark, 2);
+        assert_eq!(mgr.snapshots.len(), 0, "pruned once nobody holds it");
+    }
+
+    #[test]
+    fn a_second_concurrent_transaction_of_a_session_gets_its_own_slot() {
+        let mgr = open();
+        commit_row(&mgr, b"v1");
+        let s = mgr.session();
+        let mut a = s.begin(IsolationLevel::RepeatableRead);
+        let mut b = s.begin(IsolationLevel::ReadCommitted);
+        assert_eq!(mgr.snapshots.len(), 2);
+        a.snapshot_ts().unwrap();
+        b.snapshot_ts().unwrap();
+        commit_row(&mgr, b"v2");
+        b.begin_statement(); // RC: b's old snapshot is released, a's is not
+        assert_eq!(mgr.run_gc_once().unwrap().watermark, 1);
+        b.commit().unwrap();
+        a.commit().unwrap();
+        assert!(!s.slot.in_use.load(Ordering::SeqCst));
+        assert_eq!(mgr.run_gc_once().unwrap().watermark, 2);
+        assert_eq!(
+            mgr.snapshots.len(),
+            1,
+            "only the session's own slot is left"
+        );
+    }
+
+    #[test]
+    fn publish_never_returns_below_the_gc_horizon() {
+        let mgr = open();
+        commit_row(&mgr, b"v1");
+        commit_row(&mgr, b"v2");
+        mgr.run_gc_once().unwrap();
+        let s = mgr.session();
+        let ts = mgr.snapshots.publish(&mgr.visible, &s.slot);
+        assert!(ts >= mgr.snapshots.horizon.load(Ordering::SeqCst));
+        assert_eq!(s.slot.ts.load(Ordering::SeqCst), ts);
+    }
+}

@@ -1,0 +1,697 @@
+//! Multi-version concurrency control: versions, visibility, isolation, write
+//! buffers, and the transaction state machine.
+//!
+//! # The idea in one paragraph
+//!
+//! Only committed data ever reaches storage. A transaction buffers its writes in
+//! memory, takes exclusive row locks for every row it writes, and at commit writes
+//! one atomic batch stamped with a fresh **commit timestamp**. A global counter,
+//! `visible`, is the largest timestamp such that every commit at or below it is
+//! fully written (and durable, under [`Durability::SyncEveryCommit`]). A
+//! **snapshot** is one atomic load of `visible`; a snapshot read returns, for each
+//! row, the newest version whose commit timestamp is at or below the snapshot.
+//! There is no list of active transactions to copy and no global mutex to take for
+//! a read, unlike InnoDB's read views (built under `trx_sys->mutex` in 5.6), because
+//! an uncommitted write is never in storage for a reader to skip.
+//!
+//! Sources: the version store follows InnoDB's split between the clustered index
+//! (newest version, read in one lookup) and the undo log (older versions, reached
+//! only by old snapshots); the timestamps follow the commit-timestamp snapshot
+//! isolation of Berenson et al., "A Critique of ANSI SQL Isolation Levels" (1995);
+//! the anomaly names are Adya's ("Weak Consistency", 1999) as tested by Hermitage.
+//! Where Canyon differs from InnoDB: versions are keyed by timestamp in a separate
+//! keyspace rather than chained through roll pointers, and deletes are tombstones
+//! in place rather than delete-marked records purged later (the effect is the
+//! same: [`TxnManager::run_gc_once`] plays the purge thread).
+//!
+//! # Versions
+//!
+//! ```text
+//!  Rows     (t, pk)        -> [commit_ts 9 | live | row v3]      newest: one get
+//!  History  (t, pk, !5)    -> [end_ts    9 | live | row v2]      began at 5, replaced at 9
+//!           (t, pk, !2)    -> [end_ts    5 | live | row v1]      began at 2, replaced at 5
+//!
+//!  reader at S = 6:  Rows ts 9 > 6  ->  seek History from (t, pk, !6) forward
+//!                    first key of exactly this pk: (t, pk, !5), end 9 > 6  ->  v2
+//! ```
+//!
+//! `!ts` (bitwise not) makes a forward seek meet the newest version that began at
+//! or before the snapshot first. A delete writes a tombstone (flag 0) into Rows;
+//! replacing any Rows value (tombstones included) moves it verbatim to History with
+//! `end_ts` = the replacing commit's timestamp. The exact bytes are in
+//! `docs/format.md` and `keys.rs`.
+//!
+//! **Snapshot read** of `(t, pk)` at `S` ([`TxnManager::read_version`]):
+//! 1. the transaction's own write buffer, if it has the pk;
+//! 2. Rows: if `commit_ts <= S`, that version (a tombstone reads as "no row");
+//! 3. else History from `(t, pk, !S)`: the first key of exactly `len(t ++ pk) + 8`
+//!    bytes is the newest version that began at or before `S`; it is the answer if
+//!    its `end_ts > S` (always true unless GC or a delete left a gap, in which case
+//!    the row did not exist at `S`); otherwise, or when there is none, no row.
+//!
+//! **Current read** (under a row lock, for writes and locking reads): the own
+//! write buffer, else the Rows version as it is.
+//!
+//! **Index entries** `(index, index_key, pk) -> end_ts` are markers, not copies: an
+//! entry says "some version of this pk had this key until `end_ts`" (`u64::MAX`:
+//! the live version has it). Invariant: for every snapshot `S` and every row version
+//! visible at `S`, each of its index keys has an entry with `end_ts > S`. A scan
+//! therefore finds every candidate, fetches the row version the reader would see,
+//! yields each pk once (at its first entry), and the SQL layer re-checks its
+//! predicate on the row. A row changed `A -> B -> A` has one entry for `A`, live,
+//! and one for `B`, ended; a snapshot taken while it was `B` meets the `A` entry
+//! first and gets the row (with `B`) there.
+//!
+//! # Timestamps and their invariants
+//!
+//! ```text
+//!   next_ts          newest commit timestamp handed out (under the commit mutex)
+//!   last_written_ts  newest commit whose batch storage has accepted
+//!   visible          every commit <= visible is written (and durable, if syncing)
+//! ```
+//!
+//! 1. `visible <= last_written_ts <= next_ts`, all three only grow.
+//! 2. Storage holds only committed versions; each commit is one atomic batch that
+//!    also writes `txn/last_ts = commit_ts` (so recovery is `visible = last_ts`).
+//! 3. Commit timestamps are assigned and written in one order (the commit mutex),
+//!    so "every commit <= visible is written" is a prefix property and a reader's
+//!    snapshot never has holes.
+//! 4. A row version with `commit_ts > S` is never returned to a snapshot `S`; so a
+//!    batch that is written but not yet visible (waiting for its sync) is skipped.
+//!
+//! # Isolation
+//!
+//! | level | snapshot | writes |
+//! |---|---|---|
+//! | READ UNCOMMITTED, READ COMMITTED | fresh at each statement's first consistent read | row locks, current reads |
+//! | REPEATABLE READ, SERIALIZABLE | taken at the transaction's first consistent read, kept | row locks, current reads |
+//!
+//! READ UNCOMMITTED behaves as READ COMMITTED: there is no uncommitted data in
+//! storage to read. SERIALIZABLE's conversion of plain reads into locking reads is
+//! the SQL layer's. The snapshot is taken lazily, at the first consistent read,
+//! as InnoDB creates its read view at the first consistent read (MySQL manual,
+//! "Consistent Nonlocking Reads"), so a transaction that only writes publishes
+//! nothing. Which anomalies each level allows, with the test showing each, is in
+//! `docs/architecture/transactions.md`.
+//!
+//! # Write buffer and statement savepoints
+//!
+//! Each transaction keeps `BTreeMap<t ++ pk, Buffered>`: the new row (or `None` for
+//! a delete), the index keys of the committed version it replaces (recorded at the
+//! first write of the pk, from what the caller read), and the index keys of the
+//! new row. Reads and scans merge it in key order. [`Transaction::begin_statement`]
+//! empties an undo log of previous buffer values; [`Transaction::rollback_statement`]
+//! replays it backwards. Locks taken by the failed statement stay held, as in
+//! InnoDB.
+//!
+//! # Transaction states
+//!
+//! | from | event | to | function |
+//! |---|---|---|---|
+//! | Active | commit | (consumed) | [`Transaction::commit`] |
+//! | Active | rollback or drop | (consumed) | [`Transaction::rollback`], `Drop` |
+//! | Active | chosen as deadlock victim | Aborted | [`Transaction::lock`] |
+//! | Aborted | any read, lock or commit | Aborted, returns [`Error::Deadlock`] | |
+//! | Aborted | rollback or drop | (consumed) | [`Transaction::rollback`], `Drop` |
+//!
+//! Entering Aborted releases every lock, empties the write buffer and clears the
+//! snapshot at once, so the transactions the victim blocked go on without waiting
+//! for the client's ROLLBACK. Writes given to an Aborted transaction are dropped.
+//! A transaction id is assigned at the first lock or write (an atomic
+//! `fetch_add`); read-only autocommit statements touch no shared counter and write
+//! only their own session's snapshot slot.
+//!
+//! # Shared writes on the hot paths
+//!
+//! - read: the session's own snapshot slot (its own cache line), one load of
+//!   `visible`, one load of the GC horizon.
+//! - write transaction: `next_txn_id` (`fetch_add`), the lock-table shard of each
+//!   locked key, then at commit the commit mutex (which also serialises WAL order =
+//!   timestamp order; RocksDB serialises its writers anyway), the group-commit
+//!   state, and `visible`.
+//!
+//! # Not implemented
+//!
+//! - Gap and next-key locks: a locking read or an UPDATE over a range does not
+//!   stop another transaction from inserting into that range (phantoms for locking
+//!   reads; InnoDB's REPEATABLE READ blocks them). Snapshot reads are phantom-free.
+//! - First-committer-wins: under REPEATABLE READ a transaction may overwrite a
+//!   row changed after its snapshot (it reads the current version under the lock,
+//!   as InnoDB does), so lost updates are possible when the application reads
+//!   without locking — the same as MySQL.
+//! - Named savepoints (`SAVEPOINT x`) — only the statement savepoint exists; XA.
+//! - Victim choice by size of the transaction (the requester is the victim).
+//! - A long snapshot holds back GC for everything (InnoDB's purge lag likewise).
+//! - GC scans whole keyspaces; a RocksDB compaction filter would be cheaper.
+//! - Exact index order for old snapshots: a row whose indexed columns changed
+//!   after the snapshot may be yielded at its newer key's position (entries carry
+//!   only an end timestamp, so the scan cannot tell which key the old version had;
+//!   versioned index entries would fix it at the cost of one entry per change).
+//! - Transactions larger than memory: the write buffer is all in RAM.
+//!
+//! [`Durability::SyncEveryCommit`]: crate::Durability::SyncEveryCommit
+//! [`Error::Deadlock`]: canyon_common::Error::Deadlock
+
+use crate::commit::GroupCommit;
+use crate::gc::{Background, SlotRef, SnapshotRegistry};
+use crate::keys::{self, decode_version, history_seek_range, rows_key};
+use crate::lock::LockTable;
+use crate::{IndexId, IsolationLevel, ReadMode, TableId, Timestamp, TxnConfig, TxnId};
+use canyon_common::{Error, Result};
+use canyon_storage::{Keyspace, Storage};
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, HashSet};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The transaction manager: timestamps, the lock table, the snapshot registry, the
+/// commit path and the background threads (GC, periodic sync). One per database.
+pub struct TxnManager {
+    pub(crate) storage: Arc<dyn Storage>,
+    pub(crate) config: TxnConfig,
+    /// Newest commit timestamp handed out. Written only under `commit_mutex`.
+    pub(crate) next_ts: CachePadded<AtomicU64>,
+    /// Newest commit whose batch storage accepted. Written only under `commit_mutex`.
+    pub(crate) last_written_ts: CachePadded<AtomicU64>,
+    /// Every commit at or below this is written (and durable, if syncing).
+    pub(crate) visible: CachePadded<AtomicU64>,
+    /// Source of transaction ids.
+    pub(crate) next_txn_id: CachePadded<AtomicU64>,
+    /// Serialises timestamp assignment with the storage write (commit.rs rule 3).
+    pub(crate) commit_mutex: Mutex<()>,
+    /// Leader/follower group commit state.
+    pub(crate) group: GroupCommit,
+    /// Set once a storage write or sync failed; every later commit is refused.
+    pub(crate) failed: AtomicBool,
+    /// Why `failed` was set.
+    pub(crate) failure: Mutex<Option<String>>,
+    pub(crate) locks: LockTable,
+    pub(crate) snapshots: SnapshotRegistry,
+    pub(crate) background: Background,
+}
+
+impl std::fmt::Debug for TxnManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TxnManager")
+            .field("storage", &self.storage.name())
+            .field("next_ts", &self.next_ts.load(Ordering::Relaxed))
+            .field("visible", &self.visible.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// One connection's handle on the manager. It owns the connection's snapshot slot
+/// (registered with the GC once, here, not per statement).
+pub struct TxnSession {
+    mgr: MgrHandle,
+    pub(crate) slot: SlotRef,
+}
+
+/// The manager as a transaction holds it: a per-session `Arc` around the shared
+/// one. Beginning a transaction clones this handle, whose reference count only
+/// this session's thread touches — cloning the shared `Arc<TxnManager>` instead
+/// would write one cache line shared by every core on every statement.
+#[derive(Clone)]
+#[allow(clippy::redundant_allocation)] // the extra allocation is the point: see above
+pub(crate) struct MgrHandle(Arc<Arc<TxnManager>>);
+
+impl std::ops::Deref for MgrHandle {
+    type Target = TxnManager;
+    fn deref(&self) -> &TxnManager {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for TxnSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TxnSession").finish_non_exhaustive()
+    }
+}
+
+/// One transaction's buffered write of one row.
+#[derive(Debug, Clone)]
+pub(crate) struct Buffered {
+    /// The new row, or `None` for a delete.
+    pub row: Option<Vec<u8>>,
+    /// Index keys of the committed version this write replaces (as the caller read
+    /// it at the transaction's first write of this pk).
+    pub committed_index_keys: Vec<(IndexId, Vec<u8>)>,
+    /// Index keys of `row` (empty for a delete).
+    pub new_index_keys: Vec<(IndexId, Vec<u8>)>,
+}
+
+/// Where a transaction is in its life. See the state table in the module doc.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TxnState {
+    Active,
+    /// Chosen as a deadlock victim: rolled back already, waiting for the client.
+    Aborted,
+    /// Committed or rolled back; only `Drop` sees this.
+    Finished,
+}
+
+/// A transaction: a snapshot, a write buffer and a set of row locks.
+///
+/// Dropping an unfinished transaction rolls it back.
+pub struct Transaction {
+    pub(crate) mgr: MgrHandle,
+    /// This transaction's snapshot slot (usually its session's).
+    pub(crate) slot: SlotRef,
+    pub(crate) isolation: IsolationLevel,
+    /// Assigned at the first lock or write.
+    pub(crate) id: Option<TxnId>,
+    /// The published snapshot, if one is taken (RC: for the current statement).
+    pub(crate) snapshot: Option<Timestamp>,
+    pub(crate) lock_wait_timeout: Duration,
+    /// Lock keys held.
+    pub(crate) held: HashSet<Vec<u8>>,
+    /// The write buffer, keyed by the Rows key `table ++ pk`.
+    pub(crate) writes: BTreeMap<Vec<u8>, Buffered>,
+    /// Previous buffer values changed by the current statement, oldest first.
+    pub(crate) undo: Vec<(Vec<u8>, Option<Buffered>)>,
+    pub(crate) state: TxnState,
+}
+
+impl std::fmt::Debug for Transaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction")
+            .field("id", &self.id)
+            .field("isolation", &self.isolation)
+            .field("snapshot", &self.snapshot)
+            .field("writes", &self.writes.len())
+            .field("locks", &self.held.len())
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TxnManager {
+    /// Opens the transaction manager over `storage`, recovering the timestamp
+    /// counters from `txn/last_ts` (nothing else needs recovery: storage holds only
+    /// committed batches), and starts the background threads (GC and, with
+    /// [`crate::Durability::SyncPeriodically`], the periodic sync).
+    pub fn open(storage: Arc<dyn Storage>, config: TxnConfig) -> Result<Arc<TxnManager>> {
+        let last_ts = match storage.get(Keyspace::Meta, keys::LAST_TS_KEY)? {
+            Some(v) => keys::decode_ts_value(&v)?,
+            None => 0,
+        };
+        tracing::info!(
+            last_ts,
+            storage = storage.name(),
+            "transaction manager recovered"
+        );
+        let mgr = Arc::new(TxnManager {
+            storage,
+            next_ts: CachePadded::new(AtomicU64::new(last_ts)),
+            last_written_ts: CachePadded::new(AtomicU64::new(last_ts)),
+            visible: CachePadded::new(AtomicU64::new(last_ts)),
+            next_txn_id: CachePadded::new(AtomicU64::new(1)),
+            commit_mutex: Mutex::new(()),
+            group: GroupCommit::new(last_ts),
+            failed: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            locks: LockTable::new(),
+            snapshots: SnapshotRegistry::new(),
+            background: Background::new(),
+            config,
+        });
+        mgr.start_background()?;
+        Ok(mgr)
+    }
+
+    /// A new session (one per connection). Registers its snapshot slot.
+    pub fn session(self: &Arc<Self>) -> TxnSession {
+        TxnSession {
+            mgr: MgrHandle(Arc::new(Arc::clone(self))),
+            slot: self.snapshots.register(),
+        }
+    }
+
+    /// The storage this manager writes to.
+    pub fn storage(&self) -> &Arc<dyn Storage> {
+        &self.storage
+    }
+
+    /// The configuration the manager was opened with.
+    pub fn config(&self) -> &TxnConfig {
+        &self.config
+    }
+
+    /// The visible timestamp: a snapshot taken now reads every commit at or below it.
+    pub fn visible_ts(&self) -> Timestamp {
+        self.visible.load(Ordering::SeqCst)
+    }
+
+    /// The committed version of the row at `rows_key`: at snapshot `at`, or the
+    /// current one when `at` is `None`. See "Snapshot read" in the module doc.
+    pub(crate) fn read_version(
+        &self,
+        rows_key: &[u8],
+        at: Option<Timestamp>,
+    ) -> Result<Option<Vec<u8>>> {
+        let Some(mut value) = self.storage.get(Keyspace::Rows, rows_key)? else {
+            return Ok(None);
+        };
+        let v = decode_version(&value)?;
+        match at {
+            Some(s) if v.ts > s => self.read_history(rows_key, s),
+            _ if v.row.is_none() => Ok(None),
+            _ => {
+                value.drain(..keys::VERSION_HEADER);
+                Ok(Some(value))
+            }
+        }
+    }
+
+    /// The version of `rows_key` visible at `at`, from History (the Rows version is
+    /// newer than `at`).
+    pub(crate) fn read_history(&self, rows_key: &[u8], at: Timestamp) -> Result<Option<Vec<u8>>> {
+        let want_len = rows_key.len() + keys::TS_LEN;
+        let mut found: Result<Option<Vec<u8>>> = Ok(None);
+        self.storage.scan(
+            Keyspace::History,
+            &history_seek_range(rows_key, at),
+            false,
+            &mut |k, v| {
+                // pks are prefix-free, so every key in the range is this pk's; the
+                // length check guards against a caller that broke that promise.
+                if k.len() != want_len {
+                    return ControlFlow::Continue(());
+                }
+                found = decode_version(v).map(|h| match h.row {
+                    Some(row) if h.ts > at => Some(row.to_vec()),
+                    _ => None,
+                });
+                ControlFlow::Break(())
+            },
+        )?;
+        found
+    }
+
+    /// Makes the next transaction id.
+    fn new_txn_id(&self) -> TxnId {
+        self.next_txn_id.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+impl Drop for TxnManager {
+    fn drop(&mut self) {
+        self.background.stop();
+        if matches!(
+            self.config.durability,
+            crate::Durability::SyncPeriodically { .. }
+        ) {
+            if let Err(e) = self.storage.sync() {
+                tracing::error!(error = %e, "final sync at shutdown failed");
+            }
+        }
+    }
+}
+
+impl TxnSession {
+    /// Starts a transaction. No timestamp, id or lock is taken yet: the snapshot is
+    /// taken at the first consistent read, the id at the first lock or write.
+    pub fn begin(&self, isolation: IsolationLevel) -> Transaction {
+        // A session runs one transaction at a time; a second concurrent one (not a
+        // MySQL pattern, but allowed by the API) gets a slot of its own.
+        let slot = if self
+            .slot
+            .in_use
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            Arc::clone(&self.slot)
+        } else {
+            let s = self.mgr.snapshots.register();
+            s.in_use.store(true, Ordering::Release);
+            s
+        };
+        Transaction {
+            lock_wait_timeout: self.mgr.config.lock_wait_timeout,
+            mgr: self.mgr.clone(),
+            slot,
+            isolation,
+            id: None,
+            snapshot: None,
+            held: HashSet::new(),
+            writes: BTreeMap::new(),
+            undo: Vec::new(),
+            state: TxnState::Active,
+        }
+    }
+}
+
+impl Drop for TxnSession {
+    fn drop(&mut self) {
+        self.mgr.snapshots.unregister(&self.slot);
+    }
+}
+
+impl Transaction {
+    /// The isolation level the transaction was started with.
+    pub fn isolation(&self) -> IsolationLevel {
+        self.isolation
+    }
+
+    /// Sets this transaction's lock wait timeout (`innodb_lock_wait_timeout` of the
+    /// session).
+    pub fn set_lock_wait_timeout(&mut self, timeout: Duration) {
+        self.lock_wait_timeout = timeout;
+    }
+
+    /// Starts a statement: marks the statement savepoint and, under READ COMMITTED
+    /// and READ UNCOMMITTED, drops the previous statement's snapshot (the next
+    /// consistent read takes a fresh one).
+    pub fn begin_statement(&mut self) {
+        self.undo.clear();
+        if !self.isolation.snapshot_per_transaction() && self.snapshot.take().is_some() {
+            // The previous statement is over; let GC move past its snapshot.
+            self.slot.clear();
+        }
+    }
+
+    /// Undoes the current statement's buffered writes (since the last
+    /// [`Transaction::begin_statement`]). Locks stay held, as in InnoDB.
+    pub fn rollback_statement(&mut self) {
+        while let Some((key, prev)) = self.undo.pop() {
+            match prev {
+                Some(b) => {
+                    self.writes.insert(key, b);
+                }
+                None => {
+                    self.writes.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// Whether the transaction has buffered writes.
+    pub fn has_writes(&self) -> bool {
+        !self.writes.is_empty()
+    }
+
+    /// The transaction id, if one has been assigned (at the first lock or write).
+    pub fn id(&self) -> Option<TxnId> {
+        self.id
+    }
+
+    /// Whether the transaction was chosen as a deadlock victim (it is rolled back
+    /// already; only `rollback` or drop remain).
+    pub fn is_aborted(&self) -> bool {
+        self.state == TxnState::Aborted
+    }
+
+    /// The transaction's snapshot timestamp, taking the snapshot now if none is
+    /// taken (START TRANSACTION WITH CONSISTENT SNAPSHOT).
+    pub fn snapshot_ts(&mut self) -> Result<Timestamp> {
+        self.check_active()?;
+        Ok(self.ensure_snapshot())
+    }
+
+    /// Reads one row: the own write buffer first, then storage in `mode`.
+    pub fn get(&mut self, table: TableId, pk: &[u8], mode: ReadMode) -> Result<Option<Vec<u8>>> {
+        self.check_active()?;
+        let key = rows_key(table, pk);
+        if let Some(b) = self.writes.get(&key) {
+            return Ok(b.row.clone());
+        }
+        let at = self.read_at(mode);
+        self.mgr.read_version(&key, at)
+    }
+
+    /// Takes the exclusive lock on `key` (an opaque key chosen by the SQL layer),
+    /// waiting up to the lock wait timeout. Re-entrant.
+    ///
+    /// Errors: [`Error::LockWaitTimeout`] (the transaction stays alive; the SQL
+    /// layer rolls back the statement), [`Error::Deadlock`] (this transaction was
+    /// the victim and is rolled back already; the caller calls `rollback`).
+    pub fn lock(&mut self, key: &[u8]) -> Result<()> {
+        self.check_active()?;
+        if self.held.contains(key) {
+            return Ok(());
+        }
+        let id = self.ensure_id();
+        match self.mgr.locks.acquire(
+            id,
+            key,
+            self.lock_wait_timeout,
+            self.mgr.config.blocking_hook,
+        ) {
+            Ok(()) => {
+                self.held.insert(key.to_vec());
+                Ok(())
+            }
+            Err(Error::Deadlock) => {
+                self.abort_as_victim();
+                Err(Error::Deadlock)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Buffers an insert or update of `(table, pk)`.
+    ///
+    /// `old_index_keys` are the index keys of the version being replaced as the
+    /// caller read it (current read, own writes included; empty for an insert);
+    /// they are kept only from the transaction's first write of this pk, since only
+    /// the committed version's entries need ending at commit. `new_index_keys` are
+    /// the new row's. The caller must hold a row lock that covers this pk: commit
+    /// relies on it to move the replaced version to History.
+    pub fn put(
+        &mut self,
+        table: TableId,
+        pk: Vec<u8>,
+        row: Vec<u8>,
+        old_index_keys: Vec<(IndexId, Vec<u8>)>,
+        new_index_keys: Vec<(IndexId, Vec<u8>)>,
+    ) {
+        self.buffer(table, &pk, Some(row), old_index_keys, new_index_keys);
+    }
+
+    /// Buffers a delete of `(table, pk)`; `old_index_keys` as for [`Transaction::put`].
+    pub fn delete(&mut self, table: TableId, pk: Vec<u8>, old_index_keys: Vec<(IndexId, Vec<u8>)>) {
+        self.buffer(table, &pk, None, old_index_keys, Vec::new());
+    }
+
+    /// Rolls the transaction back: drops the write buffer, releases the locks and
+    /// the snapshot.
+    pub fn rollback(mut self) {
+        self.finish();
+    }
+
+    fn buffer(
+        &mut self,
+        table: TableId,
+        pk: &[u8],
+        row: Option<Vec<u8>>,
+        old_index_keys: Vec<(IndexId, Vec<u8>)>,
+        new_index_keys: Vec<(IndexId, Vec<u8>)>,
+    ) {
+        if self.state != TxnState::Active {
+            // An aborted transaction can never commit; its writes go nowhere.
+            return;
+        }
+        self.ensure_id();
+        let key = rows_key(table, pk);
+        match self.writes.entry(key) {
+            Entry::Occupied(mut e) => {
+                self.undo.push((e.key().clone(), Some(e.get().clone())));
+                let b = e.get_mut();
+                b.row = row;
+                b.new_index_keys = new_index_keys;
+            }
+            Entry::Vacant(e) => {
+                self.undo.push((e.key().clone(), None));
+                e.insert(Buffered {
+                    row,
+                    committed_index_keys: old_index_keys,
+                    new_index_keys,
+                });
+            }
+        }
+    }
+
+    /// `Err(Deadlock)` once the transaction was a deadlock victim.
+    pub(crate) fn check_active(&self) -> Result<()> {
+        match self.state {
+            TxnState::Active => Ok(()),
+            TxnState::Aborted => Err(Error::Deadlock),
+            TxnState::Finished => Err(Error::Internal("transaction already finished".into())),
+        }
+    }
+
+    /// The snapshot to read at in `mode` (`None`: current).
+    pub(crate) fn read_at(&mut self, mode: ReadMode) -> Option<Timestamp> {
+        match mode {
+            ReadMode::Snapshot => Some(self.ensure_snapshot()),
+            ReadMode::Current => None,
+        }
+    }
+
+    /// The snapshot, published in the slot on first use (gc.rs, "publishing").
+    pub(crate) fn ensure_snapshot(&mut self) -> Timestamp {
+        if let Some(s) = self.snapshot {
+            return s;
+        }
+        // Invariant: the slot holds a snapshot iff `self.snapshot` does.
+        debug_assert_eq!(self.slot.ts.load(Ordering::Relaxed), u64::MAX);
+        let s = self.mgr.snapshots.publish(&self.mgr.visible, &self.slot);
+        self.snapshot = Some(s);
+        s
+    }
+
+    fn ensure_id(&mut self) -> TxnId {
+        match self.id {
+            Some(id) => id,
+            None => {
+                let id = self.mgr.new_txn_id();
+                self.id = Some(id);
+                id
+            }
+        }
+    }
+
+    /// Releases every lock held.
+    pub(crate) fn release_locks(&mut self) {
+        if let Some(id) = self.id {
+            for key in self.held.drain() {
+                self.mgr.locks.release(id, &key);
+            }
+        }
+        debug_assert!(self.held.is_empty());
+    }
+
+    /// Deadlock victim: roll back now (Active -> Aborted).
+    fn abort_as_victim(&mut self) {
+        self.writes.clear();
+        self.undo.clear();
+        self.release_locks();
+        self.snapshot = None;
+        self.slot.clear();
+        self.state = TxnState::Aborted;
+    }
+
+    /// Ends the transaction without committing (-> Finished).
+    pub(crate) fn finish(&mut self) {
+        if self.state == TxnState::Finished {
+            return;
+        }
+        self.writes.clear();
+        self.undo.clear();
+        self.release_locks();
+        self.snapshot = None;
+        self.slot.clear();
+        self.slot.in_use.store(false, Ordering::Release);
+        self.state = TxnState::Finished;
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}

@@ -1,0 +1,285 @@
+//! Range scans over rows and over secondary indexes, merged with the
+//! transaction's own writes.
+//!
+//! Both scans run the caller's callback from inside the storage scan's callback
+//! (the storage contract allows reads there), so a row is handed out without
+//! being copied when the Rows version is the visible one. Own writes are collected
+//! first (references into the write buffer, sorted) and merged in key order:
+//!
+//! ```text
+//!   storage:  a     c  d        g          own writes:  b(put)  d(delete)  e(put)
+//!   yields:   a  b  c     e     g          (d hidden by the buffered delete)
+//! ```
+
+use crate::keys::{
+    self, bound_ref, decode_index_value, decode_version, index_entry_key, index_range,
+    range_is_empty, rows_range, split_index_key,
+};
+use crate::{IndexId, ReadMode, TableId, Timestamp, Transaction, TxnManager};
+use canyon_common::Result;
+use canyon_storage::{prefix_successor, KeyRange, Keyspace};
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::ops::{Bound, ControlFlow};
+
+/// The callback of [`Transaction::scan`].
+type RowVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> ControlFlow<()> + 'a;
+
+/// The callback of [`Transaction::scan_index`].
+type IndexVisitor<'a> = dyn FnMut(&[u8], &[u8], &[u8]) -> ControlFlow<()> + 'a;
+
+/// An own write's index entry: (full Index key, index_key, pk, row).
+type OwnIndexEntry<'a> = (Vec<u8>, &'a [u8], &'a [u8], &'a [u8]);
+
+/// Whether `a` comes strictly before `b` in scan order.
+fn before(a: &[u8], b: &[u8], reverse: bool) -> bool {
+    if reverse {
+        a > b
+    } else {
+        a < b
+    }
+}
+
+impl TxnManager {
+    /// The version of a Rows entry (`key`, `value` as stored) that a reader at `at`
+    /// sees (`None`: current). Borrows the row from `value` when it can.
+    fn resolve<'v>(
+        &self,
+        key: &[u8],
+        value: &'v [u8],
+        at: Option<Timestamp>,
+    ) -> Result<Option<Cow<'v, [u8]>>> {
+        let v = decode_version(value)?;
+        match at {
+            Some(s) if v.ts > s => Ok(self.read_history(key, s)?.map(Cow::Owned)),
+            _ => Ok(v.row.map(Cow::Borrowed)),
+        }
+    }
+}
+
+impl Transaction {
+    /// Visits the rows of `table` whose pk lies in `range` (bounds compare whole pk
+    /// bytes), in pk order or reverse, reading each in `mode` and merging the own
+    /// write buffer (buffered rows replace stored ones, buffered deletes hide them).
+    /// `f(pk, row)` returns [`ControlFlow::Break`] to stop. `f` runs inside a
+    /// storage scan: it may read, but must not commit other transactions.
+    #[allow(clippy::type_complexity)] // the signature is the SQL layer's contract
+    pub fn scan(
+        &mut self,
+        table: TableId,
+        range: &KeyRange,
+        reverse: bool,
+        mode: ReadMode,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        self.check_active()?;
+        let at = self.read_at(mode);
+        let srange = rows_range(table, range);
+        if range_is_empty(&srange) {
+            return Ok(());
+        }
+        let mut own: Vec<(&[u8], Option<&[u8]>)> = self
+            .writes
+            .range::<[u8], _>((bound_ref(&srange.start), bound_ref(&srange.end)))
+            .map(|(k, b)| (k.as_slice(), b.row.as_deref()))
+            .collect();
+        if reverse {
+            own.reverse();
+        }
+        let mgr = &self.mgr;
+        let mut next_own = 0;
+        let mut stopped = false;
+        let mut err = None;
+        // Emits own write `i` (if it is a row, not a delete); true = stop.
+        let emit_own = |i: usize, f: &mut RowVisitor<'_>| {
+            let (k, row) = own[i];
+            row.is_some_and(|r| f(&k[keys::ID_LEN..], r).is_break())
+        };
+        mgr.storage
+            .scan(Keyspace::Rows, &srange, reverse, &mut |k, v| {
+                while next_own < own.len() && before(own[next_own].0, k, reverse) {
+                    next_own += 1;
+                    if emit_own(next_own - 1, f) {
+                        stopped = true;
+                        return ControlFlow::Break(());
+                    }
+                }
+                if next_own < own.len() && own[next_own].0 == k {
+                    next_own += 1;
+                    if emit_own(next_own - 1, f) {
+                        stopped = true;
+                        return ControlFlow::Break(());
+                    }
+                    return ControlFlow::Continue(());
+                }
+                match mgr.resolve(k, v, at) {
+                    Ok(Some(row)) => {
+                        if f(&k[keys::ID_LEN..], &row).is_break() {
+                            stopped = true;
+                            return ControlFlow::Break(());
+                        }
+                        ControlFlow::Continue(())
+                    }
+                    Ok(None) => ControlFlow::Continue(()),
+                    Err(e) => {
+                        err = Some(e);
+                        ControlFlow::Break(())
+                    }
+                }
+            })?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        if !stopped {
+            for i in next_own..own.len() {
+                if emit_own(i, f) {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Visits the entries of secondary index `index` (of `table`) whose index key
+    /// lies in `range`, in `(index_key, pk)` order or reverse, calling
+    /// `f(index_key, pk, row)` with the row version read in `mode`.
+    ///
+    /// Range bounds are treated as prefixes of `index_key ++ pk` (an `Included(k)`
+    /// end includes every entry of key `k`; an `Excluded(k)` start skips them), so
+    /// callers pass whole key values or prefixes, never a split of a key.
+    ///
+    /// Snapshot mode considers entries with `end_ts > snapshot`, Current mode only
+    /// live ones. Rows in the own write buffer are never taken from storage
+    /// entries: they are yielded under their *new* index keys that fall in the range,
+    /// merged in order.
+    ///
+    /// **Each pk is yielded at most once per call**, at its first entry in scan
+    /// order, and **the caller re-checks its predicate on the row**: an entry is a
+    /// marker (see the essay in `mvcc.rs`), so the offered `index_key` is the row's
+    /// key in the version read, except for a row whose indexed columns changed
+    /// after the snapshot, which an old snapshot also reaches through the newer
+    /// key. Such a row is yielded once, possibly at the newer key's position: a
+    /// consistent read that needs index order exactly should re-sort, or compare
+    /// `index_key` with the row's key (and then not rely on a second offer).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    pub fn scan_index(
+        &mut self,
+        table: TableId,
+        index: IndexId,
+        range: &KeyRange,
+        reverse: bool,
+        mode: ReadMode,
+        f: &mut dyn FnMut(&[u8], &[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        self.check_active()?;
+        let at = self.read_at(mode);
+        let Some(irange) = index_range(index, range) else {
+            return Ok(());
+        };
+        if range_is_empty(&irange) {
+            return Ok(());
+        }
+
+        // Own writes of this table: their new entries for this index, in order.
+        let tp = table.to_be_bytes();
+        let table_end = match prefix_successor(&tp) {
+            Some(s) => Bound::Excluded(s),
+            None => Bound::Unbounded,
+        };
+        let table_writes = || {
+            self.writes
+                .range::<[u8], _>((Bound::Included(&tp[..]), bound_ref(&table_end)))
+        };
+        let has_own = table_writes().next().is_some();
+        let mut own: Vec<OwnIndexEntry<'_>> = Vec::new();
+        for (rk, b) in table_writes() {
+            let Some(row) = b.row.as_deref() else {
+                continue;
+            };
+            let pk = &rk[keys::ID_LEN..];
+            for (ix, ik) in &b.new_index_keys {
+                if *ix != index {
+                    continue;
+                }
+                let full = index_entry_key(index, ik, pk);
+                if irange.contains(&full) {
+                    own.push((full, ik.as_slice(), pk, row));
+                }
+            }
+        }
+        own.sort_by(|a, b| a.0.cmp(&b.0));
+        if reverse {
+            own.reverse();
+        }
+
+        let mgr = &self.mgr;
+        let writes = &self.writes;
+        let mut next_own = 0;
+        let mut stopped = false;
+        let mut err = None;
+        let mut rk = Vec::new();
+        // pks yielded so far: one offer per pk per call.
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        // Yields own entry `i` unless its pk was yielded; true = stop.
+        let emit_own = |i: usize, seen: &mut HashSet<Vec<u8>>, f: &mut IndexVisitor<'_>| {
+            let (_, ik, pk, row) = own[i];
+            seen.insert(pk.to_vec()) && f(ik, pk, row).is_break()
+        };
+        mgr.storage
+            .scan(Keyspace::Index, &irange, reverse, &mut |k, v| {
+                while next_own < own.len() && before(&own[next_own].0, k, reverse) {
+                    next_own += 1;
+                    if emit_own(next_own - 1, &mut seen, f) {
+                        stopped = true;
+                        return ControlFlow::Break(());
+                    }
+                }
+                let step = (|| -> Result<ControlFlow<()>> {
+                    let (end_ts, pk_len) = decode_index_value(v)?;
+                    let wanted = match at {
+                        Some(s) => end_ts > s,
+                        None => end_ts == u64::MAX,
+                    };
+                    if !wanted {
+                        return Ok(ControlFlow::Continue(()));
+                    }
+                    let (ik, pk) = split_index_key(k, pk_len)?;
+                    rk.clear();
+                    rk.extend_from_slice(&tp);
+                    rk.extend_from_slice(pk);
+                    if (has_own && writes.contains_key(rk.as_slice())) || seen.contains(pk) {
+                        return Ok(ControlFlow::Continue(()));
+                    }
+                    match mgr.read_version(&rk, at)? {
+                        Some(row) => {
+                            seen.insert(pk.to_vec());
+                            Ok(f(ik, pk, &row))
+                        }
+                        None => Ok(ControlFlow::Continue(())),
+                    }
+                })();
+                match step {
+                    Ok(ControlFlow::Continue(())) => ControlFlow::Continue(()),
+                    Ok(ControlFlow::Break(())) => {
+                        stopped = true;
+                        ControlFlow::Break(())
+                    }
+                    Err(e) => {
+                        err = Some(e);
+                        ControlFlow::Break(())
+                    }
+                }
+            })?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        if !stopped {
+            for i in next_own..own.len() {
+                if emit_own(i, &mut seen, f) {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,212 @@
+//! Helpers shared by the canyon-txn integration tests.
+
+#![allow(dead_code, clippy::unwrap_used)]
+
+use canyon_common::Result;
+use canyon_storage::{KeyRange, Keyspace, MemoryStorage, Storage, WriteBatch};
+use canyon_txn::{
+    IndexId, IsolationLevel, ReadMode, TableId, Transaction, TxnConfig, TxnManager, TxnSession,
+};
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The table every test uses.
+pub const T: TableId = 1;
+/// A secondary index on [`T`]: the row value is its index key.
+pub const IX: IndexId = 10;
+
+pub use IsolationLevel::{ReadCommitted as RC, RepeatableRead as RR};
+
+/// A config for tests: no background GC (tests call `run_gc_once`), and a lock
+/// wait timeout long enough that only a real hang would hit it.
+pub fn config() -> TxnConfig {
+    TxnConfig {
+        gc_interval: Duration::ZERO,
+        lock_wait_timeout: Duration::from_secs(20),
+        ..TxnConfig::default()
+    }
+}
+
+pub fn open() -> Arc<TxnManager> {
+    open_on(Arc::new(MemoryStorage::new()))
+}
+
+pub fn open_on(storage: Arc<dyn Storage>) -> Arc<TxnManager> {
+    TxnManager::open(storage, config()).unwrap()
+}
+
+/// The lock key the tests use for a row (the SQL layer chooses its own).
+pub fn lock_key(pk: &[u8]) -> Vec<u8> {
+    [&T.to_be_bytes()[..], pk].concat()
+}
+
+/// Locks `pk`, reads its current value (own writes included) and replaces it with
+/// `value`, maintaining index [`IX`] (key = value), as the SQL layer's UPDATE or
+/// INSERT would.
+pub fn write(tx: &mut Transaction, pk: &[u8], value: &[u8]) -> Result<()> {
+    tx.lock(&lock_key(pk))?;
+    let old = tx.get(T, pk, ReadMode::Current)?;
+    let old_keys = old.map(|o| vec![(IX, o)]).unwrap_or_default();
+    tx.put(
+        T,
+        pk.to_vec(),
+        value.to_vec(),
+        old_keys,
+        vec![(IX, value.to_vec())],
+    );
+    Ok(())
+}
+
+/// Locks and deletes `pk` (DELETE).
+pub fn delete(tx: &mut Transaction, pk: &[u8]) -> Result<()> {
+    tx.lock(&lock_key(pk))?;
+    let old = tx.get(T, pk, ReadMode::Current)?;
+    let old_keys = old.map(|o| vec![(IX, o)]).unwrap_or_default();
+    tx.delete(T, pk.to_vec(), old_keys);
+    Ok(())
+}
+
+/// Commits `rows` in one transaction.
+pub fn load(mgr: &Arc<TxnManager>, rows: &[(&[u8], &[u8])]) {
+    let s = mgr.session();
+    let mut tx = s.begin(RR);
+    for (pk, v) in rows {
+        write(&mut tx, pk, v).unwrap();
+    }
+    tx.commit().unwrap();
+}
+
+/// A consistent read of `pk`.
+pub fn read(tx: &mut Transaction, pk: &[u8]) -> Option<Vec<u8>> {
+    tx.get(T, pk, ReadMode::Snapshot).unwrap()
+}
+
+/// Reads `pk` in a fresh autocommit statement.
+pub fn read_now(mgr: &Arc<TxnManager>, pk: &[u8]) -> Option<Vec<u8>> {
+    let s = mgr.session();
+    let mut tx = s.begin(RC);
+    tx.begin_statement();
+    let v = read(&mut tx, pk);
+    tx.commit().unwrap();
+    v
+}
+
+/// Every (pk, row) of [`T`] in `mode`.
+pub fn scan_all(tx: &mut Transaction, reverse: bool, mode: ReadMode) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    tx.scan(T, &KeyRange::all(), reverse, mode, &mut |k, v| {
+        out.push((k.to_vec(), v.to_vec()));
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    out
+}
+
+/// Every (pk, row) that [`IX`] yields within `range`, *after* the caller's
+/// re-check of its predicate on the row (the row's index key is its value, so the
+/// predicate is "the value lies in `range`").
+pub fn scan_ix(tx: &mut Transaction, range: &KeyRange, mode: ReadMode) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let offers = scan_ix_raw(tx, range, false, mode);
+    let mut pks: Vec<_> = offers.iter().map(|(_, pk, _)| pk.clone()).collect();
+    pks.sort();
+    pks.dedup();
+    assert_eq!(
+        pks.len(),
+        offers.len(),
+        "a pk was yielded twice: {offers:?}"
+    );
+    offers
+        .into_iter()
+        .filter(|(_, _, row)| range.contains(row))
+        .map(|(_, pk, row)| (pk, row))
+        .collect()
+}
+
+/// Every raw offer of [`IX`] within `range`, before any re-check.
+pub fn scan_ix_raw(
+    tx: &mut Transaction,
+    range: &KeyRange,
+    reverse: bool,
+    mode: ReadMode,
+) -> Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    tx.scan_index(T, IX, range, reverse, mode, &mut |k, pk, row| {
+        out.push((k.to_vec(), pk.to_vec(), row.to_vec()));
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    out
+}
+
+/// Number of entries in a keyspace.
+pub fn count(storage: &dyn Storage, ks: Keyspace) -> usize {
+    let mut n = 0;
+    storage
+        .scan(ks, &KeyRange::all(), false, &mut |_, _| {
+            n += 1;
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    n
+}
+
+/// A session and a transaction on it, kept together.
+pub fn begin(mgr: &Arc<TxnManager>, iso: IsolationLevel) -> (TxnSession, Transaction) {
+    let s = mgr.session();
+    let tx = s.begin(iso);
+    (s, tx)
+}
+
+/// A [`Storage`] wrapper that counts syncs and can make `sync` slow (like an fsync)
+/// or fail.
+pub struct CountingStorage {
+    pub inner: MemoryStorage,
+    pub syncs: AtomicU64,
+    pub writes: AtomicU64,
+    pub sync_delay: Duration,
+    pub fail_sync: std::sync::atomic::AtomicBool,
+}
+
+impl CountingStorage {
+    pub fn new(sync_delay: Duration) -> Self {
+        CountingStorage {
+            inner: MemoryStorage::new(),
+            syncs: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
+            sync_delay,
+            fail_sync: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
+impl Storage for CountingStorage {
+    fn get(&self, keyspace: Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.get(keyspace, key)
+    }
+    fn scan(
+        &self,
+        keyspace: Keyspace,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        self.inner.scan(keyspace, range, reverse, f)
+    }
+    fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        self.inner.write(batch, sync)
+    }
+    fn sync(&self) -> Result<()> {
+        std::thread::sleep(self.sync_delay);
+        self.syncs.fetch_add(1, Ordering::SeqCst);
+        if self.fail_sync.load(Ordering::SeqCst) {
+            return Err(canyon_common::Error::Io("injected sync failure".into()));
+        }
+        self.inner.sync()
+    }
+    fn name(&self) -> &'static str {
+        "counting"
+    }
+}
