@@ -101,8 +101,8 @@ impl Access {
 
     /// Whether rows come out in the order of `order_by` (output positions) —
     /// true for a single range (or scan) of the primary key when ORDER BY lists
-    /// leading primary-key columns all ascending or all descending. Returns
-    /// whether a reverse scan is needed via [`Access::reverse_for`].
+    /// leading primary-key columns all ascending or all descending (descending
+    /// order is served by a reverse scan).
     pub fn delivers_order(
         &self,
         table: &Table,

@@ -752,7 +752,7 @@ impl Engine {
         })
     }
 
-    /// GRANT ALL [PRIVILEGES] ON db.* / *.* TO user.
+    /// `GRANT ALL [PRIVILEGES] ON db.* / *.* TO user`.
     pub fn grant_all(
         &self,
         db: Option<&str>,

@@ -118,15 +118,15 @@ pub enum Expr {
     BitNot(Box<Expr>),
     /// A binary operator.
     Binary(BinOp, Box<Expr>, Box<Expr>),
-    /// IS [NOT] NULL (the bool is `negated`).
+    /// `IS [NOT] NULL` (the bool is `negated`).
     IsNull(Box<Expr>, bool),
-    /// IS [NOT] TRUE / FALSE: (expr, TRUE?, negated).
+    /// `IS [NOT] TRUE / FALSE`: (expr, TRUE?, negated).
     IsBool(Box<Expr>, bool, bool),
-    /// [NOT] IN (list).
+    /// `[NOT] IN (list)`.
     InList(Box<Expr>, Vec<Expr>, bool),
-    /// [NOT] BETWEEN low AND high.
+    /// `[NOT] BETWEEN low AND high`.
     Between(Box<Expr>, Box<Expr>, Box<Expr>, bool),
-    /// [NOT] LIKE pattern [ESCAPE c].
+    /// `[NOT] LIKE pattern [ESCAPE c]`.
     Like(Box<Expr>, Box<Expr>, u8, bool),
     /// CASE.
     Case {

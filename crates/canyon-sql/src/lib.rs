@@ -43,7 +43,7 @@
 //! [`value`] (values, MySQL comparison rules) → [`types`] (column types, strict
 //! coercion) → [`encoding`] (keys, rows) → [`catalog`] (snapshots) → [`expr`],
 //! [`functions`] (binding, evaluation) → [`access`], [`plan`] (planning) →
-//! [`exec`] (execution) → [`session`], [`engine`] (the public surface).
+//! [`exec`] (execution) → `session`, `engine` ([`Session`], [`Engine`]: the public surface).
 //!
 //! # Not implemented yet
 //! Joins, sub-queries, UNION, INSERT ... SELECT, ON DUPLICATE KEY UPDATE, REPLACE,
