@@ -40,11 +40,25 @@ def free_port():
         return s.getsockname()[1]
 
 
-def cpu_ticks(pid):
+def sample(pid):
+    """CPU ticks (user, system) and context switches (voluntary, involuntary),
+    summed over the server's live threads, with a wall-clock timestamp."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    # fields[0] is state (field 3); utime is field 14, stime field 15.
-    return int(fields[11]) + int(fields[12])
+    # fields[0] is field 3 (state); utime is field 14, stime field 15.
+    utime, stime = int(fields[11]), int(fields[12])
+    vcs = ivcs = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches"):
+                        vcs += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches"):
+                        ivcs += int(line.split()[1])
+        except OSError:
+            pass  # a thread exited while we read
+    return {"t": time.time(), "utime": utime, "stime": stime, "vcs": vcs, "ivcs": ivcs}
 
 
 def wait_port(port, proc, timeout=60):
@@ -124,18 +138,43 @@ class MariaDB:
         self.proc.wait(timeout=60)
 
 
-def sysbench(server, workload, command, threads=1, seconds=10, tables=4, size=10000):
-    args = [
+def sysbench_args(server, workload, command, threads=1, seconds=10, tables=4, size=10000):
+    return [
         "sysbench", workload, "--db-driver=mysql", "--mysql-host=127.0.0.1",
         f"--mysql-port={server.port}", f"--mysql-user={server.user}",
         f"--mysql-password={server.password}", "--mysql-db=sbtest",
         f"--tables={tables}", f"--table-size={size}", f"--threads={threads}",
         f"--time={seconds}", "--percentile=95", "--report-interval=0", command,
     ]
-    r = subprocess.run(args, capture_output=True, text=True)
+
+
+def sysbench(server, workload, command, **kw):
+    r = subprocess.run(sysbench_args(server, workload, command, **kw), capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"sysbench {workload} {command} on {server.name} failed:\n{r.stdout}\n{r.stderr}")
     return r.stdout
+
+
+def measured_run(server, workload, threads, seconds):
+    """Runs sysbench and samples the server's CPU and context switches over the
+    steady middle of the run (after connections are up, before they close), so
+    per-query figures exclude connect/disconnect and thread creation/exit."""
+    proc = subprocess.Popen(sysbench_args(server, workload, "run", threads=threads, seconds=seconds),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    a = sample(server.proc.pid)
+    time.sleep(max(seconds - 1.5, 0.5))
+    b = sample(server.proc.pid)
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"sysbench {workload} run on {server.name} failed:\n{out}\n{err}")
+    r = parse_run(out)
+    q = r["qps"] * (b["t"] - a["t"])
+    r["user_us_per_query"] = (b["utime"] - a["utime"]) / CLK_TCK * 1e6 / q
+    r["sys_us_per_query"] = (b["stime"] - a["stime"]) / CLK_TCK * 1e6 / q
+    r["cpu_us_per_query"] = r["user_us_per_query"] + r["sys_us_per_query"]
+    r["cs_per_query"] = (b["vcs"] - a["vcs"] + b["ivcs"] - a["ivcs"]) / q
+    return r
 
 
 def parse_run(out):
@@ -193,14 +232,11 @@ def main():
                 for rnd in range(a.rounds):
                     order = servers if rnd % 2 == 0 else list(reversed(servers))
                     for s in order:
-                        before = cpu_ticks(s.proc.pid)
-                        out = sysbench(s, w, "run", threads=t, seconds=a.time)
-                        after = cpu_ticks(s.proc.pid)
-                        r = parse_run(out)
-                        r["cpu_us_per_query"] = (after - before) / CLK_TCK * 1e6 / max(r["queries"], 1)
+                        r = measured_run(s, w, t, a.time)
                         results.setdefault((w, t, s.name), []).append(r)
                         print(f"{w:18} {t:4} threads {s.name:8} {r['qps']:10.0f} qps  p95 {r['p95_ms']:7.2f} ms  "
-                              f"cpu {r['cpu_us_per_query']:7.1f} us/q  errors {r['errors']}", flush=True)
+                              f"cpu {r['user_us_per_query']:6.1f}+{r['sys_us_per_query']:6.1f} us/q  "
+                              f"cs {r['cs_per_query']:5.2f}/q  errors {r['errors']}", flush=True)
         write_report(a, results, workloads, threads)
     finally:
         for s in servers:
@@ -227,12 +263,20 @@ def write_report(a, results, workloads, threads):
         "(`--db-ps-mode=auto`). CPU per query is the server process's utime+stime delta over the run "
         "divided by the queries sysbench counted.",
         "",
+        "CPU per query is sampled over the steady middle of each run (from 1 s after start to 0.5 s "
+        "before the end) so that connection setup and teardown are excluded; `user+sys` are the "
+        "server process's user and kernel time, `cs` its voluntary plus involuntary context switches "
+        "summed over its threads. Most of the kernel time is the loopback TCP path (one recvfrom and "
+        "one sendto per query for both servers), which bounds how far apart the totals can be; the "
+        "user-space time is where the two servers' own code differs.",
+        "",
     ]
     for w in workloads:
         lines += [f"## {w}", "",
                   "| threads | Canyon QPS | MariaDB QPS | QPS ratio (spread) | Canyon p95 ms | MariaDB p95 ms | "
-                  "Canyon CPU µs/query | MariaDB CPU µs/query | CPU ratio |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "Canyon CPU µs/q (user+sys) | MariaDB CPU µs/q (user+sys) | CPU ratio (user ratio) | "
+                  "Canyon cs/q | MariaDB cs/q |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for t in threads:
             c = results[(w, t, "Canyon")]
             m = results[(w, t, "MariaDB")]
@@ -242,11 +286,14 @@ def write_report(a, results, workloads, threads):
                 f"| {t} | {mean(c, 'qps'):,.0f} | {mean(m, 'qps'):,.0f} | "
                 f"{statistics.mean(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) | "
                 f"{mean(c, 'p95_ms'):.2f} | {mean(m, 'p95_ms'):.2f} | "
-                f"{mean(c, 'cpu_us_per_query'):.1f} | {mean(m, 'cpu_us_per_query'):.1f} | "
-                f"{mean(c, 'cpu_us_per_query') / mean(m, 'cpu_us_per_query'):.2f} |")
+                f"{mean(c, 'cpu_us_per_query'):.1f} ({mean(c, 'user_us_per_query'):.1f}+{mean(c, 'sys_us_per_query'):.1f}) | "
+                f"{mean(m, 'cpu_us_per_query'):.1f} ({mean(m, 'user_us_per_query'):.1f}+{mean(m, 'sys_us_per_query'):.1f}) | "
+                f"{mean(c, 'cpu_us_per_query') / mean(m, 'cpu_us_per_query'):.2f} "
+                f"({mean(c, 'user_us_per_query') / mean(m, 'user_us_per_query'):.2f}) | "
+                f"{mean(c, 'cs_per_query'):.2f} | {mean(m, 'cs_per_query'):.2f} |")
             errs = sum(r["errors"] for r in c + m)
             if errs:
-                lines.append(f"|  | ignored errors in these runs: {errs} | | | | | | | |")
+                lines.append(f"|  | ignored errors in these runs: {errs} | | | | | | | | | |")
         lines.append("")
     with open(a.out, "w") as f:
         f.write("\n".join(lines))

@@ -39,7 +39,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::sync::watch;
 use tracing::{debug, info};
 
 /// MySQL's `connect_timeout`: the whole connection phase must finish in this time.
@@ -51,7 +50,6 @@ pub(crate) async fn run(
     stream: TcpStream,
     peer: SocketAddr,
     guard: ActiveGuard,
-    shutdown: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
     let (reader, writer) = stream.into_split();
@@ -79,7 +77,7 @@ pub(crate) async fn run(
         id,
         questions: 0,
     };
-    conn.command_loop(shutdown).await;
+    conn.command_loop().await;
     conn.shared
         .questions
         .fetch_add(conn.questions, Ordering::Relaxed);
@@ -258,17 +256,16 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
     }
 
     /// Reads commands and answers them until the client leaves or the server stops.
-    async fn command_loop(&mut self, mut shutdown: watch::Receiver<bool>) {
+    ///
+    /// The loop awaits nothing but the socket: a shutdown signal polled here (a
+    /// `watch` channel, a `Notify`) would lock a mutex shared by every connection
+    /// on every command. Shutdown instead aborts the task at its next await — the
+    /// engine call in between is synchronous, so a statement is never cut in half.
+    async fn command_loop(&mut self) {
         let mut buf = Vec::new();
         loop {
             self.io.reset_sequence();
-            let read = tokio::select! {
-                r = self.io.read_packet(&mut buf) => r,
-                _ = shutdown.changed() => {
-                    debug!(conn = self.id, "closing for server shutdown");
-                    return;
-                }
-            };
+            let read = self.io.read_packet(&mut buf).await;
             match read {
                 Ok(()) => {}
                 Err(ReadError::TooLarge) => {

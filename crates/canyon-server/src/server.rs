@@ -6,9 +6,13 @@
 //! thousand clients). Engine calls run inline on the task; blocking waits inside
 //! the engine go through [`blocking_hook`].
 //!
-//! Shutdown: stop accepting, tell every connection to close (each finishes the
-//! command it is running, then drops its session, rolling back an open
-//! transaction), wait up to [`DRAIN_TIMEOUT`], abort the rest.
+//! Shutdown: stop accepting, then abort every connection task. A task is
+//! cancelled only at an await point — reading the next command or flushing a
+//! reply — and engine calls are synchronous, so a statement that is running
+//! completes (its reply may not be sent); dropping the task drops its session,
+//! which rolls back an open transaction. Connections carry no shutdown signal of
+//! their own because polling one per command would touch shared state (see
+//! `connection::Connection::command_loop`).
 
 use crate::connection;
 use canyon_sql::Engine;
@@ -17,11 +21,10 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{info, warn};
 
-/// How long shutdown waits for connections to finish their current command.
+/// How long shutdown waits for aborted connection tasks to finish.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The MySQL version Canyon reports (handshake, `VERSION()`, `@@version`). Clients
@@ -126,7 +129,6 @@ pub async fn serve(
         started: Instant::now(),
         questions: AtomicU64::new(0),
     });
-    let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
     loop {
@@ -140,7 +142,6 @@ pub async fn serve(
                         stream,
                         peer,
                         guard,
-                        stop_rx.clone(),
                     ));
                 }
                 Err(e) => {
@@ -164,17 +165,17 @@ pub async fn serve(
         open_connections = open,
         "shutting down: closing connections"
     );
-    let _ = stop_tx.send(true);
+    tasks.abort_all();
     let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
         while tasks.join_next().await.is_some() {}
     })
     .await;
     if drained.is_err() {
+        // A task stuck in a long engine call cannot be cancelled before it
+        // returns; the process exits anyway once `serve` returns.
         warn!(
             still_running = tasks.len(),
-            "connections did not finish in time; aborting them"
+            "connections did not stop in time"
         );
-        tasks.abort_all();
-        while tasks.join_next().await.is_some() {}
     }
 }

@@ -592,3 +592,129 @@ pub fn choose_access(table: &Table, filter: Option<&Expr>) -> Access {
     }
     best.map(|c| c.access).unwrap_or_else(Access::scan)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{ColumnDef, IndexDef, TableDef};
+    use crate::expr::Binder;
+    use sqlparser::dialect::MySqlDialect;
+    use sqlparser::parser::Parser;
+
+    fn table() -> Table {
+        let col = |name: &str, ty| ColumnDef {
+            name: name.into(),
+            ty,
+            nullable: false,
+            default: None,
+            auto_increment: false,
+        };
+        Table::new(TableDef {
+            id: 1,
+            db: "d".into(),
+            name: "t".into(),
+            columns: vec![
+                col("id", SqlType::Int { unsigned: false }),
+                col("k", SqlType::Int { unsigned: false }),
+                col("c", SqlType::Char(120)),
+                col("a", SqlType::Int { unsigned: false }),
+                col("b", SqlType::Int { unsigned: false }),
+            ],
+            primary_key: vec![0],
+            indexes: vec![
+                IndexDef {
+                    id: 2,
+                    name: "k_1".into(),
+                    columns: vec![1],
+                    unique: false,
+                },
+                IndexDef {
+                    id: 3,
+                    name: "ab".into(),
+                    columns: vec![3, 4],
+                    unique: true,
+                },
+            ],
+        })
+    }
+
+    fn access(where_clause: &str) -> Access {
+        let t = table();
+        let sql = format!("SELECT * FROM t WHERE {where_clause}");
+        let stmt = Parser::parse_sql(&MySqlDialect {}, &sql)
+            .expect("parses")
+            .remove(0);
+        let sqlparser::ast::Statement::Query(q) = stmt else {
+            panic!("a query")
+        };
+        let sqlparser::ast::SetExpr::Select(s) = *q.body else {
+            panic!("a select")
+        };
+        let filter = Binder::new(Some(&t), None)
+            .bind(s.selection.as_ref().expect("has WHERE"))
+            .expect("binds");
+        choose_access(&t, Some(&filter))
+    }
+
+    #[test]
+    fn primary_key_point_and_range() {
+        let a = access("id = ?");
+        assert_eq!(
+            (a.target, a.full_scan, a.ranges.len()),
+            (Target::Primary, false, 1)
+        );
+        assert_eq!(a.ranges[0].eq.len(), 1);
+        let a = access("id BETWEEN ? AND ?");
+        assert_eq!(a.target, Target::Primary);
+        assert!(a.ranges[0].lower.is_some() && a.ranges[0].upper.is_some());
+        let a = access("5 < id");
+        assert_eq!(a.target, Target::Primary);
+        assert!(
+            matches!(&a.ranges[0].lower, Some((_, false))),
+            "flipped to id > 5"
+        );
+        assert!(a.ranges[0].upper.is_none());
+    }
+
+    #[test]
+    fn primary_key_point_beats_index() {
+        let a = access("k = 2 AND id = 1");
+        assert_eq!(a.target, Target::Primary);
+        assert_eq!(a.ranges[0].eq.len(), 1);
+    }
+
+    #[test]
+    fn secondary_index_equality_in_list_and_or_ranges() {
+        let a = access("k = 5");
+        assert_eq!((a.target, a.full_scan), (Target::Index(0), false));
+        let a = access("k IN (1, 2, 3)");
+        assert_eq!((a.target, a.ranges.len()), (Target::Index(0), 3));
+        let a = access("k BETWEEN 1 AND 2 OR k BETWEEN 5 AND 6");
+        assert_eq!((a.target, a.ranges.len()), (Target::Index(0), 2));
+    }
+
+    #[test]
+    fn composite_index_prefix_and_full_unique_match() {
+        let a = access("a = 1");
+        assert_eq!(a.target, Target::Index(1));
+        assert_eq!(a.ranges[0].eq.len(), 1);
+        let a = access("a = 1 AND b > 3");
+        assert_eq!(a.target, Target::Index(1));
+        assert!(a.ranges[0].lower.is_some());
+        let a = access("b = 1 AND a = 2 AND k = 3");
+        assert_eq!(
+            a.target,
+            Target::Index(1),
+            "full unique match beats a plain index"
+        );
+        assert_eq!(a.ranges[0].eq.len(), 2);
+    }
+
+    #[test]
+    fn unindexed_predicates_scan() {
+        assert!(access("c = 'x'").full_scan);
+        assert!(access("b = 1").full_scan, "b is not a prefix of (a, b)");
+        assert!(access("id = 1 OR k = 2").full_scan);
+        assert!(access("id + 1 = 2").full_scan);
+    }
+}

@@ -227,7 +227,7 @@ impl Catalog {
 }
 
 /// Turns a stored default into a value (before coercion to the column type).
-pub fn default_value(d: &DefaultValue, now: chrono::NaiveDateTime) -> Value {
+pub fn default_value(d: &DefaultValue, now: impl FnOnce() -> chrono::NaiveDateTime) -> Value {
     match d {
         DefaultValue::Null => Value::Null,
         DefaultValue::Literal(s) => Value::str(s),
@@ -242,6 +242,6 @@ pub fn default_value(d: &DefaultValue, now: chrono::NaiveDateTime) -> Value {
                 Value::Double(s.parse().unwrap_or(0.0))
             }
         }
-        DefaultValue::CurrentTimestamp => Value::DateTime(now),
+        DefaultValue::CurrentTimestamp => Value::DateTime(now()),
     }
 }

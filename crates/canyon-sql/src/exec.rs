@@ -711,7 +711,6 @@ pub fn run_insert(
 ) -> Result<QueryResult> {
     let table = &plan.table;
     let def = &table.def;
-    let now = ctx.now();
     let auto_col = table.auto_increment_column();
     let mut affected = 0u64;
     let mut duplicates = 0u64;
@@ -729,7 +728,7 @@ pub fn run_insert(
         for (c, col) in def.columns.iter().enumerate() {
             if !given[c] && !col.auto_increment {
                 row[c] = match &col.default {
-                    Some(d) => crate::catalog::default_value(d, now),
+                    Some(d) => crate::catalog::default_value(d, || ctx.now()),
                     None if col.nullable => Value::Null,
                     None => return Err(Error::NoDefault(col.name.clone())),
                 };

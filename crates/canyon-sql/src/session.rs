@@ -66,7 +66,9 @@ struct State {
 struct StmtCtx<'a> {
     state: &'a State,
     params: &'a [Value],
-    now: chrono::NaiveDateTime,
+    /// The statement's time, read on first use: most statements never call
+    /// NOW(), and reading the local time zone costs a system call in chrono.
+    now: std::cell::OnceCell<chrono::NaiveDateTime>,
     warnings: std::cell::RefCell<Vec<(u16, String)>>,
 }
 
@@ -75,7 +77,7 @@ impl<'a> StmtCtx<'a> {
         StmtCtx {
             state,
             params,
-            now: chrono::Local::now().naive_local(),
+            now: std::cell::OnceCell::new(),
             warnings: Default::default(),
         }
     }
@@ -116,7 +118,7 @@ impl EvalContext for StmtCtx<'_> {
         }
     }
     fn now(&self) -> chrono::NaiveDateTime {
-        self.now
+        *self.now.get_or_init(|| chrono::Local::now().naive_local())
     }
     fn warn(&self, code: u16, message: &str) {
         let mut w = self.warnings.borrow_mut();

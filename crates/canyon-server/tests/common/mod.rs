@@ -17,7 +17,7 @@
 
 pub mod client;
 
-use client::{Client, SqlError};
+use client::Client;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -653,20 +653,4 @@ pub fn mariadb_cli_args(
         cmd.arg(db);
     }
     run_bounded(&mut cmd, sql, CLIENT_TIMEOUT)
-}
-
-/// Connects with bounded retries (for clients racing a restart): up to `deadline`.
-pub fn connect_until(
-    port: u16,
-    user: &str,
-    password: &str,
-    deadline: Instant,
-) -> Result<Client, SqlError> {
-    loop {
-        match Client::connect(port, user, password) {
-            Ok(c) => return Ok(c),
-            Err(e) if Instant::now() >= deadline => return Err(e),
-            Err(_) => std::thread::sleep(Duration::from_millis(50)),
-        }
-    }
 }

@@ -1,0 +1,1 @@
+//! Canyon's scalability lab (being written; see issue 3).
