@@ -126,6 +126,9 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.worker_threads)
         .thread_name("canyon-worker")
+        // Parsing and evaluation recurse (bounded by the parser's nesting limit);
+        // 8 MiB of stack keeps the deepest accepted statement far from the end.
+        .thread_stack_size(8 << 20)
         .enable_all()
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))?;

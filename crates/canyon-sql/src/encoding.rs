@@ -128,6 +128,18 @@ pub fn encode_row(values: &[Value]) -> Vec<u8> {
 
 /// Decodes a row value into `out` (cleared first).
 pub fn decode_row(bytes: &[u8], out: &mut Vec<Value>) -> Result<()> {
+    decode_row_columns(bytes, None, out)
+}
+
+/// Decodes a row value into `out` (cleared first), materialising only the columns
+/// marked in `needed` (all when `None`); the others are skipped over and read as
+/// NULL. A range scan that returns one column of a wide row then allocates
+/// nothing for the rest.
+pub fn decode_row_columns(
+    bytes: &[u8],
+    needed: Option<&[bool]>,
+    out: &mut Vec<Value>,
+) -> Result<()> {
     out.clear();
     let mut r = Reader { b: bytes, pos: 0 };
     if r.u8()? != 1 {
@@ -135,7 +147,12 @@ pub fn decode_row(bytes: &[u8], out: &mut Vec<Value>) -> Result<()> {
     }
     let n = r.varint()? as usize;
     out.reserve(n);
-    for _ in 0..n {
+    for i in 0..n {
+        if needed.is_some_and(|m| !m.get(i).copied().unwrap_or(true)) {
+            r.skip_value()?;
+            out.push(Value::Null);
+            continue;
+        }
         let v = match r.u8()? {
             0 => Value::Null,
             1 => Value::Int(i64::from_le_bytes(r.array()?)),
@@ -222,6 +239,20 @@ impl<'a> Reader<'a> {
         a.copy_from_slice(s);
         Ok(a)
     }
+    /// Skips one tagged value without materialising it.
+    fn skip_value(&mut self) -> Result<()> {
+        let len = match self.u8()? {
+            0 => 0,
+            1..=3 => 8,
+            4 => 17,
+            5 => self.varint()? as usize,
+            6 => 4,
+            7 => 8,
+            t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
+        };
+        self.take(len).map(|_| ())
+    }
+
     fn varint(&mut self) -> Result<u64> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
@@ -308,6 +339,12 @@ mod tests {
         decode_row(&bytes, &mut back).expect("decodes");
         assert_eq!(back, row);
         assert!(decode_row(&bytes[..bytes.len() - 1], &mut back).is_err());
+        let mut needed = vec![false; row.len()];
+        needed[5] = true;
+        decode_row_columns(&bytes, Some(&needed), &mut back).expect("decodes");
+        assert_eq!(back.len(), row.len());
+        assert_eq!(back[5], row[5]);
+        assert!(back.iter().enumerate().all(|(i, v)| i == 5 || v.is_null()));
         assert!(decode_row(&[9], &mut back).is_err());
     }
 

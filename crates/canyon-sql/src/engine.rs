@@ -8,6 +8,7 @@
 use crate::api::{AuthInfo, EngineConfig};
 use crate::catalog::{Catalog, Database, Grant, Table, TableDef, UserDef};
 use crate::encoding::{decode_key_int, decode_row, encode_row};
+
 use crate::exec::index_keys;
 use crate::session::Session;
 use arc_swap::ArcSwap;
@@ -615,7 +616,7 @@ impl Engine {
             false,
             ReadMode::Current,
             &mut |_, bytes| {
-                if let Err(e) = decode_row(bytes, &mut row) {
+                if let Err(e) = crate::exec::decode_table_row(t, bytes, &mut row) {
                     err = Some(e);
                     return ControlFlow::Break(());
                 }
@@ -673,7 +674,7 @@ impl Engine {
                 let Some(cur) = txn.get(t.def.id, pk, ReadMode::Current)? else {
                     continue;
                 };
-                decode_row(&cur, &mut row)?;
+                crate::exec::decode_table_row(t, &cur, &mut row)?;
                 let keys = index_keys(t, &row);
                 let mut old = keys.clone();
                 old.pop();

@@ -18,7 +18,7 @@
 use crate::access::{Access, KeyRanges, Target};
 use crate::api::QueryResult;
 use crate::catalog::Table;
-use crate::encoding::{decode_row, encode_key_value, encode_row};
+use crate::encoding::{decode_row_columns, encode_key_value, encode_row};
 use crate::expr::{eval, eval_predicate, AggCall, AggFunc, Env, EvalContext, Expr};
 use crate::plan::{eval_count, DeletePlan, InsertPlan, LockMode, SelectPlan, UpdatePlan};
 use crate::types::{coerce, SqlType};
@@ -82,6 +82,44 @@ pub fn index_keys(table: &Table, row: &[Value]) -> Vec<(IndexId, Vec<u8>)> {
         .collect()
 }
 
+/// Decodes a stored row of `table`. A row stored with fewer columns than the
+/// table has (written before a future ADD COLUMN) reads the missing trailing
+/// columns as their defaults (docs/format.md); more columns than the table has is
+/// corruption — never an out-of-bounds panic later.
+pub fn decode_table_row(table: &Table, bytes: &[u8], row: &mut Vec<Value>) -> Result<()> {
+    decode_table_row_columns(table, bytes, None, row)
+}
+
+/// [`decode_table_row`] materialising only the `needed` columns (see
+/// [`decode_row_columns`]).
+pub fn decode_table_row_columns(
+    table: &Table,
+    bytes: &[u8],
+    needed: Option<&[bool]>,
+    row: &mut Vec<Value>,
+) -> Result<()> {
+    decode_row_columns(bytes, needed, row)?;
+    let n = table.def.columns.len();
+    if row.len() > n {
+        return Err(Error::Corrupt(format!(
+            "row of {}.{} has {} columns, the table {}",
+            table.def.db,
+            table.def.name,
+            row.len(),
+            n
+        )));
+    }
+    for col in &table.def.columns[row.len()..] {
+        row.push(match &col.default {
+            Some(d) => {
+                crate::catalog::default_value(d, || chrono::DateTime::UNIX_EPOCH.naive_utc())
+            }
+            None => Value::Null,
+        });
+    }
+    Ok(())
+}
+
 fn row_lock_key(table: &Table, pk: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(5 + pk.len());
     k.push(b'r');
@@ -100,14 +138,16 @@ fn unique_lock_key(index: IndexId, key: &[u8]) -> Vec<u8> {
 
 /// Visits the rows an access path yields (a superset of the matching rows),
 /// decoded, with their primary keys. `f` returns `false` to stop.
+#[allow(clippy::too_many_arguments)] // one scan's whole description; a struct would only rename them
 pub fn for_each_row(
     txn: &mut Transaction,
     table: &Table,
     access: &Access,
     mode: ReadMode,
     reverse: bool,
+    needed: Option<&[bool]>,
     ctx: &dyn EvalContext,
-    f: &mut dyn FnMut(&[u8], Vec<Value>) -> Result<bool>,
+    f: &mut dyn FnMut(&[u8], &mut Vec<Value>) -> Result<bool>,
 ) -> Result<()> {
     let (ranges, _fallback) = access.key_ranges(table, ctx)?;
     let tid = table.def.id;
@@ -122,8 +162,8 @@ pub fn for_each_row(
                     continue;
                 }
                 if let Some(bytes) = txn.get(tid, &pk, mode)? {
-                    decode_row(&bytes, &mut row)?;
-                    if !f(&pk, std::mem::take(&mut row))? {
+                    decode_table_row_columns(table, &bytes, needed, &mut row)?;
+                    if !f(&pk, &mut row)? {
                         break;
                     }
                 }
@@ -139,8 +179,8 @@ pub fn for_each_row(
                     if dedup && !seen.insert(pk.to_vec()) {
                         return ControlFlow::Continue(());
                     }
-                    let r =
-                        decode_row(bytes, &mut row).and_then(|_| f(pk, std::mem::take(&mut row)));
+                    let r = decode_table_row_columns(table, bytes, needed, &mut row)
+                        .and_then(|_| f(pk, &mut row));
                     match r {
                         Ok(true) => ControlFlow::Continue(()),
                         Ok(false) => {
@@ -220,9 +260,10 @@ pub fn for_each_locked_row(
                 access,
                 ReadMode::Current,
                 false,
+                None,
                 ctx,
                 &mut |pk, row| {
-                    if matches(&row)? {
+                    if matches(row)? {
                         pks.push(pk.to_vec());
                     }
                     Ok(limit.is_none_or(|l| (pks.len() as u64) < l))
@@ -241,7 +282,7 @@ pub fn for_each_locked_row(
         let Some(bytes) = txn.get(table.def.id, &pk, ReadMode::Current)? else {
             continue;
         };
-        decode_row(&bytes, &mut row)?;
+        decode_table_row(table, &bytes, &mut row)?;
         if !matches(&row)? {
             continue;
         }
@@ -481,9 +522,9 @@ pub fn run_select(
             let mut groups: HashMap<Vec<u8>, usize> = HashMap::new();
             let mut states: Vec<AggState> = Vec::new();
             let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
-            let mut visit = |_pk: &[u8], row: Vec<Value>| -> Result<bool> {
+            let mut visit = |_pk: &[u8], row: &[Value]| -> Result<bool> {
                 let env = Env {
-                    row: &row,
+                    row,
                     aggs: &[],
                     ctx,
                 };
@@ -506,7 +547,7 @@ pub fn run_select(
                     let idx = match groups.get(&key) {
                         Some(&i) => i,
                         None => {
-                            states.push(AggState::new(&plan.aggs, row.clone()));
+                            states.push(AggState::new(&plan.aggs, row.to_vec()));
                             groups.insert(key, states.len() - 1);
                             states.len() - 1
                         }
@@ -514,7 +555,7 @@ pub fn run_select(
                     states[idx].add(&plan.aggs, &env)?;
                     Ok(true)
                 } else {
-                    out.push(project(&row, &[])?);
+                    out.push(project(row, &[])?);
                     Ok(!(streaming && want.is_some_and(|w| out.len() as u64 >= w)))
                 }
             };
@@ -526,8 +567,9 @@ pub fn run_select(
                         &plan.access,
                         ReadMode::Snapshot,
                         reverse,
+                        plan.needed.as_deref(),
                         ctx,
-                        &mut visit,
+                        &mut |pk, row| visit(pk, row),
                     )?;
                 }
                 LockMode::Locking => {
@@ -539,7 +581,7 @@ pub fn run_select(
                         plan.filter.as_ref(),
                         None,
                         ctx,
-                        &mut |_t, pk, row| visit(&pk, row).map(|_| ()),
+                        &mut |_t, pk, row| visit(&pk, &row).map(|_| ()),
                     )?;
                 }
             }
@@ -660,7 +702,7 @@ fn check_unique(
                 if other_pk == pk {
                     return ControlFlow::Continue(());
                 }
-                if let Err(e) = decode_row(bytes, &mut decoded) {
+                if let Err(e) = decode_table_row(table, bytes, &mut decoded) {
                     err = Some(e);
                     return ControlFlow::Break(());
                 }

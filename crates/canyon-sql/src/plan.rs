@@ -64,6 +64,52 @@ pub struct SelectPlan {
     pub offset: Option<Expr>,
     /// Row locking.
     pub lock: LockMode,
+    /// The table columns any expression reads; `None` when all are (decoding
+    /// skips the others, see `encoding::decode_row_columns`).
+    pub needed: Option<Vec<bool>>,
+}
+
+/// Marks the columns `e` reads.
+fn mark_columns(e: &Expr, needed: &mut [bool]) {
+    match e {
+        Expr::Column(i) => {
+            if let Some(n) = needed.get_mut(*i) {
+                *n = true;
+            }
+        }
+        Expr::Literal(_) | Expr::Param(_) | Expr::Agg(_) | Expr::SysVar(_) | Expr::UserVar(_) => {}
+        Expr::Neg(a)
+        | Expr::Not(a)
+        | Expr::BitNot(a)
+        | Expr::IsNull(a, _)
+        | Expr::IsBool(a, _, _) => mark_columns(a, needed),
+        Expr::Binary(_, a, b) | Expr::Like(a, b, _, _) => {
+            mark_columns(a, needed);
+            mark_columns(b, needed);
+        }
+        Expr::InList(a, list, _) => {
+            mark_columns(a, needed);
+            list.iter().for_each(|x| mark_columns(x, needed));
+        }
+        Expr::Between(a, b, c, _) => {
+            mark_columns(a, needed);
+            mark_columns(b, needed);
+            mark_columns(c, needed);
+        }
+        Expr::Case {
+            operand,
+            whens,
+            otherwise,
+        } => {
+            operand.iter().for_each(|x| mark_columns(x, needed));
+            for (c, r) in whens {
+                mark_columns(c, needed);
+                mark_columns(r, needed);
+            }
+            otherwise.iter().for_each(|x| mark_columns(x, needed));
+        }
+        Expr::Func(_, args) => args.iter().for_each(|x| mark_columns(x, needed)),
+    }
 }
 
 /// An INSERT (or REPLACE).
@@ -110,8 +156,8 @@ pub struct DeletePlan {
 /// An executable plan.
 #[derive(Debug)]
 pub enum Plan {
-    /// SELECT.
-    Select(SelectPlan),
+    /// SELECT (boxed: by far the largest plan).
+    Select(Box<SelectPlan>),
     /// INSERT.
     Insert(InsertPlan),
     /// UPDATE.
@@ -410,7 +456,21 @@ pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> 
         Some(t) if !grouped && !distinct => access.delivers_order(t, &order_by, &projection),
         _ => false,
     };
+    let needed = table_ref.and_then(|t| {
+        let mut needed = vec![false; t.def.columns.len()];
+        let exprs = filter
+            .iter()
+            .chain(&projection)
+            .chain(&group_by)
+            .chain(having.iter())
+            .chain(aggs.iter().filter_map(|a| a.arg.as_ref()));
+        for e in exprs {
+            mark_columns(e, &mut needed);
+        }
+        (!needed.iter().all(|n| *n)).then_some(needed)
+    });
     Ok(SelectPlan {
+        needed,
         table,
         access,
         filter,

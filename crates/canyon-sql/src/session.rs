@@ -507,7 +507,7 @@ impl Session {
             db: self.state.db.as_deref(),
         };
         let plan = match stmt.as_ref() {
-            Statement::Query(q) => Plan::Select(plan::plan_select(&ctx, q)?),
+            Statement::Query(q) => Plan::Select(Box::new(plan::plan_select(&ctx, q)?)),
             Statement::Insert(i) => Plan::Insert(plan::plan_insert(&ctx, i)?),
             Statement::Update(u) => Plan::Update(plan::plan_update(&ctx, u)?),
             Statement::Delete(d) => Plan::Delete(plan::plan_delete(&ctx, d)?),
@@ -1286,6 +1286,7 @@ fn clone_select(s: &plan::SelectPlan) -> plan::SelectPlan {
         limit: s.limit.clone(),
         offset: s.offset.clone(),
         lock: s.lock,
+        needed: s.needed.clone(),
     }
 }
 
