@@ -155,6 +155,9 @@ pub enum Error {
         /// The command it was given to ("mysqld_stmt_execute", ...).
         command: String,
     },
+    /// A session holds the most prepared statements allowed.
+    /// MySQL 1461 ER_MAX_PREPARED_STMT_COUNT_REACHED, SQLSTATE 42000.
+    TooManyPreparedStatements(u64),
     /// MySQL 1305 ER_SP_DOES_NOT_EXIST, SQLSTATE 42000: FUNCTION %s does not exist.
     UnknownFunction(String),
     /// MySQL 1582 ER_WRONG_PARAMCOUNT_TO_NATIVE_FCT, SQLSTATE 42000.

@@ -71,5 +71,5 @@ pub use api::{
     PreparedInfo, QueryResult,
 };
 pub use engine::{native_hash, Engine};
-pub use session::Session;
+pub use session::{Session, MAX_PREPARED_STATEMENTS};
 pub use value::Value;

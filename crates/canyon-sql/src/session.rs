@@ -32,6 +32,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The most prepared statements one session may hold. MySQL's
+/// max_prepared_stmt_count (default 16382) is global; Canyon counts per session so
+/// that PREPARE touches no shared counter.
+pub const MAX_PREPARED_STATEMENTS: usize = 16382;
+
 /// A prepared statement.
 struct Prepared {
     parsed: Parsed,
@@ -367,8 +372,15 @@ impl Session {
             .collect())
     }
 
-    /// COM_STMT_PREPARE.
+    /// COM_STMT_PREPARE. A session may hold [`MAX_PREPARED_STATEMENTS`] at once
+    /// (error 1461 beyond): a client that prepares without closing must not grow
+    /// the server's memory without bound.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
+        if self.prepared.len() >= MAX_PREPARED_STATEMENTS {
+            return Err(Error::TooManyPreparedStatements(
+                MAX_PREPARED_STATEMENTS as u64,
+            ));
+        }
         let mut stmts = parse(sql)?;
         if stmts.len() != 1 {
             return Err(Error::Syntax(second_statement_text(sql)));

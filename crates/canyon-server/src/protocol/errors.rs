@@ -71,6 +71,11 @@ pub fn mysql_error(err: &Error) -> MysqlError {
         ),
         Error::NoDatabaseSelected => M::new(1046, "3D000", "No database selected".into()),
         Error::UnknownDatabase(db) => M::new(1049, "42000", format!("Unknown database '{db}'")),
+        Error::TooManyPreparedStatements(n) => M::new(
+            1461,
+            "42000",
+            format!("Can't create more than max_prepared_stmt_count statements (current value: {n})"),
+        ),
         Error::DropDatabaseMissing(db) => M::new(
             1008,
             "HY000",
@@ -709,6 +714,44 @@ mod tests {
             1105,
             "HY000",
             "Internal error: oops",
+        );
+        check(
+            Error::TooManyPreparedStatements(16382),
+            1461,
+            "42000",
+            "Can't create more than max_prepared_stmt_count statements (current value: 16382)",
+        );
+        check(
+            Error::DropDatabaseMissing(s("gone")),
+            1008,
+            "HY000",
+            "Can't drop database 'gone'; database doesn't exist",
+        );
+        check(
+            Error::ValueOutOfRange {
+                type_name: s("BIGINT"),
+                expr: s("9223372036854775807 + 1"),
+            },
+            1690,
+            "22003",
+            "BIGINT value is out of range in '9223372036854775807 + 1'",
+        );
+        check(
+            Error::InvalidCharacterString(s("\u{fffd}")),
+            1300,
+            "HY000",
+            "Invalid utf8mb4 character string: '\u{fffd}'",
+        );
+        check(
+            Error::IncorrectValue {
+                type_name: s("datetime"),
+                value: s("2023-02-30"),
+                column: s("d"),
+                row: 1,
+            },
+            1292,
+            "22007",
+            "Incorrect datetime value: '2023-02-30' for column 'd' at row 1",
         );
     }
 }

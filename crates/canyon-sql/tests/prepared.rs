@@ -1,0 +1,150 @@
+//! Prepared statements through the engine API: parameter checks, re-planning after
+//! DDL, the per-session statement limit.
+
+use canyon_common::Error;
+use canyon_sql::{Durability, Engine, EngineConfig, QueryResult, Value, MAX_PREPARED_STATEMENTS};
+use canyon_storage::MemoryStorage;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn session() -> canyon_sql::Session {
+    let cfg = EngineConfig {
+        durability: Durability::SyncEveryCommit,
+        lock_wait_timeout: Duration::from_secs(2),
+        blocking_hook: None,
+        version: "8.0.36-canyon-test".into(),
+        max_allowed_packet: 64 << 20,
+        max_connections: 100,
+        port: 3306,
+    };
+    let e = Engine::open(Arc::new(MemoryStorage::new()), cfg).expect("engine opens");
+    e.bootstrap_root("").expect("root account");
+    let mut s = e.session(1, "root", "localhost");
+    for sql in [
+        "CREATE DATABASE d",
+        "USE d",
+        "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))",
+        "INSERT INTO t VALUES (1, 'one'), (2, 'two')",
+    ] {
+        s.execute(sql, false)
+            .pop()
+            .expect("a result")
+            .expect("setup statement succeeds");
+    }
+    s
+}
+
+fn rows(r: QueryResult) -> Vec<Vec<Value>> {
+    match r {
+        QueryResult::Rows { rows, .. } => rows,
+        other => panic!("expected rows, got {other:?}"),
+    }
+}
+
+#[test]
+fn parameters_are_checked_and_bound() {
+    let mut s = session();
+    let p = s.prepare("SELECT v FROM t WHERE id = ?").expect("prepares");
+    assert_eq!(p.params, 1);
+    assert_eq!(p.columns.len(), 1);
+    let got = rows(
+        s.execute_prepared(p.id, &[Value::Int(2)])
+            .expect("executes"),
+    );
+    assert_eq!(got, vec![vec![Value::str("two")]]);
+    // Re-execution with another value reuses the plan.
+    let got = rows(
+        s.execute_prepared(p.id, &[Value::str("1")])
+            .expect("executes"),
+    );
+    assert_eq!(got, vec![vec![Value::str("one")]]);
+    assert!(matches!(
+        s.execute_prepared(p.id, &[]),
+        Err(Error::WrongArguments(_))
+    ));
+    assert!(matches!(
+        s.execute_prepared(p.id, &[Value::Int(1), Value::Int(2)]),
+        Err(Error::WrongArguments(_))
+    ));
+    assert!(matches!(
+        s.execute_prepared(p.id + 100, &[Value::Int(1)]),
+        Err(Error::UnknownStatementHandler { .. })
+    ));
+    s.close_prepared(p.id);
+    assert!(matches!(
+        s.execute_prepared(p.id, &[Value::Int(1)]),
+        Err(Error::UnknownStatementHandler { .. })
+    ));
+}
+
+#[test]
+fn statements_are_replanned_after_ddl() {
+    let mut s = session();
+    let p = s.prepare("SELECT * FROM t WHERE id = ?").expect("prepares");
+    for sql in [
+        "DROP TABLE t",
+        "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT)",
+        "INSERT INTO t VALUES (1, 10, 20)",
+    ] {
+        s.execute(sql, false)
+            .pop()
+            .expect("a result")
+            .expect("DDL succeeds");
+    }
+    let got = rows(
+        s.execute_prepared(p.id, &[Value::Int(1)])
+            .expect("re-planned"),
+    );
+    assert_eq!(
+        got,
+        vec![vec![Value::Int(1), Value::Int(10), Value::Int(20)]]
+    );
+    s.execute("DROP TABLE t", false)
+        .pop()
+        .expect("a result")
+        .expect("drop succeeds");
+    assert!(matches!(
+        s.execute_prepared(p.id, &[Value::Int(1)]),
+        Err(Error::UnknownTable { .. })
+    ));
+}
+
+#[test]
+fn a_session_holds_a_bounded_number_of_statements() {
+    let mut s = session();
+    let mut ids = Vec::new();
+    for _ in 0..MAX_PREPARED_STATEMENTS {
+        ids.push(s.prepare("SELECT 1").expect("under the limit").id);
+    }
+    assert!(matches!(
+        s.prepare("SELECT 1"),
+        Err(Error::TooManyPreparedStatements(_))
+    ));
+    s.close_prepared(ids[0]);
+    assert!(s.prepare("SELECT 1").is_ok(), "closing one makes room");
+}
+
+#[test]
+fn transaction_control_can_be_prepared() {
+    // sysbench prepares BEGIN and COMMIT.
+    let mut s = session();
+    let begin = s.prepare("BEGIN").expect("prepares").id;
+    let commit = s.prepare("COMMIT").expect("prepares").id;
+    let upd = s
+        .prepare("UPDATE t SET v = ? WHERE id = ?")
+        .expect("prepares")
+        .id;
+    s.execute_prepared(begin, &[]).expect("begins");
+    assert!(s.in_transaction());
+    s.execute_prepared(upd, &[Value::str("uno"), Value::Int(1)])
+        .expect("updates");
+    s.execute_prepared(commit, &[]).expect("commits");
+    assert!(!s.in_transaction());
+    let got = rows(
+        s.execute("SELECT v FROM t WHERE id = 1", false)
+            .pop()
+            .expect("a result")
+            .expect("selects"),
+    );
+    assert_eq!(got, vec![vec![Value::str("uno")]]);
+}
