@@ -5,11 +5,12 @@
 #   sysbench              the OLTP client the sysbench tests drive
 #   mariadb-client        the `mariadb` CLI used by the differential tests
 #   mariadb-server        MariaDB 10.11, the reference server of the differential tests
+#   chromium              headless browser that opens `canyon bench`'s HTML report in a test
 # The Rust toolchain is not installed here: rust-toolchain.toml pins it and rustup
 # fetches it on first use.
 set -euo pipefail
 
-packages=(clang libclang-dev sysbench mariadb-client mariadb-server)
+packages=(clang libclang-dev sysbench mariadb-client mariadb-server chromium)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -52,7 +53,7 @@ trap cleanup EXIT
 
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 
-for cmd in clang sysbench mariadb mariadbd mariadb-install-db; do
+for cmd in clang sysbench mariadb mariadbd mariadb-install-db chromium; do
   if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
     echo "install-deps: $cmd is still missing after the install" >&2
     exit 1

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! canyon serve [--config FILE] [--data-dir DIR] [--bind ADDR] [--port N] [--in-memory]
+//! canyon bench [OPTIONS]      (the scalability lab, crate canyon-bench; docs/bench.md)
 //! ```
 //!
 //! Startup order: configuration -> logging -> open-file limit -> storage and
@@ -43,6 +44,8 @@ struct Cli {
 enum Command {
     /// Run the database server.
     Serve(ServeArgs),
+    /// Benchmark a server (by default a local Canyon started for the run); see docs/bench.md.
+    Bench(Box<canyon_bench::BenchArgs>),
 }
 
 #[derive(Args)]
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
     install_tracing();
     let result = match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Bench(args) => canyon_bench::run(*args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
