@@ -927,7 +927,9 @@ pub fn run_update(
                 if txn.get(def.id, &new_pk, ReadMode::Current)?.is_some() {
                     return Err(pk_duplicate(table, &new));
                 }
-                check_unique(txn, table, &new, &new_pk, None)?;
+                // Unique values the row keeps are its own (its old primary key
+                // is deleted by this same statement): only changed ones collide.
+                check_unique(txn, table, &new, &new_pk, Some(&old))?;
                 txn.delete(def.id, pk, old_keys);
                 txn.put(def.id, new_pk, encode_row(&new), Vec::new(), new_keys);
             } else {
