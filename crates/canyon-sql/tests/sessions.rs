@@ -1,0 +1,180 @@
+//! Concurrent sessions through the engine API: the transaction behaviour a
+//! MySQL client sees (1213 rolls back the whole transaction, 1205 only the
+//! statement, no lost updates with UPDATE ... = ... + 1, REPEATABLE READ snapshots).
+
+use canyon_common::Error;
+use canyon_sql::{Durability, Engine, EngineConfig, QueryResult, Session, Value};
+use canyon_storage::MemoryStorage;
+use std::sync::Arc;
+use std::time::Duration;
+
+fn engine() -> Arc<Engine> {
+    let cfg = EngineConfig {
+        durability: Durability::SyncEveryCommit,
+        lock_wait_timeout: Duration::from_secs(10),
+        blocking_hook: None,
+        version: "8.0.36-canyon-test".into(),
+        max_allowed_packet: 64 << 20,
+        max_connections: 100,
+        port: 3306,
+    };
+    let e = Engine::open(Arc::new(MemoryStorage::new()), cfg).expect("engine opens");
+    e.bootstrap_root("").expect("root account");
+    let mut s = e.session(1, "root", "localhost");
+    for sql in [
+        "CREATE DATABASE b",
+        "USE b",
+        "CREATE TABLE acc (id INT PRIMARY KEY, bal INT NOT NULL)",
+        "INSERT INTO acc VALUES (1, 100), (2, 100)",
+    ] {
+        run(&mut s, sql).expect("setup succeeds");
+    }
+    e
+}
+
+fn session(e: &Arc<Engine>, id: u32) -> Session {
+    let mut s = e.session(id, "root", "localhost");
+    run(&mut s, "USE b").expect("USE succeeds");
+    s
+}
+
+fn run(s: &mut Session, sql: &str) -> Result<QueryResult, Error> {
+    s.execute(sql, false).pop().expect("one result")
+}
+
+fn balance(s: &mut Session, id: i64) -> Value {
+    match run(s, &format!("SELECT bal FROM acc WHERE id = {id}")).expect("select succeeds") {
+        QueryResult::Rows { rows, .. } => rows[0][0].clone(),
+        other => panic!("expected rows, got {other:?}"),
+    }
+}
+
+#[test]
+fn deadlock_rolls_back_the_victim_and_the_other_commits() {
+    let e = engine();
+    let mut a = session(&e, 2);
+    let mut b = session(&e, 3);
+    run(&mut a, "BEGIN").expect("begin");
+    run(&mut b, "BEGIN").expect("begin");
+    run(&mut a, "UPDATE acc SET bal = bal - 10 WHERE id = 1").expect("a locks row 1");
+    run(&mut b, "UPDATE acc SET bal = bal - 20 WHERE id = 2").expect("b locks row 2");
+    let t = std::thread::spawn(move || {
+        let r = run(&mut a, "UPDATE acc SET bal = bal + 10 WHERE id = 2");
+        (a, r)
+    });
+    // Give `a` time to start waiting for row 2, then close the cycle.
+    std::thread::sleep(Duration::from_millis(200));
+    let rb = run(&mut b, "UPDATE acc SET bal = bal + 20 WHERE id = 1");
+    let (a, ra) = t.join().expect("thread joins");
+    let (mut winner, mut loser) = match (&ra, &rb) {
+        (Ok(_), Err(Error::Deadlock)) => (a, b),
+        (Err(Error::Deadlock), Ok(_)) => (b, a),
+        other => panic!("expected exactly one deadlock victim, got {other:?}"),
+    };
+    assert!(
+        !loser.in_transaction(),
+        "1213 rolls back the whole transaction"
+    );
+    assert!(winner.in_transaction());
+    run(&mut winner, "COMMIT").expect("the survivor commits");
+    // Exactly one transfer happened; money is conserved.
+    let total = [1, 2]
+        .iter()
+        .map(|id| balance(&mut loser, *id).to_i64().expect("int"))
+        .sum::<i64>();
+    assert_eq!(total, 200);
+}
+
+#[test]
+fn lock_wait_timeout_rolls_back_only_the_statement() {
+    let e = engine();
+    let mut a = session(&e, 2);
+    let mut b = session(&e, 3);
+    run(&mut a, "BEGIN").expect("begin");
+    run(&mut a, "UPDATE acc SET bal = 0 WHERE id = 1").expect("a locks row 1");
+    run(&mut b, "SET innodb_lock_wait_timeout = 1").expect("set");
+    run(&mut b, "BEGIN").expect("begin");
+    run(&mut b, "UPDATE acc SET bal = 7 WHERE id = 2").expect("b's first statement");
+    assert!(matches!(
+        run(&mut b, "UPDATE acc SET bal = 1 WHERE id = 1"),
+        Err(Error::LockWaitTimeout)
+    ));
+    assert!(
+        b.in_transaction(),
+        "1205 keeps the transaction (InnoDB default)"
+    );
+    run(&mut a, "ROLLBACK").expect("a rolls back");
+    run(&mut b, "COMMIT").expect("b commits its first statement");
+    assert_eq!(balance(&mut a, 2), Value::Int(7));
+    assert_eq!(balance(&mut a, 1), Value::Int(100));
+}
+
+#[test]
+fn concurrent_increments_lose_no_update() {
+    let e = engine();
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let e = e.clone();
+            std::thread::spawn(move || {
+                let mut s = session(&e, 10 + i);
+                for _ in 0..100 {
+                    run(&mut s, "UPDATE acc SET bal = bal + 1 WHERE id = 1").expect("increment");
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("thread joins");
+    }
+    let mut s = session(&e, 2);
+    assert_eq!(balance(&mut s, 1), Value::Int(500));
+}
+
+#[test]
+fn repeatable_read_keeps_its_snapshot_and_read_committed_does_not() {
+    let e = engine();
+    let mut reader = session(&e, 2);
+    let mut writer = session(&e, 3);
+    run(&mut reader, "BEGIN").expect("begin");
+    assert_eq!(balance(&mut reader, 1), Value::Int(100));
+    run(&mut writer, "UPDATE acc SET bal = 1 WHERE id = 1").expect("autocommit update");
+    assert_eq!(
+        balance(&mut reader, 1),
+        Value::Int(100),
+        "REPEATABLE READ: same snapshot"
+    );
+    run(&mut reader, "COMMIT").expect("commit");
+    assert_eq!(balance(&mut reader, 1), Value::Int(1));
+
+    run(
+        &mut reader,
+        "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+    )
+    .expect("set");
+    run(&mut reader, "BEGIN").expect("begin");
+    assert_eq!(balance(&mut reader, 1), Value::Int(1));
+    run(&mut writer, "UPDATE acc SET bal = 2 WHERE id = 1").expect("autocommit update");
+    assert_eq!(
+        balance(&mut reader, 1),
+        Value::Int(2),
+        "READ COMMITTED: new snapshot per statement"
+    );
+    run(&mut reader, "COMMIT").expect("commit");
+}
+
+#[test]
+fn dropping_a_session_rolls_back_and_frees_its_locks() {
+    let e = engine();
+    let mut a = session(&e, 2);
+    run(&mut a, "BEGIN").expect("begin");
+    run(&mut a, "UPDATE acc SET bal = 0 WHERE id = 1").expect("lock row 1");
+    drop(a); // the client vanished
+    let mut b = session(&e, 3);
+    run(&mut b, "SET innodb_lock_wait_timeout = 1").expect("set");
+    run(&mut b, "UPDATE acc SET bal = bal + 1 WHERE id = 1").expect("the lock was released");
+    assert_eq!(
+        balance(&mut b, 1),
+        Value::Int(101),
+        "the dropped transaction's write is gone"
+    );
+}
