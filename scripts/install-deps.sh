@@ -6,6 +6,8 @@
 #   mariadb-client        the `mariadb` CLI used by the differential tests
 #   mariadb-server        MariaDB 10.11, the reference server of the differential tests
 #   chromium              headless browser that opens `canyon bench`'s HTML report in a test
+# and, from PyPI, the Python drivers tests/drivers_python.rs runs (PyMySQL,
+# mysql-connector-python) with pytest, when python3 cannot import them.
 # The Rust toolchain is not installed here: rust-toolchain.toml pins it and rustup
 # fetches it on first use.
 set -euo pipefail
@@ -19,8 +21,16 @@ for p in "${packages[@]}"; do
   fi
 done
 
+install_python_drivers() {
+  if ! python3 -c 'import pymysql, mysql.connector, pytest' >/dev/null 2>&1; then
+    echo "install-deps: installing PyMySQL, mysql-connector-python and pytest from PyPI"
+    python3 -m pip install --quiet PyMySQL mysql-connector-python pytest
+  fi
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all packages present (${packages[*]})"
+  install_python_drivers
   exit 0
 fi
 
@@ -59,4 +69,5 @@ for cmd in clang sysbench mariadb mariadbd mariadb-install-db chromium; do
     exit 1
   fi
 done
+install_python_drivers
 echo "install-deps: done"

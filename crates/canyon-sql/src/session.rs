@@ -13,6 +13,13 @@
 //!
 //! A session is owned by one connection task; nothing in it is shared, so none of
 //! its state costs a shared write.
+//!
+//! # SHOW statements
+//! The SHOW statements GUIs and ORMs send are answered here from the catalog
+//! snapshot, with MySQL's column names: TABLES, DATABASES, COLUMNS (FULL),
+//! VARIABLES, CREATE TABLE, INDEX / KEYS, ENGINES, CHARACTER SET, COLLATION and
+//! STATUS (a few counters). sqlparser has no statement for SHOW INDEX and SHOW
+//! ENGINES, so [`show_extra`] recognises those two forms before parsing.
 
 use crate::api::{column_flags, Column, PreparedInfo, QueryResult};
 use crate::catalog::{Catalog, UserDef};
@@ -234,6 +241,21 @@ fn text_rows(names: &[&str], rows: Vec<Vec<Value>>) -> QueryResult {
     }
 }
 
+/// A result set whose columns have the given names and kinds (SHOW statements
+/// with numeric columns).
+fn typed_rows(cols: &[(&str, ExprKind)], rows: Vec<Vec<Value>>) -> QueryResult {
+    let columns: Vec<Column> = cols.iter().map(|(n, k)| expr_column(n, *k)).collect();
+    QueryResult::Rows {
+        columns: columns.into(),
+        rows,
+        warnings: 0,
+    }
+}
+
+/// When the first session of this process was created: the start of `Uptime` in
+/// SHOW STATUS (a server opens its engine and takes connections at once).
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 fn object_name(n: &ast::ObjectName) -> Vec<String> {
     n.0.iter()
         .map(|p| p.as_ident().map(|i| i.value.clone()).unwrap_or_default())
@@ -242,6 +264,7 @@ fn object_name(n: &ast::ObjectName) -> Vec<String> {
 
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>, connection_id: u32, user: &str, host: &str) -> Session {
+        STARTED.get_or_init(std::time::Instant::now);
         let txn_session = engine.txn.session();
         let lock_wait_timeout = engine.config.lock_wait_timeout;
         Session {
@@ -305,6 +328,14 @@ impl Session {
     /// hold several statements; results come back in order and stop after the first
     /// error. Without `multi`, more than one statement is a syntax error.
     pub fn execute(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
+        if let Some(show) = show_extra(sql) {
+            self.state.warnings.clear();
+            let r = self.run_show_extra(&show);
+            if let Err(e) = &r {
+                self.record_error(e);
+            }
+            return vec![r];
+        }
         let stmts = match parse(sql) {
             Ok(s) => s,
             Err(e) => {
@@ -963,13 +994,97 @@ impl Session {
                     Ok(text_rows(&[&header], rows))
                 }
             }
-            Statement::ShowColumns { show_options, .. } => {
+            Statement::ShowColumns {
+                show_options, full, ..
+            } => {
                 let name = show_options
                     .show_in
                     .as_ref()
                     .and_then(|s| s.parent_name.as_ref())
                     .ok_or_else(|| Error::Syntax("SHOW COLUMNS needs FROM table".into()))?;
-                self.describe(&cat, name)
+                if *full {
+                    self.show_full_columns(&cat, name)
+                } else {
+                    self.describe(&cat, name)
+                }
+            }
+            Statement::ShowCreate {
+                obj_type: ast::ShowCreateObject::Table,
+                obj_name,
+            } => self.show_create_table(&cat, obj_name),
+            Statement::ShowCharset(c) => {
+                let pattern = like_filter(c.filter.as_ref())?;
+                let rows = [
+                    ("binary", "Binary pseudo charset", "binary", 1),
+                    ("utf8mb4", "UTF-8 Unicode", "utf8mb4_general_ci", 4),
+                ]
+                .into_iter()
+                .filter(|r| like_match(&pattern, r.0))
+                .map(|(c, d, coll, len)| {
+                    vec![
+                        Value::str(c),
+                        Value::str(d),
+                        Value::str(coll),
+                        Value::Int(len),
+                    ]
+                })
+                .collect();
+                Ok(typed_rows(
+                    &[
+                        ("Charset", ExprKind::String),
+                        ("Description", ExprKind::String),
+                        ("Default collation", ExprKind::String),
+                        ("Maxlen", ExprKind::Int),
+                    ],
+                    rows,
+                ))
+            }
+            Statement::ShowCollation { filter } => {
+                let pattern = like_filter(filter.as_ref())?;
+                let rows = [
+                    ("binary", "binary", 63, "Yes", "NO PAD"),
+                    ("utf8mb4_bin", "utf8mb4", 46, "", "PAD SPACE"),
+                    ("utf8mb4_general_ci", "utf8mb4", 45, "Yes", "PAD SPACE"),
+                ]
+                .into_iter()
+                .filter(|r| like_match(&pattern, r.0))
+                .map(|(coll, cs, id, default, pad)| {
+                    vec![
+                        Value::str(coll),
+                        Value::str(cs),
+                        Value::Int(id),
+                        Value::str(default),
+                        Value::str("Yes"),
+                        Value::Int(1),
+                        Value::str(pad),
+                    ]
+                })
+                .collect();
+                Ok(typed_rows(
+                    &[
+                        ("Collation", ExprKind::String),
+                        ("Charset", ExprKind::String),
+                        ("Id", ExprKind::Int),
+                        ("Default", ExprKind::String),
+                        ("Compiled", ExprKind::String),
+                        ("Sortlen", ExprKind::Int),
+                        ("Pad_attribute", ExprKind::String),
+                    ],
+                    rows,
+                ))
+            }
+            Statement::ShowStatus { filter, .. } => {
+                let pattern = like_filter(filter.as_ref())?;
+                let uptime = STARTED
+                    .get()
+                    .map(|t| t.elapsed().as_secs())
+                    .unwrap_or_default();
+                let rows = [("Uptime", uptime), ("Uptime_since_flush_status", uptime)]
+                    .into_iter()
+                    .filter(|r| like_match(&pattern, r.0))
+                    .map(|(n, v)| vec![Value::str(n), Value::str(&v.to_string())])
+                    .collect();
+                Ok(text_rows(&["Variable_name", "Value"], rows))
             }
             Statement::ExplainTable { table_name, .. } => self.describe(&cat, table_name),
             Statement::Kill { .. } => Err(Error::Unsupported("KILL".into())),
@@ -1048,6 +1163,213 @@ impl Session {
             &["Field", "Type", "Null", "Key", "Default", "Extra"],
             rows,
         ))
+    }
+
+    /// The table `name` names, after the SELECT privilege check (SHOW on a table).
+    fn shown_table<'c>(
+        &mut self,
+        cat: &'c Catalog,
+        name: &ast::ObjectName,
+    ) -> Result<&'c crate::catalog::Table> {
+        let (db, t) = self.split_name(name)?;
+        self.show_table_named(cat, db, t)
+    }
+
+    fn show_table_named<'c>(
+        &mut self,
+        cat: &'c Catalog,
+        db: String,
+        t: String,
+    ) -> Result<&'c crate::catalog::Table> {
+        self.state.check_db(cat, &db, "SELECT", Some(&t))?;
+        cat.table(&db, &t)
+            .map(|t| &**t)
+            .ok_or(Error::UnknownTable { db, table: t })
+    }
+
+    /// SHOW FULL COLUMNS: DESCRIBE's columns plus Collation, Privileges, Comment.
+    fn show_full_columns(&mut self, cat: &Catalog, name: &ast::ObjectName) -> Result<QueryResult> {
+        let table = self.shown_table(cat, name)?;
+        let QueryResult::Rows { rows, .. } = self.describe(cat, name)? else {
+            return Err(Error::Internal("DESCRIBE returned no rows".into()));
+        };
+        let rows = rows
+            .into_iter()
+            .zip(&table.def.columns)
+            .map(|(mut r, c)| {
+                // Canyon compares strings bytewise: utf8mb4_bin.
+                let collation = if c.ty.is_string() && !c.ty.is_binary() {
+                    Value::str("utf8mb4_bin")
+                } else {
+                    Value::Null
+                };
+                r.insert(2, collation);
+                r.push(Value::str("select,insert,update,references"));
+                r.push(Value::str(""));
+                r
+            })
+            .collect();
+        Ok(text_rows(
+            &[
+                "Field",
+                "Type",
+                "Collation",
+                "Null",
+                "Key",
+                "Default",
+                "Extra",
+                "Privileges",
+                "Comment",
+            ],
+            rows,
+        ))
+    }
+
+    /// SHOW CREATE TABLE: a CREATE TABLE statement that re-creates the table.
+    fn show_create_table(&mut self, cat: &Catalog, name: &ast::ObjectName) -> Result<QueryResult> {
+        let table = self.shown_table(cat, name)?;
+        let def = &table.def;
+        let quote = |n: &str| format!("`{}`", n.replace('`', "``"));
+        let col_list = |cols: &[usize]| {
+            cols.iter()
+                .map(|&i| quote(&def.columns[i].name))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let mut lines = Vec::new();
+        for c in &def.columns {
+            let mut l = format!("  {} {}", quote(&c.name), c.ty.sql_name());
+            if !c.nullable {
+                l.push_str(" NOT NULL");
+            }
+            match &c.default {
+                Some(crate::catalog::DefaultValue::Literal(v))
+                | Some(crate::catalog::DefaultValue::Number(v)) => {
+                    l.push_str(&format!(
+                        " DEFAULT '{}'",
+                        v.replace('\\', "\\\\").replace('\'', "''")
+                    ));
+                }
+                Some(crate::catalog::DefaultValue::CurrentTimestamp) => {
+                    l.push_str(" DEFAULT CURRENT_TIMESTAMP");
+                }
+                Some(crate::catalog::DefaultValue::Null) | None if c.nullable => {
+                    l.push_str(" DEFAULT NULL");
+                }
+                _ => {}
+            }
+            if c.auto_increment {
+                l.push_str(" AUTO_INCREMENT");
+            }
+            lines.push(l);
+        }
+        if !def.primary_key.is_empty() {
+            lines.push(format!("  PRIMARY KEY ({})", col_list(&def.primary_key)));
+        }
+        for x in &def.indexes {
+            let kind = if x.unique { "UNIQUE KEY" } else { "KEY" };
+            lines.push(format!(
+                "  {kind} {} ({})",
+                quote(&x.name),
+                col_list(&x.columns)
+            ));
+        }
+        let text = format!(
+            "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+            quote(&def.name),
+            lines.join(",\n")
+        );
+        Ok(text_rows(
+            &["Table", "Create Table"],
+            vec![vec![Value::str(&def.name), Value::str(&text)]],
+        ))
+    }
+
+    /// Runs a SHOW statement that sqlparser does not parse (see [`show_extra`]).
+    fn run_show_extra(&mut self, show: &ShowExtra) -> Result<QueryResult> {
+        match show {
+            ShowExtra::Engines => Ok(text_rows(
+                &[
+                    "Engine",
+                    "Support",
+                    "Comment",
+                    "Transactions",
+                    "XA",
+                    "Savepoints",
+                ],
+                vec![[
+                    "InnoDB",
+                    "DEFAULT",
+                    "Canyon's transactional storage (MVCC on RocksDB)",
+                    "YES",
+                    "NO",
+                    "NO",
+                ]
+                .iter()
+                .map(|s| Value::str(s))
+                .collect()],
+            )),
+            ShowExtra::Index { db, table } => {
+                let cat = self.state.engine.catalog();
+                let db = match db {
+                    Some(d) => d.clone(),
+                    None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                };
+                let t = self.show_table_named(&cat, db, table.clone())?;
+                let def = &t.def;
+                let mut keys: Vec<(&str, bool, &[usize])> = Vec::new();
+                if !def.primary_key.is_empty() {
+                    keys.push(("PRIMARY", true, &def.primary_key));
+                }
+                for x in &def.indexes {
+                    keys.push((&x.name, x.unique, &x.columns));
+                }
+                let mut rows = Vec::new();
+                for (name, unique, cols) in keys {
+                    for (seq, &c) in cols.iter().enumerate() {
+                        let col = &def.columns[c];
+                        rows.push(vec![
+                            Value::str(&def.name),
+                            Value::Int(!unique as i64),
+                            Value::str(name),
+                            Value::Int(seq as i64 + 1),
+                            Value::str(&col.name),
+                            Value::str("A"),
+                            Value::Int(0),
+                            Value::Null,
+                            Value::Null,
+                            Value::str(if col.nullable { "YES" } else { "" }),
+                            Value::str("BTREE"),
+                            Value::str(""),
+                            Value::str(""),
+                            Value::str("YES"),
+                            Value::Null,
+                        ]);
+                    }
+                }
+                use ExprKind::{Int, String as Str};
+                Ok(typed_rows(
+                    &[
+                        ("Table", Str),
+                        ("Non_unique", Int),
+                        ("Key_name", Str),
+                        ("Seq_in_index", Int),
+                        ("Column_name", Str),
+                        ("Collation", Str),
+                        ("Cardinality", Int),
+                        ("Sub_part", Int),
+                        ("Packed", Str),
+                        ("Null", Str),
+                        ("Index_type", Str),
+                        ("Comment", Str),
+                        ("Index_comment", Str),
+                        ("Visible", Str),
+                        ("Expression", Str),
+                    ],
+                    rows,
+                ))
+            }
+        }
     }
 
     fn run_grant(&mut self, cat: &Catalog, g: &ast::Grant) -> Result<QueryResult> {
@@ -1329,6 +1651,66 @@ fn show_like(o: &ast::ShowStatementOptions) -> Result<Option<String>> {
     }
 }
 
+/// Whether `name` passes an optional LIKE pattern.
+fn like_match(pattern: &Option<String>, name: &str) -> bool {
+    pattern
+        .as_ref()
+        .is_none_or(|p| crate::expr::like(name.as_bytes(), p.as_bytes(), b'\\'))
+}
+
+/// A SHOW statement sqlparser 0.63 does not parse.
+#[derive(Debug, PartialEq)]
+enum ShowExtra {
+    /// SHOW [STORAGE] ENGINES.
+    Engines,
+    /// SHOW {INDEX | INDEXES | KEYS} {FROM | IN} t [{FROM | IN} db].
+    Index {
+        /// The database, if named.
+        db: Option<String>,
+        /// The table.
+        table: String,
+    },
+}
+
+/// Recognises the SHOW forms of [`ShowExtra`] in a whole query text (one
+/// statement, an optional `;`); `None` for anything else, which then goes to the
+/// parser as usual.
+fn show_extra(sql: &str) -> Option<ShowExtra> {
+    let text = sql.trim();
+    if text.len() < 12 || !text[..5].eq_ignore_ascii_case("SHOW ") {
+        return None;
+    }
+    let text = text.strip_suffix(';').unwrap_or(text);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let is = |w: &str, k: &str| w.eq_ignore_ascii_case(k);
+    let ident = |w: &str| -> Option<String> {
+        let w = match w.strip_prefix('`') {
+            Some(r) => r.strip_suffix('`')?,
+            None => w,
+        };
+        (!w.is_empty() && !w.contains(['`', '\'', '"', ';', '('])).then(|| w.to_string())
+    };
+    match words.as_slice() {
+        [_, e] if is(e, "ENGINES") => Some(ShowExtra::Engines),
+        [_, s, e] if is(s, "STORAGE") && is(e, "ENGINES") => Some(ShowExtra::Engines),
+        [_, k, f, rest @ ..]
+            if ["INDEX", "INDEXES", "KEYS"].iter().any(|x| is(k, x))
+                && (is(f, "FROM") || is(f, "IN")) =>
+        {
+            let (db, table) = match rest {
+                [t] => match ident(t)?.split_once('.') {
+                    Some((d, t)) => (Some(ident(d)?), ident(t)?),
+                    None => (None, ident(t)?),
+                },
+                [t, f2, d] if is(f2, "FROM") || is(f2, "IN") => (Some(ident(d)?), ident(t)?),
+                _ => return None,
+            };
+            Some(ShowExtra::Index { db, table })
+        }
+        _ => None,
+    }
+}
+
 /// The text of the second statement of a multi-statement text (for the 1064
 /// message when multi-statements are off).
 fn second_statement_text(sql: &str) -> String {
@@ -1343,4 +1725,78 @@ fn statement_kind(s: &Statement) -> String {
     let text = s.to_string();
     let words: Vec<&str> = text.split_whitespace().take(2).collect();
     words.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::EngineConfig;
+
+    #[test]
+    fn show_extra_forms() {
+        let index = |db: Option<&str>, t: &str| {
+            Some(ShowExtra::Index {
+                db: db.map(str::to_string),
+                table: t.to_string(),
+            })
+        };
+        assert_eq!(show_extra("show engines"), Some(ShowExtra::Engines));
+        assert_eq!(
+            show_extra("SHOW STORAGE ENGINES;"),
+            Some(ShowExtra::Engines)
+        );
+        assert_eq!(show_extra("SHOW INDEX FROM t"), index(None, "t"));
+        assert_eq!(show_extra("SHOW KEYS IN `t` FROM d"), index(Some("d"), "t"));
+        assert_eq!(show_extra("SHOW INDEXES FROM d.t"), index(Some("d"), "t"));
+        assert_eq!(show_extra("SHOW INDEX FROM t WHERE x"), None);
+        assert_eq!(show_extra("SHOW TABLES"), None);
+        assert_eq!(show_extra("SELECT 1"), None);
+    }
+
+    #[test]
+    fn show_create_table_recreates_the_table() {
+        let cfg = EngineConfig {
+            durability: canyon_txn::Durability::SyncEveryCommit,
+            lock_wait_timeout: Duration::from_secs(2),
+            blocking_hook: None,
+            version: "8.0.36-canyon-test".into(),
+            max_allowed_packet: 64 << 20,
+            max_connections: 10,
+            port: 3306,
+        };
+        let storage = Arc::new(canyon_storage::MemoryStorage::new());
+        let engine = Engine::open(storage, cfg).expect("engine opens");
+        engine.bootstrap_root("").expect("root account");
+        let mut s = engine.session(1, "root", "localhost");
+        let run = |s: &mut Session, sql: &str| {
+            s.execute(sql, false)
+                .pop()
+                .expect("one result")
+                .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        };
+        run(&mut s, "CREATE DATABASE d");
+        run(&mut s, "USE d");
+        run(
+            &mut s,
+            "CREATE TABLE t (id BIGINT NOT NULL AUTO_INCREMENT, s VARCHAR(10) NOT NULL DEFAULT 'it''s', \
+             n INT, PRIMARY KEY (id), UNIQUE KEY us (s), KEY kn (n, s))",
+        );
+        let QueryResult::Rows { rows, .. } = run(&mut s, "SHOW CREATE TABLE t") else {
+            panic!("SHOW CREATE TABLE returned no rows");
+        };
+        let ddl = rows[0][1].to_display();
+        assert_eq!(
+            ddl,
+            "CREATE TABLE `t` (\n  `id` bigint NOT NULL AUTO_INCREMENT,\n  \
+             `s` varchar(10) NOT NULL DEFAULT 'it''s',\n  `n` int DEFAULT NULL,\n  \
+             PRIMARY KEY (`id`),\n  UNIQUE KEY `us` (`s`),\n  KEY `kn` (`n`,`s`)\n\
+             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+        );
+        run(&mut s, "DROP TABLE t");
+        run(&mut s, &ddl);
+        let QueryResult::Rows { rows, .. } = run(&mut s, "SHOW CREATE TABLE t") else {
+            panic!("SHOW CREATE TABLE returned no rows");
+        };
+        assert_eq!(rows[0][1].to_display(), ddl);
+    }
 }

@@ -396,19 +396,36 @@ impl Mariadb {
         let datadir = dir.path().join("data");
         let is_root = current_uid_is_root();
 
-        let mut install = Command::new(find_program("mariadb-install-db").expect("checked above"));
-        install
-            .arg("--no-defaults")
-            .arg(format!("--datadir={}", datadir.display()))
-            .arg("--auth-root-authentication-method=normal")
-            .arg("--skip-test-db");
-        if is_root {
-            install.arg("--user=root");
-        }
-        let out = install.output().expect("run mariadb-install-db");
+        // mariadb-install-db occasionally fails on this shared 2-core machine when
+        // several tests bootstrap at once (seen in CI runs); a fresh directory and
+        // another try has always succeeded, so try three times before failing.
+        let mut attempts = 0;
+        let out = loop {
+            attempts += 1;
+            let _ = std::fs::remove_dir_all(&datadir);
+            let mut install =
+                Command::new(find_program("mariadb-install-db").expect("checked above"));
+            install
+                .arg("--no-defaults")
+                .arg(format!("--datadir={}", datadir.display()))
+                .arg("--auth-root-authentication-method=normal")
+                .arg("--skip-test-db");
+            if is_root {
+                install.arg("--user=root");
+            }
+            let out = install.output().expect("run mariadb-install-db");
+            if out.status.success() || attempts == 3 {
+                break out;
+            }
+            eprintln!(
+                "mariadb-install-db failed (attempt {attempts}), retrying: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        };
         assert!(
             out.status.success(),
-            "mariadb-install-db failed: {}\n{}{}",
+            "mariadb-install-db failed {attempts} times: {}\n{}{}",
             out.status,
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
