@@ -36,6 +36,8 @@ pub struct Engine {
     catalog: ArcSwap<Catalog>,
     /// Serialises catalog changes and owns the id counter.
     ddl: Mutex<u32>,
+    /// When the engine was opened (SHOW STATUS `Uptime`).
+    started: std::time::Instant,
 }
 
 fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -154,6 +156,7 @@ impl Engine {
             txn,
             catalog: ArcSwap::from_pointee(catalog),
             ddl: Mutex::new(next_id),
+            started: std::time::Instant::now(),
         });
         engine.recover_counters()?;
         tracing::info!(
@@ -226,6 +229,11 @@ impl Engine {
     /// The current catalog snapshot (one atomic load; no lock).
     pub fn catalog(&self) -> arc_swap::Guard<Arc<Catalog>> {
         self.catalog.load()
+    }
+
+    /// When the engine was opened.
+    pub fn started(&self) -> std::time::Instant {
+        self.started
     }
 
     /// The configuration.

@@ -194,7 +194,7 @@ impl Expr {
         match self {
             Expr::Literal(v) => ExprKind::of_value(v),
             Expr::Param(_) | Expr::UserVar(_) => ExprKind::String,
-            Expr::SysVar(_) => ExprKind::String,
+            Expr::SysVar(name) => crate::vars::kind(name),
             Expr::Column(i) => table
                 .and_then(|t| t.def.columns.get(*i))
                 .map(|c| ExprKind::of(c.ty))

@@ -252,10 +252,6 @@ fn typed_rows(cols: &[(&str, ExprKind)], rows: Vec<Vec<Value>>) -> QueryResult {
     }
 }
 
-/// When the first session of this process was created: the start of `Uptime` in
-/// SHOW STATUS (a server opens its engine and takes connections at once).
-static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-
 fn object_name(n: &ast::ObjectName) -> Vec<String> {
     n.0.iter()
         .map(|p| p.as_ident().map(|i| i.value.clone()).unwrap_or_default())
@@ -264,7 +260,6 @@ fn object_name(n: &ast::ObjectName) -> Vec<String> {
 
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>, connection_id: u32, user: &str, host: &str) -> Session {
-        STARTED.get_or_init(std::time::Instant::now);
         let txn_session = engine.txn.session();
         let lock_wait_timeout = engine.config.lock_wait_timeout;
         Session {
@@ -1075,10 +1070,7 @@ impl Session {
             }
             Statement::ShowStatus { filter, .. } => {
                 let pattern = like_filter(filter.as_ref())?;
-                let uptime = STARTED
-                    .get()
-                    .map(|t| t.elapsed().as_secs())
-                    .unwrap_or_default();
+                let uptime = engine.started().elapsed().as_secs();
                 let rows = [("Uptime", uptime), ("Uptime_since_flush_status", uptime)]
                     .into_iter()
                     .filter(|r| like_match(&pattern, r.0))

@@ -226,3 +226,56 @@ pub fn isolation_name(l: canyon_txn::IsolationLevel) -> &'static str {
         Serializable => "SERIALIZABLE",
     }
 }
+
+/// The static type a variable's value has (for result-set metadata: MySQL
+/// reports `SELECT @@autocommit` as a BIGINT column, and drivers convert by it).
+pub fn kind(name: &str) -> crate::types::ExprKind {
+    use crate::types::ExprKind;
+    match name {
+        "max_allowed_packet" | "sql_select_limit" | "max_join_size" => ExprKind::UInt,
+        "long_query_time" => ExprKind::Double,
+        "autocommit"
+        | "transaction_read_only"
+        | "tx_read_only"
+        | "innodb_lock_wait_timeout"
+        | "lock_wait_timeout"
+        | "port"
+        | "protocol_version"
+        | "lower_case_table_names"
+        | "max_connections"
+        | "wait_timeout"
+        | "interactive_timeout"
+        | "net_read_timeout"
+        | "net_write_timeout"
+        | "net_buffer_length"
+        | "auto_increment_increment"
+        | "auto_increment_offset"
+        | "max_execution_time"
+        | "sql_safe_updates"
+        | "sql_auto_is_null"
+        | "big_tables"
+        | "sql_notes"
+        | "sql_warnings"
+        | "foreign_key_checks"
+        | "unique_checks"
+        | "performance_schema"
+        | "query_cache_size"
+        | "div_precision_increment"
+        | "group_concat_max_len"
+        | "default_week_format"
+        | "session_track_schema"
+        | "session_track_state_change"
+        | "explicit_defaults_for_timestamp"
+        | "log_bin"
+        | "server_id"
+        | "read_only"
+        | "super_read_only"
+        | "innodb_flush_log_at_trx_commit"
+        | "profiling"
+        | "transaction_allow_batching"
+        | "warning_count"
+        | "error_count" => ExprKind::Int,
+        "last_insert_id" | "identity" => ExprKind::UInt,
+        _ => ExprKind::String,
+    }
+}

@@ -19,10 +19,10 @@ def test_connect_and_server_info(params):
     with conn.cursor() as cur:
         cur.execute("SELECT 1 + 1")
         assert cur.fetchone() == (2,)
-        # PyMySQL turns autocommit off at connect unless asked otherwise. Canyon
-        # types @@variables as strings (MySQL: integers for numeric ones).
+        # PyMySQL turns autocommit off at connect unless asked otherwise; numeric
+        # @@variables are integer columns, as in MySQL.
         cur.execute("SELECT @@version_comment, @@autocommit")
-        assert str(cur.fetchone()[1]) == "0"
+        assert cur.fetchone()[1] == 0
     conn.ping()
     conn.close()
 
