@@ -1,24 +1,14 @@
 //! Prepared statements through the engine API: parameter checks, re-planning after
 //! DDL, the per-session statement limit.
 
+mod common;
+
 use canyon_common::Error;
-use canyon_sql::{Durability, Engine, EngineConfig, QueryResult, Value, MAX_PREPARED_STATEMENTS};
-use canyon_storage::MemoryStorage;
-use std::sync::Arc;
+use canyon_sql::{QueryResult, Value, MAX_PREPARED_STATEMENTS};
 use std::time::Duration;
 
 fn session() -> canyon_sql::Session {
-    let cfg = EngineConfig {
-        durability: Durability::SyncEveryCommit,
-        lock_wait_timeout: Duration::from_secs(2),
-        blocking_hook: None,
-        version: "8.0.36-canyon-test".into(),
-        max_allowed_packet: 64 << 20,
-        max_connections: 100,
-        port: 3306,
-    };
-    let e = Engine::open(Arc::new(MemoryStorage::new()), cfg).expect("engine opens");
-    e.bootstrap_root("").expect("root account");
+    let e = common::engine(Duration::from_secs(2));
     let mut s = e.session(1, "root", "localhost");
     for sql in [
         "CREATE DATABASE d",

@@ -2,24 +2,15 @@
 //! MySQL client sees (1213 rolls back the whole transaction, 1205 only the
 //! statement, no lost updates with UPDATE ... = ... + 1, REPEATABLE READ snapshots).
 
+mod common;
+
 use canyon_common::Error;
-use canyon_sql::{Durability, Engine, EngineConfig, QueryResult, Session, Value};
-use canyon_storage::MemoryStorage;
+use canyon_sql::{Engine, QueryResult, Session, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
 fn engine() -> Arc<Engine> {
-    let cfg = EngineConfig {
-        durability: Durability::SyncEveryCommit,
-        lock_wait_timeout: Duration::from_secs(10),
-        blocking_hook: None,
-        version: "8.0.36-canyon-test".into(),
-        max_allowed_packet: 64 << 20,
-        max_connections: 100,
-        port: 3306,
-    };
-    let e = Engine::open(Arc::new(MemoryStorage::new()), cfg).expect("engine opens");
-    e.bootstrap_root("").expect("root account");
+    let e = common::engine(Duration::from_secs(10));
     let mut s = e.session(1, "root", "localhost");
     for sql in [
         "CREATE DATABASE b",

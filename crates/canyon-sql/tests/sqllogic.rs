@@ -20,26 +20,11 @@
 //! tab-separated values (`<TAB>` above), NULL as `NULL`. `CANYON_BLESS=1 cargo test` rewrites the
 //! expected results of every `query` block from what the engine returned.
 
-use canyon_sql::{Durability, Engine, EngineConfig, QueryResult};
-use canyon_storage::MemoryStorage;
-use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
-fn engine() -> Arc<Engine> {
-    let cfg = EngineConfig {
-        durability: Durability::SyncEveryCommit,
-        lock_wait_timeout: Duration::from_secs(2),
-        blocking_hook: None,
-        version: "8.0.36-canyon-test".into(),
-        max_allowed_packet: 64 << 20,
-        max_connections: 100,
-        port: 3306,
-    };
-    let e = Engine::open(Arc::new(MemoryStorage::new()), cfg).expect("engine opens");
-    e.bootstrap_root("").expect("root account");
-    e
-}
+use canyon_sql::QueryResult;
+use std::path::Path;
+use std::time::Duration;
 
 fn render(r: &QueryResult) -> Vec<String> {
     match r {
@@ -59,7 +44,7 @@ fn render(r: &QueryResult) -> Vec<String> {
 fn run_file(path: &Path) {
     let text = std::fs::read_to_string(path).expect("test file reads");
     let bless = std::env::var_os("CANYON_BLESS").is_some();
-    let engine = engine();
+    let engine = common::engine(Duration::from_secs(2));
     let mut session = engine.session(1, "root", "localhost");
     let mut out = String::new();
     let mut failures = Vec::new();
