@@ -307,15 +307,7 @@ impl Target for LocalCanyon {
     }
 
     fn endpoints(&self) -> Vec<Endpoint> {
-        self.shards
-            .iter()
-            .map(|(_, port)| Endpoint {
-                host: "127.0.0.1".into(),
-                port: *port,
-                user: "root".into(),
-                password: self.opts.password.clone(),
-            })
-            .collect()
+        local_endpoints(&self.shards, &self.opts.password)
     }
 
     fn processes(&self) -> Vec<u32> {
@@ -336,28 +328,11 @@ impl Target for LocalCanyon {
     }
 
     fn check(&mut self) -> Option<String> {
-        for (i, (p, port)) in self.shards.iter_mut().enumerate() {
-            if let Some(status) = p.exited() {
-                std::thread::sleep(Duration::from_millis(100));
-                return Some(format!(
-                    "canyon shard {i} (127.0.0.1:{port}, pid {}) exited: {status}\n\
-                     --- its last output ---\n{}",
-                    p.pid(),
-                    p.log_tail()
-                ));
-            }
-        }
-        None
+        check_shards("canyon", &mut self.shards)
     }
 
     fn stop(&mut self) {
-        for (p, _) in &mut self.shards {
-            p.terminate(Duration::from_secs(10));
-        }
-        self.shards.clear();
-        if let Some(d) = self.dir.take() {
-            let _ = d.close();
-        }
+        stop_shards(&mut self.shards, &mut self.dir, Duration::from_secs(10));
     }
 }
 
@@ -556,15 +531,7 @@ impl Target for LocalMariadb {
     }
 
     fn endpoints(&self) -> Vec<Endpoint> {
-        self.shards
-            .iter()
-            .map(|(_, port)| Endpoint {
-                host: "127.0.0.1".into(),
-                port: *port,
-                user: "root".into(),
-                password: self.opts.password.clone(),
-            })
-            .collect()
+        local_endpoints(&self.shards, &self.opts.password)
     }
 
     fn processes(&self) -> Vec<u32> {
@@ -585,33 +552,62 @@ impl Target for LocalMariadb {
     }
 
     fn check(&mut self) -> Option<String> {
-        for (i, (p, port)) in self.shards.iter_mut().enumerate() {
-            if let Some(status) = p.exited() {
-                std::thread::sleep(Duration::from_millis(100));
-                return Some(format!(
-                    "mariadbd shard {i} (127.0.0.1:{port}, pid {}) exited: {status}\n\
-                     --- its last output ---\n{}",
-                    p.pid(),
-                    p.log_tail()
-                ));
-            }
-        }
-        None
+        check_shards("mariadbd", &mut self.shards)
     }
 
     fn stop(&mut self) {
-        for (p, _) in &mut self.shards {
-            p.terminate(Duration::from_secs(30));
-        }
-        self.shards.clear();
-        if let Some(d) = self.dir.take() {
-            let _ = d.close();
-        }
+        stop_shards(&mut self.shards, &mut self.dir, Duration::from_secs(30));
     }
 }
 
 impl Drop for LocalMariadb {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// The endpoints of locally started shards: root on loopback.
+fn local_endpoints(shards: &[(Proc, u16)], password: &str) -> Vec<Endpoint> {
+    shards
+        .iter()
+        .map(|(_, port)| Endpoint {
+            host: "127.0.0.1".into(),
+            port: *port,
+            user: "root".into(),
+            password: password.to_string(),
+        })
+        .collect()
+}
+
+/// The first shard process that has exited, described with its last output.
+fn check_shards(what: &str, shards: &mut [(Proc, u16)]) -> Option<String> {
+    for (i, (p, port)) in shards.iter_mut().enumerate() {
+        if let Some(status) = p.exited() {
+            // Let its last words reach the log before reading them.
+            std::thread::sleep(Duration::from_millis(100));
+            return Some(format!(
+                "{what} shard {i} (127.0.0.1:{port}, pid {}) exited: {status}\n\
+                 --- its last output ---\n{}",
+                p.pid(),
+                p.log_tail()
+            ));
+        }
+    }
+    None
+}
+
+/// Terminates every shard (SIGTERM, then SIGKILL after `grace`) and deletes
+/// their data directory.
+fn stop_shards(
+    shards: &mut Vec<(Proc, u16)>,
+    dir: &mut Option<tempfile::TempDir>,
+    grace: Duration,
+) {
+    for (p, _) in shards.iter_mut() {
+        p.terminate(grace);
+    }
+    shards.clear();
+    if let Some(d) = dir.take() {
+        let _ = d.close();
     }
 }
