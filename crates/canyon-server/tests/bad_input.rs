@@ -392,20 +392,28 @@ fn check_too_many_connections(t: &Target) {
     }
     // Closing one makes room again (the server notices the close asynchronously).
     open.pop().expect("at least one was open").quit();
+    wait_for_room(t);
+    // Closing the rest frees every slot: later checks (and assert_alive) connect.
+    drop(open);
+    wait_for_room(t);
+}
+
+/// Connects (and pings) as soon as the server has noticed closed connections and
+/// admits a new one; fails after [`CLOSE_BOUND`].
+fn wait_for_room(t: &Target) {
     let deadline = std::time::Instant::now() + CLOSE_BOUND;
     loop {
         match Client::connect_with(&t.limited_opts()) {
             Ok(mut c) => {
                 c.ping().expect("ping on the new connection");
-                break;
+                return;
             }
             Err(e) if e.errno == 1040 && std::time::Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(50));
             }
-            Err(e) => panic!("no room after closing a connection: {e}"),
+            Err(e) => panic!("no room after closing connections: {e}"),
         }
     }
-    drop(open);
 }
 
 fn check_wrong_password(t: &Target) {
