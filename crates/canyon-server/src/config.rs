@@ -76,6 +76,10 @@ pub struct Config {
     /// Keep all data in memory: nothing is written to disk and everything is lost
     /// when the process stops. For tests and experiments only.
     pub in_memory: bool,
+    /// Path of a Unix-domain socket to listen on as well as TCP (for
+    /// `mariadb -S PATH`; a local client skips the TCP stack). Empty: none. A
+    /// socket file left behind by a server that was killed is replaced.
+    pub socket: String,
 }
 
 impl Default for Config {
@@ -94,6 +98,7 @@ impl Default for Config {
             lock_wait_timeout_secs: 50,
             block_cache_bytes: 512 << 20,
             in_memory: false,
+            socket: String::new(),
         }
     }
 }
@@ -194,6 +199,9 @@ impl Config {
         }
         if let Some(v) = get("CANYON_BLOCK_CACHE_BYTES") {
             self.block_cache_bytes = parse("CANYON_BLOCK_CACHE_BYTES", &v)?;
+        }
+        if let Some(v) = get("CANYON_SOCKET") {
+            self.socket = v;
         }
         if let Some(v) = get("CANYON_IN_MEMORY") {
             self.in_memory = match v.trim() {

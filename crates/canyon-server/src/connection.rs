@@ -53,15 +53,40 @@ pub(crate) async fn run(
 ) {
     let _ = stream.set_nodelay(true);
     let (reader, writer) = stream.into_split();
+    let host = peer.ip().to_canonical().to_string();
+    serve_stream(shared, reader, writer, host, guard).await;
+}
+
+/// Serves one accepted Unix-domain socket connection until it closes. Its
+/// client host is `localhost`, as in MySQL.
+pub(crate) async fn run_unix(
+    shared: Arc<Shared>,
+    stream: tokio::net::UnixStream,
+    guard: ActiveGuard,
+) {
+    let (reader, writer) = stream.into_split();
+    serve_stream(shared, reader, writer, "localhost".to_string(), guard).await;
+}
+
+/// The connection's life over any byte stream: handshake, then commands.
+async fn serve_stream<R, W>(
+    shared: Arc<Shared>,
+    reader: R,
+    writer: W,
+    host: String,
+    guard: ActiveGuard,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
     let mut io = PacketIo::new(reader, writer, shared.max_allowed_packet);
     let id = shared.next_connection_id();
     if guard.over_limit() {
         send_error(&mut io, &Error::TooManyConnections).await;
         io.shutdown().await;
-        debug!(conn = id, %peer, "refused: too many connections");
+        debug!(conn = id, %host, "refused: too many connections");
         return;
     }
-    let host = peer.ip().to_canonical().to_string();
     let handshake = tokio::time::timeout(CONNECT_TIMEOUT, handshake(&shared, &mut io, id, &host));
     let Ok(Some((session, capabilities))) = handshake.await else {
         io.shutdown().await;

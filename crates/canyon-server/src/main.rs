@@ -148,6 +148,11 @@ fn serve(args: ServeArgs) -> Result<(), String> {
             .local_addr()
             .map_err(|e| format!("listening socket: {e}"))?;
         info!(%local, workers = config.worker_threads, "listening");
+        let unix = if config.socket.is_empty() {
+            None
+        } else {
+            Some(bind_unix_socket(std::path::Path::new(&config.socket))?)
+        };
         {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(
@@ -158,7 +163,7 @@ fn serve(args: ServeArgs) -> Result<(), String> {
             );
             let _ = out.flush();
         }
-        canyon_server::serve(listener, engine.clone(), options, shutdown_signal()).await;
+        canyon_server::serve(listener, unix, engine.clone(), options, shutdown_signal()).await;
         Ok::<(), String>(())
     })?;
     drop(runtime);
@@ -198,4 +203,20 @@ fn raise_open_file_limit() {
         Ok(limit) => info!(limit, "open-file limit (RLIMIT_NOFILE)"),
         Err(e) => warn!("cannot raise the open-file limit: {e}"),
     }
+}
+
+/// Binds the Unix socket, replacing a socket file a killed server left behind
+/// (anything else at that path is an error, not something to delete).
+fn bind_unix_socket(path: &std::path::Path) -> Result<tokio::net::UnixListener, String> {
+    use std::os::unix::fs::FileTypeExt;
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            return Err(format!("{} exists and is not a socket", path.display()));
+        }
+        let _ = std::fs::remove_file(path);
+    }
+    let l = tokio::net::UnixListener::bind(path)
+        .map_err(|e| format!("listening on {}: {e}", path.display()))?;
+    info!(path = %path.display(), "listening on the Unix socket");
+    Ok(l)
 }

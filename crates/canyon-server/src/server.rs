@@ -115,6 +115,7 @@ pub fn blocking_hook(closure: &mut dyn FnMut()) {
 /// then closes every connection (see the module doc).
 pub async fn serve(
     listener: TcpListener,
+    unix: Option<tokio::net::UnixListener>,
     engine: Arc<Engine>,
     options: ServerOptions,
     shutdown: impl Future<Output = ()>,
@@ -150,6 +151,16 @@ pub async fn serve(
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
             },
+            accepted = accept_unix(unix.as_ref()), if unix.is_some() => match accepted {
+                Ok(stream) => {
+                    let guard = ActiveGuard::new(shared.clone());
+                    tasks.spawn(connection::run_unix(shared.clone(), stream, guard));
+                }
+                Err(e) => {
+                    warn!("accept on the Unix socket failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            },
             Some(done) = tasks.join_next(), if !tasks.is_empty() => {
                 if let Err(e) = done {
                     if e.is_panic() {
@@ -177,5 +188,16 @@ pub async fn serve(
             still_running = tasks.len(),
             "connections did not stop in time"
         );
+    }
+}
+
+/// Accepts on the Unix socket; never resolves when there is none (the `select!`
+/// branch is also disabled then).
+async fn accept_unix(
+    unix: Option<&tokio::net::UnixListener>,
+) -> std::io::Result<tokio::net::UnixStream> {
+    match unix {
+        Some(l) => l.accept().await.map(|(stream, _)| stream),
+        None => std::future::pending().await,
     }
 }

@@ -116,9 +116,15 @@ impl EvalContext for StmtCtx<'_> {
             Func::Database => s.db.as_deref().map(Value::str).unwrap_or(Value::Null),
             Func::User => Value::str(&format!("{}@{}", s.user, s.host)),
             Func::CurrentUser => {
+                // The account the login matched ('root'@'%'), not the client host.
                 let host = match &s.account {
                     Some((_, Some(u))) => u.host.clone(),
-                    _ => s.host.clone(),
+                    _ => s
+                        .engine
+                        .catalog()
+                        .user(&s.user, &s.host)
+                        .map(|u| u.host.clone())
+                        .unwrap_or_else(|| s.host.clone()),
                 };
                 Value::str(&format!("{}@{}", s.user, host))
             }
