@@ -347,6 +347,29 @@ async fn exec_txn(
     Ok(())
 }
 
+/// When the next transaction starts, for latency: now without pacing; under
+/// paced load, after waiting for the `n`-th slot. `None` if the step stopped
+/// while waiting.
+async fn next_start(sh: &Shared, pacing: Option<Pacing>, n: &mut u32) -> Option<Instant> {
+    let Some(p) = pacing else {
+        return Some(Instant::now());
+    };
+    let at = p.start + p.interval * *n;
+    *n = n.saturating_add(1);
+    if tokio::time::Instant::now() < at {
+        if !pace(sh, at).await {
+            return None;
+        }
+        // On schedule: measured from the real start, so the timer's own
+        // lateness (~1 ms granularity) is not counted.
+        Some(Instant::now())
+    } else {
+        // Behind schedule because the server was slow: the wait counts (no
+        // coordinated omission).
+        Some(at.into_std())
+    }
+}
+
 /// Waits until `at` or until the step stops; `false` if it stopped.
 async fn pace(sh: &Shared, at: tokio::time::Instant) -> bool {
     let mut stop = sh.stop.clone();
@@ -366,24 +389,8 @@ async fn client_persistent(
     let mut txn = Txn::default();
     let mut n: u32 = 0;
     while !sh.stopped() {
-        let scheduled = match pacing {
-            Some(p) => {
-                let at = p.start + p.interval * n;
-                n = n.saturating_add(1);
-                if tokio::time::Instant::now() < at {
-                    if !pace(&sh, at).await {
-                        break;
-                    }
-                    // On schedule: measured from the real start, so the
-                    // timer's own lateness (~1 ms granularity) is not counted.
-                    Instant::now()
-                } else {
-                    // Behind schedule because the server was slow: the wait
-                    // counts (no coordinated omission).
-                    at.into_std()
-                }
-            }
-            None => Instant::now(),
+        let Some(scheduled) = next_start(&sh, pacing, &mut n).await else {
+            break;
         };
         txn.clear();
         source.next_txn(&mut txn);
@@ -433,24 +440,8 @@ async fn client_per_transaction(
     let mut n: u32 = 0;
     let db = sh.workload.database().map(str::to_owned);
     while !sh.stopped() {
-        let scheduled = match pacing {
-            Some(p) => {
-                let at = p.start + p.interval * n;
-                n = n.saturating_add(1);
-                if tokio::time::Instant::now() < at {
-                    if !pace(&sh, at).await {
-                        break;
-                    }
-                    // On schedule: measured from the real start, so the
-                    // timer's own lateness (~1 ms granularity) is not counted.
-                    Instant::now()
-                } else {
-                    // Behind schedule because the server was slow: the wait
-                    // counts (no coordinated omission).
-                    at.into_std()
-                }
-            }
-            None => Instant::now(),
+        let Some(scheduled) = next_start(&sh, pacing, &mut n).await else {
+            break;
         };
         txn.clear();
         source.next_txn(&mut txn);
