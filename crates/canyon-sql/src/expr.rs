@@ -350,6 +350,11 @@ impl<'a> Binder<'a> {
 
     fn bind_inner(&mut self, e: &ast::Expr) -> Result<Expr> {
         use ast::Expr as A;
+        // Forms whose binding belongs with their functions (INTERVAL arithmetic,
+        // EXTRACT, ...).
+        if let Some(r) = functions::bind_special(self, e) {
+            return r;
+        }
         Ok(match e {
             A::Identifier(id) => {
                 if let Some(v) = id.value.strip_prefix("@@") {

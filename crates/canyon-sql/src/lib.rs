@@ -61,6 +61,8 @@ pub mod expr;
 pub mod functions;
 pub mod parse;
 pub mod plan;
+pub mod query;
+pub mod select;
 mod session;
 pub mod types;
 pub mod value;

@@ -551,7 +551,7 @@ impl Session {
             db: self.state.db.as_deref(),
         };
         let plan = match stmt.as_ref() {
-            Statement::Query(q) => Plan::Select(Box::new(plan::plan_select(&ctx, q)?)),
+            Statement::Query(q) => Plan::Select(Box::new(crate::query::plan_select(&ctx, q)?)),
             Statement::Insert(i) => Plan::Insert(plan::plan_insert(&ctx, i)?),
             Statement::Update(u) => Plan::Update(plan::plan_update(&ctx, u)?),
             Statement::Delete(d) => Plan::Delete(plan::plan_delete(&ctx, d)?),
@@ -629,7 +629,7 @@ impl Session {
         let result = match plan {
             Plan::Select(s) if s.table.is_none() => {
                 let ctx = StmtCtx::new(&self.state, params);
-                let r = exec::run_select(s, None, &ctx);
+                let r = crate::select::run_select(s, None, &ctx);
                 let warnings = ctx.warnings.into_inner();
                 for (code, msg) in warnings {
                     self.state.warnings.push(("Warning", code, msg));
@@ -643,13 +643,13 @@ impl Session {
                 {
                     // InnoDB: under SERIALIZABLE, plain SELECTs in a multi-statement
                     // transaction are locking reads.
-                    let locked = plan::SelectPlan {
+                    let locked = crate::query::SelectPlan {
                         lock: LockMode::Locking,
                         ..clone_select(s)
                     };
-                    exec::run_select(&locked, Some(txn), ctx)
+                    crate::select::run_select(&locked, Some(txn), ctx)
                 } else {
-                    exec::run_select(s, Some(txn), ctx)
+                    crate::select::run_select(s, Some(txn), ctx)
                 }
             }),
             Plan::Insert(i) => self.with_txn(params, |txn, ctx| {
@@ -1600,8 +1600,8 @@ impl Drop for Session {
     }
 }
 
-fn clone_select(s: &plan::SelectPlan) -> plan::SelectPlan {
-    plan::SelectPlan {
+fn clone_select(s: &crate::query::SelectPlan) -> crate::query::SelectPlan {
+    crate::query::SelectPlan {
         table: s.table.clone(),
         access: s.access.clone(),
         filter: s.filter.clone(),
