@@ -189,25 +189,23 @@ impl Expr {
     }
 
     /// The static result kind, for result-set metadata (a best effort that
-    /// matches MySQL for the common cases).
-    pub fn kind(&self, table: Option<&Table>, aggs: &[AggCall]) -> ExprKind {
+    /// matches MySQL for the common cases). `cols` gives the kind of each column
+    /// position (see [`column_kinds`]).
+    pub fn kind(&self, cols: &[ExprKind], aggs: &[AggCall]) -> ExprKind {
         match self {
             Expr::Literal(v) => ExprKind::of_value(v),
             Expr::Param(_) | Expr::UserVar(_) => ExprKind::String,
             Expr::SysVar(name) => crate::vars::kind(name),
-            Expr::Column(i) => table
-                .and_then(|t| t.def.columns.get(*i))
-                .map(|c| ExprKind::of(c.ty))
-                .unwrap_or(ExprKind::String),
+            Expr::Column(i) => cols.get(*i).copied().unwrap_or(ExprKind::String),
             Expr::Agg(i) => match aggs.get(*i) {
                 Some(a) => match a.func {
                     AggFunc::Count | AggFunc::CountStar => ExprKind::Int,
-                    AggFunc::Avg => match a.arg.as_ref().map(|e| e.kind(table, aggs)) {
+                    AggFunc::Avg => match a.arg.as_ref().map(|e| e.kind(cols, aggs)) {
                         Some(ExprKind::Double) => ExprKind::Double,
                         Some(ExprKind::Decimal(s)) => ExprKind::Decimal((s + 4).min(30)),
                         _ => ExprKind::Decimal(4),
                     },
-                    AggFunc::Sum => match a.arg.as_ref().map(|e| e.kind(table, aggs)) {
+                    AggFunc::Sum => match a.arg.as_ref().map(|e| e.kind(cols, aggs)) {
                         Some(ExprKind::Double) => ExprKind::Double,
                         Some(ExprKind::Decimal(s)) => ExprKind::Decimal(s),
                         _ => ExprKind::Decimal(0),
@@ -215,15 +213,15 @@ impl Expr {
                     AggFunc::Min | AggFunc::Max => a
                         .arg
                         .as_ref()
-                        .map(|e| e.kind(table, aggs))
+                        .map(|e| e.kind(cols, aggs))
                         .unwrap_or(ExprKind::Null),
                 },
                 None => ExprKind::Null,
             },
-            Expr::Neg(e) => e.kind(table, aggs),
+            Expr::Neg(e) => e.kind(cols, aggs),
             Expr::Binary(op, a, b) => match op {
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod => {
-                    match (a.kind(table, aggs), b.kind(table, aggs)) {
+                    match (a.kind(cols, aggs), b.kind(cols, aggs)) {
                         (ExprKind::Double, _) | (_, ExprKind::Double) => ExprKind::Double,
                         (ExprKind::String, _) | (_, ExprKind::String) => ExprKind::Double,
                         (ExprKind::Decimal(x), ExprKind::Decimal(y)) => ExprKind::Decimal(x.max(y)),
@@ -234,7 +232,7 @@ impl Expr {
                         _ => ExprKind::Int,
                     }
                 }
-                BinOp::Div => match (a.kind(table, aggs), b.kind(table, aggs)) {
+                BinOp::Div => match (a.kind(cols, aggs), b.kind(cols, aggs)) {
                     (ExprKind::Double, _) | (_, ExprKind::Double) => ExprKind::Double,
                     (ExprKind::String, _) | (_, ExprKind::String) => ExprKind::Double,
                     (ExprKind::Decimal(x), _) => ExprKind::Decimal((x + 4).min(30)),
@@ -254,12 +252,19 @@ impl Expr {
                 whens, otherwise, ..
             } => whens
                 .first()
-                .map(|(_, r)| r.kind(table, aggs))
-                .or_else(|| otherwise.as_ref().map(|e| e.kind(table, aggs)))
+                .map(|(_, r)| r.kind(cols, aggs))
+                .or_else(|| otherwise.as_ref().map(|e| e.kind(cols, aggs)))
                 .unwrap_or(ExprKind::Null),
-            Expr::Func(f, args) => functions::result_kind(*f, args, table, aggs),
+            Expr::Func(f, args) => functions::result_kind(*f, args, cols, aggs),
         }
     }
+}
+
+/// The kinds of a table's columns, by position (for [`Expr::kind`]).
+pub fn column_kinds(table: Option<&Table>) -> Vec<ExprKind> {
+    table
+        .map(|t| t.def.columns.iter().map(|c| ExprKind::of(c.ty)).collect())
+        .unwrap_or_default()
 }
 
 // ----------------------------------------------------------------------------------

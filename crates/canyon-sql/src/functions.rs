@@ -4,7 +4,6 @@
 //! evaluated by [`call`]. Unknown functions are error 1305, wrong argument counts
 //! 1582, as in MySQL.
 
-use crate::catalog::Table;
 use crate::expr::{eval, AggCall, Env, Expr};
 use crate::types::ExprKind;
 use crate::value::{compare, parse_datetime_bytes, sort_cmp, Value};
@@ -210,10 +209,10 @@ pub fn cast_func(t: &ast::DataType) -> Result<Func> {
 }
 
 /// The static result kind of a call.
-pub fn result_kind(f: Func, args: &[Expr], table: Option<&Table>, aggs: &[AggCall]) -> ExprKind {
+pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) -> ExprKind {
     let first = || {
         args.first()
-            .map(|a| a.kind(table, aggs))
+            .map(|a| a.kind(cols, aggs))
             .unwrap_or(ExprKind::Null)
     };
     match f {
@@ -238,7 +237,7 @@ pub fn result_kind(f: Func, args: &[Expr], table: Option<&Table>, aggs: &[AggCal
         Func::Coalesce | Func::IfNull | Func::Greatest | Func::Least | Func::NullIf => first(),
         Func::If => args
             .get(1)
-            .map(|a| a.kind(table, aggs))
+            .map(|a| a.kind(cols, aggs))
             .unwrap_or(ExprKind::Null),
         _ => ExprKind::String,
     }

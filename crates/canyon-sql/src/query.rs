@@ -332,7 +332,7 @@ pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> 
                 col
             }
             _ => {
-                let kind = e.kind(table_ref, &aggs);
+                let kind = e.kind(&crate::expr::column_kinds(table_ref), &aggs);
                 expr_column(name, kind)
             }
         })
@@ -458,6 +458,6 @@ fn expr_display_name(e: &ast::Expr) -> String {
 pub fn projection_kinds(p: &SelectPlan) -> Vec<ExprKind> {
     p.projection[..p.visible]
         .iter()
-        .map(|e| e.kind(p.table.as_deref(), &p.aggs))
+        .map(|e| e.kind(&crate::expr::column_kinds(p.table.as_deref()), &p.aggs))
         .collect()
 }
