@@ -1,4 +1,4 @@
-//! Differential test: the same SQL script (`tests/sql/differential.sql`) goes
+//! Differential test: the same SQL scripts (`tests/sql/differential*.sql`) go
 //! through the real `mariadb` CLI to Canyon and to a MariaDB 10.11 started by the
 //! test, and the two transcripts are compared statement by statement.
 //!
@@ -19,8 +19,23 @@ mod common;
 
 use common::{mariadb_cli_args, Mariadb, Server};
 
-/// The script, compiled in so the test needs no path at run time.
-const SCRIPT: &str = include_str!("sql/differential.sql");
+/// The scripts, compiled in so the test needs no path at run time. Each is
+/// self-contained (creates and drops its own database) and compared on its own.
+const SCRIPTS: &[(&str, &str)] = &[
+    ("differential.sql", include_str!("sql/differential.sql")),
+    (
+        "differential_query.sql",
+        include_str!("sql/differential_query.sql"),
+    ),
+    (
+        "differential_functions.sql",
+        include_str!("sql/differential_functions.sql"),
+    ),
+    (
+        "differential_dml.sql",
+        include_str!("sql/differential_dml.sql"),
+    ),
+];
 
 /// One statement of the script.
 #[derive(Debug)]
@@ -164,8 +179,8 @@ fn transcript(stmts: &[Stmt], stdout: &str, stderr: &str) -> Transcript {
 }
 
 /// Runs the script through the CLI against a server.
-fn run_script(port: u16, password: &str, stmts: &[Stmt]) -> Transcript {
-    let out = mariadb_cli_args(port, password, None, SCRIPT, &["--force", "-vv"]);
+fn run_script(port: u16, password: &str, script: &str, stmts: &[Stmt]) -> Transcript {
+    let out = mariadb_cli_args(port, password, None, script, &["--force", "-vv"]);
     transcript(stmts, &out.stdout, &out.stderr)
 }
 
@@ -241,43 +256,65 @@ fn compare(stmts: &[Stmt], expected: &Transcript, got: &Transcript) -> String {
 #[test]
 fn script_is_deterministic_on_mariadb() {
     let Some(db) = Mariadb::start() else { return };
-    let stmts = parse_script(SCRIPT);
-    assert!(stmts.len() > 150, "parsed only {} statements", stmts.len());
-    let first = run_script(db.port(), db.password(), &stmts);
+    let main = parse_script(SCRIPTS[0].1);
+    assert!(main.len() > 150, "parsed only {} statements", main.len());
+    for (name, script) in SCRIPTS {
+        let stmts = parse_script(script);
+        check_deterministic(&db, name, script, &stmts);
+    }
+}
+
+fn check_deterministic(db: &Mariadb, name: &str, script: &str, stmts: &[Stmt]) {
+    let first = run_script(db.port(), db.password(), script, stmts);
     assert!(first.stray.is_empty(), "stray output: {:?}", first.stray);
     for (k, s) in stmts.iter().enumerate() {
         if !s.client_command {
             // -vv prints "Query OK", rows or an error for every statement.
             assert!(
                 !first.per_stmt[k].is_empty(),
-                "no output for line {}: {}",
+                "{name}: no output for line {}: {}",
                 s.line,
                 s.text
             );
         }
         assert!(
             !first.per_stmt[k].iter().any(|l| l.starts_with("ERROR 20")),
-            "client error on MariaDB at line {}: {:?}",
+            "{name}: client error on MariaDB at line {}: {:?}",
             s.line,
             first.per_stmt[k]
         );
     }
-    let second = run_script(db.port(), db.password(), &stmts);
-    let report = compare(&stmts, &first, &second);
-    assert!(report.is_empty(), "MariaDB against itself:\n{report}");
+    let second = run_script(db.port(), db.password(), script, stmts);
+    let report = compare(stmts, &first, &second);
+    assert!(
+        report.is_empty(),
+        "{name}: MariaDB against itself:\n{report}"
+    );
 }
 
 /// The differential test proper: Canyon must print what MariaDB prints.
 #[test]
 fn canyon_matches_mariadb() {
     let Some(db) = Mariadb::start() else { return };
-    let stmts = parse_script(SCRIPT);
-    let expected = run_script(db.port(), db.password(), &stmts);
+    let scripts: Vec<(&str, &str, Vec<Stmt>)> = SCRIPTS
+        .iter()
+        .map(|(name, script)| (*name, *script, parse_script(script)))
+        .collect();
+    let expected: Vec<Transcript> = scripts
+        .iter()
+        .map(|(_, script, stmts)| run_script(db.port(), db.password(), script, stmts))
+        .collect();
     drop(db);
 
     let mut server = Server::start();
-    let got = run_script(server.port(), server.password(), &stmts);
+    let mut reports = String::new();
+    for ((name, script, stmts), expected) in scripts.iter().zip(&expected) {
+        let got = run_script(server.port(), server.password(), script, stmts);
+        let report = compare(stmts, expected, &got);
+        if !report.is_empty() {
+            reports.push_str(&format!("==== {name}\n{report}\n"));
+        }
+    }
     server.assert_running();
-    let report = compare(&stmts, &expected, &got);
-    assert!(report.is_empty(), "{report}");
+    assert!(reports.is_empty(), "{reports}");
 }
