@@ -7,7 +7,11 @@
 #   mariadb-server        MariaDB 10.11, the reference server of the differential tests
 #   chromium              headless browser that opens `canyon bench`'s HTML report in a test
 # and, from PyPI, the Python drivers tests/drivers_python.rs runs (PyMySQL,
-# mysql-connector-python) with pytest, when python3 cannot import them.
+# mysql-connector-python) with pytest, when python3 cannot import them; and
+# PingCAP's go-tpc v1.0.12, the TPC-C client of tests/tpcc.rs and
+# bench/tpcc_compare.py, built from source into ~/.cache/canyon-tools/go-tpc when it
+# is not there (needs Go >= 1.21: the `go` on PATH or in /usr/local/go, else
+# Debian's golang-go).
 # The Rust toolchain is not installed here: rust-toolchain.toml pins it and rustup
 # fetches it on first use.
 set -euo pipefail
@@ -28,9 +32,95 @@ install_python_drivers() {
   fi
 }
 
+# Runs a command as root: directly, or through sudo.
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    echo "install-deps: need root (or sudo) to run: $*" >&2
+    exit 1
+  fi
+}
+
+go_tpc_version=v1.0.12
+go_tpc="$HOME/.cache/canyon-tools/go-tpc"
+go_min_minor=21 # go-tpc's go.mod says go 1.21
+
+# Whether Go at $1 is at least 1.$go_min_minor.
+go_new_enough() {
+  local v
+  v=$("$1" env GOVERSION 2>/dev/null) || return 1
+  v=${v#go1.}
+  v=${v%%[!0-9]*}
+  [ -n "$v" ] && [ "$v" -ge "$go_min_minor" ]
+}
+
+# The first Go toolchain new enough for go-tpc: on PATH, in /usr/local/go, or a
+# Debian golang-1.N-go.
+find_go() {
+  local g
+  for g in "$(command -v go 2>/dev/null || true)" /usr/local/go/bin/go /usr/lib/go-1.*/bin/go; do
+    if [ -n "$g" ] && [ -x "$g" ] && go_new_enough "$g"; then
+      echo "$g"
+      return 0
+    fi
+  done
+  return 1
+}
+
+install_go_tpc() {
+  if [ -x "$go_tpc" ]; then
+    return 0
+  fi
+  local go
+  if ! go=$(find_go); then
+    # Debian 12's golang-go is Go 1.19, too old; a newer golang-1.N-go is offered
+    # only where bookworm-backports (or a later release) is in the apt sources.
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    local pkg=golang-go newest minor
+    newest=$(apt-cache pkgnames golang-1. | grep -E '^golang-1\.[0-9]+-go$' | sort -V | tail -n 1 || true)
+    minor=${newest#golang-1.}
+    minor=${minor%-go}
+    if [ -n "$newest" ] && [ "$minor" -ge "$go_min_minor" ]; then
+      pkg=$newest
+    fi
+    echo "install-deps: go-tpc needs Go >= 1.$go_min_minor; installing $pkg"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$pkg"
+    if ! go=$(find_go); then
+      echo "install-deps: go-tpc needs Go >= 1.$go_min_minor, and apt offers no Go that new" \
+        "(Debian 12's golang-go is 1.19). Install Go >= 1.$go_min_minor into /usr/local/go" \
+        "(or enable bookworm-backports for golang-1.22-go), or build go-tpc $go_tpc_version" \
+        "elsewhere and set CANYON_GO_TPC to it; then run this script again." >&2
+      exit 1
+    fi
+  fi
+  echo "install-deps: building go-tpc $go_tpc_version with $("$go" version | awk '{print $3}') into $go_tpc"
+  # `go install ...@version` is refused here (it reads go-tpc's version list for
+  # deprecation notices, and the module proxy answers that with 403), so it is
+  # built inside a throwaway module, which asks the proxy for the version only.
+  local tmp
+  tmp=$(mktemp -d)
+  mkdir -p "$(dirname "$go_tpc")"
+  if ! (cd "$tmp" \
+    && "$go" mod init tmp \
+    && "$go" get "github.com/pingcap/go-tpc/cmd/go-tpc@$go_tpc_version" \
+    && "$go" build -o "$go_tpc.tmp" github.com/pingcap/go-tpc/cmd/go-tpc) >"$tmp.log" 2>&1; then
+    cat "$tmp.log" >&2
+    rm -rf "$tmp" "$tmp.log" "$go_tpc.tmp"
+    echo "install-deps: building go-tpc failed" >&2
+    exit 1
+  fi
+  rm -f "$tmp.log"
+  rm -rf "$tmp"
+  mv "$go_tpc.tmp" "$go_tpc"
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all packages present (${packages[*]})"
   install_python_drivers
+  install_go_tpc
   exit 0
 fi
 
@@ -70,4 +160,5 @@ for cmd in clang sysbench mariadb mariadbd mariadb-install-db chromium; do
   fi
 done
 install_python_drivers
+install_go_tpc
 echo "install-deps: done"

@@ -75,6 +75,9 @@ pub enum Error {
     AmbiguousColumn(String),
     /// MySQL 1060 ER_DUP_FIELDNAME, SQLSTATE 42S21.
     DuplicateColumn(String),
+    /// MySQL 1110 ER_FIELD_SPECIFIED_TWICE, SQLSTATE 42000: a column named twice
+    /// in an INSERT column list or `INSERT ... SET`.
+    ColumnSpecifiedTwice(String),
     /// MySQL 1061 ER_DUP_KEYNAME, SQLSTATE 42000.
     DuplicateKeyName(String),
     /// MySQL 1068 ER_MULTIPLE_PRI_KEY, SQLSTATE 42000.
@@ -168,6 +171,10 @@ pub enum Error {
     OperandColumns(usize),
     /// MySQL 1242 ER_SUBQUERY_NO_1_ROW, SQLSTATE 21000.
     SubqueryMoreThanOneRow,
+    /// MySQL 1066 ER_NONUNIQ_TABLE, SQLSTATE 42000: Not unique table/alias: '%s'.
+    NonUniqueTable(String),
+    /// MySQL 1248 ER_DERIVED_MUST_HAVE_ALIAS, SQLSTATE 42000.
+    DerivedNeedsAlias,
     /// MySQL 1179 ER_CANT_DO_THIS_DURING_AN_TRANSACTION, SQLSTATE 25000.
     NotDuringTransaction,
     /// MySQL 1568 ER_CANT_CHANGE_TX_CHARACTERISTICS, SQLSTATE 25001.

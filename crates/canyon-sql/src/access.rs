@@ -91,6 +91,21 @@ impl Access {
         }
     }
 
+    /// Whether a range bound reads a column bound by an earlier join step
+    /// (`Expr::Bound`), so the ranges change from one outer row to the next.
+    pub fn reads_bound(&self) -> bool {
+        fn has_bound(e: &Expr) -> bool {
+            let mut found = false;
+            e.visit_columns(&mut |_| found = true, &mut |_| {});
+            found
+        }
+        self.ranges.iter().any(|r| {
+            r.eq.iter().any(has_bound)
+                || r.lower.as_ref().is_some_and(|(e, _)| has_bound(e))
+                || r.upper.as_ref().is_some_and(|(e, _)| has_bound(e))
+        })
+    }
+
     /// The key columns of the target.
     pub fn key_columns<'t>(&self, table: &'t Table) -> &'t [usize] {
         match self.target {
@@ -125,12 +140,23 @@ impl Access {
     /// Evaluates the range expressions and encodes them as keys. Falls back to a
     /// full scan when a value cannot be encoded exactly (see the module doc).
     pub fn key_ranges(&self, table: &Table, ctx: &dyn EvalContext) -> Result<(KeyRanges, bool)> {
+        self.key_ranges_over(table, &[], ctx)
+    }
+
+    /// [`Access::key_ranges`] for a join step: bounds may read the frame's
+    /// already-bound columns (`Expr::Bound`).
+    pub fn key_ranges_over(
+        &self,
+        table: &Table,
+        frame: &[Value],
+        ctx: &dyn EvalContext,
+    ) -> Result<(KeyRanges, bool)> {
         if self.full_scan {
             return Ok((KeyRanges::Ranges(vec![KeyRange::all()]), true));
         }
         let cols = self.key_columns(table);
         let env = Env {
-            row: &[],
+            row: frame,
             aggs: &[],
             ctx,
         };
@@ -402,6 +428,86 @@ fn analyse(filter: Option<&Expr>, ncols: usize) -> Vec<ColumnFacts> {
     facts
 }
 
+/// `(c1, c2, ...) IN ((v1, v2, ...), ...)` with constant rows: the columns and
+/// the rows of values.
+fn tuple_in(e: &Expr) -> Option<(Vec<usize>, Vec<Vec<Expr>>)> {
+    let Expr::InList(lhs, list, false) = e else {
+        return None;
+    };
+    let Expr::Row(items) = lhs.as_ref() else {
+        return None;
+    };
+    let cols = items
+        .iter()
+        .map(|x| match x {
+            Expr::Column(i) => Some(*i),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let rows = list
+        .iter()
+        .map(|r| match r {
+            Expr::Row(vals) if vals.len() == cols.len() && vals.iter().all(Expr::is_constant) => {
+                Some(vals.clone())
+            }
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((cols, rows))
+}
+
+/// A key read through a row-value IN list: one equality range per row, on the
+/// leading key columns that the IN's columns and the other equalities cover.
+fn tuple_candidate(
+    target: Target,
+    key: &[usize],
+    unique: bool,
+    facts: &[ColumnFacts],
+    cols: &[usize],
+    rows: &[Vec<Expr>],
+) -> Option<Candidate> {
+    let n = key
+        .iter()
+        .take_while(|c| facts[**c].eq.is_some() || cols.contains(c))
+        .count();
+    if n == 0 || !key[..n].iter().any(|c| cols.contains(c)) {
+        return None;
+    }
+    let ranges = rows
+        .iter()
+        .map(|r| RangeSpec {
+            eq: key[..n]
+                .iter()
+                .map(|c| match cols.iter().position(|x| x == c) {
+                    Some(p) => r[p].clone(),
+                    None => facts[*c].eq.clone().unwrap_or(Expr::Literal(Value::Null)),
+                })
+                .collect(),
+            lower: None,
+            upper: None,
+        })
+        .collect();
+    let score = if n == key.len() {
+        if target == Target::Primary {
+            950
+        } else if unique {
+            850
+        } else {
+            400 + n as u32 * 10
+        }
+    } else {
+        300 + n as u32 * 10 + if target == Target::Primary { 5 } else { 0 }
+    };
+    Some(Candidate {
+        access: Access {
+            target,
+            ranges,
+            full_scan: false,
+        },
+        score,
+    })
+}
+
 /// `col = a OR col BETWEEN b AND c OR ...` on one column.
 fn or_alternatives(e: &Expr) -> Option<(usize, Vec<(Option<(Expr, bool)>, Option<(Expr, bool)>)>)> {
     let mut parts = Vec::new();
@@ -565,7 +671,16 @@ fn candidate_for(
 
 /// Chooses the access path for a WHERE clause over `table`.
 pub fn choose_access(table: &Table, filter: Option<&Expr>) -> Access {
+    choose_access_scored(table, filter).0
+}
+
+/// [`choose_access`] with the rank of the chosen path (0: a full scan), which
+/// the join planner compares across tables.
+pub fn choose_access_scored(table: &Table, filter: Option<&Expr>) -> (Access, u32) {
     let facts = analyse(filter, table.def.columns.len());
+    let tuples: Vec<(Vec<usize>, Vec<Vec<Expr>>)> = filter
+        .map(|f| f.conjuncts().into_iter().filter_map(tuple_in).collect())
+        .unwrap_or_default();
     let mut best: Option<Candidate> = None;
     let mut consider = |c: Option<Candidate>| {
         if let Some(c) = c {
@@ -590,7 +705,30 @@ pub fn choose_access(table: &Table, filter: Option<&Expr>) -> Access {
             &facts,
         ));
     }
-    best.map(|c| c.access).unwrap_or_else(Access::scan)
+    for (cols, rows) in &tuples {
+        if !table.def.primary_key.is_empty() {
+            consider(tuple_candidate(
+                Target::Primary,
+                &table.def.primary_key,
+                true,
+                &facts,
+                cols,
+                rows,
+            ));
+        }
+        for (i, idx) in table.def.indexes.iter().enumerate() {
+            consider(tuple_candidate(
+                Target::Index(i),
+                &idx.columns,
+                idx.unique,
+                &facts,
+                cols,
+                rows,
+            ));
+        }
+    }
+    best.map(|c| (c.access, c.score))
+        .unwrap_or_else(|| (Access::scan(), 0))
 }
 
 #[cfg(test)]

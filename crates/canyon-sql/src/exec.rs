@@ -14,15 +14,24 @@
 //!
 //! Lock keys: `b'r' ++ table id ++ pk` for a row, `b'u' ++ index id ++ index key`
 //! for a unique-index value (so two inserts of the same unique value serialise).
+//!
+//! UPDATE / DELETE with ORDER BY visit rows in that order: straight from the
+//! access path when it delivers the order (a primary-key prefix, scanned
+//! backwards for DESC), else by locking every matching row, sorting and keeping
+//! the first LIMIT (MySQL's filesort does the same and locks the same rows).
+//! INSERT's duplicate handling (IGNORE, ON DUPLICATE KEY UPDATE, REPLACE) and the
+//! affected-row arithmetic are described in the comment that opens the
+//! INSERT / UPDATE / DELETE section below.
 
 use crate::access::{Access, KeyRanges, Target};
 use crate::api::QueryResult;
 use crate::catalog::Table;
 use crate::encoding::{decode_row_columns, encode_key_value, encode_row};
 use crate::expr::{eval, eval_predicate, Env, EvalContext, Expr};
-use crate::plan::{eval_count, DeletePlan, InsertPlan, UpdatePlan};
+use crate::functions::Func;
+use crate::plan::{eval_count, DeletePlan, InsertPlan, OnDuplicate, RowOrder, UpdatePlan};
 use crate::types::{coerce, SqlType};
-use crate::value::{compare, Value};
+use crate::value::{compare, sort_cmp, Value};
 use canyon_common::{Error, Result};
 use canyon_storage::KeyRange;
 use canyon_txn::{IndexId, ReadMode, Transaction};
@@ -228,6 +237,21 @@ pub fn for_each_locked_row(
     ctx: &dyn EvalContext,
     f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<()>,
 ) -> Result<()> {
+    for_each_locked_row_dir(txn, table, access, filter, limit, false, ctx, f)
+}
+
+/// [`for_each_locked_row`] scanning the access path backwards when `reverse`.
+#[allow(clippy::too_many_arguments)] // one locking scan's whole description
+pub(crate) fn for_each_locked_row_dir(
+    txn: &mut Transaction,
+    table: &Table,
+    access: &Access,
+    filter: Option<&Expr>,
+    limit: Option<u64>,
+    reverse: bool,
+    ctx: &dyn EvalContext,
+    f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<()>,
+) -> Result<()> {
     let matches = |row: &[Value]| -> Result<bool> {
         match filter {
             None => Ok(true),
@@ -241,53 +265,68 @@ pub fn for_each_locked_row(
             ),
         }
     };
-    let (ranges, _) = access.key_ranges(table, ctx)?;
-    // Point lookups lock first, then read: one read per row.
-    let candidates: Vec<Vec<u8>> = match ranges {
-        KeyRanges::Empty => return Ok(()),
-        KeyRanges::Points(mut p) => {
-            let mut seen = HashSet::new();
-            p.retain(|k| seen.insert(k.clone()));
-            p
-        }
-        KeyRanges::Ranges(_) => {
-            let mut pks = Vec::new();
-            for_each_row(
-                txn,
-                table,
-                access,
-                ReadMode::Current,
-                false,
-                None,
-                ctx,
-                &mut |pk, row| {
-                    if matches(row)? {
-                        pks.push(pk.to_vec());
-                    }
-                    Ok(limit.is_none_or(|l| (pks.len() as u64) < l))
-                },
-            )?;
-            pks
-        }
-    };
+    // With a LIMIT, candidates are collected a batch at a time: a candidate
+    // that fails the re-check after its lock (another transaction deleted or
+    // changed it meanwhile) is replaced by the next one, as InnoDB's locking
+    // read moves on to the next row.
+    let mut processed: HashSet<Vec<u8>> = HashSet::new();
     let mut done = 0u64;
     let mut row = Vec::new();
-    for pk in candidates {
-        if limit.is_some_and(|l| done >= l) {
-            break;
-        }
-        txn.lock(&row_lock_key(table, &pk))?;
-        let Some(bytes) = txn.get(table.def.id, &pk, ReadMode::Current)? else {
-            continue;
+    loop {
+        let want = limit.map(|l| l.saturating_sub(done));
+        let (ranges, _) = access.key_ranges(table, ctx)?;
+        // Point lookups lock first, then read: one read per row.
+        let (candidates, exhausted): (Vec<Vec<u8>>, bool) = match ranges {
+            KeyRanges::Empty => return Ok(()),
+            KeyRanges::Points(mut p) => {
+                let mut seen = HashSet::new();
+                p.retain(|k| seen.insert(k.clone()));
+                if reverse {
+                    p.reverse();
+                }
+                (p, true)
+            }
+            KeyRanges::Ranges(_) => {
+                let mut pks = Vec::new();
+                for_each_row(
+                    txn,
+                    table,
+                    access,
+                    ReadMode::Current,
+                    reverse,
+                    None,
+                    ctx,
+                    &mut |pk, row| {
+                        if !processed.contains(pk) && matches(row)? {
+                            pks.push(pk.to_vec());
+                        }
+                        Ok(want.is_none_or(|w| (pks.len() as u64) < w))
+                    },
+                )?;
+                let exhausted = want.is_none_or(|w| (pks.len() as u64) < w);
+                (pks, exhausted)
+            }
         };
-        decode_table_row(table, &bytes, &mut row)?;
-        if !matches(&row)? {
-            continue;
+        for pk in candidates {
+            if limit.is_some_and(|l| done >= l) {
+                break;
+            }
+            processed.insert(pk.clone());
+            txn.lock(&row_lock_key(table, &pk))?;
+            let Some(bytes) = txn.get(table.def.id, &pk, ReadMode::Current)? else {
+                continue;
+            };
+            decode_table_row(table, &bytes, &mut row)?;
+            if !matches(&row)? {
+                continue;
+            }
+            done += 1;
+            f(txn, pk, std::mem::take(&mut row))?;
         }
-        done += 1;
-        f(txn, pk, std::mem::take(&mut row))?;
+        if exhausted || limit.is_some_and(|l| done >= l) {
+            return Ok(());
+        }
     }
-    Ok(())
 }
 
 pub(crate) fn no_row(ctx: &dyn EvalContext) -> Env<'_> {
@@ -300,7 +339,109 @@ pub(crate) fn no_row(ctx: &dyn EvalContext) -> Env<'_> {
 
 // ----------------------------------------------------------------------------------
 // INSERT / UPDATE / DELETE
+//
+// Duplicate keys. An inserted row is checked against the primary key first, then
+// each unique index in catalog order, as InnoDB inserts into the clustered index
+// first and then into each secondary index. The first collision decides what
+// happens:
+//
+//   plain INSERT          error 1062 (IGNORE: warning 1062, row skipped)
+//   ON DUPLICATE KEY UPD  the colliding row is locked, re-read at its latest
+//                         version and updated; a collision *caused by that
+//                         update* is error 1062 (IGNORE: warning, row skipped)
+//   REPLACE               the colliding row is deleted and the checks start over;
+//                         when the collision is on the last unique key (nothing
+//                         left to check after it) the row is overwritten in
+//                         place instead, as MySQL's write_record() does — which
+//                         is why REPLACE of an identical row reports 1 affected
+//                         row on a table with one unique key and 2 on a table
+//                         with two.
+//
+// Affected rows, as MySQL counts them (sql_insert.cc): copied (rows inserted or
+// changed by the update) + deleted (by REPLACE) + updated (changed by ON
+// DUPLICATE KEY UPDATE; with CLIENT_FOUND_ROWS "touched": found, changed or not).
+// So an upsert reports 1 per inserted row, 2 per changed row, 0 (1 with
+// CLIENT_FOUND_ROWS) per row left as it was.
 // ----------------------------------------------------------------------------------
+
+/// Where an inserted row collided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyHit {
+    /// The primary key.
+    Primary,
+    /// The unique index at this position of `def.indexes`.
+    Unique(usize),
+}
+
+/// An existing row an inserted row collides with, locked and read at its latest
+/// version.
+struct Conflict {
+    key: KeyHit,
+    pk: Vec<u8>,
+    row: Vec<Value>,
+}
+
+/// The encoded value of `row` in unique index `idx`, or `None` when one of its
+/// columns is NULL (NULLs never collide).
+fn unique_key(table: &Table, idx: usize, row: &[Value]) -> Option<Vec<u8>> {
+    let index = &table.def.indexes[idx];
+    if index.columns.iter().any(|&c| row[c].is_null()) {
+        return None;
+    }
+    let mut key = Vec::new();
+    for &c in &index.columns {
+        encode_key_value(&row[c], scale_of(table.def.columns[c].ty), &mut key);
+    }
+    Some(key)
+}
+
+/// Locks the unique value `key` of index `idx` and finds a live row other than
+/// `pk` that holds the same value as `row`: its primary key and decoded row, as
+/// read before locking that row.
+fn unique_holder(
+    txn: &mut Transaction,
+    table: &Table,
+    idx: usize,
+    key: &[u8],
+    row: &[Value],
+    pk: &[u8],
+) -> Result<Option<(Vec<u8>, Vec<Value>)>> {
+    let index = &table.def.indexes[idx];
+    txn.lock(&unique_lock_key(index.id, key))?;
+    let mut found = None;
+    let mut decoded = Vec::new();
+    let mut err = None;
+    txn.scan_index(
+        table.def.id,
+        index.id,
+        &KeyRange::prefix(key),
+        false,
+        ReadMode::Current,
+        &mut |_k, other_pk, bytes| {
+            if other_pk == pk {
+                return ControlFlow::Continue(());
+            }
+            if let Err(e) = decode_table_row(table, bytes, &mut decoded) {
+                err = Some(e);
+                return ControlFlow::Break(());
+            }
+            if same_columns(&index.columns, &decoded, row) {
+                found = Some((other_pk.to_vec(), std::mem::take(&mut decoded)));
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        },
+    )?;
+    match err {
+        Some(e) => Err(e),
+        None => Ok(found),
+    }
+}
+
+fn same_columns(cols: &[usize], a: &[Value], b: &[Value]) -> bool {
+    cols.iter()
+        .all(|&c| compare(&a[c], &b[c]) == Some(Ordering::Equal))
+}
 
 /// Checks unique secondary indexes for `row` (which will live at `pk`): locks each
 /// unique value and looks for another live row holding it.
@@ -311,63 +452,79 @@ fn check_unique(
     pk: &[u8],
     only_changed_from: Option<&[Value]>,
 ) -> Result<()> {
-    for idx in table.def.indexes.iter().filter(|i| i.unique) {
-        if idx.columns.iter().any(|&c| row[c].is_null()) {
-            continue; // NULLs never collide.
+    for (i, idx) in table.def.indexes.iter().enumerate() {
+        if !idx.unique {
+            continue;
         }
         if let Some(old) = only_changed_from {
-            if idx
-                .columns
-                .iter()
-                .all(|&c| compare(&old[c], &row[c]) == Some(Ordering::Equal))
-            {
+            if same_columns(&idx.columns, old, row) {
                 continue;
             }
         }
-        let mut key = Vec::new();
-        for &c in &idx.columns {
-            encode_key_value(&row[c], scale_of(table.def.columns[c].ty), &mut key);
-        }
-        txn.lock(&unique_lock_key(idx.id, &key))?;
-        let mut clash = false;
-        let mut decoded = Vec::new();
-        let mut err = None;
-        txn.scan_index(
-            table.def.id,
-            idx.id,
-            &KeyRange::prefix(&key),
-            false,
-            ReadMode::Current,
-            &mut |_k, other_pk, bytes| {
-                if other_pk == pk {
-                    return ControlFlow::Continue(());
-                }
-                if let Err(e) = decode_table_row(table, bytes, &mut decoded) {
-                    err = Some(e);
-                    return ControlFlow::Break(());
-                }
-                if idx
-                    .columns
-                    .iter()
-                    .all(|&c| compare(&decoded[c], &row[c]) == Some(Ordering::Equal))
-                {
-                    clash = true;
-                    return ControlFlow::Break(());
-                }
-                ControlFlow::Continue(())
-            },
-        )?;
-        if let Some(e) = err {
-            return Err(e);
-        }
-        if clash {
-            return Err(Error::DuplicateEntry {
-                value: key_display(&idx.columns, row),
-                key: format!("{}.{}", table.def.name, idx.name),
-            });
+        let Some(key) = unique_key(table, i, row) else {
+            continue;
+        };
+        if unique_holder(txn, table, i, &key, row, pk)?.is_some() {
+            return Err(unique_duplicate(table, i, row));
         }
     }
     Ok(())
+}
+
+/// How many times a collision is looked for again because the colliding row
+/// changed between finding and locking it. Each retry needs a concurrent commit,
+/// so hitting this bound means something is wrong, not that we were unlucky.
+const CONFLICT_RETRIES: usize = 1000;
+
+/// Finds the first existing row that `row` (to be stored at `pk`) collides with:
+/// the primary key first, then each unique index in order. Locks every key value
+/// it looks at, and the colliding row, which it returns at its latest version.
+fn find_conflict(
+    txn: &mut Transaction,
+    table: &Table,
+    row: &[Value],
+    pk: &[u8],
+) -> Result<Option<Conflict>> {
+    let def = &table.def;
+    txn.lock(&row_lock_key(table, pk))?;
+    if let Some(bytes) = txn.get(def.id, pk, ReadMode::Current)? {
+        let mut existing = Vec::new();
+        decode_table_row(table, &bytes, &mut existing)?;
+        return Ok(Some(Conflict {
+            key: KeyHit::Primary,
+            pk: pk.to_vec(),
+            row: existing,
+        }));
+    }
+    for (i, idx) in def.indexes.iter().enumerate() {
+        if !idx.unique {
+            continue;
+        }
+        let Some(key) = unique_key(table, i, row) else {
+            continue;
+        };
+        for _ in 0..CONFLICT_RETRIES {
+            let Some((other_pk, _)) = unique_holder(txn, table, i, &key, row, pk)? else {
+                break;
+            };
+            // The unique-value lock does not stop another transaction from moving
+            // that row off the value: lock the row, re-read it, and look again if
+            // it no longer holds the value.
+            txn.lock(&row_lock_key(table, &other_pk))?;
+            if let Some(bytes) = txn.get(def.id, &other_pk, ReadMode::Current)? {
+                let mut existing = Vec::new();
+                decode_table_row(table, &bytes, &mut existing)?;
+                if same_columns(&idx.columns, &existing, row) {
+                    return Ok(Some(Conflict {
+                        key: KeyHit::Unique(i),
+                        pk: other_pk,
+                        row: existing,
+                    }));
+                }
+            }
+        }
+    }
+    Ok(None)
 }
 
 fn key_display(cols: &[usize], row: &[Value]) -> String {
@@ -384,67 +541,242 @@ fn pk_duplicate(table: &Table, row: &[Value]) -> Error {
     }
 }
 
-/// Runs an INSERT.
+fn unique_duplicate(table: &Table, idx: usize, row: &[Value]) -> Error {
+    let index = &table.def.indexes[idx];
+    Error::DuplicateEntry {
+        value: key_display(&index.columns, row),
+        key: format!("{}.{}", table.def.name, index.name),
+    }
+}
+
+fn conflict_error(table: &Table, hit: KeyHit, row: &[Value]) -> Error {
+    match hit {
+        KeyHit::Primary => pk_duplicate(table, row),
+        KeyHit::Unique(i) => unique_duplicate(table, i, row),
+    }
+}
+
+/// Whether `hit` is the last key a REPLACE checks: no unique index after it.
+fn is_last_unique_key(table: &Table, hit: KeyHit) -> bool {
+    let after = match hit {
+        KeyHit::Primary => 0,
+        KeyHit::Unique(i) => i + 1,
+    };
+    !table.def.indexes[after..].iter().any(|i| i.unique)
+}
+
+/// Writes `new` over the locked row `old` stored at `pk`. When the primary key
+/// changes the row moves: the new key is locked and must be free. Unique values
+/// the row keeps are its own; only changed ones are checked. Nothing is written
+/// when a check fails.
+fn write_update(
+    txn: &mut Transaction,
+    table: &Table,
+    pk: Vec<u8>,
+    old: &[Value],
+    new: Vec<Value>,
+) -> Result<()> {
+    let def = &table.def;
+    let old_keys = index_keys(table, old);
+    let new_keys = index_keys(table, &new);
+    // A table without a primary key keeps the row's hidden row id.
+    let new_pk = if !table.hidden_pk() && def.primary_key.iter().any(|&c| old[c] != new[c]) {
+        primary_key(table, &new)
+    } else {
+        pk.clone()
+    };
+    if new_pk != pk {
+        txn.lock(&row_lock_key(table, &new_pk))?;
+        if txn.get(def.id, &new_pk, ReadMode::Current)?.is_some() {
+            return Err(pk_duplicate(table, &new));
+        }
+        check_unique(txn, table, &new, &new_pk, Some(old))?;
+        txn.delete(def.id, pk, old_keys);
+        txn.put(def.id, new_pk, encode_row(&new), Vec::new(), new_keys);
+    } else {
+        check_unique(txn, table, &new, &pk, Some(old))?;
+        txn.put(def.id, pk, encode_row(&new), old_keys, new_keys);
+    }
+    Ok(())
+}
+
+/// Hands out AUTO_INCREMENT values for one INSERT the way InnoDB does with
+/// `innodb_autoinc_lock_mode = 1` (the default in MariaDB 10.11 and MySQL 5.7),
+/// so that the ids an application sees match MySQL's, gaps included:
+///
+/// - the first value a statement needs reserves as many values as the statement
+///   has rows; later reservations (after an explicit value jumped past the
+///   interval) reserve 1, 2, 4, ... up to 65536 (handler::update_auto_increment);
+/// - a row that takes a value but is not inserted (a duplicate skipped by IGNORE,
+///   or turned into an update by ON DUPLICATE KEY UPDATE) gives the value back to
+///   the next row of the same statement (handler::restore_auto_increment); values
+///   reserved but unused at the end of the statement are lost;
+/// - an explicit value at or above the next value moves the next value past it.
+struct AutoInc {
+    /// Rows in the statement: the size of the first reservation.
+    estimate: u64,
+    /// Next value to hand out (0: none reserved yet).
+    next: u64,
+    /// End (exclusive) of the reserved interval.
+    end: u64,
+    /// Reservations made so far.
+    intervals: u32,
+}
+
+impl AutoInc {
+    fn new(rows: usize) -> AutoInc {
+        AutoInc {
+            estimate: rows.max(1) as u64,
+            next: 0,
+            end: 0,
+            intervals: 0,
+        }
+    }
+
+    fn take(&mut self, table: &Table) -> u64 {
+        if self.next == 0 || self.next >= self.end {
+            let n = if self.intervals == 0 {
+                self.estimate
+            } else {
+                1u64 << self.intervals.min(16)
+            };
+            // `auto_increment` holds the largest value handed out or seen.
+            let first = table
+                .auto_increment
+                .fetch_add(n, AtomicOrdering::Relaxed)
+                .saturating_add(1);
+            self.intervals += 1;
+            self.next = first;
+            self.end = first.saturating_add(n);
+        }
+        let v = self.next;
+        self.next += 1;
+        v
+    }
+
+    /// A row that took `v` was not inserted: the next row takes `v` again.
+    fn give_back(&mut self, v: u64) {
+        self.next = v;
+    }
+
+    /// The row carries the value `v` (given explicitly, or set by an update).
+    fn seen(&mut self, table: &Table, v: u64) {
+        table.auto_increment.fetch_max(v, AtomicOrdering::Relaxed);
+        if self.next > 0 && v >= self.next {
+            self.next = v.saturating_add(1);
+        }
+    }
+}
+
+/// The positive integer value of an AUTO_INCREMENT column, if any.
+fn auto_value(v: &Value) -> Option<u64> {
+    v.to_i64().filter(|&x| x > 0).map(|x| x as u64)
+}
+
+/// Counters of one INSERT / REPLACE, named as in MySQL's `COPY_INFO`.
+#[derive(Default)]
+struct InsertStats {
+    /// Rows the statement tried.
+    records: u64,
+    /// Rows inserted, or changed by ON DUPLICATE KEY UPDATE.
+    copied: u64,
+    /// Rows deleted (or overwritten in place) by REPLACE.
+    deleted: u64,
+    /// Rows changed by ON DUPLICATE KEY UPDATE.
+    updated: u64,
+    /// Rows found by ON DUPLICATE KEY UPDATE, changed or not.
+    touched: u64,
+}
+
+/// Evaluates one VALUES row into a full table row: defaults for the columns not
+/// given, each value coerced to its column's type. The AUTO_INCREMENT column is
+/// left as given (NULL when not given).
+fn build_row(
+    plan: &InsertPlan,
+    exprs: &[Option<Expr>],
+    ctx: &dyn EvalContext,
+    rowno: u64,
+) -> Result<Vec<Value>> {
+    let def = &plan.table.def;
+    let auto_col = plan.table.auto_increment_column();
+    let mut row = vec![Value::Null; def.columns.len()];
+    let mut given = vec![false; def.columns.len()];
+    for (slot, &c) in plan.columns.iter().enumerate() {
+        if let Some(e) = &exprs[slot] {
+            row[c] = eval(e, &no_row(ctx))?;
+            given[c] = true;
+        }
+    }
+    for (c, col) in def.columns.iter().enumerate() {
+        if !given[c] && !col.auto_increment {
+            row[c] = match &col.default {
+                Some(d) => crate::catalog::default_value(d, || ctx.now()),
+                None if col.nullable => Value::Null,
+                None => return Err(Error::NoDefault(col.name.clone())),
+            };
+        }
+        if Some(c) != auto_col || !row[c].is_null() {
+            row[c] = coerce(
+                std::mem::replace(&mut row[c], Value::Null),
+                col.ty,
+                &col.name,
+                rowno,
+            )?;
+        }
+    }
+    Ok(row)
+}
+
+/// What became of one row of an INSERT.
+enum RowOutcome {
+    /// Stored as a new row (REPLACE: after deleting `deleted` rows, or over one
+    /// row in place).
+    Inserted,
+    /// Turned into an update of an existing row.
+    Updated {
+        /// Whether the update changed the row.
+        changed: bool,
+    },
+    /// Skipped by IGNORE with warning 1062.
+    Skipped,
+}
+
+/// Runs an INSERT or REPLACE. With `found_rows` (CLIENT_FOUND_ROWS) a row that
+/// ON DUPLICATE KEY UPDATE leaves unchanged counts as affected.
 pub fn run_insert(
     plan: &InsertPlan,
     txn: &mut Transaction,
     ctx: &dyn EvalContext,
     effects: &mut StatementEffects,
+    found_rows: bool,
 ) -> Result<QueryResult> {
     let table = &plan.table;
     let def = &table.def;
     let auto_col = table.auto_increment_column();
-    let mut affected = 0u64;
-    let mut duplicates = 0u64;
-    let mut explicit_auto: Option<u64> = None;
+    let mut auto = AutoInc::new(plan.rows.len());
+    let mut stats = InsertStats::default();
+    // The AUTO_INCREMENT value of the last row processed, which MySQL reports in
+    // the OK packet when no value was generated (sql_insert.cc: the value of
+    // `next_number_field` once the statement is done).
+    let mut last_auto: u64 = 0;
     for (n, exprs) in plan.rows.iter().enumerate() {
         let rowno = n as u64 + 1;
-        let mut row = vec![Value::Null; def.columns.len()];
-        let mut given = vec![false; def.columns.len()];
-        for (slot, &c) in plan.columns.iter().enumerate() {
-            if let Some(e) = &exprs[slot] {
-                row[c] = eval(e, &no_row(ctx))?;
-                given[c] = true;
-            }
-        }
-        for (c, col) in def.columns.iter().enumerate() {
-            if !given[c] && !col.auto_increment {
-                row[c] = match &col.default {
-                    Some(d) => crate::catalog::default_value(d, || ctx.now()),
-                    None if col.nullable => Value::Null,
-                    None => return Err(Error::NoDefault(col.name.clone())),
-                };
-            }
-            if Some(c) != auto_col || !row[c].is_null() {
-                row[c] = coerce(
-                    std::mem::replace(&mut row[c], Value::Null),
-                    col.ty,
-                    &col.name,
-                    rowno,
-                )?;
-            }
-        }
+        stats.records += 1;
+        let mut row = build_row(plan, exprs, ctx, rowno)?;
+        let mut generated = None;
         if let Some(a) = auto_col {
             let v = &row[a];
-            let zero = v.is_null() || v.to_i64() == Some(0);
-            if zero {
-                let id = table.auto_increment.fetch_add(1, AtomicOrdering::Relaxed) + 1;
+            if v.is_null() || v.to_i64() == Some(0) {
+                let id = auto.take(table);
                 row[a] = coerce(
                     Value::UInt(id),
                     def.columns[a].ty,
                     &def.columns[a].name,
                     rowno,
                 )?;
-                if effects.generated_id.is_none() {
-                    effects.generated_id = Some(id);
-                }
-            } else if let Some(x) = v.to_i64() {
-                if x > 0 {
-                    table
-                        .auto_increment
-                        .fetch_max(x as u64, AtomicOrdering::Relaxed);
-                    explicit_auto = Some(x as u64);
-                }
+                generated = Some(id);
+            } else if let Some(x) = auto_value(v) {
+                auto.seen(table, x);
             }
         }
         for (c, col) in def.columns.iter().enumerate() {
@@ -457,53 +789,283 @@ pub fn run_insert(
         } else {
             primary_key(table, &row)
         };
-        txn.lock(&row_lock_key(table, &pk))?;
-        if txn.get(def.id, &pk, ReadMode::Current)?.is_some() {
-            if plan.ignore {
-                duplicates += 1;
-                effects.warnings.push((
-                    1062,
-                    format!(
-                        "Duplicate entry '{}' for key '{}.PRIMARY'",
-                        key_display(&def.primary_key, &row),
-                        def.name
-                    ),
-                ));
-                continue;
+        let outcome = match &plan.on_duplicate {
+            OnDuplicate::Error => match find_conflict(txn, table, &row, &pk)? {
+                None => {
+                    let keys = index_keys(table, &row);
+                    txn.put(def.id, pk, encode_row(&row), Vec::new(), keys);
+                    RowOutcome::Inserted
+                }
+                Some(c) if plan.ignore => {
+                    skip_warning(effects, conflict_error(table, c.key, &row));
+                    RowOutcome::Skipped
+                }
+                Some(c) => return Err(conflict_error(table, c.key, &row)),
+            },
+            OnDuplicate::Replace => {
+                stats.deleted += replace_row(txn, table, &pk, &row)?;
+                RowOutcome::Inserted
             }
-            return Err(pk_duplicate(table, &row));
-        }
-        match check_unique(txn, table, &row, &pk, None) {
-            Ok(()) => {}
-            Err(Error::DuplicateEntry { value, key }) if plan.ignore => {
-                duplicates += 1;
-                effects
-                    .warnings
-                    .push((1062, format!("Duplicate entry '{value}' for key '{key}'")));
-                continue;
+            OnDuplicate::Update(assignments) => match find_conflict(txn, table, &row, &pk)? {
+                None => {
+                    let keys = index_keys(table, &row);
+                    txn.put(def.id, pk, encode_row(&row), Vec::new(), keys);
+                    RowOutcome::Inserted
+                }
+                Some(c) => {
+                    let new = upsert_values(table, assignments, &c.row, &row, ctx, rowno, effects)?;
+                    if new == c.row {
+                        row = new;
+                        RowOutcome::Updated { changed: false }
+                    } else {
+                        match write_update(txn, table, c.pk, &c.row, new.clone()) {
+                            Ok(()) => {
+                                row = new;
+                                RowOutcome::Updated { changed: true }
+                            }
+                            Err(e @ Error::DuplicateEntry { .. }) if plan.ignore => {
+                                skip_warning(effects, e);
+                                RowOutcome::Skipped
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+            },
+        };
+        match outcome {
+            RowOutcome::Inserted => {
+                stats.copied += 1;
+                if effects.generated_id.is_none() {
+                    effects.generated_id = generated;
+                }
             }
-            Err(e) => return Err(e),
+            RowOutcome::Updated { changed } => {
+                stats.touched += 1;
+                if changed {
+                    stats.copied += 1;
+                    stats.updated += 1;
+                }
+            }
+            RowOutcome::Skipped => {}
         }
-        let keys = index_keys(table, &row);
-        txn.put(def.id, pk, encode_row(&row), Vec::new(), keys);
-        affected += 1;
+        if !matches!(outcome, RowOutcome::Inserted) {
+            if let Some(id) = generated {
+                auto.give_back(id);
+            }
+        }
+        if let Some(a) = auto_col {
+            let v = auto_value(&row[a]).unwrap_or(0);
+            if matches!(outcome, RowOutcome::Updated { changed: true }) && v > 0 {
+                // An update that moves the AUTO_INCREMENT column up moves the
+                // counter too (ha_innobase::update_row, for this statement kind).
+                auto.seen(table, v);
+            }
+            last_auto = v;
+        }
     }
+    let affected = stats.copied
+        + stats.deleted
+        + if found_rows {
+            stats.touched
+        } else {
+            stats.updated
+        };
     let info = if plan.rows.len() > 1 {
+        let duplicates = if plan.ignore {
+            stats.records - stats.copied
+        } else {
+            stats.deleted + stats.updated
+        };
         format!(
             "Records: {}  Duplicates: {}  Warnings: {}",
-            plan.rows.len(),
+            stats.records,
             duplicates,
             effects.warnings.len()
         )
     } else {
         String::new()
     };
+    let last_insert_id = match effects.generated_id {
+        Some(id) => id,
+        None if stats.copied > 0 => last_auto,
+        None => 0,
+    };
     Ok(QueryResult::Ok {
         affected_rows: affected,
-        last_insert_id: effects.generated_id.or(explicit_auto).unwrap_or(0),
+        last_insert_id,
         info,
         warnings: effects.warnings.len() as u16,
     })
+}
+
+/// Records a duplicate-key error that IGNORE turns into warning 1062.
+fn skip_warning(effects: &mut StatementEffects, e: Error) {
+    if let Error::DuplicateEntry { value, key } = e {
+        effects
+            .warnings
+            .push((1062, format!("Duplicate entry '{value}' for key '{key}'")));
+    }
+}
+
+/// Evaluates the value of an assignment (`SET col = e`, ON DUPLICATE KEY UPDATE).
+/// `col = LAST_INSERT_ID(expr)` is MySQL's idiom for handing a value back through
+/// LAST_INSERT_ID(): a sequence table (`UPDATE seq SET id = LAST_INSERT_ID(id + 1)`)
+/// or the id of the row an upsert updated (`... UPDATE id = LAST_INSERT_ID(id)`).
+/// The argument's value, as an unsigned integer, becomes the statement's insert
+/// id (the OK packet's and the session's LAST_INSERT_ID()), recorded in
+/// `effects.generated_id`. Only this top-level form sets it here.
+fn eval_assignment(e: &Expr, env: &Env<'_>, effects: &mut StatementEffects) -> Result<Value> {
+    if let Expr::Func(Func::LastInsertId, args) = e {
+        if let [arg] = args.as_slice() {
+            let v = eval(arg, env)?;
+            match v {
+                Value::UInt(u) => effects.generated_id = Some(u),
+                ref other => {
+                    if let Some(i) = other.to_i64() {
+                        // MySQL stores the argument as an unsigned 64-bit value.
+                        effects.generated_id = Some(i as u64);
+                    }
+                }
+            }
+            return Ok(v);
+        }
+    }
+    eval(e, env)
+}
+
+/// The row ON DUPLICATE KEY UPDATE makes of `existing`: the assignments run left
+/// to right over the frame `existing ++ inserted`, each seeing the values the
+/// earlier ones set, as in an UPDATE.
+fn upsert_values(
+    table: &Table,
+    assignments: &[(usize, Expr)],
+    existing: &[Value],
+    inserted: &[Value],
+    ctx: &dyn EvalContext,
+    rowno: u64,
+    effects: &mut StatementEffects,
+) -> Result<Vec<Value>> {
+    let ncols = table.def.columns.len();
+    let mut frame = Vec::with_capacity(2 * ncols);
+    frame.extend_from_slice(existing);
+    frame.extend_from_slice(inserted);
+    for (c, e) in assignments {
+        let v = eval_assignment(
+            e,
+            &Env {
+                row: &frame,
+                aggs: &[],
+                ctx,
+            },
+            effects,
+        )?;
+        let col = &table.def.columns[*c];
+        let v = coerce(v, col.ty, &col.name, rowno)?;
+        if v.is_null() && !col.nullable {
+            return Err(Error::BadNull(col.name.clone()));
+        }
+        frame[*c] = v;
+    }
+    frame.truncate(ncols);
+    Ok(frame)
+}
+
+/// Stores `row` (at `pk`) for a REPLACE: deletes each row it collides with, or
+/// overwrites the last one in place (see the section comment). Returns the rows
+/// deleted, counting an in-place overwrite that changed the row as one.
+fn replace_row(txn: &mut Transaction, table: &Table, pk: &[u8], row: &[Value]) -> Result<u64> {
+    let def = &table.def;
+    let mut deleted = 0;
+    // Each round removes one colliding row, so there are at most as many rounds
+    // as keys (the primary key and each unique index), plus the final insert.
+    for _ in 0..def.indexes.len() + 2 {
+        let Some(c) = find_conflict(txn, table, row, pk)? else {
+            let keys = index_keys(table, row);
+            txn.put(def.id, pk.to_vec(), encode_row(row), Vec::new(), keys);
+            return Ok(deleted);
+        };
+        if is_last_unique_key(table, c.key) {
+            if c.row.as_slice() != row {
+                write_update(txn, table, c.pk, &c.row, row.to_vec())?;
+                deleted += 1;
+            }
+            return Ok(deleted);
+        }
+        txn.delete(def.id, c.pk, index_keys(table, &c.row));
+        deleted += 1;
+    }
+    Err(Error::Internal(
+        "REPLACE: a colliding row remained after deleting one per key".into(),
+    ))
+}
+
+/// Visits the rows an UPDATE or DELETE changes, locked and at their latest
+/// version, in the plan's ORDER BY order, at most `limit` of them.
+#[allow(clippy::too_many_arguments)] // the statement's row selection, spelled out
+fn for_each_target_row(
+    txn: &mut Transaction,
+    table: &Table,
+    access: &Access,
+    filter: Option<&Expr>,
+    order: &RowOrder,
+    limit: Option<u64>,
+    ctx: &dyn EvalContext,
+    f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<()>,
+) -> Result<()> {
+    match order {
+        RowOrder::Any => for_each_locked_row_dir(txn, table, access, filter, limit, false, ctx, f),
+        RowOrder::Key { reverse } => {
+            for_each_locked_row_dir(txn, table, access, filter, limit, *reverse, ctx, f)
+        }
+        RowOrder::Sort(keys) => {
+            if limit == Some(0) {
+                return Ok(());
+            }
+            // Like MySQL's filesort for UPDATE / DELETE: every matching row is
+            // locked and read, then sorted; only the first LIMIT are changed.
+            let mut rows: Vec<(Vec<Value>, Vec<u8>, Vec<Value>)> = Vec::new();
+            for_each_locked_row_dir(
+                txn,
+                table,
+                access,
+                filter,
+                None,
+                false,
+                ctx,
+                &mut |_, pk, row| {
+                    let env = Env {
+                        row: &row,
+                        aggs: &[],
+                        ctx,
+                    };
+                    let sort_key = keys
+                        .iter()
+                        .map(|(e, _)| eval(e, &env))
+                        .collect::<Result<Vec<_>>>()?;
+                    rows.push((sort_key, pk, row));
+                    Ok(())
+                },
+            )?;
+            // A stable sort: ties keep the access path's order.
+            rows.sort_by(|a, b| {
+                for (i, (_, desc)) in keys.iter().enumerate() {
+                    let o = sort_cmp(&a.0[i], &b.0[i]);
+                    if o != Ordering::Equal {
+                        return if *desc { o.reverse() } else { o };
+                    }
+                }
+                Ordering::Equal
+            });
+            if let Some(l) = limit {
+                rows.truncate(usize::try_from(l).unwrap_or(usize::MAX));
+            }
+            for (_, pk, row) in rows {
+                f(txn, pk, row)?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Runs an UPDATE. With `found_rows` (CLIENT_FOUND_ROWS) affected rows are the
@@ -513,6 +1075,7 @@ pub fn run_update(
     txn: &mut Transaction,
     ctx: &dyn EvalContext,
     found_rows: bool,
+    effects: &mut StatementEffects,
 ) -> Result<QueryResult> {
     let table = &plan.table;
     let def = &table.def;
@@ -523,26 +1086,26 @@ pub fn run_update(
         .transpose()?;
     let mut matched = 0u64;
     let mut changed = 0u64;
-    let pk_cols: HashSet<usize> = def.primary_key.iter().copied().collect();
-    let touches_pk = plan.assignments.iter().any(|(c, _)| pk_cols.contains(c));
-    for_each_locked_row(
+    for_each_target_row(
         txn,
         table,
         &plan.access,
         plan.filter.as_ref(),
+        &plan.order,
         limit,
         ctx,
         &mut |txn, pk, old| {
             matched += 1;
             let mut new = old.clone();
             for (c, e) in &plan.assignments {
-                let v = eval(
+                let v = eval_assignment(
                     e,
                     &Env {
                         row: &new,
                         aggs: &[],
                         ctx,
                     },
+                    effects,
                 )?;
                 let col = &def.columns[*c];
                 let v = coerce(v, col.ty, &col.name, matched)?;
@@ -555,33 +1118,12 @@ pub fn run_update(
                 return Ok(());
             }
             changed += 1;
-            let old_keys = index_keys(table, &old);
-            let new_keys = index_keys(table, &new);
-            let new_pk = if touches_pk && !table.hidden_pk() {
-                primary_key(table, &new)
-            } else {
-                pk.clone()
-            };
-            if new_pk != pk {
-                txn.lock(&row_lock_key(table, &new_pk))?;
-                if txn.get(def.id, &new_pk, ReadMode::Current)?.is_some() {
-                    return Err(pk_duplicate(table, &new));
-                }
-                // Unique values the row keeps are its own (its old primary key
-                // is deleted by this same statement): only changed ones collide.
-                check_unique(txn, table, &new, &new_pk, Some(&old))?;
-                txn.delete(def.id, pk, old_keys);
-                txn.put(def.id, new_pk, encode_row(&new), Vec::new(), new_keys);
-            } else {
-                check_unique(txn, table, &new, &pk, Some(&old))?;
-                txn.put(def.id, pk, encode_row(&new), old_keys, new_keys);
-            }
-            Ok(())
+            write_update(txn, table, pk, &old, new)
         },
     )?;
     Ok(QueryResult::Ok {
         affected_rows: if found_rows { matched } else { changed },
-        last_insert_id: 0,
+        last_insert_id: effects.generated_id.unwrap_or(0),
         info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
         warnings: 0,
     })
@@ -600,11 +1142,12 @@ pub fn run_delete(
         .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
         .transpose()?;
     let mut deleted = 0u64;
-    for_each_locked_row(
+    for_each_target_row(
         txn,
         table,
         &plan.access,
         plan.filter.as_ref(),
+        &plan.order,
         limit,
         ctx,
         &mut |txn, pk, old| {

@@ -139,6 +139,45 @@ pub enum Expr {
     },
     /// A scalar function.
     Func(Func, Vec<Expr>),
+    /// A column of a source bound by an earlier join step (or of an enclosing
+    /// query), seen from a later step's access path: fixed while that step runs,
+    /// so [`Expr::is_constant`] holds and it can bound a key range. Evaluates
+    /// like `Column` over the whole frame.
+    Bound(usize),
+    /// A row value `(a, b, ...)`, only as an operand of `=`, `<>`, `<=>` and IN.
+    Row(Vec<Expr>),
+    /// A subquery (scalar, EXISTS or IN).
+    Subquery(Box<SubqueryExpr>),
+}
+
+/// What a subquery expression asks of its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubqueryKind {
+    /// `(SELECT one column)`: its single value, NULL for no row, error 1242 for
+    /// more than one.
+    Scalar,
+    /// `[NOT] EXISTS (SELECT ...)`: (negated).
+    Exists(bool),
+    /// `lhs [NOT] IN (SELECT ...)`: the left operand's values (one per column).
+    In(Vec<Expr>, bool),
+}
+
+/// A bound subquery.
+#[derive(Debug, Clone)]
+pub struct SubqueryExpr {
+    /// The subquery's plan; its frame starts with the enclosing frame.
+    pub plan: std::sync::Arc<crate::query::SelectPlan>,
+    /// How its rows are used.
+    pub kind: SubqueryKind,
+    /// Whether it reads columns of an enclosing query (then it runs once per
+    /// outer row; otherwise once per statement, cached).
+    pub correlated: bool,
+}
+
+impl PartialEq for SubqueryExpr {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.plan, &other.plan) && self.kind == other.kind
+    }
 }
 
 impl Expr {
@@ -170,7 +209,148 @@ impl Expr {
             Expr::Func(f, args) => {
                 f.is_deterministic_per_statement() && args.iter().all(Expr::is_constant)
             }
+            Expr::Bound(_) => true,
+            Expr::Row(items) => items.iter().all(Expr::is_constant),
+            // Evaluating one needs a reader; access paths never do.
+            Expr::Subquery(_) => false,
         }
+    }
+
+    /// Calls `f` on every direct child expression (not into subqueries' plans,
+    /// but into an IN subquery's left operand).
+    pub fn for_each_child(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            Expr::Literal(_)
+            | Expr::Param(_)
+            | Expr::Column(_)
+            | Expr::Agg(_)
+            | Expr::SysVar(_)
+            | Expr::UserVar(_)
+            | Expr::Bound(_) => {}
+            Expr::Neg(a)
+            | Expr::Not(a)
+            | Expr::BitNot(a)
+            | Expr::IsNull(a, _)
+            | Expr::IsBool(a, _, _) => f(a),
+            Expr::Binary(_, a, b) | Expr::Like(a, b, _, _) => {
+                f(a);
+                f(b);
+            }
+            Expr::InList(a, l, _) => {
+                f(a);
+                l.iter().for_each(f);
+            }
+            Expr::Between(a, b, c, _) => {
+                f(a);
+                f(b);
+                f(c);
+            }
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => {
+                if let Some(o) = operand {
+                    f(o);
+                }
+                for (c, r) in whens {
+                    f(c);
+                    f(r);
+                }
+                if let Some(o) = otherwise {
+                    f(o);
+                }
+            }
+            Expr::Func(_, args) | Expr::Row(args) => args.iter().for_each(f),
+            Expr::Subquery(sq) => {
+                if let SubqueryKind::In(lhs, _) = &sq.kind {
+                    lhs.iter().for_each(f);
+                }
+            }
+        }
+    }
+
+    /// Rebuilds the expression bottom-up, replacing each node for which `f`
+    /// returns `Some` (children of a replaced node are not visited).
+    pub fn rewrite(&self, f: &dyn Fn(&Expr) -> Option<Expr>) -> Expr {
+        if let Some(e) = f(self) {
+            return e;
+        }
+        let r = |e: &Expr| Box::new(e.rewrite(f));
+        match self {
+            Expr::Literal(_)
+            | Expr::Param(_)
+            | Expr::Column(_)
+            | Expr::Agg(_)
+            | Expr::SysVar(_)
+            | Expr::UserVar(_)
+            | Expr::Bound(_) => self.clone(),
+            Expr::Neg(a) => Expr::Neg(r(a)),
+            Expr::Not(a) => Expr::Not(r(a)),
+            Expr::BitNot(a) => Expr::BitNot(r(a)),
+            Expr::IsNull(a, n) => Expr::IsNull(r(a), *n),
+            Expr::IsBool(a, t, n) => Expr::IsBool(r(a), *t, *n),
+            Expr::Binary(op, a, b) => Expr::Binary(*op, r(a), r(b)),
+            Expr::Like(a, b, esc, n) => Expr::Like(r(a), r(b), *esc, *n),
+            Expr::InList(a, l, n) => {
+                Expr::InList(r(a), l.iter().map(|x| x.rewrite(f)).collect(), *n)
+            }
+            Expr::Between(a, b, c, n) => Expr::Between(r(a), r(b), r(c), *n),
+            Expr::Case {
+                operand,
+                whens,
+                otherwise,
+            } => Expr::Case {
+                operand: operand.as_ref().map(|o| r(o)),
+                whens: whens
+                    .iter()
+                    .map(|(c, x)| (c.rewrite(f), x.rewrite(f)))
+                    .collect(),
+                otherwise: otherwise.as_ref().map(|o| r(o)),
+            },
+            Expr::Func(func, args) => {
+                Expr::Func(*func, args.iter().map(|x| x.rewrite(f)).collect())
+            }
+            Expr::Row(items) => Expr::Row(items.iter().map(|x| x.rewrite(f)).collect()),
+            Expr::Subquery(sq) => {
+                let mut sq = sq.as_ref().clone();
+                if let SubqueryKind::In(lhs, neg) = &sq.kind {
+                    sq.kind = SubqueryKind::In(lhs.iter().map(|x| x.rewrite(f)).collect(), *neg);
+                }
+                Expr::Subquery(Box::new(sq))
+            }
+        }
+    }
+
+    /// Calls `f` on every column position the expression reads in its own
+    /// frame (`Column` and `Bound`), and reports subqueries through `sub`.
+    pub fn visit_columns(&self, f: &mut dyn FnMut(usize), sub: &mut dyn FnMut(&SubqueryExpr)) {
+        match self {
+            Expr::Column(i) | Expr::Bound(i) => f(*i),
+            Expr::Subquery(sq) => {
+                sub(sq);
+                self.for_each_child(&mut |c| c.visit_columns(f, sub));
+            }
+            _ => self.for_each_child(&mut |c| c.visit_columns(f, sub)),
+        }
+    }
+
+    /// Whether the expression contains an aggregate reference.
+    pub fn has_agg(&self) -> bool {
+        let mut found = matches!(self, Expr::Agg(_));
+        if !found {
+            self.for_each_child(&mut |c| found |= c.has_agg());
+        }
+        found
+    }
+
+    /// Whether the expression contains a subquery.
+    pub fn has_subquery(&self) -> bool {
+        let mut found = matches!(self, Expr::Subquery(_));
+        if !found {
+            self.for_each_child(&mut |c| found |= c.has_subquery());
+        }
+        found
     }
 
     /// Splits a conjunction into its AND-ed parts.
@@ -196,7 +376,12 @@ impl Expr {
             Expr::Literal(v) => ExprKind::of_value(v),
             Expr::Param(_) | Expr::UserVar(_) => ExprKind::String,
             Expr::SysVar(name) => crate::vars::kind(name),
-            Expr::Column(i) => cols.get(*i).copied().unwrap_or(ExprKind::String),
+            Expr::Column(i) | Expr::Bound(i) => cols.get(*i).copied().unwrap_or(ExprKind::String),
+            Expr::Row(_) => ExprKind::Int,
+            Expr::Subquery(sq) => match &sq.kind {
+                SubqueryKind::Scalar => sq.plan.kinds.first().copied().unwrap_or(ExprKind::Null),
+                _ => ExprKind::Int,
+            },
             Expr::Agg(i) => match aggs.get(*i) {
                 Some(a) => match a.func {
                     AggFunc::Count | AggFunc::CountStar => ExprKind::Int,
@@ -271,12 +456,69 @@ pub fn column_kinds(table: Option<&Table>) -> Vec<ExprKind> {
 // Binding
 // ----------------------------------------------------------------------------------
 
-/// Resolves names against at most one table and numbers placeholders.
+/// One source whose columns names can resolve to: a table or derived table of
+/// the query being bound, or of an enclosing query (for correlated subqueries).
+#[derive(Debug, Clone)]
+pub struct Scope {
+    /// The name it is referred to by: its alias, or the table's name.
+    pub qualifier: String,
+    /// The table's database (empty for a derived table).
+    pub db: String,
+    /// Column names, in order.
+    pub columns: Vec<String>,
+    /// Column kinds, in order.
+    pub kinds: Vec<ExprKind>,
+    /// Frame position of its first column.
+    pub offset: usize,
+}
+
+impl Scope {
+    /// The scope of a table referred to as `alias` (or its name), at `offset`.
+    pub fn of_table(table: &Table, alias: Option<&str>, offset: usize) -> Scope {
+        Scope {
+            qualifier: alias.unwrap_or(&table.def.name).to_string(),
+            db: table.def.db.clone(),
+            columns: table.def.columns.iter().map(|c| c.name.clone()).collect(),
+            kinds: table
+                .def
+                .columns
+                .iter()
+                .map(|c| ExprKind::of(c.ty))
+                .collect(),
+            offset,
+        }
+    }
+
+    fn find(&self, name: &str) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))
+            .map(|i| self.offset + i)
+    }
+}
+
+/// Resolves names to frame positions and numbers placeholders.
+///
+/// A query block evaluates its expressions over a *frame*: the values of the
+/// enclosing queries' frames (for correlated subqueries), then the columns of
+/// each of its own sources. `Expr::Column(i)` is frame position `i`; a
+/// single-table statement's frame is just the table's row.
 pub struct Binder<'a> {
-    /// The table in scope, if any.
+    /// The single table of a DML statement (or a single-table SELECT), if any.
     pub table: Option<&'a Table>,
-    /// The name the table is referred to by (its alias, or its name).
-    pub table_alias: Option<&'a str>,
+    /// Visible sources: the enclosing queries' first, then this query's.
+    pub scopes: Vec<Scope>,
+    /// `scopes[own_from..]` are this query's sources.
+    pub own_from: usize,
+    /// Frame positions below this belong to enclosing queries.
+    pub outer_len: usize,
+    /// Frame width (where a subquery's own sources start).
+    pub frame_len: usize,
+    /// The smallest enclosing-frame position read (by this query or a nested
+    /// subquery): `Some` means this query is correlated.
+    pub min_outer_ref: Option<usize>,
+    /// The planner, for subqueries (absent where subqueries are not allowed).
+    pub plan_ctx: Option<&'a crate::plan::PlanContext<'a>>,
     /// Placeholders seen so far.
     pub params: usize,
     /// Aggregates collected, when aggregates are allowed.
@@ -292,11 +534,21 @@ pub struct Binder<'a> {
 }
 
 impl<'a> Binder<'a> {
-    /// A binder for expressions over `table` (referred to as `alias`).
-    pub fn new(table: Option<&'a Table>, table_alias: Option<&'a str>) -> Binder<'a> {
+    /// A binder for expressions over `table` (referred to as `alias`): the
+    /// frame is the table's row.
+    pub fn new(table: Option<&'a Table>, table_alias: Option<&str>) -> Binder<'a> {
+        let scopes: Vec<Scope> = table
+            .map(|t| vec![Scope::of_table(t, table_alias, 0)])
+            .unwrap_or_default();
+        let frame_len = table.map(|t| t.def.columns.len()).unwrap_or(0);
         Binder {
             table,
-            table_alias,
+            scopes,
+            own_from: 0,
+            outer_len: 0,
+            frame_len,
+            min_outer_ref: None,
+            plan_ctx: None,
             params: 0,
             aggs: Vec::new(),
             allow_aggs: false,
@@ -322,7 +574,14 @@ impl<'a> Binder<'a> {
         Ok(Box::new(self.bind(e)?))
     }
 
-    fn column(&self, parts: &[&ast::Ident]) -> Result<Expr> {
+    /// Whether `name` is a column of one of this query's own sources.
+    pub fn is_own_column(&self, name: &str) -> bool {
+        self.scopes[self.own_from..]
+            .iter()
+            .any(|s| s.find(name).is_some())
+    }
+
+    fn column(&mut self, parts: &[&ast::Ident]) -> Result<Expr> {
         let display = parts
             .iter()
             .map(|p| p.value.as_str())
@@ -332,25 +591,74 @@ impl<'a> Binder<'a> {
             column: display.clone(),
             context: self.context.to_string(),
         };
-        let table = self.table.ok_or_else(unknown)?;
-        let (qualifier, name) = match parts {
-            [c] => (None, &c.value),
-            [t, c] => (Some(&t.value), &c.value),
-            [d, t, c] => {
-                if d.value != table.def.db {
-                    return Err(unknown());
-                }
-                (Some(&t.value), &c.value)
-            }
+        let (db, qualifier, name) = match parts {
+            [c] => (None, None, &c.value),
+            [t, c] => (None, Some(&t.value), &c.value),
+            [d, t, c] => (Some(&d.value), Some(&t.value), &c.value),
             _ => return Err(unknown()),
         };
-        if let Some(q) = qualifier {
-            let alias = self.table_alias.unwrap_or(&table.def.name);
-            if q != alias {
-                return Err(unknown());
+        let matches = |s: &Scope| {
+            qualifier.is_none_or(|q| *q == s.qualifier) && db.is_none_or(|d| *d == s.db)
+        };
+        // This query's sources first: a name found in two is ambiguous.
+        let mut found = None;
+        for s in &self.scopes[self.own_from..] {
+            if !matches(s) {
+                continue;
+            }
+            if let Some(pos) = s.find(name) {
+                if found.is_some() {
+                    return Err(Error::AmbiguousColumn(format!(
+                        "Column '{display}' in {} is ambiguous",
+                        self.context
+                    )));
+                }
+                found = Some(pos);
             }
         }
-        table.column(name).map(Expr::Column).ok_or_else(unknown)
+        if let Some(pos) = found {
+            return Ok(Expr::Column(pos));
+        }
+        // Then the enclosing queries', innermost first: a correlated reference.
+        for s in self.scopes[..self.own_from].iter().rev() {
+            if matches(s) {
+                if let Some(pos) = s.find(name) {
+                    self.min_outer_ref = Some(self.min_outer_ref.map_or(pos, |m| m.min(pos)));
+                    return Ok(Expr::Column(pos));
+                }
+            }
+        }
+        Err(unknown())
+    }
+
+    /// Binds a subquery against this binder's frame.
+    fn subquery(&mut self, q: &ast::Query, kind: SubqueryKind) -> Result<Expr> {
+        let ctx = self
+            .plan_ctx
+            .ok_or_else(|| Error::Unsupported("subqueries in this statement".into()))?;
+        let (plan, params, min_ref) =
+            crate::query::plan_subquery(ctx, q, &self.scopes, self.frame_len, self.params)?;
+        self.params = params;
+        if let Some(r) = min_ref {
+            // A reference below our own frame start makes us correlated too.
+            if r < self.outer_len {
+                self.min_outer_ref = Some(self.min_outer_ref.map_or(r, |m| m.min(r)));
+            }
+        }
+        if kind == SubqueryKind::Scalar || matches!(kind, SubqueryKind::In(..)) {
+            let want = match &kind {
+                SubqueryKind::In(lhs, _) => lhs.len(),
+                _ => 1,
+            };
+            if plan.visible != want {
+                return Err(Error::OperandColumns(want));
+            }
+        }
+        Ok(Expr::Subquery(Box::new(SubqueryExpr {
+            plan: std::sync::Arc::new(plan),
+            kind,
+            correlated: min_ref.is_some(),
+        })))
     }
 
     fn bind_inner(&mut self, e: &ast::Expr) -> Result<Expr> {
@@ -366,9 +674,7 @@ impl<'a> Binder<'a> {
                     Expr::SysVar(strip_scope(v))
                 } else if let Some(v) = id.value.strip_prefix('@') {
                     Expr::UserVar(v.to_ascii_lowercase())
-                } else if id.quote_style == Some('"')
-                    && self.table.is_none_or(|t| t.column(&id.value).is_none())
-                {
+                } else if id.quote_style == Some('"') && !self.is_own_column(&id.value) {
                     // In MySQL's default sql_mode "..." is a string literal.
                     Expr::Literal(Value::str(&id.value))
                 } else {
@@ -595,9 +901,26 @@ impl<'a> Binder<'a> {
             }
             A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.bind(expr)?]),
             A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.bind(expr)?]),
-            A::Tuple(_) => return Err(Error::OperandColumns(1)),
-            A::Subquery(_) | A::InSubquery { .. } | A::Exists { .. } => {
-                return Err(Error::Unsupported("subqueries".into()))
+            A::Tuple(items) => Expr::Row(
+                items
+                    .iter()
+                    .map(|x| self.bind(x))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            A::Subquery(q) => self.subquery(q, SubqueryKind::Scalar)?,
+            A::Exists { subquery, negated } => {
+                self.subquery(subquery, SubqueryKind::Exists(*negated))?
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let lhs = match self.bind(expr)? {
+                    Expr::Row(items) => items,
+                    one => vec![one],
+                };
+                self.subquery(subquery, SubqueryKind::In(lhs, *negated))?
             }
             A::Interval(_) => return Err(Error::Unsupported("INTERVAL expressions".into())),
             other => return Err(Error::Unsupported(format!("expression {other}"))),
@@ -766,6 +1089,13 @@ pub trait EvalContext {
     fn now(&self) -> chrono::NaiveDateTime;
     /// Records a warning for SHOW WARNINGS (code, message).
     fn warn(&self, code: u16, message: &str);
+    /// The rows of a subquery whose enclosing frame is `outer` (its visible
+    /// columns only). Only a query executor can answer (it holds the reader);
+    /// elsewhere this is an error.
+    fn subquery(&self, sq: &SubqueryExpr, outer: &[Value]) -> Result<std::rc::Rc<Vec<Vec<Value>>>> {
+        let _ = (sq, outer);
+        Err(Error::Unsupported("subqueries in this statement".into()))
+    }
 }
 
 /// The row an expression is evaluated over.
@@ -788,7 +1118,9 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
             .get(*i)
             .cloned()
             .ok_or_else(|| Error::WrongArguments("mysqld_stmt_execute".into()))?,
-        Expr::Column(i) => env.row.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Column(i) | Expr::Bound(i) => env.row.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Row(_) => return Err(Error::OperandColumns(1)),
+        Expr::Subquery(sq) => return eval_subquery(sq, env),
         Expr::Agg(i) => env.aggs.get(*i).cloned().unwrap_or(Value::Null),
         Expr::SysVar(n) => env.ctx.sys_var(n)?,
         Expr::UserVar(n) => env.ctx.user_var(n),
@@ -823,6 +1155,21 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
         Expr::IsBool(a, want, neg) => {
             let t = eval(a, env)?.truth();
             Value::Int(((t == Some(*want)) != *neg) as i64)
+        }
+        Expr::InList(a, list, neg) if matches!(a.as_ref(), Expr::Row(_)) => {
+            let mut saw_null = false;
+            for item in list {
+                match row_eq(a, item, env)? {
+                    Some(true) => return Ok(Value::Int(!*neg as i64)),
+                    None => saw_null = true,
+                    Some(false) => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Int(*neg as i64)
+            }
         }
         Expr::InList(a, list, neg) => {
             let v = eval(a, env)?;
@@ -888,6 +1235,79 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
     })
 }
 
+/// Row-value equality `(a, b) = (c, d)`: `None` when unknown (a NULL compared).
+fn row_eq(a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Option<bool>> {
+    let (Expr::Row(xs), Expr::Row(ys)) = (a, b) else {
+        let n = match (a, b) {
+            (Expr::Row(xs), _) => xs.len(),
+            (_, Expr::Row(ys)) => ys.len(),
+            _ => 1,
+        };
+        return Err(Error::OperandColumns(n));
+    };
+    if xs.len() != ys.len() {
+        return Err(Error::OperandColumns(xs.len()));
+    }
+    let mut result = Some(true);
+    for (x, y) in xs.iter().zip(ys) {
+        let (l, r) = (eval(x, env)?, eval(y, env)?);
+        match compare(&l, &r) {
+            Some(Ordering::Equal) => {}
+            Some(_) => return Ok(Some(false)),
+            None => result = None,
+        }
+    }
+    Ok(result)
+}
+
+/// Compares a subquery row with the values of an IN's left operand.
+fn values_eq(lhs: &[Value], row: &[Value]) -> Option<bool> {
+    let mut result = Some(true);
+    for (l, r) in lhs.iter().zip(row) {
+        match compare(l, r) {
+            Some(Ordering::Equal) => {}
+            Some(_) => return Some(false),
+            None => result = None,
+        }
+    }
+    result
+}
+
+fn eval_subquery(sq: &SubqueryExpr, env: &Env<'_>) -> Result<Value> {
+    let outer_len = sq.plan.outer_len.min(env.row.len());
+    let rows = env.ctx.subquery(sq, &env.row[..outer_len])?;
+    Ok(match &sq.kind {
+        SubqueryKind::Scalar => match rows.len() {
+            0 => Value::Null,
+            1 => rows[0].first().cloned().unwrap_or(Value::Null),
+            _ => return Err(Error::SubqueryMoreThanOneRow),
+        },
+        SubqueryKind::Exists(neg) => Value::Int((rows.is_empty() == *neg) as i64),
+        SubqueryKind::In(lhs, neg) => {
+            let lv = lhs
+                .iter()
+                .map(|e| eval(e, env))
+                .collect::<Result<Vec<_>>>()?;
+            if rows.is_empty() {
+                return Ok(Value::Int(*neg as i64));
+            }
+            let mut saw_null = false;
+            for r in rows.iter() {
+                match values_eq(&lv, r) {
+                    Some(true) => return Ok(Value::Int(!*neg as i64)),
+                    None => saw_null = true,
+                    Some(false) => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Int(*neg as i64)
+            }
+        }
+    })
+}
+
 /// Evaluates a predicate: true only when the value is true (NULL is not).
 pub fn eval_predicate(e: &Expr, env: &Env<'_>) -> Result<bool> {
     Ok(eval(e, env)?.truth() == Some(true))
@@ -935,6 +1355,13 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
             });
         }
         _ => {}
+    }
+    if matches!(a, Expr::Row(_)) || matches!(b, Expr::Row(_)) {
+        return match op {
+            BinOp::Eq => Ok(row_eq(a, b, env)?.map_or(Value::Null, |x| Value::Int(x as i64))),
+            BinOp::Ne => Ok(row_eq(a, b, env)?.map_or(Value::Null, |x| Value::Int(!x as i64))),
+            _ => Err(Error::Unsupported("this operator on row values".into())),
+        };
     }
     let l = eval(a, env)?;
     let r = eval(b, env)?;

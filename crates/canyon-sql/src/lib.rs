@@ -53,6 +53,7 @@
 pub mod access;
 mod api;
 pub mod catalog;
+pub mod datetime;
 pub mod ddl;
 pub mod encoding;
 mod engine;

@@ -5,9 +5,28 @@
 //! re-executed with new parameters (prepared statements keep it until the
 //! catalog version changes). Access-path choice lives in [`crate::access`].
 //!
-//! Scope of this version: single-table SELECT / INSERT / UPDATE / DELETE. Joins,
-//! sub-queries, INSERT ... SELECT and ON DUPLICATE KEY UPDATE are refused with
-//! error 1235 (not supported yet), never silently ignored.
+//! Scope of this version: single-table SELECT / INSERT / UPDATE / DELETE, with
+//! MySQL's write forms that OLTP applications use: `INSERT ... SET`,
+//! `INSERT ... ON DUPLICATE KEY UPDATE` (with `VALUES(col)` and the 8.0.19 row
+//! alias `AS new`), `REPLACE`, and `UPDATE` / `DELETE ... ORDER BY ... LIMIT`.
+//! INSERT ... SELECT and multi-table UPDATE / DELETE are refused with error 1235
+//! (not supported yet), never silently ignored.
+//!
+//! # How ON DUPLICATE KEY UPDATE is bound
+//! The assignments see two rows: the existing (conflicting) row, by plain column
+//! names, and the row that would have been inserted, through `VALUES(col)` or the
+//! row alias. They are bound against one frame of `2 * ncols` columns:
+//!
+//! ```text
+//!   frame:  [ existing c0 .. c(n-1) | would-be-inserted c0 .. c(n-1) ]
+//!   `c`        -> Column(c)
+//!   VALUES(c)  -> Column(n + c)        (also `new.c` with `AS new`)
+//! ```
+//!
+//! The planner rewrites `VALUES(c)` in the parsed expression into a reference to
+//! a hidden column of a frame table (the table's columns followed by hidden
+//! copies), then lets the general binder bind the rest, so the binder needs no
+//! special form for it.
 
 use crate::access::{choose_access, Access};
 use crate::api::Column;
@@ -25,12 +44,46 @@ use std::sync::Arc;
 pub struct InsertPlan {
     /// Target table.
     pub table: Arc<Table>,
-    /// Positions of the listed columns (all columns when no list was given).
+    /// Positions of the listed columns (all columns when no list was given; the
+    /// SET targets for `INSERT ... SET`).
     pub columns: Vec<usize>,
-    /// VALUES rows.
+    /// VALUES rows (`None`: DEFAULT).
     pub rows: Vec<Vec<Option<Expr>>>,
-    /// INSERT IGNORE: duplicate-key rows are skipped with a warning.
+    /// INSERT IGNORE: rows that collide (on insert, or in the ON DUPLICATE KEY
+    /// UPDATE that follows) are skipped with warning 1062.
     pub ignore: bool,
+    /// What a row that collides with an existing row does.
+    pub on_duplicate: OnDuplicate,
+}
+
+/// What an inserted row that collides with an existing row on the primary key or
+/// a unique index does.
+#[derive(Debug)]
+pub enum OnDuplicate {
+    /// Error 1062 (a warning and the row skipped under IGNORE).
+    Error,
+    /// REPLACE: the colliding rows are deleted, then the row is inserted.
+    Replace,
+    /// ON DUPLICATE KEY UPDATE: the first colliding row is updated instead.
+    /// Expressions are bound over the frame `existing row ++ inserted row` (see
+    /// the module doc) and applied left to right, each seeing the earlier ones.
+    Update(Vec<(usize, Expr)>),
+}
+
+/// The order in which UPDATE / DELETE visit rows (`ORDER BY`).
+#[derive(Debug)]
+pub enum RowOrder {
+    /// No ORDER BY: the access path's order.
+    Any,
+    /// The access path delivers the ORDER BY (a primary-key prefix, all in one
+    /// direction): scan, backwards when `reverse`, and stop at LIMIT.
+    Key {
+        /// Scan from the high end (ORDER BY ... DESC).
+        reverse: bool,
+    },
+    /// Lock and read every matching row, sort by these keys (`true`: DESC), then
+    /// process the first LIMIT rows — what MySQL's filesort does.
+    Sort(Vec<(Expr, bool)>),
 }
 
 /// An UPDATE.
@@ -44,6 +97,8 @@ pub struct UpdatePlan {
     pub filter: Option<Expr>,
     /// SET column = expr, applied left to right as MySQL does.
     pub assignments: Vec<(usize, Expr)>,
+    /// ORDER BY.
+    pub order: RowOrder,
     /// LIMIT.
     pub limit: Option<Expr>,
 }
@@ -57,6 +112,8 @@ pub struct DeletePlan {
     pub access: Access,
     /// WHERE.
     pub filter: Option<Expr>,
+    /// ORDER BY.
+    pub order: RowOrder,
     /// LIMIT.
     pub limit: Option<Expr>,
 }
@@ -127,23 +184,74 @@ fn table_name(t: &ast::TableObject) -> Result<&ast::ObjectName> {
     }
 }
 
-/// Plans an INSERT.
+/// Plans an INSERT or REPLACE: `VALUES` rows or `SET col = expr, ...`, with an
+/// optional ON DUPLICATE KEY UPDATE.
 pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
-    if ins.on.is_some() {
-        return Err(Error::Unsupported(
-            "INSERT ... ON DUPLICATE KEY UPDATE".into(),
-        ));
-    }
-    if ins.replace_into {
-        return Err(Error::Unsupported("REPLACE".into()));
-    }
-    if !ins.assignments.is_empty() {
-        return Err(Error::Unsupported("INSERT ... SET".into()));
-    }
     if ins.returning.is_some() || ins.partitioned.is_some() {
         return Err(Error::Unsupported("this INSERT form".into()));
     }
     let table = ctx.resolve(table_name(&ins.table)?)?;
+    let mut b = Binder::new(Some(&table), None);
+    b.context = "field list";
+    let (columns, rows) = if ins.assignments.is_empty() {
+        plan_insert_values(&mut b, &table, ins)?
+    } else {
+        // INSERT ... SET: one row whose columns are the SET targets.
+        if ins.source.is_some() || !ins.columns.is_empty() {
+            return Err(Error::Syntax("INSERT with both SET and VALUES".into()));
+        }
+        let mut columns = Vec::with_capacity(ins.assignments.len());
+        let mut row = Vec::with_capacity(ins.assignments.len());
+        for a in &ins.assignments {
+            let pos = assignment_column(&table, a)?;
+            if columns.contains(&pos) {
+                return Err(Error::ColumnSpecifiedTwice(
+                    table.def.columns[pos].name.clone(),
+                ));
+            }
+            columns.push(pos);
+            row.push(bind_insert_value(&mut b, &a.value)?);
+        }
+        (columns, vec![row])
+    };
+    let on_duplicate = match &ins.on {
+        None if ins.replace_into => OnDuplicate::Replace,
+        None => OnDuplicate::Error,
+        Some(ast::OnInsert::DuplicateKeyUpdate(assignments)) if !ins.replace_into => {
+            let inserted = InsertedRow::new(&table, &columns, ins.insert_alias.as_ref())?;
+            let frame = inserted.frame_table();
+            let mut ub = Binder::new(Some(&frame), None);
+            ub.context = "field list";
+            // Placeholders continue the numbering of the VALUES part, which comes
+            // first in the statement text.
+            ub.params = b.params;
+            let mut bound = Vec::with_capacity(assignments.len());
+            for a in assignments {
+                let pos = assignment_column(&table, a)?;
+                let mut value = a.value.clone();
+                inserted.rewrite(&mut value, 0)?;
+                bound.push((pos, ub.bind(&value)?));
+            }
+            OnDuplicate::Update(bound)
+        }
+        Some(_) => return Err(Error::Unsupported("ON CONFLICT".into())),
+    };
+    Ok(InsertPlan {
+        table,
+        columns,
+        rows,
+        ignore: ins.ignore,
+        on_duplicate,
+    })
+}
+
+/// The column list and rows of `INSERT ... [(cols)] VALUES (...), ...`.
+#[allow(clippy::type_complexity)] // (columns, rows) as InsertPlan holds them
+fn plan_insert_values(
+    b: &mut Binder<'_>,
+    table: &Table,
+    ins: &ast::Insert,
+) -> Result<(Vec<usize>, Vec<Vec<Option<Expr>>>)> {
     let columns: Vec<usize> = if ins.columns.is_empty() {
         (0..table.def.columns.len()).collect()
     } else {
@@ -159,7 +267,7 @@ pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPla
                 context: "field list".into(),
             })?;
             if cols.contains(&pos) {
-                return Err(Error::DuplicateColumn(name));
+                return Err(Error::ColumnSpecifiedTwice(name));
             }
             cols.push(pos);
         }
@@ -173,8 +281,6 @@ pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPla
         ast::SetExpr::Values(v) => v,
         _ => return Err(Error::Unsupported("INSERT ... SELECT".into())),
     };
-    let mut b = Binder::new(Some(&table), None);
-    b.context = "field list";
     let mut rows = Vec::with_capacity(values.rows.len());
     for (i, row) in values.rows.iter().enumerate() {
         if row.content.len() != columns.len() {
@@ -182,38 +288,281 @@ pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPla
         }
         let mut bound = Vec::with_capacity(row.content.len());
         for e in &row.content {
-            // DEFAULT in a VALUES list means the column default.
-            if let ast::Expr::Identifier(id) = e {
-                if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT") {
-                    bound.push(None);
-                    continue;
-                }
-            }
-            let x = b.bind(e)?;
-            // VALUES are evaluated without a current row: a column reference there
-            // would read NULL in Canyon but the default in MySQL; refuse it.
-            if !x.is_constant() {
-                return Err(Error::Unsupported("column references in VALUES".into()));
-            }
-            bound.push(Some(x));
+            bound.push(bind_insert_value(b, e)?);
         }
         rows.push(bound);
     }
-    Ok(InsertPlan {
-        table,
-        columns,
-        rows,
-        ignore: ins.ignore,
+    Ok((columns, rows))
+}
+
+/// Binds one value of a VALUES row or an `INSERT ... SET`; `None` for DEFAULT
+/// (the column default).
+fn bind_insert_value(b: &mut Binder<'_>, e: &ast::Expr) -> Result<Option<Expr>> {
+    if let ast::Expr::Identifier(id) = e {
+        if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("DEFAULT") {
+            return Ok(None);
+        }
+    }
+    let x = b.bind(e)?;
+    // VALUES are evaluated without a current row: a column reference there would
+    // read NULL in Canyon but the default (or the value set earlier in the row) in
+    // MySQL; refuse it.
+    if !x.is_constant() {
+        return Err(Error::Unsupported("column references in VALUES".into()));
+    }
+    Ok(Some(x))
+}
+
+/// The table column an assignment (`SET col = ...`, `t.col = ...`) targets.
+fn assignment_column(table: &Table, a: &ast::Assignment) -> Result<usize> {
+    let target = match &a.target {
+        ast::AssignmentTarget::ColumnName(n) => n,
+        ast::AssignmentTarget::Tuple(_) => {
+            return Err(Error::Unsupported("tuple assignment".into()))
+        }
+    };
+    let name = target
+        .0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map(|i| i.value.clone())
+        .unwrap_or_default();
+    table.column(&name).ok_or_else(|| Error::UnknownColumn {
+        column: name.clone(),
+        context: "field list".into(),
     })
 }
 
-/// Plans an UPDATE.
+/// How ON DUPLICATE KEY UPDATE names the row that would have been inserted:
+/// `VALUES(col)`, and with MySQL 8.0.19's row alias `INSERT ... VALUES (...) AS new
+/// [(m, n, ...)]` also `new.col` and the column aliases (`m`, or `new.m`).
+struct InsertedRow<'a> {
+    table: &'a Table,
+    /// The row alias, if any.
+    alias: Option<String>,
+    /// Column aliases with the column each names (the insert list, in order).
+    col_aliases: Vec<(String, usize)>,
+}
+
+impl<'a> InsertedRow<'a> {
+    fn new(
+        table: &'a Table,
+        columns: &[usize],
+        aliases: Option<&ast::InsertAliases>,
+    ) -> Result<InsertedRow<'a>> {
+        let mut row = InsertedRow {
+            table,
+            alias: None,
+            col_aliases: Vec::new(),
+        };
+        if let Some(a) = aliases {
+            row.alias = a
+                .row_alias
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(|i| i.value.clone());
+            if let Some(cols) = a.col_aliases.as_ref().filter(|c| !c.is_empty()) {
+                if cols.len() != columns.len() {
+                    return Err(Error::ValueCountMismatch { row: 1 });
+                }
+                row.col_aliases = cols
+                    .iter()
+                    .zip(columns)
+                    .map(|(id, &c)| (id.value.clone(), c))
+                    .collect();
+            }
+        }
+        Ok(row)
+    }
+
+    /// The name of the frame column holding the inserted value of column `c`. A
+    /// NUL byte cannot occur in a MySQL identifier, so it never shadows a column.
+    fn hidden_name(c: usize) -> String {
+        format!("\u{0}values\u{0}{c}")
+    }
+
+    /// The frame the assignments are bound against: the table's columns, then a
+    /// hidden copy of each for the inserted row (see the module doc).
+    fn frame_table(&self) -> Table {
+        let mut def = self.table.def.clone();
+        let hidden: Vec<_> = def
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(c, col)| crate::catalog::ColumnDef {
+                name: Self::hidden_name(c),
+                ..col.clone()
+            })
+            .collect();
+        def.columns.extend(hidden);
+        Table::new(def)
+    }
+
+    fn column(&self, name: &str) -> Result<usize> {
+        self.table.column(name).ok_or_else(|| Error::UnknownColumn {
+            column: name.to_string(),
+            context: "field list".into(),
+        })
+    }
+
+    fn col_alias(&self, name: &str) -> Option<usize> {
+        self.col_aliases
+            .iter()
+            .find(|(a, _)| a.eq_ignore_ascii_case(name))
+            .map(|&(_, c)| c)
+    }
+
+    /// The inserted-row column `e` names, if it is `VALUES(col)` or a row-alias
+    /// reference.
+    fn inserted_column(&self, e: &ast::Expr) -> Result<Option<usize>> {
+        use ast::Expr as A;
+        match e {
+            A::Function(f) if is_values_call(f) => {
+                let arg = match &f.args {
+                    ast::FunctionArguments::List(l) if l.args.len() == 1 => match &l.args[0] {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => x,
+                        _ => return Err(Error::WrongArguments("VALUES".into())),
+                    },
+                    _ => return Err(Error::WrongArguments("VALUES".into())),
+                };
+                let name = match arg {
+                    A::Identifier(id) => &id.value,
+                    A::CompoundIdentifier(parts)
+                        if parts.len() >= 2
+                            && parts[parts.len() - 2].value == self.table.def.name =>
+                    {
+                        &parts[parts.len() - 1].value
+                    }
+                    _ => return Err(Error::Syntax(format!("VALUES({arg}): not a column"))),
+                };
+                Ok(Some(self.column(name)?))
+            }
+            A::CompoundIdentifier(parts)
+                if parts.len() == 2 && self.alias.as_deref() == Some(parts[0].value.as_str()) =>
+            {
+                let name = &parts[1].value;
+                if self.col_aliases.is_empty() {
+                    Ok(Some(self.column(name)?))
+                } else {
+                    self.col_alias(name)
+                        .map(Some)
+                        .ok_or_else(|| Error::UnknownColumn {
+                            column: format!("{}.{name}", parts[0].value),
+                            context: "field list".into(),
+                        })
+                }
+            }
+            A::Identifier(id) => Ok(self.col_alias(&id.value)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Rewrites, in place, every reference to the inserted row into a reference to
+    /// its hidden frame column. Forms outside the common expression grammar that
+    /// still mention `VALUES(` are refused rather than bound wrongly.
+    fn rewrite(&self, e: &mut ast::Expr, depth: usize) -> Result<()> {
+        use ast::Expr as A;
+        if depth > crate::expr::MAX_DEPTH {
+            return Err(Error::TooDeep);
+        }
+        if let Some(c) = self.inserted_column(e)? {
+            *e = A::Identifier(ast::Ident::new(Self::hidden_name(c)));
+            return Ok(());
+        }
+        let d = depth + 1;
+        match e {
+            A::Identifier(_) | A::CompoundIdentifier(_) | A::Value(_) => Ok(()),
+            A::BinaryOp { left, right, .. } => {
+                self.rewrite(left, d)?;
+                self.rewrite(right, d)
+            }
+            A::UnaryOp { expr, .. }
+            | A::Nested(expr)
+            | A::IsNull(expr)
+            | A::IsNotNull(expr)
+            | A::IsTrue(expr)
+            | A::IsNotTrue(expr)
+            | A::IsFalse(expr)
+            | A::IsNotFalse(expr)
+            | A::IsUnknown(expr)
+            | A::IsNotUnknown(expr)
+            | A::Cast { expr, .. } => self.rewrite(expr, d),
+            A::Between {
+                expr, low, high, ..
+            } => {
+                self.rewrite(expr, d)?;
+                self.rewrite(low, d)?;
+                self.rewrite(high, d)
+            }
+            A::InList { expr, list, .. } => {
+                self.rewrite(expr, d)?;
+                list.iter_mut().try_for_each(|x| self.rewrite(x, d))
+            }
+            A::Like { expr, pattern, .. } | A::ILike { expr, pattern, .. } => {
+                self.rewrite(expr, d)?;
+                self.rewrite(pattern, d)
+            }
+            A::Tuple(list) => list.iter_mut().try_for_each(|x| self.rewrite(x, d)),
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                if let Some(o) = operand {
+                    self.rewrite(o, d)?;
+                }
+                for w in conditions {
+                    self.rewrite(&mut w.condition, d)?;
+                    self.rewrite(&mut w.result, d)?;
+                }
+                match else_result {
+                    Some(x) => self.rewrite(x, d),
+                    None => Ok(()),
+                }
+            }
+            A::Function(f) if matches!(f.args, ast::FunctionArguments::List(_)) => {
+                if let ast::FunctionArguments::List(l) = &mut f.args {
+                    for a in &mut l.args {
+                        match a {
+                            ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x))
+                            | ast::FunctionArg::Named {
+                                arg: ast::FunctionArgExpr::Expr(x),
+                                ..
+                            } => self.rewrite(x, d)?,
+                            _ => {}
+                        }
+                    }
+                }
+                Ok(())
+            }
+            other => {
+                let text = other.to_string().to_ascii_uppercase();
+                if text.contains("VALUES(") || text.contains("VALUES (") {
+                    Err(Error::Unsupported(
+                        "VALUES() inside this kind of expression".into(),
+                    ))
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+}
+
+/// Whether a function call is ON DUPLICATE KEY UPDATE's `VALUES(col)`.
+fn is_values_call(f: &ast::Function) -> bool {
+    matches!(f.name.0.as_slice(), [p] if p.as_ident().is_some_and(|i| i.value.eq_ignore_ascii_case("VALUES")))
+}
+
+/// Plans a single-table UPDATE, with optional ORDER BY and LIMIT.
 pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan> {
     if !up.table.joins.is_empty() || up.from.is_some() {
         return Err(Error::Unsupported("multi-table UPDATE".into()));
     }
-    if !up.order_by.is_empty() {
-        return Err(Error::Unsupported("UPDATE ... ORDER BY".into()));
+    if up.returning.is_some() || up.or.is_some() {
+        return Err(Error::Unsupported("this UPDATE form".into()));
     }
     let (name, alias) = match &up.table.relation {
         ast::TableFactor::Table { name, alias, .. } => {
@@ -226,45 +575,32 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
     b.context = "field list";
     let mut assignments = Vec::with_capacity(up.assignments.len());
     for a in &up.assignments {
-        let target = match &a.target {
-            ast::AssignmentTarget::ColumnName(n) => n,
-            ast::AssignmentTarget::Tuple(_) => {
-                return Err(Error::Unsupported("tuple assignment".into()))
-            }
-        };
-        let cname = target
-            .0
-            .last()
-            .and_then(|p| p.as_ident())
-            .map(|i| i.value.clone())
-            .unwrap_or_default();
-        let pos = table.column(&cname).ok_or_else(|| Error::UnknownColumn {
-            column: cname.clone(),
-            context: "field list".into(),
-        })?;
+        let pos = assignment_column(&table, a)?;
         let e = b.bind(&a.value)?;
         assignments.push((pos, e));
     }
     b.context = "where clause";
     let filter = up.selection.as_ref().map(|w| b.bind(w)).transpose()?;
-    let limit = up.limit.as_ref().map(|l| b.bind(l)).transpose()?;
     let access = choose_access(&table, filter.as_ref());
+    let order = plan_row_order(&mut b, &table, &access, &up.order_by)?;
+    let limit = up.limit.as_ref().map(|l| b.bind(l)).transpose()?;
     Ok(UpdatePlan {
         table,
         access,
         filter,
         assignments,
+        order,
         limit,
     })
 }
 
-/// Plans a DELETE.
+/// Plans a single-table DELETE, with optional ORDER BY and LIMIT.
 pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePlan> {
     if !del.tables.is_empty() || del.using.is_some() {
         return Err(Error::Unsupported("multi-table DELETE".into()));
     }
-    if !del.order_by.is_empty() {
-        return Err(Error::Unsupported("DELETE ... ORDER BY".into()));
+    if del.returning.is_some() {
+        return Err(Error::Unsupported("DELETE ... RETURNING".into()));
     }
     let from = match &del.from {
         ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
@@ -282,14 +618,52 @@ pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePla
     let mut b = Binder::new(Some(&table), alias.as_deref());
     b.context = "where clause";
     let filter = del.selection.as_ref().map(|w| b.bind(w)).transpose()?;
-    let limit = del.limit.as_ref().map(|l| b.bind(l)).transpose()?;
     let access = choose_access(&table, filter.as_ref());
+    let order = plan_row_order(&mut b, &table, &access, &del.order_by)?;
+    let limit = del.limit.as_ref().map(|l| b.bind(l)).transpose()?;
     Ok(DeletePlan {
         table,
         access,
         filter,
+        order,
         limit,
     })
+}
+
+/// Binds the ORDER BY of UPDATE / DELETE and decides how rows are visited: in
+/// key order when the access path delivers it (so LIMIT stops the scan early, as
+/// MySQL does for an ORDER BY on a primary-key prefix), else by sorting all
+/// matching rows.
+fn plan_row_order(
+    b: &mut Binder<'_>,
+    table: &Table,
+    access: &Access,
+    order_by: &[ast::OrderByExpr],
+) -> Result<RowOrder> {
+    if order_by.is_empty() {
+        return Ok(RowOrder::Any);
+    }
+    b.context = "order clause";
+    let mut keys = Vec::with_capacity(order_by.len());
+    for o in order_by {
+        if o.options.nulls_first.is_some() || o.with_fill.is_some() {
+            return Err(Error::Unsupported("NULLS FIRST / LAST, WITH FILL".into()));
+        }
+        let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+        keys.push((b.bind(&o.expr)?, desc));
+    }
+    let positions: Vec<(usize, bool)> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, (_, desc))| (i, *desc))
+        .collect();
+    let exprs: Vec<Expr> = keys.iter().map(|(e, _)| e.clone()).collect();
+    b.context = "field list";
+    if access.delivers_order(table, &positions, &exprs) {
+        Ok(RowOrder::Key { reverse: keys[0].1 })
+    } else {
+        Ok(RowOrder::Sort(keys))
+    }
 }
 
 /// Evaluates a LIMIT/OFFSET expression to a row count.

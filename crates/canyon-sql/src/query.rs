@@ -1,9 +1,41 @@
-//! Planning SELECT queries.
+//! Planning SELECT queries: FROM sources, join order, an access path per join
+//! step, and the frame every expression is evaluated over.
+//!
+//! # Frames
+//! A query block evaluates its expressions over one *frame*: first the values of
+//! the enclosing query's frame (for a correlated subquery; none at top level),
+//! then the columns of each FROM source, at fixed offsets. `Expr::Column(i)` is
+//! frame position `i`. A single-table query's frame is exactly the table's row,
+//! so the common OLTP statement pays nothing for the generality.
+//!
+//! # Join steps
+//! Sources are joined by nested loops in an order the planner chooses: a step
+//! binds one source's columns into the frame for each of its rows, then runs the
+//! next step. A step reads its table through an access path chosen with the
+//! columns of the already-bound sources as constants (`Expr::Bound`): an equality
+//! `inner.k = outer.c` on an index prefix is an index lookup per outer row
+//! (index nested-loop join). A derived table, or a table without a usable index
+//! when an equality with bound columns exists, is read once, kept in memory and
+//! probed through a hash table on the equality columns (hash join).
+//!
+//! # Join order
+//! Greedy: at each position, the source whose access path (given the sources
+//! already placed) ranks best ([`crate::access::choose_access_scored`]); ties go
+//! to FROM order. A LEFT JOIN's inner source keeps its place after everything
+//! left of it in FROM, and sources after it stay after it, which is always a
+//! valid order. Statistics-based costing is future work.
+//!
+//! # Predicates
+//! WHERE (and inner-join ON) conjuncts are checked at the first step where every
+//! source they read is bound; a LEFT JOIN's ON conjuncts decide whether its
+//! inner row matches (else the inner columns are NULL), and WHERE conjuncts that
+//! read the inner source are checked after that decision. Conjuncts that read
+//! no source of this block run once before any step.
 
-use crate::access::{choose_access, Access};
+use crate::access::{choose_access_scored, Access};
 use crate::api::Column;
 use crate::catalog::Table;
-use crate::expr::{AggCall, Binder, Expr};
+use crate::expr::{AggCall, Binder, Expr, Scope, SubqueryExpr};
 use crate::plan::PlanContext;
 use crate::types::{expr_column, table_column, ExprKind};
 use canyon_common::{Error, Result};
@@ -20,14 +52,75 @@ pub enum LockMode {
     Locking,
 }
 
-/// A single-table (or table-less) SELECT.
+/// What a FROM source reads.
+#[derive(Debug)]
+pub enum SourceKind {
+    /// A base table.
+    Table(Arc<Table>),
+    /// A derived table `(SELECT ...) AS name`, materialised once per execution.
+    Derived(Box<SelectPlan>),
+}
+
+/// One FROM source.
+#[derive(Debug)]
+pub struct Source {
+    /// The name it is referred to by.
+    pub name: String,
+    /// What it reads.
+    pub kind: SourceKind,
+    /// Frame position of its first column.
+    pub offset: usize,
+    /// Number of columns.
+    pub width: usize,
+    /// The columns any expression reads (`None`: all), for partial decoding.
+    pub needed: Option<Vec<bool>>,
+}
+
+/// One nested-loop join step.
+#[derive(Debug)]
+pub struct Step {
+    /// Index into [`SelectPlan::sources`].
+    pub source: usize,
+    /// Key ranges of a table source; range bounds may read bound columns
+    /// (`Expr::Bound`) and are evaluated over the frame.
+    pub access: Access,
+    /// Hash-join keys: (source column, probe expression over the frame). When
+    /// present (and always for derived tables) the source is materialised once
+    /// and probed; otherwise a table is read through `access`.
+    pub hash_keys: Vec<(usize, Expr)>,
+    /// Whether the source is materialised (derived tables, hash joins): read
+    /// once through `access` (whose bounds then read no bound column) per
+    /// statement execution, and kept.
+    pub materialize: bool,
+    /// Checked on each candidate row (over the frame); for a LEFT JOIN step these
+    /// are its ON conjuncts and decide "matched".
+    pub filter: Option<Expr>,
+    /// LEFT JOIN: when no row passes `filter`, bind NULLs once.
+    pub left: bool,
+    /// For a LEFT JOIN step: WHERE conjuncts checked after the match decision.
+    pub post_filter: Option<Expr>,
+}
+
+/// A planned SELECT.
 #[derive(Debug)]
 pub struct SelectPlan {
-    /// The table, or `None` for `SELECT 1`.
+    /// Frame positions holding the enclosing query's frame (0 at top level).
+    pub outer_len: usize,
+    /// Frame width.
+    pub frame_len: usize,
+    /// FROM sources in FROM order.
+    pub sources: Vec<Source>,
+    /// Join steps in execution order.
+    pub steps: Vec<Step>,
+    /// Conjuncts that read no source of this block, checked once first.
+    pub pre_filter: Option<Expr>,
+    /// Single-table fast path: the table, when the query reads exactly one base
+    /// table, is not correlated and has no subqueries (then `access`, `filter`
+    /// and `needed` describe the whole read).
     pub table: Option<Arc<Table>>,
-    /// How rows are found.
+    /// The single table's access path.
     pub access: Access,
-    /// The whole WHERE clause, re-checked on every row.
+    /// The whole WHERE clause (re-checked on every row of the single-table path).
     pub filter: Option<Expr>,
     /// Aggregates referenced by projection / HAVING / ORDER BY.
     pub aggs: Vec<AggCall>,
@@ -43,6 +136,8 @@ pub struct SelectPlan {
     pub visible: usize,
     /// Result-set metadata of the visible columns.
     pub columns: Arc<[Column]>,
+    /// Kinds of the visible columns.
+    pub kinds: Vec<ExprKind>,
     /// DISTINCT.
     pub distinct: bool,
     /// ORDER BY as (output position, descending).
@@ -55,56 +150,242 @@ pub struct SelectPlan {
     pub offset: Option<Expr>,
     /// Row locking.
     pub lock: LockMode,
-    /// The table columns any expression reads; `None` when all are (decoding
-    /// skips the others, see `encoding::decode_row_columns`).
+    /// Whether any expression of this block holds a subquery.
+    pub has_subqueries: bool,
+    /// The single table's columns any expression reads (`None`: all).
     pub needed: Option<Vec<bool>>,
 }
 
-/// Marks the columns `e` reads.
+/// Marks the frame positions `e` reads; a subquery marks everything (it may
+/// read any column of the enclosing frame).
 fn mark_columns(e: &Expr, needed: &mut [bool]) {
-    match e {
-        Expr::Column(i) => {
-            if let Some(n) = needed.get_mut(*i) {
+    e.visit_columns(
+        &mut |i| {
+            if let Some(n) = needed.get_mut(i) {
                 *n = true;
             }
-        }
-        Expr::Literal(_) | Expr::Param(_) | Expr::Agg(_) | Expr::SysVar(_) | Expr::UserVar(_) => {}
-        Expr::Neg(a)
-        | Expr::Not(a)
-        | Expr::BitNot(a)
-        | Expr::IsNull(a, _)
-        | Expr::IsBool(a, _, _) => mark_columns(a, needed),
-        Expr::Binary(_, a, b) | Expr::Like(a, b, _, _) => {
-            mark_columns(a, needed);
-            mark_columns(b, needed);
-        }
-        Expr::InList(a, list, _) => {
-            mark_columns(a, needed);
-            list.iter().for_each(|x| mark_columns(x, needed));
-        }
-        Expr::Between(a, b, c, _) => {
-            mark_columns(a, needed);
-            mark_columns(b, needed);
-            mark_columns(c, needed);
-        }
-        Expr::Case {
-            operand,
-            whens,
-            otherwise,
-        } => {
-            operand.iter().for_each(|x| mark_columns(x, needed));
-            for (c, r) in whens {
-                mark_columns(c, needed);
-                mark_columns(r, needed);
-            }
-            otherwise.iter().for_each(|x| mark_columns(x, needed));
-        }
-        Expr::Func(_, args) => args.iter().for_each(|x| mark_columns(x, needed)),
+        },
+        &mut |_sq: &SubqueryExpr| {},
+    );
+    if e.has_subquery() {
+        needed.iter_mut().for_each(|n| *n = true);
     }
 }
 
-/// Plans a SELECT query.
+/// Plans a top-level SELECT query.
 pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> {
+    plan_query(ctx, q, &[], 0, 0).map(|(p, _, _)| p)
+}
+
+/// Plans a subquery whose enclosing frame has `outer_len` positions described by
+/// `scopes`, numbering its placeholders from `params`. Returns the plan, the next
+/// placeholder number and the smallest enclosing position it reads (`Some`:
+/// correlated).
+pub fn plan_subquery(
+    ctx: &PlanContext<'_>,
+    q: &ast::Query,
+    scopes: &[Scope],
+    outer_len: usize,
+    params: usize,
+) -> Result<(SelectPlan, usize, Option<usize>)> {
+    plan_query(ctx, q, scopes, outer_len, params)
+}
+
+/// How a source joins the ones before it.
+struct FromItem {
+    left: bool,
+    on: Option<Expr>,
+}
+
+/// Counts the `?` placeholders in an expression's text (outside quotes), to
+/// number placeholders in textual order although FROM is planned before the
+/// select list is bound.
+fn count_placeholders(text: &str) -> usize {
+    let mut n = 0;
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    for ch in text.chars() {
+        match quote {
+            Some(q) => {
+                if ch == q && prev != '\\' {
+                    quote = None;
+                }
+            }
+            None => match ch {
+                '\'' | '"' | '`' => quote = Some(ch),
+                '?' => n += 1,
+                _ => {}
+            },
+        }
+        prev = ch;
+    }
+    n
+}
+
+/// Planner state for one query block's FROM clause.
+struct From<'c> {
+    ctx: &'c PlanContext<'c>,
+    outer_scopes: &'c [Scope],
+    outer_len: usize,
+    sources: Vec<Source>,
+    scopes: Vec<Scope>,
+    items: Vec<FromItem>,
+    params: usize,
+    min_outer_ref: Option<usize>,
+    next_offset: usize,
+}
+
+impl From<'_> {
+    fn add_source(&mut self, name: String, kind: SourceKind, scope: Scope) -> Result<()> {
+        if self.sources.iter().any(|s| s.name == name) {
+            return Err(Error::NonUniqueTable(name));
+        }
+        let width = scope.columns.len();
+        self.sources.push(Source {
+            name,
+            kind,
+            offset: self.next_offset,
+            width,
+            needed: None,
+        });
+        self.scopes.push(scope);
+        self.next_offset += width;
+        Ok(())
+    }
+
+    fn factor(&mut self, f: &ast::TableFactor) -> Result<()> {
+        match f {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => {
+                if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+                    return Err(Error::Unsupported("column aliases on a table".into()));
+                }
+                let t = self.ctx.resolve(name)?;
+                let qualifier = alias
+                    .as_ref()
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or_else(|| t.def.name.clone());
+                let scope = Scope::of_table(&t, Some(&qualifier), self.next_offset);
+                self.add_source(qualifier, SourceKind::Table(t), scope)
+            }
+            ast::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(Error::Unsupported("LATERAL".into()));
+                }
+                let alias = alias.as_ref().ok_or(Error::DerivedNeedsAlias)?;
+                // Not LATERAL: a derived table sees no other source of this
+                // FROM clause, and (as in MySQL) no enclosing query either.
+                let (plan, params, _) = plan_query(self.ctx, subquery, &[], 0, self.params)?;
+                self.params = params;
+                let mut columns: Vec<String> = plan.columns[..plan.visible]
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect();
+                if !alias.columns.is_empty() {
+                    if alias.columns.len() != columns.len() {
+                        return Err(Error::Unsupported(
+                            "a derived column list of another length".into(),
+                        ));
+                    }
+                    columns = alias.columns.iter().map(|c| c.name.value.clone()).collect();
+                }
+                for (i, c) in columns.iter().enumerate() {
+                    if columns[..i].iter().any(|d| d.eq_ignore_ascii_case(c)) {
+                        return Err(Error::DuplicateColumn(c.clone()));
+                    }
+                }
+                let scope = Scope {
+                    qualifier: alias.name.value.clone(),
+                    db: String::new(),
+                    columns,
+                    kinds: plan.kinds.clone(),
+                    offset: self.next_offset,
+                };
+                self.add_source(
+                    alias.name.value.clone(),
+                    SourceKind::Derived(Box::new(plan)),
+                    scope,
+                )
+            }
+            ast::TableFactor::NestedJoin { .. } => {
+                Err(Error::Unsupported("parenthesised joins".into()))
+            }
+            _ => Err(Error::Unsupported("this FROM clause".into())),
+        }
+    }
+
+    /// Binds a join's ON condition over the sources added so far.
+    fn bind_on(&mut self, e: &ast::Expr) -> Result<Expr> {
+        let mut all = self.outer_scopes.to_vec();
+        all.extend(self.scopes.iter().cloned());
+        let mut b = Binder::new(None, None);
+        b.scopes = all;
+        b.own_from = self.outer_scopes.len();
+        b.outer_len = self.outer_len;
+        b.frame_len = self.next_offset;
+        b.plan_ctx = Some(self.ctx);
+        b.params = self.params;
+        b.context = "on clause";
+        let bound = b.bind(e)?;
+        self.params = b.params;
+        if let Some(r) = b.min_outer_ref {
+            self.min_outer_ref = Some(self.min_outer_ref.map_or(r, |m| m.min(r)));
+        }
+        Ok(bound)
+    }
+
+    fn table_with_joins(&mut self, twj: &ast::TableWithJoins) -> Result<()> {
+        self.factor(&twj.relation)?;
+        self.items.push(FromItem {
+            left: false,
+            on: None,
+        });
+        for j in &twj.joins {
+            let (left, constraint) = match &j.join_operator {
+                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, Some(c)),
+                ast::JoinOperator::CrossJoin(c) => (false, Some(c)),
+                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, Some(c)),
+                _ => return Err(Error::Unsupported("this join type".into())),
+            };
+            self.factor(&j.relation)?;
+            let on = match constraint {
+                Some(ast::JoinConstraint::On(e)) => Some(self.bind_on(e)?),
+                Some(ast::JoinConstraint::None) | None => None,
+                Some(_) => return Err(Error::Unsupported("USING / NATURAL joins".into())),
+            };
+            if left && on.is_none() {
+                return Err(Error::Syntax("LEFT JOIN without ON".into()));
+            }
+            self.items.push(FromItem { left, on });
+        }
+        Ok(())
+    }
+}
+
+/// Whether the FROM item is `DUAL`.
+fn is_dual(twj: &ast::TableWithJoins) -> bool {
+    twj.joins.is_empty()
+        && matches!(&twj.relation, ast::TableFactor::Table { name, alias: None, args: None, .. }
+            if name.0.len() == 1 && name.to_string().eq_ignore_ascii_case("dual"))
+}
+
+/// Plans one query block (see [`plan_subquery`] for the arguments).
+fn plan_query(
+    ctx: &PlanContext<'_>,
+    q: &ast::Query,
+    outer_scopes: &[Scope],
+    outer_len: usize,
+    params_start: usize,
+) -> Result<(SelectPlan, usize, Option<usize>)> {
     if q.with.is_some() {
         return Err(Error::Unsupported("WITH".into()));
     }
@@ -114,7 +395,7 @@ pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> 
     let select = match q.body.as_ref() {
         ast::SetExpr::Select(s) => s,
         ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
-            return plan_select(ctx, inner)
+            return plan_query(ctx, inner, outer_scopes, outer_len, params_start)
         }
         ast::SetExpr::SetOperation { .. } => return Err(Error::Unsupported("UNION".into())),
         _ => return Err(Error::Unsupported("this SELECT form".into())),
@@ -122,42 +403,55 @@ pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> 
     if select.into.is_some() {
         return Err(Error::Unsupported("SELECT ... INTO".into()));
     }
-    let (table, alias) = match select.from.as_slice() {
-        [] => (None, None),
-        [twj] => {
-            if !twj.joins.is_empty() {
-                return Err(Error::Unsupported("joins".into()));
-            }
-            match &twj.relation {
-                ast::TableFactor::Table {
-                    name,
-                    alias: None,
-                    args: None,
-                    ..
-                } if name.0.len() == 1 && name.to_string().eq_ignore_ascii_case("dual") => {
-                    (None, None)
-                }
-                ast::TableFactor::Table {
-                    name,
-                    alias,
-                    args: None,
-                    ..
-                } => (
-                    Some(ctx.resolve(name)?),
-                    alias.as_ref().map(|a| a.name.value.clone()),
-                ),
-                ast::TableFactor::Derived { .. } => {
-                    return Err(Error::Unsupported("derived tables".into()))
-                }
-                _ => return Err(Error::Unsupported("this FROM clause".into())),
-            }
-        }
-        _ => return Err(Error::Unsupported("joins".into())),
-    };
-    let table_ref = table.as_deref();
-    let mut b = Binder::new(table_ref, alias.as_deref());
 
-    // 1. Projection (textual order first, for placeholder numbering).
+    // 1. FROM: sources, derived tables planned, ON conditions bound. The select
+    //    list comes first in the text, so its placeholders are numbered first.
+    let projection_params: usize = select
+        .projection
+        .iter()
+        .map(|i| count_placeholders(&i.to_string()))
+        .sum();
+    let mut from = From {
+        ctx,
+        outer_scopes,
+        outer_len,
+        sources: Vec::new(),
+        scopes: Vec::new(),
+        items: Vec::new(),
+        params: params_start + projection_params,
+        min_outer_ref: None,
+        next_offset: outer_len,
+    };
+    let from_list: Vec<&ast::TableWithJoins> = select.from.iter().filter(|t| !is_dual(t)).collect();
+    if from_list.len() < select.from.len() && !from_list.is_empty() {
+        return Err(Error::Unsupported("DUAL with other tables".into()));
+    }
+    for twj in from_list {
+        from.table_with_joins(twj)?;
+    }
+    let after_from_params = from.params;
+    let frame_len = from.next_offset;
+
+    let mut all_scopes = outer_scopes.to_vec();
+    all_scopes.extend(from.scopes.iter().cloned());
+    let single_table = match from.sources.as_slice() {
+        [Source {
+            kind: SourceKind::Table(t),
+            ..
+        }] if outer_len == 0 => Some(t.clone()),
+        _ => None,
+    };
+    let mut b = Binder::new(None, None);
+    b.table = single_table.as_deref();
+    b.scopes = all_scopes.clone();
+    b.own_from = outer_scopes.len();
+    b.outer_len = outer_len;
+    b.frame_len = frame_len;
+    b.plan_ctx = Some(ctx);
+    b.params = params_start;
+    b.min_outer_ref = from.min_outer_ref;
+
+    // 2. Projection (textual order first, for placeholder numbering).
     b.allow_aggs = true;
     b.context = "field list";
     let mut projection = Vec::new();
@@ -191,11 +485,38 @@ pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> 
                 names.push((alias.value.clone(), src));
                 projection.push(bound);
             }
-            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
-                let t = table_ref.ok_or_else(|| Error::Syntax("* without a table".into()))?;
-                for (i, c) in t.def.columns.iter().enumerate() {
-                    names.push((c.name.clone(), Some(i)));
-                    projection.push(Expr::Column(i));
+            ast::SelectItem::Wildcard(_) => {
+                if from.scopes.is_empty() {
+                    return Err(Error::Syntax("* without a table".into()));
+                }
+                for s in &from.scopes {
+                    for (i, c) in s.columns.iter().enumerate() {
+                        names.push((c.clone(), Some(s.offset + i)));
+                        projection.push(Expr::Column(s.offset + i));
+                    }
+                }
+            }
+            ast::SelectItem::QualifiedWildcard(kind, _) => {
+                let q = match kind {
+                    ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                        n.0.last()
+                            .and_then(|p| p.as_ident())
+                            .map(|i| i.value.clone())
+                            .unwrap_or_default()
+                    }
+                    _ => return Err(Error::Unsupported("this select item".into())),
+                };
+                let s = from
+                    .scopes
+                    .iter()
+                    .find(|s| s.qualifier == q)
+                    .ok_or_else(|| Error::UnknownTable {
+                        db: String::new(),
+                        table: q.clone(),
+                    })?;
+                for (i, c) in s.columns.iter().enumerate() {
+                    names.push((c.clone(), Some(s.offset + i)));
+                    projection.push(Expr::Column(s.offset + i));
                 }
             }
             ast::SelectItem::ExprWithAliases { .. } => {
@@ -203,6 +524,12 @@ pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> 
             }
         }
     }
+    if b.params != params_start + projection_params {
+        return Err(Error::Internal(
+            "placeholder numbering of the select list".into(),
+        ));
+    }
+    b.params = after_from_params;
 
     // Output aliases become visible to GROUP BY, HAVING and ORDER BY (not WHERE).
     let aliases: Vec<(String, Expr)> = names
@@ -211,12 +538,12 @@ pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> 
         .map(|((n, _), e)| (n.clone(), e.clone()))
         .collect();
 
-    // 2. WHERE.
+    // 3. WHERE.
     b.allow_aggs = false;
     b.context = "where clause";
     let filter = select.selection.as_ref().map(|w| b.bind(w)).transpose()?;
 
-    // 3. GROUP BY, HAVING.
+    // 4. GROUP BY, HAVING.
     b.context = "group statement";
     b.aliases = aliases;
     let group_by = match &select.group_by {
@@ -234,7 +561,7 @@ pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> 
         .map(|h| bind_output_ref(&mut b, h, &names, &projection))
         .transpose()?;
 
-    // 4. ORDER BY: an output position, an alias, or an expression (hidden column).
+    // 5. ORDER BY: an output position, an alias, or an expression (hidden column).
     b.context = "order clause";
     let visible = projection.len();
     let mut order_by = Vec::new();
@@ -279,15 +606,12 @@ pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> 
         }
     }
 
-    // 5. LIMIT / OFFSET.
+    // 6. LIMIT / OFFSET.
     b.allow_aggs = false;
     b.context = "field list";
     let (limit, offset) = bind_limit(&mut b, q.limit_clause.as_ref())?;
 
     let grouped = !b.aggs.is_empty() || !group_by.is_empty();
-    if !grouped && having.is_some() {
-        // MySQL allows HAVING without GROUP BY as a filter on output; keep it simple.
-    }
     let lock = match q.locks.as_slice() {
         [] => LockMode::None,
         [l] if l.of.is_none() && l.nonblock.is_none() => LockMode::Locking,
@@ -298,70 +622,123 @@ pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> 
         Some(ast::Distinct::Distinct) => true,
         Some(ast::Distinct::On(_)) => return Err(Error::Unsupported("DISTINCT ON".into())),
     };
+    let aggs = std::mem::take(&mut b.aggs);
+    let params_end = b.params;
+    let min_outer_ref = b.min_outer_ref;
+    drop(b);
 
     // Result-set metadata.
-    let aggs = std::mem::take(&mut b.aggs);
-    let params = b.params;
-    let _ = params;
-    let db = table_ref.map(|t| t.def.db.clone()).unwrap_or_default();
+    let mut frame_kinds = vec![ExprKind::Null; frame_len];
+    for s in &all_scopes {
+        for (i, k) in s.kinds.iter().enumerate() {
+            if let Some(slot) = frame_kinds.get_mut(s.offset + i) {
+                *slot = *k;
+            }
+        }
+    }
+    let kinds: Vec<ExprKind> = projection[..visible]
+        .iter()
+        .map(|e| e.kind(&frame_kinds, &aggs))
+        .collect();
     let columns: Vec<Column> = names
         .iter()
         .zip(&projection)
-        .map(|((name, src), e)| match (src, table_ref) {
-            (Some(i), Some(t)) if !grouped || matches!(e, Expr::Column(_)) => {
-                let c = &t.def.columns[*i];
-                let mut flags = 0;
-                if !c.nullable {
-                    flags |= crate::api::column_flags::NOT_NULL;
-                }
-                if t.def.primary_key.contains(i) {
-                    flags |= crate::api::column_flags::PRI_KEY;
-                }
-                if c.auto_increment {
-                    flags |= crate::api::column_flags::AUTO_INCREMENT;
-                }
-                let mut col = table_column(
-                    &db,
-                    &t.def.name,
-                    alias.as_deref().unwrap_or(&t.def.name),
-                    &c.name,
-                    c.ty,
-                    flags,
-                );
-                col.name = name.clone();
-                col
-            }
-            _ => {
-                let kind = e.kind(&crate::expr::column_kinds(table_ref), &aggs);
-                expr_column(name, kind)
+        .zip(&kinds)
+        .map(|(((name, src), e), kind)| {
+            let origin = src.and_then(|g| {
+                from.sources
+                    .iter()
+                    .find(|s| g >= s.offset && g < s.offset + s.width)
+                    .map(|s| (s, g - s.offset))
+            });
+            match origin {
+                Some((s, i)) if !grouped || matches!(e, Expr::Column(_)) => match &s.kind {
+                    SourceKind::Table(t) => {
+                        let c = &t.def.columns[i];
+                        let mut flags = 0;
+                        if !c.nullable {
+                            flags |= crate::api::column_flags::NOT_NULL;
+                        }
+                        if t.def.primary_key.contains(&i) {
+                            flags |= crate::api::column_flags::PRI_KEY;
+                        }
+                        if c.auto_increment {
+                            flags |= crate::api::column_flags::AUTO_INCREMENT;
+                        }
+                        let mut col =
+                            table_column(&t.def.db, &t.def.name, &s.name, &c.name, c.ty, flags);
+                        col.name = name.clone();
+                        col
+                    }
+                    SourceKind::Derived(d) => {
+                        let mut col = d.columns[i].clone();
+                        col.table = s.name.clone();
+                        col.name = name.clone();
+                        col
+                    }
+                },
+                _ => expr_column(name, *kind),
             }
         })
         .collect();
 
-    let filter_ref = filter.as_ref();
-    let access = match table_ref {
-        Some(t) => choose_access(t, filter_ref),
-        None => Access::none(),
+    // 7. Conjuncts, join order, access paths.
+    let has_subqueries = projection
+        .iter()
+        .chain(filter.iter())
+        .chain(&group_by)
+        .chain(having.iter())
+        .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
+        .chain(from.items.iter().filter_map(|i| i.on.as_ref()))
+        .any(Expr::has_subquery);
+    let sources = from.sources;
+    let items = from.items;
+    let (steps, pre_filter) =
+        plan_joins(&sources, &items, filter.as_ref(), outer_len, &frame_kinds)?;
+
+    // Which columns each source must decode.
+    let mut needed = vec![false; frame_len];
+    let exprs = filter
+        .iter()
+        .chain(&projection)
+        .chain(&group_by)
+        .chain(having.iter())
+        .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
+        .chain(items.iter().filter_map(|i| i.on.as_ref()));
+    for e in exprs {
+        mark_columns(e, &mut needed);
+    }
+    let mut sources = sources;
+    for s in &mut sources {
+        let slice = &needed[s.offset..s.offset + s.width];
+        s.needed = (!slice.iter().all(|n| *n)).then(|| slice.to_vec());
+    }
+
+    let fast = single_table.is_some() && !has_subqueries && min_outer_ref.is_none();
+    let (table, access, table_needed) = if fast {
+        (
+            single_table,
+            steps[0].access.clone(),
+            sources[0].needed.clone(),
+        )
+    } else {
+        (None, Access::none(), None)
     };
-    let order_from_access = match table_ref {
+    if lock == LockMode::Locking && !fast && !sources.is_empty() {
+        return Err(Error::Unsupported(
+            "locking reads with joins, derived tables or subqueries".into(),
+        ));
+    }
+    let order_from_access = match &table {
         Some(t) if !grouped && !distinct => access.delivers_order(t, &order_by, &projection),
         _ => false,
     };
-    let needed = table_ref.and_then(|t| {
-        let mut needed = vec![false; t.def.columns.len()];
-        let exprs = filter
-            .iter()
-            .chain(&projection)
-            .chain(&group_by)
-            .chain(having.iter())
-            .chain(aggs.iter().filter_map(|a| a.arg.as_ref()));
-        for e in exprs {
-            mark_columns(e, &mut needed);
-        }
-        (!needed.iter().all(|n| *n)).then_some(needed)
-    });
-    Ok(SelectPlan {
-        needed,
+    let plan = SelectPlan {
+        outer_len,
+        frame_len,
+        sources,
+        steps,
+        pre_filter,
         table,
         access,
         filter,
@@ -372,13 +749,293 @@ pub fn plan_select(ctx: &PlanContext<'_>, q: &ast::Query) -> Result<SelectPlan> 
         projection,
         visible,
         columns: columns.into(),
+        kinds,
         distinct,
         order_by,
         order_from_access,
         limit,
         offset,
         lock,
-    })
+        has_subqueries,
+        needed: table_needed,
+    };
+    Ok((plan, params_end, min_outer_ref))
+}
+
+/// The sources (indexes) an expression reads; `None` when it holds a correlated
+/// subquery, which may read any of them.
+fn sources_read(e: &Expr, sources: &[Source]) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut correlated = false;
+    e.visit_columns(
+        &mut |g| {
+            if let Some(i) = sources
+                .iter()
+                .position(|s| g >= s.offset && g < s.offset + s.width)
+            {
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
+        },
+        &mut |sq| correlated |= sq.correlated,
+    );
+    (!correlated).then_some(out)
+}
+
+/// ANDs expressions together.
+fn and_all(mut parts: Vec<Expr>) -> Option<Expr> {
+    let first = if parts.is_empty() {
+        return None;
+    } else {
+        parts.remove(0)
+    };
+    Some(parts.into_iter().fold(first, |acc, e| {
+        Expr::Binary(crate::expr::BinOp::And, Box::new(acc), Box::new(e))
+    }))
+}
+
+/// Rewrites a conjunct into `src`'s local terms for access-path analysis: its
+/// columns become local positions, columns of placed sources (and of enclosing
+/// queries) become `Bound`. `None` when it reads an unplaced source or holds a
+/// subquery or an aggregate.
+fn localize(
+    e: &Expr,
+    src: &Source,
+    placed: &[bool],
+    outer_len: usize,
+    sources: &[Source],
+) -> Option<Expr> {
+    if e.has_subquery() || e.has_agg() {
+        return None;
+    }
+    let mut ok = true;
+    e.visit_columns(
+        &mut |g| {
+            let own = g >= src.offset && g < src.offset + src.width;
+            let bound = g < outer_len
+                || sources
+                    .iter()
+                    .enumerate()
+                    .any(|(i, s)| placed[i] && g >= s.offset && g < s.offset + s.width);
+            ok &= own || bound;
+        },
+        &mut |_| {},
+    );
+    if !ok {
+        return None;
+    }
+    let (lo, hi) = (src.offset, src.offset + src.width);
+    Some(e.rewrite(&|x| match x {
+        Expr::Column(g) if *g >= lo && *g < hi => Some(Expr::Column(g - lo)),
+        Expr::Column(g) => Some(Expr::Bound(*g)),
+        _ => None,
+    }))
+}
+
+/// Kind classes whose values compare equal exactly when their hash keys do.
+fn hash_class(k: ExprKind) -> Option<u8> {
+    match k {
+        ExprKind::Int | ExprKind::UInt | ExprKind::Decimal(_) | ExprKind::Double => Some(0),
+        ExprKind::String => Some(1),
+        ExprKind::Date | ExprKind::DateTime => Some(2),
+        _ => None,
+    }
+}
+
+/// Equality conjuncts `src.col = expr over placed sources`, usable as hash keys
+/// (only when both sides' kinds compare exactly as their hash keys do).
+fn hash_keys(
+    conjuncts: &[&Expr],
+    src: &Source,
+    placed: &[bool],
+    outer_len: usize,
+    sources: &[Source],
+    frame_kinds: &[ExprKind],
+) -> Vec<(usize, Expr)> {
+    let own = |g: usize| g >= src.offset && g < src.offset + src.width;
+    let mut keys = Vec::new();
+    for c in conjuncts {
+        let Expr::Binary(crate::expr::BinOp::Eq, a, b) = c else {
+            continue;
+        };
+        for (x, y) in [(a, b), (b, a)] {
+            let Expr::Column(g) = x.as_ref() else {
+                continue;
+            };
+            if !own(*g) || y.has_subquery() || y.has_agg() {
+                continue;
+            }
+            let mut ok = true;
+            y.visit_columns(
+                &mut |h| {
+                    ok &= h < outer_len
+                        || sources
+                            .iter()
+                            .enumerate()
+                            .any(|(i, s)| placed[i] && h >= s.offset && h < s.offset + s.width)
+                },
+                &mut |_| {},
+            );
+            if !ok {
+                continue;
+            }
+            let kx = frame_kinds.get(*g).copied().unwrap_or(ExprKind::Null);
+            match (hash_class(kx), hash_class(y.kind(frame_kinds, &[]))) {
+                (Some(p), Some(q)) if p == q => {
+                    keys.push((*g - src.offset, y.as_ref().clone()));
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    keys
+}
+
+/// Chooses the join order and each step's access path and predicates.
+fn plan_joins(
+    sources: &[Source],
+    items: &[FromItem],
+    filter: Option<&Expr>,
+    outer_len: usize,
+    frame_kinds: &[ExprKind],
+) -> Result<(Vec<Step>, Option<Expr>)> {
+    let n = sources.len();
+    let where_conjuncts: Vec<&Expr> = filter.map(|f| f.conjuncts()).unwrap_or_default();
+    // Inner-join ON conditions behave like WHERE conjuncts.
+    let mut general: Vec<&Expr> = where_conjuncts.clone();
+    for it in items {
+        if !it.left {
+            if let Some(on) = &it.on {
+                general.extend(on.conjuncts());
+            }
+        }
+    }
+
+    // Greedy order.
+    let mut placed = vec![false; n];
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    let mut accesses: Vec<Option<(Access, Vec<(usize, Expr)>, bool)>> =
+        (0..n).map(|_| None).collect();
+    while order.len() < n {
+        let mut best: Option<(usize, u32)> = None;
+        for s in 0..n {
+            if placed[s] {
+                continue;
+            }
+            // LEFT JOIN barriers.
+            let allowed = if items[s].left {
+                (0..s).all(|t| placed[t])
+            } else {
+                (0..s).all(|t| !items[t].left || placed[t])
+            };
+            if !allowed {
+                continue;
+            }
+            let conj: Vec<&Expr> = if items[s].left {
+                items[s]
+                    .on
+                    .as_ref()
+                    .map(|o| o.conjuncts())
+                    .unwrap_or_default()
+            } else {
+                general.clone()
+            };
+            let (score, acc) = match &sources[s].kind {
+                SourceKind::Table(t) => {
+                    let local: Vec<Expr> = conj
+                        .iter()
+                        .filter_map(|c| localize(c, &sources[s], &placed, outer_len, sources))
+                        .collect();
+                    let (access, score) = choose_access_scored(t, and_all(local).as_ref());
+                    // A read that does not depend on the bound columns would be
+                    // repeated identically for every outer row (or every run of
+                    // a correlated subquery): read it once and probe a hash table
+                    // on the equalities with bound columns instead.
+                    let repeated = !order.is_empty() || outer_len > 0;
+                    let keys = if repeated && !access.reads_bound() {
+                        hash_keys(&conj, &sources[s], &placed, outer_len, sources, frame_kinds)
+                    } else {
+                        Vec::new()
+                    };
+                    if keys.is_empty() {
+                        (score, (access, Vec::new(), false))
+                    } else if access.full_scan {
+                        (50, (access, keys, true))
+                    } else {
+                        (score, (access, keys, true))
+                    }
+                }
+                SourceKind::Derived(_) => {
+                    let keys =
+                        hash_keys(&conj, &sources[s], &placed, outer_len, sources, frame_kinds);
+                    (
+                        if keys.is_empty() { 0 } else { 150 },
+                        (Access::scan(), keys, true),
+                    )
+                }
+            };
+            if best.is_none_or(|(_, b)| score > b) {
+                best = Some((s, score));
+                accesses[s] = Some(acc);
+            }
+        }
+        let (s, _) = best.ok_or_else(|| Error::Internal("no joinable source".into()))?;
+        placed[s] = true;
+        order.push(s);
+    }
+
+    // Predicates per step.
+    let pos_of = |s: usize| order.iter().position(|&x| x == s).unwrap_or(0);
+    let mut filters: Vec<Vec<Expr>> = vec![Vec::new(); n];
+    let mut posts: Vec<Vec<Expr>> = vec![Vec::new(); n];
+    let mut pre: Vec<Expr> = Vec::new();
+    for c in &general {
+        match sources_read(c, sources) {
+            Some(read) if read.is_empty() => pre.push((*c).clone()),
+            Some(read) => {
+                let k = read.iter().map(|&s| pos_of(s)).max().unwrap_or(0);
+                if items[order[k]].left {
+                    posts[k].push((*c).clone());
+                } else {
+                    filters[k].push((*c).clone());
+                }
+            }
+            None => {
+                if n == 0 {
+                    pre.push((*c).clone());
+                } else if items[order[n - 1]].left {
+                    posts[n - 1].push((*c).clone());
+                } else {
+                    filters[n - 1].push((*c).clone());
+                }
+            }
+        }
+    }
+    for (s, it) in items.iter().enumerate() {
+        if it.left {
+            if let Some(on) = &it.on {
+                filters[pos_of(s)].extend(on.conjuncts().into_iter().cloned());
+            }
+        }
+    }
+    let mut steps = Vec::with_capacity(n);
+    for (k, &s) in order.iter().enumerate() {
+        let (access, hash_keys, materialize) = accesses[s]
+            .take()
+            .unwrap_or_else(|| (Access::scan(), Vec::new(), false));
+        steps.push(Step {
+            source: s,
+            access,
+            hash_keys,
+            materialize,
+            filter: and_all(std::mem::take(&mut filters[k])),
+            left: items[s].left,
+            post_filter: and_all(std::mem::take(&mut posts[k])),
+        });
+    }
+    Ok((steps, and_all(pre)))
 }
 
 /// Binds an expression that may name an output column by alias (GROUP BY / HAVING).
@@ -389,7 +1046,7 @@ fn bind_output_ref(
     projection: &[Expr],
 ) -> Result<Expr> {
     if let ast::Expr::Identifier(id) = e {
-        let is_column = b.table.and_then(|t| t.column(&id.value)).is_some();
+        let is_column = b.is_own_column(&id.value);
         if !is_column {
             if let Some(i) = names
                 .iter()
@@ -456,8 +1113,5 @@ fn expr_display_name(e: &ast::Expr) -> String {
 
 /// The kind of the projection's columns, exposed for tests.
 pub fn projection_kinds(p: &SelectPlan) -> Vec<ExprKind> {
-    p.projection[..p.visible]
-        .iter()
-        .map(|e| e.kind(&crate::expr::column_kinds(p.table.as_deref()), &p.aggs))
-        .collect()
+    p.kinds.clone()
 }

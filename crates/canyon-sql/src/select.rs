@@ -1,22 +1,37 @@
-//! Execution of SELECT plans (see [`crate::query`] for their shape).
+//! Execution of SELECT plans (see [`crate::query`] for their shape: frames,
+//! join steps, subqueries).
+//!
+//! Two paths:
+//! - the **single-table path** (the plan's `table` is set): the OLTP statement —
+//!   one access path, rows decoded straight into the frame, locking reads
+//!   supported; no reader indirection and nothing else on the hot path;
+//! - the **general path**: joins, derived tables, subqueries. It reads through a
+//!   [`Reader`] (a shared borrow of the transaction at the statement's snapshot),
+//!   so a join's inner step and a correlated subquery can read while an outer
+//!   scan is open. Uncorrelated subqueries run once per statement (cached by
+//!   plan); correlated ones once per outer row.
+//!
+//! Both feed a [`Collector`]: grouping and aggregates, HAVING, DISTINCT, ORDER BY,
+//! LIMIT/OFFSET, with an early stop when a streaming LIMIT is satisfied.
 
+use crate::access::{KeyRanges, Target};
 use crate::api::QueryResult;
 use crate::encoding::encode_row;
-use crate::exec::{for_each_locked_row, for_each_row, no_row};
-use crate::expr::{eval, eval_predicate, AggCall, AggFunc, Env, EvalContext};
+use crate::exec::{decode_table_row_columns, for_each_locked_row_dir, for_each_row, no_row};
+use crate::expr::{eval, eval_predicate, AggCall, AggFunc, Env, EvalContext, SubqueryExpr};
+use crate::functions::Func;
 use crate::plan::eval_count;
-use crate::query::{LockMode, SelectPlan};
+use crate::query::{LockMode, SelectPlan, SourceKind, Step};
 use crate::value::{compare, sort_cmp, Value};
 use canyon_common::{Error, Result};
-use canyon_txn::{ReadMode, Transaction};
-use rust_decimal::prelude::ToPrimitive;
+use canyon_txn::{ReadMode, Reader, Transaction};
+use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
 use rust_decimal::Decimal;
+use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
-
-// ----------------------------------------------------------------------------------
-// SELECT
-// ----------------------------------------------------------------------------------
+use std::ops::ControlFlow;
+use std::rc::Rc;
 
 enum Acc {
     Count(i64),
@@ -192,12 +207,99 @@ impl AggState {
     }
 }
 
-/// Runs a SELECT. `txn` is `None` for a table-less SELECT.
+/// Runs a SELECT. `txn` is `None` for a SELECT that reads no table.
+/// `force_lock` makes a single-table read a locking read (SERIALIZABLE).
 pub fn run_select(
     plan: &SelectPlan,
     txn: Option<&mut Transaction>,
     ctx: &dyn EvalContext,
+    force_lock: bool,
 ) -> Result<QueryResult> {
+    let rows = match (&plan.table, txn) {
+        (Some(table), Some(txn)) => {
+            let mut col = Collector::new(plan, ctx)?;
+            let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
+            let mut visit = |row: &[Value]| -> Result<bool> {
+                if let Some(f) = &plan.filter {
+                    let env = Env {
+                        row,
+                        aggs: &[],
+                        ctx,
+                    };
+                    if !eval_predicate(f, &env)? {
+                        return Ok(true);
+                    }
+                }
+                col.add(row, ctx)
+            };
+            if plan.lock == LockMode::Locking || force_lock {
+                // The filter is re-checked on the locked version by the helper.
+                // A LIMIT the access order satisfies bounds what is locked:
+                // `ORDER BY pk LIMIT 1 FOR UPDATE` locks one row, not the range.
+                let lock_limit = stop_after(plan, ctx)?;
+                for_each_locked_row_dir(
+                    txn,
+                    table,
+                    &plan.access,
+                    plan.filter.as_ref(),
+                    lock_limit,
+                    reverse,
+                    ctx,
+                    &mut |_t, _pk, row| visit(&row).map(|_| ()),
+                )?;
+            } else {
+                for_each_row(
+                    txn,
+                    table,
+                    &plan.access,
+                    ReadMode::Snapshot,
+                    reverse,
+                    plan.needed.as_deref(),
+                    ctx,
+                    &mut |_pk, row| visit(row),
+                )?;
+            }
+            col.finish(ctx, &[])?
+        }
+        (Some(_), None) => {
+            return Err(Error::Internal(
+                "SELECT from a table without a transaction".into(),
+            ))
+        }
+        (None, txn) => {
+            let reader = match txn {
+                Some(t) => Some(t.reader(ReadMode::Snapshot)?),
+                None if plan.sources.is_empty() && !plan.has_subqueries => None,
+                None => {
+                    return Err(Error::Internal(
+                        "SELECT from a table without a transaction".into(),
+                    ))
+                }
+            };
+            let q = QueryCtx {
+                base: ctx,
+                reader,
+                cache: RefCell::new(HashMap::new()),
+                mats: RefCell::new(HashMap::new()),
+            };
+            run_block(plan, &q, &[])?
+        }
+    };
+    Ok(QueryResult::Rows {
+        columns: plan.columns.clone(),
+        rows,
+        warnings: 0,
+    })
+}
+
+/// The number of rows after which a scan may stop: LIMIT + OFFSET when the rows
+/// come out in their final order with nothing grouped, deduplicated or sorted.
+fn stop_after(plan: &SelectPlan, ctx: &dyn EvalContext) -> Result<Option<u64>> {
+    let streaming =
+        !plan.grouped && !plan.distinct && (plan.order_by.is_empty() || plan.order_from_access);
+    if !streaming {
+        return Ok(None);
+    }
     let limit = plan
         .limit
         .as_ref()
@@ -209,165 +311,519 @@ pub fn run_select(
         .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
         .transpose()?
         .unwrap_or(0);
-    let streaming =
-        !plan.grouped && !plan.distinct && (plan.order_by.is_empty() || plan.order_from_access);
-    let want = limit.map(|l| l.saturating_add(offset));
-    let mut out: Vec<Vec<Value>> = Vec::new();
+    Ok(limit.map(|l| l.saturating_add(offset)))
+}
 
-    let project = |row: &[Value], aggs: &[Value]| -> Result<Vec<Value>> {
-        let env = Env { row, aggs, ctx };
-        plan.projection.iter().map(|e| eval(e, &env)).collect()
-    };
+/// Whether a statement needs a transaction: it reads a table (directly, in a
+/// derived table or in a subquery).
+pub fn needs_transaction(plan: &SelectPlan) -> bool {
+    plan.table.is_some() || !plan.sources.is_empty() || plan.has_subqueries
+}
 
-    match (&plan.table, txn) {
-        (None, _) => {
-            let env = Env {
-                row: &[],
-                aggs: &[],
-                ctx,
+/// Grouping, aggregation, HAVING, DISTINCT, ORDER BY and LIMIT over the frames
+/// that passed the WHERE clause.
+struct Collector<'p> {
+    plan: &'p SelectPlan,
+    limit: Option<u64>,
+    offset: u64,
+    /// Stop after this many rows (a LIMIT that needs no sorting or grouping).
+    stop_after: Option<u64>,
+    out: Vec<Vec<Value>>,
+    groups: HashMap<Vec<u8>, usize>,
+    states: Vec<AggState>,
+}
+
+impl<'p> Collector<'p> {
+    fn new(plan: &'p SelectPlan, ctx: &dyn EvalContext) -> Result<Collector<'p>> {
+        let limit = plan
+            .limit
+            .as_ref()
+            .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
+            .transpose()?;
+        let offset = plan
+            .offset
+            .as_ref()
+            .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
+            .transpose()?
+            .unwrap_or(0);
+        let streaming =
+            !plan.grouped && !plan.distinct && (plan.order_by.is_empty() || plan.order_from_access);
+        Ok(Collector {
+            plan,
+            limit,
+            offset,
+            stop_after: if streaming {
+                limit.map(|l| l.saturating_add(offset))
+            } else {
+                None
+            },
+            out: Vec::new(),
+            groups: HashMap::new(),
+            states: Vec::new(),
+        })
+    }
+
+    /// Takes one frame that passed the filters; `false` when no more are needed.
+    fn add(&mut self, frame: &[Value], ctx: &dyn EvalContext) -> Result<bool> {
+        let plan = self.plan;
+        let env = Env {
+            row: frame,
+            aggs: &[],
+            ctx,
+        };
+        if plan.grouped {
+            let key = if plan.group_by.is_empty() {
+                Vec::new()
+            } else {
+                let vals = plan
+                    .group_by
+                    .iter()
+                    .map(|e| eval(e, &env))
+                    .collect::<Result<Vec<_>>>()?;
+                encode_row(&vals)
             };
-            let keep = match &plan.filter {
-                Some(f) => eval_predicate(f, &env)?,
-                None => true,
-            };
-            if keep {
-                if plan.grouped {
-                    let st = AggState::new(&plan.aggs, Vec::new());
-                    let aggs = st.finish(&plan.aggs);
-                    out.push(project(&[], &aggs)?);
-                } else {
-                    out.push(project(&[], &[])?);
+            let idx = match self.groups.get(&key) {
+                Some(&i) => i,
+                None => {
+                    self.states.push(AggState::new(&plan.aggs, frame.to_vec()));
+                    self.groups.insert(key, self.states.len() - 1);
+                    self.states.len() - 1
                 }
+            };
+            self.states[idx].add(&plan.aggs, &env)?;
+            return Ok(true);
+        }
+        if let Some(h) = &plan.having {
+            // HAVING without grouping filters rows (a MySQL extension); output
+            // aliases in it are bound as their expressions, so the frame suffices.
+            if !eval_predicate(h, &env)? {
+                return Ok(true);
             }
         }
-        (Some(table), Some(txn)) => {
-            let mut groups: HashMap<Vec<u8>, usize> = HashMap::new();
-            let mut states: Vec<AggState> = Vec::new();
-            let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
-            let mut visit = |_pk: &[u8], row: &[Value]| -> Result<bool> {
+        let row = plan
+            .projection
+            .iter()
+            .map(|e| eval(e, &env))
+            .collect::<Result<Vec<_>>>()?;
+        self.out.push(row);
+        Ok(self.stop_after.is_none_or(|w| (self.out.len() as u64) < w))
+    }
+
+    /// The result rows. `outer` is the enclosing frame (for the one row of an
+    /// aggregate over no rows).
+    fn finish(mut self, ctx: &dyn EvalContext, outer: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let plan = self.plan;
+        if plan.grouped {
+            if self.states.is_empty() && plan.group_by.is_empty() {
+                let mut frame = outer.to_vec();
+                frame.resize(plan.frame_len.max(outer.len()), Value::Null);
+                self.states.push(AggState::new(&plan.aggs, frame));
+            }
+            for st in &self.states {
+                let aggs = st.finish(&plan.aggs);
                 let env = Env {
-                    row,
-                    aggs: &[],
+                    row: &st.first_row,
+                    aggs: &aggs,
                     ctx,
                 };
-                if let Some(f) = &plan.filter {
-                    if !eval_predicate(f, &env)? {
-                        return Ok(true);
+                if let Some(h) = &plan.having {
+                    if !eval_predicate(h, &env)? {
+                        continue;
                     }
                 }
-                if plan.grouped {
-                    let key = if plan.group_by.is_empty() {
-                        Vec::new()
-                    } else {
-                        let vals = plan
-                            .group_by
-                            .iter()
-                            .map(|e| eval(e, &env))
-                            .collect::<Result<Vec<_>>>()?;
-                        encode_row(&vals)
-                    };
-                    let idx = match groups.get(&key) {
-                        Some(&i) => i,
-                        None => {
-                            states.push(AggState::new(&plan.aggs, row.to_vec()));
-                            groups.insert(key, states.len() - 1);
-                            states.len() - 1
-                        }
-                    };
-                    states[idx].add(&plan.aggs, &env)?;
-                    Ok(true)
-                } else {
-                    out.push(project(row, &[])?);
-                    Ok(!(streaming && want.is_some_and(|w| out.len() as u64 >= w)))
-                }
-            };
-            match plan.lock {
-                LockMode::None => {
-                    for_each_row(
-                        txn,
-                        table,
-                        &plan.access,
-                        ReadMode::Snapshot,
-                        reverse,
-                        plan.needed.as_deref(),
-                        ctx,
-                        &mut |pk, row| visit(pk, row),
-                    )?;
-                }
-                LockMode::Locking => {
-                    // The filter is re-checked on the locked version by the helper.
-                    for_each_locked_row(
-                        txn,
-                        table,
-                        &plan.access,
-                        plan.filter.as_ref(),
-                        None,
-                        ctx,
-                        &mut |_t, pk, row| visit(&pk, &row).map(|_| ()),
-                    )?;
-                }
-            }
-            if plan.grouped {
-                if states.is_empty() && plan.group_by.is_empty() {
-                    states.push(AggState::new(
-                        &plan.aggs,
-                        vec![Value::Null; table.def.columns.len()],
-                    ));
-                }
-                for st in &states {
-                    let aggs = st.finish(&plan.aggs);
-                    if let Some(h) = &plan.having {
-                        if !eval_predicate(
-                            h,
-                            &Env {
-                                row: &st.first_row,
-                                aggs: &aggs,
-                                ctx,
-                            },
-                        )? {
-                            continue;
-                        }
-                    }
-                    out.push(project(&st.first_row, &aggs)?);
-                }
+                let row = plan
+                    .projection
+                    .iter()
+                    .map(|e| eval(e, &env))
+                    .collect::<Result<Vec<_>>>()?;
+                self.out.push(row);
             }
         }
-        (Some(_), None) => {
-            return Err(Error::Internal(
-                "SELECT from a table without a transaction".into(),
-            ))
+        let mut out = self.out;
+        if plan.distinct {
+            let mut seen = HashSet::new();
+            out.retain(|r| seen.insert(encode_row(&r[..plan.visible])));
+        }
+        if !plan.order_by.is_empty() && !plan.order_from_access {
+            out.sort_by(|a, b| {
+                for &(pos, desc) in &plan.order_by {
+                    let o = sort_cmp(&a[pos], &b[pos]);
+                    if o != Ordering::Equal {
+                        return if desc { o.reverse() } else { o };
+                    }
+                }
+                Ordering::Equal
+            });
+        }
+        let start = (self.offset as usize).min(out.len());
+        let end = match self.limit {
+            Some(l) => start.saturating_add(l as usize).min(out.len()),
+            None => out.len(),
+        };
+        let mut rows: Vec<Vec<Value>> = out.drain(start..end).collect();
+        if plan.projection.len() > plan.visible {
+            for r in &mut rows {
+                r.truncate(plan.visible);
+            }
+        }
+        Ok(rows)
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// The general path
+// ----------------------------------------------------------------------------------
+
+/// The evaluation context of the general path: the statement's context plus
+/// the reader subqueries run with, and the per-statement cache of uncorrelated
+/// subqueries' rows.
+struct QueryCtx<'a> {
+    base: &'a dyn EvalContext,
+    reader: Option<Reader<'a>>,
+    cache: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
+    /// Materialised join steps by (plan address, step): they depend on no
+    /// frame value, so one read serves every run of a correlated subquery.
+    mats: RefCell<HashMap<(usize, usize), Rc<Materialized>>>,
+}
+
+impl EvalContext for QueryCtx<'_> {
+    fn params(&self) -> &[Value] {
+        self.base.params()
+    }
+    fn sys_var(&self, name: &str) -> Result<Value> {
+        self.base.sys_var(name)
+    }
+    fn user_var(&self, name: &str) -> Value {
+        self.base.user_var(name)
+    }
+    fn session_fact(&self, f: Func) -> Value {
+        self.base.session_fact(f)
+    }
+    fn now(&self) -> chrono::NaiveDateTime {
+        self.base.now()
+    }
+    fn warn(&self, code: u16, message: &str) {
+        self.base.warn(code, message)
+    }
+    fn subquery(&self, sq: &SubqueryExpr, outer: &[Value]) -> Result<Rc<Vec<Vec<Value>>>> {
+        let key = std::sync::Arc::as_ptr(&sq.plan) as usize;
+        if !sq.correlated {
+            if let Some(rows) = self.cache.borrow().get(&key) {
+                return Ok(rows.clone());
+            }
+        }
+        let rows = Rc::new(run_block(&sq.plan, self, outer)?);
+        if !sq.correlated {
+            self.cache.borrow_mut().insert(key, rows.clone());
+        }
+        Ok(rows)
+    }
+}
+
+/// Runs one query block over the enclosing frame `outer`.
+fn run_block(plan: &SelectPlan, q: &QueryCtx<'_>, outer: &[Value]) -> Result<Vec<Vec<Value>>> {
+    let mut col = Collector::new(plan, q)?;
+    let mut frame = Vec::with_capacity(plan.frame_len);
+    frame.extend_from_slice(&outer[..plan.outer_len.min(outer.len())]);
+    frame.resize(plan.frame_len, Value::Null);
+    let pass = match &plan.pre_filter {
+        Some(f) => eval_predicate(
+            f,
+            &Env {
+                row: &frame,
+                aggs: &[],
+                ctx: q,
+            },
+        )?,
+        None => true,
+    };
+    if pass {
+        let join = Join { plan, q };
+        join.step(0, &mut frame, &mut |f| col.add(f, q))?;
+    }
+    col.finish(q, &frame[..plan.outer_len])
+}
+
+/// A materialised source: its rows, and a hash table on the step's keys.
+struct Materialized {
+    rows: Vec<Vec<Value>>,
+    hash: Option<HashMap<Vec<u8>, Vec<usize>>>,
+}
+
+/// The nested-loop join of one block execution.
+struct Join<'a, 'q> {
+    plan: &'a SelectPlan,
+    q: &'a QueryCtx<'q>,
+}
+
+/// The hash key of a row of values; `None` when one is NULL (never equal).
+/// Equal values under MySQL comparison within one kind class give equal keys;
+/// the step filter re-checks every candidate, so extra matches are harmless.
+fn hash_key(vals: &[Value]) -> Option<Vec<u8>> {
+    let mut k = Vec::new();
+    for v in vals {
+        match v {
+            Value::Null => return None,
+            Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
+                let d = match v {
+                    Value::Int(i) => Decimal::from(*i),
+                    Value::UInt(u) => Decimal::from(*u),
+                    Value::Decimal(d) => *d,
+                    _ => Decimal::ZERO,
+                };
+                k.push(1);
+                k.extend_from_slice(d.normalize().to_string().as_bytes());
+            }
+            Value::Double(f) => match Decimal::from_f64(*f).filter(|d| d.to_f64() == Some(*f)) {
+                Some(d) => {
+                    k.push(1);
+                    k.extend_from_slice(d.normalize().to_string().as_bytes());
+                }
+                None => {
+                    k.push(2);
+                    k.extend_from_slice(&(f + 0.0).to_bits().to_be_bytes());
+                }
+            },
+            Value::Bytes(b) => {
+                k.push(3);
+                let end = b.iter().rposition(|c| *c != b' ').map_or(0, |p| p + 1);
+                k.extend_from_slice(&b[..end]);
+            }
+            Value::Date(d) => {
+                k.push(4);
+                k.extend_from_slice(d.and_time(chrono::NaiveTime::MIN).to_string().as_bytes());
+            }
+            Value::DateTime(d) => {
+                k.push(4);
+                k.extend_from_slice(d.to_string().as_bytes());
+            }
+        }
+        k.push(0);
+    }
+    Some(k)
+}
+
+impl Join<'_, '_> {
+    fn reader(&self) -> Result<Reader<'_>> {
+        self.q
+            .reader
+            .ok_or_else(|| Error::Internal("a table read without a transaction".into()))
+    }
+
+    /// The materialised rows of step `k`'s source.
+    fn materialized(&self, k: usize, step: &Step, frame: &[Value]) -> Result<Rc<Materialized>> {
+        let key = (self.plan as *const SelectPlan as usize, k);
+        if let Some(m) = self.q.mats.borrow().get(&key) {
+            return Ok(m.clone());
+        }
+        let src = &self.plan.sources[step.source];
+        let rows = match &src.kind {
+            SourceKind::Derived(d) => run_block(d, self.q, &[])?,
+            SourceKind::Table(t) => {
+                let mut rows = Vec::new();
+                let (ranges, _) = step.access.key_ranges_over(t, frame, self.q)?;
+                self.read_ranges(t, step, ranges, src.needed.as_deref(), &mut |row| {
+                    rows.push(std::mem::take(row));
+                    Ok(true)
+                })?;
+                rows
+            }
+        };
+        let hash = (!step.hash_keys.is_empty()).then(|| {
+            let mut h: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+            for (i, r) in rows.iter().enumerate() {
+                let vals: Vec<Value> = step
+                    .hash_keys
+                    .iter()
+                    .map(|(c, _)| r.get(*c).cloned().unwrap_or(Value::Null))
+                    .collect();
+                if let Some(key) = hash_key(&vals) {
+                    h.entry(key).or_default().push(i);
+                }
+            }
+            h
+        });
+        let m = Rc::new(Materialized { rows, hash });
+        self.q.mats.borrow_mut().insert(key, m.clone());
+        Ok(m)
+    }
+
+    /// Reads the rows of `table` in `ranges` (through the step's target key),
+    /// decoded, each passed to `f` (which may take the vector); `false` when `f`
+    /// asked to stop.
+    fn read_ranges(
+        &self,
+        table: &crate::catalog::Table,
+        step: &Step,
+        ranges: KeyRanges,
+        needed: Option<&[bool]>,
+        f: &mut dyn FnMut(&mut Vec<Value>) -> Result<bool>,
+    ) -> Result<bool> {
+        let reader = self.reader()?;
+        let mut buf = Vec::new();
+        match ranges {
+            KeyRanges::Empty => Ok(true),
+            KeyRanges::Points(points) => {
+                let mut seen = HashSet::new();
+                for pk in points {
+                    if !seen.insert(pk.clone()) {
+                        continue;
+                    }
+                    if let Some(bytes) = reader.get(table.def.id, &pk)? {
+                        decode_table_row_columns(table, &bytes, needed, &mut buf)?;
+                        if !f(&mut buf)? {
+                            return Ok(false);
+                        }
+                    }
+                }
+                Ok(true)
+            }
+            KeyRanges::Ranges(list) => {
+                let dedup = list.len() > 1;
+                let mut seen: HashSet<Vec<u8>> = HashSet::new();
+                let mut err = None;
+                let mut go = true;
+                for range in list {
+                    let mut on_row = |pk: &[u8], bytes: &[u8]| -> ControlFlow<()> {
+                        if dedup && !seen.insert(pk.to_vec()) {
+                            return ControlFlow::Continue(());
+                        }
+                        let r = decode_table_row_columns(table, bytes, needed, &mut buf)
+                            .and_then(|_| f(&mut buf));
+                        match r {
+                            Ok(true) => ControlFlow::Continue(()),
+                            Ok(false) => {
+                                go = false;
+                                ControlFlow::Break(())
+                            }
+                            Err(e) => {
+                                err = Some(e);
+                                ControlFlow::Break(())
+                            }
+                        }
+                    };
+                    match step.access.target {
+                        Target::Primary => reader.scan(table.def.id, &range, false, &mut on_row)?,
+                        Target::Index(i) => reader.scan_index(
+                            table.def.id,
+                            table.def.indexes[i].id,
+                            &range,
+                            false,
+                            &mut |_k, pk, bytes| on_row(pk, bytes),
+                        )?,
+                    }
+                    if let Some(e) = err.take() {
+                        return Err(e);
+                    }
+                    if !go {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
         }
     }
 
-    if plan.distinct {
-        let mut seen = HashSet::new();
-        out.retain(|r| seen.insert(encode_row(&r[..plan.visible])));
-    }
-    if !plan.order_by.is_empty() && !plan.order_from_access {
-        out.sort_by(|a, b| {
-            for &(pos, desc) in &plan.order_by {
-                let o = sort_cmp(&a[pos], &b[pos]);
-                if o != Ordering::Equal {
-                    return if desc { o.reverse() } else { o };
+    /// Runs step `k` and the ones after it for the current frame; `false`
+    /// when the consumer needs no more rows.
+    fn step(
+        &self,
+        k: usize,
+        frame: &mut Vec<Value>,
+        emit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<bool> {
+        let Some(step) = self.plan.steps.get(k) else {
+            return emit(frame);
+        };
+        let src = &self.plan.sources[step.source];
+        let (off, width) = (src.offset, src.width);
+        let mut matched = false;
+        let mut go = true;
+        // Runs the rest of the join for a candidate bound into the frame.
+        let mut visit = |frame: &mut Vec<Value>| -> Result<bool> {
+            let env = Env {
+                row: frame,
+                aggs: &[],
+                ctx: self.q,
+            };
+            if let Some(f) = &step.filter {
+                if !eval_predicate(f, &env)? {
+                    return Ok(true);
                 }
             }
-            Ordering::Equal
-        });
-    }
-    let start = (offset as usize).min(out.len());
-    let end = match limit {
-        Some(l) => start.saturating_add(l as usize).min(out.len()),
-        None => out.len(),
-    };
-    let mut rows: Vec<Vec<Value>> = out.drain(start..end).collect();
-    if plan.projection.len() > plan.visible {
-        for r in &mut rows {
-            r.truncate(plan.visible);
+            matched = true;
+            if let Some(pf) = &step.post_filter {
+                if !eval_predicate(pf, &env)? {
+                    return Ok(true);
+                }
+            }
+            self.step(k + 1, frame, emit)
+        };
+        if step.materialize {
+            let m = self.materialized(k, step, frame)?;
+            let bind = |frame: &mut Vec<Value>, row: &[Value]| {
+                frame[off..off + width].clone_from_slice(row);
+            };
+            match &m.hash {
+                Some(h) => {
+                    let env = Env {
+                        row: frame,
+                        aggs: &[],
+                        ctx: self.q,
+                    };
+                    let probe = step
+                        .hash_keys
+                        .iter()
+                        .map(|(_, e)| eval(e, &env))
+                        .collect::<Result<Vec<_>>>()?;
+                    if let Some(hits) = hash_key(&probe).and_then(|key| h.get(&key)) {
+                        for &i in hits {
+                            bind(frame, &m.rows[i]);
+                            if !visit(frame)? {
+                                go = false;
+                                break;
+                            }
+                        }
+                    }
+                }
+                None => {
+                    for r in &m.rows {
+                        bind(frame, r);
+                        if !visit(frame)? {
+                            go = false;
+                            break;
+                        }
+                    }
+                }
+            }
+        } else {
+            let SourceKind::Table(table) = &src.kind else {
+                return Err(Error::Internal("a derived table read by key".into()));
+            };
+            let (ranges, _) = step.access.key_ranges_over(table, frame, self.q)?;
+            go = self.read_ranges(table, step, ranges, src.needed.as_deref(), &mut |row| {
+                for (d, v) in frame[off..off + width].iter_mut().zip(row.drain(..)) {
+                    *d = v;
+                }
+                visit(frame)
+            })?;
         }
+        if go && step.left && !matched {
+            for v in &mut frame[off..off + width] {
+                *v = Value::Null;
+            }
+            if let Some(pf) = &step.post_filter {
+                let env = Env {
+                    row: frame,
+                    aggs: &[],
+                    ctx: self.q,
+                };
+                if !eval_predicate(pf, &env)? {
+                    return Ok(true);
+                }
+            }
+            return self.step(k + 1, frame, emit);
+        }
+        Ok(go)
     }
-    Ok(QueryResult::Rows {
-        columns: plan.columns.clone(),
-        rows,
-        warnings: 0,
-    })
 }

@@ -627,9 +627,9 @@ impl Session {
         let found_rows = self.state.client_found_rows;
         let mut effects = StatementEffects::default();
         let result = match plan {
-            Plan::Select(s) if s.table.is_none() => {
+            Plan::Select(s) if !crate::select::needs_transaction(s) => {
                 let ctx = StmtCtx::new(&self.state, params);
-                let r = crate::select::run_select(s, None, &ctx);
+                let r = crate::select::run_select(s, None, &ctx, false);
                 let warnings = ctx.warnings.into_inner();
                 for (code, msg) in warnings {
                     self.state.warnings.push(("Warning", code, msg));
@@ -642,22 +642,19 @@ impl Session {
                     && s.lock == LockMode::None
                 {
                     // InnoDB: under SERIALIZABLE, plain SELECTs in a multi-statement
-                    // transaction are locking reads.
-                    let locked = crate::query::SelectPlan {
-                        lock: LockMode::Locking,
-                        ..clone_select(s)
-                    };
-                    crate::select::run_select(&locked, Some(txn), ctx)
+                    // transaction are locking reads. (Joins and subqueries read
+                    // their snapshot: see docs/architecture/transactions.md.)
+                    crate::select::run_select(s, Some(txn), ctx, true)
                 } else {
-                    crate::select::run_select(s, Some(txn), ctx)
+                    crate::select::run_select(s, Some(txn), ctx, false)
                 }
             }),
             Plan::Insert(i) => self.with_txn(params, |txn, ctx| {
-                exec::run_insert(i, txn, ctx, &mut effects)
+                exec::run_insert(i, txn, ctx, &mut effects, found_rows)
             }),
-            Plan::Update(u) => {
-                self.with_txn(params, |txn, ctx| exec::run_update(u, txn, ctx, found_rows))
-            }
+            Plan::Update(u) => self.with_txn(params, |txn, ctx| {
+                exec::run_update(u, txn, ctx, found_rows, &mut effects)
+            }),
             Plan::Delete(d) => self.with_txn(params, |txn, ctx| exec::run_delete(d, txn, ctx)),
         }?;
         if let Some(id) = effects.generated_id {
@@ -1597,28 +1594,6 @@ impl Drop for Session {
         if let Some(t) = self.txn.take() {
             t.rollback();
         }
-    }
-}
-
-fn clone_select(s: &crate::query::SelectPlan) -> crate::query::SelectPlan {
-    crate::query::SelectPlan {
-        table: s.table.clone(),
-        access: s.access.clone(),
-        filter: s.filter.clone(),
-        aggs: s.aggs.clone(),
-        grouped: s.grouped,
-        group_by: s.group_by.clone(),
-        having: s.having.clone(),
-        projection: s.projection.clone(),
-        visible: s.visible,
-        columns: s.columns.clone(),
-        distinct: s.distinct,
-        order_by: s.order_by.clone(),
-        order_from_access: s.order_from_access,
-        limit: s.limit.clone(),
-        offset: s.offset.clone(),
-        lock: s.lock,
-        needed: s.needed.clone(),
     }
 }
 

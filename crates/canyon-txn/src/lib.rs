@@ -45,6 +45,7 @@ mod scan;
 pub use gc::GcStats;
 pub use keys::LAST_TS_KEY;
 pub use mvcc::{Transaction, TxnManager, TxnSession};
+pub use scan::Reader;
 
 use std::time::Duration;
 

@@ -515,11 +515,21 @@ impl Transaction {
     /// Reads one row: the own write buffer first, then storage in `mode`.
     pub fn get(&mut self, table: TableId, pk: &[u8], mode: ReadMode) -> Result<Option<Vec<u8>>> {
         self.check_active()?;
+        let at = self.read_at(mode);
+        self.get_at(at, table, pk)
+    }
+
+    /// [`Transaction::get`] at a resolved read point.
+    pub(crate) fn get_at(
+        &self,
+        at: Option<Timestamp>,
+        table: TableId,
+        pk: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
         let key = rows_key(table, pk);
         if let Some(b) = self.writes.get(&key) {
             return Ok(b.row.clone());
         }
-        let at = self.read_at(mode);
         self.mgr.read_version(&key, at)
     }
 

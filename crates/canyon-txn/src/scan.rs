@@ -74,6 +74,18 @@ impl Transaction {
     ) -> Result<()> {
         self.check_active()?;
         let at = self.read_at(mode);
+        self.scan_at(at, table, range, reverse, f)
+    }
+
+    /// [`Transaction::scan`] at a resolved read point (see [`Reader`]).
+    pub(crate) fn scan_at(
+        &self,
+        at: Option<Timestamp>,
+        table: TableId,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
         let srange = rows_range(table, range);
         if range_is_empty(&srange) {
             return Ok(());
@@ -173,6 +185,20 @@ impl Transaction {
     ) -> Result<()> {
         self.check_active()?;
         let at = self.read_at(mode);
+        self.scan_index_at(at, table, index, range, reverse, f)
+    }
+
+    /// [`Transaction::scan_index`] at a resolved read point (see [`Reader`]).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    pub(crate) fn scan_index_at(
+        &self,
+        at: Option<Timestamp>,
+        table: TableId,
+        index: IndexId,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
         let Some(irange) = index_range(index, range) else {
             return Ok(());
         };
@@ -281,5 +307,60 @@ impl Transaction {
             }
         }
         Ok(())
+    }
+}
+
+/// A read-only view of a transaction at one read point: a snapshot (consistent
+/// reads) or the latest committed versions. It borrows the transaction shared, so
+/// several scans can be open at once — a nested-loop join reads the inner table
+/// from inside the outer table's scan callback, and a correlated subquery runs
+/// from inside its outer query's. Locking reads and writes need the transaction
+/// itself (`&mut`), so they cannot happen while a `Reader` lives: the borrow
+/// checker enforces that.
+#[derive(Clone, Copy)]
+pub struct Reader<'t> {
+    txn: &'t Transaction,
+    at: Option<Timestamp>,
+}
+
+impl Transaction {
+    /// A reader in `mode` (taking the snapshot now if `mode` needs one and none is
+    /// taken yet).
+    pub fn reader(&mut self, mode: ReadMode) -> Result<Reader<'_>> {
+        self.check_active()?;
+        let at = self.read_at(mode);
+        Ok(Reader { txn: self, at })
+    }
+}
+
+impl Reader<'_> {
+    /// [`Transaction::get`] at this reader's read point.
+    pub fn get(&self, table: TableId, pk: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.txn.get_at(self.at, table, pk)
+    }
+
+    /// [`Transaction::scan`] at this reader's read point.
+    pub fn scan(
+        &self,
+        table: TableId,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        self.txn.scan_at(self.at, table, range, reverse, f)
+    }
+
+    /// [`Transaction::scan_index`] at this reader's read point.
+    #[allow(clippy::type_complexity)] // the signature is the SQL layer's contract
+    pub fn scan_index(
+        &self,
+        table: TableId,
+        index: IndexId,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        self.txn
+            .scan_index_at(self.at, table, index, range, reverse, f)
     }
 }

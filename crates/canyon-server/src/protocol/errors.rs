@@ -116,6 +116,9 @@ pub fn mysql_error(err: &Error) -> MysqlError {
         Error::DuplicateColumn(c) => {
             M::new(1060, "42S21", format!("Duplicate column name '{c}'"))
         }
+        Error::ColumnSpecifiedTwice(c) => {
+            M::new(1110, "42000", format!("Column '{c}' specified twice"))
+        }
         Error::DuplicateKeyName(k) => M::new(1061, "42000", format!("Duplicate key name '{k}'")),
         Error::MultiplePrimaryKey => {
             M::new(1068, "42000", "Multiple primary key defined".into())
@@ -213,6 +216,12 @@ pub fn mysql_error(err: &Error) -> MysqlError {
         Error::SubqueryMoreThanOneRow => {
             M::new(1242, "21000", "Subquery returns more than 1 row".into())
         }
+        Error::NonUniqueTable(t) => M::new(1066, "42000", format!("Not unique table/alias: '{t}'")),
+        Error::DerivedNeedsAlias => M::new(
+            1248,
+            "42000",
+            "Every derived table must have its own alias".into(),
+        ),
         Error::NotDuringTransaction => M::new(
             1179,
             "25000",
@@ -426,6 +435,12 @@ mod tests {
             "Duplicate column name 'c'",
         );
         check(
+            Error::ColumnSpecifiedTwice(s("c")),
+            1110,
+            "42000",
+            "Column 'c' specified twice",
+        );
+        check(
             Error::DuplicateKeyName(s("k")),
             1061,
             "42000",
@@ -578,6 +593,18 @@ mod tests {
             1242,
             "21000",
             "Subquery returns more than 1 row",
+        );
+        check(
+            Error::NonUniqueTable("t".into()),
+            1066,
+            "42000",
+            "Not unique table/alias: 't'",
+        );
+        check(
+            Error::DerivedNeedsAlias,
+            1248,
+            "42000",
+            "Every derived table must have its own alias",
         );
         check(
             Error::NotDuringTransaction,

@@ -501,6 +501,12 @@ impl Mariadb {
             .unwrap_or_else(|e| panic!("connect as root to mariadb on port {}: {e}", self.port))
     }
 
+    /// The server's error log (`--log-error`), for failure messages.
+    pub fn error_log(&self) -> String {
+        let log = std::fs::read_to_string(self.dir.path().join("error.log")).unwrap_or_default();
+        format!("--- mariadbd error log ---\n{log}")
+    }
+
     /// Gives root a password over the socket (where the fresh install lets root in
     /// without one) and adds `root`@`%`, as Canyon has.
     fn set_up_root(&self, socket: &Path) {

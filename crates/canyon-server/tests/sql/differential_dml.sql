@@ -1,6 +1,148 @@
 -- Differential script (dml): see the header of differential.sql for the format rules.
+-- MySQL's write forms that OLTP applications use: INSERT ... ON DUPLICATE KEY
+-- UPDATE, REPLACE, INSERT ... SET, UPDATE / DELETE ... ORDER BY ... LIMIT. The
+-- affected-row counts, info lines ("Records: 3  Duplicates: 1  Warnings: 0"),
+-- warning counts, AUTO_INCREMENT values (gaps included) and LAST_INSERT_ID() are
+-- all compared. The same cases, plus MySQL 8's row alias (which MariaDB lacks),
+-- are in crates/canyon-sql/tests/sql/21_upsert.test.
 DROP DATABASE IF EXISTS diff_dml;
 CREATE DATABASE diff_dml;
 USE diff_dml;
-SELECT 1;
+
+-- ---- ON DUPLICATE KEY UPDATE -------------------------------------------------------
+CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, u INT, c INT NOT NULL DEFAULT 0, UNIQUE KEY uk (u));
+INSERT INTO t (u, c) VALUES (1, 10) ON DUPLICATE KEY UPDATE c = c + 1;
+SELECT LAST_INSERT_ID();
+INSERT INTO t (u, c) VALUES (1, 20) ON DUPLICATE KEY UPDATE c = c + VALUES(c);
+SELECT id, u, c FROM t ORDER BY id;
+SELECT LAST_INSERT_ID();
+INSERT INTO t (u, c) VALUES (1, 30) ON DUPLICATE KEY UPDATE c = VALUES(c);
+INSERT INTO t (u, c) VALUES (2, 5);
+SELECT LAST_INSERT_ID();
+SELECT id, u, c FROM t ORDER BY id;
+INSERT INTO t (id, u, c) VALUES (4, 99, 1) ON DUPLICATE KEY UPDATE c = c * 2;
+INSERT INTO t (u, c) VALUES (2, 7) ON DUPLICATE KEY UPDATE c = c + VALUES(c), u = c;
+SELECT id, u, c FROM t ORDER BY id;
+INSERT INTO t (u, c) VALUES (1, 31), (50, 1), (17, 17), (51, 2) ON DUPLICATE KEY UPDATE c = VALUES(c);
+SELECT id, u, c FROM t ORDER BY id;
+SELECT LAST_INSERT_ID();
+INSERT INTO t (u, c) VALUES (1, 31), (17, 17) ON DUPLICATE KEY UPDATE c = VALUES(c);
+INSERT INTO t (u, c) VALUES (50, 0) ON DUPLICATE KEY UPDATE u = 51;
+INSERT IGNORE INTO t (u, c) VALUES (50, 0), (60, 6) ON DUPLICATE KEY UPDATE u = 51;
+INSERT IGNORE INTO t (u, c) VALUES (50, 0) ON DUPLICATE KEY UPDATE u = 51;
+SELECT id, u, c FROM t ORDER BY id;
+INSERT INTO t (u, c) VALUES (60, 0) ON DUPLICATE KEY UPDATE id = 100;
+INSERT INTO t (u, c) VALUES (61, 0);
+SELECT id, u, c FROM t ORDER BY id;
+INSERT INTO t (u, c) VALUES (60, 0) ON DUPLICATE KEY UPDATE c = NULL;
+INSERT INTO t (u, c) VALUES (60, 0) ON DUPLICATE KEY UPDATE c = VALUES(nosuch);
+INSERT INTO t (u, c) VALUES (60, 0) ON DUPLICATE KEY UPDATE nosuch = 1;
+INSERT INTO t (u, c) VALUES (60, 3) ON DUPLICATE KEY UPDATE c = IF(VALUES(c) > c, VALUES(c), CASE WHEN VALUES(c) = 3 THEN GREATEST(c, VALUES(c)) + 1 ELSE 0 END);
+SELECT id, u, c FROM t WHERE u = 60;
+INSERT INTO t (u, c) VALUES (NULL, 1), (NULL, 2) ON DUPLICATE KEY UPDATE c = 0;
+SELECT COUNT(*) FROM t WHERE u IS NULL;
+INSERT INTO t (id, u, c) VALUES (1, 61, 0) ON DUPLICATE KEY UPDATE c = c + 1;
+SELECT id, u, c FROM t WHERE id = 1;
+INSERT INTO t (u, c) VALUES (70, 1), (70, 2), (70, 3) ON DUPLICATE KEY UPDATE c = c + VALUES(c);
+SELECT id, u, c FROM t WHERE u = 70;
+SELECT LAST_INSERT_ID();
+INSERT INTO t (u, c) VALUES (17, 0) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id), c = c + 1;
+SELECT LAST_INSERT_ID();
+INSERT INTO t (u, c) VALUES (80, 0) ON DUPLICATE KEY UPDATE id = LAST_INSERT_ID(id), c = c + 1;
+SELECT LAST_INSERT_ID();
+SELECT id, u, c FROM t WHERE u IN (17, 80) ORDER BY id;
+CREATE TABLE seq (id BIGINT UNSIGNED NOT NULL);
+INSERT INTO seq VALUES (0);
+UPDATE seq SET id = LAST_INSERT_ID(id + 1);
+UPDATE seq SET id = LAST_INSERT_ID(id + 1);
+SELECT LAST_INSERT_ID();
+SELECT id FROM seq;
+
+CREATE TABLE cnt (k VARCHAR(10) PRIMARY KEY, n INT NOT NULL);
+INSERT INTO cnt VALUES ('a', 1), ('b', 1), ('a', 1), ('a', 1) ON DUPLICATE KEY UPDATE n = n + VALUES(n);
+SELECT k, n FROM cnt ORDER BY k;
+INSERT INTO cnt VALUES ('a', 3), ('b', 1) ON DUPLICATE KEY UPDATE n = VALUES(n);
+INSERT INTO cnt VALUES ('a', 3) ON DUPLICATE KEY UPDATE k = 'b';
+INSERT INTO cnt VALUES ('a', 3) ON DUPLICATE KEY UPDATE k = 'z';
+SELECT k, n FROM cnt ORDER BY k;
+
+-- ---- INSERT ... SET ----------------------------------------------------------------
+INSERT INTO cnt SET k = 'c', n = 5;
+INSERT INTO cnt SET n = 1, k = 'c' ON DUPLICATE KEY UPDATE n = n + VALUES(n);
+INSERT INTO cnt SET k = 'd';
+INSERT INTO cnt SET k = 'd', k = 'e';
+INSERT INTO cnt (k, n, k) VALUES ('d', 1, 'e');
+INSERT INTO cnt SET k = 'c', n = 0;
+INSERT INTO cnt SET nosuch = 1;
+INSERT IGNORE INTO cnt SET k = 'c', n = 0;
+SELECT k, n FROM cnt ORDER BY k;
+CREATE TABLE s (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(20) NOT NULL DEFAULT 'anon', qty INT);
+INSERT INTO s SET qty = 3;
+INSERT INTO s SET name = DEFAULT, qty = DEFAULT;
+INSERT INTO s SET id = 10, name = 'ten';
+INSERT INTO s SET name = 'next';
+SELECT LAST_INSERT_ID();
+SELECT id, name, qty FROM s ORDER BY id;
+
+-- ---- REPLACE -----------------------------------------------------------------------
+CREATE TABLE r (id INT PRIMARY KEY, u INT, c INT, UNIQUE KEY ru (u));
+REPLACE INTO r VALUES (1, 1, 1);
+REPLACE INTO r VALUES (1, 1, 1);
+REPLACE INTO r VALUES (1, 1, 2);
+REPLACE INTO r VALUES (2, 2, 2), (3, 3, 3);
+REPLACE INTO r VALUES (2, 3, 9);
+SELECT id, u, c FROM r ORDER BY id;
+REPLACE INTO r VALUES (3, 3, 9);
+REPLACE INTO r SET id = 4, u = 4;
+REPLACE r (id, c) VALUES (5, 5), (5, 6), (4, 7);
+SELECT id, u, c FROM r ORDER BY id;
+REPLACE INTO r VALUES (6, 1, NULL), (7, 4, NULL);
+SELECT id, u, c FROM r ORDER BY id;
+CREATE TABLE r2 (id INT AUTO_INCREMENT PRIMARY KEY, c INT);
+REPLACE INTO r2 (c) VALUES (1), (2);
+SELECT LAST_INSERT_ID();
+REPLACE INTO r2 VALUES (1, 1);
+REPLACE INTO r2 VALUES (1, 5), (1, 6);
+REPLACE INTO r2 (c) VALUES (7);
+SELECT LAST_INSERT_ID();
+SELECT id, c FROM r2 ORDER BY id;
+CREATE TABLE h (u INT, c INT, UNIQUE KEY hu (u));
+REPLACE INTO h VALUES (1, 1);
+REPLACE INTO h VALUES (1, 1);
+REPLACE INTO h VALUES (1, 2);
+REPLACE INTO h VALUES (NULL, 3), (NULL, 3);
+SELECT u, c FROM h ORDER BY u, c;
+CREATE TABLE r3 (id INT AUTO_INCREMENT PRIMARY KEY, u VARCHAR(10) NOT NULL, v INT, UNIQUE KEY r3u (u));
+INSERT INTO r3 (u, v) VALUES ('a', 1), ('b', 2);
+REPLACE INTO r3 (u, v) VALUES ('a', 10);
+SELECT LAST_INSERT_ID();
+SELECT id, u, v FROM r3 ORDER BY id;
+
+-- ---- UPDATE / DELETE ... ORDER BY ... LIMIT ------------------------------------------
+CREATE TABLE q (id INT PRIMARY KEY, k INT, v VARCHAR(10));
+INSERT INTO q VALUES (1, 30, 'a'), (2, 10, 'b'), (3, 20, 'c'), (4, 10, 'd'), (5, NULL, 'e');
+UPDATE q SET id = id + 1 ORDER BY id;
+UPDATE q SET id = id + 1 ORDER BY id DESC;
+SELECT id, k, v FROM q ORDER BY id;
+UPDATE q SET v = CONCAT(v, '!') ORDER BY k LIMIT 3;
+SELECT id, v FROM q ORDER BY id;
+UPDATE q SET v = 'top' WHERE id > 2 ORDER BY k DESC, id DESC LIMIT 1;
+SELECT id, v FROM q ORDER BY id;
+UPDATE q SET v = 'top' WHERE id > 2 ORDER BY k DESC, id DESC LIMIT 1;
+UPDATE q SET k = 0 ORDER BY nosuch LIMIT 1;
+UPDATE q SET k = k ORDER BY id LIMIT 2;
+DELETE FROM q ORDER BY id DESC LIMIT 2;
+DELETE FROM q WHERE k IS NOT NULL ORDER BY k DESC LIMIT 1;
+SELECT id, k FROM q ORDER BY id;
+DELETE FROM q ORDER BY k LIMIT 0;
+UPDATE q SET k = k + 1 ORDER BY id LIMIT 1;
+SELECT id, k FROM q ORDER BY id;
+INSERT INTO q VALUES (10, 1, 'x'), (11, 2, 'y'), (12, 3, 'z'), (13, 4, 'w');
+DELETE FROM q WHERE id >= 10 ORDER BY v LIMIT 2;
+SELECT id, k, v FROM q ORDER BY id;
+UPDATE q SET k = k * 10 WHERE id BETWEEN 3 AND 12 ORDER BY id DESC LIMIT 2;
+SELECT id, k, v FROM q ORDER BY id;
+DELETE FROM q ORDER BY id;
+SELECT COUNT(*) FROM q;
+
 DROP DATABASE diff_dml;

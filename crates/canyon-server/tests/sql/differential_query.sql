@@ -1,6 +1,44 @@
--- Differential script (query): see the header of differential.sql for the format rules.
+-- Differential script (query): joins, derived tables, subqueries, row values.
+-- The statements of crates/canyon-sql/tests/sql/10_joins.test, checked against MariaDB.
 DROP DATABASE IF EXISTS diff_query;
 CREATE DATABASE diff_query;
 USE diff_query;
-SELECT 1;
+CREATE TABLE w (w_id INT PRIMARY KEY, w_name VARCHAR(10), w_tax DECIMAL(4,4));
+CREATE TABLE c (c_w_id INT NOT NULL, c_id INT NOT NULL, c_last VARCHAR(16), c_bal DECIMAL(12,2), PRIMARY KEY (c_w_id, c_id), INDEX by_last (c_w_id, c_last));
+CREATE TABLE o (o_w_id INT NOT NULL, o_id INT NOT NULL, o_c_id INT, o_amount DECIMAL(10,2), PRIMARY KEY (o_w_id, o_id), INDEX by_c (o_w_id, o_c_id, o_id));
+CREATE TABLE nokey (a INT, b VARCHAR(5));
+INSERT INTO w VALUES (1, 'one', 0.1000), (2, 'two', 0.0500), (3, 'three', 0);
+INSERT INTO c VALUES (1, 1, 'SMITH', 10.00), (1, 2, 'JONES', 20.50), (2, 1, 'SMITH', -5.25), (2, 2, 'BROWN', 0);
+INSERT INTO o VALUES (1, 1, 1, 5.00), (1, 2, 1, 7.50), (1, 3, 2, 1.25), (2, 1, 2, 9.99);
+INSERT INTO nokey VALUES (1, 'x'), (2, 'y'), (2, 'z'), (NULL, 'n');
+SELECT c_last, w_name, w_tax FROM c, w WHERE w_id = 1 AND c_w_id = w_id AND c_id = 2;
+SELECT w.w_name, c.c_id FROM w JOIN c ON c.c_w_id = w.w_id ORDER BY w.w_id, c.c_id;
+SELECT w_id, c_id FROM w LEFT JOIN c ON c_w_id = w_id AND c_last = 'SMITH' ORDER BY w_id;
+SELECT w_id FROM w LEFT JOIN c ON c_w_id = w_id WHERE c_id IS NULL;
+SELECT c.c_id, COUNT(o.o_id), SUM(o.o_amount) FROM c LEFT JOIN o ON o.o_w_id = c.c_w_id AND o.o_c_id = c.c_id WHERE c.c_w_id = 1 GROUP BY c.c_id ORDER BY c.c_id;
+SELECT COUNT(DISTINCT o_c_id) FROM o, c WHERE o_w_id = 1 AND c_w_id = o_w_id AND c_id = o_c_id AND c_bal > 0;
+SELECT a, b, w_name FROM nokey JOIN w ON w_id = a ORDER BY b;
+SELECT t.w, t.n FROM (SELECT o_w_id w, COUNT(*) n FROM o GROUP BY o_w_id) t WHERE t.n > 1;
+SELECT w_name, t.n FROM w, (SELECT o_w_id, COUNT(*) n FROM o GROUP BY o_w_id) t WHERE t.o_w_id = w_id ORDER BY w_name;
+SELECT COUNT(*) FROM (SELECT o_w_id, SUM(o_amount) s FROM o GROUP BY o_w_id) a JOIN (SELECT c_w_id, SUM(c_bal) s FROM c GROUP BY c_w_id) b ON a.o_w_id = b.c_w_id WHERE a.s <> b.s;
+SELECT c_id, (SELECT SUM(o_amount) FROM o WHERE o_w_id = c.c_w_id AND o_c_id = c.c_id) s FROM c WHERE c_w_id = 1 ORDER BY c_id;
+SELECT c_w_id, c_id FROM c WHERE EXISTS (SELECT 1 FROM o WHERE o_w_id = c_w_id AND o_c_id = c_id) ORDER BY c_w_id, c_id;
+SELECT c_w_id, c_id FROM c WHERE NOT EXISTS (SELECT 1 FROM o WHERE o_w_id = c_w_id AND o_c_id = c_id) ORDER BY c_w_id, c_id;
+SELECT w_name FROM w WHERE w_id IN (SELECT c_w_id FROM c WHERE c_last = 'BROWN');
+SELECT w_name FROM w WHERE w_id NOT IN (SELECT c_w_id FROM c) ORDER BY w_id;
+SELECT w_id FROM w WHERE w_id NOT IN (SELECT a FROM nokey);
+SELECT (SELECT MAX(o_id) FROM o), (SELECT w_name FROM w WHERE w_id = 9);
+SELECT (SELECT w_id FROM w);
+SELECT (SELECT w_id, w_name FROM w WHERE w_id = 1);
+SELECT o_id FROM o WHERE (o_w_id, o_id) IN ((1, 2), (2, 1), (5, 5)) ORDER BY o_w_id, o_id;
+SELECT (1, 2) = (1, 2), (1, 2) = (1, 3), (1, NULL) = (1, 2), (1, 2) IN ((3, 4), (1, 2));
+UPDATE o SET o_amount = o_amount + 1 WHERE (o_w_id, o_id) IN ((1, 1), (2, 1));
+SELECT o_w_id, o_id, o_amount FROM o WHERE (o_w_id, o_id) IN ((1, 1), (2, 1)) ORDER BY o_w_id;
+DELETE FROM o WHERE (o_w_id, o_id) IN ((1, 3));
+SELECT COUNT(*) FROM o;
+SELECT w_id FROM w, w AS w2;
+SELECT 1 FROM w, c AS w;
+SELECT x.w_id FROM w;
+SELECT w2.w_id, w1.w_id FROM w AS w1 JOIN w AS w2 ON w2.w_id = w1.w_id + 1 ORDER BY w1.w_id;
+SELECT w.*, c.c_id FROM w JOIN c ON c_w_id = w_id WHERE w_id = 2 AND c_id = 2;
 DROP DATABASE diff_query;

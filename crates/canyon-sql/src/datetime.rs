@@ -1,0 +1,838 @@
+//! Date and time helpers behind the temporal functions: MySQL's lenient parsing
+//! of temporal strings and numbers, INTERVAL arithmetic, week numbering,
+//! DATE_FORMAT and STR_TO_DATE.
+//!
+//! The rules follow MySQL's manual (section 14.7, "Date and Time Functions") and,
+//! where the manual is vague, MySQL's `sql_time.cc` (`calc_week`,
+//! `calc_time_diff`, `date_add_interval`):
+//!
+//! * month and year arithmetic clamps the day to the last day of the target month
+//!   (`'2024-01-31' + INTERVAL 1 MONTH` is `2024-02-29`);
+//! * results outside years 1..9999 are NULL (MySQL warns 1441, "datetime field
+//!   overflow");
+//! * TIMESTAMPDIFF counts whole units: a month is complete only when the day and
+//!   time of day of the end reach those of the start.
+//!
+//! Not implemented: zero dates and zero-in-date values (`'2024-00-00'`), which
+//! Canyon's value model cannot hold (they become NULL with a warning, as MySQL
+//! does under NO_ZERO_DATE/NO_ZERO_IN_DATE); a TIME type (TIME values are shown
+//! as strings); time zones other than the server's local one; the compound
+//! interval units (`DAY_SECOND`, ...), which the SQL parser does not accept.
+
+use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+
+/// An INTERVAL / EXTRACT / TIMESTAMPDIFF unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Unit {
+    Microsecond,
+    Second,
+    Minute,
+    Hour,
+    Day,
+    Week,
+    Month,
+    Quarter,
+    Year,
+}
+
+impl Unit {
+    /// The unit a SQL keyword names (`DAY`, `MONTH`, ...).
+    pub fn from_name(name: &str) -> Option<Unit> {
+        Some(match name.to_ascii_uppercase().as_str() {
+            "MICROSECOND" | "MICROSECONDS" => Unit::Microsecond,
+            "SECOND" | "SECONDS" => Unit::Second,
+            "MINUTE" | "MINUTES" => Unit::Minute,
+            "HOUR" | "HOURS" => Unit::Hour,
+            "DAY" | "DAYS" => Unit::Day,
+            "WEEK" | "WEEKS" => Unit::Week,
+            "MONTH" | "MONTHS" => Unit::Month,
+            "QUARTER" => Unit::Quarter,
+            "YEAR" | "YEARS" => Unit::Year,
+            _ => return None,
+        })
+    }
+
+    /// Whether adding this unit to a DATE keeps a DATE (day or larger).
+    pub fn is_date_unit(self) -> bool {
+        matches!(
+            self,
+            Unit::Day | Unit::Week | Unit::Month | Unit::Quarter | Unit::Year
+        )
+    }
+
+    /// Months per unit for the calendar units, `None` for the fixed-length ones.
+    fn months(self) -> Option<i64> {
+        match self {
+            Unit::Month => Some(1),
+            Unit::Quarter => Some(3),
+            Unit::Year => Some(12),
+            _ => None,
+        }
+    }
+
+    /// Microseconds per unit for the fixed-length units.
+    fn micros(self) -> i64 {
+        match self {
+            Unit::Microsecond => 1,
+            Unit::Second => 1_000_000,
+            Unit::Minute => 60_000_000,
+            Unit::Hour => 3_600_000_000,
+            Unit::Day => 86_400_000_000,
+            Unit::Week => 7 * 86_400_000_000,
+            // Calendar units never reach here (see `months`).
+            Unit::Month | Unit::Quarter | Unit::Year => 0,
+        }
+    }
+}
+
+/// A parsed temporal argument: the point in time and whether it carried a time
+/// of day (a DATE plus a day-or-larger interval stays a DATE).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Temporal {
+    /// The value; midnight for dates.
+    pub dt: NaiveDateTime,
+    /// Whether the source had a time part (DATETIME rather than DATE).
+    pub has_time: bool,
+}
+
+fn two_digit_year(y: i64, digits: usize) -> i64 {
+    // MySQL: two-digit years 70-99 are 1970-1999, 00-69 are 2000-2069.
+    if digits <= 2 {
+        if y < 70 {
+            2000 + y
+        } else {
+            1900 + y
+        }
+    } else {
+        y
+    }
+}
+
+fn make(parts: &[(i64, usize)], frac: u32, has_time: bool) -> Option<Temporal> {
+    let get = |i: usize| parts.get(i).map(|p| p.0).unwrap_or(0);
+    let year = two_digit_year(get(0), parts.first().map(|p| p.1).unwrap_or(4));
+    let date = NaiveDate::from_ymd_opt(
+        i32::try_from(year).ok()?,
+        u32::try_from(get(1)).ok()?,
+        u32::try_from(get(2)).ok()?,
+    )?;
+    if !(1..=9999).contains(&year) {
+        return None;
+    }
+    let time = NaiveTime::from_hms_micro_opt(
+        u32::try_from(get(3)).ok()?,
+        u32::try_from(get(4)).ok()?,
+        u32::try_from(get(5)).ok()?,
+        frac,
+    )?;
+    Some(Temporal {
+        dt: date.and_time(time),
+        has_time,
+    })
+}
+
+/// Parses a fraction's digits as microseconds (extra digits truncated).
+fn micros_of(digits: &str) -> u32 {
+    let mut s: String = digits.chars().take(6).collect();
+    while s.len() < 6 {
+        s.push('0');
+    }
+    s.parse().unwrap_or(0)
+}
+
+/// Parses a temporal string as MySQL does: `YYYY-MM-DD[ HH:MM:SS[.ffffff]]` with
+/// any punctuation as delimiters, `T` between date and time, two-digit years, or
+/// the delimiter-free forms `YYYYMMDD[HHMMSS]` / `YYMMDD[HHMMSS]`. `None` when the
+/// text is not a valid date (MySQL: NULL with warning 1292).
+pub fn parse_temporal(text: &[u8]) -> Option<Temporal> {
+    let s = std::str::from_utf8(text).ok()?.trim();
+    if s.is_empty() {
+        return None;
+    }
+    let (main, frac) = s.split_once('.').unwrap_or((s, ""));
+    let all_digits = |x: &str| x.bytes().all(|c| c.is_ascii_digit());
+    if !main.is_empty() && all_digits(main) && all_digits(frac) {
+        return parse_digits(main, micros_of(frac));
+    }
+    // Delimited form: digit groups separated by single punctuation characters.
+    let mut parts: Vec<(i64, usize)> = Vec::new();
+    let mut frac_us = 0u32;
+    let mut has_time = false;
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_digit() {
+            i += 1;
+        }
+        if start == i {
+            return None;
+        }
+        let group = &s[start..i];
+        if parts.len() == 6 {
+            // The fraction after the seconds.
+            frac_us = micros_of(group);
+            if i != bytes.len() {
+                return None;
+            }
+            break;
+        }
+        parts.push((group.parse().ok()?, group.len()));
+        if i == bytes.len() {
+            break;
+        }
+        let delim = bytes[i];
+        if delim.is_ascii_alphanumeric() && delim != b'T' {
+            return None;
+        }
+        if parts.len() == 3 {
+            has_time = true;
+            // Date and time may be separated by spaces or 'T'.
+            while i < bytes.len() && (bytes[i] == b' ' || bytes[i] == b'T') {
+                i += 1;
+            }
+            if i == start + group.len() {
+                i += 1;
+            }
+        } else {
+            if parts.len() == 6 && delim != b'.' {
+                return None;
+            }
+            i += 1;
+        }
+        if i == bytes.len() {
+            break;
+        }
+    }
+    if parts.len() < 3 {
+        return None;
+    }
+    make(&parts, frac_us, has_time && parts.len() > 3)
+}
+
+fn parse_digits(d: &str, frac: u32) -> Option<Temporal> {
+    let n = |a: usize, b: usize| -> (i64, usize) { (d[a..b].parse().unwrap_or(0), b - a) };
+    match d.len() {
+        8 => make(&[n(0, 4), n(4, 6), n(6, 8)], 0, false),
+        6 => make(&[n(0, 2), n(2, 4), n(4, 6)], 0, false),
+        14 => make(
+            &[n(0, 4), n(4, 6), n(6, 8), n(8, 10), n(10, 12), n(12, 14)],
+            frac,
+            true,
+        ),
+        12 => make(
+            &[n(0, 2), n(2, 4), n(4, 6), n(6, 8), n(8, 10), n(10, 12)],
+            frac,
+            true,
+        ),
+        _ => None,
+    }
+}
+
+/// A number in temporal context: `YYYYMMDD`, `YYMMDD`, `YYYYMMDDHHMMSS`, ...
+pub fn parse_temporal_number(n: i64) -> Option<Temporal> {
+    if n <= 0 {
+        return None;
+    }
+    let s = n.to_string();
+    match s.len() {
+        // MySQL pads short dates: 5-digit and 7-digit numbers are YMMDD / YYYMMDD.
+        5 | 7 => parse_digits(&format!("0{s}"), 0),
+        13 => parse_digits(&format!("0{s}"), 0),
+        _ => parse_digits(&s, 0),
+    }
+}
+
+/// A time of day or duration in microseconds (may be negative or above 24h).
+///
+/// Parses `[-][D ]HH:MM[:SS[.ffffff]]`, `HHMMSS`, or a datetime (whose time part
+/// is taken).
+pub fn parse_time(text: &[u8]) -> Option<i64> {
+    let s = std::str::from_utf8(text).ok()?.trim();
+    if let Some(t) = parse_temporal(s.as_bytes()) {
+        if t.has_time || s.contains('-') {
+            return Some(time_of_day_micros(&t.dt));
+        }
+    }
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let (days, body) = match body.split_once(' ') {
+        Some((d, rest)) => (d.parse::<i64>().ok()?, rest.trim()),
+        None => (0, body),
+    };
+    let (main, frac) = match body.split_once('.') {
+        Some((m, f)) => (m, micros_of(f)),
+        None => (body, 0),
+    };
+    let fields: Vec<&str> = main.split(':').collect();
+    let num = |x: &str| -> Option<i64> {
+        if x.is_empty() || !x.bytes().all(|c| c.is_ascii_digit()) || x.len() > 10 {
+            None
+        } else {
+            x.parse().ok()
+        }
+    };
+    let (h, m, sec) = match fields.as_slice() {
+        [h, m] => (num(h)?, num(m)?, 0),
+        [h, m, s] => (num(h)?, num(m)?, num(s)?),
+        [hms] => {
+            let v = num(hms)?;
+            (v / 10000, v / 100 % 100, v % 100)
+        }
+        _ => return None,
+    };
+    if m > 59 || sec > 59 {
+        return None;
+    }
+    let total = ((days * 24 + h) * 3600 + m * 60 + sec) * 1_000_000 + frac as i64;
+    Some(if neg { -total } else { total })
+}
+
+/// Microseconds since midnight.
+pub fn time_of_day_micros(dt: &NaiveDateTime) -> i64 {
+    dt.num_seconds_from_midnight() as i64 * 1_000_000 + (dt.nanosecond() / 1000) as i64
+}
+
+/// Formats a duration in microseconds as MySQL shows a TIME:
+/// `[-]HH:MM:SS[.ffffff]`.
+pub fn format_time(micros: i64) -> String {
+    let sign = if micros < 0 { "-" } else { "" };
+    let m = micros.unsigned_abs();
+    let (secs, frac) = (m / 1_000_000, m % 1_000_000);
+    let base = format!(
+        "{sign}{:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    );
+    if frac == 0 {
+        base
+    } else {
+        format!("{base}.{frac:06}")
+    }
+}
+
+fn in_range(dt: NaiveDateTime) -> Option<NaiveDateTime> {
+    (1..=9999).contains(&dt.year()).then_some(dt)
+}
+
+/// Adds `amount` units (for SECOND and MICROSECOND, `micros` carries the
+/// fractional amount in microseconds instead). `None` on overflow (MySQL: NULL,
+/// warning 1441).
+pub fn add_interval(dt: NaiveDateTime, unit: Unit, amount: i64) -> Option<NaiveDateTime> {
+    if let Some(per) = unit.months() {
+        let total = (dt.year() as i64)
+            .checked_mul(12)?
+            .checked_add(dt.month0() as i64)?
+            .checked_add(amount.checked_mul(per)?)?;
+        let (year, month0) = (total.div_euclid(12), total.rem_euclid(12));
+        if !(1..=9999).contains(&year) {
+            return None;
+        }
+        let year = i32::try_from(year).ok()?;
+        let month = month0 as u32 + 1;
+        let day = dt.day().min(days_in_month(year, month));
+        let date = NaiveDate::from_ymd_opt(year, month, day)?;
+        return Some(date.and_time(dt.time()));
+    }
+    let micros = amount.checked_mul(unit.micros())?;
+    in_range(dt.checked_add_signed(Duration::microseconds(micros))?)
+}
+
+/// Adds a number of microseconds (SECOND intervals with a fraction).
+pub fn add_micros(dt: NaiveDateTime, micros: i64) -> Option<NaiveDateTime> {
+    in_range(dt.checked_add_signed(Duration::microseconds(micros))?)
+}
+
+/// Days in a month of a year.
+pub fn days_in_month(year: i32, month: u32) -> u32 {
+    let (ny, nm) = if month == 12 {
+        (year + 1, 1)
+    } else {
+        (year, month + 1)
+    };
+    NaiveDate::from_ymd_opt(ny, nm, 1)
+        .and_then(|d| d.pred_opt())
+        .map(|d| d.day())
+        .unwrap_or(31)
+}
+
+/// MySQL's day number (`TO_DAYS`): days since year 0 of the proleptic calendar.
+pub fn day_number(d: NaiveDate) -> i64 {
+    d.num_days_from_ce() as i64 + 365
+}
+
+/// The date of a MySQL day number (`FROM_DAYS`).
+pub fn from_day_number(n: i64) -> Option<NaiveDate> {
+    NaiveDate::from_num_days_from_ce_opt(i32::try_from(n - 365).ok()?)
+}
+
+/// TIMESTAMPDIFF(unit, a, b): whole units from `a` to `b` (negative when `b` is
+/// earlier), as MySQL's `calc_time_diff` counts them.
+pub fn timestamp_diff(unit: Unit, a: NaiveDateTime, b: NaiveDateTime) -> i64 {
+    if let Some(per) = unit.months() {
+        let (beg, end, sign) = if b >= a { (a, b, 1) } else { (b, a, -1) };
+        let mut months =
+            (end.year() as i64 - beg.year() as i64) * 12 + end.month() as i64 - beg.month() as i64;
+        if (end.day(), time_of_day_micros(&end)) < (beg.day(), time_of_day_micros(&beg)) {
+            months -= 1;
+        }
+        return sign * months / per;
+    }
+    let micros = (b - a).num_microseconds().unwrap_or(i64::MAX);
+    micros / unit.micros()
+}
+
+// ----------------------------------------------------------------------------------
+// Weeks (MySQL's calc_week)
+// ----------------------------------------------------------------------------------
+
+const WEEK_MONDAY_FIRST: u32 = 1;
+const WEEK_YEAR: u32 = 2;
+const WEEK_FIRST_WEEKDAY: u32 = 4;
+
+/// The behaviour flags for WEEK(d, mode) (MySQL's `week_mode`).
+pub fn week_mode(mode: u32) -> u32 {
+    let mut f = mode & 7;
+    if f & WEEK_MONDAY_FIRST == 0 {
+        f ^= WEEK_FIRST_WEEKDAY;
+    }
+    f
+}
+
+fn weekday_of(daynr: i64, sunday_first: bool) -> i64 {
+    (daynr + 5 + sunday_first as i64).rem_euclid(7)
+}
+
+fn days_in_year(y: i64) -> i64 {
+    if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+        366
+    } else {
+        365
+    }
+}
+
+/// MySQL's `calc_week`: (week number, the year it belongs to) for behaviour
+/// flags `b` (see [`week_mode`]).
+pub fn calc_week(d: NaiveDate, b: u32) -> (i64, i64) {
+    let daynr = day_number(d);
+    let mut first_daynr = day_number(d.with_ordinal(1).unwrap_or(d));
+    let monday_first = b & WEEK_MONDAY_FIRST != 0;
+    let mut week_year = b & WEEK_YEAR != 0;
+    let first_weekday = b & WEEK_FIRST_WEEKDAY != 0;
+    let mut weekday = weekday_of(first_daynr, !monday_first);
+    let mut year = d.year() as i64;
+    if d.month() == 1 && (d.day() as i64) <= 7 - weekday {
+        if !week_year && ((first_weekday && weekday != 0) || (!first_weekday && weekday >= 4)) {
+            return (0, year);
+        }
+        week_year = true;
+        year -= 1;
+        let days = days_in_year(year);
+        first_daynr -= days;
+        weekday = (weekday + 53 * 7 - days).rem_euclid(7);
+    }
+    let days = if (first_weekday && weekday != 0) || (!first_weekday && weekday >= 4) {
+        daynr - (first_daynr + (7 - weekday))
+    } else {
+        daynr - (first_daynr - weekday)
+    };
+    if week_year && days >= 52 * 7 {
+        let wd = (weekday + days_in_year(year)).rem_euclid(7);
+        if (!first_weekday && wd < 4) || (first_weekday && wd == 0) {
+            return (1, year + 1);
+        }
+    }
+    (days / 7 + 1, year)
+}
+
+// ----------------------------------------------------------------------------------
+// DATE_FORMAT / STR_TO_DATE
+// ----------------------------------------------------------------------------------
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const DAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+/// The English month name (1-based month).
+pub fn month_name(m: u32) -> &'static str {
+    MONTHS
+        .get(m.wrapping_sub(1) as usize)
+        .copied()
+        .unwrap_or("")
+}
+
+/// The English day name.
+pub fn day_name(d: NaiveDate) -> &'static str {
+    DAYS[d.weekday().num_days_from_monday() as usize]
+}
+
+fn ordinal_suffix(n: u32) -> &'static str {
+    match (n % 100, n % 10) {
+        (11..=13, _) => "th",
+        (_, 1) => "st",
+        (_, 2) => "nd",
+        (_, 3) => "rd",
+        _ => "th",
+    }
+}
+
+/// DATE_FORMAT: MySQL's `%` specifiers; an unknown specifier prints its letter.
+pub fn format(dt: &NaiveDateTime, fmt: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(fmt.len() + 16);
+    let mut chars = fmt.chars();
+    let d = dt.date();
+    let h12 = |h: u32| if h.is_multiple_of(12) { 12 } else { h % 12 };
+    let ampm = |h: u32| if h < 12 { "AM" } else { "PM" };
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let Some(spec) = chars.next() else { break };
+        // `write!` to a String cannot fail.
+        let _ = match spec {
+            'a' => write!(out, "{}", &day_name(d)[..3]),
+            'b' => write!(out, "{}", &month_name(d.month())[..3]),
+            'c' => write!(out, "{}", d.month()),
+            'D' => write!(out, "{}{}", d.day(), ordinal_suffix(d.day())),
+            'd' => write!(out, "{:02}", d.day()),
+            'e' => write!(out, "{}", d.day()),
+            'f' => write!(out, "{:06}", dt.nanosecond() / 1000),
+            'H' => write!(out, "{:02}", dt.hour()),
+            'h' | 'I' => write!(out, "{:02}", h12(dt.hour())),
+            'i' => write!(out, "{:02}", dt.minute()),
+            'j' => write!(out, "{:03}", d.ordinal()),
+            'k' => write!(out, "{}", dt.hour()),
+            'l' => write!(out, "{}", h12(dt.hour())),
+            'M' => write!(out, "{}", month_name(d.month())),
+            'm' => write!(out, "{:02}", d.month()),
+            'p' => write!(out, "{}", ampm(dt.hour())),
+            'r' => write!(
+                out,
+                "{:02}:{:02}:{:02} {}",
+                h12(dt.hour()),
+                dt.minute(),
+                dt.second(),
+                ampm(dt.hour())
+            ),
+            'S' | 's' => write!(out, "{:02}", dt.second()),
+            'T' => write!(
+                out,
+                "{:02}:{:02}:{:02}",
+                dt.hour(),
+                dt.minute(),
+                dt.second()
+            ),
+            'U' => write!(out, "{:02}", calc_week(d, WEEK_FIRST_WEEKDAY).0),
+            'u' => write!(out, "{:02}", calc_week(d, WEEK_MONDAY_FIRST).0),
+            'V' => write!(out, "{:02}", calc_week(d, WEEK_YEAR | WEEK_FIRST_WEEKDAY).0),
+            'v' => write!(out, "{:02}", calc_week(d, WEEK_YEAR | WEEK_MONDAY_FIRST).0),
+            'X' => write!(out, "{:04}", calc_week(d, WEEK_YEAR | WEEK_FIRST_WEEKDAY).1),
+            'x' => write!(out, "{:04}", calc_week(d, WEEK_YEAR | WEEK_MONDAY_FIRST).1),
+            'W' => write!(out, "{}", day_name(d)),
+            'w' => write!(out, "{}", d.weekday().num_days_from_sunday()),
+            'Y' => write!(out, "{:04}", d.year()),
+            'y' => write!(out, "{:02}", d.year().rem_euclid(100)),
+            other => write!(out, "{other}"),
+        };
+    }
+    out
+}
+
+/// What STR_TO_DATE's format asks for: whether it names date parts, time parts.
+pub fn format_parts(fmt: &str) -> (bool, bool) {
+    let (mut date, mut time) = (false, false);
+    let mut chars = fmt.chars();
+    while let Some(c) = chars.next() {
+        if c == '%' {
+            match chars.next() {
+                Some(
+                    'a' | 'b' | 'c' | 'D' | 'd' | 'e' | 'j' | 'M' | 'm' | 'U' | 'u' | 'V' | 'v'
+                    | 'W' | 'w' | 'X' | 'x' | 'Y' | 'y',
+                ) => date = true,
+                Some('f' | 'H' | 'h' | 'I' | 'i' | 'k' | 'l' | 'p' | 'r' | 'S' | 's' | 'T') => {
+                    time = true
+                }
+                _ => {}
+            }
+        }
+    }
+    (date, time)
+}
+
+/// The result of STR_TO_DATE before it is typed by the format.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Parsed {
+    /// The date part (defaults to 0000-00-00, which is refused when asked for).
+    pub date: Option<NaiveDate>,
+    /// Microseconds since midnight.
+    pub time: i64,
+}
+
+/// STR_TO_DATE(s, fmt). `None` when the string does not match the format or
+/// the date is invalid (MySQL: NULL with warning 1411).
+pub fn str_to_date(s: &str, fmt: &str) -> Option<Parsed> {
+    let mut input = s.trim_start().chars().peekable();
+    let mut f = fmt.chars();
+    let (mut year, mut month, mut day) = (None::<i64>, None::<i64>, None::<i64>);
+    let (mut hour, mut minute, mut second, mut micros) = (0i64, 0i64, 0i64, 0i64);
+    let mut pm: Option<bool> = None;
+    let mut yday: Option<i64> = None;
+    let mut twelve_hour = false;
+
+    fn digits(
+        it: &mut std::iter::Peekable<std::str::Chars<'_>>,
+        max: usize,
+    ) -> Option<(i64, usize)> {
+        let mut n = 0i64;
+        let mut len = 0;
+        while len < max {
+            match it.peek() {
+                Some(c) if c.is_ascii_digit() => {
+                    n = n * 10 + c.to_digit(10).map(i64::from).unwrap_or(0);
+                    it.next();
+                    len += 1;
+                }
+                _ => break,
+            }
+        }
+        (len > 0).then_some((n, len))
+    }
+    fn word(it: &mut std::iter::Peekable<std::str::Chars<'_>>) -> String {
+        let mut w = String::new();
+        while let Some(c) = it.peek() {
+            if c.is_ascii_alphabetic() {
+                w.push(*c);
+                it.next();
+            } else {
+                break;
+            }
+        }
+        w
+    }
+    fn name_index(w: &str, names: &[&str], abbrev: bool) -> Option<i64> {
+        names
+            .iter()
+            .position(|n| {
+                if abbrev {
+                    n[..3].eq_ignore_ascii_case(w)
+                } else {
+                    n.eq_ignore_ascii_case(w)
+                }
+            })
+            .map(|i| i as i64)
+    }
+
+    while let Some(c) = f.next() {
+        if c.is_whitespace() {
+            while input.peek().is_some_and(|c| c.is_whitespace()) {
+                input.next();
+            }
+            continue;
+        }
+        if c != '%' {
+            if input.next() != Some(c) {
+                return None;
+            }
+            continue;
+        }
+        let spec = f.next()?;
+        match spec {
+            'Y' => {
+                let (v, len) = digits(&mut input, 4)?;
+                year = Some(two_digit_year(v, len));
+            }
+            'y' => year = Some(two_digit_year(digits(&mut input, 2)?.0, 2)),
+            'm' | 'c' => month = Some(digits(&mut input, 2)?.0),
+            'd' | 'e' => day = Some(digits(&mut input, 2)?.0),
+            'D' => {
+                day = Some(digits(&mut input, 2)?.0);
+                let _ = word(&mut input);
+            }
+            'j' => yday = Some(digits(&mut input, 3)?.0),
+            'H' | 'k' => hour = digits(&mut input, 2)?.0,
+            'h' | 'I' | 'l' => {
+                hour = digits(&mut input, 2)?.0;
+                twelve_hour = true;
+            }
+            'i' => minute = digits(&mut input, 2)?.0,
+            'S' | 's' => second = digits(&mut input, 2)?.0,
+            'f' => {
+                let (v, len) = digits(&mut input, 6)?;
+                micros = v * 10i64.pow(6 - len as u32);
+            }
+            'p' => {
+                let w = word(&mut input);
+                pm = Some(match w.to_ascii_uppercase().as_str() {
+                    "AM" => false,
+                    "PM" => true,
+                    _ => return None,
+                });
+            }
+            'M' => month = Some(name_index(&word(&mut input), &MONTHS, false)? + 1),
+            'b' => month = Some(name_index(&word(&mut input), &MONTHS, true)? + 1),
+            'W' => {
+                name_index(&word(&mut input), &DAYS, false)?;
+            }
+            'a' => {
+                name_index(&word(&mut input), &DAYS, true)?;
+            }
+            'T' => {
+                hour = digits(&mut input, 2)?.0;
+                (input.next() == Some(':')).then_some(())?;
+                minute = digits(&mut input, 2)?.0;
+                (input.next() == Some(':')).then_some(())?;
+                second = digits(&mut input, 2)?.0;
+            }
+            'r' => {
+                hour = digits(&mut input, 2)?.0;
+                (input.next() == Some(':')).then_some(())?;
+                minute = digits(&mut input, 2)?.0;
+                (input.next() == Some(':')).then_some(())?;
+                second = digits(&mut input, 2)?.0;
+                while input.peek().is_some_and(|c| c.is_whitespace()) {
+                    input.next();
+                }
+                let w = word(&mut input);
+                pm = Some(w.eq_ignore_ascii_case("PM"));
+                twelve_hour = true;
+            }
+            '%' => {
+                if input.next() != Some('%') {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    if twelve_hour || pm.is_some() {
+        if !(1..=12).contains(&hour) {
+            return None;
+        }
+        hour %= 12;
+        if pm == Some(true) {
+            hour += 12;
+        }
+    }
+    if hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let time = ((hour * 60 + minute) * 60 + second) * 1_000_000 + micros;
+    let date = match (year, month, day, yday) {
+        (None, None, None, None) => None,
+        (Some(y), None, None, Some(j)) => {
+            NaiveDate::from_yo_opt(i32::try_from(y).ok()?, u32::try_from(j).ok()?)
+        }
+        (y, m, d, _) => Some(NaiveDate::from_ymd_opt(
+            i32::try_from(y?).ok()?,
+            u32::try_from(m?).ok()?,
+            u32::try_from(d?).ok()?,
+        )?),
+    };
+    if let Some(d) = date {
+        if !(1..=9999).contains(&d.year()) {
+            return None;
+        }
+    }
+    Some(Parsed { date, time })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dt(s: &str) -> NaiveDateTime {
+        parse_temporal(s.as_bytes())
+            .expect("valid test datetime")
+            .dt
+    }
+
+    #[test]
+    fn lenient_parsing() {
+        assert_eq!(dt("2024-1-5"), dt("2024-01-05 00:00:00"));
+        assert_eq!(dt("24-01-05"), dt("2024-01-05"));
+        assert_eq!(dt("20240105"), dt("2024-01-05"));
+        assert_eq!(dt("2024/01/05 10.11.12"), dt("2024-01-05 10:11:12"));
+        assert_eq!(dt("2024-01-05T10:11:12"), dt("2024-01-05 10:11:12"));
+        assert!(parse_temporal(b"2024-02-30").is_none());
+        assert!(parse_temporal(b"abc").is_none());
+        assert!(!parse_temporal(b"2024-01-05").expect("date").has_time);
+        assert!(
+            parse_temporal(b"2024-01-05 00:00")
+                .expect("datetime")
+                .has_time
+        );
+    }
+
+    #[test]
+    fn month_arithmetic_clamps_the_day() {
+        assert_eq!(
+            add_interval(dt("2024-01-31"), Unit::Month, 1),
+            Some(dt("2024-02-29"))
+        );
+        assert_eq!(
+            add_interval(dt("2024-02-29"), Unit::Year, 1),
+            Some(dt("2025-02-28"))
+        );
+        assert_eq!(add_interval(dt("9999-12-31"), Unit::Day, 1), None);
+    }
+
+    #[test]
+    fn timestampdiff_counts_whole_units() {
+        let d = timestamp_diff;
+        assert_eq!(d(Unit::Month, dt("2024-01-31"), dt("2024-02-29")), 0);
+        assert_eq!(d(Unit::Month, dt("2024-01-31"), dt("2024-03-01")), 1);
+        assert_eq!(d(Unit::Year, dt("2000-02-29"), dt("2024-02-28")), 23);
+        assert_eq!(d(Unit::Month, dt("2024-03-01"), dt("2024-01-31")), -1);
+        assert_eq!(d(Unit::Week, dt("2024-01-01"), dt("2024-02-01")), 4);
+    }
+
+    #[test]
+    fn weeks_match_mysql() {
+        let date = |s: &str| dt(s).date();
+        assert_eq!(calc_week(date("2024-01-01"), week_mode(0)).0, 0);
+        assert_eq!(calc_week(date("2024-01-01"), week_mode(3)).0, 1);
+        assert_eq!(
+            calc_week(date("2024-01-01"), WEEK_YEAR | WEEK_FIRST_WEEKDAY),
+            (53, 2023)
+        );
+        assert_eq!(
+            format(&dt("2024-03-05 14:07:09"), "%U %u %V %v %X %x %D %j %r"),
+            "09 10 09 10 2024 2024 5th 065 02:07:09 PM"
+        );
+    }
+
+    #[test]
+    fn str_to_date_formats() {
+        let p = str_to_date("01/02/2024", "%m/%d/%Y").expect("parses");
+        assert_eq!(p.date, NaiveDate::from_ymd_opt(2024, 1, 2));
+        let p = str_to_date("Jan 5 2024 3pm", "%b %e %Y %l%p").expect("parses");
+        assert_eq!(p.time, 15 * 3_600_000_000);
+        assert!(str_to_date("abc", "%Y").is_none());
+    }
+}
