@@ -114,27 +114,54 @@ impl Access {
         }
     }
 
-    /// Whether rows come out in the order of `order_by` (output positions) —
-    /// true for a single range (or scan) of the primary key when ORDER BY lists
-    /// leading primary-key columns all ascending or all descending (descending
-    /// order is served by a reverse scan).
+    /// Whether rows come out in the order of `order_by` (output positions):
+    /// a single range (or a full scan) of a key whose columns after the equality
+    /// prefix are the ORDER BY columns, all ascending or all descending
+    /// (descending is served by a reverse scan). ORDER BY may also name the
+    /// prefix's columns, which are constant. A secondary index orders equal
+    /// index values by primary key, so the primary key's columns extend its key.
     pub fn delivers_order(
         &self,
         table: &Table,
         order_by: &[(usize, bool)],
         projection: &[Expr],
     ) -> bool {
-        if order_by.is_empty() || self.target != Target::Primary || self.ranges.len() > 1 {
+        if order_by.is_empty() || self.ranges.len() > 1 {
             return false;
         }
-        let pk = &table.def.primary_key;
-        if pk.is_empty() || order_by.len() > pk.len() {
+        if self.ranges.is_empty() && !self.full_scan {
             return false;
         }
+        let mut key: Vec<usize> = self.key_columns(table).to_vec();
+        if self.target != Target::Primary {
+            let pk: Vec<usize> = table
+                .def
+                .primary_key
+                .iter()
+                .copied()
+                .filter(|c| !key.contains(c))
+                .collect();
+            key.extend(pk);
+        }
+        if key.is_empty() {
+            return false;
+        }
+        let eq = self.ranges.first().map_or(0, |r| r.eq.len());
         let desc = order_by[0].1;
-        order_by.iter().enumerate().all(|(i, (pos, d))| {
-            *d == desc && matches!(projection.get(*pos), Some(Expr::Column(c)) if *c == pk[i])
-        })
+        let mut next = eq;
+        for (pos, d) in order_by {
+            let Some(Expr::Column(c)) = projection.get(*pos) else {
+                return false;
+            };
+            if key[..eq.min(key.len())].contains(c) {
+                continue;
+            }
+            if *d != desc || key.get(next) != Some(c) {
+                return false;
+            }
+            next += 1;
+        }
+        true
     }
 
     /// Evaluates the range expressions and encodes them as keys. Falls back to a

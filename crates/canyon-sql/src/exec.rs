@@ -89,6 +89,15 @@ pub fn index_keys(table: &Table, row: &[Value]) -> Vec<(IndexId, Vec<u8>)> {
         .collect()
 }
 
+/// The key of secondary index `i` (by position) for `row`.
+fn index_key_of(table: &Table, i: usize, row: &[Value]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(16);
+    for &c in &table.def.indexes[i].columns {
+        encode_key_value(&row[c], scale_of(table.def.columns[c].ty), &mut k);
+    }
+    k
+}
+
 /// Decodes a stored row of `table`. A row stored with fewer columns than the
 /// table has (written before a future ADD COLUMN) reads the missing trailing
 /// columns as their defaults (docs/format.md); more columns than the table has is
@@ -156,6 +165,28 @@ pub fn for_each_row(
     ctx: &dyn EvalContext,
     f: &mut dyn FnMut(&[u8], &mut Vec<Value>) -> Result<bool>,
 ) -> Result<()> {
+    for_each_row_checked(txn, table, access, mode, reverse, needed, ctx, None, f)
+}
+
+/// [`for_each_row`] that, given `misplaced`, checks that each row of a
+/// secondary-index scan was offered at its own key: an old snapshot can meet a
+/// row whose indexed columns changed later at the newer key's position (see
+/// `Transaction::scan_index`). On the first such row it sets `misplaced` and
+/// stops; a caller relying on index order then starts over and sorts. Rows are
+/// decoded whole then (the key needs the indexed columns).
+#[allow(clippy::too_many_arguments)] // one scan's whole description; a struct would only rename them
+pub fn for_each_row_checked(
+    txn: &mut Transaction,
+    table: &Table,
+    access: &Access,
+    mode: ReadMode,
+    reverse: bool,
+    needed: Option<&[bool]>,
+    ctx: &dyn EvalContext,
+    mut misplaced: Option<&mut bool>,
+    f: &mut dyn FnMut(&[u8], &mut Vec<Value>) -> Result<bool>,
+) -> Result<()> {
+    let needed = if misplaced.is_some() { None } else { needed };
     let (ranges, _fallback) = access.key_ranges(table, ctx)?;
     let tid = table.def.id;
     let mut err: Option<Error> = None;
@@ -205,9 +236,26 @@ pub fn for_each_row(
                     Target::Primary => txn.scan(tid, &range, reverse, mode, &mut visit)?,
                     Target::Index(i) => {
                         let iid = table.def.indexes[i].id;
-                        txn.scan_index(tid, iid, &range, reverse, mode, &mut |_k, pk, bytes| {
+                        let check = misplaced.is_some();
+                        let mut wrong = false;
+                        txn.scan_index(tid, iid, &range, reverse, mode, &mut |k, pk, bytes| {
+                            if check {
+                                let mut own = Vec::new();
+                                if decode_table_row(table, bytes, &mut own).is_ok()
+                                    && index_key_of(table, i, &own) != k
+                                {
+                                    wrong = true;
+                                    return ControlFlow::Break(());
+                                }
+                            }
                             visit(pk, bytes)
-                        })?
+                        })?;
+                        if wrong {
+                            if let Some(m) = misplaced.as_deref_mut() {
+                                *m = true;
+                            }
+                            return Ok(());
+                        }
                     }
                 }
                 if let Some(e) = err.take() {

@@ -17,7 +17,9 @@
 use crate::access::{KeyRanges, Target};
 use crate::api::QueryResult;
 use crate::encoding::encode_row;
-use crate::exec::{decode_table_row_columns, for_each_locked_row_dir, for_each_row, no_row};
+use crate::exec::{
+    decode_table_row_columns, for_each_locked_row_dir, for_each_row, for_each_row_checked, no_row,
+};
 use crate::expr::{eval, eval_predicate, AggCall, AggFunc, Env, EvalContext, SubqueryExpr};
 use crate::functions::Func;
 use crate::plan::eval_count;
@@ -247,6 +249,54 @@ pub fn run_select(
                     ctx,
                     &mut |_t, _pk, row| visit(&row).map(|_| ()),
                 )?;
+                drop(visit);
+                col.finish(ctx, &[])?
+            } else if plan.order_from_access && plan.access.target != Target::Primary {
+                // Index order, checked row by row; a misplaced row (see
+                // `for_each_row_checked`) means: read again and sort.
+                let mut misplaced = false;
+                for_each_row_checked(
+                    txn,
+                    table,
+                    &plan.access,
+                    ReadMode::Snapshot,
+                    reverse,
+                    plan.needed.as_deref(),
+                    ctx,
+                    Some(&mut misplaced),
+                    &mut |_pk, row| visit(row),
+                )?;
+                drop(visit);
+                if misplaced {
+                    let mut col = Collector::new(plan, ctx)?;
+                    col.sort_anyway = true;
+                    col.stop_after = None;
+                    for_each_row(
+                        txn,
+                        table,
+                        &plan.access,
+                        ReadMode::Snapshot,
+                        false,
+                        plan.needed.as_deref(),
+                        ctx,
+                        &mut |_pk, row| {
+                            if let Some(f) = &plan.filter {
+                                let env = Env {
+                                    row,
+                                    aggs: &[],
+                                    ctx,
+                                };
+                                if !eval_predicate(f, &env)? {
+                                    return Ok(true);
+                                }
+                            }
+                            col.add(row, ctx)
+                        },
+                    )?;
+                    col.finish(ctx, &[])?
+                } else {
+                    col.finish(ctx, &[])?
+                }
             } else {
                 for_each_row(
                     txn,
@@ -258,8 +308,9 @@ pub fn run_select(
                     ctx,
                     &mut |_pk, row| visit(row),
                 )?;
+                drop(visit);
+                col.finish(ctx, &[])?
             }
-            col.finish(ctx, &[])?
         }
         (Some(_), None) => {
             return Err(Error::Internal(
@@ -331,6 +382,9 @@ struct Collector<'p> {
     out: Vec<Vec<Value>>,
     groups: HashMap<Vec<u8>, usize>,
     states: Vec<AggState>,
+    /// Sort although the plan expects the access path's order (its rows came
+    /// out of order).
+    sort_anyway: bool,
 }
 
 impl<'p> Collector<'p> {
@@ -360,6 +414,7 @@ impl<'p> Collector<'p> {
             out: Vec::new(),
             groups: HashMap::new(),
             states: Vec::new(),
+            sort_anyway: false,
         })
     }
 
@@ -444,7 +499,7 @@ impl<'p> Collector<'p> {
             let mut seen = HashSet::new();
             out.retain(|r| seen.insert(encode_row(&r[..plan.visible])));
         }
-        if !plan.order_by.is_empty() && !plan.order_from_access {
+        if !plan.order_by.is_empty() && (!plan.order_from_access || self.sort_anyway) {
             out.sort_by(|a, b| {
                 for &(pos, desc) in &plan.order_by {
                     let o = sort_cmp(&a[pos], &b[pos]);
