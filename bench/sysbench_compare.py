@@ -18,6 +18,7 @@ Usage: bench/sysbench_compare.py [--time 10] [--threads 1,8,64,512] [--rounds 2]
 This is a benchmark, not a test: nothing here asserts a timing.
 """
 
+from report_section import write_section
 import argparse
 import os
 import platform
@@ -267,9 +268,9 @@ def cs(runs):
 
 def write_report(a, results, workloads, threads):
     lines = [
-        "# Benchmarks",
+        "## sysbench: Canyon vs MariaDB",
         "",
-        "Produced by `bench/sysbench_compare.py`; re-run it to refresh this page. "
+        "Produced by `bench/sysbench_compare.py`; re-run it to refresh this section. "
         "Runs alternate between the servers (A B, then B A) and each figure is the mean over "
         f"{a.rounds} rounds of {a.time} s; the spread is the min–max of the per-round Canyon/MariaDB ratio.",
         "",
@@ -290,7 +291,7 @@ def write_report(a, results, workloads, threads):
         "",
     ]
     for w in workloads:
-        lines += [f"## {w}", "",
+        lines += [f"### {w}", "",
                   "| threads | Canyon QPS | MariaDB QPS | QPS ratio (spread) | Canyon p95 ms | MariaDB p95 ms | "
                   "Canyon CPU µs/q (user+sys) | MariaDB CPU µs/q (user+sys) | CPU ratio (user ratio) | "
                   "Canyon cs/q | MariaDB cs/q |",
@@ -316,9 +317,8 @@ def write_report(a, results, workloads, threads):
             if errs:
                 lines.append(f"|  | ignored errors in these runs: {errs} | | | | | | | | | |")
         lines.append("")
-    with open(a.out, "w") as f:
-        f.write("\n".join(lines))
-    print(f"wrote {a.out}")
+    write_section(a.out, "sysbench", "\n".join(lines), "bench/sysbench_compare.py")
+    print(f"wrote the sysbench section of {a.out}")
 
 
 if __name__ == "__main__":

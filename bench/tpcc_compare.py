@@ -18,11 +18,12 @@ go-tpc starts to just after it exits, divided by the transactions it completed.
 
 Usage: bench/tpcc_compare.py [--warehouses 4] [--threads 1,8,32] [--time 60]
        [--rounds 2] [--only canyon|mariadb] [--canyon PATH] [--go-tpc PATH]
-       [--out docs/benchmarks-tpcc.md] [--note TEXT]
+       [--out docs/benchmarks.md] [--note TEXT]
 
 This is a benchmark, not a test: nothing here asserts a timing.
 """
 
+from report_section import write_section
 import argparse
 import os
 import platform
@@ -261,7 +262,7 @@ def main():
         os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/canyon-target")), "release", "canyon"))
     ap.add_argument("--go-tpc", default=os.environ.get(
         "CANYON_GO_TPC", os.path.expanduser("~/.cache/canyon-tools/go-tpc")))
-    ap.add_argument("--out", default=os.path.join(REPO, "docs", "benchmarks-tpcc.md"))
+    ap.add_argument("--out", default=os.path.join(REPO, "docs", "benchmarks.md"))
     ap.add_argument("--note", help="a remark for the report, e.g. on what else ran on the machine")
     a = ap.parse_args()
     a.thread_list = [int(t) for t in a.threads.split(",")]
@@ -435,9 +436,8 @@ def write_report(a, servers, results, info):
         lines.append("")
 
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as f:
-        f.write("\n".join(lines))
-    print(f"wrote {a.out}")
+    write_section(a.out, "tpcc", "\n".join(lines), "bench/tpcc_compare.py")
+    print(f"wrote the tpcc section of {a.out}")
 
 
 if __name__ == "__main__":

@@ -171,6 +171,10 @@ pub enum Error {
     OperandColumns(usize),
     /// MySQL 1242 ER_SUBQUERY_NO_1_ROW, SQLSTATE 21000.
     SubqueryMoreThanOneRow,
+    /// An UPDATE or DELETE whose subquery reads the table being changed (the
+    /// string is the table name). MySQL 1093 ER_UPDATE_TABLE_USED, SQLSTATE HY000:
+    /// You can't specify target table '%s' for update in FROM clause.
+    UpdateTableUsed(String),
     /// MySQL 1066 ER_NONUNIQ_TABLE, SQLSTATE 42000: Not unique table/alias: '%s'.
     NonUniqueTable(String),
     /// MySQL 1248 ER_DERIVED_MUST_HAVE_ALIAS, SQLSTATE 42000.

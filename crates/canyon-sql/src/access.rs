@@ -701,18 +701,71 @@ pub fn choose_access(table: &Table, filter: Option<&Expr>) -> Access {
     choose_access_scored(table, filter).0
 }
 
+/// The rows an access path is expected to read, from the table's statistics
+/// (`None` without them): `rows / n_diff(prefix)` per equality range, a third of
+/// that for a one-sided range on the next column and a tenth for a two-sided
+/// one (MySQL's guesses when it has no histogram), one row per full primary or
+/// unique key point.
+pub fn estimate_rows(table: &Table, access: &Access) -> Option<f64> {
+    let rows = table.stats.rows()?;
+    if access.full_scan {
+        return Some(rows);
+    }
+    let (index, key_len, unique) = match access.target {
+        Target::Primary => (None, table.def.primary_key.len(), true),
+        Target::Index(i) => {
+            let idx = &table.def.indexes[i];
+            (Some(idx.id), idx.columns.len(), idx.unique)
+        }
+    };
+    let mut total = 0.0;
+    for r in &access.ranges {
+        let n = r.eq.len();
+        let mut est = if n == key_len && unique {
+            1.0
+        } else if n == 0 {
+            rows
+        } else {
+            rows / table.stats.n_diff(index, n).unwrap_or(1.0)
+        };
+        est *= match (&r.lower, &r.upper) {
+            (Some(_), Some(_)) => 0.1,
+            (Some(_), None) | (None, Some(_)) => 0.3,
+            (None, None) => 1.0,
+        };
+        total += est.max(1.0);
+    }
+    Some(total.min(rows.max(1.0)))
+}
+
 /// [`choose_access`] with the rank of the chosen path (0: a full scan), which
-/// the join planner compares across tables.
+/// the join planner compares across tables, and its estimated rows when the
+/// table has statistics. With statistics the path expected to read the fewest
+/// rows wins (ties go to the shape rank); without, the shape rank decides.
 pub fn choose_access_scored(table: &Table, filter: Option<&Expr>) -> (Access, u32) {
+    let (a, score, _) = choose_access_estimated(table, filter);
+    (a, score)
+}
+
+/// [`choose_access_scored`] with the estimate.
+pub fn choose_access_estimated(table: &Table, filter: Option<&Expr>) -> (Access, u32, Option<f64>) {
     let facts = analyse(filter, table.def.columns.len());
     let tuples: Vec<(Vec<usize>, Vec<Vec<Expr>>)> = filter
         .map(|f| f.conjuncts().into_iter().filter_map(tuple_in).collect())
         .unwrap_or_default();
-    let mut best: Option<Candidate> = None;
+    let mut best: Option<(Candidate, Option<f64>)> = None;
     let mut consider = |c: Option<Candidate>| {
         if let Some(c) = c {
-            if best.as_ref().is_none_or(|b| c.score > b.score) {
-                best = Some(c);
+            let est = estimate_rows(table, &c.access);
+            let better = match &best {
+                None => true,
+                Some((b, b_est)) => match (est, b_est) {
+                    (Some(x), Some(y)) if (x - y).abs() > f64::EPSILON => x < *y,
+                    _ => c.score > b.score,
+                },
+            };
+            if better {
+                best = Some((c, est));
             }
         }
     };
@@ -754,8 +807,22 @@ pub fn choose_access_scored(table: &Table, filter: Option<&Expr>) -> (Access, u3
             ));
         }
     }
-    best.map(|c| (c.access, c.score))
-        .unwrap_or_else(|| (Access::scan(), 0))
+    match best {
+        Some((c, est)) => {
+            // A full scan can beat a poor key read when statistics say so
+            // (e.g. an equality matching most of the table).
+            let scan_est = table.stats.rows();
+            match (est, scan_est) {
+                (Some(e), Some(r)) if r < e => (Access::scan(), 0, Some(r)),
+                _ => (c.access, c.score, est),
+            }
+        }
+        None => {
+            let scan = Access::scan();
+            let est = estimate_rows(table, &scan);
+            (scan, 0, est)
+        }
+    }
 }
 
 #[cfg(test)]

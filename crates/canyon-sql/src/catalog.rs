@@ -98,6 +98,8 @@ pub struct Table {
     pub auto_increment: Arc<AtomicU64>,
     /// Largest hidden row id handed out (tables without a primary key).
     pub row_id: Arc<AtomicU64>,
+    /// Planner statistics (see `crate::stats`).
+    pub stats: Arc<crate::stats::TableStats>,
     column_lookup: HashMap<String, usize>,
 }
 
@@ -119,8 +121,17 @@ impl Table {
             def,
             auto_increment: auto_inc,
             row_id,
+            stats: Arc::default(),
             column_lookup,
         }
+    }
+
+    /// A new definition of `cur` (same table id), sharing its runtime state:
+    /// counters and statistics.
+    pub fn sharing_runtime(def: TableDef, cur: &Table) -> Table {
+        let mut t = Self::with_counters(def, cur.auto_increment.clone(), cur.row_id.clone());
+        t.stats = cur.stats.clone();
+        t
     }
 
     /// Position of a column by (case-insensitive) name.

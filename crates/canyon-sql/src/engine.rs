@@ -14,7 +14,7 @@ use crate::session::Session;
 use arc_swap::ArcSwap;
 use canyon_common::{Error, Result};
 use canyon_storage::{KeyRange, Keyspace, Storage, WriteBatch};
-use canyon_txn::{IsolationLevel, ReadMode, TxnConfig, TxnManager};
+use canyon_txn::{IsolationLevel, ReadMode, TableId, TxnConfig, TxnManager};
 use parking_lot::Mutex;
 use sha1::{Digest, Sha1};
 use std::collections::HashSet;
@@ -27,6 +27,7 @@ const META_DB: &[u8] = b"c/db/";
 const META_TABLE: &[u8] = b"c/t/";
 const META_USER: &[u8] = b"c/u/";
 const META_NEXT_ID: &[u8] = b"c/next_id";
+const META_STATS: &[u8] = b"c/s/";
 
 /// The engine: catalog, transactions and storage; no network.
 pub struct Engine {
@@ -97,6 +98,7 @@ impl Engine {
         )?;
         let mut catalog = Catalog::default();
         let mut next_id: u32 = 1;
+        let mut stats: Vec<(TableId, crate::stats::KeyStats)> = Vec::new();
         let mut err = None;
         storage.scan(
             Keyspace::Meta,
@@ -131,6 +133,16 @@ impl Engine {
                         catalog
                             .users
                             .insert((u.user.clone(), u.host.clone()), Arc::new(u));
+                    } else if k.starts_with(META_STATS) {
+                        // Statistics come after every table (c/s/ sorts after
+                        // c/db/ and before c/t/, so keep them for the end).
+                        let id = k[META_STATS.len()..]
+                            .try_into()
+                            .map(u32::from_be_bytes)
+                            .map_err(|_| Error::Corrupt("stats key".into()))?;
+                        let ks: crate::stats::KeyStats =
+                            serde_json::from_slice(v).map_err(|e| Error::Corrupt(e.to_string()))?;
+                        stats.push((id, ks));
                     } else if k == META_NEXT_ID {
                         next_id = u32::from_be_bytes(
                             v.try_into().map_err(|_| Error::Corrupt("next_id".into()))?,
@@ -149,6 +161,18 @@ impl Engine {
         )?;
         if let Some(e) = err {
             return Err(e);
+        }
+        // Statistics of tables that no longer exist (dropped, truncated) are
+        // ignored.
+        for (id, ks) in stats {
+            let table = catalog
+                .databases
+                .values()
+                .flat_map(|d| d.tables.values())
+                .find(|t| t.def.id == id);
+            if let Some(t) = table {
+                t.stats.load(ks);
+            }
         }
         let engine = Arc::new(Engine {
             config,
@@ -268,6 +292,48 @@ impl Engine {
                 unhex(&u.native_hash_hex)
             },
         })
+    }
+
+    /// Analyses `table` (see `crate::stats`) in a transaction of its own,
+    /// installs the result and persists it.
+    pub(crate) fn analyze_table(&self, table: &Table) -> Result<()> {
+        let session = self.txn.session();
+        let mut txn = session.begin(IsolationLevel::ReadCommitted);
+        let r = crate::stats::analyze(table, &mut txn);
+        txn.rollback();
+        let ks = match r {
+            Ok(ks) => ks,
+            Err(e) => {
+                table.stats.analysis_failed();
+                return Err(e);
+            }
+        };
+        let mut batch = WriteBatch::default();
+        batch.put(
+            Keyspace::Meta,
+            meta_key(META_STATS, &table.def.id.to_be_bytes()),
+            json(&ks)?,
+        );
+        let r = self.storage.write(batch, false);
+        table.stats.set(ks);
+        r
+    }
+
+    /// Starts a background analysis of `table` (the caller won the right to
+    /// run it from [`crate::stats::TableStats::note_changes`]).
+    pub(crate) fn spawn_analysis(self: &Arc<Self>, table: Arc<Table>) {
+        let engine = self.clone();
+        let stats = table.stats.clone();
+        let spawned = std::thread::Builder::new()
+            .name("canyon-analyze".into())
+            .spawn(move || {
+                if let Err(e) = engine.analyze_table(&table) {
+                    tracing::warn!(table = %table.def.name, error = %e, "background analysis failed");
+                }
+            });
+        if spawned.is_err() {
+            stats.analysis_failed();
+        }
     }
 
     /// Opens a session for an authenticated user.
@@ -555,11 +621,7 @@ impl Engine {
                 meta_key(META_TABLE, &def.id.to_be_bytes()),
                 json(&def)?,
             );
-            let nt = Arc::new(Table::with_counters(
-                def,
-                cur.auto_increment.clone(),
-                cur.row_id.clone(),
-            ));
+            let nt = Arc::new(Table::sharing_runtime(def, &cur));
             Arc::make_mut(database)
                 .tables
                 .insert(table.to_string(), nt.clone());
@@ -597,11 +659,7 @@ impl Engine {
             );
             Arc::make_mut(database).tables.insert(
                 table.to_string(),
-                Arc::new(Table::with_counters(
-                    def,
-                    cur.auto_increment.clone(),
-                    cur.row_id.clone(),
-                )),
+                Arc::new(Table::sharing_runtime(def, &cur)),
             );
             Ok(ix.id)
         })?;

@@ -22,22 +22,39 @@
 //! INSERT's duplicate handling (IGNORE, ON DUPLICATE KEY UPDATE, REPLACE) and the
 //! affected-row arithmetic are described in the comment that opens the
 //! INSERT / UPDATE / DELETE section below.
+//!
+//! Subqueries of a DML statement (the source of `INSERT ... SELECT`, the
+//! uncorrelated subqueries of UPDATE / DELETE) run to completion before the
+//! statement writes anything: a scan holds the transaction mutably, so nothing
+//! can read in the middle of it, and reading first is also what makes
+//! `INSERT INTO t SELECT ... FROM t` see only the rows that existed before it
+//! (MySQL buffers the source in a temporary table for the same reason). Like
+//! InnoDB, the source of `INSERT ... SELECT` is read with locks above READ
+//! COMMITTED (a locking read: the latest committed rows); the subqueries of
+//! UPDATE / DELETE, and joins, read the transaction's snapshot — InnoDB would
+//! lock their rows too (docs/architecture/transactions.md lists the
+//! differences).
 
-use crate::access::{Access, KeyRanges, Target};
+use crate::access::{choose_access, Access, KeyRanges, Target};
 use crate::api::QueryResult;
 use crate::catalog::Table;
 use crate::encoding::{decode_row_columns, encode_key_value, encode_row};
-use crate::expr::{eval, eval_predicate, Env, EvalContext, Expr};
+use crate::expr::{eval, eval_predicate, Env, EvalContext, Expr, SubqueryExpr, SubqueryKind};
 use crate::functions::Func;
-use crate::plan::{eval_count, DeletePlan, InsertPlan, OnDuplicate, RowOrder, UpdatePlan};
+use crate::plan::{
+    eval_count, row_order, DeletePlan, InsertPlan, OnDuplicate, RowOrder, UpdatePlan,
+};
+use crate::query::SelectPlan;
 use crate::types::{coerce, SqlType};
 use crate::value::{compare, sort_cmp, Value};
 use canyon_common::{Error, Result};
 use canyon_storage::KeyRange;
-use canyon_txn::{IndexId, ReadMode, Transaction};
+use canyon_txn::{IndexId, IsolationLevel, ReadMode, Transaction};
 use std::cmp::Ordering;
-use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
+use std::rc::Rc;
 use std::sync::atomic::Ordering as AtomicOrdering;
 
 /// What a statement reports besides its result.
@@ -736,12 +753,22 @@ struct InsertStats {
     touched: u64,
 }
 
-/// Evaluates one VALUES row into a full table row: defaults for the columns not
-/// given, each value coerced to its column's type. The AUTO_INCREMENT column is
-/// left as given (NULL when not given).
+/// Evaluates one VALUES row into the values of the plan's columns (`None`:
+/// DEFAULT).
+fn eval_values(exprs: &[Option<Expr>], ctx: &dyn EvalContext) -> Result<Vec<Option<Value>>> {
+    exprs
+        .iter()
+        .map(|e| e.as_ref().map(|e| eval(e, &no_row(ctx))).transpose())
+        .collect()
+}
+
+/// Makes a full table row of the values of the plan's columns (`None`:
+/// DEFAULT): defaults for the columns not given, each value coerced to its
+/// column's type. The AUTO_INCREMENT column is left as given (NULL when not
+/// given).
 fn build_row(
     plan: &InsertPlan,
-    exprs: &[Option<Expr>],
+    values: Vec<Option<Value>>,
     ctx: &dyn EvalContext,
     rowno: u64,
 ) -> Result<Vec<Value>> {
@@ -749,9 +776,9 @@ fn build_row(
     let auto_col = plan.table.auto_increment_column();
     let mut row = vec![Value::Null; def.columns.len()];
     let mut given = vec![false; def.columns.len()];
-    for (slot, &c) in plan.columns.iter().enumerate() {
-        if let Some(e) = &exprs[slot] {
-            row[c] = eval(e, &no_row(ctx))?;
+    for (&c, v) in plan.columns.iter().zip(values) {
+        if let Some(v) = v {
+            row[c] = v;
             given[c] = true;
         }
     }
@@ -801,16 +828,48 @@ pub fn run_insert(
     let table = &plan.table;
     let def = &table.def;
     let auto_col = table.auto_increment_column();
-    let mut auto = AutoInc::new(plan.rows.len());
+    // The source of INSERT ... SELECT is read whole before the first row is
+    // inserted (see the module doc).
+    let selected = match &plan.select {
+        Some(q) => Some(run_source(q, txn, ctx)?),
+        None => None,
+    };
+    // INSERT ... SELECT does not know its row count in advance: InnoDB then
+    // reserves AUTO_INCREMENT values 1, 2, 4, ... at a time (sql_insert.cc starts
+    // the bulk insert with an estimate of 0 rows).
+    let mut auto = AutoInc::new(if selected.is_some() {
+        1
+    } else {
+        plan.rows.len()
+    });
     let mut stats = InsertStats::default();
     // The AUTO_INCREMENT value of the last row processed, which MySQL reports in
     // the OK packet when no value was generated (sql_insert.cc: the value of
     // `next_number_field` once the statement is done).
     let mut last_auto: u64 = 0;
-    for (n, exprs) in plan.rows.iter().enumerate() {
+    let nrows = selected.as_ref().map_or(plan.rows.len(), Vec::len);
+    let mut selected = selected.map(Vec::into_iter);
+    for n in 0..nrows {
         let rowno = n as u64 + 1;
         stats.records += 1;
-        let mut row = build_row(plan, exprs, ctx, rowno)?;
+        let values = match selected.as_mut() {
+            Some(rows) => rows
+                .next()
+                .ok_or_else(|| Error::Internal("INSERT ... SELECT: a row vanished".into()))?
+                .into_iter()
+                .map(Some)
+                .collect(),
+            None => eval_values(&plan.rows[n], ctx)?,
+        };
+        let mut row = build_row(plan, values, ctx, rowno)?;
+        // NOT NULL is checked as the values are stored into the row, before
+        // write_row() generates an AUTO_INCREMENT value: a failing row uses up no
+        // id (NULL in the AUTO_INCREMENT column itself asks for one).
+        for (c, col) in def.columns.iter().enumerate() {
+            if row[c].is_null() && !col.nullable && Some(c) != auto_col {
+                return Err(Error::BadNull(col.name.clone()));
+            }
+        }
         let mut generated = None;
         if let Some(a) = auto_col {
             let v = &row[a];
@@ -825,11 +884,6 @@ pub fn run_insert(
                 generated = Some(id);
             } else if let Some(x) = auto_value(v) {
                 auto.seen(table, x);
-            }
-        }
-        for (c, col) in def.columns.iter().enumerate() {
-            if row[c].is_null() && !col.nullable {
-                return Err(Error::BadNull(col.name.clone()));
             }
         }
         let pk = if table.hidden_pk() {
@@ -919,7 +973,9 @@ pub fn run_insert(
         } else {
             stats.updated
         };
-    let info = if plan.rows.len() > 1 {
+    // MySQL reports the counts for a multi-row VALUES list and for every
+    // INSERT ... SELECT (select_insert::send_eof), whatever its row count.
+    let info = if plan.rows.len() > 1 || plan.select.is_some() {
         let duplicates = if plan.ignore {
             stats.records - stats.copied
         } else {
@@ -1116,6 +1172,21 @@ fn for_each_target_row(
     }
 }
 
+/// Whether a WHERE clause is MySQL's "Impossible WHERE": one of its AND-ed
+/// parts is constant (literals, parameters, variables, substituted subqueries)
+/// and not true, as the optimizer finds when it folds constants.
+fn impossible_where(filter: Option<&Expr>, ctx: &dyn EvalContext) -> Result<bool> {
+    let Some(f) = filter else {
+        return Ok(false);
+    };
+    for c in f.conjuncts() {
+        if c.is_constant() && !eval_predicate(c, &no_row(ctx))? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// Runs an UPDATE. With `found_rows` (CLIENT_FOUND_ROWS) affected rows are the
 /// matched rows, else the changed rows, as in MySQL.
 pub fn run_update(
@@ -1132,20 +1203,67 @@ pub fn run_update(
         .as_ref()
         .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
         .transpose()?;
+    let resolved = if plan.subqueries {
+        let mut exprs: Vec<&Expr> = plan.filter.iter().collect();
+        exprs.extend(plan.assignments.iter().map(|(_, e)| e));
+        exprs.extend(order_keys(&plan.order));
+        let pre = Prefetched::run(&exprs, txn, ctx)?;
+        let assignments = plan
+            .assignments
+            .iter()
+            .map(|(c, e)| (*c, pre.substitute(e)))
+            .collect();
+        Some(Resolved::new(
+            table,
+            plan.filter.as_ref(),
+            assignments,
+            &plan.order,
+            pre,
+        )?)
+    } else {
+        None
+    };
+    let (filter, assignments, access, order, ctx): (_, &[(usize, Expr)], _, _, &dyn EvalContext) =
+        match &resolved {
+            Some(r) => (
+                r.filter.as_ref(),
+                &r.assignments,
+                &r.access,
+                &r.order,
+                &r.ctx,
+            ),
+            None => (
+                plan.filter.as_ref(),
+                &plan.assignments,
+                &plan.access,
+                &plan.order,
+                ctx,
+            ),
+        };
+    if impossible_where(filter, ctx)? {
+        // No row is read, and the OK packet carries no "Rows matched" info
+        // (Sql_cmd_update::update_single_table returns early).
+        return Ok(QueryResult::Ok {
+            affected_rows: 0,
+            last_insert_id: effects.generated_id.unwrap_or(0),
+            info: String::new(),
+            warnings: 0,
+        });
+    }
     let mut matched = 0u64;
     let mut changed = 0u64;
     for_each_target_row(
         txn,
         table,
-        &plan.access,
-        plan.filter.as_ref(),
-        &plan.order,
+        access,
+        filter,
+        order,
         limit,
         ctx,
         &mut |txn, pk, old| {
             matched += 1;
             let mut new = old.clone();
-            for (c, e) in &plan.assignments {
+            for (c, e) in assignments {
                 let v = eval_assignment(
                     e,
                     &Env {
@@ -1189,13 +1307,31 @@ pub fn run_delete(
         .as_ref()
         .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
         .transpose()?;
+    let resolved = if plan.subqueries {
+        let mut exprs: Vec<&Expr> = plan.filter.iter().collect();
+        exprs.extend(order_keys(&plan.order));
+        let pre = Prefetched::run(&exprs, txn, ctx)?;
+        Some(Resolved::new(
+            table,
+            plan.filter.as_ref(),
+            Vec::new(),
+            &plan.order,
+            pre,
+        )?)
+    } else {
+        None
+    };
+    let (filter, access, order, ctx): (_, _, _, &dyn EvalContext) = match &resolved {
+        Some(r) => (r.filter.as_ref(), &r.access, &r.order, &r.ctx),
+        None => (plan.filter.as_ref(), &plan.access, &plan.order, ctx),
+    };
     let mut deleted = 0u64;
     for_each_target_row(
         txn,
         table,
-        &plan.access,
-        plan.filter.as_ref(),
-        &plan.order,
+        access,
+        filter,
+        order,
         limit,
         ctx,
         &mut |txn, pk, old| {
@@ -1210,4 +1346,406 @@ pub fn run_delete(
         info: String::new(),
         warnings: 0,
     })
+}
+
+// ----------------------------------------------------------------------------------
+// Subqueries of DML statements
+// ----------------------------------------------------------------------------------
+
+/// Runs a query whose rows feed a DML statement, to completion. `outer_len == 0`
+/// marks the source of `INSERT ... SELECT`, which InnoDB reads with locks above
+/// READ COMMITTED (a single-table source is then a locking read here too).
+fn run_source(
+    plan: &SelectPlan,
+    txn: &mut Transaction,
+    ctx: &dyn EvalContext,
+) -> Result<Vec<Vec<Value>>> {
+    let locking = plan.outer_len == 0
+        && !matches!(
+            txn.isolation(),
+            IsolationLevel::ReadCommitted | IsolationLevel::ReadUncommitted
+        );
+    match crate::select::run_select(plan, Some(txn), ctx, locking)? {
+        QueryResult::Rows { rows, .. } => Ok(rows),
+        QueryResult::Ok { .. } => Err(Error::Internal(
+            "a subquery of a DML statement returned no result set".into(),
+        )),
+    }
+}
+
+/// The ORDER BY keys of an UPDATE / DELETE that sorts.
+fn order_keys(order: &RowOrder) -> impl Iterator<Item = &Expr> {
+    let keys = match order {
+        RowOrder::Sort(keys) => keys.as_slice(),
+        RowOrder::Any | RowOrder::Key { .. } => &[],
+    };
+    keys.iter().map(|(e, _)| e)
+}
+
+/// The key a subquery's rows are kept under: its plan's address (plans are
+/// shared, never copied, between clones of an expression).
+fn subquery_key(sq: &SubqueryExpr) -> usize {
+    std::sync::Arc::as_ptr(&sq.plan) as usize
+}
+
+/// The rows of every subquery of an UPDATE / DELETE, read before its scan, and
+/// the evaluation context that answers the subqueries from them.
+struct Prefetched<'a> {
+    base: &'a dyn EvalContext,
+    rows: HashMap<usize, Rc<Vec<Vec<Value>>>>,
+}
+
+impl<'a> Prefetched<'a> {
+    /// Runs each subquery of `exprs` once. The planner accepted only
+    /// uncorrelated ones (`plan::check_subqueries`), so the enclosing row they
+    /// would see does not matter: they run over a frame of NULLs.
+    fn run(
+        exprs: &[&Expr],
+        txn: &mut Transaction,
+        base: &'a dyn EvalContext,
+    ) -> Result<Prefetched<'a>> {
+        let mut found: Vec<SubqueryExpr> = Vec::new();
+        for e in exprs {
+            e.visit_columns(&mut |_| {}, &mut |sq| found.push(sq.clone()));
+        }
+        let mut rows = HashMap::new();
+        for sq in found {
+            if sq.correlated {
+                return Err(Error::Unsupported(
+                    "correlated subqueries in UPDATE and DELETE".into(),
+                ));
+            }
+            if let Entry::Vacant(slot) = rows.entry(subquery_key(&sq)) {
+                slot.insert(Rc::new(run_source(&sq.plan, txn, base)?));
+            }
+        }
+        Ok(Prefetched { base, rows })
+    }
+
+    /// `e` with each subquery replaced by its result where that is a constant
+    /// expression: a scalar subquery of at most one row by its value (NULL for
+    /// none), EXISTS by 0 / 1, `x IN (SELECT ...)` by `x IN (v1, v2, ...)` (row
+    /// values for several columns) — which an access path can use. A scalar
+    /// subquery of several rows stays, and fails with error 1242 only if it is
+    /// evaluated, as in MySQL (no matching row, no error).
+    fn substitute(&self, e: &Expr) -> Expr {
+        e.rewrite(&|x| self.substitute_node(x))
+    }
+
+    fn substitute_node(&self, e: &Expr) -> Option<Expr> {
+        let Expr::Subquery(sq) = e else {
+            return None;
+        };
+        let rows = self.rows.get(&subquery_key(sq))?;
+        let first = |r: &Vec<Value>| r.first().cloned().unwrap_or(Value::Null);
+        match &sq.kind {
+            SubqueryKind::Scalar => match rows.as_slice() {
+                [] => Some(Expr::Literal(Value::Null)),
+                [r] => Some(Expr::Literal(first(r))),
+                _ => None,
+            },
+            SubqueryKind::Exists(neg) => {
+                Some(Expr::Literal(Value::Int((rows.is_empty() == *neg) as i64)))
+            }
+            // `x IN (empty)` is false and `x NOT IN (empty)` true even for a NULL
+            // x, unlike an IN list; an empty IN list does not parse anyway.
+            SubqueryKind::In(_, neg) if rows.is_empty() => {
+                Some(Expr::Literal(Value::Int(*neg as i64)))
+            }
+            SubqueryKind::In(lhs, neg) => {
+                let lhs: Vec<Expr> = lhs.iter().map(|x| self.substitute(x)).collect();
+                Some(match <[Expr; 1]>::try_from(lhs) {
+                    Ok([x]) => Expr::InList(
+                        Box::new(x),
+                        rows.iter().map(|r| Expr::Literal(first(r))).collect(),
+                        *neg,
+                    ),
+                    Err(lhs) => Expr::InList(
+                        Box::new(Expr::Row(lhs)),
+                        rows.iter()
+                            .map(|r| Expr::Row(r.iter().cloned().map(Expr::Literal).collect()))
+                            .collect(),
+                        *neg,
+                    ),
+                })
+            }
+        }
+    }
+}
+
+impl EvalContext for Prefetched<'_> {
+    fn params(&self) -> &[Value] {
+        self.base.params()
+    }
+    fn sys_var(&self, name: &str) -> Result<Value> {
+        self.base.sys_var(name)
+    }
+    fn user_var(&self, name: &str) -> Value {
+        self.base.user_var(name)
+    }
+    fn session_fact(&self, f: Func) -> Value {
+        self.base.session_fact(f)
+    }
+    fn now(&self) -> chrono::NaiveDateTime {
+        self.base.now()
+    }
+    fn warn(&self, code: u16, message: &str) {
+        self.base.warn(code, message)
+    }
+    fn subquery(&self, sq: &SubqueryExpr, _outer: &[Value]) -> Result<Rc<Vec<Vec<Value>>>> {
+        self.rows
+            .get(&subquery_key(sq))
+            .cloned()
+            .ok_or_else(|| Error::Internal("a DML subquery was not run before the scan".into()))
+    }
+}
+
+/// An UPDATE / DELETE with its subqueries' results substituted, and the access
+/// path and row order chosen on the result.
+struct Resolved<'a> {
+    ctx: Prefetched<'a>,
+    filter: Option<Expr>,
+    assignments: Vec<(usize, Expr)>,
+    access: Access,
+    order: RowOrder,
+}
+
+impl<'a> Resolved<'a> {
+    /// `assignments` are already substituted.
+    fn new(
+        table: &Table,
+        filter: Option<&Expr>,
+        assignments: Vec<(usize, Expr)>,
+        order: &RowOrder,
+        ctx: Prefetched<'a>,
+    ) -> Result<Resolved<'a>> {
+        let filter = filter.map(|f| ctx.substitute(f));
+        let access = choose_access(table, filter.as_ref());
+        let order = match order {
+            RowOrder::Any => RowOrder::Any,
+            RowOrder::Key { reverse } => RowOrder::Key { reverse: *reverse },
+            RowOrder::Sort(keys) => {
+                let keys = keys.iter().map(|(e, d)| (ctx.substitute(e), *d)).collect();
+                row_order(table, &access, keys)
+            }
+        };
+        Ok(Resolved {
+            ctx,
+            filter,
+            assignments,
+            access,
+            order,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::EngineConfig;
+    use crate::plan::{plan_delete, plan_update, PlanContext};
+    use crate::Engine;
+    use sqlparser::ast::Statement;
+    use sqlparser::dialect::MySqlDialect;
+    use sqlparser::parser::Parser;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// Parameters, variables and session facts of a statement without any.
+    struct NoSession;
+
+    impl EvalContext for NoSession {
+        fn params(&self) -> &[Value] {
+            &[]
+        }
+        fn sys_var(&self, name: &str) -> Result<Value> {
+            Err(Error::Internal(format!("no @@{name} in this test")))
+        }
+        fn user_var(&self, _name: &str) -> Value {
+            Value::Null
+        }
+        fn session_fact(&self, _f: Func) -> Value {
+            Value::Null
+        }
+        fn now(&self) -> chrono::NaiveDateTime {
+            chrono::DateTime::UNIX_EPOCH.naive_utc()
+        }
+        fn warn(&self, _code: u16, _message: &str) {}
+    }
+
+    /// An engine with `d.t (id PRIMARY KEY, k)` and `d.w (k)`.
+    fn engine() -> Arc<Engine> {
+        let cfg = EngineConfig {
+            durability: canyon_txn::Durability::SyncEveryCommit,
+            lock_wait_timeout: Duration::from_secs(2),
+            blocking_hook: None,
+            version: "8.0.36-canyon-test".into(),
+            max_allowed_packet: 64 << 20,
+            max_connections: 10,
+            port: 3306,
+        };
+        let storage = Arc::new(canyon_storage::MemoryStorage::new());
+        let engine = Engine::open(storage, cfg).expect("engine opens");
+        engine.bootstrap_root("").expect("root account");
+        let mut s = engine.session(1, "root", "localhost");
+        for sql in [
+            "CREATE DATABASE d",
+            "USE d",
+            "CREATE TABLE t (id INT PRIMARY KEY, k INT)",
+            "CREATE TABLE w (k INT, n INT)",
+        ] {
+            let r = s.execute(sql, false).pop().expect("one result");
+            assert!(r.is_ok(), "{sql}: {r:?}");
+        }
+        engine
+    }
+
+    fn parse(sql: &str) -> Statement {
+        Parser::parse_sql(&MySqlDialect {}, sql)
+            .expect("parses")
+            .pop()
+            .expect("one statement")
+    }
+
+    /// Fakes the rows every subquery of `exprs` returned.
+    fn prefetched<'a>(
+        exprs: &[&Expr],
+        rows: Vec<Vec<Value>>,
+        base: &'a NoSession,
+    ) -> Prefetched<'a> {
+        let rows = Rc::new(rows);
+        let mut map = HashMap::new();
+        for e in exprs {
+            e.visit_columns(&mut |_| {}, &mut |sq| {
+                map.insert(subquery_key(sq), rows.clone());
+            });
+        }
+        Prefetched { base, rows: map }
+    }
+
+    #[test]
+    fn in_subquery_becomes_an_in_list_that_drives_point_reads() {
+        let engine = engine();
+        let cat = engine.catalog();
+        let ctx = PlanContext {
+            catalog: &cat,
+            db: Some("d"),
+        };
+        let Statement::Delete(del) = parse("DELETE FROM t WHERE id IN (SELECT k FROM w)") else {
+            panic!("not a DELETE");
+        };
+        let plan = plan_delete(&ctx, &del).expect("plans");
+        assert!(plan.subqueries);
+        assert!(
+            plan.access.full_scan,
+            "a subquery cannot drive the planned path"
+        );
+        let base = NoSession;
+        let filter: Vec<&Expr> = plan.filter.iter().collect();
+        let rows = vec![vec![Value::Int(3)], vec![Value::Int(1)]];
+        let pre = prefetched(&filter, rows, &base);
+        let r = Resolved::new(
+            &plan.table,
+            plan.filter.as_ref(),
+            Vec::new(),
+            &plan.order,
+            pre,
+        )
+        .expect("resolves");
+        assert!(
+            matches!(&r.filter, Some(Expr::InList(_, list, false)) if list.len() == 2),
+            "{:?}",
+            r.filter
+        );
+        assert!(!r.access.full_scan, "{:?}", r.access);
+        let (ranges, _) = r.access.key_ranges(&plan.table, &r.ctx).expect("ranges");
+        assert!(
+            matches!(&ranges, KeyRanges::Points(p) if p.len() == 2),
+            "{ranges:?}"
+        );
+    }
+
+    #[test]
+    fn subquery_results_become_constants() {
+        let engine = engine();
+        let cat = engine.catalog();
+        let ctx = PlanContext {
+            catalog: &cat,
+            db: Some("d"),
+        };
+        let Statement::Update(up) = parse(
+            "UPDATE t SET k = (SELECT MAX(n) FROM w) WHERE EXISTS (SELECT 1 FROM w) \
+             AND (id, k) NOT IN (SELECT k, n FROM w)",
+        ) else {
+            panic!("not an UPDATE");
+        };
+        let plan = plan_update(&ctx, &up).expect("plans");
+        let base = NoSession;
+        // No rows: the scalar is NULL, EXISTS false, NOT IN (empty) true.
+        let exprs: Vec<&Expr> = plan
+            .filter
+            .iter()
+            .chain(plan.assignments.iter().map(|(_, e)| e))
+            .collect();
+        let pre = prefetched(&exprs, Vec::new(), &base);
+        assert_eq!(
+            pre.substitute(&plan.assignments[0].1),
+            Expr::Literal(Value::Null)
+        );
+        let filter = pre.substitute(plan.filter.as_ref().expect("a WHERE clause"));
+        assert!(!filter.has_subquery(), "{filter:?}");
+        assert_eq!(
+            eval(&filter, &no_row(&base)).expect("evaluates"),
+            Value::Int(0)
+        );
+        // Two rows: the scalar subquery stays, and fails only when evaluated.
+        let two = vec![
+            vec![Value::Int(1), Value::Int(2)],
+            vec![Value::Int(3), Value::Int(4)],
+        ];
+        let pre = prefetched(&exprs, two, &base);
+        let set = pre.substitute(&plan.assignments[0].1);
+        assert!(set.has_subquery());
+        assert!(matches!(
+            eval(&set, &no_row(&pre)),
+            Err(Error::SubqueryMoreThanOneRow)
+        ));
+        let filter = pre.substitute(plan.filter.as_ref().expect("a WHERE clause"));
+        let row = [Value::Int(1), Value::Int(2)];
+        let env = Env {
+            row: &row,
+            aggs: &[],
+            ctx: &pre,
+        };
+        assert_eq!(eval(&filter, &env).expect("evaluates"), Value::Int(0));
+    }
+
+    #[test]
+    fn refused_subqueries() {
+        let engine = engine();
+        let cat = engine.catalog();
+        let ctx = PlanContext {
+            catalog: &cat,
+            db: Some("d"),
+        };
+        let update = |sql: &str| {
+            let Statement::Update(up) = parse(sql) else {
+                panic!("not an UPDATE");
+            };
+            plan_update(&ctx, &up).map(|_| ())
+        };
+        assert!(matches!(
+            update("UPDATE t SET k = (SELECT MAX(k) FROM t)"),
+            Err(Error::UpdateTableUsed(t)) if t == "t"
+        ));
+        assert!(matches!(
+            update("UPDATE t AS x SET k = 1 WHERE id IN (SELECT k FROM w WHERE n IN (SELECT id FROM t))"),
+            Err(Error::UpdateTableUsed(t)) if t == "x"
+        ));
+        assert!(matches!(
+            update("UPDATE t SET k = (SELECT n FROM w WHERE w.k = t.id)"),
+            Err(Error::Unsupported(_))
+        ));
+        assert!(update("UPDATE t SET k = (SELECT m FROM (SELECT MAX(k) AS m FROM t) d)").is_ok());
+    }
 }

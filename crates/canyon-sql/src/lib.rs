@@ -41,14 +41,18 @@
 //!
 //! # Layers inside this crate (bottom up)
 //! [`value`] (values, MySQL comparison rules) → [`types`] (column types, strict
-//! coercion) → [`encoding`] (keys, rows) → [`catalog`] (snapshots) → [`expr`],
-//! [`functions`] (binding, evaluation) → [`access`], [`plan`] (planning) →
-//! [`exec`] (execution) → `session`, `engine` ([`Session`], [`Engine`]: the public surface).
+//! coercion) → [`encoding`] (keys, rows) → [`catalog`] (snapshots), [`stats`]
+//! (row counts, distinct-prefix counts) → [`expr`], [`functions`], [`datetime`]
+//! (binding, evaluation) → [`access`] (access paths), [`query`] (SELECT: frames,
+//! join order, subqueries), [`plan`] (INSERT / UPDATE / DELETE) → [`select`],
+//! [`exec`] (execution) → `session`, `engine` ([`Session`], [`Engine`]: the public
+//! surface).
 //!
 //! # Not implemented yet
-//! Joins, sub-queries, UNION, INSERT ... SELECT, ON DUPLICATE KEY UPDATE, REPLACE,
-//! EXPLAIN, collations other than binary, SET GLOBAL, ALTER TABLE — each is
-//! refused with MySQL error 1235, never silently accepted.
+//! UNION, WITH, window functions, LATERAL and parenthesised joins, multi-table
+//! UPDATE / DELETE, correlated subqueries in UPDATE / DELETE, locking reads over
+//! joins, collations other than binary, SET GLOBAL, ALTER TABLE — each is refused
+//! with MySQL error 1235, never silently accepted.
 
 pub mod access;
 mod api;
@@ -58,6 +62,7 @@ pub mod ddl;
 pub mod encoding;
 mod engine;
 pub mod exec;
+pub mod explain;
 pub mod expr;
 pub mod functions;
 pub mod parse;
@@ -65,6 +70,7 @@ pub mod plan;
 pub mod query;
 pub mod select;
 mod session;
+pub mod stats;
 pub mod types;
 pub mod value;
 mod vars;

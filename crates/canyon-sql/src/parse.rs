@@ -46,6 +46,41 @@ pub enum Parsed {
         /// SHOW ERRORS (only errors).
         errors_only: bool,
     },
+    /// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...].
+    Analyze {
+        /// The tables, each as [table] or [db, table].
+        tables: Vec<Vec<String>>,
+    },
+}
+
+/// Parses `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE a, db.b` (sqlparser only
+/// knows Hive's form).
+fn parse_analyze(trimmed: &str) -> Option<Result<Parsed>> {
+    let mut words = trimmed.split_whitespace();
+    if !words.next()?.eq_ignore_ascii_case("ANALYZE") {
+        return None;
+    }
+    let mut w = words.next()?;
+    if w.eq_ignore_ascii_case("NO_WRITE_TO_BINLOG") || w.eq_ignore_ascii_case("LOCAL") {
+        w = words.next()?;
+    }
+    if !w.eq_ignore_ascii_case("TABLE") && !w.eq_ignore_ascii_case("TABLES") {
+        return None;
+    }
+    let rest: String = words.collect::<Vec<_>>().join(" ");
+    let mut tables = Vec::new();
+    for name in rest.split(',') {
+        let parts: Vec<String> = name
+            .trim()
+            .split('.')
+            .map(|p| p.trim().trim_matches('`').to_string())
+            .collect();
+        if parts.is_empty() || parts.len() > 2 || parts.iter().any(|p| p.is_empty()) {
+            return Some(Err(Error::Syntax(trimmed.to_string())));
+        }
+        tables.push(parts);
+    }
+    Some(Ok(Parsed::Analyze { tables }))
 }
 
 /// Replaces MySQL executable comments `/*! ... */` and `/*!NNNNN ... */` by their
@@ -127,6 +162,9 @@ pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
     }
     if trimmed.is_empty() {
         return Ok(Vec::new());
+    }
+    if let Some(r) = parse_analyze(trimmed) {
+        return r.map(|p| vec![p]);
     }
     let stmts = Parser::new(&MySqlDialect {})
         .with_recursion_limit(RECURSION_LIMIT)

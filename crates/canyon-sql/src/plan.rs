@@ -8,9 +8,26 @@
 //! Scope of this version: single-table SELECT / INSERT / UPDATE / DELETE, with
 //! MySQL's write forms that OLTP applications use: `INSERT ... SET`,
 //! `INSERT ... ON DUPLICATE KEY UPDATE` (with `VALUES(col)` and the 8.0.19 row
-//! alias `AS new`), `REPLACE`, and `UPDATE` / `DELETE ... ORDER BY ... LIMIT`.
-//! INSERT ... SELECT and multi-table UPDATE / DELETE are refused with error 1235
-//! (not supported yet), never silently ignored.
+//! alias `AS new`), `REPLACE`, `INSERT / REPLACE ... SELECT`, uncorrelated
+//! subqueries in UPDATE / DELETE, and `UPDATE` / `DELETE ... ORDER BY ... LIMIT`.
+//! Multi-table UPDATE / DELETE and correlated subqueries in UPDATE / DELETE are
+//! refused with error 1235 (not supported yet), never silently ignored.
+//!
+//! # Subqueries in DML
+//! `INSERT ... SELECT` plans its source as a top-level SELECT
+//! ([`crate::query::plan_select`]'s planner); the executor reads the whole
+//! source before inserting the first row, which is what MySQL does when source
+//! and target are the same table and is correct in every case.
+//!
+//! UPDATE and DELETE bind their expressions with subqueries allowed. A DML scan
+//! holds the transaction mutably, so a subquery cannot run in the middle of it:
+//! only uncorrelated subqueries are accepted, and the executor runs each once
+//! before the scan and substitutes its result (see `exec::Prefetched`).
+//! Because an `IN (SELECT ...)` then becomes an IN list that can drive an access
+//! path, such statements choose their access path (and whether it delivers the
+//! ORDER BY) at execution time. As in MySQL, a subquery may not read the table
+//! being changed (error 1093) except inside a derived table, which is
+//! materialised before the change starts.
 //!
 //! # How ON DUPLICATE KEY UPDATE is bound
 //! The assignments see two rows: the existing (conflicting) row, by plain column
@@ -33,7 +50,7 @@ use crate::api::Column;
 use crate::catalog::{Catalog, Table};
 use crate::expr::{Binder, Expr};
 pub use crate::query::LockMode;
-use crate::query::SelectPlan;
+use crate::query::{SelectPlan, SourceKind};
 use crate::value::Value;
 use canyon_common::{Error, Result};
 use sqlparser::ast;
@@ -47,8 +64,11 @@ pub struct InsertPlan {
     /// Positions of the listed columns (all columns when no list was given; the
     /// SET targets for `INSERT ... SET`).
     pub columns: Vec<usize>,
-    /// VALUES rows (`None`: DEFAULT).
+    /// VALUES rows (`None`: DEFAULT); empty for `INSERT ... SELECT`.
     pub rows: Vec<Vec<Option<Expr>>>,
+    /// `INSERT ... SELECT`: the source query, whose visible columns are
+    /// `columns`, in order.
+    pub select: Option<Box<SelectPlan>>,
     /// INSERT IGNORE: rows that collide (on insert, or in the ON DUPLICATE KEY
     /// UPDATE that follows) are skipped with warning 1062.
     pub ignore: bool,
@@ -101,6 +121,10 @@ pub struct UpdatePlan {
     pub order: RowOrder,
     /// LIMIT.
     pub limit: Option<Expr>,
+    /// Whether an expression holds a subquery (all uncorrelated): they run before
+    /// the scan, and `access` and `order` are chosen again on the result (see the
+    /// module doc).
+    pub subqueries: bool,
 }
 
 /// A DELETE.
@@ -116,6 +140,8 @@ pub struct DeletePlan {
     pub order: RowOrder,
     /// LIMIT.
     pub limit: Option<Expr>,
+    /// Whether an expression holds a subquery (see [`UpdatePlan::subqueries`]).
+    pub subqueries: bool,
 }
 
 /// An executable plan.
@@ -137,6 +163,43 @@ impl Plan {
         match self {
             Plan::Select(s) => s.columns.clone(),
             _ => Arc::from(Vec::new()),
+        }
+    }
+
+    /// Every table the statement reads (not counting the table a DML statement
+    /// writes): joins, derived tables, subqueries, an INSERT's SELECT.
+    pub fn tables_read(&self, out: &mut Vec<Arc<Table>>) {
+        use crate::query::{subquery_tables, tables_read};
+        match self {
+            Plan::Select(s) => tables_read(s, out),
+            Plan::Insert(i) => {
+                if let Some(sel) = &i.select {
+                    tables_read(sel, out);
+                }
+                for e in i.rows.iter().flatten().flatten() {
+                    subquery_tables(e, out);
+                }
+            }
+            Plan::Update(u) => {
+                let order = match &u.order {
+                    RowOrder::Sort(keys) => keys.as_slice(),
+                    _ => &[],
+                };
+                let exprs = u.filter.iter();
+                let exprs = exprs.chain(u.assignments.iter().map(|(_, e)| e));
+                for e in exprs.chain(order.iter().map(|(e, _)| e)) {
+                    subquery_tables(e, out);
+                }
+            }
+            Plan::Delete(d) => {
+                let order = match &d.order {
+                    RowOrder::Sort(keys) => keys.as_slice(),
+                    _ => &[],
+                };
+                for e in d.filter.iter().chain(order.iter().map(|(e, _)| e)) {
+                    subquery_tables(e, out);
+                }
+            }
         }
     }
 }
@@ -184,8 +247,8 @@ fn table_name(t: &ast::TableObject) -> Result<&ast::ObjectName> {
     }
 }
 
-/// Plans an INSERT or REPLACE: `VALUES` rows or `SET col = expr, ...`, with an
-/// optional ON DUPLICATE KEY UPDATE.
+/// Plans an INSERT or REPLACE: `VALUES` rows, `SET col = expr, ...` or a
+/// `SELECT`, with an optional ON DUPLICATE KEY UPDATE.
 pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPlan> {
     if ins.returning.is_some() || ins.partitioned.is_some() {
         return Err(Error::Unsupported("this INSERT form".into()));
@@ -193,8 +256,16 @@ pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPla
     let table = ctx.resolve(table_name(&ins.table)?)?;
     let mut b = Binder::new(Some(&table), None);
     b.context = "field list";
+    let mut select = None;
     let (columns, rows) = if ins.assignments.is_empty() {
-        plan_insert_values(&mut b, &table, ins)?
+        let (columns, source) = plan_insert_source(ctx, &mut b, &table, ins)?;
+        match source {
+            InsertSource::Values(rows) => (columns, rows),
+            InsertSource::Select(q) => {
+                select = Some(q);
+                (columns, Vec::new())
+            }
+        }
     } else {
         // INSERT ... SET: one row whose columns are the SET targets.
         if ins.source.is_some() || !ins.columns.is_empty() {
@@ -218,7 +289,10 @@ pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPla
         None if ins.replace_into => OnDuplicate::Replace,
         None => OnDuplicate::Error,
         Some(ast::OnInsert::DuplicateKeyUpdate(assignments)) if !ins.replace_into => {
-            let inserted = InsertedRow::new(&table, &columns, ins.insert_alias.as_ref())?;
+            let mut inserted = InsertedRow::new(&table, &columns, ins.insert_alias.as_ref())?;
+            if let Some(q) = &select {
+                inserted.select_sources = select_sources(q);
+            }
             let frame = inserted.frame_table();
             let mut ub = Binder::new(Some(&frame), None);
             ub.context = "field list";
@@ -240,18 +314,29 @@ pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPla
         table,
         columns,
         rows,
+        select,
         ignore: ins.ignore,
         on_duplicate,
     })
 }
 
-/// The column list and rows of `INSERT ... [(cols)] VALUES (...), ...`.
-#[allow(clippy::type_complexity)] // (columns, rows) as InsertPlan holds them
-fn plan_insert_values(
+/// Where the rows of an INSERT come from.
+enum InsertSource {
+    /// VALUES rows (`None`: DEFAULT).
+    Values(Vec<Vec<Option<Expr>>>),
+    /// A query.
+    Select(Box<SelectPlan>),
+}
+
+/// The column list and the source of `INSERT ... [(cols)] VALUES (...), ...` or
+/// `INSERT ... [(cols)] SELECT ...`. Placeholders of a SELECT are numbered from
+/// `b.params`, and `b.params` moves past them (ON DUPLICATE KEY UPDATE follows).
+fn plan_insert_source(
+    ctx: &PlanContext<'_>,
     b: &mut Binder<'_>,
     table: &Table,
     ins: &ast::Insert,
-) -> Result<(Vec<usize>, Vec<Vec<Option<Expr>>>)> {
+) -> Result<(Vec<usize>, InsertSource)> {
     let columns: Vec<usize> = if ins.columns.is_empty() {
         (0..table.def.columns.len()).collect()
     } else {
@@ -279,7 +364,21 @@ fn plan_insert_values(
         .ok_or_else(|| Error::Syntax("INSERT without VALUES".into()))?;
     let values = match source.body.as_ref() {
         ast::SetExpr::Values(v) => v,
-        _ => return Err(Error::Unsupported("INSERT ... SELECT".into())),
+        _ => {
+            let (plan, params, outer) = crate::query::plan_subquery(ctx, source, &[], 0, b.params)?;
+            if outer.is_some() {
+                return Err(Error::Internal(
+                    "INSERT ... SELECT planned with an enclosing frame".into(),
+                ));
+            }
+            b.params = params;
+            // MySQL checks the count once, before reading a row, and reports it
+            // as "at row 1".
+            if plan.visible != columns.len() {
+                return Err(Error::ValueCountMismatch { row: 1 });
+            }
+            return Ok((columns, InsertSource::Select(Box::new(plan))));
+        }
     };
     let mut rows = Vec::with_capacity(values.rows.len());
     for (i, row) in values.rows.iter().enumerate() {
@@ -292,7 +391,7 @@ fn plan_insert_values(
         }
         rows.push(bound);
     }
-    Ok((columns, rows))
+    Ok((columns, InsertSource::Values(rows)))
 }
 
 /// Binds one value of a VALUES row or an `INSERT ... SET`; `None` for DEFAULT
@@ -342,6 +441,24 @@ struct InsertedRow<'a> {
     alias: Option<String>,
     /// Column aliases with the column each names (the insert list, in order).
     col_aliases: Vec<(String, usize)>,
+    /// After `INSERT ... SELECT`: the SELECT's FROM sources, as (name, column
+    /// names). MySQL lets the assignments read their columns too; Canyon does
+    /// not yet, and refuses such references (see [`InsertedRow::check_name`]).
+    select_sources: Vec<(String, Vec<String>)>,
+}
+
+/// The FROM sources of an `INSERT ... SELECT`'s query: (name, column names).
+fn select_sources(q: &SelectPlan) -> Vec<(String, Vec<String>)> {
+    q.sources
+        .iter()
+        .map(|s| {
+            let cols = match &s.kind {
+                SourceKind::Table(t) => t.def.columns.iter().map(|c| c.name.clone()).collect(),
+                SourceKind::Derived(d) => d.columns.iter().map(|c| c.name.clone()).collect(),
+            };
+            (s.name.clone(), cols)
+        })
+        .collect()
 }
 
 impl<'a> InsertedRow<'a> {
@@ -354,6 +471,7 @@ impl<'a> InsertedRow<'a> {
             table,
             alias: None,
             col_aliases: Vec::new(),
+            select_sources: Vec::new(),
         };
         if let Some(a) = aliases {
             row.alias = a
@@ -458,6 +576,53 @@ impl<'a> InsertedRow<'a> {
         }
     }
 
+    /// Checks a column name of an assignment after `INSERT ... SELECT` (not a
+    /// reference to the inserted row). In MySQL such names resolve against the
+    /// target table and the SELECT's FROM sources together: a name both have is
+    /// ambiguous (error 1052); a name only a source has reads the source row,
+    /// which Canyon does not support yet (error 1235, where a plain unknown
+    /// column would mislead).
+    fn check_name(&self, e: &ast::Expr) -> Result<()> {
+        use ast::Expr as A;
+        if self.select_sources.is_empty() {
+            return Ok(());
+        }
+        let has = |cols: &[String], name: &str| cols.iter().any(|c| c.eq_ignore_ascii_case(name));
+        let unsupported = || {
+            Err(Error::Unsupported(
+                "columns of the SELECT in ON DUPLICATE KEY UPDATE".into(),
+            ))
+        };
+        match e {
+            A::Identifier(id) if id.quote_style != Some('"') => {
+                if !self
+                    .select_sources
+                    .iter()
+                    .any(|(_, cols)| has(cols, &id.value))
+                {
+                    Ok(())
+                } else if self.table.column(&id.value).is_some() {
+                    Err(Error::AmbiguousColumn(id.value.clone()))
+                } else {
+                    unsupported()
+                }
+            }
+            A::CompoundIdentifier(parts) if parts.len() == 2 => {
+                let (q, name) = (&parts[0].value, &parts[1].value);
+                let is_source = self
+                    .select_sources
+                    .iter()
+                    .any(|(s, cols)| s == q && has(cols, name));
+                if is_source && *q != self.table.def.name {
+                    unsupported()
+                } else {
+                    Ok(())
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Rewrites, in place, every reference to the inserted row into a reference to
     /// its hidden frame column. Forms outside the common expression grammar that
     /// still mention `VALUES(` are refused rather than bound wrongly.
@@ -472,7 +637,8 @@ impl<'a> InsertedRow<'a> {
         }
         let d = depth + 1;
         match e {
-            A::Identifier(_) | A::CompoundIdentifier(_) | A::Value(_) => Ok(()),
+            A::Identifier(_) | A::CompoundIdentifier(_) => self.check_name(e),
+            A::Value(_) => Ok(()),
             A::BinaryOp { left, right, .. } => {
                 self.rewrite(left, d)?;
                 self.rewrite(right, d)
@@ -572,6 +738,7 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
     };
     let table = ctx.resolve(name)?;
     let mut b = Binder::new(Some(&table), alias.as_deref());
+    b.plan_ctx = Some(ctx);
     b.context = "field list";
     let mut assignments = Vec::with_capacity(up.assignments.len());
     for a in &up.assignments {
@@ -581,9 +748,15 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
     }
     b.context = "where clause";
     let filter = up.selection.as_ref().map(|w| b.bind(w)).transpose()?;
-    let access = choose_access(&table, filter.as_ref());
-    let order = plan_row_order(&mut b, &table, &access, &up.order_by)?;
+    let keys = bind_order_keys(&mut b, &up.order_by)?;
     let limit = up.limit.as_ref().map(|l| b.bind(l)).transpose()?;
+    let exprs = filter
+        .iter()
+        .chain(assignments.iter().map(|(_, e)| e))
+        .chain(keys.iter().map(|(e, _)| e));
+    let subqueries = check_subqueries(&table, alias.as_deref(), exprs)?;
+    let access = choose_access(&table, filter.as_ref());
+    let order = planned_row_order(&table, &access, keys, subqueries);
     Ok(UpdatePlan {
         table,
         access,
@@ -591,6 +764,7 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
         assignments,
         order,
         limit,
+        subqueries,
     })
 }
 
@@ -616,33 +790,92 @@ pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePla
     };
     let table = ctx.resolve(name)?;
     let mut b = Binder::new(Some(&table), alias.as_deref());
+    b.plan_ctx = Some(ctx);
     b.context = "where clause";
     let filter = del.selection.as_ref().map(|w| b.bind(w)).transpose()?;
-    let access = choose_access(&table, filter.as_ref());
-    let order = plan_row_order(&mut b, &table, &access, &del.order_by)?;
+    let keys = bind_order_keys(&mut b, &del.order_by)?;
     let limit = del.limit.as_ref().map(|l| b.bind(l)).transpose()?;
+    let exprs = filter.iter().chain(keys.iter().map(|(e, _)| e));
+    let subqueries = check_subqueries(&table, alias.as_deref(), exprs)?;
+    let access = choose_access(&table, filter.as_ref());
+    let order = planned_row_order(&table, &access, keys, subqueries);
     Ok(DeletePlan {
         table,
         access,
         filter,
         order,
         limit,
+        subqueries,
     })
 }
 
-/// Binds the ORDER BY of UPDATE / DELETE and decides how rows are visited: in
-/// key order when the access path delivers it (so LIMIT stops the scan early, as
-/// MySQL does for an ORDER BY on a primary-key prefix), else by sorting all
-/// matching rows.
-fn plan_row_order(
-    b: &mut Binder<'_>,
+/// Checks the subqueries of an UPDATE / DELETE on `table` (named `alias` in the
+/// statement, if it has one) and says whether there are any. Refused: a
+/// correlated subquery (error 1235: it would have to run in the middle of the
+/// locking scan), and one that reads `table` outside a derived table (MySQL's
+/// error 1093, ER_UPDATE_TABLE_USED).
+fn check_subqueries<'e>(
     table: &Table,
-    access: &Access,
-    order_by: &[ast::OrderByExpr],
-) -> Result<RowOrder> {
-    if order_by.is_empty() {
-        return Ok(RowOrder::Any);
+    alias: Option<&str>,
+    exprs: impl Iterator<Item = &'e Expr>,
+) -> Result<bool> {
+    let mut found = Vec::new();
+    for e in exprs {
+        e.visit_columns(&mut |_| {}, &mut |sq| found.push(sq.clone()));
     }
+    for sq in &found {
+        if sq.correlated {
+            return Err(Error::Unsupported(
+                "correlated subqueries in UPDATE and DELETE".into(),
+            ));
+        }
+        if plan_reads_table(&sq.plan, table) {
+            let name = alias.unwrap_or(&table.def.name);
+            return Err(Error::UpdateTableUsed(name.to_string()));
+        }
+    }
+    Ok(!found.is_empty())
+}
+
+/// Whether a query reads `table` directly or through a nested subquery. Derived
+/// tables are not looked into: they are materialised before the statement
+/// changes anything (MySQL makes the same exception to error 1093).
+fn plan_reads_table(p: &SelectPlan, table: &Table) -> bool {
+    let same = |t: &Table| t.def.db == table.def.db && t.def.name == table.def.name;
+    if p.table.as_deref().is_some_and(same) {
+        return true;
+    }
+    if p.sources.iter().any(|s| match &s.kind {
+        SourceKind::Table(t) => same(t),
+        SourceKind::Derived(_) => false,
+    }) {
+        return true;
+    }
+    let mut exprs: Vec<&Expr> = Vec::new();
+    exprs.extend(&p.pre_filter);
+    exprs.extend(&p.filter);
+    exprs.extend(&p.having);
+    exprs.extend(&p.limit);
+    exprs.extend(&p.offset);
+    exprs.extend(&p.projection);
+    exprs.extend(&p.group_by);
+    exprs.extend(p.aggs.iter().filter_map(|a| a.arg.as_ref()));
+    for s in &p.steps {
+        exprs.extend(&s.filter);
+        exprs.extend(&s.post_filter);
+        exprs.extend(s.hash_keys.iter().map(|(_, e)| e));
+    }
+    let mut reads = false;
+    for e in exprs {
+        e.visit_columns(&mut |_| {}, &mut |sq| {
+            reads = reads || plan_reads_table(&sq.plan, table)
+        });
+    }
+    reads
+}
+
+/// Binds the ORDER BY keys of UPDATE / DELETE: (expression, descending).
+fn bind_order_keys(b: &mut Binder<'_>, order_by: &[ast::OrderByExpr]) -> Result<Vec<(Expr, bool)>> {
     b.context = "order clause";
     let mut keys = Vec::with_capacity(order_by.len());
     for o in order_by {
@@ -652,17 +885,43 @@ fn plan_row_order(
         let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
         keys.push((b.bind(&o.expr)?, desc));
     }
+    b.context = "field list";
+    Ok(keys)
+}
+
+/// The row order planned for UPDATE / DELETE. With subqueries the access path
+/// is chosen again at execution, so the keys are kept (as a sort) for
+/// [`row_order`] to decide then.
+fn planned_row_order(
+    table: &Table,
+    access: &Access,
+    keys: Vec<(Expr, bool)>,
+    subqueries: bool,
+) -> RowOrder {
+    if subqueries && !keys.is_empty() {
+        RowOrder::Sort(keys)
+    } else {
+        row_order(table, access, keys)
+    }
+}
+
+/// Decides how UPDATE / DELETE visit rows for ORDER BY `keys`: in key order when
+/// the access path delivers it (so LIMIT stops the scan early, as MySQL does for
+/// an ORDER BY on a primary-key prefix), else by sorting all matching rows.
+pub(crate) fn row_order(table: &Table, access: &Access, keys: Vec<(Expr, bool)>) -> RowOrder {
+    if keys.is_empty() {
+        return RowOrder::Any;
+    }
     let positions: Vec<(usize, bool)> = keys
         .iter()
         .enumerate()
         .map(|(i, (_, desc))| (i, *desc))
         .collect();
     let exprs: Vec<Expr> = keys.iter().map(|(e, _)| e.clone()).collect();
-    b.context = "field list";
     if access.delivers_order(table, &positions, &exprs) {
-        Ok(RowOrder::Key { reverse: keys[0].1 })
+        RowOrder::Key { reverse: keys[0].1 }
     } else {
-        Ok(RowOrder::Sort(keys))
+        RowOrder::Sort(keys)
     }
 }
 

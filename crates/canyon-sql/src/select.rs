@@ -221,19 +221,6 @@ pub fn run_select(
         (Some(table), Some(txn)) => {
             let mut col = Collector::new(plan, ctx)?;
             let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
-            let mut visit = |row: &[Value]| -> Result<bool> {
-                if let Some(f) = &plan.filter {
-                    let env = Env {
-                        row,
-                        aggs: &[],
-                        ctx,
-                    };
-                    if !eval_predicate(f, &env)? {
-                        return Ok(true);
-                    }
-                }
-                col.add(row, ctx)
-            };
             if plan.lock == LockMode::Locking || force_lock {
                 // The filter is re-checked on the locked version by the helper.
                 // A LIMIT the access order satisfies bounds what is locked:
@@ -247,9 +234,8 @@ pub fn run_select(
                     lock_limit,
                     reverse,
                     ctx,
-                    &mut |_t, _pk, row| visit(&row).map(|_| ()),
+                    &mut |_t, _pk, row| keep(plan, ctx, &mut col, &row).map(|_| ()),
                 )?;
-                drop(visit);
                 col.finish(ctx, &[])?
             } else if plan.order_from_access && plan.access.target != Target::Primary {
                 // Index order, checked row by row; a misplaced row (see
@@ -264,9 +250,8 @@ pub fn run_select(
                     plan.needed.as_deref(),
                     ctx,
                     Some(&mut misplaced),
-                    &mut |_pk, row| visit(row),
+                    &mut |_pk, row| keep(plan, ctx, &mut col, row),
                 )?;
-                drop(visit);
                 if misplaced {
                     let mut col = Collector::new(plan, ctx)?;
                     col.sort_anyway = true;
@@ -279,19 +264,7 @@ pub fn run_select(
                         false,
                         plan.needed.as_deref(),
                         ctx,
-                        &mut |_pk, row| {
-                            if let Some(f) = &plan.filter {
-                                let env = Env {
-                                    row,
-                                    aggs: &[],
-                                    ctx,
-                                };
-                                if !eval_predicate(f, &env)? {
-                                    return Ok(true);
-                                }
-                            }
-                            col.add(row, ctx)
-                        },
+                        &mut |_pk, row| keep(plan, ctx, &mut col, row),
                     )?;
                     col.finish(ctx, &[])?
                 } else {
@@ -306,9 +279,8 @@ pub fn run_select(
                     reverse,
                     plan.needed.as_deref(),
                     ctx,
-                    &mut |_pk, row| visit(row),
+                    &mut |_pk, row| keep(plan, ctx, &mut col, row),
                 )?;
-                drop(visit);
                 col.finish(ctx, &[])?
             }
         }
@@ -341,6 +313,26 @@ pub fn run_select(
         rows,
         warnings: 0,
     })
+}
+
+/// The single-table path's per-row step: the WHERE clause, then the collector.
+fn keep(
+    plan: &SelectPlan,
+    ctx: &dyn EvalContext,
+    col: &mut Collector<'_>,
+    row: &[Value],
+) -> Result<bool> {
+    if let Some(f) = &plan.filter {
+        let env = Env {
+            row,
+            aggs: &[],
+            ctx,
+        };
+        if !eval_predicate(f, &env)? {
+            return Ok(true);
+        }
+    }
+    col.add(row, ctx)
 }
 
 /// The number of rows after which a scan may stop: LIMIT + OFFSET when the rows

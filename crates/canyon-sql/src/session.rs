@@ -557,16 +557,24 @@ impl Session {
             Statement::Delete(d) => Plan::Delete(plan::plan_delete(&ctx, d)?),
             _ => return Ok(None),
         };
-        // Privileges: the account must hold a grant on the table's database.
-        let (table, command) = match &plan {
-            Plan::Select(s) => (s.table.as_ref(), "SELECT"),
+        // Privileges: the account must hold a grant on the database of the
+        // written table (for the statement's command) and of every table read
+        // (SELECT), including those of joins, derived tables and subqueries.
+        let (written, command) = match &plan {
+            Plan::Select(_) => (None, "SELECT"),
             Plan::Insert(i) => (Some(&i.table), "INSERT"),
             Plan::Update(u) => (Some(&u.table), "UPDATE"),
             Plan::Delete(d) => (Some(&d.table), "DELETE"),
         };
-        if let Some(t) = table {
+        if let Some(t) = written {
             self.state
                 .check_db(cat, &t.def.db, command, Some(&t.def.name))?;
+        }
+        let mut read = Vec::new();
+        plan.tables_read(&mut read);
+        for t in read {
+            self.state
+                .check_db(cat, &t.def.db, "SELECT", Some(&t.def.name))?;
         }
         Ok(Some(plan))
     }
@@ -670,6 +678,20 @@ impl Session {
                 self.state.found_rows = rows.len() as u64;
             }
         }
+        if let QueryResult::Ok { affected_rows, .. } = &result {
+            // Statistics upkeep (crate::stats): one atomic add on the table's
+            // own counters; an analysis, when due, runs in the background.
+            let n = *affected_rows;
+            let (table, due) = match plan {
+                Plan::Insert(i) => (&i.table, i.table.stats.note_changes(n, 0, 0)),
+                Plan::Update(u) => (&u.table, u.table.stats.note_changes(0, 0, n)),
+                Plan::Delete(d) => (&d.table, d.table.stats.note_changes(0, n, 0)),
+                Plan::Select(_) => return Ok(result),
+            };
+            if due {
+                self.state.engine.spawn_analysis(table.clone());
+            }
+        }
         Ok(result)
     }
 
@@ -726,6 +748,40 @@ impl Session {
                 self.commit()?;
                 engine.drop_user(user, host, *if_exists)?;
                 return Ok(ok(0));
+            }
+            Parsed::Analyze { tables } => {
+                // As MySQL: one result row per table, errors reported in the
+                // rows rather than failing the statement.
+                let mut rows = Vec::new();
+                for parts in tables {
+                    let (db, name) = match parts.as_slice() {
+                        [t] => (
+                            self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                            t.clone(),
+                        ),
+                        [d, t] => (d.clone(), t.clone()),
+                        _ => return Err(Error::Syntax("ANALYZE TABLE".into())),
+                    };
+                    self.state.check_db(&cat, &db, "SELECT", Some(&name))?;
+                    let label = Value::str(&format!("{db}.{name}"));
+                    let (kind, text) = match cat.table(&db, &name) {
+                        None => ("Error", format!("Table '{db}.{name}' doesn't exist")),
+                        Some(t) if !t.stats.begin_analysis() => {
+                            ("status", "Analysis already running".to_string())
+                        }
+                        Some(t) => match engine.analyze_table(t) {
+                            Ok(()) => ("status", "OK".to_string()),
+                            Err(e) => ("Error", e.to_string()),
+                        },
+                    };
+                    rows.push(vec![
+                        label,
+                        Value::str("analyze"),
+                        Value::str(kind),
+                        Value::str(&text),
+                    ]);
+                }
+                return Ok(text_rows(&["Table", "Op", "Msg_type", "Msg_text"], rows));
             }
             Parsed::ShowWarnings { errors_only } => {
                 let rows = self
@@ -1083,7 +1139,23 @@ impl Session {
             }
             Statement::ExplainTable { table_name, .. } => self.describe(&cat, table_name),
             Statement::Kill { .. } => Err(Error::Unsupported("KILL".into())),
-            Statement::Explain { .. } => Err(Error::Unsupported("EXPLAIN".into())),
+            Statement::Explain {
+                statement,
+                analyze,
+                format,
+                ..
+            } => {
+                // Plans (and checks privileges) exactly as the statement itself
+                // would, then describes the plan; nothing is executed.
+                if *analyze {
+                    return Err(Error::Unsupported("EXPLAIN ANALYZE".into()));
+                }
+                let format = crate::explain::Format::from_ast(format.as_ref())?;
+                match self.plan_dml(&cat, &Parsed::Sql(statement.clone()))? {
+                    Some(plan) => Ok(crate::explain::explain(&plan, format)),
+                    None => Err(Error::Unsupported("EXPLAIN of this statement".into())),
+                }
+            }
             other => Err(Error::Unsupported(statement_kind(other))),
         }
     }
@@ -1312,17 +1384,20 @@ impl Session {
                 };
                 let t = self.show_table_named(&cat, db, table.clone())?;
                 let def = &t.def;
-                let mut keys: Vec<(&str, bool, &[usize])> = Vec::new();
+                let mut keys: Vec<(&str, bool, &[usize], Option<_>)> = Vec::new();
                 if !def.primary_key.is_empty() {
-                    keys.push(("PRIMARY", true, &def.primary_key));
+                    keys.push(("PRIMARY", true, &def.primary_key, None));
                 }
                 for x in &def.indexes {
-                    keys.push((&x.name, x.unique, &x.columns));
+                    keys.push((&x.name, x.unique, &x.columns, Some(x.id)));
                 }
                 let mut rows = Vec::new();
-                for (name, unique, cols) in keys {
+                for (name, unique, cols, id) in keys {
                     for (seq, &c) in cols.iter().enumerate() {
                         let col = &def.columns[c];
+                        // Distinct values of the key's first seq+1 columns, from
+                        // the table's statistics (0 before the first analysis).
+                        let cardinality = t.stats.n_diff(id, seq + 1).unwrap_or(0.0);
                         rows.push(vec![
                             Value::str(&def.name),
                             Value::Int(!unique as i64),
@@ -1330,7 +1405,7 @@ impl Session {
                             Value::Int(seq as i64 + 1),
                             Value::str(&col.name),
                             Value::str("A"),
-                            Value::Int(0),
+                            Value::Int(cardinality.round() as i64),
                             Value::Null,
                             Value::Null,
                             Value::str(if col.nullable { "YES" } else { "" }),

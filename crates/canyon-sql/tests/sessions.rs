@@ -231,3 +231,36 @@ fn index_order_survives_a_concurrent_key_change() {
         ]
     );
 }
+
+/// Privileges cover every table a statement reads: a join, a derived table or a
+/// subquery over a database the account has no grant on is refused (1142).
+#[test]
+fn reads_through_joins_and_subqueries_need_privileges() {
+    let e = engine();
+    let mut root = session(&e, 2);
+    for sql in [
+        "CREATE DATABASE secret",
+        "CREATE TABLE secret.s (id INT PRIMARY KEY)",
+        "INSERT INTO secret.s VALUES (1)",
+        "CREATE USER 'u'@'%' IDENTIFIED BY 'pw'",
+        "GRANT ALL ON b.* TO 'u'@'%'",
+    ] {
+        run(&mut root, sql).expect("setup succeeds");
+    }
+    let mut u = e.session(3, "u", "localhost");
+    run(&mut u, "USE b").expect("u may use b");
+    run(&mut u, "SELECT id FROM acc WHERE id = 1").expect("u may read b");
+    for sql in [
+        "SELECT a.id FROM acc a JOIN secret.s ON s.id = a.id",
+        "SELECT * FROM (SELECT id FROM secret.s) d",
+        "SELECT id FROM acc WHERE id IN (SELECT id FROM secret.s)",
+        "SELECT (SELECT COUNT(*) FROM secret.s)",
+        "UPDATE acc SET bal = 0 WHERE id IN (SELECT id FROM secret.s)",
+        "EXPLAIN SELECT a.id FROM acc a JOIN secret.s ON s.id = a.id",
+    ] {
+        match run(&mut u, sql) {
+            Err(Error::TableAccessDenied { .. }) => {}
+            other => panic!("{sql}: expected 1142, got {other:?}"),
+        }
+    }
+}

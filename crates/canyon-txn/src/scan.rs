@@ -364,3 +364,65 @@ impl Reader<'_> {
             .scan_index_at(self.at, table, index, range, reverse, f)
     }
 }
+
+impl Reader<'_> {
+    /// Visits the primary keys of `table`'s live rows at the latest committed
+    /// state, in key order, without decoding rows or consulting history (for
+    /// statistics: this reader's snapshot and own writes do not apply).
+    pub fn scan_live_keys(&self, table: TableId, f: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let range = rows_range(table, &KeyRange::all());
+        let mut err = None;
+        self.txn.mgr.storage.scan(
+            Keyspace::Rows,
+            &range,
+            false,
+            &mut |k, v| match decode_version(v) {
+                Ok(ver) => {
+                    if ver.row.is_some() {
+                        f(&k[keys::ID_LEN..]);
+                    }
+                    ControlFlow::Continue(())
+                }
+                Err(e) => {
+                    err = Some(e);
+                    ControlFlow::Break(())
+                }
+            },
+        )?;
+        err.map_or(Ok(()), Err)
+    }
+
+    /// Visits the live entries `(index_key, pk)` of secondary index `index` at
+    /// the latest committed state, in key order, without reading rows (for
+    /// statistics, like [`Reader::scan_live_keys`]).
+    pub fn scan_live_index_keys(
+        &self,
+        index: IndexId,
+        f: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<()> {
+        let Some(range) = index_range(index, &KeyRange::all()) else {
+            return Ok(());
+        };
+        let mut err = None;
+        self.txn
+            .mgr
+            .storage
+            .scan(Keyspace::Index, &range, false, &mut |k, v| {
+                let step = decode_index_value(v).and_then(|(end_ts, pk_len)| {
+                    if end_ts == u64::MAX {
+                        let (ik, pk) = split_index_key(k, pk_len)?;
+                        f(ik, pk);
+                    }
+                    Ok(())
+                });
+                match step {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(e) => {
+                        err = Some(e);
+                        ControlFlow::Break(())
+                    }
+                }
+            })?;
+        err.map_or(Ok(()), Err)
+    }
+}

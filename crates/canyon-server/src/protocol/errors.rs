@@ -216,6 +216,11 @@ pub fn mysql_error(err: &Error) -> MysqlError {
         Error::SubqueryMoreThanOneRow => {
             M::new(1242, "21000", "Subquery returns more than 1 row".into())
         }
+        Error::UpdateTableUsed(t) => M::new(
+            1093,
+            "HY000",
+            format!("You can't specify target table '{t}' for update in FROM clause"),
+        ),
         Error::NonUniqueTable(t) => M::new(1066, "42000", format!("Not unique table/alias: '{t}'")),
         Error::DerivedNeedsAlias => M::new(
             1248,
@@ -593,6 +598,12 @@ mod tests {
             1242,
             "21000",
             "Subquery returns more than 1 row",
+        );
+        check(
+            Error::UpdateTableUsed("t".into()),
+            1093,
+            "HY000",
+            "You can't specify target table 't' for update in FROM clause",
         );
         check(
             Error::NonUniqueTable("t".into()),

@@ -1,0 +1,220 @@
+//! Planner statistics (`canyon_sql::stats`): ANALYZE TABLE measures row counts
+//! and distinct-prefix counts, DML keeps the row count current, the planner
+//! picks the access path expected to read the fewest rows, and analyses survive
+//! a restart.
+
+mod common;
+
+use canyon_sql::access::Target;
+use canyon_sql::parse::{parse, Parsed};
+use canyon_sql::plan::PlanContext;
+use canyon_sql::query::plan_select;
+use canyon_sql::{Engine, QueryResult, Session, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn run(s: &mut Session, sql: &str) -> QueryResult {
+    s.execute(sql, false)
+        .pop()
+        .expect("one result")
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// The index (by name) or PRIMARY the single-table plan of `sql` reads.
+fn chosen_key(e: &Arc<Engine>, sql: &str) -> String {
+    let cat = e.catalog();
+    let ctx = PlanContext {
+        catalog: &cat,
+        db: Some("st"),
+    };
+    let parsed = parse(sql).expect("parses");
+    let Some(Parsed::Sql(stmt)) = parsed.first() else {
+        panic!("not a statement")
+    };
+    let sqlparser::ast::Statement::Query(q) = stmt.as_ref() else {
+        panic!("not a query")
+    };
+    let plan = plan_select(&ctx, q).expect("plans");
+    let table = plan.table.as_ref().expect("single-table plan");
+    if plan.access.full_scan {
+        return "scan".into();
+    }
+    match plan.access.target {
+        Target::Primary => "PRIMARY".into(),
+        Target::Index(i) => table.def.indexes[i].name.clone(),
+    }
+}
+
+fn setup() -> (Arc<Engine>, Session) {
+    let e = common::engine(Duration::from_secs(5));
+    let mut s = e.session(1, "root", "localhost");
+    run(&mut s, "CREATE DATABASE st");
+    run(&mut s, "USE st");
+    // `flag` has 2 distinct values, `grp` 50: an equality on grp is 25 times
+    // more selective, but both are one-column equalities of the same shape.
+    run(
+        &mut s,
+        "CREATE TABLE t (id INT PRIMARY KEY, flag INT NOT NULL, grp INT NOT NULL, \
+         INDEX by_flag (flag), INDEX by_grp (grp))",
+    );
+    let values: Vec<String> = (1..=400)
+        .map(|i| format!("({i}, {}, {})", i % 2, i % 50))
+        .collect();
+    run(
+        &mut s,
+        &format!("INSERT INTO t VALUES {}", values.join(", ")),
+    );
+    (e, s)
+}
+
+#[test]
+fn analyze_reports_and_the_planner_uses_cardinality() {
+    let (e, mut s) = setup();
+    let q = "SELECT COUNT(*) FROM t WHERE flag = 1 AND grp = 7";
+    // Without statistics the shapes tie and the first index wins.
+    assert_eq!(chosen_key(&e, q), "by_flag");
+    match run(&mut s, "ANALYZE TABLE t") {
+        QueryResult::Rows { rows, columns, .. } => {
+            let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            assert_eq!(names, ["Table", "Op", "Msg_type", "Msg_text"]);
+            assert_eq!(
+                rows,
+                vec![vec![
+                    Value::str("st.t"),
+                    Value::str("analyze"),
+                    Value::str("status"),
+                    Value::str("OK")
+                ]]
+            );
+        }
+        other => panic!("expected rows, got {other:?}"),
+    }
+    let t = e.catalog().table("st", "t").expect("table").clone();
+    let ks = t.stats.analysis().expect("analysed");
+    assert_eq!(ks.rows, 400);
+    assert_eq!(ks.primary, vec![400]);
+    assert_eq!(ks.indexes.len(), 2);
+    assert_eq!(ks.indexes[0].1, vec![2], "flag has two values");
+    assert_eq!(ks.indexes[1].1, vec![50], "grp has fifty");
+    assert_eq!(
+        chosen_key(&e, q),
+        "by_grp",
+        "the selective index wins with statistics"
+    );
+    // The answer does not depend on the path.
+    match run(&mut s, q) {
+        QueryResult::Rows { rows, .. } => assert_eq!(rows, vec![vec![Value::Int(8)]]),
+        other => panic!("expected rows, got {other:?}"),
+    }
+    // DML keeps the row count current.
+    run(&mut s, "DELETE FROM t WHERE id > 300");
+    assert_eq!(t.stats.rows(), Some(300.0));
+    run(&mut s, "INSERT INTO t VALUES (1000, 0, 0)");
+    assert_eq!(t.stats.rows(), Some(301.0));
+}
+
+#[test]
+fn analyze_errors_are_rows_and_unknown_tables_do_not_fail_the_statement() {
+    let (_e, mut s) = setup();
+    match run(&mut s, "ANALYZE TABLE t, nope") {
+        QueryResult::Rows { rows, .. } => {
+            assert_eq!(rows.len(), 2);
+            assert_eq!(rows[0][3], Value::str("OK"));
+            assert_eq!(rows[1][2], Value::str("Error"));
+            assert_eq!(rows[1][3], Value::str("Table 'st.nope' doesn't exist"));
+        }
+        other => panic!("expected rows, got {other:?}"),
+    }
+}
+
+#[test]
+fn many_changes_trigger_a_background_analysis() {
+    let (e, mut s) = setup();
+    let t = e.catalog().table("st", "t").expect("table").clone();
+    assert!(t.stats.analysis().is_none());
+    // 400 rows inserted so far; push past 10% + 1,000 modified rows.
+    for chunk in 0..12 {
+        let values: Vec<String> = (0..100)
+            .map(|i| {
+                let id = 10_000 + chunk * 100 + i;
+                format!("({id}, {}, {})", id % 2, id % 50)
+            })
+            .collect();
+        run(
+            &mut s,
+            &format!("INSERT INTO t VALUES {}", values.join(", ")),
+        );
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while t.stats.analysis().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no background analysis ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ks = t.stats.analysis().expect("analysed");
+    // Due after 400 * 10% + 1,000 modified rows: at 1,300 rows at the latest.
+    assert!(ks.rows >= 1_300, "analysed {} rows", ks.rows);
+    assert_eq!(ks.indexes[1].1, vec![50]);
+}
+
+#[test]
+fn show_index_reports_cardinality_after_analysis() {
+    let (_e, mut s) = setup();
+    let cardinalities = |s: &mut Session| match run(s, "SHOW INDEX FROM t") {
+        QueryResult::Rows { rows, .. } => rows
+            .iter()
+            .map(|r| (r[2].clone(), r[6].clone()))
+            .collect::<Vec<_>>(),
+        other => panic!("expected rows, got {other:?}"),
+    };
+    let before = cardinalities(&mut s);
+    assert!(
+        before.iter().all(|(_, c)| *c == Value::Int(0)),
+        "{before:?}"
+    );
+    run(&mut s, "ANALYZE TABLE t");
+    assert_eq!(
+        cardinalities(&mut s),
+        vec![
+            (Value::str("PRIMARY"), Value::Int(400)),
+            (Value::str("by_flag"), Value::Int(2)),
+            (Value::str("by_grp"), Value::Int(50)),
+        ]
+    );
+}
+
+#[test]
+fn analyses_survive_a_restart() {
+    use canyon_sql::{Durability, EngineConfig};
+    let storage = Arc::new(canyon_storage::MemoryStorage::new());
+    let cfg = || EngineConfig {
+        durability: Durability::SyncEveryCommit,
+        lock_wait_timeout: Duration::from_secs(5),
+        blocking_hook: None,
+        version: "8.0.36-canyon-test".into(),
+        max_allowed_packet: 64 << 20,
+        max_connections: 100,
+        port: 3306,
+    };
+    {
+        let e = Engine::open(storage.clone(), cfg()).expect("engine opens");
+        e.bootstrap_root("").expect("root account");
+        let mut s = e.session(1, "root", "localhost");
+        run(&mut s, "CREATE DATABASE st");
+        run(&mut s, "USE st");
+        run(
+            &mut s,
+            "CREATE TABLE t (id INT PRIMARY KEY, g INT, INDEX by_g (g))",
+        );
+        run(&mut s, "INSERT INTO t VALUES (1, 1), (2, 1), (3, 2)");
+        run(&mut s, "ANALYZE TABLE t");
+    }
+    let e = Engine::open(storage, cfg()).expect("engine reopens");
+    let t = e.catalog().table("st", "t").expect("table").clone();
+    let ks = t.stats.analysis().expect("the analysis was loaded");
+    assert_eq!((ks.rows, ks.primary.clone()), (3, vec![3]));
+    assert_eq!(ks.indexes[0].1, vec![2]);
+    assert_eq!(t.stats.rows(), Some(3.0));
+}
