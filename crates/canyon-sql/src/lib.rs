@@ -11,7 +11,7 @@
 //!    ([`Engine::catalog`]) — and, if the catalog version is the one the statement
 //!    was planned against, reuses the cached [`plan::Plan`]; otherwise it re-plans.
 //! 3. (At PREPARE time) [`parse::parse`] expanded `/*! ... */` comments and ran
-//!    sqlparser's MySQL dialect; [`plan::plan_select`] resolved `sbtest1` in the
+//!    sqlparser's MySQL dialect; [`query::plan_select`] resolved `sbtest1` in the
 //!    snapshot, bound `c` and `id` to column positions and `?` to parameter 0
 //!    ([`expr::Binder`]), and [`access::choose_access`] turned `id = ?` into a
 //!    point read of the primary key.
@@ -22,7 +22,7 @@
 //!    allocates no id and writes no shared counter for a read-only transaction.
 //! 6. `Transaction::begin_statement` takes the snapshot: one atomic load of the
 //!    visible commit timestamp, published in the session's own GC slot.
-//! 7. [`exec::run_select`] asks the access path for key ranges
+//! 7. [`select::run_select`] asks the access path for key ranges
 //!    ([`access::Access::key_ranges`]): the parameter is coerced to the key
 //!    column's type and encoded memcomparably ([`encoding`]).
 //! 8. `Transaction::get` reads the newest version from the Rows keyspace (one

@@ -48,7 +48,7 @@ pub enum Parsed {
     },
     /// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...].
     Analyze {
-        /// The tables, each as [table] or [db, table].
+        /// The tables, each as `[table]` or `[db, table]`.
         tables: Vec<Vec<String>>,
     },
 }

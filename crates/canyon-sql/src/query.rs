@@ -24,7 +24,7 @@
 //! best access path given the placed sources' columns as constants, from the
 //! table's statistics ([`crate::stats`]: rows / distinct values of the fixed key
 //! prefix); a table never analysed is ranked by the shape of its best path
-//! (full unique key < index equality < range < scan, [`shape_cost`]). A hash
+//! (full unique key < index equality < range < scan, `shape_cost`). A hash
 //! probe counts as a few rows; a derived table without one as many. Ties go to
 //! FROM order. A LEFT JOIN's inner source keeps its place after everything left
 //! of it in FROM, and sources after it stay after it, which is always a valid
@@ -735,8 +735,11 @@ fn plan_query(
         .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
         .chain(from.items.iter().filter_map(|i| i.on.as_ref()))
         .any(Expr::has_subquery);
-    let sources = from.sources;
+    let mut sources = from.sources;
     let items = from.items;
+    if let Some(f) = &filter {
+        push_into_derived(&mut sources, &items, f);
+    }
     let (steps, pre_filter) =
         plan_joins(&sources, &items, filter.as_ref(), outer_len, &frame_kinds)?;
 
@@ -752,7 +755,6 @@ fn plan_query(
     for e in exprs {
         mark_columns(e, &mut needed);
     }
-    let mut sources = sources;
     for s in &mut sources {
         let slice = &needed[s.offset..s.offset + s.width];
         s.needed = (!slice.iter().all(|n| *n)).then(|| slice.to_vec());
@@ -825,6 +827,78 @@ fn sources_read(e: &Expr, sources: &[Source]) -> Option<Vec<usize>> {
         &mut |sq| correlated |= sq.correlated,
     );
     (!correlated).then_some(out)
+}
+
+/// Pushes WHERE conjuncts that read one derived table's columns into it, so
+/// that `SELECT ... FROM (SELECT k, COUNT(*) FROM t GROUP BY k) d WHERE d.k = ?`
+/// reads only the matching rows of `t` through its keys instead of grouping the
+/// whole table. A conjunct moves when the derived table reads a single base
+/// table (the single-table path), has no LIMIT, OFFSET or HAVING, every column
+/// the conjunct reads is an output column that is a plain column of that table
+/// and, when the derived table groups, one of its GROUP BY columns (a filter on
+/// a grouping column removes whole groups, so it commutes with grouping). The
+/// conjunct also stays where it was; it is then true on every row anyway.
+fn push_into_derived(sources: &mut [Source], items: &[FromItem], filter: &Expr) {
+    for c in filter.conjuncts() {
+        if c.has_subquery() || c.has_agg() {
+            continue;
+        }
+        let Some(read) = sources_read(c, sources) else {
+            continue;
+        };
+        let [s] = read.as_slice() else {
+            continue;
+        };
+        if items[*s].left {
+            // WHERE on a LEFT JOIN's inner side also sees NULL-extended rows.
+            continue;
+        }
+        let (off, width) = (sources[*s].offset, sources[*s].width);
+        let SourceKind::Derived(d) = &mut sources[*s].kind else {
+            continue;
+        };
+        let Some(table) = d.table.clone() else {
+            continue;
+        };
+        if d.limit.is_some() || d.offset.is_some() || d.having.is_some() {
+            continue;
+        }
+        let mut ok = true;
+        c.visit_columns(
+            &mut |g| {
+                let inner = g
+                    .checked_sub(off)
+                    .filter(|i| *i < width)
+                    .and_then(|i| d.projection.get(i));
+                ok &= match inner {
+                    Some(e @ Expr::Column(_)) => !d.grouped || d.group_by.contains(e),
+                    _ => false,
+                };
+            },
+            &mut |_| {},
+        );
+        if !ok {
+            continue;
+        }
+        let projection = d.projection.clone();
+        let pushed = c.rewrite(&|x| match x {
+            Expr::Column(g) if *g >= off && *g < off + width => Some(projection[*g - off].clone()),
+            _ => None,
+        });
+        let and = |a: Option<Expr>, b: Expr| match a {
+            Some(a) => Expr::Binary(crate::expr::BinOp::And, Box::new(a), Box::new(b)),
+            None => b,
+        };
+        let new_filter = and(d.filter.take(), pushed.clone());
+        let (access, _, _) = choose_access_estimated(&table, Some(&new_filter));
+        d.access = access.clone();
+        if let Some(step) = d.steps.first_mut() {
+            // A derived table runs through the join steps (select.rs).
+            step.access = access;
+            step.filter = Some(and(step.filter.take(), pushed));
+        }
+        d.filter = Some(new_filter);
+    }
 }
 
 /// ANDs expressions together.

@@ -11,7 +11,7 @@
 //!   scan is open. Uncorrelated subqueries run once per statement (cached by
 //!   plan); correlated ones once per outer row.
 //!
-//! Both feed a [`Collector`]: grouping and aggregates, HAVING, DISTINCT, ORDER BY,
+//! Both feed a `Collector`: grouping and aggregates, HAVING, DISTINCT, ORDER BY,
 //! LIMIT/OFFSET, with an early stop when a streaming LIMIT is satisfied.
 
 use crate::access::{KeyRanges, Target};

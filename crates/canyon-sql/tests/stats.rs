@@ -154,8 +154,14 @@ fn many_changes_trigger_a_background_analysis() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let ks = t.stats.analysis().expect("analysed");
-    // Due after 400 * 10% + 1,000 modified rows: at 1,300 rows at the latest.
-    assert!(ks.rows >= 1_300, "analysed {} rows", ks.rows);
+    // Never analysed, the table counts its 400 loaded rows as modified too: the
+    // analysis is due once modified rows exceed 10% of the rows + 1,000, which
+    // first happens at 1,200 rows; it sees at least those.
+    assert!(
+        (1_200..=1_600).contains(&ks.rows),
+        "analysed {} rows",
+        ks.rows
+    );
     assert_eq!(ks.indexes[1].1, vec![50]);
 }
 

@@ -1,6 +1,8 @@
 -- Differential script (query): joins, derived tables, subqueries, row values.
 -- The statements of crates/canyon-sql/tests/sql/10_joins.test, checked against MariaDB.
 DROP DATABASE IF EXISTS diff_query;
+DROP DATABASE IF EXISTS diff_query2;
+DROP DATABASE IF EXISTS diff_query3;
 CREATE DATABASE diff_query;
 USE diff_query;
 CREATE TABLE w (w_id INT PRIMARY KEY, w_name VARCHAR(10), w_tax DECIMAL(4,4));
@@ -42,3 +44,21 @@ SELECT x.w_id FROM w;
 SELECT w2.w_id, w1.w_id FROM w AS w1 JOIN w AS w2 ON w2.w_id = w1.w_id + 1 ORDER BY w1.w_id;
 SELECT w.*, c.c_id FROM w JOIN c ON c_w_id = w_id WHERE w_id = 2 AND c_id = 2;
 DROP DATABASE diff_query;
+CREATE DATABASE diff_query2;
+USE diff_query2;
+CREATE TABLE o (w INT NOT NULL, d INT NOT NULL, id INT NOT NULL, c INT NOT NULL, PRIMARY KEY (w, d, id), INDEX by_c (w, d, c, id));
+INSERT INTO o VALUES (1, 1, 1, 7), (1, 1, 2, 8), (1, 1, 3, 7), (1, 1, 4, 7), (1, 2, 1, 7), (2, 1, 9, 7);
+SELECT id FROM o WHERE w = 1 AND d = 1 AND c = 7 ORDER BY id DESC LIMIT 1;
+SELECT id FROM o WHERE w = 1 AND d = 1 AND c = 7 ORDER BY id LIMIT 2;
+SELECT c, id FROM o WHERE w = 1 AND d = 1 ORDER BY c DESC, id DESC LIMIT 3;
+SELECT id FROM o WHERE w = 1 AND d = 1 AND c = 7 ORDER BY w, id DESC LIMIT 2;
+DROP DATABASE diff_query2;
+CREATE DATABASE diff_query3;
+USE diff_query3;
+CREATE TABLE cu (w INT NOT NULL, d INT NOT NULL, id INT NOT NULL, bal INT, PRIMARY KEY (w, d, id));
+INSERT INTO cu VALUES (1, 1, 1, 5), (1, 1, 2, 6), (1, 2, 1, 7), (2, 1, 1, 8), (2, 1, 2, 9), (2, 2, 1, 10);
+SELECT t.d, t.n, t.s FROM (SELECT w, d, COUNT(*) n, SUM(bal) s FROM cu GROUP BY w, d) t WHERE t.w = 2 ORDER BY t.d;
+SELECT COUNT(*) FROM (SELECT w, d, COUNT(*) n FROM cu GROUP BY w, d) t WHERE t.w = 1 AND t.n > 1;
+SELECT x.id FROM (SELECT id, bal FROM cu WHERE w = 1) x WHERE x.bal > 5 ORDER BY x.id;
+SELECT COUNT(*) FROM (SELECT w, MAX(bal) m FROM cu GROUP BY w) t WHERE t.m = 9;
+DROP DATABASE diff_query3;
