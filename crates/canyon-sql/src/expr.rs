@@ -409,6 +409,10 @@ impl Expr {
                     match (a.kind(cols, aggs), b.kind(cols, aggs)) {
                         (ExprKind::Double, _) | (_, ExprKind::Double) => ExprKind::Double,
                         (ExprKind::String, _) | (_, ExprKind::String) => ExprKind::Double,
+                        // MySQL: a product's scale is the sum of the factors'.
+                        (ExprKind::Decimal(x), ExprKind::Decimal(y)) if *op == BinOp::Mul => {
+                            ExprKind::Decimal((x + y).min(30))
+                        }
                         (ExprKind::Decimal(x), ExprKind::Decimal(y)) => ExprKind::Decimal(x.max(y)),
                         (ExprKind::Decimal(x), _) | (_, ExprKind::Decimal(x)) => {
                             ExprKind::Decimal(x)
@@ -1542,18 +1546,21 @@ pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
             if y.is_zero() {
                 return Ok(Value::Null);
             }
-            // MySQL: scale of the dividend + div_precision_increment (4).
-            x.checked_div(y)
-                .map(|q| {
-                    q.round_dp_with_strategy(
-                        x.scale() + 4,
-                        rust_decimal::RoundingStrategy::MidpointAwayFromZero,
-                    )
-                })
-                .map(|mut q| {
-                    q.rescale(x.scale() + 4);
-                    q
-                })
+            // MySQL: the result's declared scale is the dividend's scale +
+            // div_precision_increment (4), but the value keeps that scale
+            // rounded up to a whole 9-digit group (MySQL's decimal word), so
+            // `1/3*3` is 0.999999999 inside and 1.0000 once the result is
+            // rounded to its declared scale at output (see select.rs).
+            let internal = (x.scale() + 4).div_ceil(9) * 9;
+            let internal = internal.min(28);
+            x.checked_div(y).map(|q| {
+                let mut q = q.round_dp_with_strategy(
+                    internal,
+                    rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                );
+                q.rescale(internal);
+                q
+            })
         }
         BinOp::IntDiv => {
             if y.is_zero() {

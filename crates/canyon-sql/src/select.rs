@@ -513,6 +513,31 @@ impl<'p> Collector<'p> {
                 r.truncate(plan.visible);
             }
         }
+        // DECIMAL results leave at their declared scale: a quotient carries
+        // extra digits inside expressions (see `expr::arithmetic`).
+        let scales: Vec<(usize, u32)> = plan
+            .kinds
+            .iter()
+            .enumerate()
+            .filter_map(|(i, k)| match k {
+                crate::types::ExprKind::Decimal(s) => Some((i, *s as u32)),
+                _ => None,
+            })
+            .collect();
+        if !scales.is_empty() {
+            for r in &mut rows {
+                for &(i, s) in &scales {
+                    if let Some(Value::Decimal(d)) = r.get_mut(i) {
+                        if d.scale() > s {
+                            *d = d.round_dp_with_strategy(
+                                s,
+                                rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                            );
+                        }
+                    }
+                }
+            }
+        }
         Ok(rows)
     }
 }

@@ -10,8 +10,6 @@
 --   * warnings for strings read as numbers outside CAST ('abc' + 1, IF('abc', ...));
 --   * fractional seconds in temporal results (MariaDB prints as many digits as the
 --     input had, MySQL 8 and Canyon print six);
---   * chained DECIMAL division (1 / 3 * 3): MySQL computes quotients with extra
---     hidden digits, Canyon rounds each quotient to the dividend's scale + 4.
 DROP DATABASE IF EXISTS diff_functions;
 CREATE DATABASE diff_functions;
 USE diff_functions;
@@ -97,4 +95,12 @@ SELECT PI() AS c1;
 SELECT ROUND(SIN(PI() / 2), 10) AS c1;
 -- differs: MariaDB warns 1958 on bad base64 input; MySQL 8 and Canyon return NULL without a warning.
 SELECT FROM_BASE64('!!') AS c1;
+SELECT 1/3*3 AS c1, 1/3 AS c2, 10.00/3*3 AS c3, 1/3 + 1/3 + 1/3 AS c4, ROUND(1/3, 6) AS c5, 2/3 AS c6;
+SELECT 1.5 * 2.25 AS c1, 7/2*2 AS c2, (1/7)*7 AS c3, 100/7 AS c4;
+-- differs: MariaDB compares a quotient at its declared scale (1/3 = 0.3333 is true); Canyon compares the quotient with the digits it carries inside expressions (0.333333333), so it is false.
+SELECT 1/3 = 0.3333 AS c1;
+CREATE TABLE dq (id INT PRIMARY KEY, v DECIMAL(10,4));
+-- differs: storing a DECIMAL with more digits than the column's scale rounds it; MariaDB adds note 1265 per row, Canyon rounds silently.
+INSERT INTO dq VALUES (1, 1/3), (2, 2/3*3);
+SELECT id, v, v*3 AS t, v/3 AS q FROM dq ORDER BY id;
 DROP DATABASE diff_functions;
