@@ -24,6 +24,10 @@ use std::fmt;
 /// The result type of every fallible Canyon operation.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Most tables one query block may join, as in MySQL (61): the planner's work
+/// grows with the square of the count.
+pub const MAX_JOIN_TABLES: usize = 61;
+
 /// Every error Canyon reports. See the module doc for the grouping.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
@@ -175,6 +179,9 @@ pub enum Error {
     /// string is the table name). MySQL 1093 ER_UPDATE_TABLE_USED, SQLSTATE HY000:
     /// You can't specify target table '%s' for update in FROM clause.
     UpdateTableUsed(String),
+    /// MySQL 1116 ER_TOO_MANY_TABLES, SQLSTATE HY000: a join of more than
+    /// [`MAX_JOIN_TABLES`] tables.
+    TooManyTables,
     /// MySQL 1066 ER_NONUNIQ_TABLE, SQLSTATE 42000: Not unique table/alias: '%s'.
     NonUniqueTable(String),
     /// MySQL 1248 ER_DERIVED_MUST_HAVE_ALIAS, SQLSTATE 42000.

@@ -3,13 +3,20 @@
 //!
 //! # Rule
 //! A point or range predicate on a prefix of the primary key or of an index uses
-//! that key, never a scan. From the WHERE clause's AND-ed conjuncts the planner
-//! collects, per key, equalities on leading columns (`col = const`), then one range
-//! on the next column (`<, <=, >, >=, BETWEEN`); `col IN (...)` and OR-ed
-//! equalities/BETWEENs on one column become several ranges. Candidates are ranked:
-//! full primary-key equality, full unique-index equality, then the longest
-//! equality prefix (primary key preferred on ties), then a range, then a scan.
-//! Statistics-based choice is future work (issue 4).
+//! that key. From the WHERE clause's AND-ed conjuncts the planner collects, per
+//! key, equalities on leading columns (`col = const`, where a column of a join
+//! step bound earlier counts as a constant: `Expr::Bound`), then one range on the
+//! next column (`<, <=, >, >=, BETWEEN`); `col IN (...)`, OR-ed
+//! equalities/BETWEENs on one column and row-value IN lists `(a, b) IN ((..),
+//! ..)` become several ranges (or points).
+//!
+//! # Choice
+//! With statistics ([`crate::stats`]) the candidate expected to read the fewest
+//! rows wins ([`estimate_rows`]), and a full scan wins only when it reads fewer
+//! than every key candidate (an equality matching most of the table). Without
+//! statistics candidates are ranked by shape: full primary-key equality, full
+//! unique-index equality, then the longest equality prefix (primary key
+//! preferred on ties), then a range, then a scan.
 //!
 //! # Safety net
 //! The whole WHERE clause is re-evaluated on every row the access path returns,

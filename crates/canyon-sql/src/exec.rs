@@ -39,7 +39,10 @@ use crate::access::{choose_access, Access, KeyRanges, Target};
 use crate::api::QueryResult;
 use crate::catalog::Table;
 use crate::encoding::{decode_row_columns, encode_key_value, encode_row};
-use crate::expr::{eval, eval_predicate, Env, EvalContext, Expr, SubqueryExpr, SubqueryKind};
+use crate::expr::{
+    eval, eval_predicate, subquery_key, Env, EvalContext, Expr, SubqueryExpr, SubqueryKind,
+    SubqueryRows, SubqueryRunner, WithSubqueries,
+};
 use crate::functions::Func;
 use crate::plan::{
     eval_count, row_order, DeletePlan, InsertPlan, OnDuplicate, RowOrder, UpdatePlan,
@@ -1382,17 +1385,21 @@ fn order_keys(order: &RowOrder) -> impl Iterator<Item = &Expr> {
     keys.iter().map(|(e, _)| e)
 }
 
-/// The key a subquery's rows are kept under: its plan's address (plans are
-/// shared, never copied, between clones of an expression).
-fn subquery_key(sq: &SubqueryExpr) -> usize {
-    std::sync::Arc::as_ptr(&sq.plan) as usize
-}
-
 /// The rows of every subquery of an UPDATE / DELETE, read before its scan, and
 /// the evaluation context that answers the subqueries from them.
-struct Prefetched<'a> {
-    base: &'a dyn EvalContext,
-    rows: HashMap<usize, Rc<Vec<Vec<Value>>>>,
+type Prefetched<'a> = WithSubqueries<'a, PrefetchedRows>;
+
+/// Subqueries' rows by [`subquery_key`].
+struct PrefetchedRows(HashMap<usize, SubqueryRows>);
+
+impl SubqueryRunner for PrefetchedRows {
+    fn rows(ctx: &Prefetched<'_>, sq: &SubqueryExpr, _outer: &[Value]) -> Result<SubqueryRows> {
+        ctx.state
+            .0
+            .get(&subquery_key(sq))
+            .cloned()
+            .ok_or_else(|| Error::Internal("a DML subquery was not run before the scan".into()))
+    }
 }
 
 impl<'a> Prefetched<'a> {
@@ -1419,7 +1426,10 @@ impl<'a> Prefetched<'a> {
                 slot.insert(Rc::new(run_source(&sq.plan, txn, base)?));
             }
         }
-        Ok(Prefetched { base, rows })
+        Ok(Prefetched {
+            base,
+            state: PrefetchedRows(rows),
+        })
     }
 
     /// `e` with each subquery replaced by its result where that is a constant
@@ -1436,7 +1446,7 @@ impl<'a> Prefetched<'a> {
         let Expr::Subquery(sq) = e else {
             return None;
         };
-        let rows = self.rows.get(&subquery_key(sq))?;
+        let rows = self.state.0.get(&subquery_key(sq))?;
         let first = |r: &Vec<Value>| r.first().cloned().unwrap_or(Value::Null);
         match &sq.kind {
             SubqueryKind::Scalar => match rows.as_slice() {
@@ -1470,33 +1480,6 @@ impl<'a> Prefetched<'a> {
                 })
             }
         }
-    }
-}
-
-impl EvalContext for Prefetched<'_> {
-    fn params(&self) -> &[Value] {
-        self.base.params()
-    }
-    fn sys_var(&self, name: &str) -> Result<Value> {
-        self.base.sys_var(name)
-    }
-    fn user_var(&self, name: &str) -> Value {
-        self.base.user_var(name)
-    }
-    fn session_fact(&self, f: Func) -> Value {
-        self.base.session_fact(f)
-    }
-    fn now(&self) -> chrono::NaiveDateTime {
-        self.base.now()
-    }
-    fn warn(&self, code: u16, message: &str) {
-        self.base.warn(code, message)
-    }
-    fn subquery(&self, sq: &SubqueryExpr, _outer: &[Value]) -> Result<Rc<Vec<Vec<Value>>>> {
-        self.rows
-            .get(&subquery_key(sq))
-            .cloned()
-            .ok_or_else(|| Error::Internal("a DML subquery was not run before the scan".into()))
     }
 }
 
@@ -1620,7 +1603,10 @@ mod tests {
                 map.insert(subquery_key(sq), rows.clone());
             });
         }
-        Prefetched { base, rows: map }
+        Prefetched {
+            base,
+            state: PrefetchedRows(map),
+        }
     }
 
     #[test]

@@ -1102,6 +1102,59 @@ pub trait EvalContext {
     }
 }
 
+/// The rows of one subquery (its visible columns), shared by its evaluations.
+pub type SubqueryRows = std::rc::Rc<Vec<Vec<Value>>>;
+
+/// The identity of a subquery within a statement: its plan's address (plans are
+/// shared, never copied, between clones of an expression).
+pub fn subquery_key(sq: &SubqueryExpr) -> usize {
+    std::sync::Arc::as_ptr(&sq.plan) as usize
+}
+
+/// How a [`WithSubqueries`] context answers subqueries.
+pub trait SubqueryRunner: Sized {
+    /// The rows of `sq` over the enclosing frame `outer`; `ctx` is the context
+    /// the subquery itself evaluates in.
+    fn rows(
+        ctx: &WithSubqueries<'_, Self>,
+        sq: &SubqueryExpr,
+        outer: &[Value],
+    ) -> Result<SubqueryRows>;
+}
+
+/// A statement's evaluation context that can also answer subqueries (through
+/// `state`); everything else comes from `base`.
+pub struct WithSubqueries<'a, S> {
+    /// The statement's context.
+    pub base: &'a dyn EvalContext,
+    /// What runs or remembers the subqueries.
+    pub state: S,
+}
+
+impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
+    fn params(&self) -> &[Value] {
+        self.base.params()
+    }
+    fn sys_var(&self, name: &str) -> Result<Value> {
+        self.base.sys_var(name)
+    }
+    fn user_var(&self, name: &str) -> Value {
+        self.base.user_var(name)
+    }
+    fn session_fact(&self, f: Func) -> Value {
+        self.base.session_fact(f)
+    }
+    fn now(&self) -> chrono::NaiveDateTime {
+        self.base.now()
+    }
+    fn warn(&self, code: u16, message: &str) {
+        self.base.warn(code, message)
+    }
+    fn subquery(&self, sq: &SubqueryExpr, outer: &[Value]) -> Result<SubqueryRows> {
+        S::rows(self, sq, outer)
+    }
+}
+
 /// The row an expression is evaluated over.
 pub struct Env<'a> {
     /// Column values of the current row.

@@ -37,7 +37,10 @@
 //! source they read is bound; a LEFT JOIN's ON conjuncts decide whether its
 //! inner row matches (else the inner columns are NULL), and WHERE conjuncts that
 //! read the inner source are checked after that decision. Conjuncts that read
-//! no source of this block run once before any step.
+//! no source of this block run once before any step. A conjunct on a
+//! single-table derived table's grouping columns is also pushed into it
+//! (`push_into_derived`), so the derived table reads by key. A block joins at
+//! most 61 sources, as in MySQL (error 1116).
 
 use crate::access::{choose_access_estimated, Access};
 use crate::api::Column;
@@ -276,6 +279,9 @@ struct From<'c> {
 
 impl From<'_> {
     fn add_source(&mut self, name: String, kind: SourceKind, scope: Scope) -> Result<()> {
+        if self.sources.len() >= canyon_common::MAX_JOIN_TABLES {
+            return Err(Error::TooManyTables);
+        }
         if self.sources.iter().any(|s| s.name == name) {
             return Err(Error::NonUniqueTable(name));
         }

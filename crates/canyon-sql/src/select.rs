@@ -20,8 +20,10 @@ use crate::encoding::encode_row;
 use crate::exec::{
     decode_table_row_columns, for_each_locked_row_dir, for_each_row, for_each_row_checked, no_row,
 };
-use crate::expr::{eval, eval_predicate, AggCall, AggFunc, Env, EvalContext, SubqueryExpr};
-use crate::functions::Func;
+use crate::expr::{
+    eval, eval_predicate, subquery_key, AggCall, AggFunc, Env, EvalContext, SubqueryExpr,
+    SubqueryRows, SubqueryRunner, WithSubqueries,
+};
 use crate::plan::eval_count;
 use crate::query::{LockMode, SelectPlan, SourceKind, Step};
 use crate::value::{compare, sort_cmp, Value};
@@ -301,9 +303,11 @@ pub fn run_select(
             };
             let q = QueryCtx {
                 base: ctx,
-                reader,
-                cache: RefCell::new(HashMap::new()),
-                mats: RefCell::new(HashMap::new()),
+                state: QueryState {
+                    reader,
+                    cache: RefCell::new(HashMap::new()),
+                    mats: RefCell::new(HashMap::new()),
+                },
             };
             run_block(plan, &q, &[])?
         }
@@ -335,26 +339,30 @@ fn keep(
     col.add(row, ctx)
 }
 
+/// LIMIT and OFFSET, evaluated (no LIMIT: `None`; no OFFSET: 0).
+fn limit_offset(plan: &SelectPlan, ctx: &dyn EvalContext) -> Result<(Option<u64>, u64)> {
+    let count = |e: &Option<crate::expr::Expr>| {
+        e.as_ref()
+            .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
+            .transpose()
+    };
+    Ok((count(&plan.limit)?, count(&plan.offset)?.unwrap_or(0)))
+}
+
 /// The number of rows after which a scan may stop: LIMIT + OFFSET when the rows
 /// come out in their final order with nothing grouped, deduplicated or sorted.
 fn stop_after(plan: &SelectPlan, ctx: &dyn EvalContext) -> Result<Option<u64>> {
+    let (limit, offset) = limit_offset(plan, ctx)?;
+    Ok(stop_after_of(plan, limit, offset))
+}
+
+/// [`stop_after`] for evaluated LIMIT and OFFSET.
+fn stop_after_of(plan: &SelectPlan, limit: Option<u64>, offset: u64) -> Option<u64> {
     let streaming =
         !plan.grouped && !plan.distinct && (plan.order_by.is_empty() || plan.order_from_access);
-    if !streaming {
-        return Ok(None);
-    }
-    let limit = plan
-        .limit
-        .as_ref()
-        .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
-        .transpose()?;
-    let offset = plan
-        .offset
-        .as_ref()
-        .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
-        .transpose()?
-        .unwrap_or(0);
-    Ok(limit.map(|l| l.saturating_add(offset)))
+    limit
+        .filter(|_| streaming)
+        .map(|l| l.saturating_add(offset))
 }
 
 /// Whether a statement needs a transaction: it reads a table (directly, in a
@@ -381,28 +389,12 @@ struct Collector<'p> {
 
 impl<'p> Collector<'p> {
     fn new(plan: &'p SelectPlan, ctx: &dyn EvalContext) -> Result<Collector<'p>> {
-        let limit = plan
-            .limit
-            .as_ref()
-            .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
-            .transpose()?;
-        let offset = plan
-            .offset
-            .as_ref()
-            .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
-            .transpose()?
-            .unwrap_or(0);
-        let streaming =
-            !plan.grouped && !plan.distinct && (plan.order_by.is_empty() || plan.order_from_access);
+        let (limit, offset) = limit_offset(plan, ctx)?;
         Ok(Collector {
             plan,
             limit,
             offset,
-            stop_after: if streaming {
-                limit.map(|l| l.saturating_add(offset))
-            } else {
-                None
-            },
+            stop_after: stop_after_of(plan, limit, offset),
             out: Vec::new(),
             groups: HashMap::new(),
             states: Vec::new(),
@@ -549,44 +541,27 @@ impl<'p> Collector<'p> {
 /// The evaluation context of the general path: the statement's context plus
 /// the reader subqueries run with, and the per-statement cache of uncorrelated
 /// subqueries' rows.
-struct QueryCtx<'a> {
-    base: &'a dyn EvalContext,
+struct QueryState<'a> {
     reader: Option<Reader<'a>>,
-    cache: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
+    cache: RefCell<HashMap<usize, SubqueryRows>>,
     /// Materialised join steps by (plan address, step): they depend on no
     /// frame value, so one read serves every run of a correlated subquery.
     mats: RefCell<HashMap<(usize, usize), Rc<Materialized>>>,
 }
 
-impl EvalContext for QueryCtx<'_> {
-    fn params(&self) -> &[Value] {
-        self.base.params()
-    }
-    fn sys_var(&self, name: &str) -> Result<Value> {
-        self.base.sys_var(name)
-    }
-    fn user_var(&self, name: &str) -> Value {
-        self.base.user_var(name)
-    }
-    fn session_fact(&self, f: Func) -> Value {
-        self.base.session_fact(f)
-    }
-    fn now(&self) -> chrono::NaiveDateTime {
-        self.base.now()
-    }
-    fn warn(&self, code: u16, message: &str) {
-        self.base.warn(code, message)
-    }
-    fn subquery(&self, sq: &SubqueryExpr, outer: &[Value]) -> Result<Rc<Vec<Vec<Value>>>> {
-        let key = std::sync::Arc::as_ptr(&sq.plan) as usize;
+type QueryCtx<'a> = WithSubqueries<'a, QueryState<'a>>;
+
+impl SubqueryRunner for QueryState<'_> {
+    fn rows(ctx: &QueryCtx<'_>, sq: &SubqueryExpr, outer: &[Value]) -> Result<SubqueryRows> {
+        let key = subquery_key(sq);
         if !sq.correlated {
-            if let Some(rows) = self.cache.borrow().get(&key) {
+            if let Some(rows) = ctx.state.cache.borrow().get(&key) {
                 return Ok(rows.clone());
             }
         }
-        let rows = Rc::new(run_block(&sq.plan, self, outer)?);
+        let rows = Rc::new(run_block(&sq.plan, ctx, outer)?);
         if !sq.correlated {
-            self.cache.borrow_mut().insert(key, rows.clone());
+            ctx.state.cache.borrow_mut().insert(key, rows.clone());
         }
         Ok(rows)
     }
@@ -678,6 +653,7 @@ fn hash_key(vals: &[Value]) -> Option<Vec<u8>> {
 impl Join<'_, '_> {
     fn reader(&self) -> Result<Reader<'_>> {
         self.q
+            .state
             .reader
             .ok_or_else(|| Error::Internal("a table read without a transaction".into()))
     }
@@ -685,7 +661,7 @@ impl Join<'_, '_> {
     /// The materialised rows of step `k`'s source.
     fn materialized(&self, k: usize, step: &Step, frame: &[Value]) -> Result<Rc<Materialized>> {
         let key = (self.plan as *const SelectPlan as usize, k);
-        if let Some(m) = self.q.mats.borrow().get(&key) {
+        if let Some(m) = self.q.state.mats.borrow().get(&key) {
             return Ok(m.clone());
         }
         let src = &self.plan.sources[step.source];
@@ -716,7 +692,7 @@ impl Join<'_, '_> {
             h
         });
         let m = Rc::new(Materialized { rows, hash });
-        self.q.mats.borrow_mut().insert(key, m.clone());
+        self.q.state.mats.borrow_mut().insert(key, m.clone());
         Ok(m)
     }
 

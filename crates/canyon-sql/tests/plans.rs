@@ -25,6 +25,7 @@
 //! data.
 
 mod common;
+mod golden;
 
 use canyon_sql::{QueryResult, Session, Value};
 use std::path::Path;
@@ -59,7 +60,7 @@ fn explain_tree(session: &mut Session, query: &str) -> Vec<String> {
 
 fn run_file(path: &Path) {
     let text = std::fs::read_to_string(path).expect("plan file reads");
-    let bless = std::env::var_os("CANYON_BLESS").is_some();
+    let bless = golden::blessing();
     let engine = common::engine(Duration::from_secs(2));
     let mut session = engine.session(1, "root", "localhost");
     let mut out = String::new();
@@ -122,28 +123,12 @@ fn run_file(path: &Path) {
             ));
         }
     }
-    if bless {
-        std::fs::write(path, out.trim_end().to_string() + "\n").expect("bless writes");
-    }
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    golden::finish(path, &out, &failures);
 }
 
 #[test]
 fn planner_golden_plans() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plans");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/plans exists")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "plan"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no .plan files found");
-    for f in files {
+    for f in golden::files("plans", "plan") {
         run_file(&f);
     }
 }

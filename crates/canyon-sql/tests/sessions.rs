@@ -264,3 +264,27 @@ fn reads_through_joins_and_subqueries_need_privileges() {
         }
     }
 }
+
+/// A join of more tables than MySQL allows (61) is refused with 1116 before any
+/// planning work; 61 tables still plan and run.
+#[test]
+fn joins_are_limited_to_61_tables() {
+    let e = engine();
+    let mut s = session(&e, 2);
+    let join = |n: usize| {
+        let mut q = "SELECT COUNT(*) FROM acc t0".to_string();
+        for i in 1..n {
+            q.push_str(&format!(" JOIN acc t{i} ON t{i}.id = t{}.id", i - 1));
+        }
+        q
+    };
+    match run(&mut s, &join(61)).expect("61 tables run") {
+        QueryResult::Rows { rows, .. } => assert_eq!(rows, vec![vec![Value::Int(2)]]),
+        other => panic!("expected rows, got {other:?}"),
+    }
+    match run(&mut s, &join(62)) {
+        Err(Error::TooManyTables) => {}
+        other => panic!("expected 1116, got {other:?}"),
+    }
+    run(&mut s, "SELECT 1").expect("the session goes on");
+}

@@ -21,6 +21,7 @@
 //! expected results of every `query` block from what the engine returned.
 
 mod common;
+mod golden;
 
 use canyon_sql::QueryResult;
 use std::path::Path;
@@ -43,7 +44,7 @@ fn render(r: &QueryResult) -> Vec<String> {
 
 fn run_file(path: &Path) {
     let text = std::fs::read_to_string(path).expect("test file reads");
-    let bless = std::env::var_os("CANYON_BLESS").is_some();
+    let bless = golden::blessing();
     let engine = common::engine(Duration::from_secs(2));
     let mut session = engine.session(1, "root", "localhost");
     let mut out = String::new();
@@ -110,28 +111,12 @@ fn run_file(path: &Path) {
             ));
         }
     }
-    if bless {
-        std::fs::write(path, out.trim_end().to_string() + "\n").expect("bless writes");
-    }
-    assert!(
-        failures.is_empty(),
-        "{} failure(s):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    golden::finish(path, &out, &failures);
 }
 
 #[test]
 fn sql_logic_tests() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sql");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/sql exists")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "test"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no .test files found");
-    for f in files {
+    for f in golden::files("sql", "test") {
         run_file(&f);
     }
 }

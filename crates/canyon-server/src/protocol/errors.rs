@@ -221,6 +221,14 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "HY000",
             format!("You can't specify target table '{t}' for update in FROM clause"),
         ),
+        Error::TooManyTables => M::new(
+            1116,
+            "HY000",
+            format!(
+                "Too many tables; MySQL can only use {} tables in a join",
+                canyon_common::MAX_JOIN_TABLES
+            ),
+        ),
         Error::NonUniqueTable(t) => M::new(1066, "42000", format!("Not unique table/alias: '{t}'")),
         Error::DerivedNeedsAlias => M::new(
             1248,
@@ -598,6 +606,12 @@ mod tests {
             1242,
             "21000",
             "Subquery returns more than 1 row",
+        );
+        check(
+            Error::TooManyTables,
+            1116,
+            "HY000",
+            "Too many tables; MySQL can only use 61 tables in a join",
         );
         check(
             Error::UpdateTableUsed("t".into()),
