@@ -199,6 +199,25 @@ pub enum Error {
     },
     /// MySQL 1133 ER_PASSWORD_NO_MATCH, SQLSTATE 42000 (GRANT to an unknown user).
     NoSuchUser(String),
+    /// MySQL 1141 ER_NONEXISTING_GRANT, SQLSTATE 42000: REVOKE at a level where
+    /// the account holds nothing.
+    NonexistingGrant {
+        /// User name.
+        user: String,
+        /// Host.
+        host: String,
+    },
+    /// MySQL 1144 ER_ILLEGAL_GRANT_FOR_TABLE, SQLSTATE 42000: a privilege that
+    /// cannot be granted on a table (EXECUTE ON db.t).
+    IllegalGrantForTable,
+    /// MySQL 1221 ER_WRONG_USAGE, SQLSTATE HY000: Incorrect usage of %s.
+    WrongUsage(String),
+    /// MySQL 1524 ER_PLUGIN_IS_NOT_LOADED, SQLSTATE HY000: an authentication
+    /// plugin Canyon does not have (`IDENTIFIED WITH sha256_password`).
+    PluginNotLoaded(String),
+    /// MySQL 3159 ER_SECURE_TRANSPORT_REQUIRED, SQLSTATE HY000: a TCP connection
+    /// without TLS while `require_secure_transport` is on.
+    InsecureTransport,
     /// A value or argument a client sent that fits none of the cases above.
     /// MySQL 1210 ER_WRONG_ARGUMENTS, SQLSTATE HY000.
     InvalidArgument(String),

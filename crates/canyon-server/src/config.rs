@@ -80,6 +80,14 @@ pub struct Config {
     /// `mariadb -S PATH`; a local client skips the TCP stack). Empty: none. A
     /// socket file left behind by a server that was killed is replaced.
     pub socket: String,
+    /// PEM file with the server's TLS certificate chain. With `tls_key`, TCP
+    /// clients may switch to TLS (CLIENT_SSL is offered); empty: no TLS.
+    pub tls_cert: String,
+    /// PEM file with the private key of `tls_cert` (PKCS#8, PKCS#1 or SEC1).
+    pub tls_key: String,
+    /// Refuse TCP connections that do not switch to TLS (ERR 3159), as MySQL's
+    /// `require_secure_transport`. Unix-socket connections count as secure.
+    pub require_secure_transport: bool,
 }
 
 impl Default for Config {
@@ -99,6 +107,9 @@ impl Default for Config {
             block_cache_bytes: 512 << 20,
             in_memory: false,
             socket: String::new(),
+            tls_cert: String::new(),
+            tls_key: String::new(),
+            require_secure_transport: false,
         }
     }
 }
@@ -203,16 +214,17 @@ impl Config {
         if let Some(v) = get("CANYON_SOCKET") {
             self.socket = v;
         }
+        if let Some(v) = get("CANYON_TLS_CERT") {
+            self.tls_cert = v;
+        }
+        if let Some(v) = get("CANYON_TLS_KEY") {
+            self.tls_key = v;
+        }
         if let Some(v) = get("CANYON_IN_MEMORY") {
-            self.in_memory = match v.trim() {
-                "1" | "true" | "yes" | "on" => true,
-                "0" | "false" | "no" | "off" => false,
-                _ => {
-                    return Err(ConfigError(format!(
-                        "CANYON_IN_MEMORY: {v:?} is not a boolean"
-                    )))
-                }
-            };
+            self.in_memory = parse_bool("CANYON_IN_MEMORY", &v)?;
+        }
+        if let Some(v) = get("CANYON_REQUIRE_SECURE_TRANSPORT") {
+            self.require_secure_transport = parse_bool("CANYON_REQUIRE_SECURE_TRANSPORT", &v)?;
         }
         Ok(())
     }
@@ -255,6 +267,18 @@ impl Config {
         if self.bind.trim().is_empty() {
             return Err(ConfigError("bind must name an address".into()));
         }
+        if self.tls_cert.is_empty() != self.tls_key.is_empty() {
+            return Err(ConfigError(
+                "tls_cert and tls_key must be given together".into(),
+            ));
+        }
+        if self.require_secure_transport && self.tls_cert.is_empty() && self.socket.is_empty() {
+            return Err(ConfigError(
+                "require_secure_transport needs tls_cert/tls_key or a socket: \
+                 no client could connect"
+                    .into(),
+            ));
+        }
         Ok(())
     }
 
@@ -276,6 +300,15 @@ impl Config {
     /// Where a generated root password is written on first start.
     pub fn root_password_path(&self) -> PathBuf {
         self.data_dir.join("root-password")
+    }
+}
+
+/// A boolean environment value: 1/true/yes/on or 0/false/no/off.
+fn parse_bool(name: &str, v: &str) -> Result<bool, ConfigError> {
+    match v.trim() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(ConfigError(format!("{name}: {v:?} is not a boolean"))),
     }
 }
 

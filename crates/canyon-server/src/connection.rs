@@ -25,11 +25,13 @@
 //! 3. A client error never ends the connection; only broken framing, an
 //!    oversized packet, or an authentication failure does.
 
+use crate::auth::{self, Attempt, Verdict};
 use crate::protocol::{
     self, capability, command, mysql_error, status, Cursor, HandshakeError, OkPacket, PacketIo,
-    PreparedParams, ReadError,
+    PreparedParams, ReadError, Scramble,
 };
 use crate::server::{ActiveGuard, Shared};
+use crate::tls::Rewind;
 use canyon_common::Error;
 use canyon_sql::{Column, QueryResult, Session};
 use std::collections::HashMap;
@@ -39,10 +41,21 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
+use tokio::time::{timeout_at, Instant};
 use tracing::{debug, info};
 
 /// MySQL's `connect_timeout`: the whole connection phase must finish in this time.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What carries a connection's bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// TCP: may switch to TLS when the server has a certificate.
+    Tcp,
+    /// A Unix-domain socket: local, and secure for caching_sha2_password's
+    /// cleartext full authentication and for require_secure_transport.
+    Unix,
+}
 
 /// Serves one accepted TCP connection until it closes.
 pub(crate) async fn run(
@@ -52,9 +65,8 @@ pub(crate) async fn run(
     guard: ActiveGuard,
 ) {
     let _ = stream.set_nodelay(true);
-    let (reader, writer) = stream.into_split();
     let host = peer.ip().to_canonical().to_string();
-    serve_stream(shared, reader, writer, host, guard).await;
+    serve_stream(shared, stream, host, Transport::Tcp, guard).await;
 }
 
 /// Serves one accepted Unix-domain socket connection until it closes. Its
@@ -64,21 +76,32 @@ pub(crate) async fn run_unix(
     stream: tokio::net::UnixStream,
     guard: ActiveGuard,
 ) {
-    let (reader, writer) = stream.into_split();
-    serve_stream(shared, reader, writer, "localhost".to_string(), guard).await;
+    serve_stream(
+        shared,
+        stream,
+        "localhost".to_string(),
+        Transport::Unix,
+        guard,
+    )
+    .await;
 }
 
-/// The connection's life over any byte stream: handshake, then commands.
-async fn serve_stream<R, W>(
+/// The connection's life over any byte stream: greeting, an optional switch to
+/// TLS, login, then commands.
+///
+/// The stream is split into halves that `PacketIo` reads and writes (tokio's
+/// `split`: an uncontended lock per poll, next to a system call); the halves
+/// are joined again only to hand the socket to TLS.
+async fn serve_stream<S>(
     shared: Arc<Shared>,
-    reader: R,
-    writer: W,
+    stream: S,
     host: String,
+    transport: Transport,
     guard: ActiveGuard,
 ) where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let (reader, writer) = tokio::io::split(stream);
     let mut io = PacketIo::new(reader, writer, shared.max_allowed_packet);
     let id = shared.next_connection_id();
     if guard.over_limit() {
@@ -87,27 +110,74 @@ async fn serve_stream<R, W>(
         debug!(conn = id, %host, "refused: too many connections");
         return;
     }
-    let handshake = tokio::time::timeout(CONNECT_TIMEOUT, handshake(&shared, &mut io, id, &host));
-    let Ok(Some((session, capabilities))) = handshake.await else {
+    let deadline = Instant::now() + CONNECT_TIMEOUT;
+    let scramble = protocol::new_scramble();
+    let offer_tls = transport == Transport::Tcp && shared.tls.is_some();
+    io.write_packet(|out| {
+        protocol::write_handshake_v10(out, &shared.server_version, id, &scramble, offer_tls)
+    });
+    let mut buf = Vec::new();
+    let greeted = timeout_at(deadline, async {
+        io.flush().await.ok()?;
+        read_or_report(&mut io, &mut buf).await
+    });
+    if !matches!(greeted.await, Ok(Some(()))) {
         io.shutdown().await;
         return;
+    }
+    let Some(acceptor) = shared.tls.clone().filter(|_| offer_tls) else {
+        // No TLS on offer: an SSLRequest is refused when the response is parsed.
+        let secure = transport == Transport::Unix;
+        let login = Login {
+            shared: &shared,
+            id,
+            host: &host,
+            scramble,
+            secure,
+        };
+        return login.serve(io, buf, deadline).await;
     };
-    let mut conn = Connection {
-        io,
-        session,
-        capabilities,
-        multi_statements: capabilities & capability::MULTI_STATEMENTS != 0,
-        statements: HashMap::new(),
-        shared,
+    if !protocol::is_ssl_request(&buf) {
+        let login = Login {
+            shared: &shared,
+            id,
+            host: &host,
+            scramble,
+            secure: false,
+        };
+        return login.serve(io, buf, deadline).await;
+    }
+    // The client starts TLS right after its SSLRequest; bytes of its ClientHello
+    // already read are replayed to the TLS layer.
+    let seq = io.sequence();
+    let (buffered, reader, writer) = io.into_parts();
+    let stream = Rewind::new(buffered, reader.unsplit(writer));
+    let tls = match timeout_at(deadline, acceptor.accept(stream)).await {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(e)) => {
+            debug!(conn = id, %host, "TLS handshake failed: {e}");
+            return;
+        }
+        Err(_) => return,
+    };
+    let (reader, writer) = tokio::io::split(tls);
+    let mut io = PacketIo::new(reader, writer, shared.max_allowed_packet);
+    io.set_sequence(seq);
+    if !matches!(
+        timeout_at(deadline, read_or_report(&mut io, &mut buf)).await,
+        Ok(Some(()))
+    ) {
+        io.shutdown().await;
+        return;
+    }
+    let login = Login {
+        shared: &shared,
         id,
-        questions: 0,
+        host: &host,
+        scramble,
+        secure: true,
     };
-    conn.command_loop().await;
-    conn.shared
-        .questions
-        .fetch_add(conn.questions, Ordering::Relaxed);
-    conn.io.shutdown().await;
-    debug!(conn = id, "closed");
+    login.serve(io, buf, deadline).await;
 }
 
 /// Writes an ERR packet and flushes it (best effort: the connection may be gone).
@@ -121,88 +191,132 @@ where
     let _ = io.flush().await;
 }
 
-/// The connection phase. Returns the authenticated session and the capabilities
-/// both sides share, or `None` after telling the client why not.
-async fn handshake<R, W>(
-    shared: &Shared,
-    io: &mut PacketIo<R, W>,
+/// The login half of the connection phase, once the transport is settled.
+struct Login<'a> {
+    shared: &'a Arc<Shared>,
     id: u32,
-    host: &str,
-) -> Option<(Session, u32)>
-where
-    R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
-{
-    let scramble = protocol::new_scramble();
-    io.write_packet(|out| {
-        protocol::write_handshake_v10(out, &shared.server_version, id, &scramble)
-    });
-    io.flush().await.ok()?;
+    host: &'a str,
+    scramble: Scramble,
+    /// TLS or a Unix socket.
+    secure: bool,
+}
 
-    let mut buf = Vec::new();
-    read_or_report(io, &mut buf).await?;
-    let response = match protocol::parse_handshake_response(&buf) {
-        Ok(r) => r,
-        Err(e) => {
-            let err = match e {
-                HandshakeError::Malformed => Error::MalformedPacket("handshake response".into()),
-                HandshakeError::Pre41Client => {
-                    Error::Unsupported("clients without the 4.1 protocol".into())
-                }
-                HandshakeError::SslRequested => Error::Unsupported("SSL connections".into()),
-            };
-            send_error(io, &err).await;
-            return None;
-        }
-    };
-    let capabilities = response.capabilities & capability::SERVER;
-
-    // A client that starts with another plugin (caching_sha2_password, the MySQL 8
-    // default) is asked to answer the same scramble with mysql_native_password.
-    let mut auth_response = response.auth_response;
-    let other_plugin = response
-        .auth_plugin
-        .as_deref()
-        .is_some_and(|p| !p.is_empty() && p != protocol::NATIVE_PASSWORD_PLUGIN);
-    if capabilities & capability::PLUGIN_AUTH != 0 && other_plugin {
-        io.write_packet(|out| protocol::write_auth_switch(out, &scramble));
-        io.flush().await.ok()?;
-        read_or_report(io, &mut buf).await?;
-        auth_response = std::mem::take(&mut buf);
-    }
-
-    let user = response.user;
-    let account = shared.engine.auth_info(&user, host);
-    let authenticated = account.is_some_and(|a| {
-        protocol::verify_native_password(&scramble, &auth_response, a.native_hash.as_ref())
-    });
-    if !authenticated {
-        // The same error whether or not the user exists, so a client cannot probe
-        // for account names.
-        info!(conn = id, user = %user, host = %host, "access denied");
-        let err = Error::AccessDenied {
-            user,
-            host: host.to_string(),
-            using_password: !auth_response.is_empty(),
+impl Login<'_> {
+    /// Authenticates the client's HandshakeResponse41 (in `response`), then
+    /// serves commands until the connection ends.
+    async fn serve<R, W>(self, mut io: PacketIo<R, W>, response: Vec<u8>, deadline: Instant)
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let login = timeout_at(deadline, self.authenticate(&mut io, &response)).await;
+        let Ok(Some((session, capabilities))) = login else {
+            io.shutdown().await;
+            return;
         };
-        send_error(io, &err).await;
-        return None;
+        let shared = self.shared.clone();
+        let mut conn = Connection {
+            io,
+            session,
+            capabilities,
+            multi_statements: capabilities & capability::MULTI_STATEMENTS != 0,
+            statements: HashMap::new(),
+            shared,
+            id: self.id,
+            host: self.host.to_string(),
+            scramble: self.scramble,
+            secure: self.secure,
+            questions: 0,
+        };
+        conn.command_loop().await;
+        conn.shared
+            .questions
+            .fetch_add(conn.questions, Ordering::Relaxed);
+        conn.io.shutdown().await;
+        debug!(conn = self.id, "closed");
     }
 
-    let mut session = shared.engine.session(id, &user, host);
-    // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows.
-    session.set_client_found_rows(capabilities & capability::FOUND_ROWS != 0);
-    if let Some(db) = &response.database {
-        if let Err(err) = session.use_database(db) {
-            send_error(io, &err).await;
+    /// Returns the authenticated session and the capabilities both sides share,
+    /// or `None` after telling the client why not.
+    async fn authenticate<R, W>(
+        &self,
+        io: &mut PacketIo<R, W>,
+        payload: &[u8],
+    ) -> Option<(Session, u32)>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let (shared, id, host) = (self.shared, self.id, self.host);
+        let response = match protocol::parse_handshake_response(payload) {
+            Ok(r) => r,
+            Err(e) => {
+                let err = match e {
+                    HandshakeError::Malformed => {
+                        Error::MalformedPacket("handshake response".into())
+                    }
+                    HandshakeError::Pre41Client => {
+                        Error::Unsupported("clients without the 4.1 protocol".into())
+                    }
+                    HandshakeError::SslRequested => Error::Unsupported("SSL connections".into()),
+                };
+                send_error(io, &err).await;
+                return None;
+            }
+        };
+        if shared.require_secure_transport && !self.secure {
+            info!(conn = id, user = %response.user, %host, "refused: insecure transport");
+            send_error(io, &Error::InsecureTransport).await;
             return None;
         }
+        let capabilities = response.capabilities & capability::SERVER;
+        let user = response.user;
+        let attempt = Attempt {
+            account: shared.engine.auth_info(&user, host),
+            client_plugin: response.auth_plugin.as_deref(),
+            response: response.auth_response,
+            scramble: &self.scramble,
+            capabilities,
+            secure: self.secure,
+        };
+        match auth::authenticate(io, &shared.sha2_cache, attempt).await {
+            Verdict::Accepted => {}
+            Verdict::Denied { using_password } => {
+                // The same error whether or not the user exists, so a client
+                // cannot probe for account names.
+                info!(conn = id, user = %user, host = %host, "access denied");
+                let err = Error::AccessDenied {
+                    user,
+                    host: host.to_string(),
+                    using_password,
+                };
+                send_error(io, &err).await;
+                return None;
+            }
+            Verdict::Broken(e) => {
+                if matches!(e, ReadError::TooLarge) {
+                    send_error(io, &Error::PacketTooLarge).await;
+                }
+                debug!(conn = id, "connection phase ended: {e}");
+                return None;
+            }
+        }
+
+        let mut session = shared.engine.session(id, &user, host);
+        // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows.
+        session.set_client_found_rows(capabilities & capability::FOUND_ROWS != 0);
+        if let Some(db) = &response.database {
+            if let Err(err) = session.use_database(db) {
+                send_error(io, &err).await;
+                return None;
+            }
+        }
+        let ok = OkPacket::empty(session_status(&session));
+        io.write_packet(|out| protocol::write_ok(out, &ok, false));
+        io.flush().await.ok()?;
+        debug!(conn = id, user = %user, host = %host, secure = self.secure, "authenticated");
+        Some((session, capabilities))
     }
-    let ok = OkPacket::empty(session_status(&session));
-    io.write_packet(|out| protocol::write_ok(out, &ok, false));
-    io.flush().await.ok()?;
-    debug!(conn = id, user = %user, host = %host, "authenticated");
-    Some((session, capabilities))
 }
 
 /// Reads one packet; on an oversized one tells the client (ERR 1153) first.
@@ -260,6 +374,12 @@ struct Connection<R, W> {
     statements: HashMap<u32, Statement>,
     shared: Arc<Shared>,
     id: u32,
+    /// The client's host, as authentication saw it.
+    host: String,
+    /// The connection's scramble: COM_CHANGE_USER proofs are computed with it.
+    scramble: Scramble,
+    /// TLS or a Unix socket.
+    secure: bool,
     /// Commands served, added to the server's total when the connection closes
     /// (a shared counter bumped per command would be a contended cache line).
     questions: u64,
@@ -336,6 +456,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             command::FIELD_LIST => self.com_field_list(body),
             command::STATISTICS => self.com_statistics(),
             command::SET_OPTION => self.com_set_option(body),
+            command::CHANGE_USER => self.com_change_user(body).await,
             command::RESET_CONNECTION => {
                 self.session.reset();
                 self.statements.clear();
@@ -466,6 +587,59 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             self.io
                 .write_packet(|out| protocol::write_eof(out, 0, status));
         }
+    }
+
+    /// COM_CHANGE_USER: authenticate as another account (with the connection's
+    /// scramble, and the same exchange as the login) and start a fresh session:
+    /// the open transaction is rolled back, prepared statements and variables
+    /// are gone. On failure the current session stays as it was, as in MySQL.
+    async fn com_change_user(&mut self, body: &[u8]) {
+        let Ok(request) = protocol::parse_change_user(body, self.capabilities) else {
+            self.write_error(&Error::MalformedPacket("COM_CHANGE_USER".into()));
+            return;
+        };
+        let attempt = Attempt {
+            account: self.shared.engine.auth_info(&request.user, &self.host),
+            client_plugin: request.auth_plugin.as_deref(),
+            response: request.auth_response,
+            scramble: &self.scramble,
+            capabilities: self.capabilities,
+            secure: self.secure,
+        };
+        match auth::authenticate(&mut self.io, &self.shared.sha2_cache, attempt).await {
+            Verdict::Accepted => {}
+            Verdict::Denied { using_password } => {
+                info!(conn = self.id, user = %request.user, host = %self.host, "change user denied");
+                self.write_error(&Error::AccessDenied {
+                    user: request.user,
+                    host: self.host.clone(),
+                    using_password,
+                });
+                return;
+            }
+            Verdict::Broken(e) => {
+                // The next read fails the same way and ends the connection.
+                debug!(conn = self.id, "COM_CHANGE_USER exchange broken: {e}");
+                return;
+            }
+        }
+        let mut session = self
+            .shared
+            .engine
+            .session(self.id, &request.user, &self.host);
+        session.set_client_found_rows(self.capabilities & capability::FOUND_ROWS != 0);
+        if let Some(db) = &request.database {
+            if let Err(e) = session.use_database(db) {
+                self.write_error(&e);
+                return;
+            }
+        }
+        // The old session drops here, rolling back its open transaction.
+        self.session = session;
+        self.statements.clear();
+        self.multi_statements = self.capabilities & capability::MULTI_STATEMENTS != 0;
+        debug!(conn = self.id, user = %request.user, "changed user");
+        self.write_ok_status();
     }
 
     /// COM_INIT_DB: change the current database.

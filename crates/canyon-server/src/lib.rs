@@ -18,14 +18,16 @@
 //! 3. The client's HandshakeResponse41 arrives through
 //!    [`protocol::PacketIo::read_packet`] (framing, sequence ids, the
 //!    `max_allowed_packet` check) and is parsed by
-//!    [`protocol::parse_handshake_response`]. A MySQL 8 client names
-//!    caching_sha2_password, so the server answers with an AuthSwitchRequest
-//!    ([`protocol::write_auth_switch`]) and reads the client's
-//!    mysql_native_password proof.
-//! 4. `Engine::auth_info` gives the account's stored SHA1(SHA1(password));
-//!    [`protocol::verify_native_password`] checks the proof. `Engine::session`
-//!    opens the session; an OK packet ([`protocol::write_ok`]) ends the
-//!    connection phase.
+//!    [`protocol::parse_handshake_response`]. (Had the server offered TLS and the
+//!    client sent an SSLRequest, the socket would first be handed to rustls —
+//!    [`tls`] — and the response read inside TLS.)
+//! 4. `Engine::auth_info` gives the account's plugin and stored verifier; the
+//!    `auth` module runs the exchange: a MySQL 8 client names
+//!    caching_sha2_password, so for a mysql_native_password account the server
+//!    answers with an AuthSwitchRequest ([`protocol::write_auth_switch`]) and
+//!    checks the client's new proof with [`protocol::verify_native_password`].
+//!    `Engine::session` opens the session; an OK packet ([`protocol::write_ok`])
+//!    ends the connection phase.
 //! 5. `Connection::command_loop` resets the sequence id and reads the next packet:
 //!    `0x03` + SQL text. `Connection::dispatch` hands it to `Connection::com_query`.
 //! 6. `com_query` calls `Session::execute(sql, multi_statements)`. Inside the
@@ -55,15 +57,20 @@
 //!
 //! - [`protocol`]: bytes only — packets, handshake, result sets, errors.
 //! - `connection`: one connection's state machine and command dispatch.
+//! - `auth`: the password exchange of the login and COM_CHANGE_USER, with
+//!   caching_sha2_password's in-memory cache.
+//! - [`tls`]: the certificate, and the switch to TLS after an SSLRequest.
 //! - `server`: the accept loop, connection limits, shutdown.
 //! - [`config`]: the configuration struct and its layers.
 //! - `startup`: opening storage and the engine, the first root account.
 
+mod auth;
 pub mod config;
 mod connection;
 pub mod protocol;
 mod server;
 mod startup;
+pub mod tls;
 
 pub use config::{Config, ConfigError, DurabilityMode, Overrides};
 pub use server::{blocking_hook, serve, server_version, ServerOptions, DRAIN_TIMEOUT};

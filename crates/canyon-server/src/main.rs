@@ -136,9 +136,19 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| format!("starting the runtime: {e}"))?;
+    let tls = if config.tls_cert.is_empty() {
+        None
+    } else {
+        Some(canyon_server::tls::acceptor(
+            &config.tls_cert,
+            &config.tls_key,
+        )?)
+    };
     let options = ServerOptions {
         max_connections: config.max_connections,
         max_allowed_packet: usize::try_from(config.max_allowed_packet).unwrap_or(usize::MAX),
+        tls,
+        require_secure_transport: config.require_secure_transport,
     };
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind((config.bind.as_str(), config.port))

@@ -14,6 +14,7 @@
 //! their own because polling one per command would touch shared state (see
 //! `connection::Connection::command_loop`).
 
+use crate::auth::Sha2Cache;
 use crate::connection;
 use canyon_sql::Engine;
 use std::future::Future;
@@ -34,12 +35,17 @@ pub fn server_version() -> String {
 }
 
 /// What the listener needs to know besides the engine.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServerOptions {
     /// Connections served at once; one more gets ERR 1040.
     pub max_connections: u32,
     /// Largest packet accepted from a client.
     pub max_allowed_packet: usize,
+    /// The certificate TCP clients may switch to TLS with (see [`crate::tls`]);
+    /// `None`: TLS is not offered.
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+    /// Refuse logins over TCP without TLS (ERR 3159).
+    pub require_secure_transport: bool,
 }
 
 /// State shared by the listener and every connection task.
@@ -53,6 +59,10 @@ pub(crate) struct Shared {
     pub(crate) started: Instant,
     /// Commands served by connections that have closed (see `Connection::questions`).
     pub(crate) questions: AtomicU64,
+    pub(crate) tls: Option<tokio_rustls::TlsAcceptor>,
+    pub(crate) require_secure_transport: bool,
+    /// caching_sha2_password's fast-path hashes, learnt from full logins.
+    pub(crate) sha2_cache: Sha2Cache,
 }
 
 impl Shared {
@@ -129,6 +139,9 @@ pub async fn serve(
         next_id: AtomicU32::new(1),
         started: Instant::now(),
         questions: AtomicU64::new(0),
+        tls: options.tls,
+        require_secure_transport: options.require_secure_transport,
+        sha2_cache: Sha2Cache::default(),
     });
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);

@@ -169,9 +169,17 @@ pub struct EngineConfig {
     pub port: u16,
 }
 
-/// How a stored account authenticates with mysql_native_password.
+/// How a stored account authenticates (see [`crate::auth`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthInfo {
-    /// SHA1(SHA1(password)), or `None` for an account with an empty password.
+    /// The account's plugin.
+    pub plugin: crate::auth::AuthPlugin,
+    /// Whether the account has an empty password (any plugin accepts only an
+    /// empty response then).
+    pub empty_password: bool,
+    /// mysql_native_password: SHA1(SHA1(password)).
     pub native_hash: Option<[u8; 20]>,
+    /// caching_sha2_password: the stored verifier (also the key under which the
+    /// server caches the fast-path hash, so a changed password misses the cache).
+    pub sha2_verifier: String,
 }

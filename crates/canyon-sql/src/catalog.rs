@@ -167,13 +167,21 @@ pub struct Database {
     pub tables: BTreeMap<String, Arc<Table>>,
 }
 
-/// A privilege grant, at global (`*.*`) or database (`db.*`) level.
+/// A privilege grant at one level: global (`*.*`), database (`db.*`) or table
+/// (`db.t`). See [`crate::privileges`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Grant {
     /// `None` for `*.*`, else the database.
     pub db: Option<String>,
-    /// ALL PRIVILEGES (the only privilege set implemented so far).
+    /// With `db`: the table, for a table-level grant.
+    #[serde(default)]
+    pub table: Option<String>,
+    /// Every privilege of the level (how grants were stored before privilege
+    /// lists; new grants use `privs`).
     pub all: bool,
+    /// The privileges, as [`crate::privileges::Privs`] bits.
+    #[serde(default)]
+    pub privs: u32,
     /// WITH GRANT OPTION.
     pub grant_option: bool,
 }
@@ -185,24 +193,23 @@ pub struct UserDef {
     pub user: String,
     /// Host pattern ('%' or a literal host).
     pub host: String,
-    /// SHA1(SHA1(password)) as hex, or empty for no password.
+    /// mysql_native_password: SHA1(SHA1(password)) as hex; empty for no
+    /// password or another plugin.
     pub native_hash_hex: String,
+    /// The authentication plugin's name (see [`crate::auth`]); accounts stored
+    /// before plugins existed are mysql_native_password.
+    #[serde(default = "native_plugin_name")]
+    pub plugin: String,
+    /// caching_sha2_password: the salted verifier of [`crate::auth::sha2_verifier`];
+    /// empty for no password or another plugin.
+    #[serde(default)]
+    pub sha2_verifier: String,
     /// Grants.
     pub grants: Vec<Grant>,
 }
 
-impl UserDef {
-    /// Whether the account may use database `db` (any privilege).
-    pub fn can_use_db(&self, db: &str) -> bool {
-        self.grants
-            .iter()
-            .any(|g| g.all && g.db.as_deref().is_none_or(|d| d == db))
-    }
-
-    /// Whether the account holds global ALL PRIVILEGES.
-    pub fn is_superuser(&self) -> bool {
-        self.grants.iter().any(|g| g.all && g.db.is_none())
-    }
+fn native_plugin_name() -> String {
+    crate::auth::AuthPlugin::NativePassword.name().to_string()
 }
 
 /// One immutable catalog snapshot.

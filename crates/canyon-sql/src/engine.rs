@@ -6,17 +6,18 @@
 //! atomic swap. Readers never wait for DDL.
 
 use crate::api::{AuthInfo, EngineConfig};
-use crate::catalog::{Catalog, Database, Grant, Table, TableDef, UserDef};
+use crate::catalog::{Catalog, Database, Table, TableDef, UserDef};
 use crate::encoding::{decode_key_int, decode_row, encode_row};
 
+use crate::auth::{self, AuthPlugin};
 use crate::exec::index_keys;
+use crate::privileges::{self, Level, PrivSpec, Privs};
 use crate::session::Session;
 use arc_swap::ArcSwap;
 use canyon_common::{Error, Result};
 use canyon_storage::{KeyRange, Keyspace, Storage, WriteBatch};
 use canyon_txn::{IsolationLevel, ReadMode, TableId, TxnConfig, TxnManager};
 use parking_lot::Mutex;
-use sha1::{Digest, Sha1};
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
@@ -59,25 +60,18 @@ fn json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>> {
     serde_json::to_vec(v).map_err(|e| Error::Internal(e.to_string()))
 }
 
-/// SHA1(SHA1(password)) — what mysql_native_password stores.
-pub fn native_hash(password: &str) -> [u8; 20] {
-    let once = Sha1::digest(password.as_bytes());
-    Sha1::digest(once).into()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-fn unhex(s: &str) -> Option<[u8; 20]> {
-    if s.len() != 40 {
-        return None;
+/// Sets `def`'s plugin and the one verifier that plugin checks.
+fn set_password(def: &mut UserDef, plugin: AuthPlugin, password: &str) {
+    def.plugin = plugin.name().to_string();
+    def.native_hash_hex.clear();
+    def.sha2_verifier.clear();
+    if password.is_empty() {
+        return;
     }
-    let mut out = [0u8; 20];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(&s[i * 2..i * 2 + 2], 16).ok()?;
+    match plugin {
+        AuthPlugin::NativePassword => def.native_hash_hex = auth::hex(&auth::native_hash(password)),
+        AuthPlugin::CachingSha2Password => def.sha2_verifier = auth::sha2_verifier(password),
     }
-    Some(out)
 }
 
 impl Engine {
@@ -277,20 +271,26 @@ impl Engine {
 
     /// Creates `root`@`%` with all privileges and the given password (first start).
     pub fn bootstrap_root(&self, password: &str) -> Result<()> {
-        self.create_user("root", "%", password, false)?;
-        self.grant_all(None, "root", "%", true)
+        self.create_user("root", "%", AuthPlugin::NativePassword, password, false)?;
+        let all = PrivSpec::All.at(&Level::Global);
+        self.grant("root", "%", &Level::Global, all, true)
     }
 
     /// The account's authentication data; `None` if no such user.
     pub fn auth_info(&self, user: &str, host: &str) -> Option<AuthInfo> {
         let cat = self.catalog();
         let u = cat.user(user, host)?;
+        let plugin = AuthPlugin::from_name(&u.plugin).unwrap_or(AuthPlugin::NativePassword);
+        let native_hash =
+            auth::unhex(&u.native_hash_hex).and_then(|h| <[u8; 20]>::try_from(h).ok());
         Some(AuthInfo {
-            native_hash: if u.native_hash_hex.is_empty() {
-                None
-            } else {
-                unhex(&u.native_hash_hex)
+            plugin,
+            empty_password: match plugin {
+                AuthPlugin::NativePassword => native_hash.is_none(),
+                AuthPlugin::CachingSha2Password => u.sha2_verifier.is_empty(),
             },
+            native_hash,
+            sha2_verifier: u.sha2_verifier.clone(),
         })
     }
 
@@ -766,6 +766,7 @@ impl Engine {
         &self,
         user: &str,
         host: &str,
+        plugin: AuthPlugin,
         password: &str,
         if_not_exists: bool,
     ) -> Result<bool> {
@@ -781,16 +782,49 @@ impl Engine {
                     })
                 };
             }
-            let def = UserDef {
+            let mut def = UserDef {
                 user: user.to_string(),
                 host: host.to_string(),
-                native_hash_hex: if password.is_empty() {
-                    String::new()
-                } else {
-                    hex(&native_hash(password))
-                },
+                native_hash_hex: String::new(),
+                plugin: String::new(),
+                sha2_verifier: String::new(),
                 grants: Vec::new(),
             };
+            set_password(&mut def, plugin, password);
+            batch.put(Keyspace::Meta, user_key(user, host), json(&def)?);
+            cat.users.insert(key, Arc::new(def));
+            Ok(true)
+        })
+    }
+
+    /// ALTER USER ... IDENTIFIED [WITH plugin] BY 'pw': a new password, and the
+    /// plugin (`None` keeps the account's). Returns false when the account does
+    /// not exist and IF EXISTS was given.
+    pub fn alter_user_password(
+        &self,
+        user: &str,
+        host: &str,
+        plugin: Option<AuthPlugin>,
+        password: &str,
+        if_exists: bool,
+    ) -> Result<bool> {
+        self.change(|cat, _, batch| {
+            let key = (user.to_string(), host.to_string());
+            let Some(old) = cat.users.get(&key) else {
+                return if if_exists {
+                    Ok(false)
+                } else {
+                    Err(Error::CannotUser {
+                        operation: "ALTER USER".into(),
+                        user: format!("'{user}'@'{host}'"),
+                    })
+                };
+            };
+            let mut def = UserDef::clone(old);
+            let plugin = plugin
+                .or_else(|| AuthPlugin::from_name(&def.plugin))
+                .unwrap_or(AuthPlugin::NativePassword);
+            set_password(&mut def, plugin, password);
             batch.put(Keyspace::Meta, user_key(user, host), json(&def)?);
             cat.users.insert(key, Arc::new(def));
             Ok(true)
@@ -819,13 +853,43 @@ impl Engine {
         })
     }
 
-    /// `GRANT ALL [PRIVILEGES] ON db.* / *.* TO user`.
-    pub fn grant_all(
+    /// GRANT: adds `privs` (and the GRANT OPTION) at `level` to the account;
+    /// 1133 when it does not exist.
+    pub fn grant(
         &self,
-        db: Option<&str>,
         user: &str,
         host: &str,
+        level: &Level,
+        privs: Privs,
         grant_option: bool,
+    ) -> Result<()> {
+        self.change_account(user, host, |def| {
+            privileges::add_grant(def, level, privs, grant_option);
+            Ok(())
+        })
+    }
+
+    /// REVOKE: removes `privs` (and the GRANT OPTION when asked) at exactly
+    /// `level`; 1141 when the account holds no grant there.
+    pub fn revoke(
+        &self,
+        user: &str,
+        host: &str,
+        level: &Level,
+        privs: Privs,
+        grant_option: bool,
+    ) -> Result<()> {
+        self.change_account(user, host, |def| {
+            privileges::remove_grant(def, level, privs, grant_option)
+        })
+    }
+
+    /// Changes one existing account in a catalog change of its own.
+    fn change_account(
+        &self,
+        user: &str,
+        host: &str,
+        edit: impl FnOnce(&mut UserDef) -> Result<()>,
     ) -> Result<()> {
         self.change(|cat, _, batch| {
             let key = (user.to_string(), host.to_string());
@@ -835,14 +899,7 @@ impl Engine {
                 .cloned()
                 .ok_or_else(|| Error::NoSuchUser(format!("'{user}'@'{host}'")))?;
             let mut def = UserDef::clone(&cur);
-            let g = Grant {
-                db: db.map(str::to_string),
-                all: true,
-                grant_option,
-            };
-            if !def.grants.contains(&g) {
-                def.grants.push(g);
-            }
+            edit(&mut def)?;
             batch.put(Keyspace::Meta, user_key(user, host), json(&def)?);
             cat.users.insert(key, Arc::new(def));
             Ok(())

@@ -56,6 +56,7 @@
 
 pub mod access;
 mod api;
+pub mod auth;
 pub mod catalog;
 pub mod datetime;
 pub mod ddl;
@@ -67,6 +68,7 @@ pub mod expr;
 pub mod functions;
 pub mod parse;
 pub mod plan;
+pub mod privileges;
 pub mod query;
 pub mod select;
 mod session;
@@ -79,6 +81,7 @@ pub use api::{
     charset, column_flags, AuthInfo, Column, ColumnType, Durability, EngineConfig, IsolationLevel,
     PreparedInfo, QueryResult,
 };
-pub use engine::{native_hash, Engine};
+pub use auth::{native_hash, AuthPlugin};
+pub use engine::Engine;
 pub use session::{Session, MAX_PREPARED_STATEMENTS};
 pub use value::Value;

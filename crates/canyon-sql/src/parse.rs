@@ -4,6 +4,7 @@
 //! Errors become [`Error::Syntax`] carrying the text near the error, as MySQL's
 //! 1064 message shows it; sqlparser's recursion limit becomes [`Error::TooDeep`].
 
+use crate::privileges::{PrivSpec, Privs};
 use canyon_common::{Error, Result};
 use sqlparser::ast::Statement;
 use sqlparser::dialect::MySqlDialect;
@@ -21,16 +22,58 @@ const RECURSION_LIMIT: usize = 64;
 pub enum Parsed {
     /// Anything sqlparser parses.
     Sql(Box<Statement>),
-    /// CREATE USER [IF NOT EXISTS] 'u'@'h' [IDENTIFIED BY 'pw'].
+    /// CREATE USER [IF NOT EXISTS] 'u'@'h' [IDENTIFIED [WITH plugin] BY 'pw'].
     CreateUser {
         /// User.
         user: String,
         /// Host ('%' by default).
         host: String,
+        /// The plugin named by IDENTIFIED WITH.
+        plugin: Option<String>,
         /// Password.
         password: String,
         /// IF NOT EXISTS.
         if_not_exists: bool,
+    },
+    /// ALTER USER [IF EXISTS] 'u'@'h' IDENTIFIED [WITH plugin] BY 'pw', and
+    /// SET PASSWORD [FOR 'u'@'h'] = 'pw' (`user` `None`: the current user).
+    AlterUser {
+        /// User and host; `None` for the session's own account.
+        account: Option<(String, String)>,
+        /// The plugin named by IDENTIFIED WITH.
+        plugin: Option<String>,
+        /// Password.
+        password: String,
+        /// IF EXISTS.
+        if_exists: bool,
+    },
+    /// GRANT privileges ON level TO accounts [WITH GRANT OPTION].
+    Grant {
+        /// The privileges.
+        privs: PrivSpec,
+        /// Where.
+        target: GrantTarget,
+        /// The accounts.
+        accounts: Vec<(String, String)>,
+        /// WITH GRANT OPTION.
+        grant_option: bool,
+    },
+    /// REVOKE privileges [, GRANT OPTION] ON level FROM accounts, or (with
+    /// `target` `None`) REVOKE ALL PRIVILEGES, GRANT OPTION FROM accounts.
+    Revoke {
+        /// The privileges.
+        privs: PrivSpec,
+        /// Where; `None`: every level.
+        target: Option<GrantTarget>,
+        /// The accounts.
+        accounts: Vec<(String, String)>,
+        /// GRANT OPTION was in the list.
+        grant_option: bool,
+    },
+    /// SHOW GRANTS [FOR 'u'@'h' | CURRENT_USER].
+    ShowGrants {
+        /// The account; `None` for the session's own.
+        account: Option<(String, String)>,
     },
     /// DROP USER [IF EXISTS] 'u'@'h'.
     DropUser {
@@ -148,6 +191,9 @@ pub fn expand_executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
 pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
     let text = expand_executable_comments(sql);
     if let Some(p) = parse_account_statement(&text)? {
+        return Ok(vec![p]);
+    }
+    if let Some(p) = parse_grant_statement(&text)? {
         return Ok(vec![p]);
     }
     let trimmed = text.trim().trim_end_matches(';').trim();
@@ -367,11 +413,226 @@ impl<'a> Lexer<'a> {
         };
         Some((user, host))
     }
+    fn punct(&mut self, c: char) -> bool {
+        self.skip_ws();
+        if self.s[self.pos..].starts_with(c) {
+            self.pos += c.len_utf8();
+            true
+        } else {
+            false
+        }
+    }
     fn at_end(&mut self) -> bool {
         self.skip_ws();
         let rest = self.s[self.pos..].trim_end_matches(|c: char| c == ';' || c.is_whitespace());
         rest.is_empty()
     }
+}
+
+/// The object of GRANT / REVOKE, as written (the current database is resolved
+/// when the statement runs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantTarget {
+    /// `*.*`
+    Global,
+    /// `*`: every table of the current database.
+    CurrentDb,
+    /// `db.*`
+    Db(String),
+    /// `[db.]table`
+    Table(Option<String>, String),
+}
+
+impl Lexer<'_> {
+    /// An identifier: backquoted, or letters, digits, `_` and `$`.
+    fn ident(&mut self) -> Option<String> {
+        self.skip_ws();
+        let rest = &self.s[self.pos..];
+        if let Some(quoted) = rest.strip_prefix('`') {
+            let end = quoted.find('`')?;
+            self.pos += end + 2;
+            return Some(quoted[..end].to_string());
+        }
+        let len = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .unwrap_or(rest.len());
+        (len > 0).then(|| {
+            self.pos += len;
+            rest[..len].to_string()
+        })
+    }
+
+    /// `*.*`, `*`, `db.*`, `db.t` or `t`.
+    fn grant_target(&mut self) -> Option<GrantTarget> {
+        if self.punct('*') {
+            if self.punct('.') {
+                return self.punct('*').then_some(GrantTarget::Global);
+            }
+            return Some(GrantTarget::CurrentDb);
+        }
+        let first = self.ident()?;
+        if !self.punct('.') {
+            return Some(GrantTarget::Table(None, first));
+        }
+        if self.punct('*') {
+            return Some(GrantTarget::Db(first));
+        }
+        Some(GrantTarget::Table(Some(first), self.ident()?))
+    }
+
+    /// A privilege list up to ON / FROM / TO: (privileges, GRANT OPTION named).
+    fn privilege_list(&mut self) -> Result<(PrivSpec, bool)> {
+        let mut privs = Privs::NONE;
+        let mut all = false;
+        let mut grant_option = false;
+        loop {
+            let mut words = Vec::new();
+            loop {
+                self.skip_ws();
+                let save = self.pos;
+                if self.keyword("ON") || self.keyword("FROM") || self.keyword("TO") {
+                    self.pos = save;
+                    break;
+                }
+                if self.s[self.pos..].starts_with([',', '(']) || self.at_end() {
+                    break;
+                }
+                match self.ident() {
+                    Some(w) => words.push(w.to_ascii_uppercase()),
+                    None => return Err(Error::Syntax(self.s[self.pos..].to_string())),
+                }
+            }
+            if self.s[self.pos..].starts_with('(') {
+                return Err(Error::Unsupported("column privileges".into()));
+            }
+            let name = words.join(" ");
+            match name.as_str() {
+                "ALL" | "ALL PRIVILEGES" => all = true,
+                "GRANT OPTION" => grant_option = true,
+                "USAGE" => {}
+                "" => return Err(Error::Syntax(self.s[self.pos..].to_string())),
+                _ => {
+                    privs = privs
+                        | Privs::from_name(&name)
+                            .ok_or_else(|| Error::Syntax(name.to_lowercase()))?;
+                }
+            }
+            if !self.punct(',') {
+                break;
+            }
+        }
+        let spec = if all {
+            PrivSpec::All
+        } else {
+            PrivSpec::Some(privs)
+        };
+        Ok((spec, grant_option))
+    }
+
+    /// `'u'@'h' [, 'u'@'h' ...]`.
+    fn accounts(&mut self) -> Option<Vec<(String, String)>> {
+        let mut out = vec![self.user_host()?];
+        while self.punct(',') {
+            out.push(self.user_host()?);
+        }
+        Some(out)
+    }
+}
+
+/// GRANT / REVOKE / SHOW GRANTS, or `None` for another statement.
+fn parse_grant_statement(sql: &str) -> Result<Option<Parsed>> {
+    let syntax =
+        |lx: &Lexer<'_>| Error::Syntax(sql[lx.pos.min(sql.len())..].chars().take(80).collect());
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("GRANT") {
+        let (privs, named_option) = lx.privilege_list()?;
+        if !lx.keyword("ON") {
+            return Err(syntax(&lx));
+        }
+        lx.keyword("TABLE");
+        let target = lx.grant_target().ok_or_else(|| syntax(&lx))?;
+        if !lx.keyword("TO") {
+            return Err(syntax(&lx));
+        }
+        let accounts = lx.accounts().ok_or_else(|| syntax(&lx))?;
+        let grant_option =
+            named_option || (lx.keyword("WITH") && lx.keyword("GRANT") && lx.keyword("OPTION"));
+        if !lx.at_end() {
+            return Err(Error::Unsupported("GRANT options".into()));
+        }
+        return Ok(Some(Parsed::Grant {
+            privs,
+            target,
+            accounts,
+            grant_option,
+        }));
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("REVOKE") {
+        let (privs, grant_option) = lx.privilege_list()?;
+        let target = if lx.keyword("ON") {
+            lx.keyword("TABLE");
+            Some(lx.grant_target().ok_or_else(|| syntax(&lx))?)
+        } else if privs == PrivSpec::All && grant_option {
+            None
+        } else {
+            return Err(syntax(&lx));
+        };
+        if !lx.keyword("FROM") {
+            return Err(syntax(&lx));
+        }
+        let accounts = lx.accounts().ok_or_else(|| syntax(&lx))?;
+        if !lx.at_end() {
+            return Err(syntax(&lx));
+        }
+        return Ok(Some(Parsed::Revoke {
+            privs,
+            target,
+            accounts,
+            grant_option,
+        }));
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("SHOW") && lx.keyword("GRANTS") {
+        let account = if lx.keyword("FOR") {
+            if lx.keyword("CURRENT_USER") {
+                if lx.punct('(') && !lx.punct(')') {
+                    return Err(syntax(&lx));
+                }
+                None
+            } else {
+                Some(lx.user_host().ok_or_else(|| syntax(&lx))?)
+            }
+        } else {
+            None
+        };
+        if !lx.at_end() {
+            return Err(syntax(&lx));
+        }
+        return Ok(Some(Parsed::ShowGrants { account }));
+    }
+    Ok(None)
+}
+
+/// `[IDENTIFIED [WITH plugin] [BY 'pw']]` → (plugin, password); `None` on a
+/// syntax error.
+fn identified(lx: &mut Lexer<'_>) -> Option<(Option<String>, String)> {
+    if !lx.keyword("IDENTIFIED") {
+        return Some((None, String::new()));
+    }
+    let plugin = if lx.keyword("WITH") {
+        Some(lx.name()?)
+    } else {
+        None
+    };
+    let password = if lx.keyword("BY") {
+        lx.name()?
+    } else if plugin.is_some() {
+        String::new()
+    } else {
+        return None;
+    };
+    Some((plugin, password))
 }
 
 fn parse_account_statement(sql: &str) -> Result<Option<Parsed>> {
@@ -381,24 +642,52 @@ fn parse_account_statement(sql: &str) -> Result<Option<Parsed>> {
     if lx.keyword("CREATE") && lx.keyword("USER") {
         let if_not_exists = lx.keyword("IF") && lx.keyword("NOT") && lx.keyword("EXISTS");
         let (user, host) = lx.user_host().ok_or_else(|| syntax(&lx))?;
-        let mut password = String::new();
-        if lx.keyword("IDENTIFIED") {
-            if lx.keyword("WITH") {
-                let _plugin = lx.name();
-            }
-            if !lx.keyword("BY") {
-                return Err(syntax(&lx));
-            }
-            password = lx.name().ok_or_else(|| syntax(&lx))?;
-        }
+        let (plugin, password) = identified(&mut lx).ok_or_else(|| syntax(&lx))?;
         if !lx.at_end() {
             return Err(Error::Unsupported("CREATE USER options".into()));
         }
         return Ok(Some(Parsed::CreateUser {
             user,
             host,
+            plugin,
             password,
             if_not_exists,
+        }));
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("ALTER") && lx.keyword("USER") {
+        let if_exists = lx.keyword("IF") && lx.keyword("EXISTS");
+        let (user, host) = lx.user_host().ok_or_else(|| syntax(&lx))?;
+        let (plugin, password) = identified(&mut lx).ok_or_else(|| syntax(&lx))?;
+        if !lx.at_end() {
+            return Err(Error::Unsupported("ALTER USER options".into()));
+        }
+        return Ok(Some(Parsed::AlterUser {
+            account: Some((user, host)),
+            plugin,
+            password,
+            if_exists,
+        }));
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("SET") && lx.keyword("PASSWORD") {
+        let account = if lx.keyword("FOR") {
+            Some(lx.user_host().ok_or_else(|| syntax(&lx))?)
+        } else {
+            None
+        };
+        if !lx.punct('=') {
+            return Err(syntax(&lx));
+        }
+        let password = lx.name().ok_or_else(|| syntax(&lx))?;
+        if !lx.at_end() {
+            return Err(syntax(&lx));
+        }
+        return Ok(Some(Parsed::AlterUser {
+            account,
+            plugin: None,
+            password,
+            if_exists: false,
         }));
     }
     let mut lx = Lexer { s: sql, pos: 0 };

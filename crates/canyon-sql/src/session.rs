@@ -22,13 +22,16 @@
 //! ENGINES, so [`show_extra`] recognises those two forms before parsing.
 
 use crate::api::{column_flags, Column, PreparedInfo, QueryResult};
+use crate::auth::AuthPlugin;
 use crate::catalog::{Catalog, UserDef};
 use crate::engine::Engine;
 use crate::exec::{self, StatementEffects};
 use crate::expr::{eval, Binder, Env, EvalContext};
 use crate::functions::Func;
+use crate::parse::GrantTarget;
 use crate::parse::{count_placeholders, parse, Parsed};
 use crate::plan::{self, LockMode, Plan, PlanContext};
+use crate::privileges::{Level, PrivSpec, Privs};
 use crate::types::{expr_column, ExprKind};
 use crate::value::Value;
 use crate::vars;
@@ -182,7 +185,9 @@ impl State {
         }
     }
 
-    /// Checks that the account may use database `db` (MySQL 1044 / 1142).
+    /// Checks that the account holds `command`'s privilege on `db` (with
+    /// `table`, on that table): MySQL 1142 for a table, 1044 for a database.
+    /// USE and SHOW need any privilege on the database.
     fn check_db(
         &mut self,
         cat: &Catalog,
@@ -190,27 +195,36 @@ impl State {
         command: &str,
         table: Option<&str>,
     ) -> Result<()> {
-        match self.account(cat) {
-            Some(u) if u.can_use_db(db) => Ok(()),
-            _ => Err(match table {
-                Some(t) => Error::TableAccessDenied {
-                    command: command.to_string(),
-                    user: self.user.clone(),
-                    host: self.host.clone(),
-                    table: t.to_string(),
-                },
-                None => Error::DbAccessDenied {
-                    user: self.user.clone(),
-                    host: self.host.clone(),
-                    db: db.to_string(),
-                },
-            }),
+        let allowed = self
+            .account(cat)
+            .is_some_and(|u| match Privs::from_name(command) {
+                Some(needed) => u.allows(db, table, needed),
+                None => u.can_use_db(db),
+            });
+        if allowed {
+            return Ok(());
         }
+        Err(match table {
+            Some(t) => Error::TableAccessDenied {
+                command: command.to_string(),
+                user: self.user.clone(),
+                host: self.host.clone(),
+                table: t.to_string(),
+            },
+            None => Error::DbAccessDenied {
+                user: self.user.clone(),
+                host: self.host.clone(),
+                db: db.to_string(),
+            },
+        })
     }
 
+    /// Checks a global privilege named `what` (e.g. "CREATE USER"); an unknown
+    /// name needs SUPER. MySQL 1227.
     fn check_super(&mut self, cat: &Catalog, what: &str) -> Result<()> {
+        let needed = Privs::from_name(what).unwrap_or(Privs::SUPER);
         match self.account(cat) {
-            Some(u) if u.is_superuser() => Ok(()),
+            Some(u) if u.allows_global(needed) => Ok(()),
             _ => Err(Error::SpecificAccessDenied(what.to_string())),
         }
     }
@@ -731,13 +745,139 @@ impl Session {
             Parsed::CreateUser {
                 user,
                 host,
+                plugin,
                 password,
                 if_not_exists,
             } => {
                 self.state.check_super(&cat, "CREATE USER")?;
+                let plugin = auth_plugin(plugin.as_deref())?.unwrap_or(AuthPlugin::NativePassword);
                 self.commit()?;
-                engine.create_user(user, host, password, *if_not_exists)?;
+                engine.create_user(user, host, plugin, password, *if_not_exists)?;
                 return Ok(ok(0));
+            }
+            Parsed::AlterUser {
+                account,
+                plugin,
+                password,
+                if_exists,
+            } => {
+                // Anyone may change their own password (SET PASSWORD, or ALTER
+                // USER naming their own account); other accounts need CREATE USER.
+                let own = self
+                    .state
+                    .account(&cat)
+                    .map(|u| (u.user.clone(), u.host.clone()));
+                let (user, host) = match (account, &own) {
+                    (Some(a), _) => a.clone(),
+                    (None, Some(own)) => own.clone(),
+                    (None, None) => return Err(Error::SpecificAccessDenied("SET PASSWORD".into())),
+                };
+                if own.as_ref() != Some(&(user.clone(), host.clone())) {
+                    self.state.check_super(&cat, "CREATE USER")?;
+                }
+                let plugin = auth_plugin(plugin.as_deref())?;
+                self.commit()?;
+                engine.alter_user_password(&user, &host, plugin, password, *if_exists)?;
+                return Ok(ok(0));
+            }
+            Parsed::Grant {
+                privs,
+                target,
+                accounts,
+                grant_option,
+            } => {
+                let level = self.grant_level(target)?;
+                let privs = privs.at(&level);
+                level.check_grantable(privs)?;
+                let may = self
+                    .state
+                    .account(&cat)
+                    .is_some_and(|u| u.may_grant(&level, privs));
+                if !may {
+                    return Err(self.grant_denied(&level));
+                }
+                for (user, host) in accounts {
+                    if !cat.users.contains_key(&(user.clone(), host.clone())) {
+                        return Err(Error::NoSuchUser(format!("'{user}'@'{host}'")));
+                    }
+                }
+                self.commit()?;
+                for (user, host) in accounts {
+                    engine.grant(user, host, &level, privs, *grant_option)?;
+                }
+                return Ok(ok(0));
+            }
+            Parsed::Revoke {
+                privs,
+                target,
+                accounts,
+                grant_option,
+            } => {
+                let level = match target {
+                    Some(t) => Some(self.grant_level(t)?),
+                    None => None,
+                };
+                let may = self.state.account(&cat).is_some_and(|u| match &level {
+                    Some(l) => u.may_grant(l, privs.at(l)),
+                    None => u.allows_global(Privs::CREATE_USER),
+                });
+                if !may {
+                    return Err(match &level {
+                        Some(l) => self.grant_denied(l),
+                        None => Error::SpecificAccessDenied("CREATE USER".into()),
+                    });
+                }
+                self.commit()?;
+                for (user, host) in accounts {
+                    match &level {
+                        Some(l) => engine.revoke(user, host, l, privs.at(l), *grant_option)?,
+                        None => {
+                            // Every level the account holds grants at.
+                            let def = cat
+                                .users
+                                .get(&(user.clone(), host.clone()))
+                                .ok_or_else(|| Error::NoSuchUser(format!("'{user}'@'{host}'")))?;
+                            for g in &def.grants {
+                                let l = g.level();
+                                engine.revoke(user, host, &l, PrivSpec::All.at(&l), true)?;
+                            }
+                        }
+                    }
+                }
+                return Ok(ok(0));
+            }
+            Parsed::ShowGrants { account } => {
+                let def = match account {
+                    None => self.state.account(&cat),
+                    Some((user, host)) => {
+                        let own = self
+                            .state
+                            .account(&cat)
+                            .is_some_and(|u| (&u.user, &u.host) == (user, host));
+                        if !own {
+                            // Other accounts' grants: SELECT on the mysql
+                            // schema in MySQL; Canyon asks for CREATE USER.
+                            self.state.check_super(&cat, "CREATE USER")?;
+                        }
+                        Some(
+                            cat.users
+                                .get(&(user.clone(), host.clone()))
+                                .cloned()
+                                .ok_or_else(|| Error::NonexistingGrant {
+                                    user: user.clone(),
+                                    host: host.clone(),
+                                })?,
+                        )
+                    }
+                };
+                let def = def.ok_or_else(|| Error::SpecificAccessDenied("SHOW GRANTS".into()))?;
+                let rows = def
+                    .show_grants()
+                    .iter()
+                    .map(|l| vec![Value::str(l)])
+                    .collect();
+                let title = format!("Grants for {}@{}", def.user, def.host);
+                return Ok(text_rows(&[title.as_str()], rows));
             }
             Parsed::DropUser {
                 user,
@@ -963,7 +1103,11 @@ impl Session {
                 }
                 Ok(ok(0))
             }
-            Statement::Grant(g) => self.run_grant(&cat, g),
+            // GRANT / REVOKE are parsed by `parse`; a form it does not know
+            // never reaches sqlparser's (Snowflake-shaped) statements.
+            Statement::Grant(_) | Statement::Revoke(_) => {
+                Err(Error::Unsupported("this form of GRANT / REVOKE".into()))
+            }
             Statement::ShowVariables { filter, global, .. } => {
                 let pattern = like_filter(filter.as_ref())?;
                 let mut rows = Vec::new();
@@ -1442,43 +1586,41 @@ impl Session {
         }
     }
 
-    fn run_grant(&mut self, cat: &Catalog, g: &ast::Grant) -> Result<QueryResult> {
-        self.state.check_super(cat, "GRANT")?;
-        if !matches!(g.privileges, ast::Privileges::All { .. }) {
-            return Err(Error::Unsupported(
-                "GRANT of individual privileges (only ALL)".into(),
-            ));
+    /// The level a GRANT / REVOKE names, with `*` and bare table names resolved
+    /// against the current database (1046 without one).
+    fn grant_level(&self, target: &GrantTarget) -> Result<Level> {
+        let current = || self.state.db.clone().ok_or(Error::NoDatabaseSelected);
+        Ok(match target {
+            GrantTarget::Global => Level::Global,
+            GrantTarget::CurrentDb => Level::Db(current()?),
+            GrantTarget::Db(d) => Level::Db(d.clone()),
+            GrantTarget::Table(d, t) => Level::Table(
+                match d {
+                    Some(d) => d.clone(),
+                    None => current()?,
+                },
+                t.clone(),
+            ),
+        })
+    }
+
+    /// MySQL's error for a GRANT the session may not give: 1044 at a database,
+    /// 1142 at a table, 1227 globally.
+    fn grant_denied(&self, level: &Level) -> Error {
+        match level {
+            Level::Global => Error::SpecificAccessDenied("GRANT OPTION".into()),
+            Level::Db(db) => Error::DbAccessDenied {
+                user: self.state.user.clone(),
+                host: self.state.host.clone(),
+                db: db.clone(),
+            },
+            Level::Table(_, t) => Error::TableAccessDenied {
+                command: "GRANT".into(),
+                user: self.state.user.clone(),
+                host: self.state.host.clone(),
+                table: t.clone(),
+            },
         }
-        let db = match &g.objects {
-            Some(ast::GrantObjects::Tables(t)) if t.len() == 1 => {
-                let parts = object_name(&t[0]);
-                match parts.as_slice() {
-                    [a, b] if a == "*" && b == "*" => None,
-                    [d, b] if b == "*" => Some(d.clone()),
-                    [a] if a == "*" => {
-                        Some(self.state.db.clone().ok_or(Error::NoDatabaseSelected)?)
-                    }
-                    _ => return Err(Error::Unsupported("table-level GRANT".into())),
-                }
-            }
-            _ => return Err(Error::Unsupported("this GRANT target".into())),
-        };
-        self.commit()?;
-        for grantee in &g.grantees {
-            let (user, host) = match &grantee.name {
-                Some(ast::GranteeName::UserHost { user, host }) => {
-                    (user.value.clone(), host.value.clone())
-                }
-                Some(ast::GranteeName::ObjectName(n)) => {
-                    (object_name(n).join("."), "%".to_string())
-                }
-                None => return Err(Error::Syntax("GRANT ... TO".into())),
-            };
-            self.state
-                .engine
-                .grant_all(db.as_deref(), &user, &host, g.with_grant_option)?;
-        }
-        Ok(ok(0))
     }
 
     fn run_set(&mut self, set: &ast::Set, params: &[Value], sql: &str) -> Result<QueryResult> {
@@ -1689,6 +1831,13 @@ fn like_filter(f: Option<&ast::ShowStatementFilter>) -> Result<Option<String>> {
         }
         Some(_) => Err(Error::Unsupported("SHOW ... WHERE".into())),
     }
+}
+
+/// The plugin named in IDENTIFIED WITH; 1524 (ER_PLUGIN_IS_NOT_LOADED) for one
+/// Canyon does not have.
+fn auth_plugin(name: Option<&str>) -> Result<Option<AuthPlugin>> {
+    name.map(|n| AuthPlugin::from_name(n).ok_or_else(|| Error::PluginNotLoaded(n.to_string())))
+        .transpose()
 }
 
 fn show_like(o: &ast::ShowStatementOptions) -> Result<Option<String>> {

@@ -14,7 +14,8 @@ pub mod capability {
     pub const CONNECT_WITH_DB: u32 = 1 << 3;
     /// The 4.1 protocol (required; Canyon rejects older clients).
     pub const PROTOCOL_41: u32 = 1 << 9;
-    /// TLS; not advertised yet.
+    /// TLS: advertised when the server has a certificate; a client that sets it
+    /// sends a short SSLRequest and starts TLS before its real response.
     pub const SSL: u32 = 1 << 11;
     /// The client knows about transactions (status flags in OK packets).
     pub const TRANSACTIONS: u32 = 1 << 13;
@@ -95,6 +96,8 @@ pub mod command {
     pub const SET_OPTION: u8 = 0x1b;
     /// Reset the session (roll back, forget statements and variables).
     pub const RESET_CONNECTION: u8 = 0x1f;
+    /// COM_CHANGE_USER
+    pub const CHANGE_USER: u8 = 0x11;
 }
 
 /// First bytes of server packets.
@@ -110,8 +113,20 @@ pub mod header {
     pub const NULL_VALUE: u8 = 0xfb;
 }
 
-/// The authentication plugin Canyon verifies.
+/// The authentication plugin named in the initial handshake (the default for
+/// accounts; see `canyon_sql::auth`).
 pub const NATIVE_PASSWORD_PLUGIN: &str = "mysql_native_password";
+
+/// caching_sha2_password's status bytes, sent in an AuthMoreData packet.
+pub mod sha2_status {
+    /// The scramble matched the cached hash: an OK packet follows.
+    pub const FAST_AUTH_SUCCESS: u8 = 0x03;
+    /// No (matching) cached hash: the client must send its password, which it
+    /// does in clear text only over a secure transport.
+    pub const PERFORM_FULL_AUTHENTICATION: u8 = 0x04;
+    /// The client's request for the server's RSA public key (not offered).
+    pub const REQUEST_PUBLIC_KEY: u8 = 0x02;
+}
 
 /// utf8mb4_general_ci, the collation announced in the handshake.
 pub const HANDSHAKE_CHARSET: u8 = 45;

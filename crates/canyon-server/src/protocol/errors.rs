@@ -283,6 +283,29 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "42000",
             format!("{command} command denied to user '{user}'@'{host}' for table '{table}'"),
         ),
+        Error::NonexistingGrant { user, host } => M::new(
+            1141,
+            "42000",
+            format!("There is no such grant defined for user '{user}' on host '{host}'"),
+        ),
+        Error::IllegalGrantForTable => M::new(
+            1144,
+            "42000",
+            "Illegal GRANT/REVOKE command; please consult the manual to see which \
+             privileges can be used"
+                .to_string(),
+        ),
+        Error::WrongUsage(what) => M::new(1221, "HY000", format!("Incorrect usage of {what}")),
+        Error::PluginNotLoaded(name) => {
+            M::new(1524, "HY000", format!("Plugin '{name}' is not loaded"))
+        }
+        Error::InsecureTransport => M::new(
+            3159,
+            "HY000",
+            "Connections using insecure transport are prohibited while \
+             --require_secure_transport=ON."
+                .to_string(),
+        ),
         Error::SpecificAccessDenied(privilege) => M::new(
             1227,
             "42000",
@@ -702,6 +725,39 @@ mod tests {
             1142,
             "42000",
             "SELECT command denied to user 'u'@'h' for table 't'",
+        );
+        check(
+            Error::NonexistingGrant {
+                user: s("u"),
+                host: s("%"),
+            },
+            1141,
+            "42000",
+            "There is no such grant defined for user 'u' on host '%'",
+        );
+        check(
+            Error::IllegalGrantForTable,
+            1144,
+            "42000",
+            "Illegal GRANT/REVOKE command; please consult the manual to see which privileges can be used",
+        );
+        check(
+            Error::WrongUsage(s("DB GRANT and GLOBAL PRIVILEGES")),
+            1221,
+            "HY000",
+            "Incorrect usage of DB GRANT and GLOBAL PRIVILEGES",
+        );
+        check(
+            Error::PluginNotLoaded(s("sha256_password")),
+            1524,
+            "HY000",
+            "Plugin 'sha256_password' is not loaded",
+        );
+        check(
+            Error::InsecureTransport,
+            3159,
+            "HY000",
+            "Connections using insecure transport are prohibited while --require_secure_transport=ON.",
         );
         check(
             Error::SpecificAccessDenied(s("SUPER")),

@@ -1,12 +1,16 @@
-//! Connection phase: Protocol::HandshakeV10, Protocol::HandshakeResponse41,
-//! AuthSwitchRequest, and mysql_native_password verification.
+//! Connection phase: Protocol::HandshakeV10, SSLRequest, HandshakeResponse41,
+//! AuthSwitchRequest, AuthMoreData, COM_CHANGE_USER, and the two password
+//! proofs Canyon verifies.
 //!
 //! ```text
 //!  server                                   client
-//!    | -- HandshakeV10 (seq 0, scramble) ----> |
-//!    | <-- HandshakeResponse41 (seq 1) ------- |  user, auth response, db, plugin
-//!    | -- AuthSwitchRequest (seq 2) ---------> |  only if the client's plugin is not
-//!    | <-- auth response (seq 3) ------------- |  mysql_native_password
+//!    | -- HandshakeV10 (seq 0, scramble) ----> |  CLIENT_SSL offered with a certificate
+//!    | <-- SSLRequest (seq 1) ---------------- |  only for TLS: 32 bytes, then the
+//!    |  ====== TLS handshake ================  |  TLS handshake on the same socket
+//!    | <-- HandshakeResponse41 (seq 1 or 2) -- |  user, auth response, db, plugin
+//!    | -- AuthSwitchRequest ------------------> |  only if the client's plugin is not
+//!    | <-- auth response -------------------- |  the account's
+//!    | -- AuthMoreData / <-- password ... ---> |  caching_sha2_password only
 //!    | -- OK or ERR 1045 -------------------> |
 //! ```
 //!
@@ -17,13 +21,16 @@
 //! that its SHA1 equals the stored hash. The password itself never crosses the wire
 //! or sits on the server.
 //!
-//! Not implemented: TLS (CLIENT_SSL is not offered), caching_sha2_password (clients
-//! asking for it are switched to mysql_native_password), COM_CHANGE_USER.
+//! caching_sha2_password's fast path is the same construction with SHA-256 (the
+//! client sends `SHA256(pw) XOR SHA256(SHA256(SHA256(pw)) ++ scramble)`) against
+//! `SHA256(SHA256(pw))`, which the server holds only in memory; its full path and
+//! the cache are in `crate::auth`.
 
 use super::codec::{put_nul_bytes, put_u16, put_u32, Cursor, Truncated};
 use super::constants::{capability, status, HANDSHAKE_CHARSET, NATIVE_PASSWORD_PLUGIN};
 use rand::Rng;
 use sha1::{Digest, Sha1};
+use sha2::Sha256;
 
 /// The 20 random bytes a client mixes into its password proof.
 pub type Scramble = [u8; 20];
@@ -50,8 +57,13 @@ pub fn write_handshake_v10(
     server_version: &str,
     connection_id: u32,
     scramble: &Scramble,
+    tls: bool,
 ) {
-    let caps = capability::SERVER;
+    let caps = if tls {
+        capability::SERVER | capability::SSL
+    } else {
+        capability::SERVER
+    };
     out.push(10); // protocol version
     put_nul_bytes(out, server_version.as_bytes());
     put_u32(out, connection_id);
@@ -67,11 +79,28 @@ pub fn write_handshake_v10(
     put_nul_bytes(out, NATIVE_PASSWORD_PLUGIN.as_bytes());
 }
 
-/// Appends the payload of an AuthSwitchRequest to mysql_native_password.
-pub fn write_auth_switch(out: &mut Vec<u8>, scramble: &Scramble) {
+/// Appends the payload of an AuthSwitchRequest to `plugin`, with the
+/// connection's scramble (NUL-terminated, as MySQL sends it).
+pub fn write_auth_switch(out: &mut Vec<u8>, plugin: &str, scramble: &Scramble) {
     out.push(0xfe);
-    put_nul_bytes(out, NATIVE_PASSWORD_PLUGIN.as_bytes());
+    put_nul_bytes(out, plugin.as_bytes());
     put_nul_bytes(out, scramble);
+}
+
+/// Appends the payload of an AuthMoreData packet (`0x01` then `data`).
+pub fn write_auth_more_data(out: &mut Vec<u8>, data: &[u8]) {
+    out.push(0x01);
+    out.extend_from_slice(data);
+}
+
+/// Whether `payload` is an SSLRequest: the first 32 bytes of a
+/// HandshakeResponse41, with CLIENT_SSL set, and nothing after them.
+pub fn is_ssl_request(payload: &[u8]) -> bool {
+    payload.len() == 32
+        && payload
+            .get(..4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .is_some_and(|b| u32::from_le_bytes(b) & capability::SSL != 0)
 }
 
 /// What a client says in Protocol::HandshakeResponse41.
@@ -102,7 +131,8 @@ pub enum HandshakeError {
     Malformed,
     /// The client does not speak the 4.1 protocol.
     Pre41Client,
-    /// The client asked for TLS, which this server does not offer.
+    /// The client asked for TLS, which this server does not offer (it has no
+    /// certificate).
     SslRequested,
 }
 
@@ -122,9 +152,9 @@ pub fn parse_handshake_response(payload: &[u8]) -> Result<HandshakeResponse, Han
     let max_packet_size = c.u32()?;
     let charset = c.u8()?;
     c.skip(23)?; // filler
-    if capabilities & capability::SSL != 0 {
-        // An SSLRequest stops here; TLS is not offered, so a conforming client
-        // never sends one. Refuse rather than read plain text as a login.
+    if c.is_empty() && capabilities & capability::SSL != 0 {
+        // An SSLRequest stops here; the connection layer upgrades to TLS before
+        // parsing a response, so one reaching this parser was not wanted.
         return Err(HandshakeError::SslRequested);
     }
     let user = lossy(c.nul_bytes()?);
@@ -202,6 +232,74 @@ pub fn verify_native_password(
         == 0
 }
 
+/// `SHA256(SHA256(password))`: what caching_sha2_password's fast path checks a
+/// scramble against.
+pub fn sha2_stage2(password: &[u8]) -> [u8; 32] {
+    Sha256::digest(Sha256::digest(password)).into()
+}
+
+/// Checks a caching_sha2_password fast-path response against the cached
+/// `SHA256(SHA256(password))`: XOR with `SHA256(stage2 ++ scramble)` recovers
+/// `SHA256(password)`, whose SHA-256 must equal `stage2`.
+pub fn verify_sha2_scramble(scramble: &Scramble, response: &[u8], stage2: &[u8; 32]) -> bool {
+    let Ok(response) = <&[u8; 32]>::try_from(response) else {
+        return false;
+    };
+    let mut h = Sha256::new();
+    h.update(stage2);
+    h.update(scramble);
+    let mask = h.finalize();
+    let mut stage1 = [0u8; 32];
+    for (i, b) in stage1.iter_mut().enumerate() {
+        *b = response[i] ^ mask[i];
+    }
+    Sha256::digest(stage1)
+        .iter()
+        .zip(stage2.iter())
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0
+}
+
+/// What a client sends in COM_CHANGE_USER (after the command byte).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeUser {
+    /// The new user.
+    pub user: String,
+    /// The auth response, computed with the connection's original scramble.
+    pub auth_response: Vec<u8>,
+    /// The database to use (none: no current database).
+    pub database: Option<String>,
+    /// The client's auth plugin, with CLIENT_PLUGIN_AUTH.
+    pub auth_plugin: Option<String>,
+}
+
+/// Parses COM_CHANGE_USER's body under the connection's capabilities.
+pub fn parse_change_user(body: &[u8], capabilities: u32) -> Result<ChangeUser, Truncated> {
+    let mut c = Cursor::new(body);
+    let user = lossy(c.nul_bytes()?);
+    let auth_response = if capabilities & capability::SECURE_CONNECTION != 0 {
+        let len = c.u8()?;
+        c.take(usize::from(len))?.to_vec()
+    } else {
+        c.nul_bytes()?.to_vec()
+    };
+    let database = Some(lossy(c.nul_bytes()?)).filter(|db| !db.is_empty());
+    let mut auth_plugin = None;
+    if !c.is_empty() {
+        c.u16()?; // character set
+        if capabilities & capability::PLUGIN_AUTH != 0 && !c.is_empty() {
+            auth_plugin = Some(lossy(c.nul_bytes()?));
+        }
+        // Connection attributes may follow; Canyon does not keep them.
+    }
+    Ok(ChangeUser {
+        user,
+        auth_response,
+        database,
+        auth_plugin,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,7 +365,14 @@ mod tests {
     fn handshake_v10_layout() {
         let scramble: Scramble = *b"ABCDEFGHIJKLMNOPQRST";
         let mut out = Vec::new();
-        write_handshake_v10(&mut out, "8.0.36-canyon-0.1.0", 42, &scramble);
+        write_handshake_v10(&mut out, "8.0.36-canyon-0.1.0", 42, &scramble, false);
+        let mut tls = Vec::new();
+        write_handshake_v10(&mut tls, "8.0.36-canyon-0.1.0", 42, &scramble, true);
+        // The same layout; only CLIENT_SSL (bit 11, in the lower two bytes) differs.
+        let at = 1 + 20 + 4 + 8 + 1;
+        assert_eq!(tls[at + 1], out[at + 1] | (capability::SSL >> 8) as u8);
+        assert_eq!(tls[..at + 1], out[..at + 1]);
+        assert_eq!(tls[at + 2..], out[at + 2..]);
         let mut c = Cursor::new(&out);
         assert_eq!(c.u8(), Ok(10));
         assert_eq!(c.nul_bytes(), Ok(&b"8.0.36-canyon-0.1.0"[..]));
@@ -344,6 +449,79 @@ mod tests {
         assert_eq!((r.user.as_str(), r.auth_response.len()), ("u", 0));
         assert_eq!(r.database, None);
         assert_eq!(r.auth_plugin.as_deref(), Some("mysql_native_password"));
+    }
+
+    /// The client side of caching_sha2_password's fast path, written out
+    /// independently: SHA256(pw) XOR SHA256(SHA256(SHA256(pw)) ++ scramble).
+    fn sha2_client_token(password: &str, scramble: &[u8]) -> Vec<u8> {
+        let stage1 = Sha256::digest(password.as_bytes());
+        let stage2 = Sha256::digest(stage1);
+        let mut h = Sha256::new();
+        h.update(stage2);
+        h.update(scramble);
+        let mask = h.finalize();
+        stage1.iter().zip(mask.iter()).map(|(a, b)| a ^ b).collect()
+    }
+
+    #[test]
+    fn sha2_fast_path_verifies_only_the_right_password() {
+        let scramble = new_scramble();
+        let stage2 = sha2_stage2(b"secret");
+        let token = sha2_client_token("secret", &scramble);
+        assert!(verify_sha2_scramble(&scramble, &token, &stage2));
+        assert!(!verify_sha2_scramble(
+            &scramble,
+            &sha2_client_token("Secret", &scramble),
+            &stage2
+        ));
+        assert!(!verify_sha2_scramble(&new_scramble(), &token, &stage2));
+        assert!(!verify_sha2_scramble(&scramble, &token[..31], &stage2));
+        assert!(!verify_sha2_scramble(&scramble, &[], &stage2));
+    }
+
+    #[test]
+    fn ssl_request_is_exactly_32_bytes_with_client_ssl() {
+        let full = response(
+            capability::SERVER | capability::SSL,
+            "root",
+            &[7; 20],
+            Some("db"),
+            "mysql_native_password",
+        );
+        assert!(is_ssl_request(&full[..32]));
+        assert!(
+            !is_ssl_request(&full),
+            "a full response is not an SSLRequest"
+        );
+        let plain = response(capability::SERVER, "root", &[], None, "x");
+        assert!(!is_ssl_request(&plain[..32]), "CLIENT_SSL not set");
+        assert!(!is_ssl_request(&full[..31]));
+        // After TLS the full response keeps CLIENT_SSL and parses.
+        let r = parse_handshake_response(&full).expect("parse");
+        assert_eq!(r.user, "root");
+    }
+
+    #[test]
+    fn change_user_parses_and_truncations_are_errors() {
+        let caps = capability::SERVER;
+        let mut body = b"bob\0".to_vec();
+        body.push(20);
+        body.extend_from_slice(&[9; 20]);
+        body.extend_from_slice(b"shop\0");
+        body.extend_from_slice(&45u16.to_le_bytes());
+        body.extend_from_slice(b"caching_sha2_password\0");
+        let c = parse_change_user(&body, caps).expect("parse");
+        assert_eq!(c.user, "bob");
+        assert_eq!(c.auth_response, vec![9; 20]);
+        assert_eq!(c.database.as_deref(), Some("shop"));
+        assert_eq!(c.auth_plugin.as_deref(), Some("caching_sha2_password"));
+        // Up to the database the fields are required.
+        for len in 0..body.len() - 2 - 22 {
+            assert!(parse_change_user(&body[..len], caps).is_err(), "{len}");
+        }
+        // An empty database name means none.
+        let c = parse_change_user(b"bob\0\0\0", caps).expect("parse");
+        assert_eq!((c.auth_response.len(), c.database), (0, None));
     }
 
     #[test]

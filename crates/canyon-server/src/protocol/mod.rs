@@ -30,12 +30,14 @@ pub use binary::{
 };
 pub use codec::{put_lenenc_int, Cursor, Truncated};
 pub use constants::{
-    capability, command, header, set_option, status, HANDSHAKE_CHARSET, NATIVE_PASSWORD_PLUGIN,
+    capability, command, header, set_option, sha2_status, status, HANDSHAKE_CHARSET,
+    NATIVE_PASSWORD_PLUGIN,
 };
 pub use errors::{empty_query, mysql_error, MysqlError};
 pub use handshake::{
-    new_scramble, parse_handshake_response, verify_native_password, write_auth_switch,
-    write_handshake_v10, HandshakeError, HandshakeResponse, Scramble,
+    is_ssl_request, new_scramble, parse_change_user, parse_handshake_response, sha2_stage2,
+    verify_native_password, verify_sha2_scramble, write_auth_more_data, write_auth_switch,
+    write_handshake_v10, ChangeUser, HandshakeError, HandshakeResponse, Scramble,
 };
 pub use packet::{PacketIo, ReadError, MAX_CHUNK};
 pub use text::{
@@ -72,6 +74,7 @@ mod tests {
         for round in 0..20_000 {
             let junk = rng.bytes(96);
             let _ = parse_handshake_response(&junk);
+            let _ = parse_change_user(&junk, capability::SERVER);
             let _ = parse_long_data(&junk);
             let mut c = Cursor::new(&junk);
             if parse_execute_header(&mut c).is_ok() {

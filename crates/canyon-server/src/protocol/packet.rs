@@ -201,6 +201,23 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> PacketIo<R, W> {
         self.seq
     }
 
+    /// Continues an exchange begun on another `PacketIo` (the connection phase
+    /// goes on over TLS with the sequence where the SSLRequest left it).
+    pub fn set_sequence(&mut self, seq: u8) {
+        self.seq = seq;
+    }
+
+    /// Takes the connection apart to change its transport (STARTTLS-style
+    /// upgrade): the bytes already read from the socket but not yet consumed —
+    /// a client starts its TLS handshake right after the SSLRequest, so part of
+    /// it may sit in the read buffer — then the two halves. Unflushed output is
+    /// dropped; callers flush first.
+    pub fn into_parts(self) -> (Vec<u8>, R, W) {
+        debug_assert!(self.out.is_empty(), "output left unflushed");
+        let buffered = self.reader.buffer().to_vec();
+        (buffered, self.reader.into_inner(), self.writer)
+    }
+
     /// Shuts the write half down (best effort).
     pub async fn shutdown(&mut self) {
         let _ = self.writer.shutdown().await;

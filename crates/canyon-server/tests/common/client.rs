@@ -538,6 +538,42 @@ impl Client {
         }
     }
 
+    /// COM_CHANGE_USER to `user` with `password` (mysql_native_password,
+    /// computed with the greeting's scramble), optionally into `db`; follows an
+    /// AuthSwitchRequest to mysql_native_password.
+    pub fn change_user(&mut self, user: &str, password: &str, db: &str) -> Result<(), SqlError> {
+        let auth = native_password_scramble(password, &self.greeting.scramble);
+        let mut p = vec![0x11];
+        p.extend_from_slice(user.as_bytes());
+        p.push(0);
+        p.push(auth.len() as u8);
+        p.extend_from_slice(&auth);
+        p.extend_from_slice(db.as_bytes());
+        p.push(0);
+        p.extend_from_slice(&45u16.to_le_bytes());
+        p.extend_from_slice(b"mysql_native_password\0");
+        self.seq = 0;
+        self.write_packet(&p).map_err(|e| SqlError::lost(&e))?;
+        loop {
+            let resp = self.read_packet().map_err(|e| SqlError::lost(&e))?;
+            match resp.first() {
+                Some(0x00) => return Ok(()),
+                Some(0xff) => return Err(parse_err(&resp)),
+                Some(0xfe) => {
+                    let mut r = Reader::new(&resp[1..]);
+                    r.null_str()?;
+                    let mut scramble = r.rest().to_vec();
+                    if scramble.last() == Some(&0) {
+                        scramble.pop();
+                    }
+                    let auth = native_password_scramble(password, &scramble);
+                    self.write_packet(&auth).map_err(|e| SqlError::lost(&e))?;
+                }
+                _ => return Err(SqlError::malformed("unexpected COM_CHANGE_USER response")),
+            }
+        }
+    }
+
     /// The capability flags agreed in the handshake.
     pub fn capabilities(&self) -> u32 {
         self.capabilities
