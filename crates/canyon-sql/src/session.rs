@@ -61,6 +61,12 @@ struct State {
     autocommit: bool,
     isolation: IsolationLevel,
     next_isolation: Option<IsolationLevel>,
+    /// The session's access mode (`transaction_read_only`).
+    read_only: bool,
+    /// `SET TRANSACTION READ ONLY / READ WRITE`: the next transaction's mode only.
+    next_read_only: Option<bool>,
+    /// Whether the open transaction is READ ONLY: its writes fail with 1792.
+    txn_read_only: bool,
     lock_wait_timeout: Duration,
     vars: HashMap<String, Value>,
     user_vars: HashMap<String, Value>,
@@ -278,6 +284,9 @@ impl Session {
                 autocommit: true,
                 isolation: IsolationLevel::RepeatableRead,
                 next_isolation: None,
+                read_only: false,
+                next_read_only: None,
+                txn_read_only: false,
                 lock_wait_timeout,
                 vars: HashMap::new(),
                 user_vars: HashMap::new(),
@@ -509,6 +518,9 @@ impl Session {
         s.autocommit = true;
         s.isolation = IsolationLevel::RepeatableRead;
         s.next_isolation = None;
+        s.read_only = false;
+        s.next_read_only = None;
+        s.txn_read_only = false;
         s.lock_wait_timeout = s.engine.config.lock_wait_timeout;
         s.last_insert_id = 0;
         s.warnings.clear();
@@ -595,6 +607,11 @@ impl Session {
             let mut t = self.txn_session.begin(iso);
             t.set_lock_wait_timeout(self.state.lock_wait_timeout);
             self.txn = Some(t);
+            self.state.txn_read_only = self
+                .state
+                .next_read_only
+                .take()
+                .unwrap_or(self.state.read_only);
         }
         let txn = self.txn.as_mut().expect("a transaction was opened above");
         txn.begin_statement();
@@ -631,6 +648,16 @@ impl Session {
     }
 
     fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult> {
+        // MySQL refuses writes in a READ ONLY transaction, including the implicit
+        // one of an autocommitted statement under `transaction_read_only = 1`.
+        let read_only = if self.txn.is_some() {
+            self.state.txn_read_only
+        } else {
+            self.state.next_read_only.unwrap_or(self.state.read_only)
+        };
+        if read_only && !matches!(plan, Plan::Select(_)) {
+            return Err(Error::ReadOnlyTransaction);
+        }
         let serializable_lock = !self.state.autocommit || self.txn.is_some();
         let found_rows = self.state.client_found_rows;
         let mut effects = StatementEffects::default();
@@ -804,11 +831,20 @@ impl Session {
                     .next_isolation
                     .take()
                     .unwrap_or(self.state.isolation);
+                let mut read_only = self
+                    .state
+                    .next_read_only
+                    .take()
+                    .unwrap_or(self.state.read_only);
                 for m in modes {
-                    if let ast::TransactionMode::IsolationLevel(l) = m {
-                        iso = map_isolation(l);
+                    match m {
+                        ast::TransactionMode::IsolationLevel(l) => iso = map_isolation(l),
+                        ast::TransactionMode::AccessMode(a) => {
+                            read_only = matches!(a, ast::TransactionAccessMode::ReadOnly)
+                        }
                     }
                 }
+                self.state.txn_read_only = read_only;
                 let mut t = self.txn_session.begin(iso);
                 t.set_lock_wait_timeout(self.state.lock_wait_timeout);
                 if sql.to_ascii_uppercase().contains("CONSISTENT SNAPSHOT") {
@@ -1528,16 +1564,26 @@ impl Session {
                 let upper = sql.to_ascii_uppercase();
                 let session_scope =
                     upper.contains("SESSION TRANSACTION") || upper.contains("GLOBAL TRANSACTION");
+                if !session_scope && self.txn.is_some() {
+                    return Err(Error::CantChangeTxCharacteristics);
+                }
                 for m in modes {
-                    if let ast::TransactionMode::IsolationLevel(l) = m {
-                        let iso = map_isolation(l);
-                        if session_scope {
-                            self.state.isolation = iso;
-                        } else {
-                            if self.txn.is_some() {
-                                return Err(Error::CantChangeTxCharacteristics);
+                    match m {
+                        ast::TransactionMode::IsolationLevel(l) => {
+                            let iso = map_isolation(l);
+                            if session_scope {
+                                self.state.isolation = iso;
+                            } else {
+                                self.state.next_isolation = Some(iso);
                             }
-                            self.state.next_isolation = Some(iso);
+                        }
+                        ast::TransactionMode::AccessMode(a) => {
+                            let ro = matches!(a, ast::TransactionAccessMode::ReadOnly);
+                            if session_scope {
+                                self.set_session_read_only(ro);
+                            } else {
+                                self.state.next_read_only = Some(ro);
+                            }
                         }
                     }
                 }
@@ -1549,6 +1595,14 @@ impl Session {
             _ => return Err(Error::Unsupported("this SET form".into())),
         }
         Ok(ok(0))
+    }
+
+    /// The session's access mode, reflected in both variable names.
+    fn set_session_read_only(&mut self, ro: bool) {
+        self.state.read_only = ro;
+        for v in ["transaction_read_only", "tx_read_only"] {
+            self.state.vars.insert(v.into(), Value::Int(ro as i64));
+        }
     }
 
     fn eval_set_value(&self, e: &ast::Expr, params: &[Value]) -> Result<Value> {
@@ -1642,9 +1696,8 @@ impl Session {
                 }
             }
             "transaction_read_only" | "tx_read_only" => {
-                if vars::parse_bool(&var, &value)? {
-                    return Err(Error::Unsupported("read-only transactions".into()));
-                }
+                let ro = vars::parse_bool(&var, &value)?;
+                self.set_session_read_only(ro);
             }
             "sql_mode" => {
                 self.state
