@@ -85,6 +85,13 @@ fn rust_mysql_async_text_protocol() {
             .collect();
         assert_eq!(cols[0], "1 + 1");
 
+        // NOW() has no fractional seconds unless asked for (NOW(fsp)), as in MySQL.
+        let lens: Option<(i64, i64)> = conn
+            .query_first("SELECT LENGTH(NOW()), LENGTH(CURRENT_TIMESTAMP)")
+            .await
+            .expect("LENGTH(NOW())");
+        assert_eq!(lens, Some((19, 19)));
+
         conn.query_drop("CREATE DATABASE rs_text")
             .await
             .expect("CREATE DATABASE");

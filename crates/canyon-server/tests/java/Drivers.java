@@ -88,6 +88,9 @@ public class Drivers {
                     "useServerPrepStmts=true&cachePrepStmts=true&sslMode=DISABLED&allowPublicKeyRetrieval=true"),
             new Flavor("mysql-connector-j client-prepared", "jdbc:mysql",
                     "useServerPrepStmts=false&sslMode=DISABLED&allowPublicKeyRetrieval=true"),
+            // Batches of INSERTs rewritten into multi-row INSERTs (a common setting).
+            new Flavor("mysql-connector-j rewriteBatchedStatements", "jdbc:mysql",
+                    "rewriteBatchedStatements=true&sslMode=DISABLED&allowPublicKeyRetrieval=true"),
             new Flavor("mariadb-java-client", "jdbc:mariadb", "sslMode=disable"),
             new Flavor("mariadb-java-client server-prepared", "jdbc:mariadb",
                     "sslMode=disable&useServerPrepStmts=true"),
@@ -358,6 +361,24 @@ public class Drivers {
                 checkEq(rs.getInt(1), 2, "rows after rollback");
             }
             c.commit();
+
+            // setReadOnly(true): MariaDB Connector/J sends SET SESSION TRANSACTION
+            // READ ONLY and the server refuses the write (1792); Connector/J
+            // refuses it itself (error code 0) before sending it.
+            c.setReadOnly(true);
+            try (Statement st = c.createStatement()) {
+                SQLException e = null;
+                try {
+                    st.executeUpdate("UPDATE acct SET bal = 1");
+                } catch (SQLException x) {
+                    e = x;
+                }
+                check(e != null, "a write on a read-only connection fails");
+                check(e.getErrorCode() == 1792 || e.getErrorCode() == 0, "read-only error " + e);
+            }
+            c.rollback();
+            c.setReadOnly(false);
+            checkEq(balance(c, 1), 70L, "read-only write not applied");
 
             c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
             checkEq(c.getTransactionIsolation(), Connection.TRANSACTION_READ_COMMITTED, "isolation level");
