@@ -591,10 +591,14 @@ impl Session {
         Ok(Some(plan))
     }
 
-    /// Runs a statement inside the session's transaction rules.
+    /// Runs a statement inside the session's transaction rules. A `write` in a
+    /// READ ONLY transaction (also the implicit one of an autocommitted statement
+    /// under `transaction_read_only = 1`) fails with 1792, as in MySQL, and is
+    /// rolled back like any failed statement.
     fn with_txn<T>(
         &mut self,
         params: &[Value],
+        write: bool,
         f: impl FnOnce(&mut Transaction, &StmtCtx<'_>) -> Result<T>,
     ) -> Result<T> {
         let single = self.txn.is_none() && self.state.autocommit;
@@ -613,11 +617,16 @@ impl Session {
                 .take()
                 .unwrap_or(self.state.read_only);
         }
+        let refuse = write && self.state.txn_read_only;
         let txn = self.txn.as_mut().expect("a transaction was opened above");
         txn.begin_statement();
         let (r, warnings) = {
             let ctx = StmtCtx::new(&self.state, params);
-            let r = f(txn, &ctx);
+            let r = if refuse {
+                Err(Error::ReadOnlyTransaction)
+            } else {
+                f(txn, &ctx)
+            };
             (r, ctx.warnings.into_inner())
         };
         for (code, msg) in warnings {
@@ -648,16 +657,6 @@ impl Session {
     }
 
     fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult> {
-        // MySQL refuses writes in a READ ONLY transaction, including the implicit
-        // one of an autocommitted statement under `transaction_read_only = 1`.
-        let read_only = if self.txn.is_some() {
-            self.state.txn_read_only
-        } else {
-            self.state.next_read_only.unwrap_or(self.state.read_only)
-        };
-        if read_only && !matches!(plan, Plan::Select(_)) {
-            return Err(Error::ReadOnlyTransaction);
-        }
         let serializable_lock = !self.state.autocommit || self.txn.is_some();
         let found_rows = self.state.client_found_rows;
         let mut effects = StatementEffects::default();
@@ -671,7 +670,7 @@ impl Session {
                 }
                 r
             }
-            Plan::Select(s) => self.with_txn(params, |txn, ctx| {
+            Plan::Select(s) => self.with_txn(params, false, |txn, ctx| {
                 if txn.isolation() == IsolationLevel::Serializable
                     && serializable_lock
                     && s.lock == LockMode::None
@@ -684,13 +683,15 @@ impl Session {
                     crate::select::run_select(s, Some(txn), ctx, false)
                 }
             }),
-            Plan::Insert(i) => self.with_txn(params, |txn, ctx| {
+            Plan::Insert(i) => self.with_txn(params, true, |txn, ctx| {
                 exec::run_insert(i, txn, ctx, &mut effects, found_rows)
             }),
-            Plan::Update(u) => self.with_txn(params, |txn, ctx| {
+            Plan::Update(u) => self.with_txn(params, true, |txn, ctx| {
                 exec::run_update(u, txn, ctx, found_rows, &mut effects)
             }),
-            Plan::Delete(d) => self.with_txn(params, |txn, ctx| exec::run_delete(d, txn, ctx)),
+            Plan::Delete(d) => {
+                self.with_txn(params, true, |txn, ctx| exec::run_delete(d, txn, ctx))
+            }
         }?;
         if let Some(id) = effects.generated_id {
             self.state.last_insert_id = id;
