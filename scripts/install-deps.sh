@@ -6,17 +6,34 @@
 #   mariadb-client        the `mariadb` CLI used by the differential tests
 #   mariadb-server        MariaDB 10.11, the reference server of the differential tests
 #   chromium              headless browser that opens `canyon bench`'s HTML report in a test
+#   openjdk-17-jdk-headless  runs tests/java/Drivers.java (JDBC drivers, tests/drivers_java.rs)
 # and, from PyPI, the Python drivers tests/drivers_python.rs runs (PyMySQL,
-# mysql-connector-python) with pytest, when python3 cannot import them; and
-# PingCAP's go-tpc v1.0.12, the TPC-C client of tests/tpcc.rs and
-# bench/tpcc_compare.py, built from source into ~/.cache/canyon-tools/go-tpc when it
-# is not there (needs Go >= 1.21: the `go` on PATH or in /usr/local/go, else
-# Debian's golang-go).
+# mysql-connector-python, SQLAlchemy 2.0.44) with pytest, when python3
+# cannot import them; and PingCAP's go-tpc v1.0.12, the TPC-C client of
+# tests/tpcc.rs and bench/tpcc_compare.py, built from source into
+# ~/.cache/canyon-tools/go-tpc when it is not there (needs Go >= 1.21: the `go` on
+# PATH or in /usr/local/go, else Debian's golang-go).
+# Client drivers of the other driver tests, all pinned in the repository and
+# fetched into caches outside the clone (nothing downloaded is ever committed),
+# each skipped cheaply when already present:
+#   Go      go-sql-driver/mysql: `go mod download` of crates/canyon-server/tests/go
+#           (go.mod / go.sum) into Go's module cache (tests/drivers_go.rs)
+#   Java    the jars listed in crates/canyon-server/tests/java/jars.txt, from Maven
+#           Central into ~/.cache/canyon-tools/java, SHA-1 checked (tests/drivers_java.rs)
+#   Node    `npm ci` of crates/canyon-server/tests/node/package-lock.json into
+#           ~/.cache/canyon-tools/node (tests/drivers_node.rs); Debian's nodejs and
+#           npm are installed only when there is no node / npm at all
 # The Rust toolchain is not installed here: rust-toolchain.toml pins it and rustup
 # fetches it on first use.
 set -euo pipefail
 
-packages=(clang libclang-dev sysbench mariadb-client mariadb-server chromium)
+packages=(clang libclang-dev sysbench mariadb-client mariadb-server chromium openjdk-17-jdk-headless)
+
+# The repository root, so the script works from any directory.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+driver_tests="$root/crates/canyon-server/tests"
+tools="$HOME/.cache/canyon-tools"
+sqlalchemy_version=2.0.44
 
 missing=()
 for p in "${packages[@]}"; do
@@ -30,6 +47,78 @@ install_python_drivers() {
     echo "install-deps: installing PyMySQL, mysql-connector-python and pytest from PyPI"
     python3 -m pip install --quiet PyMySQL mysql-connector-python pytest
   fi
+  if ! python3 -c "import sqlalchemy, sys; sys.exit(sqlalchemy.__version__ != '$sqlalchemy_version')" >/dev/null 2>&1; then
+    echo "install-deps: installing SQLAlchemy $sqlalchemy_version from PyPI"
+    python3 -m pip install --quiet "SQLAlchemy==$sqlalchemy_version"
+  fi
+}
+
+# go-sql-driver/mysql and its dependencies, as pinned by tests/go/go.sum, into Go's
+# module cache; a no-op (no network) when they are there.
+install_go_driver() {
+  local go
+  go=$(find_go) || { echo "install-deps: no Go >= 1.$go_min_minor for tests/go" >&2; exit 1; }
+  (cd "$driver_tests/go" && GOFLAGS=-mod=readonly GOTOOLCHAIN=local "$go" mod download)
+}
+
+# The JDBC jars of tests/java/jars.txt, from Maven Central, each checked against
+# the SHA-1 Maven Central publishes; a jar already there is kept.
+install_java_drivers() {
+  local dir="$tools/java" line group artifact version jar url sum
+  mkdir -p "$dir"
+  while read -r line; do
+    line=${line%%#*}
+    [ -n "${line// /}" ] || continue
+    IFS=: read -r group artifact version <<<"$line"
+    jar="$dir/$artifact-$version.jar"
+    [ -f "$jar" ] && continue
+    url="https://repo1.maven.org/maven2/${group//.//}/$artifact/$version/$artifact-$version.jar"
+    echo "install-deps: downloading $artifact $version from Maven Central"
+    curl -fsSL --retry 3 -o "$jar.tmp" "$url"
+    sum=$(curl -fsSL --retry 3 "$url.sha1")
+    if [ "$(sha1sum "$jar.tmp" | cut -d' ' -f1)" != "${sum%% *}" ]; then
+      rm -f "$jar.tmp"
+      echo "install-deps: $url does not match its published SHA-1" >&2
+      exit 1
+    fi
+    mv "$jar.tmp" "$jar"
+  done <"$driver_tests/java/jars.txt"
+}
+
+# mysql2 for tests/node: `npm ci` from the committed lock file into the cache
+# directory, redone only when the lock file changed (the copy next to the
+# installed modules is what tests/drivers_node.rs compares against).
+install_node_drivers() {
+  local dir="$tools/node"
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "install-deps: installing Debian's nodejs and npm"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm
+  fi
+  if cmp -s "$driver_tests/node/package-lock.json" "$dir/package-lock.json" \
+    && [ -d "$dir/node_modules/mysql2" ]; then
+    return 0
+  fi
+  echo "install-deps: npm ci of tests/node/package-lock.json into $dir"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp "$driver_tests/node/package.json" "$dir/"
+  # The lock file is copied last: it marks a finished install.
+  cp "$driver_tests/node/package-lock.json" "$dir/package-lock.json.tmp"
+  mv "$dir/package-lock.json.tmp" "$dir/package-lock.json"
+  if ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error); then
+    rm -f "$dir/package-lock.json"
+    echo "install-deps: npm ci failed" >&2
+    exit 1
+  fi
+}
+
+install_client_drivers() {
+  install_python_drivers
+  install_go_tpc
+  install_go_driver
+  install_java_drivers
+  install_node_drivers
 }
 
 # Runs a command as root: directly, or through sudo.
@@ -119,8 +208,7 @@ install_go_tpc() {
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all packages present (${packages[*]})"
-  install_python_drivers
-  install_go_tpc
+  install_client_drivers
   exit 0
 fi
 
@@ -153,12 +241,11 @@ trap cleanup EXIT
 
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 
-for cmd in clang sysbench mariadb mariadbd mariadb-install-db chromium; do
+for cmd in clang sysbench mariadb mariadbd mariadb-install-db chromium javac; do
   if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
     echo "install-deps: $cmd is still missing after the install" >&2
     exit 1
   fi
 done
-install_python_drivers
-install_go_tpc
+install_client_drivers
 echo "install-deps: done"

@@ -190,6 +190,9 @@ pub enum Error {
     NotDuringTransaction,
     /// MySQL 1568 ER_CANT_CHANGE_TX_CHARACTERISTICS, SQLSTATE 25001.
     CantChangeTxCharacteristics,
+    /// MySQL 1792 ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION, SQLSTATE 25006: a
+    /// write in a READ ONLY transaction.
+    ReadOnlyTransaction,
     /// MySQL 1396 ER_CANNOT_USER, SQLSTATE HY000: Operation %s failed for %s.
     CannotUser {
         /// "CREATE USER", "DROP USER", ...

@@ -481,14 +481,15 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
 
     /// COM_QUERY: run the text, answer each statement's result in order.
     async fn com_query(&mut self, body: &[u8]) {
-        let Ok(sql) = std::str::from_utf8(body) else {
-            self.write_error(&Error::InvalidCharacterString(
-                String::from_utf8_lossy(body).chars().take(64).collect(),
-            ));
-            return;
+        let sql = match protocol::decode_query(body) {
+            Ok(sql) => sql,
+            Err(e) => {
+                self.write_error(&e);
+                return;
+            }
         };
-        debug!(conn = self.id, sql, "COM_QUERY");
-        let results = self.session.execute(sql, self.multi_statements);
+        debug!(conn = self.id, sql = &*sql, "COM_QUERY");
+        let results = self.session.execute(&sql, self.multi_statements);
         if results.is_empty() {
             let e = protocol::empty_query();
             self.io.write_packet(|out| protocol::write_err(out, &e));

@@ -1,5 +1,6 @@
-//! Real Python drivers against a real server: PyMySQL and mysql-connector-python
-//! (both from PyPI; scripts/install-deps.sh installs them). The driver tests are
+//! Real Python drivers against a real server: PyMySQL, mysql-connector-python and
+//! the SQLAlchemy 2 ORM over PyMySQL (all from PyPI; scripts/install-deps.sh
+//! installs them). The driver tests are
 //! pytest files under `tests/python/`; this test starts a server and runs pytest
 //! with `CANYON_HOST`, `CANYON_PORT`, `CANYON_USER` and `CANYON_PASSWORD` set.
 //!
@@ -28,6 +29,8 @@ fn skip_without_python_drivers() -> bool {
         "pytest"
     } else if !python_ok("import pymysql, mysql.connector") {
         "PyMySQL or mysql-connector-python"
+    } else if !python_ok("import sqlalchemy; assert sqlalchemy.__version__.startswith('2.')") {
+        "SQLAlchemy 2"
     } else {
         return false;
     };

@@ -926,6 +926,15 @@ impl<'a> Binder<'a> {
                 };
                 self.subquery(subquery, SubqueryKind::In(lhs, *negated))?
             }
+            // Character set introducers on literals (`_binary'...'`, `_utf8mb4'...'`),
+            // which drivers put before interpolated parameters: with one character
+            // set a literal's bytes are the same under any of these.
+            A::Prefixed { prefix, value } if is_utf8_introducer(&prefix.value) => {
+                match value.as_ref() {
+                    A::Value(v) => Expr::Literal(literal(&v.value)?),
+                    other => return Err(Error::Unsupported(format!("expression {other}"))),
+                }
+            }
             A::Interval(_) => return Err(Error::Unsupported("INTERVAL expressions".into())),
             other => return Err(Error::Unsupported(format!("expression {other}"))),
         })
@@ -1011,6 +1020,14 @@ impl<'a> Binder<'a> {
         functions::check_arity(func, &name, bound.len())?;
         Ok(Expr::Func(func, bound))
     }
+}
+
+/// Whether `_name` introduces a literal whose bytes Canyon takes as they are:
+/// binary, or one of the names of UTF-8 (the only character set it stores).
+fn is_utf8_introducer(name: &str) -> bool {
+    ["_binary", "_utf8mb4", "_utf8mb3", "_utf8"]
+        .iter()
+        .any(|i| name.eq_ignore_ascii_case(i))
 }
 
 fn strip_scope(v: &str) -> String {

@@ -587,7 +587,25 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
                 arg(args, 0, env)?
             }
         }
-        Func::Now => Value::DateTime(env.ctx.now()),
+        Func::Now => {
+            // NOW([fsp]) keeps fsp fractional digits, none by default (MySQL
+            // manual, 14.7 "Date and Time Functions"); the statement's clock
+            // reads microseconds.
+            let fsp = match args.first() {
+                None => 0,
+                Some(_) => arg(args, 0, env)?
+                    .to_i64()
+                    .filter(|p| (0..=6).contains(p))
+                    .ok_or_else(|| Error::WrongArguments("NOW".into()))?,
+            };
+            use chrono::Timelike;
+            let now = env.ctx.now();
+            let unit = 10u32.pow(9 - fsp as u32);
+            Value::DateTime(
+                now.with_nanosecond(now.nanosecond() / unit * unit)
+                    .unwrap_or(now),
+            )
+        }
         Func::CurDate => Value::Date(env.ctx.now().date()),
         Func::UnixTimestamp => {
             use chrono::TimeZone;

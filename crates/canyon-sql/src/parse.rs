@@ -212,15 +212,96 @@ pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
     if let Some(r) = parse_analyze(trimmed) {
         return r.map(|p| vec![p]);
     }
-    let stmts = Parser::new(&MySqlDialect {})
+    let stmts = match Parser::new(&MySqlDialect {})
         .with_recursion_limit(RECURSION_LIMIT)
         .try_with_sql(&text)
         .and_then(|mut p| p.parse_statements())
-        .map_err(|e| unsupported_or(parse_error(&text, e), trimmed))?;
+    {
+        Ok(stmts) => stmts,
+        Err(e) => match set_names_in_list(trimmed) {
+            Some(rewritten) => return parse(&rewritten),
+            None => return Err(unsupported_or(parse_error(&text, e), trimmed)),
+        },
+    };
     Ok(stmts
         .into_iter()
         .map(|s| Parsed::Sql(Box::new(s)))
         .collect())
+}
+
+/// `SET a = 1, NAMES cs [COLLATE c], ...` (MariaDB Connector/J sends
+/// `set sql_mode=...,NAMES utf8mb4` at connect), which sqlparser parses only
+/// alone: rewritten with `NAMES cs` as the three assignments it stands for
+/// (MySQL manual, 15.7.6.3 "SET NAMES Statement"). `None` when the text is not
+/// such a list.
+fn set_names_in_list(trimmed: &str) -> Option<String> {
+    let head = trimmed.get(..4)?;
+    if !head.eq_ignore_ascii_case("SET ") {
+        return None;
+    }
+    let items = split_top_level_commas(&trimmed[4..]);
+    if items.len() < 2 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(items.len() + 2);
+    let mut rewritten = false;
+    for item in items {
+        let words: Vec<&str> = item.split_whitespace().collect();
+        match words.as_slice() {
+            [names, cs, rest @ ..] if names.eq_ignore_ascii_case("NAMES") => {
+                let cs = cs.trim_matches(['\'', '"', '`']);
+                let value = if cs.eq_ignore_ascii_case("DEFAULT") {
+                    "DEFAULT".to_string()
+                } else {
+                    format!("'{cs}'")
+                };
+                for v in [
+                    "character_set_client",
+                    "character_set_connection",
+                    "character_set_results",
+                ] {
+                    out.push(format!("{v} = {value}"));
+                }
+                match rest {
+                    [] => {}
+                    [collate, c] if collate.eq_ignore_ascii_case("COLLATE") => {
+                        let c = c.trim_matches(['\'', '"', '`']);
+                        out.push(format!("collation_connection = '{c}'"));
+                    }
+                    _ => return None,
+                }
+                rewritten = true;
+            }
+            _ => out.push(item.to_string()),
+        }
+    }
+    rewritten.then(|| format!("SET {}", out.join(", ")))
+}
+
+/// Splits `text` at the commas outside parentheses and quotes.
+fn split_top_level_commas(text: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut quote, mut start) = (0i32, None::<char>, 0);
+    let mut chars = text.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                items.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(text[start..].trim());
+    items
 }
 
 /// Counts `?` placeholders with the same tokenizer the parser uses.
@@ -731,6 +812,35 @@ mod tests {
             expand_executable_comments("SELECT '/*!x*/'"),
             "SELECT '/*!x*/'"
         );
+    }
+
+    #[test]
+    fn set_names_inside_an_assignment_list() {
+        assert_eq!(
+            set_names_in_list(
+                "set sql_mode=CONCAT(@@sql_mode,',STRICT_TRANS_TABLES'),NAMES utf8mb4"
+            )
+            .as_deref(),
+            Some(
+                "SET sql_mode=CONCAT(@@sql_mode,',STRICT_TRANS_TABLES'), \
+                 character_set_client = 'utf8mb4', character_set_connection = 'utf8mb4', \
+                 character_set_results = 'utf8mb4'"
+            )
+        );
+        assert_eq!(
+            set_names_in_list("SET NAMES 'utf8mb4' COLLATE utf8mb4_bin, autocommit=1").as_deref(),
+            Some(
+                "SET character_set_client = 'utf8mb4', character_set_connection = 'utf8mb4', \
+                 character_set_results = 'utf8mb4', collation_connection = 'utf8mb4_bin', autocommit=1"
+            )
+        );
+        assert_eq!(set_names_in_list("SET NAMES utf8mb4"), None);
+        assert_eq!(set_names_in_list("SET a = 1, b = 'x,NAMES y'"), None);
+        let parsed = parse("set autocommit=1, NAMES utf8mb4").expect("parses");
+        assert!(matches!(
+            parsed.as_slice(),
+            [Parsed::Sql(s)] if matches!(**s, Statement::Set(_))
+        ));
     }
 
     #[test]

@@ -64,6 +64,12 @@ struct State {
     autocommit: bool,
     isolation: IsolationLevel,
     next_isolation: Option<IsolationLevel>,
+    /// The session's access mode (`transaction_read_only`).
+    read_only: bool,
+    /// `SET TRANSACTION READ ONLY / READ WRITE`: the next transaction's mode only.
+    next_read_only: Option<bool>,
+    /// Whether the open transaction is READ ONLY: its writes fail with 1792.
+    txn_read_only: bool,
     lock_wait_timeout: Duration,
     vars: HashMap<String, Value>,
     user_vars: HashMap<String, Value>,
@@ -292,6 +298,9 @@ impl Session {
                 autocommit: true,
                 isolation: IsolationLevel::RepeatableRead,
                 next_isolation: None,
+                read_only: false,
+                next_read_only: None,
+                txn_read_only: false,
                 lock_wait_timeout,
                 vars: HashMap::new(),
                 user_vars: HashMap::new(),
@@ -523,6 +532,9 @@ impl Session {
         s.autocommit = true;
         s.isolation = IsolationLevel::RepeatableRead;
         s.next_isolation = None;
+        s.read_only = false;
+        s.next_read_only = None;
+        s.txn_read_only = false;
         s.lock_wait_timeout = s.engine.config.lock_wait_timeout;
         s.last_insert_id = 0;
         s.warnings.clear();
@@ -593,10 +605,14 @@ impl Session {
         Ok(Some(plan))
     }
 
-    /// Runs a statement inside the session's transaction rules.
+    /// Runs a statement inside the session's transaction rules. A `write` in a
+    /// READ ONLY transaction (also the implicit one of an autocommitted statement
+    /// under `transaction_read_only = 1`) fails with 1792, as in MySQL, and is
+    /// rolled back like any failed statement.
     fn with_txn<T>(
         &mut self,
         params: &[Value],
+        write: bool,
         f: impl FnOnce(&mut Transaction, &StmtCtx<'_>) -> Result<T>,
     ) -> Result<T> {
         let single = self.txn.is_none() && self.state.autocommit;
@@ -609,12 +625,22 @@ impl Session {
             let mut t = self.txn_session.begin(iso);
             t.set_lock_wait_timeout(self.state.lock_wait_timeout);
             self.txn = Some(t);
+            self.state.txn_read_only = self
+                .state
+                .next_read_only
+                .take()
+                .unwrap_or(self.state.read_only);
         }
+        let refuse = write && self.state.txn_read_only;
         let txn = self.txn.as_mut().expect("a transaction was opened above");
         txn.begin_statement();
         let (r, warnings) = {
             let ctx = StmtCtx::new(&self.state, params);
-            let r = f(txn, &ctx);
+            let r = if refuse {
+                Err(Error::ReadOnlyTransaction)
+            } else {
+                f(txn, &ctx)
+            };
             (r, ctx.warnings.into_inner())
         };
         for (code, msg) in warnings {
@@ -658,7 +684,7 @@ impl Session {
                 }
                 r
             }
-            Plan::Select(s) => self.with_txn(params, |txn, ctx| {
+            Plan::Select(s) => self.with_txn(params, false, |txn, ctx| {
                 if txn.isolation() == IsolationLevel::Serializable
                     && serializable_lock
                     && s.lock == LockMode::None
@@ -671,13 +697,15 @@ impl Session {
                     crate::select::run_select(s, Some(txn), ctx, false)
                 }
             }),
-            Plan::Insert(i) => self.with_txn(params, |txn, ctx| {
+            Plan::Insert(i) => self.with_txn(params, true, |txn, ctx| {
                 exec::run_insert(i, txn, ctx, &mut effects, found_rows)
             }),
-            Plan::Update(u) => self.with_txn(params, |txn, ctx| {
+            Plan::Update(u) => self.with_txn(params, true, |txn, ctx| {
                 exec::run_update(u, txn, ctx, found_rows, &mut effects)
             }),
-            Plan::Delete(d) => self.with_txn(params, |txn, ctx| exec::run_delete(d, txn, ctx)),
+            Plan::Delete(d) => {
+                self.with_txn(params, true, |txn, ctx| exec::run_delete(d, txn, ctx))
+            }
         }?;
         if let Some(id) = effects.generated_id {
             self.state.last_insert_id = id;
@@ -944,11 +972,20 @@ impl Session {
                     .next_isolation
                     .take()
                     .unwrap_or(self.state.isolation);
+                let mut read_only = self
+                    .state
+                    .next_read_only
+                    .take()
+                    .unwrap_or(self.state.read_only);
                 for m in modes {
-                    if let ast::TransactionMode::IsolationLevel(l) = m {
-                        iso = map_isolation(l);
+                    match m {
+                        ast::TransactionMode::IsolationLevel(l) => iso = map_isolation(l),
+                        ast::TransactionMode::AccessMode(a) => {
+                            read_only = matches!(a, ast::TransactionAccessMode::ReadOnly)
+                        }
                     }
                 }
+                self.state.txn_read_only = read_only;
                 let mut t = self.txn_session.begin(iso);
                 t.set_lock_wait_timeout(self.state.lock_wait_timeout);
                 if sql.to_ascii_uppercase().contains("CONSISTENT SNAPSHOT") {
@@ -1670,16 +1707,26 @@ impl Session {
                 let upper = sql.to_ascii_uppercase();
                 let session_scope =
                     upper.contains("SESSION TRANSACTION") || upper.contains("GLOBAL TRANSACTION");
+                if !session_scope && self.txn.is_some() {
+                    return Err(Error::CantChangeTxCharacteristics);
+                }
                 for m in modes {
-                    if let ast::TransactionMode::IsolationLevel(l) = m {
-                        let iso = map_isolation(l);
-                        if session_scope {
-                            self.state.isolation = iso;
-                        } else {
-                            if self.txn.is_some() {
-                                return Err(Error::CantChangeTxCharacteristics);
+                    match m {
+                        ast::TransactionMode::IsolationLevel(l) => {
+                            let iso = map_isolation(l);
+                            if session_scope {
+                                self.state.isolation = iso;
+                            } else {
+                                self.state.next_isolation = Some(iso);
                             }
-                            self.state.next_isolation = Some(iso);
+                        }
+                        ast::TransactionMode::AccessMode(a) => {
+                            let ro = matches!(a, ast::TransactionAccessMode::ReadOnly);
+                            if session_scope {
+                                self.set_session_read_only(ro);
+                            } else {
+                                self.state.next_read_only = Some(ro);
+                            }
                         }
                     }
                 }
@@ -1691,6 +1738,14 @@ impl Session {
             _ => return Err(Error::Unsupported("this SET form".into())),
         }
         Ok(ok(0))
+    }
+
+    /// The session's access mode, reflected in both variable names.
+    fn set_session_read_only(&mut self, ro: bool) {
+        self.state.read_only = ro;
+        for v in ["transaction_read_only", "tx_read_only"] {
+            self.state.vars.insert(v.into(), Value::Int(ro as i64));
+        }
     }
 
     fn eval_set_value(&self, e: &ast::Expr, params: &[Value]) -> Result<Value> {
@@ -1784,9 +1839,8 @@ impl Session {
                 }
             }
             "transaction_read_only" | "tx_read_only" => {
-                if vars::parse_bool(&var, &value)? {
-                    return Err(Error::Unsupported("read-only transactions".into()));
-                }
+                let ro = vars::parse_bool(&var, &value)?;
+                self.set_session_read_only(ro);
             }
             "sql_mode" => {
                 self.state

@@ -288,3 +288,48 @@ fn joins_are_limited_to_61_tables() {
     }
     run(&mut s, "SELECT 1").expect("the session goes on");
 }
+
+#[test]
+fn read_only_transactions_refuse_writes() {
+    let e = engine();
+    let mut s = session(&e, 2);
+    let refused = |r: Result<QueryResult, Error>| matches!(r, Err(Error::ReadOnlyTransaction));
+
+    // START TRANSACTION READ ONLY: reads work, writes are 1792, the transaction
+    // stays open and usable.
+    run(&mut s, "START TRANSACTION READ ONLY").expect("begin read only");
+    assert_eq!(balance(&mut s, 1), Value::Int(100));
+    assert!(refused(run(&mut s, "UPDATE acc SET bal = 0 WHERE id = 1")));
+    assert!(refused(run(&mut s, "INSERT INTO acc VALUES (3, 3)")));
+    assert!(refused(run(&mut s, "DELETE FROM acc")));
+    // Changing the next transaction's mode inside one: 1568.
+    assert!(matches!(
+        run(&mut s, "SET TRANSACTION READ WRITE"),
+        Err(Error::CantChangeTxCharacteristics)
+    ));
+    run(&mut s, "COMMIT").expect("commit");
+    run(&mut s, "UPDATE acc SET bal = 90 WHERE id = 1").expect("read-write again");
+
+    // SET TRANSACTION READ ONLY applies to the next transaction only, also an
+    // autocommitted statement's.
+    run(&mut s, "SET TRANSACTION READ ONLY").expect("set next");
+    assert!(refused(run(&mut s, "UPDATE acc SET bal = 0")));
+    run(&mut s, "UPDATE acc SET bal = 80 WHERE id = 1").expect("the one after is read-write");
+
+    // The session default, by both spellings; START TRANSACTION READ WRITE overrides it.
+    run(&mut s, "SET SESSION TRANSACTION READ ONLY").expect("session read only");
+    assert!(refused(run(&mut s, "UPDATE acc SET bal = 0")));
+    match run(&mut s, "SELECT @@transaction_read_only").expect("select") {
+        QueryResult::Rows { rows, .. } => assert_eq!(rows[0][0], Value::Int(1)),
+        other => panic!("expected rows, got {other:?}"),
+    }
+    run(&mut s, "START TRANSACTION READ WRITE").expect("begin read write");
+    run(&mut s, "UPDATE acc SET bal = 70 WHERE id = 1").expect("write");
+    run(&mut s, "COMMIT").expect("commit");
+    run(&mut s, "SET transaction_read_only = 0").expect("session read write");
+    run(&mut s, "SET autocommit = 0").expect("autocommit off");
+    run(&mut s, "SET @@session.tx_read_only = 1").expect("old name");
+    assert!(refused(run(&mut s, "UPDATE acc SET bal = 0")));
+    run(&mut s, "ROLLBACK").expect("rollback");
+    assert_eq!(balance(&mut s, 1), Value::Int(70));
+}

@@ -246,6 +246,11 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "Transaction characteristics can't be changed while a transaction is in progress"
                 .into(),
         ),
+        Error::ReadOnlyTransaction => M::new(
+            1792,
+            "25006",
+            "Cannot execute statement in a READ ONLY transaction.".into(),
+        ),
         Error::CannotUser { operation, user } => M::new(
             1396,
             "HY000",
@@ -665,6 +670,12 @@ mod tests {
             1568,
             "25001",
             "Transaction characteristics can't be changed while a transaction is in progress",
+        );
+        check(
+            Error::ReadOnlyTransaction,
+            1792,
+            "25006",
+            "Cannot execute statement in a READ ONLY transaction.",
         );
     }
 

@@ -12,7 +12,8 @@
 //! which is what lets its tests run on byte slices.
 //!
 //! Reading order: `packet` (framing) -> `codec` (basic types) -> `handshake`
-//! (connection phase) -> `text` (OK/ERR/EOF, column definitions, text rows) ->
+//! (connection phase) -> `query_text` (COM_QUERY's statement text, `_binary`
+//! literals of raw bytes) -> `text` (OK/ERR/EOF, column definitions, text rows) ->
 //! `binary` (prepared statements) -> `errors` (the Error -> errno mapping).
 //! The reference is the MySQL manual's "Client/Server Protocol" chapter.
 
@@ -22,6 +23,7 @@ mod constants;
 mod errors;
 mod handshake;
 mod packet;
+mod query_text;
 mod text;
 
 pub use binary::{
@@ -40,6 +42,7 @@ pub use handshake::{
     write_handshake_v10, ChangeUser, HandshakeError, HandshakeResponse, Scramble,
 };
 pub use packet::{PacketIo, ReadError, MAX_CHUNK};
+pub use query_text::decode_query;
 pub use text::{
     format_date, format_datetime, format_double, format_float, write_column_definition,
     write_end_of_rows, write_eof, write_err, write_ok, write_text_row, write_text_value, OkPacket,
@@ -76,6 +79,7 @@ mod tests {
             let _ = parse_handshake_response(&junk);
             let _ = parse_change_user(&junk, capability::SERVER);
             let _ = parse_long_data(&junk);
+            let _ = decode_query(&junk);
             let mut c = Cursor::new(&junk);
             if parse_execute_header(&mut c).is_ok() {
                 let mut params = PreparedParams::new((round % 12) as u16);

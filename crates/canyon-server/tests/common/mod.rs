@@ -365,6 +365,24 @@ pub fn skip_without(program: &str) -> bool {
     true
 }
 
+/// Skips (returns `true`) loudly because `missing` (a tool, a driver) is not
+/// installed; under CI that fails the test instead.
+pub fn skip_missing(missing: &str) -> bool {
+    let msg = format!(
+        "{missing} is not installed: run scripts/install-deps.sh (make deps). SKIPPING this test."
+    );
+    assert!(!in_ci(), "{msg} (not allowed under CI)");
+    eprintln!("\n!!!!!!!! {msg} !!!!!!!!\n");
+    true
+}
+
+/// `~/.cache/canyon-tools`: where scripts/install-deps.sh puts clients that are
+/// not Debian packages (go-tpc, the JDBC jars, node modules). Outside the clone,
+/// so that nothing downloaded is ever committed.
+pub fn tools_dir() -> PathBuf {
+    PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/canyon-tools")
+}
+
 /// A MariaDB server on a temporary data directory and a spare loopback port,
 /// started for differential tests. Root (`root`@`%` and the accounts
 /// mariadb-install-db makes for 127.0.0.1) gets a random password, so tests log in

@@ -1,0 +1,248 @@
+//! The text of COM_QUERY as a Rust string.
+//!
+//! Canyon's SQL parser reads UTF-8 text, and almost every statement is UTF-8.
+//! The exception is binary data that drivers interpolate into the statement
+//! themselves: go-sql-driver/mysql with `interpolateParams=true`, PyMySQL,
+//! MySQL Connector/J with client-side prepared statements and MariaDB
+//! Connector/J send a `[]byte` / `bytes` / `byte[]` parameter as
+//! `_binary'…'` with the raw bytes inside, only quotes, backslashes and NUL
+//! escaped (MySQL reference manual, 11.1.1 "String Literals" and 12.3.8
+//! "Character Set Introducers"). Such a literal is rewritten here into the hex
+//! literal of the same bytes, `X'…'`, which MySQL defines to be the same binary
+//! string; everything else must be UTF-8 as before (error 1300).
+//!
+//! Not handled: raw non-UTF-8 bytes outside a `_binary` literal (MySQL would
+//! reject them for a utf8mb4 connection as well), and NO_BACKSLASH_ESCAPES.
+
+use canyon_common::Error;
+use std::borrow::Cow;
+
+/// The statement text of a COM_QUERY body: the body itself when it is UTF-8,
+/// else with its `_binary` string literals turned into hex literals; error 1300
+/// when other bytes are not UTF-8.
+pub fn decode_query(body: &[u8]) -> Result<Cow<'_, str>, Error> {
+    if let Ok(s) = std::str::from_utf8(body) {
+        return Ok(Cow::Borrowed(s));
+    }
+    let rewritten = rewrite_binary_literals(body);
+    String::from_utf8(rewritten).map(Cow::Owned).map_err(|_| {
+        Error::InvalidCharacterString(String::from_utf8_lossy(body).chars().take(64).collect())
+    })
+}
+
+/// Copies `sql`, replacing each `_binary '…'` / `_binary "…"` literal whose
+/// contents are not UTF-8 by `X'…'`. Comments, identifiers in backticks and other
+/// literals are copied unchanged (a `_binary` inside them is not an introducer).
+fn rewrite_binary_literals(sql: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(sql.len() * 2);
+    let mut i = 0;
+    while i < sql.len() {
+        let b = sql[i];
+        match b {
+            b'\'' | b'"' | b'`' => {
+                let end = literal_end(sql, i);
+                out.extend_from_slice(&sql[i..end]);
+                i = end;
+            }
+            b'#' => {
+                let end = line_end(sql, i);
+                out.extend_from_slice(&sql[i..end]);
+                i = end;
+            }
+            b'-' if sql.get(i + 1) == Some(&b'-')
+                && sql
+                    .get(i + 2)
+                    .is_none_or(|c| c.is_ascii_whitespace() || c.is_ascii_control()) =>
+            {
+                let end = line_end(sql, i);
+                out.extend_from_slice(&sql[i..end]);
+                i = end;
+            }
+            b'/' if sql.get(i + 1) == Some(&b'*') => {
+                let end = find(sql, i + 2, b"*/").map_or(sql.len(), |p| p + 2);
+                out.extend_from_slice(&sql[i..end]);
+                i = end;
+            }
+            b'_' if (i == 0 || !is_ident_byte(sql[i - 1]))
+                && sql.len() >= i + 7
+                && sql[i..i + 7].eq_ignore_ascii_case(b"_binary")
+                && sql.get(i + 7).is_none_or(|c| !is_ident_byte(*c)) =>
+            {
+                let mut q = i + 7;
+                while q < sql.len() && sql[q].is_ascii_whitespace() {
+                    q += 1;
+                }
+                if q < sql.len() && (sql[q] == b'\'' || sql[q] == b'"') {
+                    let end = literal_end(sql, q);
+                    let raw = &sql[q..end];
+                    if std::str::from_utf8(raw).is_err() && end > q + 1 && sql[end - 1] == sql[q] {
+                        out.extend_from_slice(b"X'");
+                        for byte in unescape(&raw[1..raw.len() - 1], sql[q]) {
+                            out.extend_from_slice(format!("{byte:02X}").as_bytes());
+                        }
+                        out.push(b'\'');
+                    } else {
+                        out.extend_from_slice(&sql[i..end]);
+                    }
+                    i = end;
+                } else {
+                    out.extend_from_slice(&sql[i..q]);
+                    i = q;
+                }
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// Letters, digits, `_` and `$` (and any non-ASCII byte) continue an identifier.
+fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80
+}
+
+/// The index just past the quoted token starting at `start` (its quote byte):
+/// past the closing quote, or the end of the text when it is unterminated. A
+/// doubled quote is part of the token; so is a backslash-escaped byte, except
+/// in backtick identifiers.
+fn literal_end(sql: &[u8], start: usize) -> usize {
+    let quote = sql[start];
+    let mut i = start + 1;
+    while i < sql.len() {
+        let b = sql[i];
+        if b == b'\\' && quote != b'`' {
+            i += 2;
+        } else if b == quote {
+            if sql.get(i + 1) == Some(&quote) {
+                i += 2;
+            } else {
+                return i + 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    sql.len()
+}
+
+fn line_end(sql: &[u8], start: usize) -> usize {
+    sql[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(sql.len(), |p| start + p + 1)
+}
+
+fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    hay.get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| from + p)
+}
+
+/// The bytes a quoted literal's contents stand for: MySQL's backslash escapes
+/// (\0 \' \" \b \n \r \t \Z \\; `\%` and `\_` keep their backslash; any other
+/// `\x` is `x`) and the doubled quote.
+fn unescape(body: &[u8], quote: u8) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        let b = body[i];
+        if b == b'\\' && i + 1 < body.len() {
+            let c = body[i + 1];
+            match c {
+                b'0' => out.push(0),
+                b'b' => out.push(8),
+                b'n' => out.push(b'\n'),
+                b'r' => out.push(b'\r'),
+                b't' => out.push(b'\t'),
+                b'Z' => out.push(0x1a),
+                b'%' | b'_' => out.extend_from_slice(&[b'\\', c]),
+                _ => out.push(c),
+            }
+            i += 2;
+        } else if b == quote && body.get(i + 1) == Some(&quote) {
+            out.push(quote);
+            i += 2;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(sql: &[u8]) -> String {
+        decode_query(sql).expect("decodes").into_owned()
+    }
+
+    #[test]
+    fn utf8_text_is_borrowed_unchanged() {
+        let sql = "SELECT _binary'abc', 'héllo 🚀'".as_bytes();
+        assert!(matches!(decode_query(sql), Ok(Cow::Borrowed(_))));
+    }
+
+    #[test]
+    fn binary_literals_become_hex() {
+        assert_eq!(
+            text(b"INSERT INTO t VALUES (1, _binary'\x00\xff\\0\\'\\\\z')"),
+            "INSERT INTO t VALUES (1, X'00FF00275C7A')"
+        );
+        // MariaDB Connector/J puts a space after the introducer; '' is a quote.
+        assert_eq!(text(b"SELECT _BINARY '\xfe''\x80'"), "SELECT X'FE2780'");
+        assert_eq!(text(b"SELECT _binary\"\xc3\"\"\""), "SELECT X'C322'");
+        // Escapes other than the quoting ones: \n \r \t \b \Z, \% keeps its backslash.
+        assert_eq!(
+            text(b"SELECT _binary'\xff\\n\\r\\t\\b\\Z\\%'"),
+            "SELECT X'FF0A0D09081A5C25'"
+        );
+        // A UTF-8 _binary literal next to a non-UTF-8 one stays as it is.
+        assert_eq!(
+            text(b"SELECT _binary'ok', _binary'\xff'"),
+            "SELECT _binary'ok', X'FF'"
+        );
+    }
+
+    #[test]
+    fn other_bytes_must_be_utf8() {
+        for sql in [
+            &b"SELECT '\xff'"[..],
+            b"SELECT 'x _binary'\xff'",
+            b"SELECT my_binary'\xff'",
+            b"SELECT `_binary'\xff'`",
+            b"SELECT 1 -- _binary'\xff'",
+            b"SELECT 1 /* _binary'\xff' */",
+            b"SELECT 1 # _binary'\xff'",
+            b"SELECT _binary'\xff",
+        ] {
+            assert!(
+                matches!(decode_query(sql), Err(Error::InvalidCharacterString(_))),
+                "{}",
+                String::from_utf8_lossy(sql)
+            );
+        }
+    }
+
+    #[test]
+    fn survives_random_bytes() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            let len = (x % 40) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    b"_binary'\"\\`#-/* \xff\xc3"[(x % 15) as usize]
+                })
+                .collect();
+            let _ = decode_query(&bytes);
+        }
+    }
+}
