@@ -51,10 +51,12 @@
 //! # Not implemented yet
 //! UNION, WITH, window functions, LATERAL and parenthesised joins, multi-table
 //! UPDATE / DELETE, correlated subqueries in UPDATE / DELETE, locking reads over
-//! joins, collations other than binary, SET GLOBAL, ALTER TABLE — each is refused
+//! joins, collations other than binary, SET GLOBAL, the ALTER TABLE forms that
+//! `alter` lists — each is refused
 //! with MySQL error 1235, never silently accepted.
 
 pub mod access;
+mod alter;
 mod api;
 pub mod catalog;
 pub mod datetime;
@@ -75,6 +77,7 @@ pub mod types;
 pub mod value;
 mod vars;
 
+pub use alter::{AlterOp, ColumnPosition};
 pub use api::{
     charset, column_flags, AuthInfo, Column, ColumnType, Durability, EngineConfig, IsolationLevel,
     PreparedInfo, QueryResult,
