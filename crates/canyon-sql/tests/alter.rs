@@ -462,3 +462,62 @@ fn show_create_table_follows_alter() {
          UNIQUE KEY `uc` (`u`,`c`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
     );
 }
+
+#[test]
+fn an_index_left_write_only_by_a_crash_is_removed_at_open() {
+    use canyon_storage::{Keyspace, Storage, WriteBatch};
+    let storage = Arc::new(canyon_storage::MemoryStorage::new());
+    let config = || canyon_sql::EngineConfig {
+        durability: canyon_sql::Durability::SyncEveryCommit,
+        lock_wait_timeout: Duration::from_secs(5),
+        blocking_hook: None,
+        version: "8.0.36-canyon-test".into(),
+        max_allowed_packet: 64 << 20,
+        max_connections: 100,
+        port: 3306,
+    };
+    let engine = Engine::open(storage.clone(), config()).expect("engine opens");
+    engine.bootstrap_root("").expect("root");
+    let mut s = setup(&engine, 200);
+    ok(&mut s, "ALTER TABLE t ADD INDEX kk (k)");
+    // Simulate a crash between the back-fill and publication (step 6): the
+    // catalog record still says WriteOnly, the entries are there.
+    let mut def = engine.catalog().table("d", "t").expect("t").def.clone();
+    let iid = def.indexes[0].id;
+    def.indexes[0].state = canyon_sql::catalog::IndexState::WriteOnly;
+    let mut key = b"c/t/".to_vec();
+    key.extend_from_slice(&def.id.to_be_bytes());
+    let mut batch = WriteBatch::new();
+    batch.put(Keyspace::Meta, key, serde_json::to_vec(&def).expect("json"));
+    storage.write(batch, true).expect("write");
+    let entries = |st: &canyon_storage::MemoryStorage| {
+        let mut n = 0;
+        st.scan(
+            Keyspace::Index,
+            &KeyRange::prefix(&iid.to_be_bytes()),
+            false,
+            &mut |_, _| {
+                n += 1;
+                ControlFlow::Continue(())
+            },
+        )
+        .expect("scan");
+        n
+    };
+    assert_eq!(entries(&storage), 200);
+    drop(s);
+    drop(engine);
+    let engine = Engine::open(storage.clone(), config()).expect("engine reopens");
+    assert!(engine
+        .catalog()
+        .table("d", "t")
+        .expect("t")
+        .def
+        .indexes
+        .is_empty());
+    assert_eq!(entries(&storage), 0);
+    let mut s = engine.session(1, "root", "localhost");
+    ok(&mut s, "USE d");
+    ok(&mut s, "ALTER TABLE t ADD INDEX kk (k)");
+    assert_indexes_agree(&engine);
+}
