@@ -52,10 +52,13 @@
 //! - Indexes containing a dropped column lose it, as in MySQL 8: an index left
 //!   with no columns is dropped; a narrowed one is rebuilt under a new id by the
 //!   ADD INDEX protocol below (under its old name).
-//! - The DDL waits (P2) before returning, so after ALTER returns no statement
-//!   runs on the old definition. During the ALTER, a transaction still on the
-//!   old definition that UPDATEs a row written on the new one rewrites it in
-//!   the old layout: the added column of that row falls back to its default.
+//! - A statement still running on the older definition that rewrites a row
+//!   written on the newer one (UPDATE, ON DUPLICATE KEY UPDATE, REPLACE in
+//!   place) carries over the slots it does not know (`Table::superseded`), so
+//!   the added column keeps its value. Such a statement sees a column dropped
+//!   meanwhile as NULL in rows written after the DROP. The DDL waits (P2)
+//!   before returning, so after ALTER returns no statement runs on the older
+//!   definition.
 //!
 //! # Online ADD INDEX (CREATE INDEX, ALTER TABLE ADD INDEX / UNIQUE)
 //! States of the index (`crate::catalog::IndexState`) and the moves:
@@ -91,7 +94,12 @@
 //! DROP INDEX removes the index from the catalog, waits (P2) so no writer still
 //! adds entries, then purges them. RENAME changes only the catalog record (the
 //! table id, and so every key, stays): statements on the old name finish on the
-//! old snapshot; it does not wait.
+//! old snapshot. Every ALTER waits (P2) before it returns — for RENAME and the
+//! column operations the wait is not needed for correctness and its timeout is
+//! not an error; it keeps "no statement runs on a definition older than the
+//! previous one" true for the next ALTER. Pins are per session, not per table:
+//! a long transaction on any table delays every schema change (it blocks no
+//! read or write).
 //!
 //! Schema changes serialise on `Engine::alter_lock`; DML never takes it.
 //!
@@ -102,7 +110,11 @@
 //! than accepted-and-ignored, FOREIGN KEY. An ALTER with several operations is
 //! not atomic when its ADD INDEX fails (1062 or 1205): the other operations stay
 //! applied and the failed index is removed (MySQL would undo the whole
-//! statement).
+//! statement). A write-only UNIQUE index is enforced for the writes it sees
+//! (as F1's write-only constraints are): while ADD UNIQUE builds, an INSERT of
+//! a value the index already holds fails with 1062 (and REPLACE / ON DUPLICATE
+//! KEY UPDATE treat it as a conflict), where MySQL would let the write through
+//! and fail the ALTER.
 
 use crate::catalog::{ColumnDef, DefaultValue, IndexDef, IndexState, Table, TableDef};
 use crate::engine::{json, meta_key, take_id, validate_name, Engine, META_TABLE};
@@ -178,8 +190,6 @@ struct Phase1 {
     dropped: Vec<IndexId>,
     /// WriteOnly indexes to build.
     added: Vec<IndexId>,
-    /// Only RENAME: nothing to wait for.
-    rename_only: bool,
 }
 
 impl Engine {
@@ -205,7 +215,6 @@ impl Engine {
 
     /// Step 1: one catalog change holding every operation.
     fn alter_catalog(&self, db: &str, table: &str, ops: Vec<AlterOp>) -> Result<Phase1> {
-        let rename_only = ops.iter().all(|o| matches!(o, AlterOp::RenameTo { .. }));
         self.change(|cat, next_id, batch| {
             let cur = cat
                 .table(db, table)
@@ -247,6 +256,12 @@ impl Engine {
                 meta_key(META_TABLE, &def.id.to_be_bytes()),
                 json(&def)?,
             );
+            if def.physical_width() > cur.def.physical_width() {
+                // Set before the new definition is published: a statement on
+                // `cur` that meets a row written on the new one keeps its slots.
+                cur.superseded
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+            }
             let nt = Arc::new(Table::sharing_runtime(def, &cur));
             let target = cat
                 .databases
@@ -258,16 +273,12 @@ impl Engine {
                 version: cat.version + 1,
                 dropped: ch.dropped,
                 added: ch.added,
-                rename_only,
             })
         })
     }
 
     /// Steps 2 to 6.
     fn finish_alter(&self, p: Phase1) -> Result<()> {
-        if p.rename_only {
-            return Ok(());
-        }
         let drained = self.wait_for_pins_below(p.version);
         // Entries of dropped indexes: a writer still on the old definition
         // could add one after the purge only if the wait timed out (an orphan

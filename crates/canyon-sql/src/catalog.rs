@@ -177,6 +177,10 @@ pub struct Table {
     column_lookup: HashMap<String, usize>,
     /// What each column reads as in a row stored without its slot.
     missing: Vec<Value>,
+    /// Set when an ALTER published a newer definition of this table with more
+    /// slots: statements still running on this one then carry unknown slots
+    /// over when they rewrite a row (`crate::exec`'s `encode_over`).
+    pub superseded: std::sync::atomic::AtomicBool,
 }
 
 impl Table {
@@ -211,6 +215,7 @@ impl Table {
             stats: Arc::default(),
             column_lookup,
             missing,
+            superseded: Default::default(),
         }
     }
 

@@ -174,8 +174,13 @@ pub fn decode_table_row_columns(
 /// Encodes `row` (columns in declaration order) as stored: by slot, dropped
 /// slots NULL (see [`decode_table_row`]).
 pub fn encode_table_row(table: &Table, row: &[Value]) -> Vec<u8> {
+    encode_table_row_with(table, row, &[])
+}
+
+/// [`encode_table_row`] followed by `extra` slots beyond the definition's width.
+fn encode_table_row_with(table: &Table, row: &[Value], extra: &[Value]) -> Vec<u8> {
     let def = &table.def;
-    if def.identity_layout() {
+    if def.identity_layout() && extra.is_empty() {
         return encode_row(row);
     }
     let width = def.physical_width();
@@ -183,7 +188,30 @@ pub fn encode_table_row(table: &Table, row: &[Value]) -> Vec<u8> {
     for (c, v) in row.iter().enumerate().take(def.columns.len()) {
         by_slot[def.slot(c)] = v;
     }
-    crate::encoding::encode_values(width, by_slot.into_iter())
+    by_slot.extend(extra);
+    crate::encoding::encode_values(by_slot.len(), by_slot.into_iter())
+}
+
+/// Encodes the new version of the row stored at `pk` (locked). A statement
+/// still running on a definition that an ADD COLUMN has since replaced
+/// (`Table::superseded`) may meet a row written on the newer one, whose slots
+/// it does not know: they are carried over, so the added columns keep their
+/// values (see "Instant ADD / DROP COLUMN" in `crate::alter`).
+fn encode_over(txn: &mut Transaction, table: &Table, pk: &[u8], row: &[Value]) -> Result<Vec<u8>> {
+    if !table.superseded.load(AtomicOrdering::Relaxed) {
+        return Ok(encode_table_row(table, row));
+    }
+    let Some(stored) = txn.get(table.def.id, pk, ReadMode::Current)? else {
+        return Ok(encode_table_row(table, row));
+    };
+    let mut slots = Vec::new();
+    crate::encoding::decode_row(&stored, &mut slots)?;
+    let width = table.def.physical_width();
+    Ok(encode_table_row_with(
+        table,
+        row,
+        slots.get(width..).unwrap_or(&[]),
+    ))
 }
 
 fn row_lock_key(table: &Table, pk: &[u8]) -> Vec<u8> {
@@ -683,6 +711,7 @@ fn write_update(
     } else {
         pk.clone()
     };
+    let bytes = encode_over(txn, table, &pk, &new)?;
     if new_pk != pk {
         txn.lock(&row_lock_key(table, &new_pk))?;
         if txn.get(def.id, &new_pk, ReadMode::Current)?.is_some() {
@@ -690,22 +719,10 @@ fn write_update(
         }
         check_unique(txn, table, &new, &new_pk, Some(old))?;
         txn.delete(def.id, pk, old_keys);
-        txn.put(
-            def.id,
-            new_pk,
-            encode_table_row(table, &new),
-            Vec::new(),
-            new_keys,
-        );
+        txn.put(def.id, new_pk, bytes, Vec::new(), new_keys);
     } else {
         check_unique(txn, table, &new, &pk, Some(old))?;
-        txn.put(
-            def.id,
-            pk,
-            encode_table_row(table, &new),
-            old_keys,
-            new_keys,
-        );
+        txn.put(def.id, pk, bytes, old_keys, new_keys);
     }
     Ok(())
 }

@@ -521,3 +521,51 @@ fn an_index_left_write_only_by_a_crash_is_removed_at_open() {
     ok(&mut s, "ALTER TABLE t ADD INDEX kk (k)");
     assert_indexes_agree(&engine);
 }
+
+#[test]
+fn a_statement_on_the_older_definition_keeps_added_column_values() {
+    let engine = common::engine(Duration::from_secs(30));
+    let n = 30_000;
+    let mut s = setup(&engine, n);
+    let k_before = int(&mut s, &format!("SELECT k FROM t WHERE id = {n}"));
+    // A long UPDATE that plans on the definition without `z` and rewrites
+    // every row, the last one last.
+    let long = {
+        let engine = engine.clone();
+        std::thread::spawn(move || {
+            let mut l = engine.session(3, "root", "localhost");
+            ok(&mut l, "USE d");
+            ok(&mut l, "UPDATE t SET k = k + 1");
+        })
+    };
+    std::thread::sleep(Duration::from_millis(5));
+    // The ALTER publishes at once, then waits for the long UPDATE (its pin).
+    let alter = {
+        let engine = engine.clone();
+        std::thread::spawn(move || {
+            let mut a = engine.session(4, "root", "localhost");
+            ok(&mut a, "USE d");
+            ok(&mut a, "ALTER TABLE t ADD COLUMN z INT DEFAULT 1");
+        })
+    };
+    while engine
+        .catalog()
+        .table("d", "t")
+        .and_then(|t| t.column("z"))
+        .is_none()
+    {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    // Written on the new definition, possibly before the long UPDATE reaches
+    // the row: the long UPDATE must not drop the slot it does not know.
+    ok(&mut s, &format!("UPDATE t SET z = 5 WHERE id = {n}"));
+    let raced = !long.is_finished();
+    long.join().expect("long update");
+    alter.join().expect("alter");
+    eprintln!("the new-definition write committed before the long UPDATE ended: {raced}");
+    assert_eq!(
+        rows(&mut s, &format!("SELECT k, z FROM t WHERE id = {n}"))[0],
+        vec![Value::Int(k_before + 1), Value::Int(5)]
+    );
+    assert_eq!(int(&mut s, "SELECT COUNT(*) FROM t WHERE z = 1"), n - 1);
+}
