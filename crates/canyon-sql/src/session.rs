@@ -956,7 +956,7 @@ impl Session {
                             let idx = object_name(name).last().cloned().unwrap_or_default();
                             engine.drop_index(&db, &t, &idx)?;
                         }
-                        Ok(ok(0))
+                        Ok(alter_ok())
                     }
                     other => Err(Error::Unsupported(format!("DROP {other}"))),
                 }
@@ -1005,10 +1005,14 @@ impl Session {
                         self.state.check_db(&cat, to, "CREATE", None)?;
                     }
                 }
+                // MySQL reports no record counts for a bare rename.
+                let rename_only = ops
+                    .iter()
+                    .all(|o| matches!(o, crate::alter::AlterOp::RenameTo { .. }));
                 self.commit()?;
                 drop(cat);
                 engine.alter_table(&db, &t, ops)?;
-                Ok(alter_ok())
+                Ok(if rename_only { ok(0) } else { alter_ok() })
             }
             Statement::RenameTable(list) => {
                 let mut pairs = Vec::with_capacity(list.len());
