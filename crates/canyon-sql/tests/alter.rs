@@ -569,3 +569,24 @@ fn a_statement_on_the_older_definition_keeps_added_column_values() {
     );
     assert_eq!(int(&mut s, "SELECT COUNT(*) FROM t WHERE z = 1"), n - 1);
 }
+
+#[test]
+fn add_column_default_current_timestamp_fills_existing_rows_with_the_alter_time() {
+    let engine = common::engine(Duration::from_secs(5));
+    let mut s = setup(&engine, 20);
+    ok(
+        &mut s,
+        "ALTER TABLE t ADD COLUMN ts DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP",
+    );
+    // Existing rows read one value, the ALTER's time (as MySQL fills them),
+    // never the epoch; new rows get their own insert time.
+    assert_eq!(int(&mut s, "SELECT COUNT(DISTINCT ts) FROM t"), 1);
+    assert_eq!(
+        int(&mut s, "SELECT COUNT(*) FROM t WHERE ts > '2020-01-01'"),
+        20
+    );
+    assert!(matches!(
+        exec(&mut s, "ALTER TABLE t ADD COLUMN d DATE NOT NULL"),
+        Err(Error::Unsupported(_))
+    ));
+}
