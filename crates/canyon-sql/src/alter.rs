@@ -89,7 +89,9 @@
 //! - **I4** A crash before step 6 leaves a WriteOnly index in the catalog:
 //!   `Engine::open` removes it and its entries (the statement never returned
 //!   OK). Catalog records are written synced; on RocksDB that sync also makes
-//!   the back-fill's entries durable before the index is public.
+//!   the back-fill's entries durable before the index is public. (Not done: a
+//!   crash between a DROP INDEX's catalog write and its purge leaves entries
+//!   of an id no definition names — never read, but not reclaimed either.)
 //!
 //! DROP INDEX removes the index from the catalog, waits (P2) so no writer still
 //! adds entries, then purges them. RENAME changes only the catalog record (the
