@@ -7,7 +7,9 @@
 //!
 //! 1. The server reads a COM_STMT_EXECUTE packet, decodes the parameter values and
 //!    calls [`Session::execute_prepared`] on the connection's session.
-//! 2. The session loads the catalog snapshot — one `ArcSwap::load`, no lock
+//! 2. The session pins the published catalog version (one store into its own
+//!    pin, so an online ALTER knows when no statement uses an older one; see
+//!    `alter`), loads the catalog snapshot — one `ArcSwap::load`, no lock
 //!    ([`Engine::catalog`]) — and, if the catalog version is the one the statement
 //!    was planned against, reuses the cached [`plan::Plan`]; otherwise it re-plans.
 //! 3. (At PREPARE time) [`parse::parse`] expanded `/*! ... */` comments and ran
