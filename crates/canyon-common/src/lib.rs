@@ -88,6 +88,9 @@ pub enum Error {
     MultiplePrimaryKey,
     /// MySQL 1091 ER_CANT_DROP_FIELD_OR_KEY, SQLSTATE 42000.
     CantDropKey(String),
+    /// MySQL 1090 ER_CANT_REMOVE_ALL_FIELDS, SQLSTATE 42000: ALTER TABLE would
+    /// drop every column.
+    CantRemoveAllFields,
     /// MySQL 1062 ER_DUP_ENTRY, SQLSTATE 23000: Duplicate entry '%s' for key '%s'.
     DuplicateEntry {
         /// The duplicated value, as MySQL prints it ('1', or '1-2' for composites).

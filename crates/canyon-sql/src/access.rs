@@ -784,7 +784,7 @@ pub fn choose_access_estimated(table: &Table, filter: Option<&Expr>) -> (Access,
             &facts,
         ));
     }
-    for (i, idx) in table.def.indexes.iter().enumerate() {
+    for (i, idx) in table.def.public_indexes() {
         consider(candidate_for(
             Target::Index(i),
             &idx.columns,
@@ -803,7 +803,7 @@ pub fn choose_access_estimated(table: &Table, filter: Option<&Expr>) -> (Access,
                 rows,
             ));
         }
-        for (i, idx) in table.def.indexes.iter().enumerate() {
+        for (i, idx) in table.def.public_indexes() {
             consider(tuple_candidate(
                 Target::Index(i),
                 &idx.columns,
@@ -847,6 +847,7 @@ mod tests {
             nullable: false,
             default: None,
             auto_increment: false,
+            added_default: None,
         };
         Table::new(TableDef {
             id: 1,
@@ -866,14 +867,18 @@ mod tests {
                     name: "k_1".into(),
                     columns: vec![1],
                     unique: false,
+                    state: Default::default(),
                 },
                 IndexDef {
                     id: 3,
                     name: "ab".into(),
                     columns: vec![3, 4],
                     unique: true,
+                    state: Default::default(),
                 },
             ],
+            slots: Vec::new(),
+            slot_count: 0,
         })
     }
 

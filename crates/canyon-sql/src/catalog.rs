@@ -16,9 +16,11 @@
 //! MySQL: each DDL statement commits the open transaction first and is durable
 //! when it returns.
 //!
-//! What this module does not do: no MDL. A DDL statement does not wait for
+//! What this module does not do: no MDL. DROP / TRUNCATE do not wait for
 //! transactions that use the table; a concurrent DML on a dropped table fails or
-//! writes rows that the drop's cleanup removes. Online schema change is future work.
+//! writes rows that the drop's cleanup removes. ALTER TABLE and CREATE / DROP
+//! INDEX wait for the transactions that ran on an older catalog through catalog
+//! pins, without blocking anyone: see `crate::alter`.
 
 use crate::types::SqlType;
 use crate::value::Value;
@@ -55,6 +57,13 @@ pub struct ColumnDef {
     pub default: Option<DefaultValue>,
     /// AUTO_INCREMENT.
     pub auto_increment: bool,
+    /// For a column added by ALTER TABLE ADD COLUMN: the value that rows stored
+    /// before the ADD (which lack the column's slot) read as — the DEFAULT at
+    /// ALTER time (CURRENT_TIMESTAMP frozen to the ALTER's time), or the type's
+    /// implicit default for a NOT NULL column without one, as MySQL fills it.
+    /// `None` for columns of CREATE TABLE: rows always hold them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added_default: Option<DefaultValue>,
 }
 
 /// A secondary index.
@@ -68,6 +77,28 @@ pub struct IndexDef {
     pub columns: Vec<usize>,
     /// UNIQUE.
     pub unique: bool,
+    /// Where the index is in the online build protocol (see `crate::alter`).
+    #[serde(default, skip_serializing_if = "IndexState::is_public")]
+    pub state: IndexState,
+}
+
+/// The state of a secondary index in the online ADD INDEX protocol (see
+/// `crate::alter`): writers maintain every index in `def.indexes`; the planner
+/// reads only public ones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IndexState {
+    /// Maintained by every writer and read by the planner.
+    #[default]
+    Public,
+    /// Maintained by every writer, not yet complete: never read, never shown.
+    WriteOnly,
+}
+
+impl IndexState {
+    /// Whether readers may use the index.
+    pub fn is_public(&self) -> bool {
+        matches!(self, IndexState::Public)
+    }
 }
 
 /// A table's persistent definition.
@@ -84,8 +115,51 @@ pub struct TableDef {
     /// Primary key column positions; empty means a hidden 8-byte row id (as
     /// InnoDB's DB_ROW_ID).
     pub primary_key: Vec<usize>,
-    /// Secondary indexes (UNIQUE and plain).
+    /// Secondary indexes (UNIQUE and plain), public and write-only.
     pub indexes: Vec<IndexDef>,
+    /// The physical slot of each column in a stored row (see "Instant ADD / DROP
+    /// COLUMN" in `crate::alter`). Empty means the identity: column `i` is slot
+    /// `i` and rows have `columns.len()` slots — every table CREATE TABLE made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slots: Vec<u32>,
+    /// Number of slots a row written now has (dropped columns keep theirs, as
+    /// NULL); 0 with empty `slots`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub slot_count: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl TableDef {
+    /// Column `c`'s physical slot.
+    pub fn slot(&self, c: usize) -> usize {
+        self.slots.get(c).map_or(c, |&s| s as usize)
+    }
+
+    /// Slots of a row written now.
+    pub fn physical_width(&self) -> usize {
+        if self.slots.is_empty() {
+            self.columns.len()
+        } else {
+            self.slot_count as usize
+        }
+    }
+
+    /// Whether logical and physical layout coincide (no ALTER moved or dropped a
+    /// column): rows encode and decode without a map.
+    pub fn identity_layout(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The public secondary indexes with their positions in `indexes`.
+    pub fn public_indexes(&self) -> impl Iterator<Item = (usize, &IndexDef)> {
+        self.indexes
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.state.is_public())
+    }
 }
 
 /// A table as statements use it: the definition plus runtime state shared by
@@ -101,6 +175,12 @@ pub struct Table {
     /// Planner statistics (see `crate::stats`).
     pub stats: Arc<crate::stats::TableStats>,
     column_lookup: HashMap<String, usize>,
+    /// What each column reads as in a row stored without its slot.
+    missing: Vec<Value>,
+    /// Set when an ALTER published a newer definition of this table with more
+    /// slots: statements still running on this one then carry unknown slots
+    /// over when they rewrite a row (`crate::exec`'s `encode_over`).
+    pub superseded: std::sync::atomic::AtomicBool,
 }
 
 impl Table {
@@ -117,12 +197,25 @@ impl Table {
             .enumerate()
             .map(|(i, c)| (c.name.to_ascii_lowercase(), i))
             .collect();
+        let missing = def
+            .columns
+            .iter()
+            .map(|col| {
+                let Some(d) = col.added_default.as_ref().or(col.default.as_ref()) else {
+                    return Value::Null;
+                };
+                let v = default_value(d, || chrono::DateTime::UNIX_EPOCH.naive_utc());
+                crate::types::coerce(v.clone(), col.ty, &col.name, 0).unwrap_or(v)
+            })
+            .collect();
         Table {
             def,
             auto_increment: auto_inc,
             row_id,
             stats: Arc::default(),
             column_lookup,
+            missing,
+            superseded: Default::default(),
         }
     }
 
@@ -145,6 +238,12 @@ impl Table {
                     .iter()
                     .position(|c| c.name.eq_ignore_ascii_case(name))
             })
+    }
+
+    /// What column `c` reads as in a row stored before it was added (see
+    /// `crate::exec::decode_table_row`).
+    pub fn missing_value(&self, c: usize) -> Value {
+        self.missing.get(c).cloned().unwrap_or(Value::Null)
     }
 
     /// The AUTO_INCREMENT column, if any.

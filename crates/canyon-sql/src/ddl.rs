@@ -1,4 +1,5 @@
-//! Translating CREATE TABLE / CREATE INDEX from the AST into catalog definitions.
+//! Translating CREATE TABLE / CREATE INDEX / ALTER TABLE from the AST into catalog
+//! definitions and schema-change operations.
 //!
 //! Accepted and ignored, as MySQL users expect: table options (ENGINE, CHARSET,
 //! COLLATE, ROW_FORMAT, COMMENT, AUTO_INCREMENT=n is honoured), column
@@ -6,6 +7,7 @@
 //! forms. Refused with 1235: FOREIGN KEY, CHECK, generated columns, ENUM/SET/JSON,
 //! TIME, spatial types.
 
+use crate::alter::{AlterOp, ColumnPosition};
 use crate::catalog::{ColumnDef, DefaultValue, IndexDef, TableDef};
 use crate::types::SqlType;
 use canyon_common::{Error, Result};
@@ -165,6 +167,77 @@ fn index_columns(cols: &[ast::IndexColumn], columns: &[ColumnDef]) -> Result<Vec
         .collect()
 }
 
+/// Translates one column definition: the column, whether it is declared
+/// PRIMARY KEY, whether UNIQUE.
+pub fn column_def(c: &ast::ColumnDef) -> Result<(ColumnDef, bool, bool)> {
+    let ty = sql_type(&c.data_type)?;
+    let mut col = ColumnDef {
+        name: c.name.value.clone(),
+        ty,
+        nullable: true,
+        default: None,
+        auto_increment: false,
+        added_default: None,
+    };
+    let mut explicit_null = false;
+    let mut pk = false;
+    let mut unique = false;
+    for opt in &c.options {
+        match &opt.option {
+            ast::ColumnOption::Null => explicit_null = true,
+            ast::ColumnOption::NotNull => col.nullable = false,
+            ast::ColumnOption::Default(e) => col.default = Some(default_of(e)?),
+            ast::ColumnOption::PrimaryKey(_) => {
+                if pk {
+                    return Err(Error::MultiplePrimaryKey);
+                }
+                pk = true;
+                col.nullable = false;
+            }
+            ast::ColumnOption::Unique(_) => unique = true,
+            ast::ColumnOption::DialectSpecific(tokens) => {
+                let text = tokens
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if text.eq_ignore_ascii_case("AUTO_INCREMENT") {
+                    col.auto_increment = true;
+                } else {
+                    return Err(Error::Unsupported(format!("column option {text}")));
+                }
+            }
+            ast::ColumnOption::CharacterSet(_)
+            | ast::ColumnOption::Collation(_)
+            | ast::ColumnOption::Comment(_) => {}
+            ast::ColumnOption::OnUpdate(_) => {}
+            ast::ColumnOption::ForeignKey(_) => {
+                return Err(Error::Unsupported("FOREIGN KEY".into()))
+            }
+            ast::ColumnOption::Check(_) => {
+                return Err(Error::Unsupported("CHECK constraints".into()))
+            }
+            ast::ColumnOption::Generated { .. } => {
+                return Err(Error::Unsupported("generated columns".into()))
+            }
+            other => return Err(Error::Unsupported(format!("column option {other}"))),
+        }
+    }
+    let _ = explicit_null;
+    if col.auto_increment && !ty.is_integer() {
+        return Err(Error::Unsupported(
+            "AUTO_INCREMENT on a non-integer column".into(),
+        ));
+    }
+    if matches!(col.default, Some(DefaultValue::Null)) && !col.nullable {
+        return Err(Error::InvalidArgument(format!(
+            "Invalid default value for '{}'",
+            col.name
+        )));
+    }
+    Ok((col, pk, unique))
+}
+
 /// Translates a CREATE TABLE.
 pub fn create_table(ct: &ast::CreateTable) -> Result<NewTable> {
     if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() {
@@ -183,69 +256,15 @@ pub fn create_table(ct: &ast::CreateTable) -> Result<NewTable> {
         {
             return Err(Error::DuplicateColumn(c.name.value.clone()));
         }
-        let ty = sql_type(&c.data_type)?;
-        let mut col = ColumnDef {
-            name: c.name.value.clone(),
-            ty,
-            nullable: true,
-            default: None,
-            auto_increment: false,
-        };
-        let mut explicit_null = false;
-        for opt in &c.options {
-            match &opt.option {
-                ast::ColumnOption::Null => explicit_null = true,
-                ast::ColumnOption::NotNull => col.nullable = false,
-                ast::ColumnOption::Default(e) => col.default = Some(default_of(e)?),
-                ast::ColumnOption::PrimaryKey(_) => {
-                    if !primary_key.is_empty() {
-                        return Err(Error::MultiplePrimaryKey);
-                    }
-                    primary_key = vec![pos];
-                    col.nullable = false;
-                }
-                ast::ColumnOption::Unique(_) => {
-                    indexes.push((c.name.value.clone(), vec![pos], true))
-                }
-                ast::ColumnOption::DialectSpecific(tokens) => {
-                    let text = tokens
-                        .iter()
-                        .map(|t| t.to_string())
-                        .collect::<Vec<_>>()
-                        .join(" ");
-                    if text.eq_ignore_ascii_case("AUTO_INCREMENT") {
-                        col.auto_increment = true;
-                    } else {
-                        return Err(Error::Unsupported(format!("column option {text}")));
-                    }
-                }
-                ast::ColumnOption::CharacterSet(_)
-                | ast::ColumnOption::Collation(_)
-                | ast::ColumnOption::Comment(_) => {}
-                ast::ColumnOption::OnUpdate(_) => {}
-                ast::ColumnOption::ForeignKey(_) => {
-                    return Err(Error::Unsupported("FOREIGN KEY".into()))
-                }
-                ast::ColumnOption::Check(_) => {
-                    return Err(Error::Unsupported("CHECK constraints".into()))
-                }
-                ast::ColumnOption::Generated { .. } => {
-                    return Err(Error::Unsupported("generated columns".into()))
-                }
-                other => return Err(Error::Unsupported(format!("column option {other}"))),
+        let (col, pk, unique) = column_def(c)?;
+        if pk {
+            if !primary_key.is_empty() {
+                return Err(Error::MultiplePrimaryKey);
             }
+            primary_key = vec![pos];
         }
-        let _ = explicit_null;
-        if col.auto_increment && !ty.is_integer() {
-            return Err(Error::Unsupported(
-                "AUTO_INCREMENT on a non-integer column".into(),
-            ));
-        }
-        if matches!(col.default, Some(DefaultValue::Null)) && !col.nullable {
-            return Err(Error::InvalidArgument(format!(
-                "Invalid default value for '{}'",
-                col.name
-            )));
+        if unique {
+            indexes.push((c.name.value.clone(), vec![pos], true));
         }
         columns.push(col);
     }
@@ -347,12 +366,120 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
                 name,
                 columns,
                 unique,
+                state: Default::default(),
             })
             .collect(),
+        slots: Vec::new(),
+        slot_count: 0,
     }
 }
 
-/// The columns of a CREATE INDEX.
-pub fn create_index_columns(ci: &ast::CreateIndex, columns: &[ColumnDef]) -> Result<Vec<usize>> {
-    index_columns(&ci.columns, columns)
+/// The column names of a CREATE INDEX.
+pub fn create_index_column_names(ci: &ast::CreateIndex) -> Result<Vec<String>> {
+    index_column_names(&ci.columns)
+}
+
+/// The column names of an index definition (a `col(10)` prefix indexes the
+/// whole column, as in CREATE TABLE).
+fn index_column_names(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
+    cols.iter()
+        .map(|ic| match &ic.column.expr {
+            ast::Expr::Identifier(id) => Ok(id.value.clone()),
+            ast::Expr::Function(f) => Ok(f.name.to_string()),
+            other => Err(Error::Unsupported(format!("index on expression {other}"))),
+        })
+        .collect()
+}
+
+/// Translates the operations of an ALTER TABLE; `resolve` turns a RENAME
+/// target into (database, table). Forms Canyon cannot do online (or at all)
+/// are refused with 1235; see `crate::alter`.
+pub fn alter_ops(
+    at: &ast::AlterTable,
+    resolve: &dyn Fn(&ast::ObjectName) -> Result<(String, String)>,
+) -> Result<Vec<AlterOp>> {
+    use ast::AlterTableOperation as Op;
+    let mut ops = Vec::with_capacity(at.operations.len());
+    for op in &at.operations {
+        match op {
+            Op::AddColumn {
+                column_def: c,
+                column_position,
+                ..
+            } => {
+                let (column, pk, unique) = column_def(c)?;
+                if pk {
+                    return Err(Error::Unsupported(
+                        "ADD COLUMN ... PRIMARY KEY (it needs a table rewrite)".into(),
+                    ));
+                }
+                let name = column.name.clone();
+                ops.push(AlterOp::AddColumn {
+                    column,
+                    position: match column_position {
+                        None => ColumnPosition::Last,
+                        Some(ast::MySQLColumnPosition::First) => ColumnPosition::First,
+                        Some(ast::MySQLColumnPosition::After(c)) => {
+                            ColumnPosition::After(c.value.clone())
+                        }
+                    },
+                });
+                if unique {
+                    ops.push(AlterOp::AddIndex {
+                        name: None,
+                        columns: vec![name],
+                        unique: true,
+                    });
+                }
+            }
+            Op::DropColumn {
+                column_names,
+                if_exists,
+                ..
+            } => {
+                for c in column_names {
+                    ops.push(AlterOp::DropColumn {
+                        name: c.value.clone(),
+                        if_exists: *if_exists,
+                    });
+                }
+            }
+            Op::AddConstraint { constraint, .. } => match constraint {
+                ast::TableConstraint::Unique(u) => ops.push(AlterOp::AddIndex {
+                    name: u
+                        .index_name
+                        .as_ref()
+                        .or(u.name.as_ref())
+                        .map(|n| n.value.clone()),
+                    columns: index_column_names(&u.columns)?,
+                    unique: true,
+                }),
+                ast::TableConstraint::Index(ix) => ops.push(AlterOp::AddIndex {
+                    name: ix.name.as_ref().map(|n| n.value.clone()),
+                    columns: index_column_names(&ix.columns)?,
+                    unique: false,
+                }),
+                ast::TableConstraint::PrimaryKey(_) => {
+                    return Err(Error::Unsupported(
+                        "ADD PRIMARY KEY (it needs a table rewrite)".into(),
+                    ))
+                }
+                other => return Err(Error::Unsupported(format!("ALTER TABLE ADD {other}"))),
+            },
+            Op::DropIndex { name } => ops.push(AlterOp::DropIndex {
+                name: name.value.clone(),
+            }),
+            Op::RenameTable { table_name } => {
+                let (ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n)) =
+                    table_name;
+                let (db, name) = resolve(n)?;
+                ops.push(AlterOp::RenameTo { db, name });
+            }
+            // Every change is done in place without blocking; the requested
+            // algorithm and lock level are accepted and ignored.
+            Op::Algorithm { .. } | Op::Lock { .. } => {}
+            other => return Err(Error::Unsupported(format!("ALTER TABLE {other}"))),
+        }
+    }
+    Ok(ops)
 }

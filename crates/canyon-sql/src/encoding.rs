@@ -22,9 +22,15 @@
 //! `version u8 (=1) ++ varint column_count ++ column values`, each value a tag byte
 //! then its payload: `0` NULL; `1` i64 LE; `2` u64 LE; `3` f64 LE; `4` DECIMAL as
 //! i128 LE mantissa + u8 scale; `5` bytes as varint length + bytes; `6` DATE as i32
-//! LE days since 0001-01-01; `7` DATETIME as i64 LE microseconds since 1970. A row
-//! with fewer columns than the table (after a future ADD COLUMN) reads the missing
-//! ones as their defaults.
+//! LE days since 0001-01-01; `7` DATETIME as i64 LE microseconds since 1970.
+//!
+//! The values are **slots**, not columns: `TableDef::slots` maps each column to
+//! its slot (identity for a table no ALTER changed). A row with fewer slots than
+//! the table (written before an ADD COLUMN) reads the missing columns as their
+//! `added_default`; a dropped column's slot is never read again and is written
+//! as NULL (one byte); slots beyond the table's (written by a statement on a
+//! newer definition) are ignored. See "Instant ADD / DROP COLUMN" in
+//! `crate::alter`.
 
 use crate::value::Value;
 use canyon_common::{Error, Result};
@@ -85,9 +91,15 @@ pub fn encode_key_value(v: &Value, decimal_scale: u8, out: &mut Vec<u8>) {
 
 /// Encodes a whole row value.
 pub fn encode_row(values: &[Value]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + values.len() * 9);
+    encode_values(values.len(), values.iter())
+}
+
+/// Encodes a row value of `count` slots given in order (a table whose columns
+/// were moved or dropped by ALTER TABLE maps its columns to slots first).
+pub fn encode_values<'a>(count: usize, values: impl Iterator<Item = &'a Value>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + count * 9);
     out.push(1);
-    put_varint(&mut out, values.len() as u64);
+    put_varint(&mut out, count as u64);
     for v in values {
         match v {
             Value::Null => out.push(0),

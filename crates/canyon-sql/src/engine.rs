@@ -6,11 +6,9 @@
 //! atomic swap. Readers never wait for DDL.
 
 use crate::api::{AuthInfo, EngineConfig};
-use crate::catalog::{Catalog, Database, Table, TableDef, UserDef};
-use crate::encoding::{decode_key_int, decode_row, encode_row};
-
 use crate::auth::{self, AuthPlugin};
-use crate::exec::index_keys;
+use crate::catalog::{Catalog, Database, Table, TableDef, UserDef};
+use crate::encoding::decode_key_int;
 use crate::privileges::{self, Level, PrivSpec, Privs};
 use crate::session::Session;
 use arc_swap::ArcSwap;
@@ -18,14 +16,13 @@ use canyon_common::{Error, Result};
 use canyon_storage::{KeyRange, Keyspace, Storage, WriteBatch};
 use canyon_txn::{IsolationLevel, ReadMode, TableId, TxnConfig, TxnManager};
 use parking_lot::Mutex;
-use std::collections::HashSet;
 use std::ops::ControlFlow;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 const META_DB: &[u8] = b"c/db/";
-const META_TABLE: &[u8] = b"c/t/";
+pub(crate) const META_TABLE: &[u8] = b"c/t/";
 const META_USER: &[u8] = b"c/u/";
 const META_NEXT_ID: &[u8] = b"c/next_id";
 const META_STATS: &[u8] = b"c/s/";
@@ -36,13 +33,23 @@ pub struct Engine {
     pub(crate) storage: Arc<dyn Storage>,
     pub(crate) txn: Arc<TxnManager>,
     catalog: ArcSwap<Catalog>,
+    /// The version of the published catalog, stored after each swap: the value
+    /// sessions pin (see [`Engine::pin_catalog`]).
+    published: AtomicU64,
     /// Serialises catalog changes and owns the id counter.
     ddl: Mutex<u32>,
+    /// Serialises online schema changes (ALTER TABLE, CREATE / DROP INDEX) and
+    /// the statements that remove a table under one (DROP, TRUNCATE): held for
+    /// a whole protocol run, never by DML (see `crate::alter`).
+    pub(crate) alter_lock: Mutex<()>,
+    /// Each session's catalog pin: the oldest catalog version a statement of its
+    /// open transaction ran on, or [`PIN_IDLE`] (see `crate::alter`).
+    pins: Mutex<Vec<Arc<AtomicU64>>>,
     /// When the engine was opened (SHOW STATUS `Uptime`).
     started: std::time::Instant,
 }
 
-fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
+pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
     let mut k = prefix.to_vec();
     k.extend_from_slice(rest);
     k
@@ -56,7 +63,7 @@ fn user_key(user: &str, host: &str) -> Vec<u8> {
     k
 }
 
-fn json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>> {
+pub(crate) fn json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>> {
     serde_json::to_vec(v).map_err(|e| Error::Internal(e.to_string()))
 }
 
@@ -173,10 +180,14 @@ impl Engine {
             storage,
             txn,
             catalog: ArcSwap::from_pointee(catalog),
+            published: AtomicU64::new(0),
             ddl: Mutex::new(next_id),
+            alter_lock: Mutex::new(()),
+            pins: Mutex::new(Vec::new()),
             started: std::time::Instant::now(),
         });
         engine.recover_counters()?;
+        engine.abandon_unfinished_indexes()?;
         tracing::info!(
             databases = engine.catalog().databases.len(),
             "catalog loaded"
@@ -228,7 +239,7 @@ impl Engine {
                         false,
                         ReadMode::Current,
                         &mut |_, bytes| {
-                            if decode_row(bytes, &mut row).is_ok() {
+                            if crate::exec::decode_table_row(t, bytes, &mut row).is_ok() {
                                 if let Some(v) = row.get(a).and_then(|v| v.to_i64()) {
                                     max = max.max(v.max(0) as u64);
                                 }
@@ -343,7 +354,7 @@ impl Engine {
 
     /// Applies a catalog change: `f` edits a copy and returns the batch of Meta
     /// records to persist; the batch is written synced, then the copy published.
-    fn change<T>(
+    pub(crate) fn change<T>(
         &self,
         f: impl FnOnce(&mut Catalog, &mut u32, &mut WriteBatch) -> Result<T>,
     ) -> Result<T> {
@@ -363,8 +374,72 @@ impl Engine {
             self.storage.write(batch, true)?;
         }
         copy.version += 1;
+        let version = copy.version;
         self.catalog.store(Arc::new(copy));
+        self.published.store(version, Ordering::SeqCst);
         Ok(out)
+    }
+
+    // ---- catalog pins (see crate::alter) -----------------------------------------
+
+    /// Registers a session's catalog pin (idle).
+    pub(crate) fn register_pin(&self) -> Arc<AtomicU64> {
+        let pin = Arc::new(AtomicU64::new(PIN_IDLE));
+        self.pins.lock().push(pin.clone());
+        pin
+    }
+
+    /// Removes a session's pin (the session is dropped).
+    pub(crate) fn unregister_pin(&self, pin: &Arc<AtomicU64>) {
+        self.pins.lock().retain(|p| !Arc::ptr_eq(p, pin));
+    }
+
+    /// Pins the published catalog version in `pin` unless it holds one already;
+    /// call before loading the catalog for a statement. Rule P1 of
+    /// `crate::alter`: store, then re-check that the version did not move, so a
+    /// DDL that published a newer version either sees this pin or this session
+    /// loads a catalog at least as new as that DDL's.
+    pub(crate) fn pin_catalog(&self, pin: &AtomicU64) {
+        if pin.load(Ordering::Relaxed) != PIN_IDLE {
+            return;
+        }
+        loop {
+            let v = self.published.load(Ordering::SeqCst);
+            pin.store(v, Ordering::SeqCst);
+            if self.published.load(Ordering::SeqCst) == v {
+                return;
+            }
+        }
+    }
+
+    /// Waits until no session's pin is below `version`: every transaction that
+    /// ran a statement on an older catalog has ended. False on timeout
+    /// (`lock_wait_timeout`, as a metadata lock wait would time out in MySQL).
+    pub(crate) fn wait_for_pins_below(&self, version: u64) -> bool {
+        let deadline = std::time::Instant::now() + self.config.lock_wait_timeout;
+        let mut done = false;
+        let mut wait = || loop {
+            let oldest = self
+                .pins
+                .lock()
+                .iter()
+                .map(|p| p.load(Ordering::SeqCst))
+                .min()
+                .unwrap_or(PIN_IDLE);
+            if oldest >= version {
+                done = true;
+                return;
+            }
+            if std::time::Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        match self.config.blocking_hook {
+            Some(hook) => hook(&mut wait),
+            None => wait(),
+        }
+        done
     }
 
     // ---- databases ----------------------------------------------------------------
@@ -399,6 +474,7 @@ impl Engine {
     /// DROP DATABASE. Returns the number of tables dropped, or `None` when it did
     /// not exist (IF EXISTS).
     pub fn drop_database(&self, name: &str, if_exists: bool) -> Result<Option<usize>> {
+        let _alter = self.alter_lock.lock();
         let dropped = self.change(|cat, _, batch| {
             let Some(db) = cat.databases.remove(name) else {
                 return if if_exists {
@@ -474,6 +550,7 @@ impl Engine {
 
     /// DROP TABLE. Returns false when it did not exist and IF EXISTS was given.
     pub fn drop_table(&self, db: &str, name: &str, if_exists: bool) -> Result<bool> {
+        let _alter = self.alter_lock.lock();
         let removed = self.change(|cat, _, batch| {
             let database = match cat.databases.get_mut(db) {
                 Some(d) => d,
@@ -504,6 +581,7 @@ impl Engine {
     /// TRUNCATE TABLE: the table gets new ids (so concurrent readers of the old
     /// ids see the old data until they finish) and the old data is purged.
     pub fn truncate_table(&self, db: &str, name: &str) -> Result<()> {
+        let _alter = self.alter_lock.lock();
         let old = self.change(|cat, next_id, batch| {
             let database = cat
                 .databases
@@ -542,214 +620,35 @@ impl Engine {
         self.purge(&old.def)
     }
 
-    /// CREATE INDEX on an existing (possibly loaded) table: validates uniqueness,
-    /// publishes the index, then back-fills entries for the existing rows.
+    /// CREATE INDEX: an online ADD INDEX (see `crate::alter`).
     pub fn create_index(
         &self,
         db: &str,
         table: &str,
         name: &str,
-        columns: Vec<usize>,
+        columns: Vec<String>,
         unique: bool,
     ) -> Result<()> {
-        let cat = self.catalog();
-        let t = cat
-            .table(db, table)
-            .cloned()
-            .ok_or_else(|| Error::UnknownTable {
-                db: db.to_string(),
-                table: table.to_string(),
-            })?;
-        drop(cat);
-        if t.def
-            .indexes
-            .iter()
-            .any(|i| i.name.eq_ignore_ascii_case(name))
-            || name.eq_ignore_ascii_case("PRIMARY")
-        {
-            return Err(Error::DuplicateKeyName(name.to_string()));
-        }
-        if unique {
-            let mut seen = HashSet::new();
-            let mut dup = None;
-            self.for_each_current_row(&t, &mut |row| {
-                if columns.iter().any(|&c| row[c].is_null()) {
-                    return true;
-                }
-                let key = encode_row(&columns.iter().map(|&c| row[c].clone()).collect::<Vec<_>>());
-                if !seen.insert(key) {
-                    dup = Some(
-                        columns
-                            .iter()
-                            .map(|&c| row[c].to_display())
-                            .collect::<Vec<_>>()
-                            .join("-"),
-                    );
-                    return false;
-                }
-                true
-            })?;
-            if let Some(value) = dup {
-                return Err(Error::DuplicateEntry {
-                    value,
-                    key: format!("{table}.{name}"),
-                });
-            }
-        }
-        let new_table = self.change(|cat, next_id, batch| {
-            let database = cat
-                .databases
-                .get_mut(db)
-                .ok_or_else(|| Error::UnknownDatabase(db.to_string()))?;
-            let cur = database
-                .tables
-                .get(table)
-                .cloned()
-                .ok_or_else(|| Error::UnknownTable {
-                    db: db.to_string(),
-                    table: table.to_string(),
-                })?;
-            let mut def = cur.def.clone();
-            def.indexes.push(crate::catalog::IndexDef {
-                id: take_id(next_id),
-                name: name.to_string(),
-                columns: columns.clone(),
+        self.alter_table(
+            db,
+            table,
+            vec![crate::alter::AlterOp::AddIndex {
+                name: Some(name.to_string()),
+                columns,
                 unique,
-            });
-            batch.put(
-                Keyspace::Meta,
-                meta_key(META_TABLE, &def.id.to_be_bytes()),
-                json(&def)?,
-            );
-            let nt = Arc::new(Table::sharing_runtime(def, &cur));
-            Arc::make_mut(database)
-                .tables
-                .insert(table.to_string(), nt.clone());
-            Ok(nt)
-        })?;
-        self.backfill_index(&new_table, new_table.def.indexes.len() - 1)
+            }],
+        )
     }
 
-    /// DROP INDEX.
+    /// DROP INDEX (see `crate::alter`).
     pub fn drop_index(&self, db: &str, table: &str, name: &str) -> Result<()> {
-        let dropped = self.change(|cat, _, batch| {
-            let database = cat
-                .databases
-                .get_mut(db)
-                .ok_or_else(|| Error::UnknownDatabase(db.to_string()))?;
-            let cur = database
-                .tables
-                .get(table)
-                .cloned()
-                .ok_or_else(|| Error::UnknownTable {
-                    db: db.to_string(),
-                    table: table.to_string(),
-                })?;
-            let mut def = cur.def.clone();
-            let pos = def
-                .indexes
-                .iter()
-                .position(|i| i.name.eq_ignore_ascii_case(name))
-                .ok_or_else(|| Error::CantDropKey(name.to_string()))?;
-            let ix = def.indexes.remove(pos);
-            batch.put(
-                Keyspace::Meta,
-                meta_key(META_TABLE, &def.id.to_be_bytes()),
-                json(&def)?,
-            );
-            Arc::make_mut(database).tables.insert(
-                table.to_string(),
-                Arc::new(Table::sharing_runtime(def, &cur)),
-            );
-            Ok(ix.id)
-        })?;
-        self.txn.purge_index(dropped)
-    }
-
-    fn for_each_current_row(
-        &self,
-        t: &Table,
-        f: &mut dyn FnMut(&[crate::value::Value]) -> bool,
-    ) -> Result<()> {
-        let session = self.txn.session();
-        let mut txn = session.begin(IsolationLevel::ReadCommitted);
-        txn.begin_statement();
-        let mut row = Vec::new();
-        let mut err = None;
-        txn.scan(
-            t.def.id,
-            &KeyRange::all(),
-            false,
-            ReadMode::Current,
-            &mut |_, bytes| {
-                if let Err(e) = crate::exec::decode_table_row(t, bytes, &mut row) {
-                    err = Some(e);
-                    return ControlFlow::Break(());
-                }
-                if f(&row) {
-                    ControlFlow::Continue(())
-                } else {
-                    ControlFlow::Break(())
-                }
-            },
-        )?;
-        txn.rollback();
-        err.map_or(Ok(()), Err)
-    }
-
-    /// Writes index entries for every existing row, re-writing each row through
-    /// the transaction layer in chunks (so the MVCC layer owns the index format).
-    fn backfill_index(&self, t: &Table, _index: usize) -> Result<()> {
-        let session = self.txn.session();
-        let mut after: Option<Vec<u8>> = None;
-        loop {
-            let mut txn = session.begin(IsolationLevel::ReadCommitted);
-            txn.begin_statement();
-            let range = match &after {
-                None => KeyRange::all(),
-                Some(k) => KeyRange {
-                    start: std::ops::Bound::Excluded(k.clone()),
-                    end: std::ops::Bound::Unbounded,
-                },
-            };
-            let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-            txn.scan(
-                t.def.id,
-                &range,
-                false,
-                ReadMode::Current,
-                &mut |pk, bytes| {
-                    chunk.push((pk.to_vec(), bytes.to_vec()));
-                    if chunk.len() >= 1000 {
-                        ControlFlow::Break(())
-                    } else {
-                        ControlFlow::Continue(())
-                    }
-                },
-            )?;
-            if chunk.is_empty() {
-                txn.rollback();
-                return Ok(());
-            }
-            let mut row = Vec::new();
-            for (pk, bytes) in &chunk {
-                let mut lock = vec![b'r'];
-                lock.extend_from_slice(&t.def.id.to_be_bytes());
-                lock.extend_from_slice(pk);
-                txn.lock(&lock)?;
-                let Some(cur) = txn.get(t.def.id, pk, ReadMode::Current)? else {
-                    continue;
-                };
-                crate::exec::decode_table_row(t, &cur, &mut row)?;
-                let keys = index_keys(t, &row);
-                let mut old = keys.clone();
-                old.pop();
-                txn.put(t.def.id, pk.clone(), cur, old, keys);
-                let _ = bytes;
-            }
-            after = chunk.last().map(|(k, _)| k.clone());
-            txn.commit()?;
-        }
+        self.alter_table(
+            db,
+            table,
+            vec![crate::alter::AlterOp::DropIndex {
+                name: name.to_string(),
+            }],
+        )
     }
 
     /// Deletes every stored key of a dropped table (through the MVCC layer,
@@ -907,13 +806,16 @@ impl Engine {
     }
 }
 
-fn take_id(next_id: &mut u32) -> u32 {
+/// An idle catalog pin (no open transaction).
+pub(crate) const PIN_IDLE: u64 = u64::MAX;
+
+pub(crate) fn take_id(next_id: &mut u32) -> u32 {
     let id = *next_id;
     *next_id += 1;
     id
 }
 
-fn validate_name(name: &str) -> Result<()> {
+pub(crate) fn validate_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() > 64 || name.ends_with(' ') {
         return Err(Error::InvalidArgument(format!("Incorrect name '{name}'")));
     }

@@ -109,7 +109,11 @@ pub fn index_keys(table: &Table, row: &[Value]) -> Vec<(IndexId, Vec<u8>)> {
         .collect()
 }
 
-/// The key of secondary index `i` (by position) for `row`.
+/// The key of secondary index `i` (by position in `def.indexes`) for `row`.
+pub fn index_key(table: &Table, i: usize, row: &[Value]) -> Vec<u8> {
+    index_key_of(table, i, row)
+}
+
 fn index_key_of(table: &Table, i: usize, row: &[Value]) -> Vec<u8> {
     let mut k = Vec::with_capacity(16);
     for &c in &table.def.indexes[i].columns {
@@ -118,10 +122,12 @@ fn index_key_of(table: &Table, i: usize, row: &[Value]) -> Vec<u8> {
     k
 }
 
-/// Decodes a stored row of `table`. A row stored with fewer columns than the
-/// table has (written before a future ADD COLUMN) reads the missing trailing
-/// columns as their defaults (docs/format.md); more columns than the table has is
-/// corruption — never an out-of-bounds panic later.
+/// Decodes a stored row of `table` into its columns, in declaration order.
+/// Rows are stored by physical slot (see "Instant ADD / DROP COLUMN" in
+/// `crate::alter` and docs/format.md): a row stored before an ADD COLUMN lacks
+/// the new column's slot and reads it as the column's `added_default`; a dropped
+/// column's slot is skipped; slots beyond the table's — written by a statement
+/// that ran on a newer definition while this one runs on an older — are ignored.
 pub fn decode_table_row(table: &Table, bytes: &[u8], row: &mut Vec<Value>) -> Result<()> {
     decode_table_row_columns(table, bytes, None, row)
 }
@@ -134,26 +140,78 @@ pub fn decode_table_row_columns(
     needed: Option<&[bool]>,
     row: &mut Vec<Value>,
 ) -> Result<()> {
-    decode_row_columns(bytes, needed, row)?;
-    let n = table.def.columns.len();
-    if row.len() > n {
-        return Err(Error::Corrupt(format!(
-            "row of {}.{} has {} columns, the table {}",
-            table.def.db,
-            table.def.name,
-            row.len(),
-            n
-        )));
+    let def = &table.def;
+    let n = def.columns.len();
+    if def.identity_layout() {
+        decode_row_columns(bytes, needed, row)?;
+        row.truncate(n);
+        for c in row.len()..n {
+            row.push(table.missing_value(c));
+        }
+        return Ok(());
     }
-    for col in &table.def.columns[row.len()..] {
-        row.push(match &col.default {
-            Some(d) => {
-                crate::catalog::default_value(d, || chrono::DateTime::UNIX_EPOCH.naive_utc())
+    let mask = needed.map(|m| {
+        let mut pm = vec![false; def.physical_width()];
+        for (c, _) in m.iter().enumerate().filter(|(_, &b)| b) {
+            if c < n {
+                pm[def.slot(c)] = true;
             }
-            None => Value::Null,
+        }
+        pm
+    });
+    let mut phys = Vec::new();
+    decode_row_columns(bytes, mask.as_deref(), &mut phys)?;
+    row.clear();
+    for c in 0..n {
+        row.push(match phys.get_mut(def.slot(c)) {
+            Some(v) => std::mem::replace(v, Value::Null),
+            None => table.missing_value(c),
         });
     }
     Ok(())
+}
+
+/// Encodes `row` (columns in declaration order) as stored: by slot, dropped
+/// slots NULL (see [`decode_table_row`]).
+pub fn encode_table_row(table: &Table, row: &[Value]) -> Vec<u8> {
+    encode_table_row_with(table, row, &[])
+}
+
+/// [`encode_table_row`] followed by `extra` slots beyond the definition's width.
+fn encode_table_row_with(table: &Table, row: &[Value], extra: &[Value]) -> Vec<u8> {
+    let def = &table.def;
+    if def.identity_layout() && extra.is_empty() {
+        return encode_row(row);
+    }
+    let width = def.physical_width();
+    let mut by_slot: Vec<&Value> = vec![&Value::Null; width];
+    for (c, v) in row.iter().enumerate().take(def.columns.len()) {
+        by_slot[def.slot(c)] = v;
+    }
+    by_slot.extend(extra);
+    crate::encoding::encode_values(by_slot.len(), by_slot.into_iter())
+}
+
+/// Encodes the new version of the row stored at `pk` (locked). A statement
+/// still running on a definition that an ADD COLUMN has since replaced
+/// (`Table::superseded`) may meet a row written on the newer one, whose slots
+/// it does not know: they are carried over, so the added columns keep their
+/// values (see "Instant ADD / DROP COLUMN" in `crate::alter`).
+fn encode_over(txn: &mut Transaction, table: &Table, pk: &[u8], row: &[Value]) -> Result<Vec<u8>> {
+    if !table.superseded.load(AtomicOrdering::Relaxed) {
+        return Ok(encode_table_row(table, row));
+    }
+    let Some(stored) = txn.get(table.def.id, pk, ReadMode::Current)? else {
+        return Ok(encode_table_row(table, row));
+    };
+    let mut slots = Vec::new();
+    crate::encoding::decode_row(&stored, &mut slots)?;
+    let width = table.def.physical_width();
+    Ok(encode_table_row_with(
+        table,
+        row,
+        slots.get(width..).unwrap_or(&[]),
+    ))
 }
 
 fn row_lock_key(table: &Table, pk: &[u8]) -> Vec<u8> {
@@ -653,6 +711,7 @@ fn write_update(
     } else {
         pk.clone()
     };
+    let bytes = encode_over(txn, table, &pk, &new)?;
     if new_pk != pk {
         txn.lock(&row_lock_key(table, &new_pk))?;
         if txn.get(def.id, &new_pk, ReadMode::Current)?.is_some() {
@@ -660,10 +719,10 @@ fn write_update(
         }
         check_unique(txn, table, &new, &new_pk, Some(old))?;
         txn.delete(def.id, pk, old_keys);
-        txn.put(def.id, new_pk, encode_row(&new), Vec::new(), new_keys);
+        txn.put(def.id, new_pk, bytes, Vec::new(), new_keys);
     } else {
         check_unique(txn, table, &new, &pk, Some(old))?;
-        txn.put(def.id, pk, encode_row(&new), old_keys, new_keys);
+        txn.put(def.id, pk, bytes, old_keys, new_keys);
     }
     Ok(())
 }
@@ -898,7 +957,7 @@ pub fn run_insert(
             OnDuplicate::Error => match find_conflict(txn, table, &row, &pk)? {
                 None => {
                     let keys = index_keys(table, &row);
-                    txn.put(def.id, pk, encode_row(&row), Vec::new(), keys);
+                    txn.put(def.id, pk, encode_table_row(table, &row), Vec::new(), keys);
                     RowOutcome::Inserted
                 }
                 Some(c) if plan.ignore => {
@@ -914,7 +973,7 @@ pub fn run_insert(
             OnDuplicate::Update(assignments) => match find_conflict(txn, table, &row, &pk)? {
                 None => {
                     let keys = index_keys(table, &row);
-                    txn.put(def.id, pk, encode_row(&row), Vec::new(), keys);
+                    txn.put(def.id, pk, encode_table_row(table, &row), Vec::new(), keys);
                     RowOutcome::Inserted
                 }
                 Some(c) => {
@@ -1089,7 +1148,13 @@ fn replace_row(txn: &mut Transaction, table: &Table, pk: &[u8], row: &[Value]) -
     for _ in 0..def.indexes.len() + 2 {
         let Some(c) = find_conflict(txn, table, row, pk)? else {
             let keys = index_keys(table, row);
-            txn.put(def.id, pk.to_vec(), encode_row(row), Vec::new(), keys);
+            txn.put(
+                def.id,
+                pk.to_vec(),
+                encode_table_row(table, row),
+                Vec::new(),
+                keys,
+            );
             return Ok(deleted);
         };
         if is_last_unique_key(table, c.key) {

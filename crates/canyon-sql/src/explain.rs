@@ -1556,6 +1556,7 @@ mod tests {
             nullable,
             default: None,
             auto_increment: false,
+            added_default: None,
         }
     }
 

@@ -7,7 +7,9 @@
 //!
 //! 1. The server reads a COM_STMT_EXECUTE packet, decodes the parameter values and
 //!    calls [`Session::execute_prepared`] on the connection's session.
-//! 2. The session loads the catalog snapshot — one `ArcSwap::load`, no lock
+//! 2. The session pins the published catalog version (one store into its own
+//!    pin, so an online ALTER knows when no statement uses an older one; see
+//!    `alter`), loads the catalog snapshot — one `ArcSwap::load`, no lock
 //!    ([`Engine::catalog`]) — and, if the catalog version is the one the statement
 //!    was planned against, reuses the cached [`plan::Plan`]; otherwise it re-plans.
 //! 3. (At PREPARE time) [`parse::parse`] expanded `/*! ... */` comments and ran
@@ -51,10 +53,12 @@
 //! # Not implemented yet
 //! UNION, WITH, window functions, LATERAL and parenthesised joins, multi-table
 //! UPDATE / DELETE, correlated subqueries in UPDATE / DELETE, locking reads over
-//! joins, collations other than binary, SET GLOBAL, ALTER TABLE — each is refused
+//! joins, collations other than binary, SET GLOBAL, the ALTER TABLE forms that
+//! `alter` lists — each is refused
 //! with MySQL error 1235, never silently accepted.
 
 pub mod access;
+mod alter;
 mod api;
 pub mod auth;
 pub mod catalog;
@@ -77,6 +81,7 @@ pub mod types;
 pub mod value;
 mod vars;
 
+pub use alter::{AlterOp, ColumnPosition};
 pub use api::{
     charset, column_flags, AuthInfo, Column, ColumnType, Durability, EngineConfig, IsolationLevel,
     PreparedInfo, QueryResult,

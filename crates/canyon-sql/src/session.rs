@@ -244,6 +244,8 @@ pub struct Session {
     txn: Option<Transaction>,
     prepared: HashMap<u32, Prepared>,
     next_statement_id: u32,
+    /// This session's catalog pin (see `crate::alter`).
+    pin: Arc<std::sync::atomic::AtomicU64>,
 }
 
 fn ok(affected_rows: u64) -> QueryResult {
@@ -251,6 +253,16 @@ fn ok(affected_rows: u64) -> QueryResult {
         affected_rows,
         last_insert_id: 0,
         info: String::new(),
+        warnings: 0,
+    }
+}
+
+/// The OK packet of ALTER TABLE / CREATE INDEX (MySQL's info string).
+fn alter_ok() -> QueryResult {
+    QueryResult::Ok {
+        affected_rows: 0,
+        last_insert_id: 0,
+        info: "Records: 0  Duplicates: 0  Warnings: 0".into(),
         warnings: 0,
     }
 }
@@ -287,6 +299,7 @@ fn object_name(n: &ast::ObjectName) -> Vec<String> {
 impl Session {
     pub(crate) fn new(engine: Arc<Engine>, connection_id: u32, user: &str, host: &str) -> Session {
         let txn_session = engine.txn.session();
+        let pin = engine.register_pin();
         let lock_wait_timeout = engine.config.lock_wait_timeout;
         Session {
             state: State {
@@ -315,6 +328,7 @@ impl Session {
             txn: None,
             prepared: HashMap::new(),
             next_statement_id: 1,
+            pin,
         }
     }
 
@@ -480,6 +494,17 @@ impl Session {
         if params.len() != p.params {
             return Err(Error::WrongArguments("mysqld_stmt_execute".into()));
         }
+        self.state.engine.pin_catalog(&self.pin);
+        let r = self.execute_prepared_pinned(id, params);
+        self.unpin_if_idle();
+        r
+    }
+
+    fn execute_prepared_pinned(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
+        let p = self
+            .prepared
+            .get(&id)
+            .expect("the caller looked the statement up");
         let cat = self.state.engine.catalog();
         let plan = match &p.plan {
             Some((v, plan)) if *v == cat.version => Some(plan.clone()),
@@ -525,6 +550,7 @@ impl Session {
         if let Some(t) = self.txn.take() {
             t.rollback();
         }
+        self.unpin();
         self.prepared.clear();
         let s = &mut self.state;
         s.vars.clear();
@@ -737,11 +763,28 @@ impl Session {
         Ok(result)
     }
 
+    /// Ends the open transaction (COMMIT, BEGIN, and the implicit commit of
+    /// DDL) and releases the catalog pin: a DDL must not wait for itself.
     fn commit(&mut self) -> Result<()> {
-        match self.txn.take() {
+        let r = match self.txn.take() {
             Some(t) => t.commit(),
             None => Ok(()),
+        };
+        self.unpin();
+        r
+    }
+
+    /// Releases the catalog pin once no transaction is open (rule P1 of
+    /// `crate::alter`: a pin lives as long as the transaction).
+    fn unpin_if_idle(&self) {
+        if self.txn.is_none() {
+            self.unpin();
         }
+    }
+
+    fn unpin(&self) {
+        self.pin
+            .store(crate::engine::PIN_IDLE, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Runs one parsed statement. `sql` is the whole text (for a few checks that
@@ -750,7 +793,9 @@ impl Session {
         if !matches!(parsed, Parsed::ShowWarnings { .. }) {
             self.state.warnings.clear();
         }
+        self.state.engine.pin_catalog(&self.pin);
         let r = self.run_inner(parsed, params, sql);
+        self.unpin_if_idle();
         if let Err(e) = &r {
             self.record_error(e);
         }
@@ -1088,7 +1133,7 @@ impl Session {
                             let idx = object_name(name).last().cloned().unwrap_or_default();
                             engine.drop_index(&db, &t, &idx)?;
                         }
-                        Ok(ok(0))
+                        Ok(alter_ok())
                     }
                     other => Err(Error::Unsupported(format!("DROP {other}"))),
                 }
@@ -1109,27 +1154,59 @@ impl Session {
             Statement::CreateIndex(ci) => {
                 let (db, t) = self.split_name(&ci.table_name)?;
                 self.state.check_db(&cat, &db, "INDEX", Some(&t))?;
-                let table = cat
-                    .table(&db, &t)
-                    .cloned()
-                    .ok_or_else(|| Error::UnknownTable {
-                        db: db.clone(),
-                        table: t.clone(),
-                    })?;
-                let cols = crate::ddl::create_index_columns(ci, &table.def.columns)?;
-                let name = match &ci.name {
-                    Some(n) => object_name(n).last().cloned().unwrap_or_default(),
-                    None => table.def.columns[cols[0]].name.clone(),
+                if cat.table(&db, &t).is_none() {
+                    return Err(Error::UnknownTable { db, table: t });
+                }
+                let op = crate::alter::AlterOp::AddIndex {
+                    name: ci
+                        .name
+                        .as_ref()
+                        .and_then(|n| object_name(n).last().cloned()),
+                    columns: crate::ddl::create_index_column_names(ci)?,
+                    unique: ci.unique,
                 };
                 self.commit()?;
                 drop(cat);
-                engine.create_index(&db, &t, &name, cols, ci.unique)?;
-                Ok(QueryResult::Ok {
-                    affected_rows: 0,
-                    last_insert_id: 0,
-                    info: "Records: 0  Duplicates: 0  Warnings: 0".into(),
-                    warnings: 0,
-                })
+                engine.alter_table(&db, &t, vec![op])?;
+                Ok(alter_ok())
+            }
+            Statement::AlterTable(at) => {
+                let (db, t) = self.split_name(&at.name)?;
+                self.state.check_db(&cat, &db, "ALTER", Some(&t))?;
+                if cat.table(&db, &t).is_none() {
+                    return Err(Error::UnknownTable { db, table: t });
+                }
+                let ops = crate::ddl::alter_ops(at, &|n| self.split_name(n))?;
+                for op in &ops {
+                    if let crate::alter::AlterOp::RenameTo { db: to, .. } = op {
+                        self.state.check_db(&cat, to, "CREATE", None)?;
+                    }
+                }
+                // MySQL reports no record counts for a bare rename.
+                let rename_only = ops
+                    .iter()
+                    .all(|o| matches!(o, crate::alter::AlterOp::RenameTo { .. }));
+                self.commit()?;
+                drop(cat);
+                engine.alter_table(&db, &t, ops)?;
+                Ok(if rename_only { ok(0) } else { alter_ok() })
+            }
+            Statement::RenameTable(list) => {
+                let mut pairs = Vec::with_capacity(list.len());
+                for r in list {
+                    let (db, t) = self.split_name(&r.old_name)?;
+                    let (to_db, to) = self.split_name(&r.new_name)?;
+                    self.state.check_db(&cat, &db, "ALTER", Some(&t))?;
+                    self.state.check_db(&cat, &to_db, "CREATE", None)?;
+                    pairs.push((db, t, to_db, to));
+                }
+                self.commit()?;
+                drop(cat);
+                // MySQL renames the pairs atomically; Canyon one after the other.
+                for (db, t, to_db, to) in pairs {
+                    engine.rename_table(&db, &t, &to_db, &to)?;
+                }
+                Ok(ok(0))
             }
             Statement::Truncate(tr) => {
                 self.commit()?;
@@ -1370,16 +1447,14 @@ impl Session {
                     "PRI"
                 } else if table
                     .def
-                    .indexes
-                    .iter()
-                    .any(|x| x.unique && x.columns.len() == 1 && x.columns[0] == i)
+                    .public_indexes()
+                    .any(|(_, x)| x.unique && x.columns.len() == 1 && x.columns[0] == i)
                 {
                     "UNI"
                 } else if table
                     .def
-                    .indexes
-                    .iter()
-                    .any(|x| x.columns.first() == Some(&i))
+                    .public_indexes()
+                    .any(|(_, x)| x.columns.first() == Some(&i))
                 {
                     "MUL"
                 } else {
@@ -1514,7 +1589,7 @@ impl Session {
         if !def.primary_key.is_empty() {
             lines.push(format!("  PRIMARY KEY ({})", col_list(&def.primary_key)));
         }
-        for x in &def.indexes {
+        for (_, x) in def.public_indexes() {
             let kind = if x.unique { "UNIQUE KEY" } else { "KEY" };
             lines.push(format!(
                 "  {kind} {} ({})",
@@ -1569,7 +1644,7 @@ impl Session {
                 if !def.primary_key.is_empty() {
                     keys.push(("PRIMARY", true, &def.primary_key, None));
                 }
-                for x in &def.indexes {
+                for (_, x) in def.public_indexes() {
                     keys.push((&x.name, x.unique, &x.columns, Some(x.id)));
                 }
                 let mut rows = Vec::new();
@@ -1865,6 +1940,7 @@ impl Drop for Session {
         if let Some(t) = self.txn.take() {
             t.rollback();
         }
+        self.state.engine.unregister_pin(&self.pin);
     }
 }
 

@@ -35,6 +35,7 @@
 // may unwrap, since a panic is how a test reports failure.
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
+mod backfill;
 mod commit;
 mod gc;
 mod keys;

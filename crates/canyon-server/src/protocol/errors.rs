@@ -128,6 +128,11 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "42000",
             format!("Can't DROP '{k}'; check that column/key exists"),
         ),
+        Error::CantRemoveAllFields => M::new(
+            1090,
+            "42000",
+            "You can't delete all columns with ALTER TABLE; use DROP TABLE instead".into(),
+        ),
         Error::DuplicateEntry { value, key } => M::new(
             1062,
             "23000",
@@ -498,6 +503,12 @@ mod tests {
             1091,
             "42000",
             "Can't DROP 'k'; check that column/key exists",
+        );
+        check(
+            Error::CantRemoveAllFields,
+            1090,
+            "42000",
+            "You can't delete all columns with ALTER TABLE; use DROP TABLE instead",
         );
     }
 
