@@ -187,6 +187,21 @@ pub fn expand_executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// `START TRANSACTION WITH CONSISTENT SNAPSHOT [, mode ...]` without the
+/// snapshot clause, which sqlparser does not know (mariadb-dump
+/// --single-transaction sends it). The session sees the clause in the original
+/// text and takes the snapshot at once.
+fn without_consistent_snapshot(trimmed: &str) -> Option<String> {
+    let upper = trimmed.to_ascii_uppercase();
+    if !upper.starts_with("START TRANSACTION") {
+        return None;
+    }
+    let at = upper.find("WITH CONSISTENT SNAPSHOT")?;
+    let rest = trimmed[at + "WITH CONSISTENT SNAPSHOT".len()..].trim_start();
+    let rest = rest.strip_prefix(',').unwrap_or(rest);
+    Some(format!("{} {rest}", &trimmed[..at]))
+}
+
 /// Parses a query text into statements.
 pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
     let text = expand_executable_comments(sql);
@@ -218,7 +233,8 @@ pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
         .and_then(|mut p| p.parse_statements())
     {
         Ok(stmts) => stmts,
-        Err(e) => match set_names_in_list(trimmed) {
+        Err(e) => match set_names_in_list(trimmed).or_else(|| without_consistent_snapshot(trimmed))
+        {
             Some(rewritten) => return parse(&rewritten),
             None => return Err(unsupported_or(parse_error(&text, e), trimmed)),
         },
@@ -790,6 +806,20 @@ fn parse_account_statement(sql: &str) -> Result<Option<Parsed>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn consistent_snapshot_clause_is_set_aside() {
+        assert_eq!(
+            without_consistent_snapshot("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+                .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")),
+            Some("START TRANSACTION READ ONLY".to_string())
+        );
+        assert!(matches!(
+            parse("START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */").as_deref(),
+            Ok([Parsed::Sql(_)])
+        ));
+        assert_eq!(without_consistent_snapshot("SELECT 1"), None);
+    }
 
     #[test]
     fn executable_comments_are_expanded() {

@@ -66,6 +66,9 @@ struct State {
     next_isolation: Option<IsolationLevel>,
     /// The session's access mode (`transaction_read_only`).
     read_only: bool,
+    /// LOCK TABLES ... READ opened the current transaction; UNLOCK TABLES
+    /// commits it.
+    table_locks: bool,
     /// `SET TRANSACTION READ ONLY / READ WRITE`: the next transaction's mode only.
     next_read_only: Option<bool>,
     /// Whether the open transaction is READ ONLY: its writes fail with 1792.
@@ -312,6 +315,7 @@ impl Session {
                 isolation: IsolationLevel::RepeatableRead,
                 next_isolation: None,
                 read_only: false,
+                table_locks: false,
                 next_read_only: None,
                 txn_read_only: false,
                 lock_wait_timeout,
@@ -559,6 +563,7 @@ impl Session {
         s.isolation = IsolationLevel::RepeatableRead;
         s.next_isolation = None;
         s.read_only = false;
+        s.table_locks = false;
         s.next_read_only = None;
         s.txn_read_only = false;
         s.lock_wait_timeout = s.engine.config.lock_wait_timeout;
@@ -1034,7 +1039,10 @@ impl Session {
                 let mut t = self.txn_session.begin(iso);
                 t.set_lock_wait_timeout(self.state.lock_wait_timeout);
                 if sql.to_ascii_uppercase().contains("CONSISTENT SNAPSHOT") {
+                    // Snapshots are taken lazily, at the first read; this one
+                    // is taken now, as MySQL does.
                     t.begin_statement();
+                    t.snapshot_ts()?;
                 }
                 self.txn = Some(t);
                 Ok(ok(0))
@@ -1049,6 +1057,16 @@ impl Session {
             } => {
                 if let Some(t) = self.txn.take() {
                     t.rollback();
+                }
+                Ok(ok(0))
+            }
+            Statement::LockTables { tables } => self.lock_tables(&cat, tables),
+            Statement::UnlockTables => {
+                // MySQL: UNLOCK TABLES commits the transaction LOCK TABLES
+                // began; with no tables locked it does nothing.
+                if std::mem::take(&mut self.state.table_locks) {
+                    self.state.txn_read_only = false;
+                    self.commit()?;
                 }
                 Ok(ok(0))
             }
@@ -1696,6 +1714,58 @@ impl Session {
                 ))
             }
         }
+    }
+
+    /// LOCK TABLES, as far as Canyon has table locks — it has none (row locks
+    /// and MVCC only), and says so in a warning:
+    /// - like MySQL it commits the open transaction and checks that each table
+    ///   exists (1146) and may be read (1142);
+    /// - when every lock is READ, the statements up to UNLOCK TABLES run in one
+    ///   read-only snapshot transaction: what READ locks give a reader such as
+    ///   mariadb-dump (every table as of one moment; writes fail with 1792),
+    ///   without blocking other sessions' writes;
+    /// - WRITE locks take nothing: statements autocommit as before, and other
+    ///   sessions are not kept out (a restored dump's `LOCK TABLES t WRITE`
+    ///   therefore works; exclusive access does not).
+    fn lock_tables(&mut self, cat: &Catalog, tables: &[ast::LockTable]) -> Result<QueryResult> {
+        self.commit()?;
+        self.state.table_locks = false;
+        self.state.txn_read_only = false;
+        let db = self.state.db.clone().ok_or(Error::NoDatabaseSelected)?;
+        for lt in tables {
+            let name = &lt.table.value;
+            if cat.table(&db, name).is_none() {
+                return Err(Error::UnknownTable {
+                    db: db.clone(),
+                    table: name.clone(),
+                });
+            }
+            self.state.check_db(cat, &db, "SELECT", Some(name))?;
+        }
+        let all_read = tables
+            .iter()
+            .all(|t| matches!(t.lock_type, ast::LockTableType::Read { .. }));
+        if all_read {
+            let mut t = self.txn_session.begin(IsolationLevel::RepeatableRead);
+            t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+            t.begin_statement();
+            t.snapshot_ts()?;
+            self.txn = Some(t);
+            self.state.txn_read_only = true;
+            self.state.table_locks = true;
+        }
+        self.state.warnings.push((
+            "Warning",
+            1235,
+            if all_read {
+                "LOCK TABLES ... READ reads one snapshot until UNLOCK TABLES; \
+                 other sessions' writes are not blocked"
+            } else {
+                "LOCK TABLES ... WRITE takes no lock: Canyon locks rows, not tables"
+            }
+            .to_string(),
+        ));
+        Ok(ok(0))
     }
 
     /// The level a GRANT / REVOKE names, with `*` and bare table names resolved
