@@ -39,6 +39,8 @@ pub struct Engine {
     ddl: Mutex<u32>,
     /// When the engine was opened (SHOW STATUS `Uptime`).
     started: std::time::Instant,
+    /// Live sessions (SHOW PROCESSLIST, KILL): see [`crate::procs`].
+    pub(crate) processes: crate::procs::ProcessList,
 }
 
 fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -181,6 +183,7 @@ impl Engine {
             catalog: ArcSwap::from_pointee(catalog),
             ddl: Mutex::new(next_id),
             started: std::time::Instant::now(),
+            processes: Default::default(),
         });
         engine.recover_counters()?;
         tracing::info!(
@@ -253,6 +256,11 @@ impl Engine {
     /// The current catalog snapshot (one atomic load; no lock).
     pub fn catalog(&self) -> arc_swap::Guard<Arc<Catalog>> {
         self.catalog.load()
+    }
+
+    /// The registry of live sessions.
+    pub fn processes(&self) -> &crate::procs::ProcessList {
+        &self.processes
     }
 
     /// When the engine was opened.

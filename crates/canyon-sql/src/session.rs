@@ -27,6 +27,8 @@ use crate::engine::Engine;
 use crate::exec::{self, StatementEffects};
 use crate::expr::{eval, Binder, Env, EvalContext};
 use crate::functions::Func;
+use crate::infoschema::SystemTable;
+use crate::procs::{Process, KILL_CONNECTION, KILL_NONE, KILL_QUERY};
 use crate::parse::{count_placeholders, parse, Parsed};
 use crate::plan::{self, LockMode, Plan, PlanContext};
 use crate::types::{expr_column, ExprKind};
@@ -46,6 +48,8 @@ pub const MAX_PREPARED_STATEMENTS: usize = 16382;
 
 /// A prepared statement.
 struct Prepared {
+    /// The statement's text (SHOW PROCESSLIST's Info while it executes).
+    text: String,
     parsed: Parsed,
     params: usize,
     plan: Option<(u64, Arc<Plan>)>,
@@ -72,6 +76,10 @@ struct State {
     warnings: Vec<(&'static str, u16, String)>,
     /// Cached account, valid for one catalog version.
     account: Option<(u64, Option<Arc<UserDef>>)>,
+    /// This session's entry in the process registry (SHOW PROCESSLIST, KILL).
+    process: Arc<Process>,
+    /// max_execution_time in milliseconds (0: no limit), for SELECT.
+    max_execution_ms: u64,
 }
 
 /// The context one statement evaluates in.
@@ -82,7 +90,15 @@ struct StmtCtx<'a> {
     /// NOW(), and reading the local time zone costs a system call in chrono.
     now: std::cell::OnceCell<chrono::NaiveDateTime>,
     warnings: std::cell::RefCell<Vec<(u16, String)>>,
+    /// max_execution_time's deadline (SELECT only).
+    deadline: Option<std::time::Instant>,
+    /// Interrupt checks so far: the clock is read every `CLOCK_EVERY`.
+    ticks: std::cell::Cell<u32>,
 }
+
+/// How many interrupt checks (rows) pass between two reads of the clock for
+/// max_execution_time: reading it per row would cost more than the row.
+const CLOCK_EVERY: u32 = 1024;
 
 impl<'a> StmtCtx<'a> {
     fn new(state: &'a State, params: &'a [Value]) -> StmtCtx<'a> {
@@ -91,6 +107,8 @@ impl<'a> StmtCtx<'a> {
             params,
             now: std::cell::OnceCell::new(),
             warnings: Default::default(),
+            deadline: None,
+            ticks: std::cell::Cell::new(0),
         }
     }
 }
@@ -145,6 +163,63 @@ impl EvalContext for StmtCtx<'_> {
             w.push((code, message.to_string()));
         }
     }
+    fn check_interrupt(&self) -> Result<()> {
+        if self.state.process.kill_state() != KILL_NONE {
+            return Err(Error::Interrupted);
+        }
+        if let Some(d) = self.deadline {
+            let n = self.ticks.get().wrapping_add(1);
+            self.ticks.set(n);
+            if n % CLOCK_EVERY == 0 && std::time::Instant::now() >= d {
+                return Err(Error::QueryTimeout);
+            }
+        }
+        Ok(())
+    }
+    fn system_rows(
+        &self,
+        table: SystemTable,
+        filter: &crate::infoschema::Pushed,
+    ) -> Result<Vec<Vec<Value>>> {
+        let s = self.state;
+        let cat = s.engine.catalog();
+        let account = cat.user(&s.user, &s.host).cloned();
+        let see_all = account.as_ref().is_some_and(|a| a.is_superuser());
+        let processes = || process_rows(&s.engine, &s.user, see_all);
+        let g = crate::infoschema::GenCtx {
+            catalog: &cat,
+            account: account.as_deref(),
+            processes: &processes,
+        };
+        Ok(crate::infoschema::generate(table, filter, &g))
+    }
+}
+
+/// The sessions an account may see in the process list: all of them with
+/// global privileges (MySQL's PROCESS privilege), else its own user's.
+fn process_rows(
+    engine: &Engine,
+    user: &str,
+    see_all: bool,
+) -> Vec<crate::infoschema::ProcessRow> {
+    engine
+        .processes()
+        .all()
+        .into_iter()
+        .filter(|p| see_all || p.user == user)
+        .map(|p| {
+            let i = p.info();
+            crate::infoschema::ProcessRow {
+                id: p.id,
+                user: p.user.clone(),
+                host: p.host.clone(),
+                db: i.db,
+                running: i.running,
+                time: i.since.elapsed().as_secs() as i64,
+                info: i.query,
+            }
+        })
+        .collect()
 }
 
 impl State {
@@ -190,6 +265,17 @@ impl State {
         command: &str,
         table: Option<&str>,
     ) -> Result<()> {
+        if crate::infoschema::is_info_schema(db) {
+            // Everyone may read information_schema; nobody may change it.
+            return match command {
+                "SELECT" | "SHOW" | "USE" => Ok(()),
+                _ => Err(Error::DbAccessDenied {
+                    user: self.user.clone(),
+                    host: self.host.clone(),
+                    db: crate::infoschema::NAME.to_string(),
+                }),
+            };
+        }
         match self.account(cat) {
             Some(u) if u.can_use_db(db) => Ok(()),
             _ => Err(match table {
@@ -206,6 +292,28 @@ impl State {
                 },
             }),
         }
+    }
+
+    /// Fills the account into a 1044 raised below the session (the planner
+    /// refusing a write to information_schema: see `PlanContext::resolve`).
+    fn fill_account(&self, e: Error) -> Error {
+        match e {
+            Error::DbAccessDenied { user, host, db } if user.is_empty() && host.is_empty() => {
+                Error::DbAccessDenied {
+                    user: self.user.clone(),
+                    host: self.host.clone(),
+                    db,
+                }
+            }
+            e => e,
+        }
+    }
+
+    /// When a SELECT starting now must stop (max_execution_time).
+    fn select_deadline(&self) -> Option<std::time::Instant> {
+        (self.max_execution_ms > 0).then(|| {
+            std::time::Instant::now() + Duration::from_millis(self.max_execution_ms)
+        })
     }
 
     fn check_super(&mut self, cat: &Catalog, what: &str) -> Result<()> {
@@ -268,6 +376,7 @@ impl Session {
     pub(crate) fn new(engine: Arc<Engine>, connection_id: u32, user: &str, host: &str) -> Session {
         let txn_session = engine.txn.session();
         let lock_wait_timeout = engine.config.lock_wait_timeout;
+        let process = engine.processes.register(connection_id, user, host);
         Session {
             state: State {
                 engine,
@@ -287,12 +396,32 @@ impl Session {
                 client_found_rows: false,
                 warnings: Vec::new(),
                 account: None,
+                process,
+                max_execution_ms: 0,
             },
             txn_session,
             txn: None,
             prepared: HashMap::new(),
             next_statement_id: 1,
         }
+    }
+
+    /// Installs the server's wake-up for KILL CONNECTION: called (from the
+    /// killing session's thread) after this session is marked killed, so that
+    /// a connection task waiting for the next packet can close the socket.
+    pub fn set_kill_hook(&self, hook: crate::procs::KillHook) {
+        self.state.process.set_hook(hook);
+    }
+
+    /// Whether KILL CONNECTION ended this session: the server closes the
+    /// connection (any statement now fails with 1317).
+    pub fn killed(&self) -> bool {
+        self.state.process.kill_state() == KILL_CONNECTION
+    }
+
+    /// This session's connection id.
+    pub fn connection_id(&self) -> u32 {
+        self.state.connection_id
     }
 
     /// Sets whether the client asked for CLIENT_FOUND_ROWS (UPDATE reports
@@ -329,6 +458,16 @@ impl Session {
     /// hold several statements; results come back in order and stop after the first
     /// error. Without `multi`, more than one statement is a syntax error.
     pub fn execute(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
+        if self.killed() {
+            return vec![Err(Error::Interrupted)];
+        }
+        self.state.process.begin_statement(sql);
+        let out = self.execute_text(sql, multi);
+        self.state.process.end_statement();
+        out
+    }
+
+    fn execute_text(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
         if let Some(show) = show_extra(sql) {
             self.state.warnings.clear();
             let r = self.run_show_extra(&show);
@@ -368,11 +507,18 @@ impl Session {
     /// COM_INIT_DB / USE.
     pub fn use_database(&mut self, db: &str) -> Result<()> {
         let cat = self.state.engine.catalog();
+        if crate::infoschema::is_info_schema(db) {
+            // MySQL keeps the lower-case spelling whatever the client wrote.
+            self.state.db = Some(crate::infoschema::NAME.to_string());
+            self.state.process.set_db(Some(crate::infoschema::NAME));
+            return Ok(());
+        }
         if !cat.databases.contains_key(db) {
             return Err(Error::UnknownDatabase(db.to_string()));
         }
         self.state.check_db(&cat, db, "USE", None)?;
         self.state.db = Some(db.to_string());
+        self.state.process.set_db(Some(db));
         Ok(())
     }
 
@@ -433,6 +579,7 @@ impl Session {
         self.prepared.insert(
             id,
             Prepared {
+                text: sql.to_string(),
                 parsed,
                 params,
                 plan: plan.map(|p| (cat.version, Arc::new(p))),
@@ -447,6 +594,19 @@ impl Session {
 
     /// COM_STMT_EXECUTE with decoded parameters (the count is checked: 1210).
     pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
+        if self.killed() {
+            return Err(Error::Interrupted);
+        }
+        match self.prepared.get(&id) {
+            Some(p) => self.state.process.begin_statement(&p.text),
+            None => self.state.process.begin_statement(""),
+        }
+        let r = self.execute_prepared_inner(id, params);
+        self.state.process.end_statement();
+        r
+    }
+
+    fn execute_prepared_inner(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
         let p = self
             .prepared
             .get(&id)
@@ -511,6 +671,7 @@ impl Session {
         s.next_isolation = None;
         s.lock_wait_timeout = s.engine.config.lock_wait_timeout;
         s.last_insert_id = 0;
+        s.max_execution_ms = 0;
         s.warnings.clear();
     }
 
@@ -550,13 +711,16 @@ impl Session {
             catalog: cat,
             db: self.state.db.as_deref(),
         };
-        let plan = match stmt.as_ref() {
-            Statement::Query(q) => Plan::Select(Box::new(crate::query::plan_select(&ctx, q)?)),
-            Statement::Insert(i) => Plan::Insert(plan::plan_insert(&ctx, i)?),
-            Statement::Update(u) => Plan::Update(plan::plan_update(&ctx, u)?),
-            Statement::Delete(d) => Plan::Delete(plan::plan_delete(&ctx, d)?),
+        let planned = match stmt.as_ref() {
+            Statement::Query(q) => {
+                crate::query::plan_select(&ctx, q).map(|p| Plan::Select(Box::new(p)))
+            }
+            Statement::Insert(i) => plan::plan_insert(&ctx, i).map(Plan::Insert),
+            Statement::Update(u) => plan::plan_update(&ctx, u).map(Plan::Update),
+            Statement::Delete(d) => plan::plan_delete(&ctx, d).map(Plan::Delete),
             _ => return Ok(None),
         };
+        let plan = planned.map_err(|e| self.state.fill_account(e))?;
         // Privileges: the account must hold a grant on the database of the
         // written table (for the statement's command) and of every table read
         // (SELECT), including those of joins, derived tables and subqueries.
@@ -583,6 +747,7 @@ impl Session {
     fn with_txn<T>(
         &mut self,
         params: &[Value],
+        deadline: Option<std::time::Instant>,
         f: impl FnOnce(&mut Transaction, &StmtCtx<'_>) -> Result<T>,
     ) -> Result<T> {
         let single = self.txn.is_none() && self.state.autocommit;
@@ -594,12 +759,14 @@ impl Session {
                 .unwrap_or(self.state.isolation);
             let mut t = self.txn_session.begin(iso);
             t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+            t.set_interrupt(Some(self.state.process.kill_flag().clone()));
             self.txn = Some(t);
         }
         let txn = self.txn.as_mut().expect("a transaction was opened above");
         txn.begin_statement();
         let (r, warnings) = {
-            let ctx = StmtCtx::new(&self.state, params);
+            let mut ctx = StmtCtx::new(&self.state, params);
+            ctx.deadline = deadline;
             let r = f(txn, &ctx);
             (r, ctx.warnings.into_inner())
         };
@@ -636,7 +803,8 @@ impl Session {
         let mut effects = StatementEffects::default();
         let result = match plan {
             Plan::Select(s) if !crate::select::needs_transaction(s) => {
-                let ctx = StmtCtx::new(&self.state, params);
+                let mut ctx = StmtCtx::new(&self.state, params);
+                ctx.deadline = self.state.select_deadline();
                 let r = crate::select::run_select(s, None, &ctx, false);
                 let warnings = ctx.warnings.into_inner();
                 for (code, msg) in warnings {
@@ -644,7 +812,7 @@ impl Session {
                 }
                 r
             }
-            Plan::Select(s) => self.with_txn(params, |txn, ctx| {
+            Plan::Select(s) => self.with_txn(params, self.state.select_deadline(), |txn, ctx| {
                 if txn.isolation() == IsolationLevel::Serializable
                     && serializable_lock
                     && s.lock == LockMode::None
@@ -657,13 +825,13 @@ impl Session {
                     crate::select::run_select(s, Some(txn), ctx, false)
                 }
             }),
-            Plan::Insert(i) => self.with_txn(params, |txn, ctx| {
+            Plan::Insert(i) => self.with_txn(params, None, |txn, ctx| {
                 exec::run_insert(i, txn, ctx, &mut effects, found_rows)
             }),
-            Plan::Update(u) => self.with_txn(params, |txn, ctx| {
+            Plan::Update(u) => self.with_txn(params, None, |txn, ctx| {
                 exec::run_update(u, txn, ctx, found_rows, &mut effects)
             }),
-            Plan::Delete(d) => self.with_txn(params, |txn, ctx| exec::run_delete(d, txn, ctx)),
+            Plan::Delete(d) => self.with_txn(params, None, |txn, ctx| exec::run_delete(d, txn, ctx)),
         }?;
         if let Some(id) = effects.generated_id {
             self.state.last_insert_id = id;
@@ -811,6 +979,7 @@ impl Session {
                 }
                 let mut t = self.txn_session.begin(iso);
                 t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+                t.set_interrupt(Some(self.state.process.kill_flag().clone()));
                 if sql.to_ascii_uppercase().contains("CONSISTENT SNAPSHOT") {
                     t.begin_statement();
                 }
@@ -881,6 +1050,7 @@ impl Session {
                                     n += k;
                                     if self.state.db.as_deref() == Some(db.as_str()) {
                                         self.state.db = None;
+                                        self.state.process.set_db(None);
                                     }
                                 }
                                 None => self.note(
@@ -918,10 +1088,11 @@ impl Session {
             }
             Statement::CreateTable(ct) => {
                 let (db, t) = self.split_name(&ct.name)?;
+                // The privilege first (MySQL answers 1044 before 1049).
+                self.state.check_db(&cat, &db, "CREATE", Some(&t))?;
                 if !cat.databases.contains_key(&db) {
                     return Err(Error::UnknownDatabase(db));
                 }
-                self.state.check_db(&cat, &db, "CREATE", Some(&t))?;
                 let def = crate::ddl::create_table(ct)?;
                 self.commit()?;
                 if !engine.create_table(&db, &t, def, ct.if_not_exists)? {
@@ -995,10 +1166,17 @@ impl Session {
                     None => "Database".to_string(),
                 };
                 let mut account = self.state.account(&cat);
-                let rows = cat
-                    .databases
-                    .keys()
-                    .filter(|d| account.as_mut().is_some_and(|a| a.can_use_db(d)))
+                let mut names: Vec<&str> = cat.databases.keys().map(String::as_str).collect();
+                // Every account sees information_schema (MySQL lists it first:
+                // it sorts before any name a user is likely to pick).
+                names.push(crate::infoschema::NAME);
+                names.sort_unstable();
+                let rows = names
+                    .into_iter()
+                    .filter(|d| {
+                        crate::infoschema::is_info_schema(d)
+                            || account.as_mut().is_some_and(|a| a.can_use_db(d))
+                    })
                     .filter(|d| {
                         pattern
                             .as_ref()
@@ -1019,6 +1197,26 @@ impl Session {
                     Some(n) => object_name(n).last().cloned().unwrap_or_default(),
                     None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
                 };
+                if crate::infoschema::is_info_schema(&db) {
+                    let pattern = show_like(show_options)?;
+                    let header = format!("Tables_in_{}", crate::infoschema::NAME);
+                    let rows: Vec<Vec<Value>> = crate::infoschema::SystemTable::ALL
+                        .iter()
+                        .filter(|t| like_match(&pattern, t.name()))
+                        .map(|t| {
+                            let mut r = vec![Value::str(t.name())];
+                            if *full {
+                                r.push(Value::str("SYSTEM VIEW"));
+                            }
+                            r
+                        })
+                        .collect();
+                    return if *full {
+                        Ok(text_rows(&[&header, "Table_type"], rows))
+                    } else {
+                        Ok(text_rows(&[&header], rows))
+                    };
+                }
                 let database = cat
                     .databases
                     .get(&db)
@@ -1138,7 +1336,56 @@ impl Session {
                 Ok(text_rows(&["Variable_name", "Value"], rows))
             }
             Statement::ExplainTable { table_name, .. } => self.describe(&cat, table_name),
-            Statement::Kill { .. } => Err(Error::Unsupported("KILL".into())),
+            Statement::Kill { modifier, id } => {
+                let how = match modifier {
+                    Some(ast::KillType::Query) => KILL_QUERY,
+                    Some(ast::KillType::Connection) | None => KILL_CONNECTION,
+                    Some(ast::KillType::Mutation) => {
+                        return Err(Error::Unsupported("KILL MUTATION".into()))
+                    }
+                };
+                self.kill(&cat, *id, how)
+            }
+            Statement::ShowProcessList { full } => {
+                let see_all = self.state.account(&cat).is_some_and(|a| a.is_superuser());
+                let rows = process_rows(&engine, &self.state.user, see_all)
+                    .into_iter()
+                    .map(|p| {
+                        // Info: the statement, its first 100 characters without FULL.
+                        let info = if !p.running {
+                            Value::Null
+                        } else if *full {
+                            Value::str(&p.info)
+                        } else {
+                            Value::str(&p.info.chars().take(100).collect::<String>())
+                        };
+                        vec![
+                            Value::UInt(p.id as u64),
+                            Value::str(&p.user),
+                            Value::str(&p.host),
+                            p.db.as_deref().map_or(Value::Null, Value::str),
+                            Value::str(if p.running { "Query" } else { "Sleep" }),
+                            Value::Int(p.time),
+                            Value::str(if p.running { "executing" } else { "" }),
+                            info,
+                        ]
+                    })
+                    .collect();
+                use ExprKind::{Int, String as Str, UInt};
+                Ok(typed_rows(
+                    &[
+                        ("Id", UInt),
+                        ("User", Str),
+                        ("Host", Str),
+                        ("db", Str),
+                        ("Command", Str),
+                        ("Time", Int),
+                        ("State", Str),
+                        ("Info", Str),
+                    ],
+                    rows,
+                ))
+            }
             Statement::Explain {
                 statement,
                 analyze,
@@ -1158,6 +1405,35 @@ impl Session {
             }
             other => Err(Error::Unsupported(statement_kind(other))),
         }
+    }
+
+    /// KILL [QUERY | CONNECTION] id. An account may kill its own user's
+    /// sessions; global privileges (MySQL's SUPER / CONNECTION_ADMIN) kill any.
+    /// Killing the own session fails this very statement with 1317, as MySQL.
+    fn kill(&mut self, cat: &Catalog, id: u64, how: u32) -> Result<QueryResult> {
+        let targets = u32::try_from(id)
+            .map(|i| self.state.engine.processes.find(i))
+            .unwrap_or_default();
+        if targets.is_empty() {
+            return Err(Error::UnknownThread(id));
+        }
+        let superuser = self.state.account(cat).is_some_and(|a| a.is_superuser());
+        if !superuser && targets.iter().any(|p| p.user != self.state.user) {
+            return Err(Error::KillDenied(id));
+        }
+        let mut own = false;
+        for p in &targets {
+            own |= Arc::ptr_eq(p, &self.state.process);
+            p.kill(how);
+        }
+        if own {
+            if how == KILL_QUERY {
+                // The flag was meant for this statement: it ends here.
+                self.state.process.begin_statement("");
+            }
+            return Err(Error::Interrupted);
+        }
+        Ok(ok(0))
     }
 
     fn split_name(&self, n: &ast::ObjectName) -> Result<(String, String)> {
@@ -1355,6 +1631,146 @@ impl Session {
     /// Runs a SHOW statement that sqlparser does not parse (see [`show_extra`]).
     fn run_show_extra(&mut self, show: &ShowExtra) -> Result<QueryResult> {
         match show {
+            ShowExtra::TableStatus { db, like } => {
+                let cat = self.state.engine.catalog();
+                let db = match db {
+                    Some(d) => d.clone(),
+                    None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                };
+                self.state.check_db(&cat, &db, "SHOW", None)?;
+                let mut rows = Vec::new();
+                if crate::infoschema::is_info_schema(&db) {
+                    for t in crate::infoschema::SystemTable::ALL {
+                        if like_match(like, t.name()) {
+                            let mut r = vec![Value::Null; 18];
+                            r[0] = Value::str(t.name());
+                            r[2] = Value::Int(10);
+                            r[16] = Value::str("");
+                            r[17] = Value::str("");
+                            rows.push(r);
+                        }
+                    }
+                } else {
+                    let database = cat
+                        .databases
+                        .get(&db)
+                        .ok_or_else(|| Error::UnknownDatabase(db.clone()))?;
+                    for t in database.tables.values() {
+                        if !like_match(like, &t.def.name) {
+                            continue;
+                        }
+                        // TABLES' row without TABLE_CATALOG, TABLE_SCHEMA and
+                        // TABLE_TYPE: SHOW TABLE STATUS's columns.
+                        let mut r = crate::infoschema::tables_row(&db, t);
+                        r.remove(3);
+                        r.drain(..2);
+                        rows.push(r);
+                    }
+                }
+                use ExprKind::{DateTime, Int, String as Str, UInt};
+                Ok(typed_rows(
+                    &[
+                        ("Name", Str),
+                        ("Engine", Str),
+                        ("Version", Int),
+                        ("Row_format", Str),
+                        ("Rows", UInt),
+                        ("Avg_row_length", UInt),
+                        ("Data_length", UInt),
+                        ("Max_data_length", UInt),
+                        ("Index_length", UInt),
+                        ("Data_free", UInt),
+                        ("Auto_increment", UInt),
+                        ("Create_time", DateTime),
+                        ("Update_time", DateTime),
+                        ("Check_time", DateTime),
+                        ("Collation", Str),
+                        ("Checksum", Int),
+                        ("Create_options", Str),
+                        ("Comment", Str),
+                    ],
+                    rows,
+                ))
+            }
+            ShowExtra::CreateDatabase { db, if_not_exists } => {
+                let cat = self.state.engine.catalog();
+                let (name, collation) = if crate::infoschema::is_info_schema(db) {
+                    (crate::infoschema::NAME, "utf8mb3_general_ci")
+                } else {
+                    let (name, _) = cat
+                        .databases
+                        .get_key_value(db.as_str())
+                        .ok_or_else(|| Error::UnknownDatabase(db.clone()))?;
+                    (name.as_str(), "utf8mb4_bin")
+                };
+                self.state.check_db(&cat, name, "SHOW", None)?;
+                let charset = collation.split('_').next().unwrap_or("utf8mb4");
+                let text = format!(
+                    "CREATE DATABASE {}`{}` /*!40100 DEFAULT CHARACTER SET {charset} COLLATE {collation} */ /*!80016 DEFAULT ENCRYPTION='N' */",
+                    if *if_not_exists { "/*!32312 IF NOT EXISTS*/ " } else { "" },
+                    name.replace('`', "``"),
+                );
+                Ok(text_rows(
+                    &["Database", "Create Database"],
+                    vec![vec![Value::str(name), Value::str(&text)]],
+                ))
+            }
+            ShowExtra::Grants(who) => {
+                let cat = self.state.engine.catalog();
+                let me = self.state.account(&cat);
+                let target = match who {
+                    None => me.clone().ok_or_else(|| Error::NoSuchGrant {
+                        user: self.state.user.clone(),
+                        host: self.state.host.clone(),
+                    })?,
+                    Some((user, host)) => {
+                        let own = me
+                            .as_ref()
+                            .is_some_and(|m| &m.user == user && &m.host == host);
+                        if !own && !me.as_ref().is_some_and(|m| m.is_superuser()) {
+                            // MySQL: reading another account's grants needs
+                            // SELECT on the mysql system database.
+                            return Err(Error::DbAccessDenied {
+                                user: self.state.user.clone(),
+                                host: self.state.host.clone(),
+                                db: "mysql".into(),
+                            });
+                        }
+                        cat.users
+                            .get(&(user.clone(), host.clone()))
+                            .cloned()
+                            .ok_or_else(|| Error::NoSuchGrant {
+                                user: user.clone(),
+                                host: host.clone(),
+                            })?
+                    }
+                };
+                let quote = |x: &str| format!("`{}`", x.replace('`', "``"));
+                let account = format!("{}@{}", quote(&target.user), quote(&target.host));
+                let mut lines = Vec::new();
+                let global = target.grants.iter().find(|g| g.db.is_none() && g.all);
+                match global {
+                    Some(g) => lines.push(format!(
+                        "GRANT ALL PRIVILEGES ON *.* TO {account}{}",
+                        if g.grant_option { " WITH GRANT OPTION" } else { "" }
+                    )),
+                    None => lines.push(format!("GRANT USAGE ON *.* TO {account}")),
+                }
+                for g in &target.grants {
+                    if let (Some(db), true) = (&g.db, g.all) {
+                        lines.push(format!(
+                            "GRANT ALL PRIVILEGES ON {}.* TO {account}{}",
+                            quote(db),
+                            if g.grant_option { " WITH GRANT OPTION" } else { "" }
+                        ));
+                    }
+                }
+                let header = format!("Grants for {}@{}", target.user, target.host);
+                Ok(text_rows(
+                    &[&header],
+                    lines.iter().map(|l| vec![Value::str(l)]).collect(),
+                ))
+            }
             ShowExtra::Engines => Ok(text_rows(
                 &[
                     "Engine",
@@ -1646,6 +2062,17 @@ impl Session {
                     return Err(Error::Unsupported("read-only transactions".into()));
                 }
             }
+            "max_execution_time" => {
+                let ms = value
+                    .to_i64()
+                    .filter(|v| *v >= 0)
+                    .ok_or_else(|| Error::WrongValueForVar {
+                        name: var.clone(),
+                        value: value.to_display(),
+                    })?;
+                self.state.max_execution_ms = ms as u64;
+                self.state.vars.insert(var, Value::Int(ms));
+            }
             "sql_mode" => {
                 self.state
                     .vars
@@ -1669,6 +2096,7 @@ impl Drop for Session {
         if let Some(t) = self.txn.take() {
             t.rollback();
         }
+        self.state.engine.processes.deregister(&self.state.process);
     }
 }
 
@@ -1718,6 +2146,74 @@ enum ShowExtra {
         /// The table.
         table: String,
     },
+    /// SHOW TABLE STATUS [{FROM | IN} db] [LIKE 'pattern'].
+    TableStatus {
+        /// The database, if named.
+        db: Option<String>,
+        /// The LIKE pattern.
+        like: Option<String>,
+    },
+    /// SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] db.
+    CreateDatabase {
+        /// The database.
+        db: String,
+        /// IF NOT EXISTS.
+        if_not_exists: bool,
+    },
+    /// SHOW GRANTS [FOR user[@host] | FOR CURRENT_USER[()]]; `None`: the
+    /// session's own account.
+    Grants(Option<(String, String)>),
+}
+
+/// The value of a quoted string literal that is the whole of `w` ('...' or
+/// "...", with doubled quotes or backslash escapes); `None` otherwise.
+fn string_literal(w: &str) -> Option<String> {
+    let q = w.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let inner = w.strip_prefix(q)?.strip_suffix(q)?;
+    let mut out = String::new();
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            out.push(chars.next()?);
+        } else if c == q {
+            // Only a doubled quote may appear inside.
+            if chars.next() != Some(q) {
+                return None;
+            }
+            out.push(q);
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
+}
+
+/// An account name as SHOW GRANTS FOR takes it: `u`, `'u'@'h'`, `u@h`.
+fn account_name(w: &str) -> Option<(String, String)> {
+    let part = |p: &str| -> Option<String> {
+        let p = p.trim();
+        match p.chars().next()? {
+            '\'' | '"' => string_literal(p),
+            '`' => Some(p.strip_prefix('`')?.strip_suffix('`')?.to_string()),
+            _ => Some(p.to_string()),
+        }
+    };
+    // The '@' between the parts: the last one outside quotes.
+    let mut quote: Option<char> = None;
+    let mut at = None;
+    for (i, c) in w.char_indices() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' || c == '`' => quote = Some(c),
+            None if c == '@' => at = Some(i),
+            None => {}
+        }
+    }
+    match at {
+        Some(i) => Some((part(&w[..i])?, part(&w[i + 1..])?)),
+        None => Some((part(w)?, "%".to_string())),
+    }
 }
 
 /// Recognises the SHOW forms of [`ShowExtra`] in a whole query text (one
@@ -1725,7 +2221,10 @@ enum ShowExtra {
 /// parser as usual.
 fn show_extra(sql: &str) -> Option<ShowExtra> {
     let text = sql.trim();
-    if text.len() < 12 || !text[..5].eq_ignore_ascii_case("SHOW ") {
+    if !text
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case("SHOW "))
+    {
         return None;
     }
     let text = text.strip_suffix(';').unwrap_or(text);
@@ -1754,6 +2253,47 @@ fn show_extra(sql: &str) -> Option<ShowExtra> {
                 _ => return None,
             };
             Some(ShowExtra::Index { db, table })
+        }
+        [_, t, st, rest @ ..] if is(t, "TABLE") && is(st, "STATUS") => {
+            let (db, rest) = match rest {
+                [f, d, r @ ..] if is(f, "FROM") || is(f, "IN") => (Some(ident(d)?), r),
+                r => (None, r),
+            };
+            let like = match rest {
+                [] => None,
+                [l, _, ..] if is(l, "LIKE") => {
+                    // The pattern may hold spaces: take the text after LIKE.
+                    let at = text.to_ascii_uppercase().rfind(" LIKE ")?;
+                    Some(string_literal(text[at + 6..].trim())?)
+                }
+                _ => return None,
+            };
+            Some(ShowExtra::TableStatus { db, like })
+        }
+        [_, c, d, rest @ ..]
+            if is(c, "CREATE") && (is(d, "DATABASE") || is(d, "SCHEMA")) =>
+        {
+            match rest {
+                [i, n, e, db] if is(i, "IF") && is(n, "NOT") && is(e, "EXISTS") => {
+                    Some(ShowExtra::CreateDatabase {
+                        db: ident(db)?,
+                        if_not_exists: true,
+                    })
+                }
+                [db] => Some(ShowExtra::CreateDatabase {
+                    db: ident(db)?,
+                    if_not_exists: false,
+                }),
+                _ => None,
+            }
+        }
+        [_, g] if is(g, "GRANTS") => Some(ShowExtra::Grants(None)),
+        [_, g, f, who] if is(g, "GRANTS") && is(f, "FOR") => {
+            if is(who, "CURRENT_USER") || is(who, "CURRENT_USER()") {
+                Some(ShowExtra::Grants(None))
+            } else {
+                Some(ShowExtra::Grants(Some(account_name(who)?)))
+            }
         }
         _ => None,
     }
