@@ -35,6 +35,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_dml.sql",
         include_str!("sql/differential_dml.sql"),
     ),
+    (
+        "differential_metadata.sql",
+        include_str!("sql/differential_metadata.sql"),
+    ),
 ];
 
 /// One statement of the script.
