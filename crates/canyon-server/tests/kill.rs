@@ -90,7 +90,8 @@ fn kill_query_stops_a_long_join_and_keeps_the_connection() {
     let victim_id = connection_id(&mut victim);
     let worker = std::thread::spawn(move || {
         // 400^3 = 64 million joined rows: minutes of work unless killed.
-        let r = victim.query("SELECT COUNT(*) FROM k.t a, k.t b, k.t c WHERE a.id + b.id + c.id >= 0");
+        let r =
+            victim.query("SELECT COUNT(*) FROM k.t a, k.t b, k.t c WHERE a.id + b.id + c.id >= 0");
         (r.err(), victim)
     });
     // Wait until the statement shows up as running, then kill it.
@@ -104,7 +105,10 @@ fn kill_query_stops_a_long_join_and_keeps_the_connection() {
         if running.as_deref() == Some("1") {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "the join never started");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the join never started"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     setup.exec(&format!("KILL QUERY {victim_id}"));

@@ -1114,7 +1114,9 @@ pub trait EvalContext {
         filter: &crate::infoschema::Pushed,
     ) -> Result<Vec<Vec<Value>>> {
         let _ = (table, filter);
-        Err(Error::Unsupported("information_schema in this statement".into()))
+        Err(Error::Unsupported(
+            "information_schema in this statement".into(),
+        ))
     }
 }
 

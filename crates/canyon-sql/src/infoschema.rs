@@ -535,7 +535,10 @@ pub struct Pushed {
 
 impl Pushed {
     /// Evaluates a source's pushed expressions (NULL matches nothing).
-    pub fn evaluate(src: &SystemSource, env: &crate::expr::Env<'_>) -> canyon_common::Result<Pushed> {
+    pub fn evaluate(
+        src: &SystemSource,
+        env: &crate::expr::Env<'_>,
+    ) -> canyon_common::Result<Pushed> {
         let eval = |l: &Option<Vec<Expr>>| -> canyon_common::Result<Option<Vec<String>>> {
             let Some(l) = l else { return Ok(None) };
             let mut out = Vec::with_capacity(l.len());
@@ -637,8 +640,7 @@ fn visible_tables<'c>(g: &GenCtx<'c>, p: &Pushed) -> Vec<(&'c str, &'c Arc<Table
 /// Whether `information_schema`'s own tables pass the pushed filters; the
 /// matching system tables.
 fn visible_system_tables(p: &Pushed) -> Vec<SystemTable> {
-    if p
-        .schemas
+    if p.schemas
         .as_ref()
         .is_some_and(|l| !l.iter().any(|d| is_info_schema(d)))
     {
@@ -703,7 +705,14 @@ fn type_facts(ty: SqlType) -> (String, Value, Value, Value, Value, Value) {
             let (c, o) = chars(n, 1);
             (base, c, o, null.clone(), null.clone(), null)
         }
-        SqlType::Date => (base, null.clone(), null.clone(), null.clone(), null.clone(), null),
+        SqlType::Date => (
+            base,
+            null.clone(),
+            null.clone(),
+            null.clone(),
+            null.clone(),
+            null,
+        ),
         SqlType::DateTime | SqlType::Timestamp => (
             base,
             null.clone(),
@@ -795,7 +804,10 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
             );
             names.sort_unstable();
             for d in names {
-                if p.schemas.as_ref().is_some_and(|l| !l.iter().any(|x| x == d)) {
+                if p.schemas
+                    .as_ref()
+                    .is_some_and(|l| !l.iter().any(|x| x == d))
+                {
                     continue;
                 }
                 out.push(vec![
@@ -849,11 +861,19 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                         s(dt),
                         if is_str { Value::Int(64) } else { Value::Null },
                         if is_str { Value::Int(192) } else { Value::Null },
-                        if dt == "bigint" { u(19 + ct.ends_with("unsigned") as u64) } else { Value::Null },
+                        if dt == "bigint" {
+                            u(19 + ct.ends_with("unsigned") as u64)
+                        } else {
+                            Value::Null
+                        },
                         if dt == "bigint" { u(0) } else { Value::Null },
                         if dt == "datetime" { u(0) } else { Value::Null },
                         if is_str { s("utf8mb3") } else { Value::Null },
-                        if is_str { s("utf8mb3_general_ci") } else { Value::Null },
+                        if is_str {
+                            s("utf8mb3_general_ci")
+                        } else {
+                            Value::Null
+                        },
                         s(ct),
                         s(""),
                         s(""),
@@ -895,7 +915,11 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                         scale,
                         dtprec,
                         if textual { s("utf8mb4") } else { Value::Null },
-                        if textual { s("utf8mb4_bin") } else { Value::Null },
+                        if textual {
+                            s("utf8mb4_bin")
+                        } else {
+                            Value::Null
+                        },
                         s(&c.ty.sql_name()),
                         s(column_key(t, i)),
                         s(extra),
@@ -974,7 +998,11 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                         s(name),
                         s(db),
                         s(&t.def.name),
-                        s(if id.is_none() { "PRIMARY KEY" } else { "UNIQUE" }),
+                        s(if id.is_none() {
+                            "PRIMARY KEY"
+                        } else {
+                            "UNIQUE"
+                        }),
                         s("YES"),
                     ]);
                 }
@@ -1049,7 +1077,12 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
         }
         SystemTable::Plugins => {
             for (name, ty, desc, lic) in [
-                ("InnoDB", "STORAGE ENGINE", "Canyon's MVCC on RocksDB", "GPL"),
+                (
+                    "InnoDB",
+                    "STORAGE ENGINE",
+                    "Canyon's MVCC on RocksDB",
+                    "GPL",
+                ),
                 (
                     "mysql_native_password",
                     "AUTHENTICATION",

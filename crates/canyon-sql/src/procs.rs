@@ -102,12 +102,9 @@ impl Process {
     /// Starts a statement: forgets a KILL QUERY aimed at an earlier one
     /// (invariant 2) and shows the statement as running.
     pub(crate) fn begin_statement(&self, text: &str) {
-        let _ = self.kill.compare_exchange(
-            KILL_QUERY,
-            KILL_NONE,
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
+        let _ =
+            self.kill
+                .compare_exchange(KILL_QUERY, KILL_NONE, Ordering::Relaxed, Ordering::Relaxed);
         let mut i = self.info.lock();
         i.running = true;
         i.since = Instant::now();
@@ -237,7 +234,11 @@ mod tests {
         p.kill(KILL_QUERY);
         assert_eq!(p.kill_state(), KILL_QUERY);
         p.begin_statement("SELECT 1");
-        assert_eq!(p.kill_state(), KILL_NONE, "a new statement forgets KILL QUERY");
+        assert_eq!(
+            p.kill_state(),
+            KILL_NONE,
+            "a new statement forgets KILL QUERY"
+        );
         let woken = Arc::new(AtomicU32::new(0));
         let w = woken.clone();
         p.set_hook(Box::new(move || {

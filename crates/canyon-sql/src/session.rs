@@ -28,9 +28,9 @@ use crate::exec::{self, StatementEffects};
 use crate::expr::{eval, Binder, Env, EvalContext};
 use crate::functions::Func;
 use crate::infoschema::SystemTable;
-use crate::procs::{Process, KILL_CONNECTION, KILL_NONE, KILL_QUERY};
 use crate::parse::{count_placeholders, parse, Parsed};
 use crate::plan::{self, LockMode, Plan, PlanContext};
+use crate::procs::{Process, KILL_CONNECTION, KILL_NONE, KILL_QUERY};
 use crate::types::{expr_column, ExprKind};
 use crate::value::Value;
 use crate::vars;
@@ -170,7 +170,7 @@ impl EvalContext for StmtCtx<'_> {
         if let Some(d) = self.deadline {
             let n = self.ticks.get().wrapping_add(1);
             self.ticks.set(n);
-            if n % CLOCK_EVERY == 0 && std::time::Instant::now() >= d {
+            if n.is_multiple_of(CLOCK_EVERY) && std::time::Instant::now() >= d {
                 return Err(Error::QueryTimeout);
             }
         }
@@ -197,11 +197,7 @@ impl EvalContext for StmtCtx<'_> {
 
 /// The sessions an account may see in the process list: all of them with
 /// global privileges (MySQL's PROCESS privilege), else its own user's.
-fn process_rows(
-    engine: &Engine,
-    user: &str,
-    see_all: bool,
-) -> Vec<crate::infoschema::ProcessRow> {
+fn process_rows(engine: &Engine, user: &str, see_all: bool) -> Vec<crate::infoschema::ProcessRow> {
     engine
         .processes()
         .all()
@@ -311,9 +307,8 @@ impl State {
 
     /// When a SELECT starting now must stop (max_execution_time).
     fn select_deadline(&self) -> Option<std::time::Instant> {
-        (self.max_execution_ms > 0).then(|| {
-            std::time::Instant::now() + Duration::from_millis(self.max_execution_ms)
-        })
+        (self.max_execution_ms > 0)
+            .then(|| std::time::Instant::now() + Duration::from_millis(self.max_execution_ms))
     }
 
     fn check_super(&mut self, cat: &Catalog, what: &str) -> Result<()> {
@@ -831,7 +826,9 @@ impl Session {
             Plan::Update(u) => self.with_txn(params, None, |txn, ctx| {
                 exec::run_update(u, txn, ctx, found_rows, &mut effects)
             }),
-            Plan::Delete(d) => self.with_txn(params, None, |txn, ctx| exec::run_delete(d, txn, ctx)),
+            Plan::Delete(d) => {
+                self.with_txn(params, None, |txn, ctx| exec::run_delete(d, txn, ctx))
+            }
         }?;
         if let Some(id) = effects.generated_id {
             self.state.last_insert_id = id;
@@ -1752,7 +1749,11 @@ impl Session {
                 match global {
                     Some(g) => lines.push(format!(
                         "GRANT ALL PRIVILEGES ON *.* TO {account}{}",
-                        if g.grant_option { " WITH GRANT OPTION" } else { "" }
+                        if g.grant_option {
+                            " WITH GRANT OPTION"
+                        } else {
+                            ""
+                        }
                     )),
                     None => lines.push(format!("GRANT USAGE ON *.* TO {account}")),
                 }
@@ -1761,7 +1762,11 @@ impl Session {
                         lines.push(format!(
                             "GRANT ALL PRIVILEGES ON {}.* TO {account}{}",
                             quote(db),
-                            if g.grant_option { " WITH GRANT OPTION" } else { "" }
+                            if g.grant_option {
+                                " WITH GRANT OPTION"
+                            } else {
+                                ""
+                            }
                         ));
                     }
                 }
@@ -2063,13 +2068,14 @@ impl Session {
                 }
             }
             "max_execution_time" => {
-                let ms = value
-                    .to_i64()
-                    .filter(|v| *v >= 0)
-                    .ok_or_else(|| Error::WrongValueForVar {
-                        name: var.clone(),
-                        value: value.to_display(),
-                    })?;
+                let ms =
+                    value
+                        .to_i64()
+                        .filter(|v| *v >= 0)
+                        .ok_or_else(|| Error::WrongValueForVar {
+                            name: var.clone(),
+                            value: value.to_display(),
+                        })?;
                 self.state.max_execution_ms = ms as u64;
                 self.state.vars.insert(var, Value::Int(ms));
             }
@@ -2270,9 +2276,7 @@ fn show_extra(sql: &str) -> Option<ShowExtra> {
             };
             Some(ShowExtra::TableStatus { db, like })
         }
-        [_, c, d, rest @ ..]
-            if is(c, "CREATE") && (is(d, "DATABASE") || is(d, "SCHEMA")) =>
-        {
+        [_, c, d, rest @ ..] if is(c, "CREATE") && (is(d, "DATABASE") || is(d, "SCHEMA")) => {
             match rest {
                 [i, n, e, db] if is(i, "IF") && is(n, "NOT") && is(e, "EXISTS") => {
                     Some(ShowExtra::CreateDatabase {

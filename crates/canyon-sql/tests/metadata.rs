@@ -43,7 +43,11 @@ fn engine() -> Arc<Engine> {
         run(&mut s, sql).expect("setup succeeds");
     }
     let values: Vec<String> = (0..300).map(|i| format!("({i})")).collect();
-    run(&mut s, &format!("INSERT INTO big VALUES {}", values.join(","))).expect("rows");
+    run(
+        &mut s,
+        &format!("INSERT INTO big VALUES {}", values.join(",")),
+    )
+    .expect("rows");
     e
 }
 
@@ -62,7 +66,10 @@ fn wait_running(observer: &mut Session, id: u32, what: &str) {
         "SELECT COUNT(*) FROM information_schema.processlist WHERE id = {id} AND command = 'Query' AND info LIKE '{what}%'"
     );
     while scalar(observer, &sql) != "1" {
-        assert!(Instant::now() < deadline, "connection {id} never ran {what}");
+        assert!(
+            Instant::now() < deadline,
+            "connection {id} never ran {what}"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -139,13 +146,21 @@ fn kill_connection_marks_the_session_and_runs_the_hook() {
     let mut killer = session(&e, 3);
     let woken = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let w = woken.clone();
-    victim.set_kill_hook(Box::new(move || w.store(true, std::sync::atomic::Ordering::SeqCst)));
+    victim.set_kill_hook(Box::new(move || {
+        w.store(true, std::sync::atomic::Ordering::SeqCst)
+    }));
     run(&mut killer, "KILL 2").expect("kill");
     assert!(woken.load(std::sync::atomic::Ordering::SeqCst), "hook ran");
     assert!(victim.killed());
-    assert!(matches!(run(&mut victim, "SELECT 1"), Err(Error::Interrupted)));
+    assert!(matches!(
+        run(&mut victim, "SELECT 1"),
+        Err(Error::Interrupted)
+    ));
     drop(victim);
-    assert!(matches!(run(&mut killer, "KILL 2"), Err(Error::UnknownThread(2))));
+    assert!(matches!(
+        run(&mut killer, "KILL 2"),
+        Err(Error::UnknownThread(2))
+    ));
 }
 
 #[test]
@@ -156,10 +171,16 @@ fn kill_needs_ownership_or_global_privileges() {
     run(&mut root, "GRANT ALL ON m.* TO 'u'@'%'").expect("grant");
     let mut u1 = e.session(10, "u", "localhost");
     let u2 = e.session(11, "u", "localhost");
-    assert!(matches!(run(&mut u1, "KILL QUERY 2"), Err(Error::KillDenied(2))));
+    assert!(matches!(
+        run(&mut u1, "KILL QUERY 2"),
+        Err(Error::KillDenied(2))
+    ));
     // u sees only its own sessions.
     assert_eq!(
-        rows(&mut u1, "SELECT id FROM information_schema.processlist ORDER BY id"),
+        rows(
+            &mut u1,
+            "SELECT id FROM information_schema.processlist ORDER BY id"
+        ),
         vec![vec!["10".to_string()], vec!["11".to_string()]]
     );
     assert_eq!(rows(&mut u1, "SHOW PROCESSLIST").len(), 2);
@@ -185,15 +206,27 @@ fn information_schema_lists_only_what_the_account_may_use() {
     }
     let mut u = e.session(3, "u", "localhost");
     assert_eq!(
-        rows(&mut u, "SELECT schema_name FROM information_schema.schemata ORDER BY 1"),
-        vec![vec!["information_schema".to_string()], vec!["m".to_string()]]
+        rows(
+            &mut u,
+            "SELECT schema_name FROM information_schema.schemata ORDER BY 1"
+        ),
+        vec![
+            vec!["information_schema".to_string()],
+            vec!["m".to_string()]
+        ]
     );
     assert_eq!(
         rows(&mut u, "SHOW DATABASES"),
-        vec![vec!["information_schema".to_string()], vec!["m".to_string()]]
+        vec![
+            vec!["information_schema".to_string()],
+            vec!["m".to_string()]
+        ]
     );
     assert_eq!(
-        scalar(&mut u, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'secret'"),
+        scalar(
+            &mut u,
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'secret'"
+        ),
         "0"
     );
     assert_eq!(
@@ -201,7 +234,10 @@ fn information_schema_lists_only_what_the_account_may_use() {
         "3"
     );
     assert_eq!(
-        scalar(&mut root, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'secret'"),
+        scalar(
+            &mut root,
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'secret'"
+        ),
         "1"
     );
     // Reading information_schema needs no grant; writing it is refused.
@@ -212,6 +248,42 @@ fn information_schema_lists_only_what_the_account_may_use() {
     ));
 }
 
+/// Equalities and IN lists on TABLE_SCHEMA / TABLE_NAME reach the generator
+/// (EXPLAIN says how much it was told), whatever the case of the names.
+#[test]
+fn filters_are_pushed_into_the_generator() {
+    let e = engine();
+    let mut s = session(&e, 2);
+    let plan =
+        |s: &mut Session, sql: &str| rows(s, &format!("EXPLAIN FORMAT=TREE {sql}"))[0][0].clone();
+    let p = plan(&mut s, "SELECT table_rows FROM information_schema.TABLES WHERE table_schema = 'm' AND TABLE_NAME = 'acc'");
+    assert!(
+        p.contains("generated from the catalog: named tables"),
+        "{p}"
+    );
+    let p = plan(
+        &mut s,
+        "SELECT column_name FROM information_schema.columns WHERE table_schema IN ('m', 'x')",
+    );
+    assert!(
+        p.contains("generated from the catalog: named schemas"),
+        "{p}"
+    );
+    let p = plan(
+        &mut s,
+        "SELECT column_name FROM information_schema.columns WHERE table_schema LIKE 'm%'",
+    );
+    assert!(
+        p.contains("generated from the catalog)"),
+        "a LIKE is not pushed: {p}"
+    );
+    // A pushed filter on a LEFT JOIN's inner side would drop NULL-extended rows.
+    assert_eq!(
+        rows(&mut s, "SELECT a.id, t.table_name FROM acc a LEFT JOIN information_schema.tables t ON t.table_schema = 'm' AND t.table_name = 'nope' ORDER BY a.id"),
+        vec![vec!["1".to_string(), "NULL".to_string()], vec!["2".to_string(), "NULL".to_string()]]
+    );
+}
+
 #[test]
 fn max_execution_time_stops_a_select() {
     let e = engine();
@@ -220,7 +292,11 @@ fn max_execution_time_stops_a_select() {
     let started = Instant::now();
     let r = run(&mut s, LONG_JOIN);
     assert!(matches!(r, Err(Error::QueryTimeout)), "{r:?}");
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     // Writes are not limited (MySQL: SELECT only), and 0 lifts the limit.
     run(&mut s, "UPDATE acc SET bal = bal + 1").expect("update");
     run(&mut s, "SET max_execution_time = 0").expect("set");
@@ -241,7 +317,9 @@ fn ten_thousand_tables() {
     for i in 0..N {
         run(
             &mut s,
-            &format!("CREATE TABLE t{i:05} (id INT PRIMARY KEY, name VARCHAR(20), n BIGINT, KEY kn (n))"),
+            &format!(
+                "CREATE TABLE t{i:05} (id INT PRIMARY KEY, name VARCHAR(20), n BIGINT, KEY kn (n))"
+            ),
         )
         .expect("create");
     }
@@ -249,7 +327,11 @@ fn ten_thousand_tables() {
     let mut timed = |sql: &str| {
         let t = Instant::now();
         let r = rows(&mut s, sql);
-        eprintln!("{:>10.3} ms  {} rows  {sql}", t.elapsed().as_secs_f64() * 1e3, r.len());
+        eprintln!(
+            "{:>10.3} ms  {} rows  {sql}",
+            t.elapsed().as_secs_f64() * 1e3,
+            r.len()
+        );
         r
     };
     let one = timed("SELECT table_name, table_rows FROM information_schema.tables WHERE table_schema = 'many' AND table_name = 't04321'");
@@ -260,8 +342,13 @@ fn ten_thousand_tables() {
     let all = timed("SELECT table_name FROM information_schema.tables WHERE table_schema = 'many'");
     assert_eq!(all.len(), N);
     let count = timed("SELECT COUNT(*) FROM information_schema.tables");
-    assert_eq!(count[0][0], (N + 17).to_string(), "user tables and the 17 system views");
-    let allcols = timed("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'many'");
+    assert_eq!(
+        count[0][0],
+        (N + 17).to_string(),
+        "user tables and the 17 system views"
+    );
+    let allcols =
+        timed("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'many'");
     assert_eq!(allcols[0][0], (3 * N).to_string());
     let like = timed("SELECT COUNT(*) FROM information_schema.columns WHERE table_name LIKE 't0000%' AND column_name = 'id'");
     assert_eq!(like[0][0], "10");
@@ -277,7 +364,10 @@ fn ten_thousand_tables() {
     let r = s
         .execute_prepared(p.id, &[Value::str("many"), Value::str("t00007")])
         .expect("execute");
-    eprintln!("{:>10.3} ms  prepared, schema and name bound", t.elapsed().as_secs_f64() * 1e3);
+    eprintln!(
+        "{:>10.3} ms  prepared, schema and name bound",
+        t.elapsed().as_secs_f64() * 1e3
+    );
     let QueryResult::Rows { rows, .. } = r else {
         panic!("rows expected");
     };

@@ -310,10 +310,17 @@ mod tests {
         flag.store(1, Ordering::Relaxed);
         let r = h.join().unwrap();
         assert!(matches!(r, Err(Error::Interrupted)), "{r:?}");
-        assert!(start.elapsed() < LONG, "the interrupt, not the timeout, ended it");
+        assert!(
+            start.elapsed() < LONG,
+            "the interrupt, not the timeout, ended it"
+        );
         assert!(t.waits_for.lock().is_empty());
         t.release(1, b"k");
-        assert_eq!(t.owner(b"k"), None, "the interrupted waiter was not handed the lock");
+        assert_eq!(
+            t.owner(b"k"),
+            None,
+            "the interrupted waiter was not handed the lock"
+        );
     }
 
     #[test]
