@@ -46,7 +46,9 @@
 //! (binding, evaluation) → [`access`] (access paths), [`query`] (SELECT: frames,
 //! join order, subqueries), [`plan`] (INSERT / UPDATE / DELETE) → [`select`],
 //! [`exec`] (execution) → `session`, `engine` ([`Session`], [`Engine`]: the public
-//! surface).
+//! surface). Beside them: [`infoschema`] (the `information_schema` tables,
+//! generated from a catalog snapshot) and [`procs`] (the process registry that
+//! SHOW PROCESSLIST reads and KILL writes).
 //!
 //! # Not implemented yet
 //! UNION, WITH, window functions, LATERAL and parenthesised joins, multi-table

@@ -778,8 +778,8 @@ fn plan_query(
     let items = from.items;
     if let Some(f) = &filter {
         push_into_derived(&mut sources, &items, f);
-        push_into_system(&mut sources, &items, f);
     }
+    push_into_system(&mut sources, &items, filter.as_ref());
     let (steps, pre_filter) =
         plan_joins(&sources, &items, filter.as_ref(), outer_len, &frame_kinds)?;
 
@@ -941,12 +941,31 @@ fn push_into_derived(sources: &mut [Source], items: &[FromItem], filter: &Expr) 
     }
 }
 
-/// Pushes WHERE conjuncts `TABLE_SCHEMA = const` / `TABLE_NAME IN (consts)`
-/// on an `information_schema` source into its generator, so that it visits
-/// only the named databases and tables (see [`crate::infoschema`]). The
-/// conjunct also stays where it was: the generator may return a superset.
-fn push_into_system(sources: &mut [Source], items: &[FromItem], filter: &Expr) {
-    for c in filter.conjuncts() {
+/// Pushes conjuncts `TABLE_SCHEMA = const` / `TABLE_NAME IN (consts)` on an
+/// `information_schema` source into its generator, so that it visits only the
+/// named databases and tables (see [`crate::infoschema`]). Taken from WHERE
+/// (unless the source is a LEFT JOIN's inner side, where WHERE also sees
+/// NULL-extended rows) and from the source's own ON condition (an ON conjunct
+/// that reads only the inner source filters it before the match decision, for
+/// inner and LEFT joins alike). The conjunct also stays where it was: the
+/// generator may return a superset.
+fn push_into_system(sources: &mut [Source], items: &[FromItem], filter: Option<&Expr>) {
+    if !sources
+        .iter()
+        .any(|s| matches!(s.kind, SourceKind::System(_)))
+    {
+        return;
+    }
+    let mut candidates: Vec<(Option<usize>, &Expr)> = Vec::new();
+    if let Some(f) = filter {
+        candidates.extend(f.conjuncts().into_iter().map(|c| (None, c)));
+    }
+    for (i, it) in items.iter().enumerate() {
+        if let Some(on) = &it.on {
+            candidates.extend(on.conjuncts().into_iter().map(|c| (Some(i), c)));
+        }
+    }
+    for (from_on, c) in candidates {
         if c.has_subquery() || c.has_agg() {
             continue;
         }
@@ -956,8 +975,11 @@ fn push_into_system(sources: &mut [Source], items: &[FromItem], filter: &Expr) {
         let [s] = read.as_slice() else {
             continue;
         };
-        if items[*s].left {
-            // WHERE on a LEFT JOIN's inner side also sees NULL-extended rows.
+        let allowed = match from_on {
+            None => !items[*s].left,
+            Some(i) => i == *s,
+        };
+        if !allowed {
             continue;
         }
         let (lo, hi) = (sources[*s].offset, sources[*s].offset + sources[*s].width);

@@ -17,9 +17,22 @@
 //! # SHOW statements
 //! The SHOW statements GUIs and ORMs send are answered here from the catalog
 //! snapshot, with MySQL's column names: TABLES, DATABASES, COLUMNS (FULL),
-//! VARIABLES, CREATE TABLE, INDEX / KEYS, ENGINES, CHARACTER SET, COLLATION and
-//! STATUS (a few counters). sqlparser has no statement for SHOW INDEX and SHOW
-//! ENGINES, so [`show_extra`] recognises those two forms before parsing.
+//! VARIABLES, CREATE TABLE, INDEX / KEYS, ENGINES, CHARACTER SET, COLLATION,
+//! STATUS (a few counters), WARNINGS / ERRORS, [FULL] PROCESSLIST (from
+//! [`crate::procs`]), TABLE STATUS, CREATE DATABASE and GRANTS. sqlparser has
+//! no statement for SHOW INDEX, ENGINES, TABLE STATUS, CREATE DATABASE and
+//! GRANTS, so [`show_extra`] recognises those forms before parsing.
+//! `information_schema` itself is a virtual database read through the SELECT
+//! planner ([`crate::infoschema`]).
+//!
+//! # The process registry and KILL
+//! Each session registers in [`crate::procs::ProcessList`] when it opens and
+//! leaves it when dropped; every statement marks its own entry running and then
+//! sleeping (its own mutex, no shared lock). KILL sets the victim's flag: its row
+//! loops ([`crate::expr::EvalContext::check_interrupt`]) and lock waits
+//! (`Transaction::set_interrupt`) fail the statement with 1317, a statement
+//! rollback; KILL CONNECTION also runs the server's hook
+//! ([`Session::set_kill_hook`]) so the connection is closed.
 
 use crate::api::{column_flags, Column, PreparedInfo, QueryResult};
 use crate::catalog::{Catalog, UserDef};
@@ -520,6 +533,24 @@ impl Session {
     /// COM_FIELD_LIST: the table's columns.
     pub fn field_list(&mut self, table: &str) -> Result<Vec<Column>> {
         let db = self.state.db.clone().ok_or(Error::NoDatabaseSelected)?;
+        if crate::infoschema::is_info_schema(&db) {
+            let t = SystemTable::lookup(table).ok_or_else(|| Error::UnknownTable {
+                db: db.clone(),
+                table: table.to_string(),
+            })?;
+            return Ok(t
+                .columns()
+                .iter()
+                .map(|(name, kind)| {
+                    let mut c = expr_column(name, *kind);
+                    c.schema = db.clone();
+                    c.table = table.to_string();
+                    c.org_table = t.name().to_string();
+                    c.org_name = name.to_string();
+                    c
+                })
+                .collect());
+        }
         let cat = self.state.engine.catalog();
         let t = cat.table(&db, table).ok_or_else(|| Error::UnknownTable {
             db: db.clone(),

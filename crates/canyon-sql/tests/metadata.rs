@@ -277,7 +277,28 @@ fn filters_are_pushed_into_the_generator() {
         p.contains("generated from the catalog)"),
         "a LIKE is not pushed: {p}"
     );
-    // A pushed filter on a LEFT JOIN's inner side would drop NULL-extended rows.
+    // An inner source's own ON conjuncts are pushed too.
+    let p = plan(&mut s, "SELECT c.column_name FROM acc a JOIN information_schema.columns c ON c.table_schema = 'm' AND c.table_name = 'acc' AND c.ordinal_position = a.id");
+    assert!(
+        p.contains("generated from the catalog: named tables"),
+        "{p}"
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT a.id, c.column_name FROM acc a LEFT JOIN information_schema.columns c ON c.table_schema = 'm' AND c.table_name = 'acc' AND c.ordinal_position = a.id + 1 ORDER BY a.id"),
+        vec![vec!["1".to_string(), "bal".to_string()], vec!["2".to_string(), "NULL".to_string()]]
+    );
+    assert_eq!(
+        s.field_list("acc").expect("COM_FIELD_LIST").len(),
+        2,
+        "COM_FIELD_LIST of a base table"
+    );
+    run(&mut s, "USE information_schema").expect("use");
+    let fields = s
+        .field_list("Tables")
+        .expect("COM_FIELD_LIST of a system table");
+    assert_eq!(fields[2].name, "TABLE_NAME");
+    run(&mut s, "USE m").expect("use");
+    // A LEFT JOIN whose pushed ON names no table keeps its outer rows.
     assert_eq!(
         rows(&mut s, "SELECT a.id, t.table_name FROM acc a LEFT JOIN information_schema.tables t ON t.table_schema = 'm' AND t.table_name = 'nope' ORDER BY a.id"),
         vec![vec!["1".to_string(), "NULL".to_string()], vec!["2".to_string(), "NULL".to_string()]]
