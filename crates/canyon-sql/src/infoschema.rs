@@ -31,7 +31,7 @@
 //! Column names and types follow MySQL 8.0's data-dictionary views. Not
 //! implemented: CREATE_TIME / UPDATE_TIME (Canyon does not record them: NULL),
 //! byte sizes (DATA_LENGTH etc. are rough constants), foreign keys, views,
-//! routines, triggers and events (empty tables), and the 8.0 behaviour of
+//! routines, triggers, events and tablespaces (empty tables), and the 8.0 behaviour of
 //! upper-casing unaliased column names in the result metadata (Canyon returns
 //! names as written in the select list, as MariaDB does).
 
@@ -86,6 +86,8 @@ pub enum SystemTable {
     Events,
     /// PLUGINS: the storage engine and the authentication plugin.
     Plugins,
+    /// FILES: empty (no tablespaces; mariadb-dump and mysqldump query it).
+    Files,
 }
 
 use ExprKind::{DateTime as D, Int as I, String as S, UInt as U};
@@ -356,6 +358,46 @@ const EVENTS: &[(&str, ExprKind)] = &[
     ("COLLATION_CONNECTION", S),
     ("DATABASE_COLLATION", S),
 ];
+const FILES: &[(&str, ExprKind)] = &[
+    ("FILE_ID", I),
+    ("FILE_NAME", S),
+    ("FILE_TYPE", S),
+    ("TABLESPACE_NAME", S),
+    ("TABLE_CATALOG", S),
+    ("TABLE_SCHEMA", S),
+    ("TABLE_NAME", S),
+    ("LOGFILE_GROUP_NAME", S),
+    ("LOGFILE_GROUP_NUMBER", I),
+    ("ENGINE", S),
+    ("FULLTEXT_KEYS", S),
+    ("DELETED_ROWS", S),
+    ("UPDATE_COUNT", S),
+    ("FREE_EXTENTS", I),
+    ("TOTAL_EXTENTS", I),
+    ("EXTENT_SIZE", I),
+    ("INITIAL_SIZE", I),
+    ("MAXIMUM_SIZE", I),
+    ("AUTOEXTEND_SIZE", I),
+    ("CREATION_TIME", S),
+    ("LAST_UPDATE_TIME", S),
+    ("LAST_ACCESS_TIME", S),
+    ("RECOVER_TIME", S),
+    ("TRANSACTION_COUNTER", S),
+    ("VERSION", I),
+    ("ROW_FORMAT", S),
+    ("TABLE_ROWS", S),
+    ("AVG_ROW_LENGTH", S),
+    ("DATA_LENGTH", S),
+    ("MAX_DATA_LENGTH", S),
+    ("INDEX_LENGTH", S),
+    ("DATA_FREE", I),
+    ("CREATE_TIME", S),
+    ("UPDATE_TIME", S),
+    ("CHECK_TIME", S),
+    ("CHECKSUM", S),
+    ("STATUS", S),
+    ("EXTRA", S),
+];
 const PLUGINS: &[(&str, ExprKind)] = &[
     ("PLUGIN_NAME", S),
     ("PLUGIN_VERSION", S),
@@ -378,6 +420,7 @@ impl SystemTable {
         SystemTable::Columns,
         SystemTable::Engines,
         SystemTable::Events,
+        SystemTable::Files,
         SystemTable::KeyColumnUsage,
         SystemTable::Partitions,
         SystemTable::Plugins,
@@ -412,6 +455,7 @@ impl SystemTable {
             SystemTable::Partitions => "PARTITIONS",
             SystemTable::Events => "EVENTS",
             SystemTable::Plugins => "PLUGINS",
+            SystemTable::Files => "FILES",
         }
     }
 
@@ -444,6 +488,7 @@ impl SystemTable {
             SystemTable::Partitions => PARTITIONS,
             SystemTable::Events => EVENTS,
             SystemTable::Plugins => PLUGINS,
+            SystemTable::Files => FILES,
         }
     }
 
@@ -1109,7 +1154,8 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
         | SystemTable::Routines
         | SystemTable::Views
         | SystemTable::Triggers
-        | SystemTable::Events => {}
+        | SystemTable::Events
+        | SystemTable::Files => {}
     }
     debug_assert!(
         out.iter().all(|r| r.len() == table.columns().len()),

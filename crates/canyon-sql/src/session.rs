@@ -1659,6 +1659,7 @@ impl Session {
     /// Runs a SHOW statement that sqlparser does not parse (see [`show_extra`]).
     fn run_show_extra(&mut self, show: &ShowExtra) -> Result<QueryResult> {
         match show {
+            ShowExtra::Empty(columns) => Ok(text_rows(columns, Vec::new())),
             ShowExtra::TableStatus { db, like } => {
                 let cat = self.state.engine.catalog();
                 let db = match db {
@@ -1733,8 +1734,11 @@ impl Session {
                 };
                 self.state.check_db(&cat, name, "SHOW", None)?;
                 let charset = collation.split('_').next().unwrap_or("utf8mb4");
+                // MySQL 8 adds `/*!80016 DEFAULT ENCRYPTION='N' */`; Canyon's
+                // parser would read that version comment and refuse it, and
+                // the statement must re-create the database (dump tools).
                 let text = format!(
-                    "CREATE DATABASE {}`{}` /*!40100 DEFAULT CHARACTER SET {charset} COLLATE {collation} */ /*!80016 DEFAULT ENCRYPTION='N' */",
+                    "CREATE DATABASE {}`{}` /*!40100 DEFAULT CHARACTER SET {charset} COLLATE {collation} */",
                     if *if_not_exists { "/*!32312 IF NOT EXISTS*/ " } else { "" },
                     name.replace('`', "``"),
                 );
@@ -2200,7 +2204,55 @@ enum ShowExtra {
     /// SHOW GRANTS [FOR user[@host] | FOR CURRENT_USER[()]]; `None`: the
     /// session's own account.
     Grants(Option<(String, String)>),
+    /// SHOW EVENTS / TRIGGERS / {PROCEDURE | FUNCTION} STATUS [...]: always
+    /// empty (Canyon has none of these objects), with MySQL's columns; dump
+    /// tools send them.
+    Empty(&'static [&'static str]),
 }
+
+const SHOW_EVENTS: &[&str] = &[
+    "Db",
+    "Name",
+    "Definer",
+    "Time zone",
+    "Type",
+    "Execute at",
+    "Interval value",
+    "Interval field",
+    "Starts",
+    "Ends",
+    "Status",
+    "Originator",
+    "character_set_client",
+    "collation_connection",
+    "Database Collation",
+];
+const SHOW_TRIGGERS: &[&str] = &[
+    "Trigger",
+    "Event",
+    "Table",
+    "Statement",
+    "Timing",
+    "Created",
+    "sql_mode",
+    "Definer",
+    "character_set_client",
+    "collation_connection",
+    "Database Collation",
+];
+const SHOW_ROUTINE_STATUS: &[&str] = &[
+    "Db",
+    "Name",
+    "Type",
+    "Definer",
+    "Modified",
+    "Created",
+    "Security_type",
+    "Comment",
+    "character_set_client",
+    "collation_connection",
+    "Database Collation",
+];
 
 /// The value of a quoted string literal that is the whole of `w` ('...' or
 /// "...", with doubled quotes or backslash escapes); `None` otherwise.
@@ -2322,6 +2374,11 @@ fn show_extra(sql: &str) -> Option<ShowExtra> {
                 _ => None,
             }
         }
+        [_, e, ..] if is(e, "EVENTS") => Some(ShowExtra::Empty(SHOW_EVENTS)),
+        [_, t, ..] if is(t, "TRIGGERS") => Some(ShowExtra::Empty(SHOW_TRIGGERS)),
+        [_, r, st, ..] if (is(r, "PROCEDURE") || is(r, "FUNCTION")) && is(st, "STATUS") => {
+            Some(ShowExtra::Empty(SHOW_ROUTINE_STATUS))
+        }
         [_, g] if is(g, "GRANTS") => Some(ShowExtra::Grants(None)),
         [_, g, f, who] if is(g, "GRANTS") && is(f, "FOR") => {
             if is(who, "CURRENT_USER") || is(who, "CURRENT_USER()") {
@@ -2372,6 +2429,32 @@ mod tests {
         assert_eq!(show_extra("SHOW KEYS IN `t` FROM d"), index(Some("d"), "t"));
         assert_eq!(show_extra("SHOW INDEXES FROM d.t"), index(Some("d"), "t"));
         assert_eq!(show_extra("SHOW INDEX FROM t WHERE x"), None);
+        assert_eq!(
+            show_extra("SHOW TABLE STATUS FROM d LIKE 'a b%'"),
+            Some(ShowExtra::TableStatus {
+                db: Some("d".into()),
+                like: Some("a b%".into())
+            })
+        );
+        assert_eq!(
+            show_extra("show grants for 'u'@'h'"),
+            Some(ShowExtra::Grants(Some(("u".into(), "h".into()))))
+        );
+        assert_eq!(
+            show_extra("SHOW GRANTS FOR CURRENT_USER()"),
+            Some(ShowExtra::Grants(None))
+        );
+        assert_eq!(
+            show_extra("SHOW CREATE SCHEMA IF NOT EXISTS `d`"),
+            Some(ShowExtra::CreateDatabase {
+                db: "d".into(),
+                if_not_exists: true
+            })
+        );
+        assert_eq!(
+            show_extra("SHOW FUNCTION STATUS WHERE Db = 'd'"),
+            Some(ShowExtra::Empty(SHOW_ROUTINE_STATUS))
+        );
         assert_eq!(show_extra("SHOW TABLES"), None);
         assert_eq!(show_extra("SELECT 1"), None);
     }
