@@ -276,8 +276,19 @@ pub enum Error {
     UnknownCommand(u8),
     /// MySQL 1158/1161-style malformed packet: 1835 ER_MALFORMED_PACKET, SQLSTATE HY000.
     MalformedPacket(String),
+    /// The statement was stopped by KILL QUERY / KILL CONNECTION; only the
+    /// statement is rolled back, the transaction stays open (as in MySQL).
     /// MySQL 1317 ER_QUERY_INTERRUPTED, SQLSTATE 70100.
     Interrupted,
+    /// A SELECT ran longer than max_execution_time and was stopped; only the
+    /// statement is rolled back. MySQL 3024 ER_QUERY_TIMEOUT, SQLSTATE HY000.
+    QueryTimeout,
+    /// KILL of a connection id that does not exist (or that the account may not
+    /// see). MySQL 1094 ER_NO_SUCH_THREAD, SQLSTATE HY000.
+    UnknownThread(u64),
+    /// KILL of another account's connection without SUPER (CONNECTION_ADMIN).
+    /// MySQL 1095 ER_KILL_DENIED_ERROR, SQLSTATE HY000.
+    KillDenied(u64),
 
     // ---- invalid data / IO -------------------------------------------------------------
     /// The storage layer failed (disk, RocksDB). MySQL 1030 ER_GET_ERRNO, SQLSTATE HY000.

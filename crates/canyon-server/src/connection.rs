@@ -215,9 +215,15 @@ impl Login<'_> {
             return;
         };
         let shared = self.shared.clone();
+        let mut session = session;
+        // KILL CONNECTION from another session wakes this task (see command_loop).
+        let killed = Arc::new(tokio::sync::Notify::new());
+        let wake = killed.clone();
+        session.set_kill_hook(Box::new(move || wake.notify_one()));
         let mut conn = Connection {
             io,
             session,
+            killed,
             capabilities,
             multi_statements: capabilities & capability::MULTI_STATEMENTS != 0,
             statements: HashMap::new(),
@@ -368,6 +374,8 @@ enum RowFormat {
 struct Connection<R, W> {
     io: PacketIo<R, W>,
     session: Session,
+    /// Notified by KILL CONNECTION (a permit is kept if the task is busy).
+    killed: Arc<tokio::sync::Notify>,
     capabilities: u32,
     /// CLIENT_MULTI_STATEMENTS, as negotiated and then changed by COM_SET_OPTION.
     multi_statements: bool,
@@ -410,7 +418,14 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         let mut buf = Vec::new();
         loop {
             self.io.reset_sequence();
-            let read = self.io.read_packet(&mut buf).await;
+            // This connection's own Notify, touched only by KILL: no shared lock.
+            let read = tokio::select! {
+                r = self.io.read_packet(&mut buf) => r,
+                _ = self.killed.notified() => {
+                    debug!(conn = self.id, "killed while idle");
+                    return;
+                }
+            };
             match read {
                 Ok(()) => {}
                 Err(ReadError::TooLarge) => {
@@ -429,6 +444,11 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             }
             if let Err(e) = self.io.flush().await {
                 debug!(conn = self.id, "write failed: {e}");
+                return;
+            }
+            if self.session.killed() {
+                // KILL CONNECTION during the command: its reply is sent, then close.
+                debug!(conn = self.id, "killed");
                 return;
             }
             if buf.capacity() > 1 << 20 {

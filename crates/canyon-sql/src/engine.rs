@@ -47,6 +47,8 @@ pub struct Engine {
     pins: Mutex<Vec<Arc<AtomicU64>>>,
     /// When the engine was opened (SHOW STATUS `Uptime`).
     started: std::time::Instant,
+    /// Live sessions (SHOW PROCESSLIST, KILL): see [`crate::procs`].
+    pub(crate) processes: crate::procs::ProcessList,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -185,6 +187,7 @@ impl Engine {
             alter_lock: Mutex::new(()),
             pins: Mutex::new(Vec::new()),
             started: std::time::Instant::now(),
+            processes: Default::default(),
         });
         engine.recover_counters()?;
         engine.abandon_unfinished_indexes()?;
@@ -258,6 +261,11 @@ impl Engine {
     /// The current catalog snapshot (one atomic load; no lock).
     pub fn catalog(&self) -> arc_swap::Guard<Arc<Catalog>> {
         self.catalog.load()
+    }
+
+    /// The registry of live sessions.
+    pub fn processes(&self) -> &crate::procs::ProcessList {
+        &self.processes
     }
 
     /// When the engine was opened.

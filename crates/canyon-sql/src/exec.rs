@@ -277,6 +277,7 @@ pub fn for_each_row_checked(
                 if points_dup(&mut seen, &pk) {
                     continue;
                 }
+                ctx.check_interrupt()?;
                 if let Some(bytes) = txn.get(tid, &pk, mode)? {
                     decode_table_row_columns(table, &bytes, needed, &mut row)?;
                     if !f(&pk, &mut row)? {
@@ -295,7 +296,10 @@ pub fn for_each_row_checked(
                     if dedup && !seen.insert(pk.to_vec()) {
                         return ControlFlow::Continue(());
                     }
-                    let r = decode_table_row_columns(table, bytes, needed, &mut row)
+                    // KILL QUERY / max_execution_time: one relaxed load per row.
+                    let r = ctx
+                        .check_interrupt()
+                        .and_then(|_| decode_table_row_columns(table, bytes, needed, &mut row))
                         .and_then(|_| f(pk, &mut row));
                     match r {
                         Ok(true) => ControlFlow::Continue(()),

@@ -187,6 +187,10 @@ fn frame_names(
                     t.def.columns.get(i).map(|c| c.name.clone()),
                 ),
                 SourceKind::Derived(d) => ("", d.columns.get(i).map(|c| c.name.clone())),
+                SourceKind::System(sys) => (
+                    crate::infoschema::NAME,
+                    sys.table.columns().get(i).map(|c| c.0.to_string()),
+                ),
             };
             let name = name.unwrap_or_else(|| format!("<column {i}>"));
             cols.push(if qualify {
@@ -810,7 +814,7 @@ fn residual<'p>(plan: &'p SelectPlan, step: &'p Step) -> Vec<&'p Expr> {
             match &src.kind {
                 SourceKind::Table(t) => !localize(c, src.offset, src.width)
                     .is_some_and(|l| enforced_by_access(&l, t, &step.access)),
-                SourceKind::Derived(_) => true,
+                SourceKind::Derived(_) | SourceKind::System(_) => true,
             }
         })
         .collect()
@@ -925,6 +929,16 @@ impl Explainer<'_> {
                     }
                     SourceKind::Derived(d) => (
                         format!("<derived{}>", self.ids.get(&addr(d)).copied().unwrap_or(0)),
+                        AccessInfo {
+                            ty: "ALL",
+                            key: None,
+                            key_len: None,
+                            refs: None,
+                            rows: None,
+                        },
+                    ),
+                    SourceKind::System(_) => (
+                        src.name.clone(),
                         AccessInfo {
                             ty: "ALL",
                             key: None,
@@ -1253,6 +1267,15 @@ impl TreeBuilder<'_> {
                 format!("Table scan on {}", src.name),
                 Node::over("Materialize".into(), self.block(d, (&[], &[]))),
             ),
+            SourceKind::System(sys) => Node::leaf(format!(
+                "Table scan on {} (generated from the catalog{})",
+                src.name,
+                match sys.selective() {
+                    (_, true) => ": named tables",
+                    (true, false) => ": named schemas",
+                    _ => "",
+                }
+            )),
         }
     }
 

@@ -1117,6 +1117,24 @@ pub trait EvalContext {
         let _ = (sq, outer);
         Err(Error::Unsupported("subqueries in this statement".into()))
     }
+    /// Fails with [`Error::Interrupted`] (KILL) or [`Error::QueryTimeout`]
+    /// (max_execution_time) when the statement must stop. Row loops call it
+    /// once per row: it must stay a relaxed atomic load on the common path.
+    fn check_interrupt(&self) -> Result<()> {
+        Ok(())
+    }
+    /// The rows of an `information_schema` table, generated for this statement
+    /// (see [`crate::infoschema`]); only a session can answer.
+    fn system_rows(
+        &self,
+        table: crate::infoschema::SystemTable,
+        filter: &crate::infoschema::Pushed,
+    ) -> Result<Vec<Vec<Value>>> {
+        let _ = (table, filter);
+        Err(Error::Unsupported(
+            "information_schema in this statement".into(),
+        ))
+    }
 }
 
 /// The rows of one subquery (its visible columns), shared by its evaluations.
@@ -1169,6 +1187,16 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     }
     fn subquery(&self, sq: &SubqueryExpr, outer: &[Value]) -> Result<SubqueryRows> {
         S::rows(self, sq, outer)
+    }
+    fn check_interrupt(&self) -> Result<()> {
+        self.base.check_interrupt()
+    }
+    fn system_rows(
+        &self,
+        table: crate::infoschema::SystemTable,
+        filter: &crate::infoschema::Pushed,
+    ) -> Result<Vec<Vec<Value>>> {
+        self.base.system_rows(table, filter)
     }
 }
 

@@ -48,7 +48,9 @@
 //! (binding, evaluation) → [`access`] (access paths), [`query`] (SELECT: frames,
 //! join order, subqueries), [`plan`] (INSERT / UPDATE / DELETE) → [`select`],
 //! [`exec`] (execution) → `session`, `engine` ([`Session`], [`Engine`]: the public
-//! surface).
+//! surface). Beside them: [`infoschema`] (the `information_schema` tables,
+//! generated from a catalog snapshot) and [`procs`] (the process registry that
+//! SHOW PROCESSLIST reads and KILL writes).
 //!
 //! # Not implemented yet
 //! UNION, WITH, window functions, LATERAL and parenthesised joins, multi-table
@@ -70,9 +72,11 @@ pub mod exec;
 pub mod explain;
 pub mod expr;
 pub mod functions;
+pub mod infoschema;
 pub mod parse;
 pub mod plan;
 pub mod privileges;
+pub mod procs;
 pub mod query;
 pub mod select;
 mod session;

@@ -213,6 +213,42 @@ pub struct PlanContext<'a> {
 }
 
 impl PlanContext<'_> {
+    /// Resolves `name` if it names an `information_schema` table (qualified,
+    /// or unqualified after `USE information_schema`): the table and the name
+    /// as written. `None` for any other name; 1109 for an unknown table there.
+    pub(crate) fn resolve_system(
+        &self,
+        name: &ast::ObjectName,
+    ) -> Result<Option<(crate::infoschema::SystemTable, String)>> {
+        let parts: Vec<&str> = name
+            .0
+            .iter()
+            .map(|p| p.as_ident().map(|i| i.value.as_str()).unwrap_or(""))
+            .collect();
+        let (db, table) = match parts.as_slice() {
+            [t] => match self.db {
+                Some(d) => (d, *t),
+                None => return Ok(None),
+            },
+            [d, t] => (*d, *t),
+            _ => return Ok(None),
+        };
+        if !crate::infoschema::is_info_schema(db) {
+            return Ok(None);
+        }
+        match crate::infoschema::SystemTable::lookup(table) {
+            Some(t) => Ok(Some((t, table.to_string()))),
+            None => Err(Error::UnknownTable {
+                db: crate::infoschema::NAME.to_string(),
+                table: table.to_string(),
+            }),
+        }
+    }
+
+    /// Resolves a base table. A name in `information_schema` is refused with
+    /// 1044 (every statement that resolves a base table may write it; SELECT
+    /// reads system tables through [`Self::resolve_system`] first). The error
+    /// carries no account: the session fills it in (`State::fill_account`).
     pub(crate) fn resolve(&self, name: &ast::ObjectName) -> Result<Arc<Table>> {
         let parts: Vec<&str> = name
             .0
@@ -224,6 +260,13 @@ impl PlanContext<'_> {
             [d, t] => (*d, *t),
             _ => return Err(Error::Syntax(name.to_string())),
         };
+        if crate::infoschema::is_info_schema(db) {
+            return Err(Error::DbAccessDenied {
+                user: String::new(),
+                host: String::new(),
+                db: crate::infoschema::NAME.to_string(),
+            });
+        }
         if !self.catalog.databases.contains_key(db) {
             return Err(Error::UnknownTable {
                 db: db.to_string(),
@@ -455,6 +498,12 @@ fn select_sources(q: &SelectPlan) -> Vec<(String, Vec<String>)> {
             let cols = match &s.kind {
                 SourceKind::Table(t) => t.def.columns.iter().map(|c| c.name.clone()).collect(),
                 SourceKind::Derived(d) => d.columns.iter().map(|c| c.name.clone()).collect(),
+                SourceKind::System(sys) => sys
+                    .table
+                    .columns()
+                    .iter()
+                    .map(|c| c.0.to_string())
+                    .collect(),
             };
             (s.name.clone(), cols)
         })
@@ -847,7 +896,7 @@ fn plan_reads_table(p: &SelectPlan, table: &Table) -> bool {
     }
     if p.sources.iter().any(|s| match &s.kind {
         SourceKind::Table(t) => same(t),
-        SourceKind::Derived(_) => false,
+        SourceKind::Derived(_) | SourceKind::System(_) => false,
     }) {
         return true;
     }

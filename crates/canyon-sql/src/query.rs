@@ -46,6 +46,7 @@ use crate::access::{choose_access_estimated, Access};
 use crate::api::Column;
 use crate::catalog::Table;
 use crate::expr::{AggCall, Binder, Expr, Scope, SubqueryExpr};
+use crate::infoschema::SystemSource;
 use crate::plan::PlanContext;
 use crate::types::{expr_column, table_column, ExprKind};
 use canyon_common::{Error, Result};
@@ -69,6 +70,9 @@ pub enum SourceKind {
     Table(Arc<Table>),
     /// A derived table `(SELECT ...) AS name`, materialised once per execution.
     Derived(Box<SelectPlan>),
+    /// An `information_schema` table, generated once per execution (see
+    /// [`crate::infoschema`]), with the filters pushed into its generator.
+    System(SystemSource),
 }
 
 /// One FROM source.
@@ -189,6 +193,9 @@ pub fn tables_read(plan: &SelectPlan, out: &mut Vec<Arc<Table>>) {
         match &s.kind {
             SourceKind::Table(t) => out.push(t.clone()),
             SourceKind::Derived(d) => tables_read(d, out),
+            // information_schema needs no grant; its rows are filtered by the
+            // account's privileges instead.
+            SourceKind::System(_) => {}
         }
     }
     let exprs = plan
@@ -308,6 +315,24 @@ impl From<'_> {
             } => {
                 if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
                     return Err(Error::Unsupported("column aliases on a table".into()));
+                }
+                if let Some((table, written)) = self.ctx.resolve_system(name)? {
+                    let qualifier = alias
+                        .as_ref()
+                        .map(|a| a.name.value.clone())
+                        .unwrap_or(written);
+                    let scope = Scope {
+                        qualifier: qualifier.clone(),
+                        db: crate::infoschema::NAME.to_string(),
+                        columns: table.columns().iter().map(|c| c.0.to_string()).collect(),
+                        kinds: table.columns().iter().map(|c| c.1).collect(),
+                        offset: self.next_offset,
+                    };
+                    return self.add_source(
+                        qualifier,
+                        SourceKind::System(SystemSource::new(table)),
+                        scope,
+                    );
                 }
                 let t = self.ctx.resolve(name)?;
                 let qualifier = alias
@@ -726,6 +751,14 @@ fn plan_query(
                         col.name = name.clone();
                         col
                     }
+                    SourceKind::System(sys) => {
+                        let mut col = expr_column(name, *kind);
+                        col.schema = crate::infoschema::NAME.to_string();
+                        col.table = s.name.clone();
+                        col.org_table = sys.table.name().to_string();
+                        col.org_name = sys.table.columns()[i].0.to_string();
+                        col
+                    }
                 },
                 _ => expr_column(name, *kind),
             }
@@ -746,6 +779,7 @@ fn plan_query(
     if let Some(f) = &filter {
         push_into_derived(&mut sources, &items, f);
     }
+    push_into_system(&mut sources, &items, filter.as_ref());
     let (steps, pre_filter) =
         plan_joins(&sources, &items, filter.as_ref(), outer_len, &frame_kinds)?;
 
@@ -904,6 +938,59 @@ fn push_into_derived(sources: &mut [Source], items: &[FromItem], filter: &Expr) 
             step.filter = Some(and(step.filter.take(), pushed));
         }
         d.filter = Some(new_filter);
+    }
+}
+
+/// Pushes conjuncts `TABLE_SCHEMA = const` / `TABLE_NAME IN (consts)` on an
+/// `information_schema` source into its generator, so that it visits only the
+/// named databases and tables (see [`crate::infoschema`]). Taken from WHERE
+/// (unless the source is a LEFT JOIN's inner side, where WHERE also sees
+/// NULL-extended rows) and from the source's own ON condition (an ON conjunct
+/// that reads only the inner source filters it before the match decision, for
+/// inner and LEFT joins alike). The conjunct also stays where it was: the
+/// generator may return a superset.
+fn push_into_system(sources: &mut [Source], items: &[FromItem], filter: Option<&Expr>) {
+    if !sources
+        .iter()
+        .any(|s| matches!(s.kind, SourceKind::System(_)))
+    {
+        return;
+    }
+    let mut candidates: Vec<(Option<usize>, &Expr)> = Vec::new();
+    if let Some(f) = filter {
+        candidates.extend(f.conjuncts().into_iter().map(|c| (None, c)));
+    }
+    for (i, it) in items.iter().enumerate() {
+        if let Some(on) = &it.on {
+            candidates.extend(on.conjuncts().into_iter().map(|c| (Some(i), c)));
+        }
+    }
+    for (from_on, c) in candidates {
+        if c.has_subquery() || c.has_agg() {
+            continue;
+        }
+        let Some(read) = sources_read(c, sources) else {
+            continue;
+        };
+        let [s] = read.as_slice() else {
+            continue;
+        };
+        let allowed = match from_on {
+            None => !items[*s].left,
+            Some(i) => i == *s,
+        };
+        if !allowed {
+            continue;
+        }
+        let (lo, hi) = (sources[*s].offset, sources[*s].offset + sources[*s].width);
+        let SourceKind::System(sys) = &mut sources[*s].kind else {
+            continue;
+        };
+        let local = c.rewrite(&|x| match x {
+            Expr::Column(g) if *g >= lo && *g < hi => Some(Expr::Column(g - lo)),
+            _ => None,
+        });
+        sys.push(&local);
     }
 }
 
@@ -1112,6 +1199,21 @@ fn plan_joins(
                         };
                         (probe, (access, keys, true))
                     }
+                }
+                SourceKind::System(sys) => {
+                    let keys =
+                        hash_keys(&conj, &sources[s], &placed, outer_len, sources, frame_kinds);
+                    // Generated rows: a few when the generator is given table
+                    // names, a database's worth with a schema, else everything.
+                    let est: f64 = match sys.selective() {
+                        (_, true) => 3.0,
+                        (true, false) => 1e3,
+                        (false, false) => 1e4,
+                    };
+                    (
+                        if keys.is_empty() { est } else { est.min(10.0) },
+                        (Access::scan(), keys, true),
+                    )
                 }
                 SourceKind::Derived(_) => {
                     let keys =

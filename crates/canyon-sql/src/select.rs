@@ -484,6 +484,7 @@ impl<'p> Collector<'p> {
             out.retain(|r| seen.insert(encode_row(&r[..plan.visible])));
         }
         if !plan.order_by.is_empty() && (!plan.order_from_access || self.sort_anyway) {
+            ctx.check_interrupt()?;
             out.sort_by(|a, b| {
                 for &(pos, desc) in &plan.order_by {
                     let o = sort_cmp(&a[pos], &b[pos]);
@@ -667,6 +668,17 @@ impl Join<'_, '_> {
         let src = &self.plan.sources[step.source];
         let rows = match &src.kind {
             SourceKind::Derived(d) => run_block(d, self.q, &[])?,
+            SourceKind::System(sys) => {
+                let pushed = crate::infoschema::Pushed::evaluate(
+                    sys,
+                    &Env {
+                        row: frame,
+                        aggs: &[],
+                        ctx: self.q,
+                    },
+                )?;
+                self.q.system_rows(sys.table, &pushed)?
+            }
             SourceKind::Table(t) => {
                 let mut rows = Vec::new();
                 let (ranges, _) = step.access.key_ranges_over(t, frame, self.q)?;
@@ -717,6 +729,7 @@ impl Join<'_, '_> {
                     if !seen.insert(pk.clone()) {
                         continue;
                     }
+                    self.q.check_interrupt()?;
                     if let Some(bytes) = reader.get(table.def.id, &pk)? {
                         decode_table_row_columns(table, &bytes, needed, &mut buf)?;
                         if !f(&mut buf)? {
@@ -736,7 +749,10 @@ impl Join<'_, '_> {
                         if dedup && !seen.insert(pk.to_vec()) {
                             return ControlFlow::Continue(());
                         }
-                        let r = decode_table_row_columns(table, bytes, needed, &mut buf)
+                        let r = self
+                            .q
+                            .check_interrupt()
+                            .and_then(|_| decode_table_row_columns(table, bytes, needed, &mut buf))
                             .and_then(|_| f(&mut buf));
                         match r {
                             Ok(true) => ControlFlow::Continue(()),
@@ -789,6 +805,8 @@ impl Join<'_, '_> {
         let mut go = true;
         // Runs the rest of the join for a candidate bound into the frame.
         let mut visit = |frame: &mut Vec<Value>| -> Result<bool> {
+            // Materialised rows and hash probes loop without reading storage.
+            self.q.check_interrupt()?;
             let env = Env {
                 row: frame,
                 aggs: &[],

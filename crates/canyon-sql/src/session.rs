@@ -17,9 +17,22 @@
 //! # SHOW statements
 //! The SHOW statements GUIs and ORMs send are answered here from the catalog
 //! snapshot, with MySQL's column names: TABLES, DATABASES, COLUMNS (FULL),
-//! VARIABLES, CREATE TABLE, INDEX / KEYS, ENGINES, CHARACTER SET, COLLATION and
-//! STATUS (a few counters). sqlparser has no statement for SHOW INDEX and SHOW
-//! ENGINES, so [`show_extra`] recognises those two forms before parsing.
+//! VARIABLES, CREATE TABLE, INDEX / KEYS, ENGINES, CHARACTER SET, COLLATION,
+//! STATUS (a few counters), WARNINGS / ERRORS, [FULL] PROCESSLIST (from
+//! [`crate::procs`]), TABLE STATUS, CREATE DATABASE and GRANTS. sqlparser has
+//! no statement for SHOW INDEX, ENGINES, TABLE STATUS, CREATE DATABASE and
+//! GRANTS, so [`show_extra`] recognises those forms before parsing.
+//! `information_schema` itself is a virtual database read through the SELECT
+//! planner ([`crate::infoschema`]).
+//!
+//! # The process registry and KILL
+//! Each session registers in [`crate::procs::ProcessList`] when it opens and
+//! leaves it when dropped; every statement marks its own entry running and then
+//! sleeping (its own mutex, no shared lock). KILL sets the victim's flag: its row
+//! loops ([`crate::expr::EvalContext::check_interrupt`]) and lock waits
+//! (`Transaction::set_interrupt`) fail the statement with 1317, a statement
+//! rollback; KILL CONNECTION also runs the server's hook
+//! ([`Session::set_kill_hook`]) so the connection is closed.
 
 use crate::api::{column_flags, Column, PreparedInfo, QueryResult};
 use crate::auth::AuthPlugin;
@@ -28,10 +41,12 @@ use crate::engine::Engine;
 use crate::exec::{self, StatementEffects};
 use crate::expr::{eval, Binder, Env, EvalContext};
 use crate::functions::Func;
+use crate::infoschema::SystemTable;
 use crate::parse::GrantTarget;
 use crate::parse::{count_placeholders, parse, Parsed};
 use crate::plan::{self, LockMode, Plan, PlanContext};
 use crate::privileges::{Level, PrivSpec, Privs};
+use crate::procs::{Process, KILL_CONNECTION, KILL_NONE, KILL_QUERY};
 use crate::types::{expr_column, ExprKind};
 use crate::value::Value;
 use crate::vars;
@@ -49,6 +64,8 @@ pub const MAX_PREPARED_STATEMENTS: usize = 16382;
 
 /// A prepared statement.
 struct Prepared {
+    /// The statement's text (SHOW PROCESSLIST's Info while it executes).
+    text: String,
     parsed: Parsed,
     params: usize,
     plan: Option<(u64, Arc<Plan>)>,
@@ -84,6 +101,10 @@ struct State {
     warnings: Vec<(&'static str, u16, String)>,
     /// Cached account, valid for one catalog version.
     account: Option<(u64, Option<Arc<UserDef>>)>,
+    /// This session's entry in the process registry (SHOW PROCESSLIST, KILL).
+    process: Arc<Process>,
+    /// max_execution_time in milliseconds (0: no limit), for SELECT.
+    max_execution_ms: u64,
 }
 
 /// The context one statement evaluates in.
@@ -94,7 +115,15 @@ struct StmtCtx<'a> {
     /// NOW(), and reading the local time zone costs a system call in chrono.
     now: std::cell::OnceCell<chrono::NaiveDateTime>,
     warnings: std::cell::RefCell<Vec<(u16, String)>>,
+    /// max_execution_time's deadline (SELECT only).
+    deadline: Option<std::time::Instant>,
+    /// Interrupt checks so far: the clock is read every `CLOCK_EVERY`.
+    ticks: std::cell::Cell<u32>,
 }
+
+/// How many interrupt checks (rows) pass between two reads of the clock for
+/// max_execution_time: reading it per row would cost more than the row.
+const CLOCK_EVERY: u32 = 1024;
 
 impl<'a> StmtCtx<'a> {
     fn new(state: &'a State, params: &'a [Value]) -> StmtCtx<'a> {
@@ -103,6 +132,8 @@ impl<'a> StmtCtx<'a> {
             params,
             now: std::cell::OnceCell::new(),
             warnings: Default::default(),
+            deadline: None,
+            ticks: std::cell::Cell::new(0),
         }
     }
 }
@@ -157,6 +188,59 @@ impl EvalContext for StmtCtx<'_> {
             w.push((code, message.to_string()));
         }
     }
+    fn check_interrupt(&self) -> Result<()> {
+        if self.state.process.kill_state() != KILL_NONE {
+            return Err(Error::Interrupted);
+        }
+        if let Some(d) = self.deadline {
+            let n = self.ticks.get().wrapping_add(1);
+            self.ticks.set(n);
+            if n.is_multiple_of(CLOCK_EVERY) && std::time::Instant::now() >= d {
+                return Err(Error::QueryTimeout);
+            }
+        }
+        Ok(())
+    }
+    fn system_rows(
+        &self,
+        table: SystemTable,
+        filter: &crate::infoschema::Pushed,
+    ) -> Result<Vec<Vec<Value>>> {
+        let s = self.state;
+        let cat = s.engine.catalog();
+        let account = cat.user(&s.user, &s.host).cloned();
+        let see_all = account.as_ref().is_some_and(|a| a.is_superuser());
+        let processes = || process_rows(&s.engine, &s.user, see_all);
+        let g = crate::infoschema::GenCtx {
+            catalog: &cat,
+            account: account.as_deref(),
+            processes: &processes,
+        };
+        Ok(crate::infoschema::generate(table, filter, &g))
+    }
+}
+
+/// The sessions an account may see in the process list: all of them with
+/// global privileges (MySQL's PROCESS privilege), else its own user's.
+fn process_rows(engine: &Engine, user: &str, see_all: bool) -> Vec<crate::infoschema::ProcessRow> {
+    engine
+        .processes()
+        .all()
+        .into_iter()
+        .filter(|p| see_all || p.user == user)
+        .map(|p| {
+            let i = p.info();
+            crate::infoschema::ProcessRow {
+                id: p.id,
+                user: p.user.clone(),
+                host: p.host.clone(),
+                db: i.db,
+                running: i.running,
+                time: i.since.elapsed().as_secs() as i64,
+                info: i.query,
+            }
+        })
+        .collect()
 }
 
 impl State {
@@ -204,6 +288,17 @@ impl State {
         command: &str,
         table: Option<&str>,
     ) -> Result<()> {
+        if crate::infoschema::is_info_schema(db) {
+            // Everyone may read information_schema; nobody may change it.
+            return match command {
+                "SELECT" | "SHOW" | "USE" => Ok(()),
+                _ => Err(Error::DbAccessDenied {
+                    user: self.user.clone(),
+                    host: self.host.clone(),
+                    db: crate::infoschema::NAME.to_string(),
+                }),
+            };
+        }
         let allowed = self
             .account(cat)
             .is_some_and(|u| match Privs::from_name(command) {
@@ -226,6 +321,27 @@ impl State {
                 db: db.to_string(),
             },
         })
+    }
+
+    /// Fills the account into a 1044 raised below the session (the planner
+    /// refusing a write to information_schema: see `PlanContext::resolve`).
+    fn fill_account(&self, e: Error) -> Error {
+        match e {
+            Error::DbAccessDenied { user, host, db } if user.is_empty() && host.is_empty() => {
+                Error::DbAccessDenied {
+                    user: self.user.clone(),
+                    host: self.host.clone(),
+                    db,
+                }
+            }
+            e => e,
+        }
+    }
+
+    /// When a SELECT starting now must stop (max_execution_time).
+    fn select_deadline(&self) -> Option<std::time::Instant> {
+        (self.max_execution_ms > 0)
+            .then(|| std::time::Instant::now() + Duration::from_millis(self.max_execution_ms))
     }
 
     /// Checks a global privilege named `what` (e.g. "CREATE USER"); an unknown
@@ -304,6 +420,7 @@ impl Session {
         let txn_session = engine.txn.session();
         let pin = engine.register_pin();
         let lock_wait_timeout = engine.config.lock_wait_timeout;
+        let process = engine.processes.register(connection_id, user, host);
         Session {
             state: State {
                 engine,
@@ -327,6 +444,8 @@ impl Session {
                 client_found_rows: false,
                 warnings: Vec::new(),
                 account: None,
+                process,
+                max_execution_ms: 0,
             },
             txn_session,
             txn: None,
@@ -334,6 +453,24 @@ impl Session {
             next_statement_id: 1,
             pin,
         }
+    }
+
+    /// Installs the server's wake-up for KILL CONNECTION: called (from the
+    /// killing session's thread) after this session is marked killed, so that
+    /// a connection task waiting for the next packet can close the socket.
+    pub fn set_kill_hook(&self, hook: crate::procs::KillHook) {
+        self.state.process.set_hook(hook);
+    }
+
+    /// Whether KILL CONNECTION ended this session: the server closes the
+    /// connection (any statement now fails with 1317).
+    pub fn killed(&self) -> bool {
+        self.state.process.kill_state() == KILL_CONNECTION
+    }
+
+    /// This session's connection id.
+    pub fn connection_id(&self) -> u32 {
+        self.state.connection_id
     }
 
     /// Sets whether the client asked for CLIENT_FOUND_ROWS (UPDATE reports
@@ -370,6 +507,16 @@ impl Session {
     /// hold several statements; results come back in order and stop after the first
     /// error. Without `multi`, more than one statement is a syntax error.
     pub fn execute(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
+        if self.killed() {
+            return vec![Err(Error::Interrupted)];
+        }
+        self.state.process.begin_statement(sql);
+        let out = self.execute_text(sql, multi);
+        self.state.process.end_statement();
+        out
+    }
+
+    fn execute_text(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
         if let Some(show) = show_extra(sql) {
             self.state.warnings.clear();
             let r = self.run_show_extra(&show);
@@ -409,17 +556,42 @@ impl Session {
     /// COM_INIT_DB / USE.
     pub fn use_database(&mut self, db: &str) -> Result<()> {
         let cat = self.state.engine.catalog();
+        if crate::infoschema::is_info_schema(db) {
+            // MySQL keeps the lower-case spelling whatever the client wrote.
+            self.state.db = Some(crate::infoschema::NAME.to_string());
+            self.state.process.set_db(Some(crate::infoschema::NAME));
+            return Ok(());
+        }
         if !cat.databases.contains_key(db) {
             return Err(Error::UnknownDatabase(db.to_string()));
         }
         self.state.check_db(&cat, db, "USE", None)?;
         self.state.db = Some(db.to_string());
+        self.state.process.set_db(Some(db));
         Ok(())
     }
 
     /// COM_FIELD_LIST: the table's columns.
     pub fn field_list(&mut self, table: &str) -> Result<Vec<Column>> {
         let db = self.state.db.clone().ok_or(Error::NoDatabaseSelected)?;
+        if crate::infoschema::is_info_schema(&db) {
+            let t = SystemTable::lookup(table).ok_or_else(|| Error::UnknownTable {
+                db: db.clone(),
+                table: table.to_string(),
+            })?;
+            return Ok(t
+                .columns()
+                .iter()
+                .map(|(name, kind)| {
+                    let mut c = expr_column(name, *kind);
+                    c.schema = db.clone();
+                    c.table = table.to_string();
+                    c.org_table = t.name().to_string();
+                    c.org_name = name.to_string();
+                    c
+                })
+                .collect());
+        }
         let cat = self.state.engine.catalog();
         let t = cat.table(&db, table).ok_or_else(|| Error::UnknownTable {
             db: db.clone(),
@@ -474,6 +646,7 @@ impl Session {
         self.prepared.insert(
             id,
             Prepared {
+                text: sql.to_string(),
                 parsed,
                 params,
                 plan: plan.map(|p| (cat.version, Arc::new(p))),
@@ -488,6 +661,19 @@ impl Session {
 
     /// COM_STMT_EXECUTE with decoded parameters (the count is checked: 1210).
     pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
+        if self.killed() {
+            return Err(Error::Interrupted);
+        }
+        match self.prepared.get(&id) {
+            Some(p) => self.state.process.begin_statement(&p.text),
+            None => self.state.process.begin_statement(""),
+        }
+        let r = self.execute_prepared_inner(id, params);
+        self.state.process.end_statement();
+        r
+    }
+
+    fn execute_prepared_inner(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
         let p = self
             .prepared
             .get(&id)
@@ -568,6 +754,7 @@ impl Session {
         s.txn_read_only = false;
         s.lock_wait_timeout = s.engine.config.lock_wait_timeout;
         s.last_insert_id = 0;
+        s.max_execution_ms = 0;
         s.warnings.clear();
     }
 
@@ -607,13 +794,16 @@ impl Session {
             catalog: cat,
             db: self.state.db.as_deref(),
         };
-        let plan = match stmt.as_ref() {
-            Statement::Query(q) => Plan::Select(Box::new(crate::query::plan_select(&ctx, q)?)),
-            Statement::Insert(i) => Plan::Insert(plan::plan_insert(&ctx, i)?),
-            Statement::Update(u) => Plan::Update(plan::plan_update(&ctx, u)?),
-            Statement::Delete(d) => Plan::Delete(plan::plan_delete(&ctx, d)?),
+        let planned = match stmt.as_ref() {
+            Statement::Query(q) => {
+                crate::query::plan_select(&ctx, q).map(|p| Plan::Select(Box::new(p)))
+            }
+            Statement::Insert(i) => plan::plan_insert(&ctx, i).map(Plan::Insert),
+            Statement::Update(u) => plan::plan_update(&ctx, u).map(Plan::Update),
+            Statement::Delete(d) => plan::plan_delete(&ctx, d).map(Plan::Delete),
             _ => return Ok(None),
         };
+        let plan = planned.map_err(|e| self.state.fill_account(e))?;
         // Privileges: the account must hold a grant on the database of the
         // written table (for the statement's command) and of every table read
         // (SELECT), including those of joins, derived tables and subqueries.
@@ -644,6 +834,7 @@ impl Session {
         &mut self,
         params: &[Value],
         write: bool,
+        deadline: Option<std::time::Instant>,
         f: impl FnOnce(&mut Transaction, &StmtCtx<'_>) -> Result<T>,
     ) -> Result<T> {
         let single = self.txn.is_none() && self.state.autocommit;
@@ -655,6 +846,7 @@ impl Session {
                 .unwrap_or(self.state.isolation);
             let mut t = self.txn_session.begin(iso);
             t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+            t.set_interrupt(Some(self.state.process.kill_flag().clone()));
             self.txn = Some(t);
             self.state.txn_read_only = self
                 .state
@@ -666,7 +858,8 @@ impl Session {
         let txn = self.txn.as_mut().expect("a transaction was opened above");
         txn.begin_statement();
         let (r, warnings) = {
-            let ctx = StmtCtx::new(&self.state, params);
+            let mut ctx = StmtCtx::new(&self.state, params);
+            ctx.deadline = deadline;
             let r = if refuse {
                 Err(Error::ReadOnlyTransaction)
             } else {
@@ -707,7 +900,8 @@ impl Session {
         let mut effects = StatementEffects::default();
         let result = match plan {
             Plan::Select(s) if !crate::select::needs_transaction(s) => {
-                let ctx = StmtCtx::new(&self.state, params);
+                let mut ctx = StmtCtx::new(&self.state, params);
+                ctx.deadline = self.state.select_deadline();
                 let r = crate::select::run_select(s, None, &ctx, false);
                 let warnings = ctx.warnings.into_inner();
                 for (code, msg) in warnings {
@@ -715,27 +909,29 @@ impl Session {
                 }
                 r
             }
-            Plan::Select(s) => self.with_txn(params, false, |txn, ctx| {
-                if txn.isolation() == IsolationLevel::Serializable
-                    && serializable_lock
-                    && s.lock == LockMode::None
-                {
-                    // InnoDB: under SERIALIZABLE, plain SELECTs in a multi-statement
-                    // transaction are locking reads. (Joins and subqueries read
-                    // their snapshot: see docs/architecture/transactions.md.)
-                    crate::select::run_select(s, Some(txn), ctx, true)
-                } else {
-                    crate::select::run_select(s, Some(txn), ctx, false)
-                }
-            }),
-            Plan::Insert(i) => self.with_txn(params, true, |txn, ctx| {
+            Plan::Select(s) => {
+                self.with_txn(params, false, self.state.select_deadline(), |txn, ctx| {
+                    if txn.isolation() == IsolationLevel::Serializable
+                        && serializable_lock
+                        && s.lock == LockMode::None
+                    {
+                        // InnoDB: under SERIALIZABLE, plain SELECTs in a multi-statement
+                        // transaction are locking reads. (Joins and subqueries read
+                        // their snapshot: see docs/architecture/transactions.md.)
+                        crate::select::run_select(s, Some(txn), ctx, true)
+                    } else {
+                        crate::select::run_select(s, Some(txn), ctx, false)
+                    }
+                })
+            }
+            Plan::Insert(i) => self.with_txn(params, true, None, |txn, ctx| {
                 exec::run_insert(i, txn, ctx, &mut effects, found_rows)
             }),
-            Plan::Update(u) => self.with_txn(params, true, |txn, ctx| {
+            Plan::Update(u) => self.with_txn(params, true, None, |txn, ctx| {
                 exec::run_update(u, txn, ctx, found_rows, &mut effects)
             }),
             Plan::Delete(d) => {
-                self.with_txn(params, true, |txn, ctx| exec::run_delete(d, txn, ctx))
+                self.with_txn(params, true, None, |txn, ctx| exec::run_delete(d, txn, ctx))
             }
         }?;
         if let Some(id) = effects.generated_id {
@@ -932,10 +1128,20 @@ impl Session {
                             .state
                             .account(&cat)
                             .is_some_and(|u| (&u.user, &u.host) == (user, host));
-                        if !own {
-                            // Other accounts' grants: SELECT on the mysql
-                            // schema in MySQL; Canyon asks for CREATE USER.
-                            self.state.check_super(&cat, "CREATE USER")?;
+                        let may = own
+                            || self
+                                .state
+                                .account(&cat)
+                                .is_some_and(|u| u.allows_global(Privs::CREATE_USER));
+                        if !may {
+                            // MySQL: another account's grants need SELECT on
+                            // the mysql system database (1044); Canyon has no
+                            // such database and asks for CREATE USER instead.
+                            return Err(Error::DbAccessDenied {
+                                user: self.state.user.clone(),
+                                host: self.state.host.clone(),
+                                db: "mysql".into(),
+                            });
                         }
                         Some(
                             cat.users
@@ -1038,6 +1244,7 @@ impl Session {
                 self.state.txn_read_only = read_only;
                 let mut t = self.txn_session.begin(iso);
                 t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+                t.set_interrupt(Some(self.state.process.kill_flag().clone()));
                 if sql.to_ascii_uppercase().contains("CONSISTENT SNAPSHOT") {
                     // Snapshots are taken lazily, at the first read; this one
                     // is taken now, as MySQL does.
@@ -1121,6 +1328,7 @@ impl Session {
                                     n += k;
                                     if self.state.db.as_deref() == Some(db.as_str()) {
                                         self.state.db = None;
+                                        self.state.process.set_db(None);
                                     }
                                 }
                                 None => self.note(
@@ -1158,10 +1366,11 @@ impl Session {
             }
             Statement::CreateTable(ct) => {
                 let (db, t) = self.split_name(&ct.name)?;
+                // The privilege first (MySQL answers 1044 before 1049).
+                self.state.check_db(&cat, &db, "CREATE", Some(&t))?;
                 if !cat.databases.contains_key(&db) {
                     return Err(Error::UnknownDatabase(db));
                 }
-                self.state.check_db(&cat, &db, "CREATE", Some(&t))?;
                 let def = crate::ddl::create_table(ct)?;
                 self.commit()?;
                 if !engine.create_table(&db, &t, def, ct.if_not_exists)? {
@@ -1271,10 +1480,17 @@ impl Session {
                     None => "Database".to_string(),
                 };
                 let mut account = self.state.account(&cat);
-                let rows = cat
-                    .databases
-                    .keys()
-                    .filter(|d| account.as_mut().is_some_and(|a| a.can_use_db(d)))
+                let mut names: Vec<&str> = cat.databases.keys().map(String::as_str).collect();
+                // Every account sees information_schema (MySQL lists it first:
+                // it sorts before any name a user is likely to pick).
+                names.push(crate::infoschema::NAME);
+                names.sort_unstable();
+                let rows = names
+                    .into_iter()
+                    .filter(|d| {
+                        crate::infoschema::is_info_schema(d)
+                            || account.as_mut().is_some_and(|a| a.can_use_db(d))
+                    })
                     .filter(|d| {
                         pattern
                             .as_ref()
@@ -1295,6 +1511,26 @@ impl Session {
                     Some(n) => object_name(n).last().cloned().unwrap_or_default(),
                     None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
                 };
+                if crate::infoschema::is_info_schema(&db) {
+                    let pattern = show_like(show_options)?;
+                    let header = format!("Tables_in_{}", crate::infoschema::NAME);
+                    let rows: Vec<Vec<Value>> = crate::infoschema::SystemTable::ALL
+                        .iter()
+                        .filter(|t| like_match(&pattern, t.name()))
+                        .map(|t| {
+                            let mut r = vec![Value::str(t.name())];
+                            if *full {
+                                r.push(Value::str("SYSTEM VIEW"));
+                            }
+                            r
+                        })
+                        .collect();
+                    return if *full {
+                        Ok(text_rows(&[&header, "Table_type"], rows))
+                    } else {
+                        Ok(text_rows(&[&header], rows))
+                    };
+                }
                 let database = cat
                     .databases
                     .get(&db)
@@ -1414,7 +1650,56 @@ impl Session {
                 Ok(text_rows(&["Variable_name", "Value"], rows))
             }
             Statement::ExplainTable { table_name, .. } => self.describe(&cat, table_name),
-            Statement::Kill { .. } => Err(Error::Unsupported("KILL".into())),
+            Statement::Kill { modifier, id } => {
+                let how = match modifier {
+                    Some(ast::KillType::Query) => KILL_QUERY,
+                    Some(ast::KillType::Connection) | None => KILL_CONNECTION,
+                    Some(ast::KillType::Mutation) => {
+                        return Err(Error::Unsupported("KILL MUTATION".into()))
+                    }
+                };
+                self.kill(&cat, *id, how)
+            }
+            Statement::ShowProcessList { full } => {
+                let see_all = self.state.account(&cat).is_some_and(|a| a.is_superuser());
+                let rows = process_rows(&engine, &self.state.user, see_all)
+                    .into_iter()
+                    .map(|p| {
+                        // Info: the statement, its first 100 characters without FULL.
+                        let info = if !p.running {
+                            Value::Null
+                        } else if *full {
+                            Value::str(&p.info)
+                        } else {
+                            Value::str(&p.info.chars().take(100).collect::<String>())
+                        };
+                        vec![
+                            Value::UInt(p.id as u64),
+                            Value::str(&p.user),
+                            Value::str(&p.host),
+                            p.db.as_deref().map_or(Value::Null, Value::str),
+                            Value::str(if p.running { "Query" } else { "Sleep" }),
+                            Value::Int(p.time),
+                            Value::str(if p.running { "executing" } else { "" }),
+                            info,
+                        ]
+                    })
+                    .collect();
+                use ExprKind::{Int, String as Str, UInt};
+                Ok(typed_rows(
+                    &[
+                        ("Id", UInt),
+                        ("User", Str),
+                        ("Host", Str),
+                        ("db", Str),
+                        ("Command", Str),
+                        ("Time", Int),
+                        ("State", Str),
+                        ("Info", Str),
+                    ],
+                    rows,
+                ))
+            }
             Statement::Explain {
                 statement,
                 analyze,
@@ -1434,6 +1719,35 @@ impl Session {
             }
             other => Err(Error::Unsupported(statement_kind(other))),
         }
+    }
+
+    /// KILL [QUERY | CONNECTION] id. An account may kill its own user's
+    /// sessions; global privileges (MySQL's SUPER / CONNECTION_ADMIN) kill any.
+    /// Killing the own session fails this very statement with 1317, as MySQL.
+    fn kill(&mut self, cat: &Catalog, id: u64, how: u32) -> Result<QueryResult> {
+        let targets = u32::try_from(id)
+            .map(|i| self.state.engine.processes.find(i))
+            .unwrap_or_default();
+        if targets.is_empty() {
+            return Err(Error::UnknownThread(id));
+        }
+        let superuser = self.state.account(cat).is_some_and(|a| a.is_superuser());
+        if !superuser && targets.iter().any(|p| p.user != self.state.user) {
+            return Err(Error::KillDenied(id));
+        }
+        let mut own = false;
+        for p in &targets {
+            own |= Arc::ptr_eq(p, &self.state.process);
+            p.kill(how);
+        }
+        if own {
+            if how == KILL_QUERY {
+                // The flag was meant for this statement: it ends here.
+                self.state.process.begin_statement("");
+            }
+            return Err(Error::Interrupted);
+        }
+        Ok(ok(0))
     }
 
     fn split_name(&self, n: &ast::ObjectName) -> Result<(String, String)> {
@@ -1629,6 +1943,94 @@ impl Session {
     /// Runs a SHOW statement that sqlparser does not parse (see [`show_extra`]).
     fn run_show_extra(&mut self, show: &ShowExtra) -> Result<QueryResult> {
         match show {
+            ShowExtra::Empty(columns) => Ok(text_rows(columns, Vec::new())),
+            ShowExtra::TableStatus { db, like } => {
+                let cat = self.state.engine.catalog();
+                let db = match db {
+                    Some(d) => d.clone(),
+                    None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                };
+                self.state.check_db(&cat, &db, "SHOW", None)?;
+                let mut rows = Vec::new();
+                if crate::infoschema::is_info_schema(&db) {
+                    for t in crate::infoschema::SystemTable::ALL {
+                        if like_match(like, t.name()) {
+                            let mut r = vec![Value::Null; 18];
+                            r[0] = Value::str(t.name());
+                            r[2] = Value::Int(10);
+                            r[16] = Value::str("");
+                            r[17] = Value::str("");
+                            rows.push(r);
+                        }
+                    }
+                } else {
+                    let database = cat
+                        .databases
+                        .get(&db)
+                        .ok_or_else(|| Error::UnknownDatabase(db.clone()))?;
+                    for t in database.tables.values() {
+                        if !like_match(like, &t.def.name) {
+                            continue;
+                        }
+                        // TABLES' row without TABLE_CATALOG, TABLE_SCHEMA and
+                        // TABLE_TYPE: SHOW TABLE STATUS's columns.
+                        let mut r = crate::infoschema::tables_row(&db, t);
+                        r.remove(3);
+                        r.drain(..2);
+                        rows.push(r);
+                    }
+                }
+                use ExprKind::{DateTime, Int, String as Str, UInt};
+                Ok(typed_rows(
+                    &[
+                        ("Name", Str),
+                        ("Engine", Str),
+                        ("Version", Int),
+                        ("Row_format", Str),
+                        ("Rows", UInt),
+                        ("Avg_row_length", UInt),
+                        ("Data_length", UInt),
+                        ("Max_data_length", UInt),
+                        ("Index_length", UInt),
+                        ("Data_free", UInt),
+                        ("Auto_increment", UInt),
+                        ("Create_time", DateTime),
+                        ("Update_time", DateTime),
+                        ("Check_time", DateTime),
+                        ("Collation", Str),
+                        ("Checksum", Int),
+                        ("Create_options", Str),
+                        ("Comment", Str),
+                    ],
+                    rows,
+                ))
+            }
+            ShowExtra::CreateDatabase { db, if_not_exists } => {
+                let cat = self.state.engine.catalog();
+                let (name, collation) = if crate::infoschema::is_info_schema(db) {
+                    (crate::infoschema::NAME, "utf8mb3_general_ci")
+                } else {
+                    let (name, _) = cat
+                        .databases
+                        .get_key_value(db.as_str())
+                        .ok_or_else(|| Error::UnknownDatabase(db.clone()))?;
+                    (name.as_str(), "utf8mb4_bin")
+                };
+                self.state.check_db(&cat, name, "SHOW", None)?;
+                let charset = collation.split('_').next().unwrap_or("utf8mb4");
+                // MySQL 8 adds `/*!80016 DEFAULT ENCRYPTION='N' */`; Canyon's
+                // parser would read that version comment and refuse it, and
+                // the statement must re-create the database (dump tools).
+                let text = format!(
+                    "CREATE DATABASE {}`{}` /*!40100 DEFAULT CHARACTER SET {charset} COLLATE {collation} */",
+                    if *if_not_exists { "/*!32312 IF NOT EXISTS*/ " } else { "" },
+                    name.replace('`', "``"),
+                );
+                Ok(text_rows(
+                    &["Database", "Create Database"],
+                    vec![vec![Value::str(name), Value::str(&text)]],
+                ))
+            }
             ShowExtra::Engines => Ok(text_rows(
                 &[
                     "Engine",
@@ -1987,6 +2389,18 @@ impl Session {
                 let ro = vars::parse_bool(&var, &value)?;
                 self.set_session_read_only(ro);
             }
+            "max_execution_time" => {
+                let ms =
+                    value
+                        .to_i64()
+                        .filter(|v| *v >= 0)
+                        .ok_or_else(|| Error::WrongValueForVar {
+                            name: var.clone(),
+                            value: value.to_display(),
+                        })?;
+                self.state.max_execution_ms = ms as u64;
+                self.state.vars.insert(var, Value::Int(ms));
+            }
             "sql_mode" => {
                 self.state
                     .vars
@@ -2011,6 +2425,7 @@ impl Drop for Session {
             t.rollback();
         }
         self.state.engine.unregister_pin(&self.pin);
+        self.state.engine.processes.deregister(&self.state.process);
     }
 }
 
@@ -2067,6 +2482,91 @@ enum ShowExtra {
         /// The table.
         table: String,
     },
+    /// SHOW TABLE STATUS [{FROM | IN} db] [LIKE 'pattern'].
+    TableStatus {
+        /// The database, if named.
+        db: Option<String>,
+        /// The LIKE pattern.
+        like: Option<String>,
+    },
+    /// SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] db.
+    CreateDatabase {
+        /// The database.
+        db: String,
+        /// IF NOT EXISTS.
+        if_not_exists: bool,
+    },
+    /// SHOW EVENTS / TRIGGERS / {PROCEDURE | FUNCTION} STATUS [...]: always
+    /// empty (Canyon has none of these objects), with MySQL's columns; dump
+    /// tools send them.
+    Empty(&'static [&'static str]),
+}
+
+const SHOW_EVENTS: &[&str] = &[
+    "Db",
+    "Name",
+    "Definer",
+    "Time zone",
+    "Type",
+    "Execute at",
+    "Interval value",
+    "Interval field",
+    "Starts",
+    "Ends",
+    "Status",
+    "Originator",
+    "character_set_client",
+    "collation_connection",
+    "Database Collation",
+];
+const SHOW_TRIGGERS: &[&str] = &[
+    "Trigger",
+    "Event",
+    "Table",
+    "Statement",
+    "Timing",
+    "Created",
+    "sql_mode",
+    "Definer",
+    "character_set_client",
+    "collation_connection",
+    "Database Collation",
+];
+const SHOW_ROUTINE_STATUS: &[&str] = &[
+    "Db",
+    "Name",
+    "Type",
+    "Definer",
+    "Modified",
+    "Created",
+    "Security_type",
+    "Comment",
+    "character_set_client",
+    "collation_connection",
+    "Database Collation",
+];
+
+/// The value of a quoted string literal that is the whole of `w` ('...' or
+/// "...", with doubled quotes or backslash escapes); `None` otherwise.
+fn string_literal(w: &str) -> Option<String> {
+    let q = w.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let inner = w.strip_prefix(q)?.strip_suffix(q)?;
+    let mut out = String::new();
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            out.push(chars.next()?);
+        } else if c == q {
+            // Only a doubled quote may appear inside.
+            if chars.next() != Some(q) {
+                return None;
+            }
+            out.push(q);
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
 }
 
 /// Recognises the SHOW forms of [`ShowExtra`] in a whole query text (one
@@ -2074,7 +2574,10 @@ enum ShowExtra {
 /// parser as usual.
 fn show_extra(sql: &str) -> Option<ShowExtra> {
     let text = sql.trim();
-    if text.len() < 12 || !text[..5].eq_ignore_ascii_case("SHOW ") {
+    if !text
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case("SHOW "))
+    {
         return None;
     }
     let text = text.strip_suffix(';').unwrap_or(text);
@@ -2103,6 +2606,42 @@ fn show_extra(sql: &str) -> Option<ShowExtra> {
                 _ => return None,
             };
             Some(ShowExtra::Index { db, table })
+        }
+        [_, t, st, rest @ ..] if is(t, "TABLE") && is(st, "STATUS") => {
+            let (db, rest) = match rest {
+                [f, d, r @ ..] if is(f, "FROM") || is(f, "IN") => (Some(ident(d)?), r),
+                r => (None, r),
+            };
+            let like = match rest {
+                [] => None,
+                [l, _, ..] if is(l, "LIKE") => {
+                    // The pattern may hold spaces: take the text after LIKE.
+                    let at = text.to_ascii_uppercase().rfind(" LIKE ")?;
+                    Some(string_literal(text[at + 6..].trim())?)
+                }
+                _ => return None,
+            };
+            Some(ShowExtra::TableStatus { db, like })
+        }
+        [_, c, d, rest @ ..] if is(c, "CREATE") && (is(d, "DATABASE") || is(d, "SCHEMA")) => {
+            match rest {
+                [i, n, e, db] if is(i, "IF") && is(n, "NOT") && is(e, "EXISTS") => {
+                    Some(ShowExtra::CreateDatabase {
+                        db: ident(db)?,
+                        if_not_exists: true,
+                    })
+                }
+                [db] => Some(ShowExtra::CreateDatabase {
+                    db: ident(db)?,
+                    if_not_exists: false,
+                }),
+                _ => None,
+            }
+        }
+        [_, e, ..] if is(e, "EVENTS") => Some(ShowExtra::Empty(SHOW_EVENTS)),
+        [_, t, ..] if is(t, "TRIGGERS") => Some(ShowExtra::Empty(SHOW_TRIGGERS)),
+        [_, r, st, ..] if (is(r, "PROCEDURE") || is(r, "FUNCTION")) && is(st, "STATUS") => {
+            Some(ShowExtra::Empty(SHOW_ROUTINE_STATUS))
         }
         _ => None,
     }
@@ -2146,6 +2685,29 @@ mod tests {
         assert_eq!(show_extra("SHOW KEYS IN `t` FROM d"), index(Some("d"), "t"));
         assert_eq!(show_extra("SHOW INDEXES FROM d.t"), index(Some("d"), "t"));
         assert_eq!(show_extra("SHOW INDEX FROM t WHERE x"), None);
+        assert_eq!(
+            show_extra("SHOW TABLE STATUS FROM d LIKE 'a b%'"),
+            Some(ShowExtra::TableStatus {
+                db: Some("d".into()),
+                like: Some("a b%".into())
+            })
+        );
+        assert_eq!(
+            show_extra("show grants for 'u'@'h'"),
+            None,
+            "parse.rs has GRANTS"
+        );
+        assert_eq!(
+            show_extra("SHOW CREATE SCHEMA IF NOT EXISTS `d`"),
+            Some(ShowExtra::CreateDatabase {
+                db: "d".into(),
+                if_not_exists: true
+            })
+        );
+        assert_eq!(
+            show_extra("SHOW FUNCTION STATUS WHERE Db = 'd'"),
+            Some(ShowExtra::Empty(SHOW_ROUTINE_STATUS))
+        );
         assert_eq!(show_extra("SHOW TABLES"), None);
         assert_eq!(show_extra("SELECT 1"), None);
     }

@@ -174,7 +174,7 @@ fn grant_option_create_user_and_refusals() {
     ));
     assert!(matches!(
         run(&mut u, "SHOW GRANTS FOR 'root'@'%'"),
-        Err(Error::SpecificAccessDenied(_))
+        Err(Error::DbAccessDenied { .. })
     ));
     // Wrong levels and unknown accounts.
     assert!(matches!(

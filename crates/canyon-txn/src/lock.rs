@@ -35,8 +35,14 @@ use canyon_common::{Error, Result};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// How often a waiter with an interrupt flag wakes to look at it. KILL QUERY of
+/// a lock wait therefore takes effect within this interval; InnoDB's lock wait
+/// timeout thread, which also ends killed waits, wakes once a second.
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 /// Number of shards of the lock table (a power of two).
 const SHARDS: usize = 64;
@@ -96,13 +102,16 @@ impl LockTable {
     /// Returns `Ok` when granted (also when `txn` already holds it),
     /// [`Error::Deadlock`] when waiting would close a wait-for cycle (nothing is
     /// queued; the caller must release everything `txn` holds), or
-    /// [`Error::LockWaitTimeout`] (nothing is held or queued for this key).
+    /// [`Error::LockWaitTimeout`] (nothing is held or queued for this key), or
+    /// [`Error::Interrupted`] when `interrupt` became non-zero during the wait
+    /// (withdrawn like a timeout; the waiter polls it every `INTERRUPT_POLL`).
     pub(crate) fn acquire(
         &self,
         txn: TxnId,
         key: &[u8],
         timeout: Duration,
         hook: Option<fn(&mut dyn FnMut())>,
+        interrupt: Option<&AtomicU32>,
     ) -> Result<()> {
         let shard = self.shard(key);
         let waiter = {
@@ -143,12 +152,26 @@ impl LockTable {
         // A timeout too large for an Instant (e.g. Duration::MAX) waits forever.
         let deadline = Instant::now().checked_add(timeout);
         let mut granted = false;
+        let mut interrupted = false;
+        let is_interrupted = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed) != 0);
         run_blocking(hook, &mut || {
             let mut g = waiter.granted.lock();
             while !*g {
-                match deadline {
-                    Some(d) => {
-                        if waiter.cv.wait_until(&mut g, d).timed_out() {
+                if is_interrupted() {
+                    interrupted = true;
+                    break;
+                }
+                // With an interrupt flag, sleep in slices so that a KILL is seen.
+                let slice = interrupt.and_then(|_| Instant::now().checked_add(INTERRUPT_POLL));
+                let wake = match (deadline, slice) {
+                    (Some(d), Some(s)) => Some(d.min(s)),
+                    (d, s) => d.or(s),
+                };
+                match wake {
+                    Some(w) => {
+                        if waiter.cv.wait_until(&mut g, w).timed_out()
+                            && deadline.is_some_and(|d| Instant::now() >= d)
+                        {
                             break;
                         }
                     }
@@ -171,7 +194,11 @@ impl LockTable {
             state.waiters.retain(|w| !Arc::ptr_eq(w, &waiter));
         }
         self.waits_for.lock().remove(&txn);
-        Err(Error::LockWaitTimeout)
+        if interrupted {
+            Err(Error::Interrupted)
+        } else {
+            Err(Error::LockWaitTimeout)
+        }
     }
 
     /// Releases `key`, held by `txn`: hands it to the first waiter, if any.
@@ -235,8 +262,8 @@ mod tests {
     #[test]
     fn reentrant_and_release_removes() {
         let t = LockTable::new();
-        t.acquire(1, b"a", LONG, None).unwrap();
-        t.acquire(1, b"a", LONG, None).unwrap();
+        t.acquire(1, b"a", LONG, None, None).unwrap();
+        t.acquire(1, b"a", LONG, None, None).unwrap();
         assert_eq!(t.owner(b"a"), Some(1));
         t.release(1, b"a");
         assert_eq!(t.owner(b"a"), None);
@@ -245,13 +272,13 @@ mod tests {
     #[test]
     fn fifo_hand_over() {
         let t = Arc::new(LockTable::new());
-        t.acquire(1, b"k", LONG, None).unwrap();
+        t.acquire(1, b"k", LONG, None, None).unwrap();
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut hs = Vec::new();
         for id in [2u64, 3, 4] {
             let (t2, order) = (Arc::clone(&t), Arc::clone(&order));
             hs.push(thread::spawn(move || {
-                t2.acquire(id, b"k", LONG, None).unwrap();
+                t2.acquire(id, b"k", LONG, None, None).unwrap();
                 order.lock().push(id);
                 t2.release(id, b"k");
             }));
@@ -270,10 +297,37 @@ mod tests {
     }
 
     #[test]
+    fn interrupt_ends_a_wait_and_withdraws_the_waiter() {
+        let t = Arc::new(LockTable::new());
+        t.acquire(1, b"k", LONG, None, None).unwrap();
+        let flag = Arc::new(AtomicU32::new(0));
+        let (t2, f2) = (t.clone(), flag.clone());
+        let start = Instant::now();
+        let h = std::thread::spawn(move || t2.acquire(2, b"k", LONG, None, Some(&f2)));
+        while t.waits_for.lock().is_empty() {
+            std::thread::yield_now();
+        }
+        flag.store(1, Ordering::Relaxed);
+        let r = h.join().unwrap();
+        assert!(matches!(r, Err(Error::Interrupted)), "{r:?}");
+        assert!(
+            start.elapsed() < LONG,
+            "the interrupt, not the timeout, ended it"
+        );
+        assert!(t.waits_for.lock().is_empty());
+        t.release(1, b"k");
+        assert_eq!(
+            t.owner(b"k"),
+            None,
+            "the interrupted waiter was not handed the lock"
+        );
+    }
+
+    #[test]
     fn timeout_withdraws_the_waiter() {
         let t = LockTable::new();
-        t.acquire(1, b"k", LONG, None).unwrap();
-        let r = t.acquire(2, b"k", Duration::from_millis(20), None);
+        t.acquire(1, b"k", LONG, None, None).unwrap();
+        let r = t.acquire(2, b"k", Duration::from_millis(20), None, None);
         assert!(matches!(r, Err(Error::LockWaitTimeout)));
         assert!(t.waits_for.lock().is_empty());
         t.release(1, b"k");

@@ -267,6 +267,9 @@ pub struct Transaction {
     /// The published snapshot, if one is taken (RC: for the current statement).
     pub(crate) snapshot: Option<Timestamp>,
     pub(crate) lock_wait_timeout: Duration,
+    /// The session's interrupt flag (KILL QUERY): non-zero ends lock waits
+    /// with [`Error::Interrupted`].
+    pub(crate) interrupt: Option<Arc<std::sync::atomic::AtomicU32>>,
     /// Lock keys held.
     pub(crate) held: HashSet<Vec<u8>>,
     /// The write buffer, keyed by the Rows key `table ++ pk`.
@@ -432,6 +435,7 @@ impl TxnSession {
         };
         Transaction {
             lock_wait_timeout: self.mgr.config.lock_wait_timeout,
+            interrupt: None,
             mgr: self.mgr.clone(),
             slot,
             isolation,
@@ -461,6 +465,14 @@ impl Transaction {
     /// session).
     pub fn set_lock_wait_timeout(&mut self, timeout: Duration) {
         self.lock_wait_timeout = timeout;
+    }
+
+    /// Installs the session's interrupt flag: while it is non-zero, a lock wait
+    /// ends with [`Error::Interrupted`] (the statement is rolled back by the
+    /// caller, the transaction stays open). The flag's meaning beyond
+    /// "non-zero: stop" belongs to the caller (the SQL layer's KILL).
+    pub fn set_interrupt(&mut self, flag: Option<Arc<std::sync::atomic::AtomicU32>>) {
+        self.interrupt = flag;
     }
 
     /// Starts a statement: marks the statement savepoint and, under READ COMMITTED
@@ -550,6 +562,7 @@ impl Transaction {
             key,
             self.lock_wait_timeout,
             self.mgr.config.blocking_hook,
+            self.interrupt.as_deref(),
         ) {
             Ok(()) => {
                 self.held.insert(key.to_vec());

@@ -339,6 +339,17 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             M::new(1835, "HY000", "Malformed communication packet.".into())
         }
         Error::Interrupted => M::new(1317, "70100", "Query execution was interrupted".into()),
+        Error::QueryTimeout => M::new(
+            3024,
+            "HY000",
+            "Query execution was interrupted, maximum statement execution time exceeded".into(),
+        ),
+        Error::UnknownThread(id) => M::new(1094, "HY000", format!("Unknown thread id: {id}")),
+        Error::KillDenied(id) => M::new(
+            1095,
+            "HY000",
+            format!("You are not owner of thread {id}"),
+        ),
         // ER_GET_ERRNO "Got error %d - '%-.192s' from storage engine"; the number
         // is the handler error: 168 HA_ERR_GENERIC, 126 HA_ERR_CRASHED.
         Error::Io(msg) => M::new(
@@ -826,6 +837,24 @@ mod tests {
             1317,
             "70100",
             "Query execution was interrupted",
+        );
+        check(
+            Error::QueryTimeout,
+            3024,
+            "HY000",
+            "Query execution was interrupted, maximum statement execution time exceeded",
+        );
+        check(
+            Error::UnknownThread(42),
+            1094,
+            "HY000",
+            "Unknown thread id: 42",
+        );
+        check(
+            Error::KillDenied(7),
+            1095,
+            "HY000",
+            "You are not owner of thread 7",
         );
         check(
             Error::Io(s("disk full")),
