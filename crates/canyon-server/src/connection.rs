@@ -649,6 +649,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             .engine
             .session(self.id, &request.user, &self.host);
         session.set_client_found_rows(self.capabilities & capability::FOUND_ROWS != 0);
+        let wake = self.killed.clone();
+        session.set_kill_hook(Box::new(move || wake.notify_one()));
         if let Some(db) = &request.database {
             if let Err(e) = session.use_database(db) {
                 self.write_error(&e);
