@@ -215,7 +215,6 @@ impl Login<'_> {
             return;
         };
         let shared = self.shared.clone();
-        let mut session = session;
         // KILL CONNECTION from another session wakes this task (see command_loop).
         let killed = Arc::new(tokio::sync::Notify::new());
         let wake = killed.clone();

@@ -38,6 +38,8 @@ const SCRIPTS: &[(&str, &str)] = &[
     (
         "differential_alter.sql",
         include_str!("sql/differential_alter.sql"),
+    ),
+    (
         "differential_metadata.sql",
         include_str!("sql/differential_metadata.sql"),
     ),

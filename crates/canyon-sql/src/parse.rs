@@ -70,6 +70,12 @@ pub enum Parsed {
         /// GRANT OPTION was in the list.
         grant_option: bool,
     },
+    /// ALTER TABLE t {DISABLE | ENABLE} KEYS (dump files wrap their INSERTs
+    /// in it); InnoDB has no such option, and neither has Canyon.
+    AlterKeys {
+        /// `[table]` or `[db, table]`.
+        table: Vec<String>,
+    },
     /// SHOW GRANTS [FOR 'u'@'h' | CURRENT_USER].
     ShowGrants {
         /// The account; `None` for the session's own.
@@ -688,6 +694,17 @@ fn parse_grant_statement(sql: &str) -> Result<Option<Parsed>> {
             accounts,
             grant_option,
         }));
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("ALTER") && lx.keyword("TABLE") {
+        let mut table = vec![lx.ident().ok_or_else(|| syntax(&lx))?];
+        if lx.punct('.') {
+            table.push(lx.ident().ok_or_else(|| syntax(&lx))?);
+        }
+        if (lx.keyword("DISABLE") || lx.keyword("ENABLE")) && lx.keyword("KEYS") && lx.at_end() {
+            return Ok(Some(Parsed::AlterKeys { table }));
+        }
+        return Ok(None);
     }
     let mut lx = Lexer { s: sql, pos: 0 };
     if lx.keyword("SHOW") && lx.keyword("GRANTS") {

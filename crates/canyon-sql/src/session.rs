@@ -119,11 +119,24 @@ struct StmtCtx<'a> {
     deadline: Option<std::time::Instant>,
     /// Interrupt checks so far: the clock is read every `CLOCK_EVERY`.
     ticks: std::cell::Cell<u32>,
+    /// When the statement had read its first `CLOCK_EVERY` rows, and whether
+    /// it has since been moved off the connection-serving thread (see
+    /// [`LONG_STATEMENT`]).
+    long: std::cell::Cell<(Option<std::time::Instant>, bool)>,
 }
 
 /// How many interrupt checks (rows) pass between two reads of the clock for
 /// max_execution_time: reading it per row would cost more than the row.
 const CLOCK_EVERY: u32 = 1024;
+
+/// A statement still reading rows this long after its first `CLOCK_EVERY`
+/// rows is moved off the runtime worker that serves connections: it calls
+/// the engine's blocking hook (`block_in_place` in the server) once, which
+/// hands the worker's other connections to another thread for the rest of
+/// the statement. Without this one long join stalls every connection queued
+/// on its worker — KILL QUERY for it included. Short statements never read
+/// the clock, and OLTP statements never reach the threshold.
+const LONG_STATEMENT: Duration = Duration::from_millis(5);
 
 impl<'a> StmtCtx<'a> {
     fn new(state: &'a State, params: &'a [Value]) -> StmtCtx<'a> {
@@ -134,6 +147,32 @@ impl<'a> StmtCtx<'a> {
             warnings: Default::default(),
             deadline: None,
             ticks: std::cell::Cell::new(0),
+            long: std::cell::Cell::new((None, false)),
+        }
+    }
+
+    /// Every `CLOCK_EVERY` rows: moves a statement that has run for
+    /// [`LONG_STATEMENT`] off the connection-serving worker (once).
+    fn offload_if_long(&self, now: std::time::Instant) {
+        match self.long.get() {
+            (None, _) => self.long.set((Some(now), false)),
+            (Some(t0), false) if now.duration_since(t0) >= LONG_STATEMENT => {
+                self.long.set((Some(t0), true));
+                tracing::debug!(
+                    conn = self.state.connection_id,
+                    "long statement: off the worker"
+                );
+                if let Some(hook) = self.state.engine.config.blocking_hook {
+                    // What matters is that the worker's other tasks move to a
+                    // new thread; this statement goes on here afterwards. The
+                    // hand-off is not instant: tokio gives the worker's queue to
+                    // a pool thread, and a closure that returned at once would
+                    // take it back before that thread started. One millisecond,
+                    // once per statement of 5 ms or more, lets it start.
+                    hook(&mut || std::thread::sleep(Duration::from_millis(1)));
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -192,12 +231,14 @@ impl EvalContext for StmtCtx<'_> {
         if self.state.process.kill_state() != KILL_NONE {
             return Err(Error::Interrupted);
         }
-        if let Some(d) = self.deadline {
-            let n = self.ticks.get().wrapping_add(1);
-            self.ticks.set(n);
-            if n.is_multiple_of(CLOCK_EVERY) && std::time::Instant::now() >= d {
+        let n = self.ticks.get().wrapping_add(1);
+        self.ticks.set(n);
+        if n.is_multiple_of(CLOCK_EVERY) {
+            let now = std::time::Instant::now();
+            if self.deadline.is_some_and(|d| now >= d) {
                 return Err(Error::QueryTimeout);
             }
+            self.offload_if_long(now);
         }
         Ok(())
     }
@@ -209,7 +250,9 @@ impl EvalContext for StmtCtx<'_> {
         let s = self.state;
         let cat = s.engine.catalog();
         let account = cat.user(&s.user, &s.host).cloned();
-        let see_all = account.as_ref().is_some_and(|a| a.is_superuser());
+        let see_all = account
+            .as_ref()
+            .is_some_and(|a| a.allows_global(Privs::PROCESS));
         let processes = || process_rows(&s.engine, &s.user, see_all);
         let g = crate::infoschema::GenCtx {
             catalog: &cat,
@@ -1120,6 +1163,27 @@ impl Session {
                 }
                 return Ok(ok(0));
             }
+            Parsed::AlterKeys { table } => {
+                let (db, t) = match table.as_slice() {
+                    [t] => (
+                        self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                        t.clone(),
+                    ),
+                    [d, t] => (d.clone(), t.clone()),
+                    _ => return Err(Error::Syntax("ALTER TABLE".into())),
+                };
+                self.state.check_db(&cat, &db, "ALTER", Some(&t))?;
+                if cat.table(&db, &t).is_none() {
+                    return Err(Error::UnknownTable { db, table: t });
+                }
+                self.commit()?;
+                // What InnoDB answers: a note, nothing done.
+                self.note(
+                    1031,
+                    format!("Table storage engine for '{t}' doesn't have this option"),
+                );
+                return Ok(ok(0));
+            }
             Parsed::ShowGrants { account } => {
                 let def = match account {
                     None => self.state.account(&cat),
@@ -1266,6 +1330,43 @@ impl Session {
                     t.rollback();
                 }
                 Ok(ok(0))
+            }
+            Statement::Savepoint { name } => {
+                // With autocommit and no open transaction a savepoint marks
+                // nothing (MySQL accepts it); with autocommit=0 the
+                // transaction starts here.
+                if self.txn.is_none() && !self.state.autocommit {
+                    self.with_txn(params, false, None, |_, _| Ok(()))?;
+                }
+                if let Some(t) = self.txn.as_mut() {
+                    t.set_savepoint(&name.value);
+                }
+                Ok(ok(0))
+            }
+            Statement::Rollback {
+                chain: false,
+                savepoint: Some(name),
+            } => {
+                let done = self
+                    .txn
+                    .as_mut()
+                    .is_some_and(|t| t.rollback_to_savepoint(&name.value));
+                if done {
+                    Ok(ok(0))
+                } else {
+                    Err(Error::NoSuchSavepoint(name.value.clone()))
+                }
+            }
+            Statement::ReleaseSavepoint { name } => {
+                let done = self
+                    .txn
+                    .as_mut()
+                    .is_some_and(|t| t.release_savepoint(&name.value));
+                if done {
+                    Ok(ok(0))
+                } else {
+                    Err(Error::NoSuchSavepoint(name.value.clone()))
+                }
             }
             Statement::LockTables { tables } => self.lock_tables(&cat, tables),
             Statement::UnlockTables => {
@@ -1661,7 +1762,10 @@ impl Session {
                 self.kill(&cat, *id, how)
             }
             Statement::ShowProcessList { full } => {
-                let see_all = self.state.account(&cat).is_some_and(|a| a.is_superuser());
+                let see_all = self
+                    .state
+                    .account(&cat)
+                    .is_some_and(|a| a.allows_global(Privs::PROCESS));
                 let rows = process_rows(&engine, &self.state.user, see_all)
                     .into_iter()
                     .map(|p| {

@@ -276,6 +276,9 @@ pub struct Transaction {
     pub(crate) writes: BTreeMap<Vec<u8>, Buffered>,
     /// Previous buffer values changed by the current statement, oldest first.
     pub(crate) undo: Vec<(Vec<u8>, Option<Buffered>)>,
+    /// SAVEPOINTs, oldest first: a name and the write buffer as it was. They
+    /// live and die with the transaction.
+    pub(crate) savepoints: Vec<(String, BTreeMap<Vec<u8>, Buffered>)>,
     pub(crate) state: TxnState,
 }
 
@@ -444,6 +447,7 @@ impl TxnSession {
             held: HashSet::new(),
             writes: BTreeMap::new(),
             undo: Vec::new(),
+            savepoints: Vec::new(),
             state: TxnState::Active,
         }
     }
@@ -498,6 +502,51 @@ impl Transaction {
                     self.writes.remove(&key);
                 }
             }
+        }
+    }
+
+    /// SAVEPOINT `name`: remembers the write buffer (a copy of it: savepoints
+    /// are for the short transactions ORMs and dump tools nest them in). An
+    /// older savepoint of the same name (ASCII case-insensitive, as MySQL) is
+    /// replaced.
+    pub fn set_savepoint(&mut self, name: &str) {
+        self.savepoints
+            .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.savepoints
+            .push((name.to_string(), self.writes.clone()));
+    }
+
+    /// ROLLBACK TO SAVEPOINT `name`: the write buffer as it was when the
+    /// savepoint was set; savepoints set after it are gone, it stays. Row locks
+    /// taken since stay held, as in InnoDB. `false` if there is no such
+    /// savepoint.
+    pub fn rollback_to_savepoint(&mut self, name: &str) -> bool {
+        let Some(at) = self
+            .savepoints
+            .iter()
+            .position(|(n, _)| n.eq_ignore_ascii_case(name))
+        else {
+            return false;
+        };
+        self.savepoints.truncate(at + 1);
+        self.writes = self.savepoints[at].1.clone();
+        self.undo.clear();
+        true
+    }
+
+    /// RELEASE SAVEPOINT `name`: forgets it and every later one; `false` if
+    /// there is no such savepoint.
+    pub fn release_savepoint(&mut self, name: &str) -> bool {
+        match self
+            .savepoints
+            .iter()
+            .position(|(n, _)| n.eq_ignore_ascii_case(name))
+        {
+            Some(at) => {
+                self.savepoints.truncate(at);
+                true
+            }
+            None => false,
         }
     }
 
@@ -692,6 +741,7 @@ impl Transaction {
     fn abort_as_victim(&mut self) {
         self.writes.clear();
         self.undo.clear();
+        self.savepoints.clear();
         self.release_locks();
         self.snapshot = None;
         self.slot.clear();
@@ -705,6 +755,7 @@ impl Transaction {
         }
         self.writes.clear();
         self.undo.clear();
+        self.savepoints.clear();
         self.release_locks();
         self.snapshot = None;
         self.slot.clear();

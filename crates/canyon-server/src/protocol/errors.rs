@@ -293,6 +293,9 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "42000",
             format!("{command} command denied to user '{user}'@'{host}' for table '{table}'"),
         ),
+        Error::NoSuchSavepoint(name) => {
+            M::new(1305, "42000", format!("SAVEPOINT {name} does not exist"))
+        }
         Error::NonexistingGrant { user, host } => M::new(
             1141,
             "42000",
@@ -767,6 +770,12 @@ mod tests {
             1141,
             "42000",
             "There is no such grant defined for user 'u' on host '%'",
+        );
+        check(
+            Error::NoSuchSavepoint(s("sp")),
+            1305,
+            "42000",
+            "SAVEPOINT sp does not exist",
         );
         check(
             Error::IllegalGrantForTable,

@@ -7,12 +7,14 @@
 //! Connector/J send a `[]byte` / `bytes` / `byte[]` parameter as
 //! `_binary'…'` with the raw bytes inside, only quotes, backslashes and NUL
 //! escaped (MySQL reference manual, 11.1.1 "String Literals" and 12.3.8
-//! "Character Set Introducers"). Such a literal is rewritten here into the hex
-//! literal of the same bytes, `X'…'`, which MySQL defines to be the same binary
-//! string; everything else must be UTF-8 as before (error 1300).
+//! "Character Set Introducers"); mariadb-dump and mysqldump write BLOB and
+//! VARBINARY values the same way without the introducer (unless --hex-blob), as
+//! does mysql-connector-python for `bytes`. Such a literal — `_binary` or plain,
+//! whose contents are not UTF-8 — is rewritten here into the hex literal of the
+//! same bytes, `X'…'`, which MySQL defines to be the same binary string. Raw
+//! bytes outside string literals are error 1300.
 //!
-//! Not handled: raw non-UTF-8 bytes outside a `_binary` literal (MySQL would
-//! reject them for a utf8mb4 connection as well), and NO_BACKSLASH_ESCAPES.
+//! Not handled: NO_BACKSLASH_ESCAPES.
 
 use canyon_common::Error;
 use std::borrow::Cow;
@@ -41,7 +43,19 @@ fn rewrite_binary_literals(sql: &[u8]) -> Vec<u8> {
         match b {
             b'\'' | b'"' | b'`' => {
                 let end = literal_end(sql, i);
-                out.extend_from_slice(&sql[i..end]);
+                let raw = &sql[i..end];
+                if b != b'`'
+                    && std::str::from_utf8(raw).is_err()
+                    && end > i + 1
+                    && sql[end - 1] == b
+                {
+                    // A plain string literal with raw bytes: what mariadb-dump
+                    // and mysqldump write for BLOB / VARBINARY values without
+                    // --hex-blob. The same bytes, as a hex literal.
+                    push_hex_literal(&mut out, &unescape(&raw[1..raw.len() - 1], b));
+                } else {
+                    out.extend_from_slice(raw);
+                }
                 i = end;
             }
             b'#' => {
@@ -76,11 +90,7 @@ fn rewrite_binary_literals(sql: &[u8]) -> Vec<u8> {
                     let end = literal_end(sql, q);
                     let raw = &sql[q..end];
                     if std::str::from_utf8(raw).is_err() && end > q + 1 && sql[end - 1] == sql[q] {
-                        out.extend_from_slice(b"X'");
-                        for byte in unescape(&raw[1..raw.len() - 1], sql[q]) {
-                            out.extend_from_slice(format!("{byte:02X}").as_bytes());
-                        }
-                        out.push(b'\'');
+                        push_hex_literal(&mut out, &unescape(&raw[1..raw.len() - 1], sql[q]));
                     } else {
                         out.extend_from_slice(&sql[i..end]);
                     }
@@ -97,6 +107,15 @@ fn rewrite_binary_literals(sql: &[u8]) -> Vec<u8> {
         }
     }
     out
+}
+
+/// Appends `X'…'` for `bytes`.
+fn push_hex_literal(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(b"X'");
+    for byte in bytes {
+        out.extend_from_slice(format!("{byte:02X}").as_bytes());
+    }
+    out.push(b'\'');
 }
 
 /// Letters, digits, `_` and `$` (and any non-ASCII byte) continue an identifier.
@@ -211,10 +230,14 @@ mod tests {
 
     #[test]
     fn other_bytes_must_be_utf8() {
+        // Plain literals with raw bytes (a dump's BLOB values) become hex too.
+        assert_eq!(
+            text(b"INSERT INTO t VALUES ('\x00\xff\\0'''), (\"\xfe\")"),
+            "INSERT INTO t VALUES (X'00FF0027'), (X'FE')"
+        );
         for sql in [
-            &b"SELECT '\xff'"[..],
-            b"SELECT 'x _binary'\xff'",
-            b"SELECT my_binary'\xff'",
+            &b"SELECT 'x _binary'\xff'"[..],
+            b"SELECT \xff",
             b"SELECT `_binary'\xff'`",
             b"SELECT 1 -- _binary'\xff'",
             b"SELECT 1 /* _binary'\xff' */",
