@@ -205,6 +205,8 @@ pub enum Error {
     },
     /// MySQL 1133 ER_PASSWORD_NO_MATCH, SQLSTATE 42000 (GRANT to an unknown user).
     NoSuchUser(String),
+    /// MySQL 1273 ER_UNKNOWN_COLLATION, SQLSTATE HY000: Unknown collation: '%s'.
+    UnknownCollation(String),
     /// MySQL 1305 ER_SP_DOES_NOT_EXIST, SQLSTATE 42000: SAVEPOINT %s does not
     /// exist (ROLLBACK TO / RELEASE of an unknown savepoint).
     NoSuchSavepoint(String),

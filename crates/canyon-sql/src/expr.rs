@@ -534,6 +534,10 @@ pub struct Binder<'a> {
     /// Output-column aliases visible here (GROUP BY, HAVING, ORDER BY), used
     /// for names that are not columns of the table.
     pub aliases: Vec<(String, Expr)>,
+    /// Names an alias wins over a column of the same name for (HAVING, as
+    /// MySQL: a select-list alias before a FROM column, except for names the
+    /// GROUP BY lists as columns).
+    pub alias_first: Vec<String>,
     depth: usize,
 }
 
@@ -558,6 +562,7 @@ impl<'a> Binder<'a> {
             allow_aggs: false,
             context: "field list",
             aliases: Vec::new(),
+            alias_first: Vec::new(),
             depth: 0,
         }
     }
@@ -681,6 +686,18 @@ impl<'a> Binder<'a> {
                 } else if id.quote_style == Some('"') && !self.is_own_column(&id.value) {
                     // In MySQL's default sql_mode "..." is a string literal.
                     Expr::Literal(Value::str(&id.value))
+                } else if let Some((_, aliased)) = self
+                    .alias_first
+                    .iter()
+                    .any(|n| n.eq_ignore_ascii_case(&id.value))
+                    .then(|| {
+                        self.aliases
+                            .iter()
+                            .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
+                    })
+                    .flatten()
+                {
+                    aliased.clone()
                 } else {
                     match self.column(&[id]) {
                         Ok(c) => c,
@@ -934,6 +951,20 @@ impl<'a> Binder<'a> {
                     A::Value(v) => Expr::Literal(literal(&v.value)?),
                     other => return Err(Error::Unsupported(format!("expression {other}"))),
                 }
+            }
+            // `expr COLLATE name` (Connector/J's DatabaseMetaData queries, ORMs):
+            // strings compare bytewise under every collation Canyon accepts
+            // (docs/compatibility.md, "string comparison"), so the clause
+            // changes nothing; an unknown collation is MySQL's 1273.
+            A::Collate { expr, collation } => {
+                let name = collation.to_string().trim_matches('`').to_ascii_lowercase();
+                let known = ["utf8mb4", "utf8mb3", "utf8", "binary", "ascii", "latin1"]
+                    .iter()
+                    .any(|cs| name == *cs || name.starts_with(&format!("{cs}_")));
+                if !known {
+                    return Err(Error::UnknownCollation(name));
+                }
+                self.bind(expr)?
             }
             A::Interval(_) => return Err(Error::Unsupported("INTERVAL expressions".into())),
             other => return Err(Error::Unsupported(format!("expression {other}"))),

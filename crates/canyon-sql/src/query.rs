@@ -630,11 +630,30 @@ fn plan_query(
     };
     b.allow_aggs = true;
     b.context = "having clause";
+    // In HAVING a select-list alias hides a FROM column of the same name,
+    // unless GROUP BY lists that name as a column (MySQL's rule; Connector/J's
+    // DatabaseMetaData.getTables relies on it).
+    let grouped_names: Vec<&str> = match &select.group_by {
+        ast::GroupByExpr::Expressions(exprs, _) => exprs
+            .iter()
+            .filter_map(|e| match e {
+                ast::Expr::Identifier(id) => Some(id.value.as_str()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    b.alias_first = names
+        .iter()
+        .map(|(n, _)| n.clone())
+        .filter(|n| !grouped_names.iter().any(|g| g.eq_ignore_ascii_case(n)))
+        .collect();
     let having = select
         .having
         .as_ref()
         .map(|h| bind_output_ref(&mut b, h, &names, &projection))
         .transpose()?;
+    b.alias_first.clear();
 
     // 5. ORDER BY: an output position, an alias, or an expression (hidden column).
     b.context = "order clause";

@@ -293,6 +293,9 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "42000",
             format!("{command} command denied to user '{user}'@'{host}' for table '{table}'"),
         ),
+        Error::UnknownCollation(name) => {
+            M::new(1273, "HY000", format!("Unknown collation: '{name}'"))
+        }
         Error::NoSuchSavepoint(name) => {
             M::new(1305, "42000", format!("SAVEPOINT {name} does not exist"))
         }
@@ -770,6 +773,12 @@ mod tests {
             1141,
             "42000",
             "There is no such grant defined for user 'u' on host '%'",
+        );
+        check(
+            Error::UnknownCollation(s("klingon_ci")),
+            1273,
+            "HY000",
+            "Unknown collation: 'klingon_ci'",
         );
         check(
             Error::NoSuchSavepoint(s("sp")),

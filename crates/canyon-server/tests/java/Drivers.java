@@ -7,8 +7,8 @@
 // fetched by scripts/install-deps.sh) on the class path. It prints one line per
 // check and exits non-zero on the first failed one.
 //
-// Not covered yet: DatabaseMetaData.getTables / getColumns, which read
-// information_schema (in progress).
+// DatabaseMetaData (getTables, getColumns, getPrimaryKeys, getIndexInfo) reads
+// information_schema, as both drivers do against a MySQL 8 server.
 
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -133,8 +133,49 @@ public class Drivers {
             step(name, "batch", () -> batch(c));
             step(name, "transactions", () -> transactions(f, db, c));
             step(name, "errors", () -> errors(c));
+            step(name, "metadata", () -> metadata(c, db));
         }
         System.out.printf("ok   %s (%d ms)%n", name, (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    /** DatabaseMetaData over information_schema: tables, columns, keys. */
+    static void metadata(Connection c, String db) throws Exception {
+        try (Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE meta_t (id BIGINT NOT NULL AUTO_INCREMENT, name VARCHAR(40) NOT NULL, "
+                    + "price DECIMAL(10,2), PRIMARY KEY (id), UNIQUE KEY u_name (name))");
+        }
+        java.sql.DatabaseMetaData md = c.getMetaData();
+        java.util.List<String> tables = new java.util.ArrayList<>();
+        // Connector/J names databases catalogs; MariaDB Connector/J too (by default).
+        try (ResultSet rs = md.getTables(db, null, "%", new String[] {"TABLE"})) {
+            while (rs.next()) {
+                tables.add(rs.getString("TABLE_NAME"));
+            }
+        }
+        check(tables.contains("meta_t"), "getTables lists meta_t: " + tables);
+        java.util.List<String> cols = new java.util.ArrayList<>();
+        try (ResultSet rs = md.getColumns(db, null, "meta_t", "%")) {
+            while (rs.next()) {
+                cols.add(rs.getString("COLUMN_NAME") + ":" + rs.getInt("DATA_TYPE") + ":"
+                        + rs.getString("IS_NULLABLE") + ":" + rs.getString("IS_AUTOINCREMENT"));
+            }
+        }
+        checkEq(cols, java.util.List.of(
+                "id:" + Types.BIGINT + ":NO:YES",
+                "name:" + Types.VARCHAR + ":NO:NO",
+                "price:" + Types.DECIMAL + ":YES:NO"), "getColumns");
+        try (ResultSet rs = md.getPrimaryKeys(db, null, "meta_t")) {
+            check(rs.next(), "a primary key");
+            checkEq(rs.getString("COLUMN_NAME"), "id", "primary key column");
+            check(!rs.next(), "one primary key column");
+        }
+        boolean unique = false;
+        try (ResultSet rs = md.getIndexInfo(db, null, "meta_t", true, false)) {
+            while (rs.next()) {
+                unique |= "u_name".equals(rs.getString("INDEX_NAME"));
+            }
+        }
+        check(unique, "getIndexInfo lists the unique key u_name");
     }
 
     static void step(String flavor, String what, Body body) throws Exception {
