@@ -36,7 +36,7 @@ pub enum Parsed {
         if_not_exists: bool,
     },
     /// ALTER USER [IF EXISTS] 'u'@'h' IDENTIFIED [WITH plugin] BY 'pw', and
-    /// SET PASSWORD [FOR 'u'@'h'] = 'pw' (`user` `None`: the current user).
+    /// SET PASSWORD \[FOR 'u'@'h'\] = 'pw' (`user` `None`: the current user).
     AlterUser {
         /// User and host; `None` for the session's own account.
         account: Option<(String, String)>,
@@ -76,7 +76,7 @@ pub enum Parsed {
         /// `[table]` or `[db, table]`.
         table: Vec<String>,
     },
-    /// SHOW GRANTS [FOR 'u'@'h' | CURRENT_USER].
+    /// SHOW GRANTS \[FOR 'u'@'h' | CURRENT_USER\].
     ShowGrants {
         /// The account; `None` for the session's own.
         account: Option<(String, String)>,

@@ -188,7 +188,7 @@ impl Level {
 /// What GRANT / REVOKE name as privileges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrivSpec {
-    /// ALL [PRIVILEGES]: every privilege of the level.
+    /// ALL \[PRIVILEGES\]: every privilege of the level.
     All,
     /// A list of privileges.
     Some(Privs),
