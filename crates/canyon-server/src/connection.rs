@@ -3,17 +3,24 @@
 //! State machine of a connection (each arrow names the function that moves it):
 //!
 //! ```text
-//!  Accepted --run: over max_connections--> ERR 1040 --> Closed
-//!     | run -> handshake(): HandshakeV10 sent
+//!  Accepted --serve_stream: over max_connections--> ERR 1040 --> Closed
+//!     | serve_stream(): HandshakeV10 sent (CLIENT_SSL offered with a certificate)
 //!     v
-//!  Authenticating --bad response / wrong password (ERR 1045) / bad db--> Closed
-//!     | handshake(): OK sent, Session opened
+//!  Greeted --SSLRequest--> TLS handshake (rustls) --> Greeted, inside TLS
+//!     | the client's HandshakeResponse41 read (by CONNECT_TIMEOUT)
+//!     v
+//!  Authenticating --bad response / insecure transport (3159) / wrong password
+//!     |             (ERR 1045) / bad db--> Closed
+//!     | Login::authenticate(): crate::auth exchange, OK sent, Session opened
 //!     v
 //!  Ready --command_loop(): COM_* read--> Executing --reply flushed--> Ready
-//!     |  COM_QUIT, client gone, broken framing, server shutdown
+//!     |  COM_QUIT, client gone, broken framing, KILL CONNECTION, server shutdown
 //!     v
 //!  Closed: the Session is dropped, which rolls back an open transaction.
 //! ```
+//!
+//! COM_CHANGE_USER runs the same exchange inside Ready and swaps the Session on
+//! success; on failure the old one stays.
 //!
 //! Invariants:
 //! 1. Every command except COM_QUIT, COM_STMT_CLOSE and COM_STMT_SEND_LONG_DATA
@@ -21,9 +28,12 @@
 //!    flushed before the next command is read.
 //! 2. Engine calls run on the connection's task; a call that waits (row lock,
 //!    durable commit) does so through `EngineConfig.blocking_hook`, which moves
-//!    the wait off the runtime's worker ([`crate::blocking_hook`]).
+//!    the wait off the runtime's worker ([`crate::blocking_hook`]); so does a
+//!    statement still reading rows 5 ms after its first 1,024 (canyon-sql's
+//!    `LONG_STATEMENT`), so that it does not hold up the worker's other
+//!    connections.
 //! 3. A client error never ends the connection; only broken framing, an
-//!    oversized packet, or an authentication failure does.
+//!    oversized packet, an authentication failure or KILL CONNECTION does.
 
 use crate::auth::{self, Attempt, Verdict};
 use crate::protocol::{

@@ -438,21 +438,7 @@ fn prepared_statements_replan_after_alter() {
 #[test]
 fn altered_schema_and_data_survive_a_restart() {
     let storage = Arc::new(canyon_storage::MemoryStorage::new());
-    let open = || {
-        Engine::open(
-            storage.clone(),
-            canyon_sql::EngineConfig {
-                durability: canyon_sql::Durability::SyncEveryCommit,
-                lock_wait_timeout: Duration::from_secs(5),
-                blocking_hook: None,
-                version: "8.0.36-canyon-test".into(),
-                max_allowed_packet: 64 << 20,
-                max_connections: 100,
-                port: 3306,
-            },
-        )
-        .expect("engine opens")
-    };
+    let open = || common::open(&storage);
     let engine = open();
     engine.bootstrap_root("").expect("root");
     let mut s = setup(&engine, 50);
@@ -500,15 +486,7 @@ fn show_create_table_follows_alter() {
 fn an_index_left_write_only_by_a_crash_is_removed_at_open() {
     use canyon_storage::{Keyspace, Storage, WriteBatch};
     let storage = Arc::new(canyon_storage::MemoryStorage::new());
-    let config = || canyon_sql::EngineConfig {
-        durability: canyon_sql::Durability::SyncEveryCommit,
-        lock_wait_timeout: Duration::from_secs(5),
-        blocking_hook: None,
-        version: "8.0.36-canyon-test".into(),
-        max_allowed_packet: 64 << 20,
-        max_connections: 100,
-        port: 3306,
-    };
+    let config = || common::config(Duration::from_secs(5));
     let engine = Engine::open(storage.clone(), config()).expect("engine opens");
     engine.bootstrap_root("").expect("root");
     let mut s = setup(&engine, 200);

@@ -2,24 +2,13 @@
 //! database and table level, SHOW GRANTS, ALTER USER / SET PASSWORD, the MySQL
 //! errors a refused statement gets, and grants surviving a restart.
 
-use canyon_common::Error;
-use canyon_sql::{Durability, Engine, EngineConfig, QueryResult, Session, Value};
-use canyon_storage::MemoryStorage;
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
-fn open(storage: &Arc<MemoryStorage>) -> Arc<Engine> {
-    let cfg = EngineConfig {
-        durability: Durability::SyncEveryCommit,
-        lock_wait_timeout: Duration::from_secs(5),
-        blocking_hook: None,
-        version: "8.0.36-canyon-test".into(),
-        max_allowed_packet: 64 << 20,
-        max_connections: 100,
-        port: 3306,
-    };
-    Engine::open(storage.clone(), cfg).expect("engine opens")
-}
+use canyon_common::Error;
+use canyon_sql::{Engine, QueryResult, Session, Value};
+use canyon_storage::MemoryStorage;
+use common::open;
+use std::sync::Arc;
 
 fn run(s: &mut Session, sql: &str) -> Result<QueryResult, Error> {
     s.execute(sql, false).pop().expect("one result")
@@ -276,4 +265,45 @@ fn grants_and_accounts_survive_a_restart() {
     let mut u = e.session(2, "u", "h");
     ok(&mut u, "SELECT * FROM shop.items");
     assert!(run(&mut u, "SELECT * FROM shop.orders").is_err());
+}
+
+/// Broken GRANT / REVOKE / SHOW GRANTS / account statements are syntax errors
+/// (1064) or, for valid MySQL Canyon lacks, 1235 — never a panic or an OK —
+/// and the session goes on.
+#[test]
+fn malformed_account_statements_are_errors() {
+    let (_s, e) = setup();
+    let mut root = e.session(1, "root", "localhost");
+    for sql in [
+        "GRANT",
+        "GRANT SELECT",
+        "GRANT SELECT ON",
+        "GRANT SELECT ON *.* TO",
+        "GRANT SELECT ON *. TO 'u'@'%'",
+        "GRANT , ON *.* TO 'u'@'%'",
+        "GRANT * ON *.* TO 'u'@'%'",
+        "GRANT SELECT ON `unterminated TO 'u'@'%'",
+        "GRANT SELECT ON *.* TO 'u'@'%' IDENTIFIED BY 'x'",
+        "REVOKE SELECT FROM 'u'@'%'",
+        "REVOKE SELECT ON *.* 'u'@'%'",
+        "SHOW GRANTS FOR",
+        "SHOW GRANTS FOR CURRENT_USER(",
+        "SET PASSWORD 'x'",
+        "ALTER USER 'u'@'%' IDENTIFIED",
+        "ALTER TABLE DISABLE KEYS",
+        "GRANT SELECT ON ☃.* TO 'u'@'%' WITH",
+    ] {
+        match run(&mut root, sql) {
+            Err(Error::Syntax(_)) | Err(Error::Unsupported(_)) => {}
+            other => panic!("{sql}: expected 1064 or 1235, got {other:?}"),
+        }
+    }
+    ok(&mut root, "GRANT SELECT ON `☃`.* TO 'u'@'%'");
+    assert_eq!(
+        grants(&mut root, "SHOW GRANTS FOR u"),
+        vec![
+            "GRANT USAGE ON *.* TO `u`@`%`",
+            "GRANT SELECT ON `☃`.* TO `u`@`%`",
+        ]
+    );
 }

@@ -193,17 +193,8 @@ fn show_index_reports_cardinality_after_analysis() {
 
 #[test]
 fn analyses_survive_a_restart() {
-    use canyon_sql::{Durability, EngineConfig};
     let storage = Arc::new(canyon_storage::MemoryStorage::new());
-    let cfg = || EngineConfig {
-        durability: Durability::SyncEveryCommit,
-        lock_wait_timeout: Duration::from_secs(5),
-        blocking_hook: None,
-        version: "8.0.36-canyon-test".into(),
-        max_allowed_packet: 64 << 20,
-        max_connections: 100,
-        port: 3306,
-    };
+    let cfg = || common::config(Duration::from_secs(5));
     {
         let e = Engine::open(storage.clone(), cfg()).expect("engine opens");
         e.bootstrap_root("").expect("root account");

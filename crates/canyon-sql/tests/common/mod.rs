@@ -1,14 +1,16 @@
 //! Shared setup of the engine-level tests: an engine on `MemoryStorage` with a
 //! root account, as the server would open it.
 
+#![allow(dead_code)] // each test file uses part of this
+
 use canyon_sql::{Durability, Engine, EngineConfig};
 use canyon_storage::MemoryStorage;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A fresh in-memory engine with `root` (no password) bootstrapped.
-pub fn engine(lock_wait_timeout: Duration) -> Arc<Engine> {
-    let cfg = EngineConfig {
+/// The engine configuration of the tests: durable commits, no blocking hook.
+pub fn config(lock_wait_timeout: Duration) -> EngineConfig {
+    EngineConfig {
         durability: Durability::SyncEveryCommit,
         lock_wait_timeout,
         blocking_hook: None,
@@ -16,8 +18,19 @@ pub fn engine(lock_wait_timeout: Duration) -> Arc<Engine> {
         max_allowed_packet: 64 << 20,
         max_connections: 100,
         port: 3306,
-    };
-    let e = Engine::open(Arc::new(MemoryStorage::new()), cfg).expect("engine opens");
+    }
+}
+
+/// An engine on `storage` (opened again on the same storage: a restart), with
+/// a 5-second lock wait timeout; no account is created.
+pub fn open(storage: &Arc<MemoryStorage>) -> Arc<Engine> {
+    Engine::open(storage.clone(), config(Duration::from_secs(5))).expect("engine opens")
+}
+
+/// A fresh in-memory engine with `root` (no password) bootstrapped.
+pub fn engine(lock_wait_timeout: Duration) -> Arc<Engine> {
+    let e = Engine::open(Arc::new(MemoryStorage::new()), config(lock_wait_timeout))
+        .expect("engine opens");
     e.bootstrap_root("").expect("root account");
     e
 }
