@@ -207,6 +207,21 @@ pub enum Error {
     NoSuchUser(String),
     /// MySQL 1273 ER_UNKNOWN_COLLATION, SQLSTATE HY000: Unknown collation: '%s'.
     UnknownCollation(String),
+    /// MySQL 1115 ER_UNKNOWN_CHARACTER_SET, SQLSTATE 42000: Unknown character
+    /// set: '%s'.
+    UnknownCharset(String),
+    /// MySQL 1253 ER_COLLATION_CHARSET_MISMATCH, SQLSTATE 42000: COLLATION '%s'
+    /// is not valid for CHARACTER SET '%s'.
+    CollationCharsetMismatch {
+        /// The collation named.
+        collation: String,
+        /// The character set it was named with.
+        charset: String,
+    },
+    /// MySQL 1267 ER_CANT_AGGREGATE_2COLLATIONS, SQLSTATE HY000: Illegal mix of
+    /// collations (%s,%s) and (%s,%s) for operation '%s'. The payload is the
+    /// text inside "Illegal mix of collations ".
+    IllegalMixOfCollations(String),
     /// MySQL 1305 ER_SP_DOES_NOT_EXIST, SQLSTATE 42000: SAVEPOINT %s does not
     /// exist (ROLLBACK TO / RELEASE of an unknown savepoint).
     NoSuchSavepoint(String),

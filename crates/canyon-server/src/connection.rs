@@ -320,6 +320,8 @@ impl Login<'_> {
         let mut session = shared.engine.session(id, &user, host);
         // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows.
         session.set_client_found_rows(capabilities & capability::FOUND_ROWS != 0);
+        // The handshake's character set id names the connection's collation.
+        session.set_client_collation(response.charset as u16);
         if let Some(db) = &response.database {
             if let Err(err) = session.use_database(db) {
                 send_error(io, &err).await;

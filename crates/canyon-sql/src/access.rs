@@ -202,7 +202,9 @@ impl Access {
             for (i, e) in spec.eq.iter().enumerate() {
                 let col = &table.def.columns[cols[i]];
                 match key_value(eval(e, &env)?, col.ty) {
-                    KeyValue::Exact(v) => encode_key_value(&v, scale(col.ty), &mut prefix),
+                    KeyValue::Exact(v) => {
+                        encode_key_value(&v, scale(col.ty), col.collation, &mut prefix)
+                    }
                     KeyValue::Null => {
                         impossible = true;
                         break;
@@ -223,17 +225,17 @@ impl Access {
                 points.push(prefix);
                 continue;
             }
-            let next = cols.get(spec.eq.len()).map(|&c| table.def.columns[c].ty);
+            let next = cols.get(spec.eq.len()).map(|&c| &table.def.columns[c]);
             let mut start = Bound::Included(prefix.clone());
             let mut end = match prefix_successor(&prefix) {
                 Some(s) => Bound::Excluded(s),
                 None => Bound::Unbounded,
             };
-            if let (Some(ty), Some((e, inclusive))) = (next, &spec.lower) {
-                match key_value(eval(e, &env)?, ty) {
+            if let (Some(col), Some((e, inclusive))) = (next, &spec.lower) {
+                match key_value(eval(e, &env)?, col.ty) {
                     KeyValue::Exact(v) => {
                         let mut k = prefix.clone();
-                        encode_key_value(&v, scale(ty), &mut k);
+                        encode_key_value(&v, scale(col.ty), col.collation, &mut k);
                         start = if *inclusive {
                             Bound::Included(k)
                         } else {
@@ -254,11 +256,11 @@ impl Access {
                 k.push(0x01);
                 start = Bound::Included(k);
             }
-            if let (Some(ty), Some((e, inclusive))) = (next, &spec.upper) {
-                match key_value(eval(e, &env)?, ty) {
+            if let (Some(col), Some((e, inclusive))) = (next, &spec.upper) {
+                match key_value(eval(e, &env)?, col.ty) {
                     KeyValue::Exact(v) => {
                         let mut k = prefix.clone();
-                        encode_key_value(&v, scale(ty), &mut k);
+                        encode_key_value(&v, scale(col.ty), col.collation, &mut k);
                         end = if *inclusive {
                             match prefix_successor(&k) {
                                 Some(s) => Bound::Excluded(s),
@@ -401,18 +403,71 @@ struct ColumnFacts {
     alternatives: Option<Vec<(Option<(Expr, bool)>, Option<(Expr, bool)>)>>,
 }
 
-fn analyse(filter: Option<&Expr>, ncols: usize) -> Vec<ColumnFacts> {
+/// How a comparison operand names a column of the table, for key ranges.
+#[derive(Clone, Copy, PartialEq)]
+enum KeyUse {
+    /// The comparison orders as the key does: ranges and equalities.
+    Ordered,
+    /// Only equality: a bytewise comparison on a column keyed by a `_ci`
+    /// collation's weights (bytewise-equal strings have equal weights, so the
+    /// key range holds every match; the filter, always re-checked, drops the
+    /// rest), but bytewise order is not the key's order.
+    EqualityOnly,
+}
+
+/// The column a comparison operand names and how its key can serve the
+/// comparison. A column compared under a collation (`Expr::Collate`) uses the
+/// key only if that is the column's own collation: the key holds its weights.
+fn key_column(e: &Expr, table: &Table) -> Option<(usize, KeyUse)> {
+    match e {
+        Expr::Column(i) => {
+            let col = table.def.columns.get(*i)?;
+            let ordered = !col.ty.is_string() || col.collation.is_bytewise();
+            Some((
+                *i,
+                if ordered {
+                    KeyUse::Ordered
+                } else {
+                    KeyUse::EqualityOnly
+                },
+            ))
+        }
+        Expr::Collate(inner, c) => match inner.as_ref() {
+            Expr::Column(i) if table.def.columns.get(*i)?.collation == *c => {
+                Some((*i, KeyUse::Ordered))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The value side of a comparison, without its collation marker (the key
+/// encoding applies the column's collation).
+fn key_operand(e: &Expr) -> Expr {
+    match e {
+        Expr::Collate(inner, _) => inner.as_ref().clone(),
+        e => e.clone(),
+    }
+}
+
+fn analyse(filter: Option<&Expr>, table: &Table) -> Vec<ColumnFacts> {
+    let ncols = table.def.columns.len();
     let mut facts = vec![ColumnFacts::default(); ncols];
     let Some(f) = filter else { return facts };
     for c in f.conjuncts() {
         match c {
             Expr::Binary(op, a, b) => {
-                let (col, val, op) = match (a.as_ref(), b.as_ref()) {
-                    (Expr::Column(i), v) if v.is_constant() => (*i, v.clone(), *op),
-                    (v, Expr::Column(i)) if v.is_constant() => (*i, v.clone(), flip(*op)),
+                let (col, val, op) = match (key_column(a, table), key_column(b, table)) {
+                    (Some((i, u)), _) if b.is_constant() && usable(u, *op) => {
+                        (i, key_operand(b), *op)
+                    }
+                    (_, Some((i, u))) if a.is_constant() && usable(u, *op) => {
+                        (i, key_operand(a), flip(*op))
+                    }
                     _ => {
                         if *op == BinOp::Or {
-                            if let Some((col, alts)) = or_alternatives(c) {
+                            if let Some((col, alts)) = or_alternatives(c, table) {
                                 if col < ncols && facts[col].alternatives.is_none() {
                                     facts[col].alternatives = Some(alts);
                                 }
@@ -435,22 +490,23 @@ fn analyse(filter: Option<&Expr>, ncols: usize) -> Vec<ColumnFacts> {
                 }
             }
             Expr::Between(e, lo, hi, false) => {
-                if let Expr::Column(i) = e.as_ref() {
-                    if *i < ncols && lo.is_constant() && hi.is_constant() {
-                        facts[*i].lower = Some((lo.as_ref().clone(), true));
-                        facts[*i].upper = Some((hi.as_ref().clone(), true));
+                if let Some((i, KeyUse::Ordered)) = key_column(e, table) {
+                    if i < ncols && lo.is_constant() && hi.is_constant() {
+                        facts[i].lower = Some((key_operand(lo), true));
+                        facts[i].upper = Some((key_operand(hi), true));
                     }
                 }
             }
             Expr::InList(e, list, false) => {
-                if let Expr::Column(i) = e.as_ref() {
-                    if *i < ncols
+                if let Some((i, _)) = key_column(e, table) {
+                    if i < ncols
                         && list.iter().all(Expr::is_constant)
-                        && facts[*i].alternatives.is_none()
+                        && facts[i].alternatives.is_none()
                     {
-                        facts[*i].alternatives = Some(
+                        facts[i].alternatives = Some(
                             list.iter()
-                                .map(|v| (Some((v.clone(), true)), Some((v.clone(), true))))
+                                .map(key_operand)
+                                .map(|v| (Some((v.clone(), true)), Some((v, true))))
                                 .collect(),
                         );
                     }
@@ -464,7 +520,7 @@ fn analyse(filter: Option<&Expr>, ncols: usize) -> Vec<ColumnFacts> {
 
 /// `(c1, c2, ...) IN ((v1, v2, ...), ...)` with constant rows: the columns and
 /// the rows of values.
-fn tuple_in(e: &Expr) -> Option<(Vec<usize>, Vec<Vec<Expr>>)> {
+fn tuple_in(e: &Expr, table: &Table) -> Option<(Vec<usize>, Vec<Vec<Expr>>)> {
     let Expr::InList(lhs, list, false) = e else {
         return None;
     };
@@ -473,16 +529,13 @@ fn tuple_in(e: &Expr) -> Option<(Vec<usize>, Vec<Vec<Expr>>)> {
     };
     let cols = items
         .iter()
-        .map(|x| match x {
-            Expr::Column(i) => Some(*i),
-            _ => None,
-        })
+        .map(|x| key_column(x, table).map(|(i, _)| i))
         .collect::<Option<Vec<_>>>()?;
     let rows = list
         .iter()
         .map(|r| match r {
             Expr::Row(vals) if vals.len() == cols.len() && vals.iter().all(Expr::is_constant) => {
-                Some(vals.clone())
+                Some(vals.iter().map(key_operand).collect())
             }
             _ => None,
         })
@@ -543,7 +596,10 @@ fn tuple_candidate(
 }
 
 /// `col = a OR col BETWEEN b AND c OR ...` on one column.
-fn or_alternatives(e: &Expr) -> Option<(usize, Vec<(Option<(Expr, bool)>, Option<(Expr, bool)>)>)> {
+fn or_alternatives(
+    e: &Expr,
+    table: &Table,
+) -> Option<(usize, Vec<(Option<(Expr, bool)>, Option<(Expr, bool)>)>)> {
     let mut parts = Vec::new();
     fn walk<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
         if let Expr::Binary(BinOp::Or, a, b) = e {
@@ -558,19 +614,18 @@ fn or_alternatives(e: &Expr) -> Option<(usize, Vec<(Option<(Expr, bool)>, Option
     let mut alts = Vec::new();
     for p in parts {
         let (c, alt) = match p {
-            Expr::Binary(BinOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
-                (Expr::Column(i), v) | (v, Expr::Column(i)) if v.is_constant() => {
-                    (*i, (Some((v.clone(), true)), Some((v.clone(), true))))
-                }
-                _ => return None,
-            },
-            Expr::Between(x, lo, hi, false) => match x.as_ref() {
-                Expr::Column(i) if lo.is_constant() && hi.is_constant() => (
-                    *i,
-                    (
-                        Some((lo.as_ref().clone(), true)),
-                        Some((hi.as_ref().clone(), true)),
-                    ),
+            Expr::Binary(BinOp::Eq, a, b) => {
+                let (i, v) = match (key_column(a, table), key_column(b, table)) {
+                    (Some((i, _)), _) if b.is_constant() => (i, key_operand(b)),
+                    (_, Some((i, _))) if a.is_constant() => (i, key_operand(a)),
+                    _ => return None,
+                };
+                (i, (Some((v.clone(), true)), Some((v, true))))
+            }
+            Expr::Between(x, lo, hi, false) => match key_column(x, table) {
+                Some((i, KeyUse::Ordered)) if lo.is_constant() && hi.is_constant() => (
+                    i,
+                    (Some((key_operand(lo), true)), Some((key_operand(hi), true))),
                 ),
                 _ => return None,
             },
@@ -583,6 +638,11 @@ fn or_alternatives(e: &Expr) -> Option<(usize, Vec<(Option<(Expr, bool)>, Option
         alts.push(alt);
     }
     col.map(|c| (c, alts))
+}
+
+/// Whether a column used as `u` can bound a key range for `op`.
+fn usable(u: KeyUse, op: BinOp) -> bool {
+    u == KeyUse::Ordered || matches!(op, BinOp::Eq | BinOp::NullSafeEq)
 }
 
 fn flip(op: BinOp) -> BinOp {
@@ -756,9 +816,14 @@ pub fn choose_access_scored(table: &Table, filter: Option<&Expr>) -> (Access, u3
 
 /// [`choose_access_scored`] with the estimate.
 pub fn choose_access_estimated(table: &Table, filter: Option<&Expr>) -> (Access, u32, Option<f64>) {
-    let facts = analyse(filter, table.def.columns.len());
+    let facts = analyse(filter, table);
     let tuples: Vec<(Vec<usize>, Vec<Vec<Expr>>)> = filter
-        .map(|f| f.conjuncts().into_iter().filter_map(tuple_in).collect())
+        .map(|f| {
+            f.conjuncts()
+                .into_iter()
+                .filter_map(|c| tuple_in(c, table))
+                .collect()
+        })
         .unwrap_or_default();
     let mut best: Option<(Candidate, Option<f64>)> = None;
     let mut consider = |c: Option<Candidate>| {
@@ -847,6 +912,7 @@ mod tests {
             nullable: false,
             default: None,
             auto_increment: false,
+            collation: crate::collation::Collation::DEFAULT,
             added_default: None,
         };
         Table::new(TableDef {
@@ -879,6 +945,7 @@ mod tests {
             ],
             slots: Vec::new(),
             slot_count: 0,
+            default_collation: crate::collation::Collation::DEFAULT,
         })
     }
 

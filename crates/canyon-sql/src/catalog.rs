@@ -22,6 +22,7 @@
 //! INDEX wait for the transactions that ran on an older catalog through catalog
 //! pins, without blocking anyone: see `crate::alter`.
 
+use crate::collation::Collation;
 use crate::types::SqlType;
 use crate::value::Value;
 use canyon_txn::{IndexId, TableId};
@@ -57,6 +58,12 @@ pub struct ColumnDef {
     pub default: Option<DefaultValue>,
     /// AUTO_INCREMENT.
     pub auto_increment: bool,
+    /// The collation of a character column (`binary` for binary strings; not
+    /// used by other types). Records written before Canyon knew collations
+    /// lack the field: their string keys hold raw bytes, which is
+    /// `utf8mb4_0900_bin` (see `crate::collation`).
+    #[serde(default = "legacy_collation")]
+    pub collation: Collation,
     /// For a column added by ALTER TABLE ADD COLUMN: the value that rows stored
     /// before the ADD (which lack the column's slot) read as — the DEFAULT at
     /// ALTER time (CURRENT_TIMESTAMP frozen to the ALTER's time), or the type's
@@ -64,6 +71,10 @@ pub struct ColumnDef {
     /// `None` for columns of CREATE TABLE: rows always hold them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub added_default: Option<DefaultValue>,
+}
+
+fn legacy_collation() -> Collation {
+    Collation::Utf8mb4_0900Bin
 }
 
 /// A secondary index.
@@ -126,6 +137,11 @@ pub struct TableDef {
     /// NULL); 0 with empty `slots`.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub slot_count: u32,
+    /// The table's default collation (`DEFAULT CHARSET` / `COLLATE` table
+    /// options, else the server's), which ADD COLUMN gives new character
+    /// columns. Legacy records lack it (see [`ColumnDef::collation`]).
+    #[serde(default = "legacy_collation")]
+    pub default_collation: Collation,
 }
 
 fn is_zero(n: &u32) -> bool {

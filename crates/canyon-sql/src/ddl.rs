@@ -9,6 +9,7 @@
 
 use crate::alter::{AlterOp, ColumnPosition};
 use crate::catalog::{ColumnDef, DefaultValue, IndexDef, TableDef};
+use crate::collation::Collation;
 use crate::types::SqlType;
 use canyon_common::{Error, Result};
 use sqlparser::ast;
@@ -24,6 +25,8 @@ pub struct NewTable {
     pub indexes: Vec<(String, Vec<usize>, bool)>,
     /// AUTO_INCREMENT=n table option.
     pub auto_increment_start: Option<u64>,
+    /// The table's default collation.
+    pub default_collation: Collation,
 }
 
 /// Maps a declared SQL type.
@@ -169,7 +172,11 @@ fn index_columns(cols: &[ast::IndexColumn], columns: &[ColumnDef]) -> Result<Vec
 
 /// Translates one column definition: the column, whether it is declared
 /// PRIMARY KEY, whether UNIQUE.
-pub fn column_def(c: &ast::ColumnDef) -> Result<(ColumnDef, bool, bool)> {
+///
+/// A character column's collation is its COLLATE option, else its CHARACTER
+/// SET's default collation, else `table_default`; binary strings (BINARY,
+/// VARBINARY, BLOB) are `binary` and refuse a character set.
+pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(ColumnDef, bool, bool)> {
     let ty = sql_type(&c.data_type)?;
     let mut col = ColumnDef {
         name: c.name.value.clone(),
@@ -177,8 +184,10 @@ pub fn column_def(c: &ast::ColumnDef) -> Result<(ColumnDef, bool, bool)> {
         nullable: true,
         default: None,
         auto_increment: false,
+        collation: Collation::Binary,
         added_default: None,
     };
+    let (mut charset, mut collation) = (None, None);
     let mut explicit_null = false;
     let mut pk = false;
     let mut unique = false;
@@ -207,9 +216,9 @@ pub fn column_def(c: &ast::ColumnDef) -> Result<(ColumnDef, bool, bool)> {
                     return Err(Error::Unsupported(format!("column option {text}")));
                 }
             }
-            ast::ColumnOption::CharacterSet(_)
-            | ast::ColumnOption::Collation(_)
-            | ast::ColumnOption::Comment(_) => {}
+            ast::ColumnOption::CharacterSet(cs) => charset = Some(object_name(cs)),
+            ast::ColumnOption::Collation(co) => collation = Some(object_name(co)),
+            ast::ColumnOption::Comment(_) => {}
             ast::ColumnOption::OnUpdate(_) => {}
             ast::ColumnOption::ForeignKey(_) => {
                 return Err(Error::Unsupported("FOREIGN KEY".into()))
@@ -224,6 +233,18 @@ pub fn column_def(c: &ast::ColumnDef) -> Result<(ColumnDef, bool, bool)> {
         }
     }
     let _ = explicit_null;
+    if ty.is_string() && !ty.is_binary() {
+        col.collation =
+            Collation::resolve(charset.as_deref(), collation.as_deref(), table_default)?;
+    } else if ty.is_binary() {
+        let c = Collation::resolve(charset.as_deref(), collation.as_deref(), Collation::Binary)?;
+        if c != Collation::Binary {
+            return Err(Error::Unsupported(format!(
+                "CHARACTER SET / COLLATE {} on a binary column",
+                c.name()
+            )));
+        }
+    }
     if col.auto_increment && !ty.is_integer() {
         return Err(Error::Unsupported(
             "AUTO_INCREMENT on a non-integer column".into(),
@@ -246,6 +267,7 @@ pub fn create_table(ct: &ast::CreateTable) -> Result<NewTable> {
     if ct.temporary {
         return Err(Error::Unsupported("TEMPORARY tables".into()));
     }
+    let default_collation = table_collation(&ct.table_options.to_string())?;
     let mut columns = Vec::with_capacity(ct.columns.len());
     let mut primary_key: Vec<usize> = Vec::new();
     let mut indexes: Vec<(String, Vec<usize>, bool)> = Vec::new();
@@ -256,7 +278,7 @@ pub fn create_table(ct: &ast::CreateTable) -> Result<NewTable> {
         {
             return Err(Error::DuplicateColumn(c.name.value.clone()));
         }
-        let (col, pk, unique) = column_def(c)?;
+        let (col, pk, unique) = column_def(c, default_collation)?;
         if pk {
             if !primary_key.is_empty() {
                 return Err(Error::MultiplePrimaryKey);
@@ -333,7 +355,49 @@ pub fn create_table(ct: &ast::CreateTable) -> Result<NewTable> {
         primary_key,
         indexes,
         auto_increment_start,
+        default_collation,
     })
+}
+
+/// The name an `ObjectName` spells (unquoted, as written).
+fn object_name(n: &ast::ObjectName) -> String {
+    n.to_string()
+        .trim_matches('`')
+        .trim_matches('\'')
+        .to_string()
+}
+
+/// The default collation the table options name (`[DEFAULT] CHARSET [=] cs`,
+/// `CHARACTER SET [=] cs`, `[DEFAULT] COLLATE [=] co`), else the server's.
+pub fn table_collation(options: &str) -> Result<Collation> {
+    let words: Vec<String> = options
+        .split(|c: char| c.is_whitespace() || c == '=' || c == ',')
+        .filter(|w| !w.is_empty())
+        .map(|w| w.trim_matches('`').trim_matches('\'').to_string())
+        .collect();
+    let (mut charset, mut collation) = (None, None);
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].to_ascii_uppercase();
+        let next = words.get(i + 1).cloned();
+        if w == "CHARSET" || w == "CHARACTER_SET" {
+            charset = next;
+            i += 2;
+        } else if w == "CHARACTER"
+            && words
+                .get(i + 1)
+                .is_some_and(|x| x.eq_ignore_ascii_case("SET"))
+        {
+            charset = words.get(i + 2).cloned();
+            i += 3;
+        } else if w == "COLLATE" {
+            collation = next;
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    Collation::resolve(charset.as_deref(), collation.as_deref(), Collation::DEFAULT)
 }
 
 fn table_auto_increment_option(ct: &ast::CreateTable) -> Option<u64> {
@@ -371,6 +435,7 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
             .collect(),
         slots: Vec::new(),
         slot_count: 0,
+        default_collation: t.default_collation,
     }
 }
 
@@ -396,6 +461,7 @@ fn index_column_names(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
 /// are refused with 1235; see `crate::alter`.
 pub fn alter_ops(
     at: &ast::AlterTable,
+    table_default: Collation,
     resolve: &dyn Fn(&ast::ObjectName) -> Result<(String, String)>,
 ) -> Result<Vec<AlterOp>> {
     use ast::AlterTableOperation as Op;
@@ -407,7 +473,7 @@ pub fn alter_ops(
                 column_position,
                 ..
             } => {
-                let (column, pk, unique) = column_def(c)?;
+                let (column, pk, unique) = column_def(c, table_default)?;
                 if pk {
                     return Err(Error::Unsupported(
                         "ADD COLUMN ... PRIMARY KEY (it needs a table rewrite)".into(),

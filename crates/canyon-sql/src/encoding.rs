@@ -10,13 +10,19 @@
 //! | unsigned integer | 8 bytes big-endian |
 //! | DOUBLE | 8 bytes: IEEE bits, sign bit flipped for positives, all bits for negatives |
 //! | DECIMAL(p,s) | 16 bytes big-endian of the mantissa at scale `s`, sign bit flipped |
-//! | strings | bytes with `0x00` escaped as `0x00 0xFF`, terminated by `0x00 0x00` |
+//! | strings | the collation's sort key with `0x00` escaped as `0x00 0xFF`, terminated by `0x00 0x00` |
 //! | DATE | 4 bytes big-endian of days since 0001-01-01, sign bit flipped |
 //! | DATETIME | 8 bytes big-endian of microseconds since 1970, sign bit flipped |
 //!
+//! A string's sort key ([`crate::collation::Collation::sort_key`]) is its bytes
+//! under a byte collation (`binary`, `utf8mb4_0900_bin`; trailing spaces
+//! removed under `_bin` PAD SPACE ones) and its weights under a `_ci` one, so
+//! strings equal under the column's collation ('a', 'A') have equal keys.
+//!
 //! Two properties the MVCC layer relies on: byte order equals SQL order (for the
-//! column's type, with bytewise string collation), and the encoding is prefix-free
-//! (no key is a proper prefix of another), so `key ++ suffix` never interleaves.
+//! column's type and collation), and the encoding is prefix-free (no key is a
+//! proper prefix of another), so `key ++ suffix` never interleaves. Keys are
+//! never decoded back into strings: rows hold every column.
 //!
 //! # Rows
 //! `version u8 (=1) ++ varint column_count ++ column values`, each value a tag byte
@@ -32,6 +38,7 @@
 //! newer definition) are ignored. See "Instant ADD / DROP COLUMN" in
 //! `crate::alter`.
 
+use crate::collation::Collation;
 use crate::value::Value;
 use canyon_common::{Error, Result};
 use chrono::{DateTime, Datelike, NaiveDate};
@@ -41,8 +48,9 @@ const SIGN: u64 = 1 << 63;
 
 /// Appends the memcomparable encoding of one key column. The value must already
 /// have the column's type (see [`crate::types::coerce`]); `decimal_scale` is the
-/// column's scale for DECIMAL columns.
-pub fn encode_key_value(v: &Value, decimal_scale: u8, out: &mut Vec<u8>) {
+/// column's scale for DECIMAL columns, `collation` its collation (used for
+/// strings only).
+pub fn encode_key_value(v: &Value, decimal_scale: u8, collation: Collation, out: &mut Vec<u8>) {
     match v {
         Value::Null => out.push(0x00),
         Value::Int(i) => {
@@ -65,6 +73,11 @@ pub fn encode_key_value(v: &Value, decimal_scale: u8, out: &mut Vec<u8>) {
             d.rescale(decimal_scale as u32);
             let m = d.mantissa();
             out.extend_from_slice(&((m as u128) ^ (1u128 << 127)).to_be_bytes());
+        }
+        Value::Bytes(b) if !collation.is_bytewise() => {
+            let mut key = Vec::with_capacity(b.len() * 2);
+            collation.sort_key(b, &mut key);
+            encode_key_value(&Value::Bytes(key), 0, Collation::Binary, out);
         }
         Value::Bytes(b) => {
             out.push(0x01);
@@ -284,7 +297,7 @@ mod tests {
 
     fn key(v: &Value) -> Vec<u8> {
         let mut out = Vec::new();
-        encode_key_value(v, 2, &mut out);
+        encode_key_value(v, 2, Collation::Binary, &mut out);
         out
     }
 

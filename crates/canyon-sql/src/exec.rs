@@ -38,6 +38,7 @@
 use crate::access::{choose_access, Access, KeyRanges, Target};
 use crate::api::QueryResult;
 use crate::catalog::Table;
+use crate::collation::Collation;
 use crate::encoding::{decode_row_columns, encode_key_value, encode_row};
 use crate::expr::{
     eval, eval_predicate, subquery_key, Env, EvalContext, Expr, SubqueryExpr, SubqueryKind,
@@ -49,7 +50,7 @@ use crate::plan::{
 };
 use crate::query::SelectPlan;
 use crate::types::{coerce, SqlType};
-use crate::value::{compare, sort_cmp, Value};
+use crate::value::{compare_as, sort_cmp_as, Value};
 use canyon_common::{Error, Result};
 use canyon_storage::KeyRange;
 use canyon_txn::{IndexId, IsolationLevel, ReadMode, Transaction};
@@ -81,7 +82,12 @@ fn scale_of(ty: SqlType) -> u8 {
 pub fn primary_key(table: &Table, row: &[Value]) -> Vec<u8> {
     let mut k = Vec::with_capacity(16);
     for &c in &table.def.primary_key {
-        encode_key_value(&row[c], scale_of(table.def.columns[c].ty), &mut k);
+        encode_key_value(
+            &row[c],
+            scale_of(table.def.columns[c].ty),
+            table.def.columns[c].collation,
+            &mut k,
+        );
     }
     k
 }
@@ -89,7 +95,12 @@ pub fn primary_key(table: &Table, row: &[Value]) -> Vec<u8> {
 /// The hidden primary key for row id `id`.
 pub fn hidden_key(id: u64) -> Vec<u8> {
     let mut k = Vec::with_capacity(9);
-    encode_key_value(&Value::UInt(id), 0, &mut k);
+    encode_key_value(
+        &Value::UInt(id),
+        0,
+        crate::collation::Collation::Binary,
+        &mut k,
+    );
     k
 }
 
@@ -102,7 +113,12 @@ pub fn index_keys(table: &Table, row: &[Value]) -> Vec<(IndexId, Vec<u8>)> {
         .map(|idx| {
             let mut k = Vec::with_capacity(16);
             for &c in &idx.columns {
-                encode_key_value(&row[c], scale_of(table.def.columns[c].ty), &mut k);
+                encode_key_value(
+                    &row[c],
+                    scale_of(table.def.columns[c].ty),
+                    table.def.columns[c].collation,
+                    &mut k,
+                );
             }
             (idx.id, k)
         })
@@ -117,7 +133,12 @@ pub fn index_key(table: &Table, i: usize, row: &[Value]) -> Vec<u8> {
 fn index_key_of(table: &Table, i: usize, row: &[Value]) -> Vec<u8> {
     let mut k = Vec::with_capacity(16);
     for &c in &table.def.indexes[i].columns {
-        encode_key_value(&row[c], scale_of(table.def.columns[c].ty), &mut k);
+        encode_key_value(
+            &row[c],
+            scale_of(table.def.columns[c].ty),
+            table.def.columns[c].collation,
+            &mut k,
+        );
     }
     k
 }
@@ -520,7 +541,12 @@ fn unique_key(table: &Table, idx: usize, row: &[Value]) -> Option<Vec<u8>> {
     }
     let mut key = Vec::new();
     for &c in &index.columns {
-        encode_key_value(&row[c], scale_of(table.def.columns[c].ty), &mut key);
+        encode_key_value(
+            &row[c],
+            scale_of(table.def.columns[c].ty),
+            table.def.columns[c].collation,
+            &mut key,
+        );
     }
     Some(key)
 }
@@ -555,7 +581,7 @@ fn unique_holder(
                 err = Some(e);
                 return ControlFlow::Break(());
             }
-            if same_columns(&index.columns, &decoded, row) {
+            if same_columns(table, &index.columns, &decoded, row) {
                 found = Some((other_pk.to_vec(), std::mem::take(&mut decoded)));
                 return ControlFlow::Break(());
             }
@@ -568,9 +594,14 @@ fn unique_holder(
     }
 }
 
-fn same_columns(cols: &[usize], a: &[Value], b: &[Value]) -> bool {
-    cols.iter()
-        .all(|&c| compare(&a[c], &b[c]) == Some(Ordering::Equal))
+/// Whether two rows agree on `cols` as the index on them sees it: strings
+/// under each column's collation ('a' and 'A' are one value of a `_ci` UNIQUE
+/// index, whose key holds the weights).
+fn same_columns(table: &Table, cols: &[usize], a: &[Value], b: &[Value]) -> bool {
+    cols.iter().all(|&c| {
+        let coll = Some(table.def.columns[c].collation).filter(|x| !x.is_bytewise());
+        compare_as(&a[c], &b[c], coll) == Some(Ordering::Equal)
+    })
 }
 
 /// Checks unique secondary indexes for `row` (which will live at `pk`): locks each
@@ -587,7 +618,7 @@ fn check_unique(
             continue;
         }
         if let Some(old) = only_changed_from {
-            if same_columns(&idx.columns, old, row) {
+            if same_columns(table, &idx.columns, old, row) {
                 continue;
             }
         }
@@ -644,7 +675,7 @@ fn find_conflict(
             if let Some(bytes) = txn.get(def.id, &other_pk, ReadMode::Current)? {
                 let mut existing = Vec::new();
                 decode_table_row(table, &bytes, &mut existing)?;
-                if same_columns(&idx.columns, &existing, row) {
+                if same_columns(table, &idx.columns, &existing, row) {
                     return Ok(Some(Conflict {
                         key: KeyHit::Unique(i),
                         pk: other_pk,
@@ -1223,10 +1254,19 @@ fn for_each_target_row(
                     Ok(())
                 },
             )?;
+            // Strings sort under their column's (or an explicit) collation.
+            let colls: Vec<Option<Collation>> = keys
+                .iter()
+                .map(|(e, _)| match e {
+                    Expr::Column(c) => Some(table.def.columns[*c].collation),
+                    e => crate::expr::collation_of(e),
+                })
+                .map(|c| c.filter(|c| !c.is_bytewise()))
+                .collect();
             // A stable sort: ties keep the access path's order.
             rows.sort_by(|a, b| {
                 for (i, (_, desc)) in keys.iter().enumerate() {
-                    let o = sort_cmp(&a.0[i], &b.0[i]);
+                    let o = sort_cmp_as(&a.0[i], &b.0[i], colls[i]);
                     if o != Ordering::Equal {
                         return if *desc { o.reverse() } else { o };
                     }
@@ -1685,6 +1725,7 @@ mod tests {
         let ctx = PlanContext {
             catalog: &cat,
             db: Some("d"),
+            conn_coll: crate::collation::Collation::DEFAULT,
         };
         let Statement::Delete(del) = parse("DELETE FROM t WHERE id IN (SELECT k FROM w)") else {
             panic!("not a DELETE");
@@ -1727,6 +1768,7 @@ mod tests {
         let ctx = PlanContext {
             catalog: &cat,
             db: Some("d"),
+            conn_coll: crate::collation::Collation::DEFAULT,
         };
         let Statement::Update(up) = parse(
             "UPDATE t SET k = (SELECT MAX(n) FROM w) WHERE EXISTS (SELECT 1 FROM w) \
@@ -1782,6 +1824,7 @@ mod tests {
         let ctx = PlanContext {
             catalog: &cat,
             db: Some("d"),
+            conn_coll: crate::collation::Collation::DEFAULT,
         };
         let update = |sql: &str| {
             let Statement::Update(up) = parse(sql) else {

@@ -311,6 +311,9 @@ fn expr(e: &Expr, n: &Names<'_>) -> String {
         },
         Expr::SysVar(v) => format!("@@{v}"),
         Expr::UserVar(v) => format!("@{v}"),
+        // A comparison's collation is implied by its operands, as MySQL
+        // prints it.
+        Expr::Collate(a, _) => expr(a, n),
         Expr::Neg(a) => format!("-({})", expr(a, n)),
         Expr::Not(a) => format!("(not({}))", expr(a, n)),
         Expr::BitNot(a) => format!("~({})", expr(a, n)),
@@ -737,14 +740,23 @@ fn enforced_by_access(c: &Expr, t: &Table, a: &Access) -> bool {
     let used = a.ranges.iter().map(parts_used).max().unwrap_or(0);
     let key = a.key_columns(t);
     let cols = &key[..used.min(key.len())];
+    // A comparison's collation marker (see `Expr::Collate`) is not part of
+    // the range bounds.
+    fn bare(x: &Expr) -> &Expr {
+        match x {
+            Expr::Collate(inner, _) => inner,
+            x => x,
+        }
+    }
     let appears = |v: &Expr| {
+        let v = bare(v);
         a.ranges.iter().any(|r| {
             r.eq.contains(v)
                 || r.lower.as_ref().is_some_and(|(x, _)| x == v)
                 || r.upper.as_ref().is_some_and(|(x, _)| x == v)
         })
     };
-    let on_key = |x: &Expr| matches!(x, Expr::Column(i) if cols.contains(i));
+    let on_key = |x: &Expr| matches!(bare(x), Expr::Column(i) if cols.contains(i));
     match c {
         Expr::Binary(
             BinOp::Eq | BinOp::NullSafeEq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge,
@@ -795,7 +807,11 @@ fn is_hash_key(c: &Expr, step: &Step, offset: usize) -> bool {
     };
     step.hash_keys.iter().any(|(col, probe)| {
         let own = Expr::Column(offset + col);
-        (**a == own && **b == *probe) || (**b == own && **a == *probe)
+        let bare = |x: &Expr| match x {
+            Expr::Collate(inner, _) => inner.as_ref().clone(),
+            x => x.clone(),
+        };
+        (bare(a) == own && **b == *probe) || (bare(b) == own && **a == *probe)
     })
 }
 
@@ -1579,6 +1595,7 @@ mod tests {
             nullable,
             default: None,
             auto_increment: false,
+            collation: crate::collation::Collation::DEFAULT,
             added_default: None,
         }
     }

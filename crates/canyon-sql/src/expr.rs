@@ -12,9 +12,10 @@
 //! [`MAX_DEPTH`], so evaluation's recursion is bounded too.
 
 use crate::catalog::Table;
+use crate::collation::Collation;
 use crate::functions::{self, Func};
 use crate::types::ExprKind;
-use crate::value::{compare, Value};
+use crate::value::{compare, compare_as, Value};
 use canyon_common::{Error, Result};
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
@@ -93,6 +94,9 @@ pub struct AggCall {
     pub arg: Option<Expr>,
     /// DISTINCT.
     pub distinct: bool,
+    /// The argument's collation when it is a string other than bytewise:
+    /// MIN / MAX and DISTINCT compare under it.
+    pub coll: Option<Collation>,
 }
 
 /// A bound expression.
@@ -148,6 +152,13 @@ pub enum Expr {
     Row(Vec<Expr>),
     /// A subquery (scalar, EXISTS or IN).
     Subquery(Box<SubqueryExpr>),
+    /// The value of the inner expression, compared under a collation: an
+    /// explicit `expr COLLATE name`, or the collation the binder chose for a
+    /// comparison, IN, BETWEEN, LIKE or CASE whose operands are all strings
+    /// and whose collation is not bytewise (then every operand carries it;
+    /// see "Collations" in [`Binder`]). Evaluation is the inner value;
+    /// [`comparison_collation`] finds the collation for the operator.
+    Collate(Box<Expr>, Collation),
 }
 
 /// What a subquery expression asks of its rows.
@@ -191,7 +202,8 @@ impl Expr {
             | Expr::Not(e)
             | Expr::BitNot(e)
             | Expr::IsNull(e, _)
-            | Expr::IsBool(e, _, _) => e.is_constant(),
+            | Expr::IsBool(e, _, _)
+            | Expr::Collate(e, _) => e.is_constant(),
             Expr::Binary(_, a, b) | Expr::Like(a, b, _, _) => a.is_constant() && b.is_constant(),
             Expr::InList(e, l, _) => e.is_constant() && l.iter().all(Expr::is_constant),
             Expr::Between(a, b, c, _) => a.is_constant() && b.is_constant() && c.is_constant(),
@@ -231,7 +243,8 @@ impl Expr {
             | Expr::Not(a)
             | Expr::BitNot(a)
             | Expr::IsNull(a, _)
-            | Expr::IsBool(a, _, _) => f(a),
+            | Expr::IsBool(a, _, _)
+            | Expr::Collate(a, _) => f(a),
             Expr::Binary(_, a, b) | Expr::Like(a, b, _, _) => {
                 f(a);
                 f(b);
@@ -290,6 +303,7 @@ impl Expr {
             Expr::BitNot(a) => Expr::BitNot(r(a)),
             Expr::IsNull(a, n) => Expr::IsNull(r(a), *n),
             Expr::IsBool(a, t, n) => Expr::IsBool(r(a), *t, *n),
+            Expr::Collate(a, c) => Expr::Collate(r(a), *c),
             Expr::Binary(op, a, b) => Expr::Binary(*op, r(a), r(b)),
             Expr::Like(a, b, esc, n) => Expr::Like(r(a), r(b), *esc, *n),
             Expr::InList(a, l, n) => {
@@ -403,7 +417,7 @@ impl Expr {
                 },
                 None => ExprKind::Null,
             },
-            Expr::Neg(e) => e.kind(cols, aggs),
+            Expr::Neg(e) | Expr::Collate(e, _) => e.kind(cols, aggs),
             Expr::Binary(op, a, b) => match op {
                 BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod => {
                     match (a.kind(cols, aggs), b.kind(cols, aggs)) {
@@ -472,6 +486,8 @@ pub struct Scope {
     pub columns: Vec<String>,
     /// Column kinds, in order.
     pub kinds: Vec<ExprKind>,
+    /// Column collations, in order (`None` for columns that are not strings).
+    pub colls: Vec<Option<Collation>>,
     /// Frame position of its first column.
     pub offset: usize,
 }
@@ -489,6 +505,12 @@ impl Scope {
                 .iter()
                 .map(|c| ExprKind::of(c.ty))
                 .collect(),
+            colls: table
+                .def
+                .columns
+                .iter()
+                .map(|c| c.ty.is_string().then_some(c.collation))
+                .collect(),
             offset,
         }
     }
@@ -502,6 +524,21 @@ impl Scope {
 }
 
 /// Resolves names to frame positions and numbers placeholders.
+///
+/// # Collations
+/// When it binds a comparison (`=`, `<`, `<=>`, ...), IN, BETWEEN, LIKE or a
+/// CASE with an operand, the binder decides which collation compares the
+/// strings, with MySQL's coercibility rules ([`Binder::derive`]): an explicit
+/// COLLATE (level 0) beats a column (2), which beats a system constant (3),
+/// which beats a literal, parameter or variable (4, the connection's
+/// `collation_connection`); a binary string makes the comparison binary; two
+/// different collations at the winning level are 1267. If any operand is not
+/// a string the comparison follows MySQL's numeric and temporal rules and no
+/// collation applies. A bytewise result (`binary`, `utf8mb4_0900_bin`) leaves
+/// the operands bare — exactly Canyon's plain comparison — and any other
+/// wraps *every* operand in [`Expr::Collate`], so the evaluator finds the
+/// collation on either side and the planner can tell whether an index on a
+/// column (keyed by that column's collation) serves the comparison.
 ///
 /// A query block evaluates its expressions over a *frame*: the values of the
 /// enclosing queries' frames (for correlated subqueries), then the columns of
@@ -538,6 +575,9 @@ pub struct Binder<'a> {
     /// MySQL: a select-list alias before a FROM column, except for names the
     /// GROUP BY lists as columns).
     pub alias_first: Vec<String>,
+    /// The collation of literals, parameters and variables: the session's
+    /// `collation_connection`.
+    pub conn_coll: Collation,
     depth: usize,
 }
 
@@ -563,7 +603,116 @@ impl<'a> Binder<'a> {
             context: "field list",
             aliases: Vec::new(),
             alias_first: Vec::new(),
+            conn_coll: Collation::DEFAULT,
             depth: 0,
+        }
+    }
+
+    /// The kind of every frame position (strings where no scope says).
+    pub fn frame_kinds(&self) -> Vec<ExprKind> {
+        let mut kinds = vec![ExprKind::String; self.frame_len];
+        for s in &self.scopes {
+            for (i, k) in s.kinds.iter().enumerate() {
+                if let Some(slot) = kinds.get_mut(s.offset + i) {
+                    *slot = *k;
+                }
+            }
+        }
+        kinds
+    }
+
+    /// The collation of frame position `pos`, if it holds a string.
+    fn column_collation(&self, pos: usize) -> Option<Collation> {
+        self.scopes
+            .iter()
+            .rev()
+            .find(|s| pos >= s.offset && pos < s.offset + s.colls.len())
+            .and_then(|s| s.colls[pos - s.offset])
+    }
+
+    /// The collation and coercibility (MySQL's levels: 0 explicit, 2 column,
+    /// 3 system constant, 4 literal) of a string-valued expression; `None` when
+    /// its value is not a string.
+    pub fn derive(&self, e: &Expr) -> Option<(Collation, u8)> {
+        match e {
+            Expr::Collate(_, c) => Some((*c, 0)),
+            Expr::Column(i) | Expr::Bound(i) => self.column_collation(*i).map(|c| (c, 2)),
+            Expr::Literal(Value::Bytes(_)) | Expr::Param(_) | Expr::UserVar(_) => {
+                Some((self.conn_coll, 4))
+            }
+            Expr::SysVar(name) => {
+                (crate::vars::kind(name) == ExprKind::String).then_some((self.conn_coll, 3))
+            }
+            Expr::Agg(i) => {
+                let a = self.aggs.get(*i)?;
+                match a.func {
+                    AggFunc::Min | AggFunc::Max => self.derive(a.arg.as_ref()?),
+                    _ => None,
+                }
+            }
+            Expr::Case {
+                whens, otherwise, ..
+            } => whens
+                .iter()
+                .map(|(_, r)| r)
+                .chain(otherwise.as_deref())
+                .filter_map(|r| self.derive(r))
+                .min_by_key(|d| d.1),
+            Expr::Func(f, args) => {
+                let kinds = self.frame_kinds();
+                if functions::result_kind(*f, args, &kinds, &self.aggs) != ExprKind::String {
+                    return None;
+                }
+                args.iter()
+                    .filter_map(|a| self.derive(a))
+                    .min_by_key(|d| d.1)
+                    .or(Some((self.conn_coll, 4)))
+            }
+            Expr::Subquery(sq) if sq.kind == SubqueryKind::Scalar => {
+                sq.plan.colls.first().copied().flatten().map(|c| (c, 2))
+            }
+            _ => None,
+        }
+    }
+
+    /// Decides the collation of one comparison-like operation over `ops` and
+    /// marks the operands with it (see "Collations" above); `op` names the
+    /// operation for error 1267.
+    fn collate(&self, ops: &mut [&mut Expr], op: &str) -> Result<()> {
+        let mut derived = Vec::with_capacity(ops.len());
+        for o in ops.iter() {
+            match self.derive(o) {
+                Some(d) => derived.push(d),
+                // Not all strings: MySQL's type rules, no collation.
+                None => return Ok(()),
+            }
+        }
+        let chosen = aggregate_collations(&derived, op)?;
+        for o in ops.iter_mut() {
+            let mut inner = std::mem::replace(&mut **o, Expr::Literal(Value::Null));
+            while let Expr::Collate(x, _) = inner {
+                inner = *x;
+            }
+            **o = if chosen.is_bytewise() {
+                inner
+            } else {
+                Expr::Collate(Box::new(inner), chosen)
+            };
+        }
+        Ok(())
+    }
+
+    /// [`Binder::collate`] for `a op b`, component-wise for row values.
+    fn collate_pair(&self, a: &mut Expr, b: &mut Expr, op: &str) -> Result<()> {
+        match (a, b) {
+            (Expr::Row(xs), Expr::Row(ys)) if xs.len() == ys.len() => {
+                for (x, y) in xs.iter_mut().zip(ys.iter_mut()) {
+                    self.collate(&mut [x, y], op)?;
+                }
+                Ok(())
+            }
+            (Expr::Row(_), _) | (_, Expr::Row(_)) => Ok(()),
+            (a, b) => self.collate(&mut [a, b], op),
         }
     }
 
@@ -792,8 +941,20 @@ impl<'a> Binder<'a> {
                     ast::BinaryOperator::BitwiseXor => BinOp::BitXor,
                     other => return Err(Error::Unsupported(format!("operator {other}"))),
                 };
-                let l = self.boxed(left)?;
-                let r = self.boxed(right)?;
+                let mut l = self.boxed(left)?;
+                let mut r = self.boxed(right)?;
+                if matches!(
+                    op,
+                    BinOp::Eq
+                        | BinOp::NullSafeEq
+                        | BinOp::Ne
+                        | BinOp::Lt
+                        | BinOp::Le
+                        | BinOp::Gt
+                        | BinOp::Ge
+                ) {
+                    self.collate_pair(&mut l, &mut r, op_symbol(op))?;
+                }
                 Expr::Binary(op, l, r)
             }
             A::IsNull(e) => Expr::IsNull(self.boxed(e)?, false),
@@ -805,23 +966,47 @@ impl<'a> Binder<'a> {
             A::IsUnknown(e) => Expr::IsNull(self.boxed(e)?, false),
             A::IsNotUnknown(e) => Expr::IsNull(self.boxed(e)?, true),
             A::IsNotDistinctFrom(a, b) => {
-                let a = self.boxed(a)?;
-                Expr::Binary(BinOp::NullSafeEq, a, self.boxed(b)?)
+                let mut a = self.boxed(a)?;
+                let mut b = self.boxed(b)?;
+                self.collate_pair(&mut a, &mut b, "<=>")?;
+                Expr::Binary(BinOp::NullSafeEq, a, b)
             }
             A::IsDistinctFrom(a, b) => {
-                let a = self.boxed(a)?;
-                Expr::Not(Box::new(Expr::Binary(BinOp::NullSafeEq, a, self.boxed(b)?)))
+                let mut a = self.boxed(a)?;
+                let mut b = self.boxed(b)?;
+                self.collate_pair(&mut a, &mut b, "<=>")?;
+                Expr::Not(Box::new(Expr::Binary(BinOp::NullSafeEq, a, b)))
             }
             A::InList {
                 expr,
                 list,
                 negated,
             } => {
-                let e = self.boxed(expr)?;
-                let list = list
+                let mut e = self.boxed(expr)?;
+                let mut list = list
                     .iter()
                     .map(|x| self.bind(x))
                     .collect::<Result<Vec<_>>>()?;
+                if let Expr::Row(items) = e.as_mut() {
+                    // Component-wise: column i against the i-th of every row.
+                    for (i, item) in items.iter_mut().enumerate() {
+                        let mut ops: Vec<&mut Expr> = vec![item];
+                        let mut all_rows = true;
+                        for r in list.iter_mut() {
+                            match r {
+                                Expr::Row(vals) if i < vals.len() => ops.push(&mut vals[i]),
+                                _ => all_rows = false,
+                            }
+                        }
+                        if all_rows {
+                            self.collate(&mut ops, "in")?;
+                        }
+                    }
+                } else {
+                    let mut ops: Vec<&mut Expr> = vec![e.as_mut()];
+                    ops.extend(list.iter_mut());
+                    self.collate(&mut ops, "in")?;
+                }
                 Expr::InList(e, list, *negated)
             }
             A::Between {
@@ -830,9 +1015,10 @@ impl<'a> Binder<'a> {
                 low,
                 high,
             } => {
-                let e = self.boxed(expr)?;
-                let lo = self.boxed(low)?;
-                let hi = self.boxed(high)?;
+                let mut e = self.boxed(expr)?;
+                let mut lo = self.boxed(low)?;
+                let mut hi = self.boxed(high)?;
+                self.collate(&mut [e.as_mut(), lo.as_mut(), hi.as_mut()], "between")?;
                 Expr::Between(e, lo, hi, *negated)
             }
             A::Like {
@@ -842,8 +1028,9 @@ impl<'a> Binder<'a> {
                 pattern,
                 escape_char,
             } => {
-                let e = self.boxed(expr)?;
-                let p = self.boxed(pattern)?;
+                let mut e = self.boxed(expr)?;
+                let mut p = self.boxed(pattern)?;
+                self.collate(&mut [e.as_mut(), p.as_mut()], "like")?;
                 let esc = match escape_char.as_deref() {
                     None => b'\\',
                     Some(ast::Expr::Value(v)) => match &v.value {
@@ -860,12 +1047,17 @@ impl<'a> Binder<'a> {
                 else_result,
                 ..
             } => {
-                let operand = operand.as_ref().map(|o| self.boxed(o)).transpose()?;
+                let mut operand = operand.as_ref().map(|o| self.boxed(o)).transpose()?;
                 let mut whens = Vec::with_capacity(conditions.len());
                 for w in conditions {
                     let c = self.bind(&w.condition)?;
                     let r = self.bind(&w.result)?;
                     whens.push((c, r));
+                }
+                if let Some(o) = operand.as_mut() {
+                    let mut ops: Vec<&mut Expr> = vec![o.as_mut()];
+                    ops.extend(whens.iter_mut().map(|(c, _)| c));
+                    self.collate(&mut ops, "case")?;
                 }
                 let otherwise = else_result.as_ref().map(|o| self.boxed(o)).transpose()?;
                 Expr::Case {
@@ -884,7 +1076,13 @@ impl<'a> Binder<'a> {
                 ..
             } => {
                 let inner = self.bind(expr)?;
-                Expr::Func(functions::cast_func(data_type)?, vec![inner])
+                let cast = Expr::Func(functions::cast_func(data_type)?, vec![inner]);
+                if matches!(data_type, ast::DataType::Binary(_)) {
+                    // CAST(x AS BINARY) is a binary string: it compares bytewise.
+                    Expr::Collate(Box::new(cast), Collation::Binary)
+                } else {
+                    cast
+                }
             }
             A::Substring {
                 expr,
@@ -947,24 +1145,27 @@ impl<'a> Binder<'a> {
             // which drivers put before interpolated parameters: with one character
             // set a literal's bytes are the same under any of these.
             A::Prefixed { prefix, value } if is_utf8_introducer(&prefix.value) => {
-                match value.as_ref() {
+                let lit = match value.as_ref() {
                     A::Value(v) => Expr::Literal(literal(&v.value)?),
                     other => return Err(Error::Unsupported(format!("expression {other}"))),
+                };
+                if prefix.value.eq_ignore_ascii_case("_binary") {
+                    // A binary string: it compares bytewise.
+                    Expr::Collate(Box::new(lit), Collation::Binary)
+                } else {
+                    lit
                 }
             }
-            // `expr COLLATE name` (Connector/J's DatabaseMetaData queries, ORMs):
-            // strings compare bytewise under every collation Canyon accepts
-            // (docs/compatibility.md, "string comparison"), so the clause
-            // changes nothing; an unknown collation is MySQL's 1273.
+            // `expr COLLATE name`: the explicit collation (coercibility 0);
+            // an unknown one is MySQL's 1273.
             A::Collate { expr, collation } => {
                 let name = collation.to_string().trim_matches('`').to_ascii_lowercase();
-                let known = ["utf8mb4", "utf8mb3", "utf8", "binary", "ascii", "latin1"]
-                    .iter()
-                    .any(|cs| name == *cs || name.starts_with(&format!("{cs}_")));
-                if !known {
-                    return Err(Error::UnknownCollation(name));
+                let c = Collation::from_name(&name).ok_or(Error::UnknownCollation(name))?;
+                let mut inner = self.bind(expr)?;
+                while let Expr::Collate(x, _) = inner {
+                    inner = *x;
                 }
-                self.bind(expr)?
+                Expr::Collate(Box::new(inner), c)
             }
             A::Interval(_) => return Err(Error::Unsupported("INTERVAL expressions".into())),
             other => return Err(Error::Unsupported(format!("expression {other}"))),
@@ -1023,10 +1224,16 @@ impl<'a> Binder<'a> {
                 }
                 _ => return Err(Error::Syntax(format!("{name}(...)"))),
             };
+            let coll = arg
+                .as_ref()
+                .and_then(|e| self.derive(e))
+                .map(|d| d.0)
+                .filter(|c| !c.is_bytewise());
             let call = AggCall {
                 func,
                 arg,
                 distinct,
+                coll,
             };
             let idx = match self.aggs.iter().position(|a| *a == call) {
                 Some(i) => i,
@@ -1051,6 +1258,71 @@ impl<'a> Binder<'a> {
         functions::check_arity(func, &name, bound.len())?;
         Ok(Expr::Func(func, bound))
     }
+}
+
+/// The operator as MySQL names it in error 1267.
+fn op_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Eq => "=",
+        BinOp::NullSafeEq => "<=>",
+        BinOp::Ne => "<>",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        _ => "?",
+    }
+}
+
+/// MySQL's collation aggregation for one operation: binary wins; otherwise
+/// the lowest coercibility level, which must name one collation (1267).
+pub fn aggregate_collations(d: &[(Collation, u8)], op: &str) -> Result<Collation> {
+    if d.iter().any(|(c, _)| *c == Collation::Binary) {
+        return Ok(Collation::Binary);
+    }
+    let Some(min) = d.iter().map(|x| x.1).min() else {
+        return Ok(Collation::Binary);
+    };
+    let mut at_min = d.iter().filter(|x| x.1 == min);
+    let Some(&(first, _)) = at_min.next() else {
+        return Ok(Collation::Binary);
+    };
+    if let Some(&(other, _)) = at_min.find(|x| x.0 != first) {
+        let others: Vec<Collation> = d.iter().filter(|x| x.1 == min).map(|x| x.0).collect();
+        // MySQL: within one character set a `_bin` collation wins over `_ci`
+        // ones; across Unicode sets the superset (utf8mb4) wins.
+        let bin = others
+            .iter()
+            .find(|c| !c.is_ci() && others.iter().all(|o| o.charset() == c.charset()));
+        if let Some(b) = bin {
+            return Ok(*b);
+        }
+        let mb4: Vec<&Collation> = others.iter().filter(|c| c.charset() == "utf8mb4").collect();
+        if let [only, rest @ ..] = mb4.as_slice() {
+            if rest.iter().all(|c| *c == *only) {
+                return Ok(**only);
+            }
+        }
+        if min >= 3 {
+            // Constants of two connections' collations cannot meet; take the first.
+            return Ok(first);
+        }
+        let level = |l: u8| match l {
+            0 => "EXPLICIT",
+            1 => "NONE",
+            2 => "IMPLICIT",
+            3 => "SYSCONST",
+            _ => "COERCIBLE",
+        };
+        return Err(Error::IllegalMixOfCollations(format!(
+            "({},{}) and ({},{}) for operation '{op}'",
+            first.name(),
+            level(min),
+            other.name(),
+            level(min)
+        )));
+    }
+    Ok(first)
 }
 
 /// Whether `_name` introduces a literal whose bytes Canyon takes as they are:
@@ -1284,6 +1556,7 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
             Some(i) => Value::UInt(!(i as u64)),
         },
         Expr::Binary(op, a, b) => binary(*op, a, b, env)?,
+        Expr::Collate(a, _) => eval(a, env)?,
         Expr::IsNull(a, neg) => Value::Int((eval(a, env)?.is_null() != *neg) as i64),
         Expr::IsBool(a, want, neg) => {
             let t = eval(a, env)?.truth();
@@ -1309,10 +1582,11 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
             if v.is_null() {
                 return Ok(Value::Null);
             }
+            let coll = collation_of(a);
             let mut saw_null = false;
             for item in list {
                 let w = eval(item, env)?;
-                match compare(&v, &w) {
+                match compare_as(&v, &w, coll) {
                     Some(Ordering::Equal) => return Ok(Value::Int(!*neg as i64)),
                     None => saw_null = true,
                     _ => {}
@@ -1328,8 +1602,9 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
             let v = eval(a, env)?;
             let l = eval(lo, env)?;
             let h = eval(hi, env)?;
-            let ge = compare(&v, &l).map(|o| o != Ordering::Less);
-            let le = compare(&v, &h).map(|o| o != Ordering::Greater);
+            let coll = collation_of(a);
+            let ge = compare_as(&v, &l, coll).map(|o| o != Ordering::Less);
+            let le = compare_as(&v, &h, coll).map(|o| o != Ordering::Greater);
             match and3(ge, le) {
                 None => Value::Null,
                 Some(b) => Value::Int((b != *neg) as i64),
@@ -1338,8 +1613,9 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
         Expr::Like(a, p, esc, neg) => {
             let v = eval(a, env)?;
             let pat = eval(p, env)?;
+            let coll = comparison_collation(a, p).unwrap_or(Collation::Binary);
             match (v.to_bytes(), pat.to_bytes()) {
-                (Some(s), Some(p)) => Value::Int((like(&s, &p, *esc) != *neg) as i64),
+                (Some(s), Some(p)) => Value::Int((coll.like(&s, &p, *esc) != *neg) as i64),
                 _ => Value::Null,
             }
         }
@@ -1349,10 +1625,11 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
             otherwise,
         } => {
             let op = operand.as_ref().map(|o| eval(o, env)).transpose()?;
+            let coll = operand.as_deref().and_then(collation_of);
             for (cond, result) in whens {
                 let c = eval(cond, env)?;
                 let hit = match &op {
-                    Some(o) => compare(o, &c) == Some(Ordering::Equal),
+                    Some(o) => compare_as(o, &c, coll) == Some(Ordering::Equal),
                     None => c.truth() == Some(true),
                 };
                 if hit {
@@ -1366,6 +1643,20 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
         }
         Expr::Func(f, args) => functions::call(*f, args, env)?,
     })
+}
+
+/// The collation an operand carries (see [`Expr::Collate`]).
+pub fn collation_of(e: &Expr) -> Option<Collation> {
+    match e {
+        Expr::Collate(_, c) => Some(*c),
+        _ => None,
+    }
+}
+
+/// The collation a binary comparison of `a` and `b` uses: the one its
+/// operands carry; `None` means MySQL's type rules with bytewise strings.
+pub fn comparison_collation(a: &Expr, b: &Expr) -> Option<Collation> {
+    collation_of(a).or_else(|| collation_of(b))
 }
 
 /// Row-value equality `(a, b) = (c, d)`: `None` when unknown (a NULL compared).
@@ -1384,7 +1675,7 @@ fn row_eq(a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Option<bool>> {
     let mut result = Some(true);
     for (x, y) in xs.iter().zip(ys) {
         let (l, r) = (eval(x, env)?, eval(y, env)?);
-        match compare(&l, &r) {
+        match compare_as(&l, &r, comparison_collation(x, y)) {
             Some(Ordering::Equal) => {}
             Some(_) => return Ok(Some(false)),
             None => result = None,
@@ -1498,18 +1789,19 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
     }
     let l = eval(a, env)?;
     let r = eval(b, env)?;
+    let coll = comparison_collation(a, b);
     if op == BinOp::NullSafeEq {
         return Ok(Value::Int(match (l.is_null(), r.is_null()) {
             (true, true) => 1,
             (true, false) | (false, true) => 0,
-            _ => (compare(&l, &r) == Some(Ordering::Equal)) as i64,
+            _ => (compare_as(&l, &r, coll) == Some(Ordering::Equal)) as i64,
         }));
     }
     if l.is_null() || r.is_null() {
         return Ok(Value::Null);
     }
     let cmp = |pred: fn(Ordering) -> bool| -> Result<Value> {
-        Ok(match compare(&l, &r) {
+        Ok(match compare_as(&l, &r, coll) {
             None => Value::Null,
             Some(o) => Value::Int(pred(o) as i64),
         })

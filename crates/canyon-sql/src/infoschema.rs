@@ -827,7 +827,7 @@ pub fn tables_row(db: &str, t: &Table) -> Vec<Value> {
         Value::Null,
         Value::Null,
         Value::Null,
-        s("utf8mb4_bin"),
+        s(t.def.default_collation.name()),
         Value::Null,
         s(""),
         s(""),
@@ -862,7 +862,7 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                     s(if d == NAME {
                         "utf8mb3_general_ci"
                     } else {
-                        "utf8mb4_bin"
+                        crate::collation::Collation::DEFAULT.name()
                     }),
                     Value::Null,
                     s("NO"),
@@ -959,9 +959,13 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                         prec,
                         scale,
                         dtprec,
-                        if textual { s("utf8mb4") } else { Value::Null },
                         if textual {
-                            s("utf8mb4_bin")
+                            s(c.collation.charset())
+                        } else {
+                            Value::Null
+                        },
+                        if textual {
+                            s(c.collation.name())
                         } else {
                             Value::Null
                         },
@@ -1082,27 +1086,20 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
             .collect(),
         ),
         SystemTable::CharacterSets => {
-            for (cs, coll, desc, len) in [
-                ("binary", "binary", "Binary pseudo charset", 1),
-                ("utf8mb4", "utf8mb4_general_ci", "UTF-8 Unicode", 4),
-            ] {
-                out.push(vec![s(cs), s(coll), s(desc), u(len)]);
+            for (cs, coll, desc, len) in crate::collation::CHARSETS {
+                out.push(vec![s(cs), s(coll.name()), s(desc), u(*len as u64)]);
             }
         }
         SystemTable::Collations => {
-            for (coll, cs, id, default, pad) in [
-                ("binary", "binary", 63, "Yes", "NO PAD"),
-                ("utf8mb4_bin", "utf8mb4", 46, "", "PAD SPACE"),
-                ("utf8mb4_general_ci", "utf8mb4", 45, "Yes", "PAD SPACE"),
-            ] {
+            for c in crate::collation::Collation::ALL {
                 out.push(vec![
-                    s(coll),
-                    s(cs),
-                    u(id),
-                    s(default),
+                    s(c.name()),
+                    s(c.charset()),
+                    u(c.id() as u64),
+                    s(if c.is_default() { "Yes" } else { "" }),
                     s("Yes"),
                     u(1),
-                    s(pad),
+                    s(if c.pad_space() { "PAD SPACE" } else { "NO PAD" }),
                 ]);
             }
         }

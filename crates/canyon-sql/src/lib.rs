@@ -64,6 +64,7 @@ mod alter;
 mod api;
 pub mod auth;
 pub mod catalog;
+pub mod collation;
 pub mod datetime;
 pub mod ddl;
 pub mod encoding;

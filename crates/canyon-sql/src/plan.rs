@@ -210,6 +210,8 @@ pub struct PlanContext<'a> {
     pub catalog: &'a Catalog,
     /// The current database.
     pub db: Option<&'a str>,
+    /// The collation of literals and parameters (`collation_connection`).
+    pub conn_coll: crate::collation::Collation,
 }
 
 impl PlanContext<'_> {
@@ -788,6 +790,7 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
     let table = ctx.resolve(name)?;
     let mut b = Binder::new(Some(&table), alias.as_deref());
     b.plan_ctx = Some(ctx);
+    b.conn_coll = ctx.conn_coll;
     b.context = "field list";
     let mut assignments = Vec::with_capacity(up.assignments.len());
     for a in &up.assignments {
@@ -840,6 +843,7 @@ pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePla
     let table = ctx.resolve(name)?;
     let mut b = Binder::new(Some(&table), alias.as_deref());
     b.plan_ctx = Some(ctx);
+    b.conn_coll = ctx.conn_coll;
     b.context = "where clause";
     let filter = del.selection.as_ref().map(|w| b.bind(w)).transpose()?;
     let keys = bind_order_keys(&mut b, &del.order_by)?;

@@ -45,6 +45,7 @@
 use crate::access::{choose_access_estimated, Access};
 use crate::api::Column;
 use crate::catalog::Table;
+use crate::collation::Collation;
 use crate::expr::{AggCall, Binder, Expr, Scope, SubqueryExpr};
 use crate::infoschema::SystemSource;
 use crate::plan::PlanContext;
@@ -154,6 +155,12 @@ pub struct SelectPlan {
     pub kinds: Vec<ExprKind>,
     /// DISTINCT.
     pub distinct: bool,
+    /// The collation of each projection column (visible and hidden) that is a
+    /// string under a collation other than bytewise: DISTINCT and ORDER BY
+    /// compare under it. (`None`: MySQL's type rules, strings bytewise.)
+    pub colls: Vec<Option<Collation>>,
+    /// Likewise for each GROUP BY expression.
+    pub group_colls: Vec<Option<Collation>>,
     /// ORDER BY as (output position, descending).
     pub order_by: Vec<(usize, bool)>,
     /// Whether the access path already yields rows in ORDER BY order.
@@ -326,6 +333,15 @@ impl From<'_> {
                         db: crate::infoschema::NAME.to_string(),
                         columns: table.columns().iter().map(|c| c.0.to_string()).collect(),
                         kinds: table.columns().iter().map(|c| c.1).collect(),
+                        // information_schema names compare bytewise, as
+                        // MySQL's on a case-sensitive file system.
+                        colls: table
+                            .columns()
+                            .iter()
+                            .map(|c| {
+                                (c.1 == ExprKind::String).then_some(Collation::Utf8mb4_0900Bin)
+                            })
+                            .collect(),
                         offset: self.next_offset,
                     };
                     return self.add_source(
@@ -383,6 +399,19 @@ impl From<'_> {
                     db: String::new(),
                     columns,
                     kinds: plan.kinds.clone(),
+                    colls: (0..plan.visible)
+                        .map(|i| {
+                            let string = plan.kinds.get(i) == Some(&ExprKind::String);
+                            // Bytewise strings keep a bytewise collation.
+                            string.then(|| {
+                                plan.colls
+                                    .get(i)
+                                    .copied()
+                                    .flatten()
+                                    .unwrap_or(Collation::Utf8mb4_0900Bin)
+                            })
+                        })
+                        .collect(),
                     offset: self.next_offset,
                 };
                 self.add_source(
@@ -408,6 +437,7 @@ impl From<'_> {
         b.outer_len = self.outer_len;
         b.frame_len = self.next_offset;
         b.plan_ctx = Some(self.ctx);
+        b.conn_coll = self.ctx.conn_coll;
         b.params = self.params;
         b.context = "on clause";
         let bound = b.bind(e)?;
@@ -523,6 +553,7 @@ fn plan_query(
     b.outer_len = outer_len;
     b.frame_len = frame_len;
     b.plan_ctx = Some(ctx);
+    b.conn_coll = ctx.conn_coll;
     b.params = params_start;
     b.min_outer_ref = from.min_outer_ref;
 
@@ -716,6 +747,11 @@ fn plan_query(
         Some(ast::Distinct::Distinct) => true,
         Some(ast::Distinct::On(_)) => return Err(Error::Unsupported("DISTINCT ON".into())),
     };
+    // Collations of the output and grouping columns (see `SelectPlan::colls`),
+    // while the binder still knows the scopes and aggregates.
+    let non_bytewise = |e: &Expr| b.derive(e).map(|d| d.0).filter(|c| !c.is_bytewise());
+    let colls: Vec<Option<Collation>> = projection.iter().map(non_bytewise).collect();
+    let group_colls: Vec<Option<Collation>> = group_by.iter().map(non_bytewise).collect();
     let aggs = std::mem::take(&mut b.aggs);
     let params_end = b.params;
     let min_outer_ref = b.min_outer_ref;
@@ -856,6 +892,8 @@ fn plan_query(
         columns: columns.into(),
         kinds,
         distinct,
+        colls,
+        group_colls,
         order_by,
         order_from_access,
         limit,
@@ -1090,7 +1128,14 @@ fn hash_keys(
             continue;
         };
         for (x, y) in [(a, b), (b, a)] {
-            let Expr::Column(g) = x.as_ref() else {
+            // Under a collation both sides carry it; the probe keeps its
+            // marker, which tells the hash table to key strings by their
+            // collation's sort keys.
+            let x = match x.as_ref() {
+                Expr::Collate(inner, _) => inner.as_ref(),
+                x => x,
+            };
+            let Expr::Column(g) = x else {
                 continue;
             };
             if !own(*g) || y.has_subquery() || y.has_agg() {

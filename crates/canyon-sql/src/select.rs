@@ -26,7 +26,7 @@ use crate::expr::{
 };
 use crate::plan::eval_count;
 use crate::query::{LockMode, SelectPlan, SourceKind, Step};
-use crate::value::{compare, sort_cmp, Value};
+use crate::value::{collated, compare_as, sort_cmp_as, Value};
 use canyon_common::{Error, Result};
 use canyon_txn::{ReadMode, Reader, Transaction};
 use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
@@ -91,7 +91,8 @@ impl AggState {
                 continue;
             }
             if let Some(set) = &mut self.distinct[i] {
-                if !set.insert(encode_row(std::slice::from_ref(&v))) {
+                let one = std::slice::from_ref(&v);
+                if !set.insert(encode_row(&collated(one, &[a.coll]))) {
                     continue;
                 }
             }
@@ -127,12 +128,12 @@ impl AggState {
                     *seen = true;
                 }
                 Acc::Min(m) => {
-                    if m.is_null() || compare(&v, m) == Some(Ordering::Less) {
+                    if m.is_null() || compare_as(&v, m, a.coll) == Some(Ordering::Less) {
                         *m = v;
                     }
                 }
                 Acc::Max(m) => {
-                    if m.is_null() || compare(&v, m) == Some(Ordering::Greater) {
+                    if m.is_null() || compare_as(&v, m, a.coll) == Some(Ordering::Greater) {
                         *m = v;
                     }
                 }
@@ -419,7 +420,7 @@ impl<'p> Collector<'p> {
                     .iter()
                     .map(|e| eval(e, &env))
                     .collect::<Result<Vec<_>>>()?;
-                encode_row(&vals)
+                encode_row(&collated(&vals, &plan.group_colls))
             };
             let idx = match self.groups.get(&key) {
                 Some(&i) => i,
@@ -481,13 +482,14 @@ impl<'p> Collector<'p> {
         let mut out = self.out;
         if plan.distinct {
             let mut seen = HashSet::new();
-            out.retain(|r| seen.insert(encode_row(&r[..plan.visible])));
+            out.retain(|r| seen.insert(encode_row(&collated(&r[..plan.visible], &plan.colls))));
         }
         if !plan.order_by.is_empty() && (!plan.order_from_access || self.sort_anyway) {
             ctx.check_interrupt()?;
             out.sort_by(|a, b| {
                 for &(pos, desc) in &plan.order_by {
-                    let o = sort_cmp(&a[pos], &b[pos]);
+                    let coll = plan.colls.get(pos).copied().flatten();
+                    let o = sort_cmp_as(&a[pos], &b[pos], coll);
                     if o != Ordering::Equal {
                         return if desc { o.reverse() } else { o };
                     }
@@ -604,6 +606,15 @@ struct Join<'a, 'q> {
     q: &'a QueryCtx<'q>,
 }
 
+/// The collation each hash-join key compares under (carried by its probe
+/// expression; see `Expr::Collate`).
+fn hash_collations(step: &crate::query::Step) -> Vec<Option<crate::collation::Collation>> {
+    step.hash_keys
+        .iter()
+        .map(|(_, e)| crate::expr::collation_of(e))
+        .collect()
+}
+
 /// The hash key of a row of values; `None` when one is NULL (never equal).
 /// Equal values under MySQL comparison within one kind class give equal keys;
 /// the step filter re-checks every candidate, so extra matches are harmless.
@@ -690,6 +701,7 @@ impl Join<'_, '_> {
             }
         };
         let hash = (!step.hash_keys.is_empty()).then(|| {
+            let colls = hash_collations(step);
             let mut h: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
             for (i, r) in rows.iter().enumerate() {
                 let vals: Vec<Value> = step
@@ -697,7 +709,7 @@ impl Join<'_, '_> {
                     .iter()
                     .map(|(c, _)| r.get(*c).cloned().unwrap_or(Value::Null))
                     .collect();
-                if let Some(key) = hash_key(&vals) {
+                if let Some(key) = hash_key(&collated(&vals, &colls)) {
                     h.entry(key).or_default().push(i);
                 }
             }
@@ -842,6 +854,7 @@ impl Join<'_, '_> {
                         .iter()
                         .map(|(_, e)| eval(e, &env))
                         .collect::<Result<Vec<_>>>()?;
+                    let probe = collated(&probe, &hash_collations(step)).into_owned();
                     if let Some(hits) = hash_key(&probe).and_then(|key| h.get(&key)) {
                         for &i in hits {
                             bind(frame, &m.rows[i]);

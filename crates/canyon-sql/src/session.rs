@@ -287,6 +287,14 @@ fn process_rows(engine: &Engine, user: &str, see_all: bool) -> Vec<crate::infosc
 }
 
 impl State {
+    /// The collation of literals and parameters: `collation_connection`.
+    fn connection_collation(&self) -> crate::collation::Collation {
+        self.vars
+            .get("collation_connection")
+            .and_then(|v| crate::collation::Collation::from_name(&v.to_display()))
+            .unwrap_or(crate::collation::Collation::DEFAULT)
+    }
+
     fn get_var(&self, name: &str) -> Result<Value> {
         Ok(match name {
             "autocommit" => Value::Int(self.autocommit as i64),
@@ -514,6 +522,26 @@ impl Session {
     /// This session's connection id.
     pub fn connection_id(&self) -> u32 {
         self.state.connection_id
+    }
+
+    /// The collation a client asked for in its handshake (a collation id, as
+    /// MySQL's protocol carries it): `collation_connection` and the
+    /// `character_set_*` variables follow it, as in MySQL. Unknown ids keep
+    /// the server's defaults.
+    pub fn set_client_collation(&mut self, id: u16) {
+        let Some(c) = crate::collation::Collation::from_id(id) else {
+            return;
+        };
+        for v in [
+            "character_set_client",
+            "character_set_connection",
+            "character_set_results",
+        ] {
+            self.state.vars.insert(v.into(), Value::str(c.charset()));
+        }
+        self.state
+            .vars
+            .insert("collation_connection".into(), Value::str(c.name()));
     }
 
     /// Sets whether the client asked for CLIENT_FOUND_ROWS (UPDATE reports
@@ -836,6 +864,7 @@ impl Session {
         let ctx = PlanContext {
             catalog: cat,
             db: self.state.db.as_deref(),
+            conn_coll: self.state.connection_collation(),
         };
         let planned = match stmt.as_ref() {
             Statement::Query(q) => {
@@ -1501,10 +1530,11 @@ impl Session {
             Statement::AlterTable(at) => {
                 let (db, t) = self.split_name(&at.name)?;
                 self.state.check_db(&cat, &db, "ALTER", Some(&t))?;
-                if cat.table(&db, &t).is_none() {
+                let Some(table) = cat.table(&db, &t) else {
                     return Err(Error::UnknownTable { db, table: t });
-                }
-                let ops = crate::ddl::alter_ops(at, &|n| self.split_name(n))?;
+                };
+                let default = table.def.default_collation;
+                let ops = crate::ddl::alter_ops(at, default, &|n| self.split_name(n))?;
                 for op in &ops {
                     if let crate::alter::AlterOp::RenameTo { db: to, .. } = op {
                         self.state.check_db(&cat, to, "CREATE", None)?;
@@ -1681,21 +1711,18 @@ impl Session {
             } => self.show_create_table(&cat, obj_name),
             Statement::ShowCharset(c) => {
                 let pattern = like_filter(c.filter.as_ref())?;
-                let rows = [
-                    ("binary", "Binary pseudo charset", "binary", 1),
-                    ("utf8mb4", "UTF-8 Unicode", "utf8mb4_general_ci", 4),
-                ]
-                .into_iter()
-                .filter(|r| like_match(&pattern, r.0))
-                .map(|(c, d, coll, len)| {
-                    vec![
-                        Value::str(c),
-                        Value::str(d),
-                        Value::str(coll),
-                        Value::Int(len),
-                    ]
-                })
-                .collect();
+                let rows = crate::collation::CHARSETS
+                    .iter()
+                    .filter(|r| like_match(&pattern, r.0))
+                    .map(|(c, coll, d, len)| {
+                        vec![
+                            Value::str(c),
+                            Value::str(d),
+                            Value::str(coll.name()),
+                            Value::Int(*len as i64),
+                        ]
+                    })
+                    .collect();
                 Ok(typed_rows(
                     &[
                         ("Charset", ExprKind::String),
@@ -1708,25 +1735,21 @@ impl Session {
             }
             Statement::ShowCollation { filter } => {
                 let pattern = like_filter(filter.as_ref())?;
-                let rows = [
-                    ("binary", "binary", 63, "Yes", "NO PAD"),
-                    ("utf8mb4_bin", "utf8mb4", 46, "", "PAD SPACE"),
-                    ("utf8mb4_general_ci", "utf8mb4", 45, "Yes", "PAD SPACE"),
-                ]
-                .into_iter()
-                .filter(|r| like_match(&pattern, r.0))
-                .map(|(coll, cs, id, default, pad)| {
-                    vec![
-                        Value::str(coll),
-                        Value::str(cs),
-                        Value::Int(id),
-                        Value::str(default),
-                        Value::str("Yes"),
-                        Value::Int(1),
-                        Value::str(pad),
-                    ]
-                })
-                .collect();
+                let rows = crate::collation::Collation::ALL
+                    .into_iter()
+                    .filter(|c| like_match(&pattern, c.name()))
+                    .map(|c| {
+                        vec![
+                            Value::str(c.name()),
+                            Value::str(c.charset()),
+                            Value::Int(c.id() as i64),
+                            Value::str(if c.is_default() { "Yes" } else { "" }),
+                            Value::str("Yes"),
+                            Value::Int(1),
+                            Value::str(if c.pad_space() { "PAD SPACE" } else { "NO PAD" }),
+                        ]
+                    })
+                    .collect();
                 Ok(typed_rows(
                     &[
                         ("Collation", ExprKind::String),
@@ -1956,9 +1979,8 @@ impl Session {
             .into_iter()
             .zip(&table.def.columns)
             .map(|(mut r, c)| {
-                // Canyon compares strings bytewise: utf8mb4_bin.
                 let collation = if c.ty.is_string() && !c.ty.is_binary() {
-                    Value::str("utf8mb4_bin")
+                    Value::str(c.collation.name())
                 } else {
                     Value::Null
                 };
@@ -1998,6 +2020,14 @@ impl Session {
         let mut lines = Vec::new();
         for c in &def.columns {
             let mut l = format!("  {} {}", quote(&c.name), c.ty.sql_name());
+            // As MySQL 8: the column's collation where it is not the table's.
+            let table_coll = def.default_collation;
+            if c.ty.is_string() && !c.ty.is_binary() && c.collation != table_coll {
+                if c.collation.charset() != table_coll.charset() {
+                    l.push_str(&format!(" CHARACTER SET {}", c.collation.charset()));
+                }
+                l.push_str(&format!(" COLLATE {}", c.collation.name()));
+            }
             if !c.nullable {
                 l.push_str(" NOT NULL");
             }
@@ -2034,9 +2064,11 @@ impl Session {
             ));
         }
         let text = format!(
-            "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+            "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET={} COLLATE={}",
             quote(&def.name),
-            lines.join(",\n")
+            lines.join(",\n"),
+            def.default_collation.charset(),
+            def.default_collation.name(),
         );
         Ok(text_rows(
             &["Table", "Create Table"],
@@ -2118,7 +2150,7 @@ impl Session {
                         .databases
                         .get_key_value(db.as_str())
                         .ok_or_else(|| Error::UnknownDatabase(db.clone()))?;
-                    (name.as_str(), "utf8mb4_bin")
+                    (name.as_str(), crate::collation::Collation::DEFAULT.name())
                 };
                 self.state.check_db(&cat, name, "SHOW", None)?;
                 let charset = collation.split('_').next().unwrap_or("utf8mb4");
@@ -2331,6 +2363,13 @@ impl Session {
                 charset_name,
                 collation_name,
             } => {
+                // 1115 / 1273 / 1253 for unknown or mismatched names; without
+                // COLLATE the character set's default collation.
+                let coll = crate::collation::Collation::resolve(
+                    Some(&charset_name.value),
+                    collation_name.as_deref(),
+                    crate::collation::Collation::DEFAULT,
+                )?;
                 let cs = Value::str(&charset_name.value);
                 for v in [
                     "character_set_client",
@@ -2339,17 +2378,16 @@ impl Session {
                 ] {
                     self.state.vars.insert(v.into(), cs.clone());
                 }
-                if let Some(c) = collation_name {
-                    self.state
-                        .vars
-                        .insert("collation_connection".into(), Value::str(c));
-                }
+                self.state
+                    .vars
+                    .insert("collation_connection".into(), Value::str(coll.name()));
             }
             ast::Set::SetNamesDefault {} => {
                 for v in [
                     "character_set_client",
                     "character_set_connection",
                     "character_set_results",
+                    "collation_connection",
                 ] {
                     self.state.vars.remove(v);
                 }
@@ -2509,6 +2547,12 @@ impl Session {
                 self.state
                     .vars
                     .insert(var, Value::Bytes(value.to_text().unwrap_or_default()));
+            }
+            "collation_connection" | "collation_server" | "collation_database" if !is_default => {
+                let name = value.to_display();
+                let c = crate::collation::Collation::from_name(&name)
+                    .ok_or_else(|| Error::UnknownCollation(name.to_ascii_lowercase()))?;
+                self.state.vars.insert(var, Value::str(c.name()));
             }
             _ => {
                 if is_default {
@@ -2842,7 +2886,8 @@ mod tests {
         run(
             &mut s,
             "CREATE TABLE t (id BIGINT NOT NULL AUTO_INCREMENT, s VARCHAR(10) NOT NULL DEFAULT 'it''s', \
-             n INT, PRIMARY KEY (id), UNIQUE KEY us (s), KEY kn (n, s))",
+             n INT, b VARCHAR(3) COLLATE utf8mb4_bin, l CHAR(2) CHARACTER SET latin1, \
+             PRIMARY KEY (id), UNIQUE KEY us (s), KEY kn (n, s))",
         );
         let QueryResult::Rows { rows, .. } = run(&mut s, "SHOW CREATE TABLE t") else {
             panic!("SHOW CREATE TABLE returned no rows");
@@ -2852,8 +2897,10 @@ mod tests {
             ddl,
             "CREATE TABLE `t` (\n  `id` bigint NOT NULL AUTO_INCREMENT,\n  \
              `s` varchar(10) NOT NULL DEFAULT 'it''s',\n  `n` int DEFAULT NULL,\n  \
+             `b` varchar(3) COLLATE utf8mb4_bin DEFAULT NULL,\n  \
+             `l` char(2) CHARACTER SET latin1 COLLATE latin1_swedish_ci DEFAULT NULL,\n  \
              PRIMARY KEY (`id`),\n  UNIQUE KEY `us` (`s`),\n  KEY `kn` (`n`,`s`)\n\
-             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+             ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
         );
         run(&mut s, "DROP TABLE t");
         run(&mut s, &ddl);

@@ -280,7 +280,7 @@ mod tests {
     fn column_widths_follow_the_key_encoding() {
         let enc = |v: Value, scale: u8| {
             let mut k = Vec::new();
-            encode_key_value(&v, scale, &mut k);
+            encode_key_value(&v, scale, crate::collation::Collation::Binary, &mut k);
             k
         };
         let int = SqlType::Int { unsigned: false };

@@ -363,6 +363,27 @@ impl ExprKind {
     }
 }
 
+/// A character column holds UTF-8 (every character set Canyon accepts is
+/// stored as UTF-8, and collations weigh characters): other bytes are MySQL's
+/// 1366, quoting the bytes from the first bad one as MySQL does.
+fn check_utf8(b: &[u8], column: &str, row: u64) -> Result<()> {
+    if let Err(e) = std::str::from_utf8(b) {
+        let bad = &b[e.valid_up_to()..];
+        let value: String = bad.iter().take(6).map(|x| format!("\\x{x:02X}")).collect();
+        return Err(Error::IncorrectValue {
+            type_name: "string".into(),
+            value: if bad.len() > 6 {
+                format!("{value}...")
+            } else {
+                value
+            },
+            column: column.to_string(),
+            row,
+        });
+    }
+    Ok(())
+}
+
 /// Converts `v` into a value of column type `ty` as an INSERT or UPDATE stores it,
 /// with strict-mode errors (1264 out of range, 1406 too long, 1366 bad value).
 /// NULL passes through; the caller checks NOT NULL.
@@ -463,6 +484,7 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
         }
         SqlType::Char(n) | SqlType::VarChar(n) => {
             let mut b = v.to_bytes().unwrap_or_default();
+            check_utf8(&b, column, row)?;
             if matches!(ty, SqlType::Char(_)) {
                 while b.last() == Some(&b' ') {
                     b.pop();
@@ -481,6 +503,9 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
         }
         SqlType::Binary(n) | SqlType::VarBinary(n) | SqlType::Text(n) | SqlType::Blob(n) => {
             let b = v.to_bytes().unwrap_or_default();
+            if matches!(ty, SqlType::Text(_)) {
+                check_utf8(&b, column, row)?;
+            }
             if b.len() > n as usize {
                 return Err(Error::DataTooLong {
                     column: column.to_string(),
@@ -542,6 +567,19 @@ mod tests {
         assert!(matches!(
             coerce(Value::str("abcd"), SqlType::VarChar(3), "c", 2),
             Err(Error::DataTooLong { row: 2, .. })
+        ));
+        assert!(matches!(
+            coerce(Value::Bytes(b"ok\xF0\x9F".to_vec()), SqlType::VarChar(9), "c", 3),
+            Err(Error::IncorrectValue { ref value, row: 3, .. }) if value == "\\xF0\\x9F"
+        ));
+        assert!(matches!(
+            coerce(
+                Value::Bytes(b"\xFF".to_vec()),
+                SqlType::VarBinary(9),
+                "c",
+                1
+            ),
+            Ok(Value::Bytes(_))
         ));
         assert_eq!(
             coerce(Value::str("ab  "), SqlType::Char(3), "c", 1),

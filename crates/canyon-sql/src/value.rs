@@ -7,10 +7,11 @@
 //! compares as DOUBLE; two strings compare as strings; a temporal value with a
 //! string compares as temporal values when the string parses.
 //!
-//! Not implemented here: collations. Strings compare bytewise (utf8mb4_bin); MySQL's
-//! default utf8mb4_0900_ai_ci is case- and accent-insensitive. See
-//! docs/compatibility.md.
+//! [`compare`] compares strings bytewise; [`compare_as`] and [`sort_cmp_as`]
+//! compare them under a collation (`crate::collation`), which the binder
+//! decides per operation.
 
+use crate::collation::Collation;
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
 use rust_decimal::Decimal;
@@ -202,6 +203,52 @@ pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {
         (false, true) => Ordering::Greater,
         _ => compare(a, b).unwrap_or(Ordering::Equal),
     }
+}
+
+/// [`compare`] under a collation: two strings compare by its weights; any
+/// other pair (a string with a number, say) by MySQL's type rules.
+pub fn compare_as(l: &Value, r: &Value, coll: Option<Collation>) -> Option<Ordering> {
+    match (l, r, coll) {
+        (Value::Bytes(x), Value::Bytes(y), Some(c)) => Some(c.compare(x, y)),
+        _ => compare(l, r),
+    }
+}
+
+/// [`sort_cmp`] under a collation.
+pub fn sort_cmp_as(a: &Value, b: &Value, coll: Option<Collation>) -> Ordering {
+    match (a, b, coll) {
+        (Value::Bytes(x), Value::Bytes(y), Some(c)) => c.compare(x, y),
+        _ => sort_cmp(a, b),
+    }
+}
+
+/// `vals` with each string replaced by its sort key under the matching
+/// collation of `colls` (absent or `None`: kept), so that values equal under
+/// the collations become equal values — for hashing GROUP BY, DISTINCT and
+/// join keys. Borrows when nothing changes.
+pub fn collated<'a>(
+    vals: &'a [Value],
+    colls: &[Option<Collation>],
+) -> std::borrow::Cow<'a, [Value]> {
+    let applies = |i: usize, v: &Value| {
+        matches!(v, Value::Bytes(_)) && colls.get(i).copied().flatten().is_some()
+    };
+    if !vals.iter().enumerate().any(|(i, v)| applies(i, v)) {
+        return std::borrow::Cow::Borrowed(vals);
+    }
+    std::borrow::Cow::Owned(
+        vals.iter()
+            .enumerate()
+            .map(|(i, v)| match (v, colls.get(i).copied().flatten()) {
+                (Value::Bytes(b), Some(c)) => {
+                    let mut k = Vec::with_capacity(b.len() * 2);
+                    c.sort_key(b, &mut k);
+                    Value::Bytes(k)
+                }
+                _ => v.clone(),
+            })
+            .collect(),
+    )
 }
 
 /// Formats a double as MySQL prints it: shortest round-trip digits, no trailing

@@ -52,7 +52,7 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         }
         "character_set_system" => (s("utf8mb3"), ReadOnly),
         "character_set_filesystem" => (s("binary"), ReadWrite),
-        "collation_connection" | "collation_server" | "collation_database" => (s("utf8mb4_general_ci"), ReadWrite),
+        "collation_connection" | "collation_server" | "collation_database" => (s("utf8mb4_0900_ai_ci"), ReadWrite),
         "time_zone" => (s("SYSTEM"), ReadWrite),
         "system_time_zone" => (s("UTC"), ReadOnly),
         "wait_timeout" | "interactive_timeout" => (i(28800), ReadWrite),

@@ -478,7 +478,7 @@ fn show_create_table_follows_alter() {
         text,
         "CREATE TABLE `t` (\n  `id` int NOT NULL,\n  `c` int NOT NULL DEFAULT '7',\n  \
          `k` int NOT NULL,\n  `u` int DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  \
-         UNIQUE KEY `uc` (`u`,`c`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+         UNIQUE KEY `uc` (`u`,`c`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
     );
 }
 

@@ -26,6 +26,7 @@ fn chosen_key(e: &Arc<Engine>, sql: &str) -> String {
     let ctx = PlanContext {
         catalog: &cat,
         db: Some("st"),
+        conn_coll: canyon_sql::collation::Collation::DEFAULT,
     };
     let parsed = parse(sql).expect("parses");
     let Some(Parsed::Sql(stmt)) = parsed.first() else {

@@ -296,6 +296,17 @@ pub fn mysql_error(err: &Error) -> MysqlError {
         Error::UnknownCollation(name) => {
             M::new(1273, "HY000", format!("Unknown collation: '{name}'"))
         }
+        Error::UnknownCharset(name) => {
+            M::new(1115, "42000", format!("Unknown character set: '{name}'"))
+        }
+        Error::CollationCharsetMismatch { collation, charset } => M::new(
+            1253,
+            "42000",
+            format!("COLLATION '{collation}' is not valid for CHARACTER SET '{charset}'"),
+        ),
+        Error::IllegalMixOfCollations(what) => {
+            M::new(1267, "HY000", format!("Illegal mix of collations {what}"))
+        }
         Error::NoSuchSavepoint(name) => {
             M::new(1305, "42000", format!("SAVEPOINT {name} does not exist"))
         }
@@ -779,6 +790,29 @@ mod tests {
             1273,
             "HY000",
             "Unknown collation: 'klingon_ci'",
+        );
+        check(
+            Error::UnknownCharset(s("klingon")),
+            1115,
+            "42000",
+            "Unknown character set: 'klingon'",
+        );
+        check(
+            Error::CollationCharsetMismatch {
+                collation: s("latin1_bin"),
+                charset: s("utf8mb4"),
+            },
+            1253,
+            "42000",
+            "COLLATION 'latin1_bin' is not valid for CHARACTER SET 'utf8mb4'",
+        );
+        check(
+            Error::IllegalMixOfCollations(s(
+                "(utf8mb4_general_ci,IMPLICIT) and (utf8mb4_0900_ai_ci,IMPLICIT) for operation '='",
+            )),
+            1267,
+            "HY000",
+            "Illegal mix of collations (utf8mb4_general_ci,IMPLICIT) and (utf8mb4_0900_ai_ci,IMPLICIT) for operation '='",
         );
         check(
             Error::NoSuchSavepoint(s("sp")),
