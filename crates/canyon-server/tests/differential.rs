@@ -43,6 +43,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_metadata.sql",
         include_str!("sql/differential_metadata.sql"),
     ),
+    (
+        "differential_collations.sql",
+        include_str!("sql/differential_collations.sql"),
+    ),
 ];
 
 /// One statement of the script.

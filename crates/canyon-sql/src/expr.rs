@@ -635,6 +635,16 @@ impl<'a> Binder<'a> {
     /// its value is not a string.
     pub fn derive(&self, e: &Expr) -> Option<(Collation, u8)> {
         match e {
+            // A binary string literal (`_binary'..'`) is as coercible as any
+            // literal, CAST(.. AS BINARY) as a column; COLLATE is explicit.
+            Expr::Collate(inner, Collation::Binary)
+                if matches!(inner.as_ref(), Expr::Literal(_)) =>
+            {
+                Some((Collation::Binary, 4))
+            }
+            Expr::Collate(inner, Collation::Binary) if matches!(inner.as_ref(), Expr::Func(..)) => {
+                Some((Collation::Binary, 2))
+            }
             Expr::Collate(_, c) => Some((*c, 0)),
             Expr::Column(i) | Expr::Bound(i) => self.column_collation(*i).map(|c| (c, 2)),
             Expr::Literal(Value::Bytes(_)) | Expr::Param(_) | Expr::UserVar(_) => {
@@ -1162,6 +1172,16 @@ impl<'a> Binder<'a> {
                 let name = collation.to_string().trim_matches('`').to_ascii_lowercase();
                 let c = Collation::from_name(&name).ok_or(Error::UnknownCollation(name))?;
                 let mut inner = self.bind(expr)?;
+                // The collation must be of the operand's character set (a
+                // literal's is the connection's): 1253 otherwise.
+                if let Some((have, _)) = self.derive(&inner) {
+                    if have.charset() != c.charset() {
+                        return Err(Error::CollationCharsetMismatch {
+                            collation: c.name().to_string(),
+                            charset: have.charset().to_string(),
+                        });
+                    }
+                }
                 while let Expr::Collate(x, _) = inner {
                     inner = *x;
                 }
@@ -1277,12 +1297,15 @@ fn op_symbol(op: BinOp) -> &'static str {
 /// MySQL's collation aggregation for one operation: binary wins; otherwise
 /// the lowest coercibility level, which must name one collation (1267).
 pub fn aggregate_collations(d: &[(Collation, u8)], op: &str) -> Result<Collation> {
-    if d.iter().any(|(c, _)| *c == Collation::Binary) {
-        return Ok(Collation::Binary);
-    }
     let Some(min) = d.iter().map(|x| x.1).min() else {
         return Ok(Collation::Binary);
     };
+    // A binary string decides only from the winning level (MySQL's
+    // DTCollation::aggregate): `ci_column = _binary'x'` compares under the
+    // column's collation.
+    if d.iter().any(|x| x.1 == min && x.0 == Collation::Binary) {
+        return Ok(Collation::Binary);
+    }
     let mut at_min = d.iter().filter(|x| x.1 == min);
     let Some(&(first, _)) = at_min.next() else {
         return Ok(Collation::Binary);

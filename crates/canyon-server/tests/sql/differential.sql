@@ -147,7 +147,6 @@ SELECT id, name FROM people WHERE name LIKE '%r%' ORDER BY id;
 SELECT id, name FROM people WHERE name LIKE '_ob' ORDER BY id;
 SELECT id, name FROM people WHERE name NOT LIKE '%a%' ORDER BY id;
 SELECT id, name FROM people WHERE email = 'b@x';
--- differs: Canyon compares strings bytewise (utf8mb4_bin); MariaDB's default utf8mb4_general_ci is case-insensitive. Collations are issue 5 (docs/compatibility.md).
 SELECT id, name FROM people WHERE name = 'ALICE';
 SELECT id FROM people WHERE nope = 1;
 SELECT id FROM nope;
