@@ -319,9 +319,15 @@ impl Collation {
         };
         match i.weighting {
             Weighting::Bytes => a.cmp(b),
+            w if a.is_ascii() && b.is_ascii() => {
+                // The common case, without allocating: an ASCII character has
+                // at most one weight under every weighting.
+                let t = ascii_weights(w);
+                let wa = a.iter().map(|c| t[*c as usize]).filter(|x| *x != 0);
+                let wb = b.iter().map(|c| t[*c as usize]).filter(|x| *x != 0);
+                wa.cmp(wb)
+            }
             w => {
-                // Weights are mostly one per character: compare them in small
-                // batches rather than allocating both keys.
                 let (mut wa, mut wb) = (Vec::with_capacity(32), Vec::with_capacity(32));
                 for_each_weight(w, a, &mut |x| wa.push(x));
                 for_each_weight(w, b, &mut |x| wb.push(x));
@@ -412,6 +418,30 @@ fn char_weights(w: Weighting, c: u32, f: &mut dyn FnMut(u16)) {
                 uca_weights(c, f)
             }
         }
+    }
+}
+
+/// The weight of each ASCII character under `w` (0: ignorable), for the
+/// allocation-free comparison of ASCII strings.
+fn ascii_weights(w: Weighting) -> &'static [u16; 128] {
+    static GENERAL: OnceLock<[u16; 128]> = OnceLock::new();
+    static UCA: OnceLock<[u16; 128]> = OnceLock::new();
+    let build = |w: Weighting| {
+        let mut t = [0u16; 128];
+        for (c, slot) in t.iter_mut().enumerate() {
+            let mut n = 0;
+            char_weights(w, c as u32, &mut |x| {
+                n += 1;
+                *slot = x;
+            });
+            assert!(n <= 1, "ASCII {c} has {n} weights");
+        }
+        t
+    };
+    match w {
+        Weighting::General => GENERAL.get_or_init(|| build(Weighting::General)),
+        // The table is the same with or without `bmp_only`.
+        _ => UCA.get_or_init(|| build(Weighting::Uca { bmp_only: false })),
     }
 }
 

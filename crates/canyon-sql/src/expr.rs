@@ -1174,8 +1174,13 @@ impl<'a> Binder<'a> {
                 let mut inner = self.bind(expr)?;
                 // The collation must be of the operand's character set (a
                 // literal's is the connection's): 1253 otherwise.
+                // utf8mb3 and utf8mb4 collations apply to each other's
+                // strings: both are UTF-8 in Canyon (Connector/J's metadata
+                // queries put utf8mb3 collations on utf8mb4 strings).
+                let utf8 = |cs: &str| cs == "utf8mb3" || cs == "utf8mb4";
                 if let Some((have, _)) = self.derive(&inner) {
-                    if have.charset() != c.charset() {
+                    if have.charset() != c.charset() && !(utf8(have.charset()) && utf8(c.charset()))
+                    {
                         return Err(Error::CollationCharsetMismatch {
                             collation: c.name().to_string(),
                             charset: have.charset().to_string(),
