@@ -6,6 +6,7 @@
 # the same workload and thread count. A benchmark, not a test: nothing asserts.
 #
 # Usage: bench/ab_sysbench.sh OLD_BINARY NEW_BINARY [ROUNDS] [SECONDS]
+# WORKLOADS and THREADS (space-separated) override the workloads and thread counts.
 set -euo pipefail
 old=$1 new=$2 rounds=${3:-2} secs=${4:-15}
 work=$(mktemp -d)
@@ -33,8 +34,8 @@ run() { # label binary port workload threads
 }
 
 for _ in $(seq "$rounds"); do
-  for w in oltp_point_select oltp_read_write; do
-    for t in 1 8; do
+  for w in ${WORKLOADS:-oltp_point_select oltp_read_write}; do
+    for t in ${THREADS:-1 8}; do
       run old "$old" 4101 "$w" "$t"
       run new "$new" 4102 "$w" "$t"
     done
