@@ -249,30 +249,6 @@ fn literal(v: &Value) -> String {
     }
 }
 
-fn op_text(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::IntDiv => "DIV",
-        BinOp::Mod => "%",
-        BinOp::Eq => "=",
-        BinOp::NullSafeEq => "<=>",
-        BinOp::Ne => "<>",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        BinOp::And => "and",
-        BinOp::Or => "or",
-        BinOp::Xor => "xor",
-        BinOp::BitAnd => "&",
-        BinOp::BitOr => "|",
-        BinOp::BitXor => "^",
-    }
-}
-
 fn agg_text(a: &AggCall, n: &Names<'_>) -> String {
     let name = match a.func {
         AggFunc::CountStar => return "count(*)".into(),
@@ -317,7 +293,7 @@ fn expr(e: &Expr, n: &Names<'_>) -> String {
         Expr::Neg(a) => format!("-({})", expr(a, n)),
         Expr::Not(a) => format!("(not({}))", expr(a, n)),
         Expr::BitNot(a) => format!("~({})", expr(a, n)),
-        Expr::Binary(op, a, b) => format!("({} {} {})", expr(a, n), op_text(*op), expr(b, n)),
+        Expr::Binary(op, a, b) => format!("({} {} {})", expr(a, n), op.symbol(), expr(b, n)),
         Expr::IsNull(a, neg) => {
             format!("({} is {}null)", expr(a, n), if *neg { "not " } else { "" })
         }

@@ -68,6 +68,33 @@ pub enum BinOp {
     BitXor,
 }
 
+impl BinOp {
+    /// The operator as SQL spells it (EXPLAIN, error 1267).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::IntDiv => "DIV",
+            BinOp::Mod => "%",
+            BinOp::Eq => "=",
+            BinOp::NullSafeEq => "<=>",
+            BinOp::Ne => "<>",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "and",
+            BinOp::Or => "or",
+            BinOp::Xor => "xor",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+        }
+    }
+}
+
 /// Aggregate functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AggFunc {
@@ -963,7 +990,7 @@ impl<'a> Binder<'a> {
                         | BinOp::Gt
                         | BinOp::Ge
                 ) {
-                    self.collate_pair(&mut l, &mut r, op_symbol(op))?;
+                    self.collate_pair(&mut l, &mut r, op.symbol())?;
                 }
                 Expr::Binary(op, l, r)
             }
@@ -1282,20 +1309,6 @@ impl<'a> Binder<'a> {
         }
         functions::check_arity(func, &name, bound.len())?;
         Ok(Expr::Func(func, bound))
-    }
-}
-
-/// The operator as MySQL names it in error 1267.
-fn op_symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Eq => "=",
-        BinOp::NullSafeEq => "<=>",
-        BinOp::Ne => "<>",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        _ => "?",
     }
 }
 
@@ -2039,49 +2052,10 @@ fn int128(n: &Num) -> Option<i128> {
     }
 }
 
-/// MySQL LIKE: `%` any run, `_` one character (UTF-8 aware), `esc` escapes.
-/// Bytewise comparison (binary collation).
+/// MySQL LIKE: `%` any run, `_` one character (UTF-8 aware), `esc` escapes;
+/// characters compare bytewise (see [`Collation::like`] for the others).
 pub fn like(s: &[u8], p: &[u8], esc: u8) -> bool {
-    let s: Vec<char> = String::from_utf8_lossy(s).chars().collect();
-    let p: Vec<char> = String::from_utf8_lossy(p).chars().collect();
-    let esc = esc as char;
-    // Iterative matcher with backtracking over the last '%'.
-    let (mut si, mut pi) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while si < s.len() {
-        if pi < p.len() {
-            let c = p[pi];
-            if c == '%' {
-                star = Some((pi, si));
-                pi += 1;
-                continue;
-            }
-            let (lit, adv) = if c == esc && pi + 1 < p.len() {
-                (Some(p[pi + 1]), 2)
-            } else if c == '_' {
-                (None, 1)
-            } else {
-                (Some(c), 1)
-            };
-            if lit.is_none_or(|l| l == s[si]) {
-                si += 1;
-                pi += adv;
-                continue;
-            }
-        }
-        match star {
-            Some((sp, ss)) => {
-                pi = sp + 1;
-                si = ss + 1;
-                star = Some((sp, ss + 1));
-            }
-            None => return false,
-        }
-    }
-    while pi < p.len() && p[pi] == '%' {
-        pi += 1;
-    }
-    pi == p.len()
+    Collation::Binary.like(s, p, esc)
 }
 
 #[cfg(test)]
