@@ -221,6 +221,7 @@ impl Login<'_> {
     {
         let login = timeout_at(deadline, self.authenticate(&mut io, &response)).await;
         let Ok(Some((session, capabilities))) = login else {
+            self.shared.engine.status().aborted_connect();
             io.shutdown().await;
             return;
         };
@@ -444,6 +445,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                     return;
                 }
                 Err(e) => {
+                    // Gone without COM_QUIT.
+                    self.shared.engine.status().aborted_client();
                     debug!(conn = self.id, "connection ended: {e}");
                     return;
                 }
@@ -457,6 +460,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                 debug!(conn = self.id, "write failed: {e}");
                 return;
             }
+            let (received, sent) = self.io.take_traffic();
+            self.session.add_traffic(received, sent);
             if self.session.killed() {
                 // KILL CONNECTION during the command: its reply is sent, then close.
                 debug!(conn = self.id, "killed");

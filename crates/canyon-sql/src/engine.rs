@@ -49,6 +49,8 @@ pub struct Engine {
     started: std::time::Instant,
     /// Live sessions (SHOW PROCESSLIST, KILL): see [`crate::procs`].
     pub(crate) processes: crate::procs::ProcessList,
+    /// SHOW STATUS totals: see [`crate::status`].
+    pub(crate) status: crate::status::Status,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -188,6 +190,7 @@ impl Engine {
             pins: Mutex::new(Vec::new()),
             started: std::time::Instant::now(),
             processes: Default::default(),
+            status: Default::default(),
         });
         engine.recover_counters()?;
         engine.abandon_unfinished_indexes()?;
@@ -269,6 +272,11 @@ impl Engine {
     }
 
     /// When the engine was opened.
+    pub fn status(&self) -> &crate::status::Status {
+        &self.status
+    }
+
+    /// When the engine opened (Uptime).
     pub fn started(&self) -> std::time::Instant {
         self.started
     }

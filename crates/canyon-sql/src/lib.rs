@@ -82,6 +82,7 @@ pub mod query;
 pub mod select;
 mod session;
 pub mod stats;
+pub mod status;
 pub mod types;
 pub mod value;
 mod vars;

@@ -63,6 +63,9 @@ pub struct ProcInfo {
     pub since: Instant,
     /// The running statement's text (empty when sleeping).
     pub query: String,
+    /// The session's status counters as of its last statement (see
+    /// `crate::status`).
+    pub counts: crate::status::Counts,
 }
 
 /// One session's entry.
@@ -112,10 +115,11 @@ impl Process {
         i.query.push_str(text);
     }
 
-    /// Ends a statement: back to Sleep. The buffer keeps its capacity for the
-    /// next statement.
-    pub(crate) fn end_statement(&self) {
+    /// Ends a statement: back to Sleep, publishing the session's counters.
+    /// The buffer keeps its capacity for the next statement.
+    pub(crate) fn end_statement(&self, counts: &crate::status::Counts) {
         let mut i = self.info.lock();
+        i.counts.clone_from(counts);
         i.running = false;
         i.since = Instant::now();
         i.query.clear();
@@ -188,6 +192,7 @@ impl ProcessList {
                 running: false,
                 since: Instant::now(),
                 query: String::new(),
+                counts: Default::default(),
             }),
             hook: Mutex::new(None),
         });
@@ -247,6 +252,7 @@ mod tests {
         p.kill(KILL_CONNECTION);
         p.kill(KILL_QUERY);
         p.begin_statement("SELECT 2");
+        p.end_statement(&Default::default());
         assert_eq!(p.kill_state(), KILL_CONNECTION, "never downgraded");
         assert_eq!(woken.load(Ordering::Relaxed), 1);
         list.deregister(&p);

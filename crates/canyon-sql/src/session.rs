@@ -47,6 +47,7 @@ use crate::parse::{count_placeholders, parse, Parsed};
 use crate::plan::{self, LockMode, Plan, PlanContext};
 use crate::privileges::{Level, PrivSpec, Privs};
 use crate::procs::{Process, KILL_CONNECTION, KILL_NONE, KILL_QUERY};
+use crate::status::Counter;
 use crate::types::{expr_column, ExprKind};
 use crate::value::Value;
 use crate::vars;
@@ -103,6 +104,11 @@ struct State {
     account: Option<(u64, Option<Arc<UserDef>>)>,
     /// This session's entry in the process registry (SHOW PROCESSLIST, KILL).
     process: Arc<Process>,
+    /// SHOW SESSION STATUS counters, published to `process` after each
+    /// statement (see `crate::status`).
+    counts: crate::status::Counts,
+    /// The last FLUSH STATUS (session start before one).
+    flushed_at: std::time::Instant,
     /// max_execution_time in milliseconds (0: no limit), for SELECT.
     max_execution_ms: u64,
 }
@@ -472,6 +478,7 @@ impl Session {
         let pin = engine.register_pin();
         let lock_wait_timeout = engine.config.lock_wait_timeout;
         let process = engine.processes.register(connection_id, user, host);
+        engine.status.connect();
         Session {
             state: State {
                 engine,
@@ -496,6 +503,8 @@ impl Session {
                 warnings: Vec::new(),
                 account: None,
                 process,
+                counts: Default::default(),
+                flushed_at: std::time::Instant::now(),
                 max_execution_ms: 0,
             },
             txn_session,
@@ -582,8 +591,9 @@ impl Session {
             return vec![Err(Error::Interrupted)];
         }
         self.state.process.begin_statement(sql);
+        let start = std::time::Instant::now();
         let out = self.execute_text(sql, multi);
-        self.state.process.end_statement();
+        self.end_statement(start);
         out
     }
 
@@ -692,6 +702,7 @@ impl Session {
     /// (error 1461 beyond): a client that prepares without closing must not grow
     /// the server's memory without bound.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
+        self.count(Counter::ComStmtPrepare);
         if self.prepared.len() >= MAX_PREPARED_STATEMENTS {
             return Err(Error::TooManyPreparedStatements(
                 MAX_PREPARED_STATEMENTS as u64,
@@ -730,6 +741,78 @@ impl Session {
         })
     }
 
+    /// SHOW [GLOBAL] STATUS: (name, value) sorted by name. The Com_* style
+    /// counters are this session's, or with `global` every session's plus
+    /// those of closed ones; connection figures and Uptime are global in
+    /// both scopes, as in MySQL. See `crate::status`.
+    fn status_rows(&self, global: bool) -> Vec<(String, u64)> {
+        let engine = &self.state.engine;
+        let procs = engine.processes.all();
+        let counts = if global {
+            let mut total = engine.status.closed();
+            for p in &procs {
+                if !Arc::ptr_eq(p, &self.state.process) {
+                    total.absorb(&p.info().counts);
+                }
+            }
+            total.absorb(&self.state.counts);
+            total
+        } else {
+            self.state.counts.clone()
+        };
+        let mut rows: Vec<(String, u64)> = Counter::ALL
+            .iter()
+            .map(|c| (c.name().to_string(), counts.get(*c)))
+            .collect();
+        rows.push(("Queries".into(), counts.get(Counter::Questions)));
+        for (n, v) in engine.status.connection_figures() {
+            rows.push((n.into(), v));
+        }
+        let running = procs.iter().filter(|p| p.info().running).count() as u64;
+        rows.push(("Threads_running".into(), running));
+        rows.push(("Uptime".into(), engine.started().elapsed().as_secs()));
+        let since = if global {
+            engine.started()
+        } else {
+            self.state.flushed_at
+        };
+        rows.push((
+            "Uptime_since_flush_status".into(),
+            since.elapsed().as_secs(),
+        ));
+        rows.sort_by_key(|r| r.0.to_ascii_lowercase());
+        rows
+    }
+
+    /// Adds one to a status counter of this session.
+    fn count(&mut self, c: Counter) {
+        self.state.counts.add(c, 1);
+    }
+
+    /// Bytes read from and written to the client, for Bytes_received /
+    /// Bytes_sent (the server reports them; published with the next
+    /// statement).
+    pub fn add_traffic(&mut self, received: u64, sent: u64) {
+        self.state.counts.add(Counter::BytesReceived, received);
+        self.state.counts.add(Counter::BytesSent, sent);
+    }
+
+    /// The end of a client statement: Slow_queries against long_query_time,
+    /// then the counters published to the process list (its mutex is taken
+    /// there anyway).
+    fn end_statement(&mut self, start: std::time::Instant) {
+        let limit = self
+            .state
+            .vars
+            .get("long_query_time")
+            .and_then(Value::to_f64)
+            .unwrap_or(10.0);
+        if start.elapsed().as_secs_f64() > limit {
+            self.count(Counter::SlowQueries);
+        }
+        self.state.process.end_statement(&self.state.counts);
+    }
+
     /// COM_STMT_EXECUTE with decoded parameters (the count is checked: 1210).
     pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
         if self.killed() {
@@ -739,8 +822,10 @@ impl Session {
             Some(p) => self.state.process.begin_statement(&p.text),
             None => self.state.process.begin_statement(""),
         }
+        let start = std::time::Instant::now();
+        self.count(Counter::ComStmtExecute);
         let r = self.execute_prepared_inner(id, params);
-        self.state.process.end_statement();
+        self.end_statement(start);
         r
     }
 
@@ -766,6 +851,7 @@ impl Session {
             .prepared
             .get(&id)
             .expect("the caller looked the statement up");
+        let counter = command_counter(&p.parsed);
         let cat = self.state.engine.catalog();
         let plan = match &p.plan {
             Some((v, plan)) if *v == cat.version => Some(plan.clone()),
@@ -783,6 +869,11 @@ impl Session {
         drop(cat);
         match plan {
             Some(plan) => {
+                // (The other arm counts in `run`.)
+                self.count(Counter::Questions);
+                if let Some(c) = counter {
+                    self.count(c);
+                }
                 self.state.warnings.clear();
                 let r = self.run_plan(&plan, params);
                 if let Err(e) = &r {
@@ -803,6 +894,7 @@ impl Session {
 
     /// COM_STMT_CLOSE (unknown ids are ignored, as in MySQL).
     pub fn close_prepared(&mut self, id: u32) {
+        self.count(Counter::ComStmtClose);
         self.prepared.remove(&id);
     }
 
@@ -949,6 +1041,7 @@ impl Session {
                         .txn
                         .take()
                         .expect("the statement's transaction is open");
+                    self.count(Counter::HandlerCommit);
                     t.commit()?;
                 }
                 Ok(v)
@@ -956,6 +1049,7 @@ impl Session {
             Err(e) => {
                 if single || e.rolls_back_transaction() {
                     if let Some(t) = self.txn.take() {
+                        self.count(Counter::HandlerRollback);
                         t.rollback();
                     }
                 } else if let Some(t) = self.txn.as_mut() {
@@ -1040,7 +1134,10 @@ impl Session {
     /// DDL) and releases the catalog pin: a DDL must not wait for itself.
     fn commit(&mut self) -> Result<()> {
         let r = match self.txn.take() {
-            Some(t) => t.commit(),
+            Some(t) => {
+                self.count(Counter::HandlerCommit);
+                t.commit()
+            }
             None => Ok(()),
         };
         self.unpin();
@@ -1063,6 +1160,10 @@ impl Session {
     /// Runs one parsed statement. `sql` is the whole text (for a few checks that
     /// sqlparser's AST does not preserve); empty for prepared statements.
     fn run(&mut self, parsed: &Parsed, params: &[Value], sql: &str) -> Result<QueryResult> {
+        self.count(Counter::Questions);
+        if let Some(c) = command_counter(parsed) {
+            self.count(c);
+        }
         if !matches!(parsed, Parsed::ShowWarnings { .. }) {
             self.state.warnings.clear();
         }
@@ -1356,6 +1457,7 @@ impl Session {
                 savepoint: None,
             } => {
                 if let Some(t) = self.txn.take() {
+                    self.count(Counter::HandlerRollback);
                     t.rollback();
                 }
                 Ok(ok(0))
@@ -1763,15 +1865,27 @@ impl Session {
                     rows,
                 ))
             }
-            Statement::ShowStatus { filter, .. } => {
+            Statement::ShowStatus { filter, global, .. } => {
                 let pattern = like_filter(filter.as_ref())?;
-                let uptime = engine.started().elapsed().as_secs();
-                let rows = [("Uptime", uptime), ("Uptime_since_flush_status", uptime)]
+                let rows = self
+                    .status_rows(*global)
                     .into_iter()
-                    .filter(|r| like_match(&pattern, r.0))
-                    .map(|(n, v)| vec![Value::str(n), Value::str(&v.to_string())])
+                    .filter(|r| like_match(&pattern, &r.0))
+                    .map(|(n, v)| vec![Value::str(&n), Value::str(&v.to_string())])
                     .collect();
                 Ok(text_rows(&["Variable_name", "Value"], rows))
+            }
+            Statement::Flush {
+                object_type: ast::FlushType::Status,
+                ..
+            } => {
+                // MySQL: the session's counts join the global ones, then
+                // restart from zero; GLOBAL totals never go back.
+                let counts = std::mem::take(&mut self.state.counts);
+                engine.status.fold(&counts);
+                self.state.process.end_statement(&self.state.counts);
+                self.state.flushed_at = std::time::Instant::now();
+                Ok(ok(0))
             }
             Statement::ExplainTable { table_name, .. } => self.describe(&cat, table_name),
             Statement::Kill { modifier, id } => {
@@ -2566,6 +2680,56 @@ impl Session {
     }
 }
 
+/// The Com_* counter a statement counts under, if any.
+fn command_counter(parsed: &Parsed) -> Option<Counter> {
+    use ast::ObjectType as O;
+    let stmt = match parsed {
+        Parsed::Sql(s) => s.as_ref(),
+        Parsed::ShowWarnings { .. } => return Some(Counter::ComShowWarnings),
+        _ => return None,
+    };
+    Some(match stmt {
+        Statement::Query(_) => Counter::ComSelect,
+        Statement::Insert(i) if i.replace_into => Counter::ComReplace,
+        Statement::Insert(i) => match i.source.as_deref().map(|q| q.body.as_ref()) {
+            Some(ast::SetExpr::Values(_)) | None => Counter::ComInsert,
+            Some(_) => Counter::ComInsertSelect,
+        },
+        Statement::Update { .. } => Counter::ComUpdate,
+        Statement::Delete(_) => Counter::ComDelete,
+        Statement::StartTransaction { .. } => Counter::ComBegin,
+        Statement::Commit { .. } => Counter::ComCommit,
+        Statement::Rollback {
+            savepoint: None, ..
+        } => Counter::ComRollback,
+        Statement::Savepoint { .. } => Counter::ComSavepoint,
+        Statement::Set(_) => Counter::ComSetOption,
+        Statement::ShowStatus { .. } => Counter::ComShowStatus,
+        Statement::ShowVariables { .. } => Counter::ComShowVariables,
+        Statement::ShowTables { .. } => Counter::ComShowTables,
+        Statement::ShowDatabases { .. } => Counter::ComShowDatabases,
+        Statement::ShowColumns { .. } => Counter::ComShowFields,
+        Statement::ShowCreate {
+            obj_type: ast::ShowCreateObject::Table,
+            ..
+        } => Counter::ComShowCreateTable,
+        Statement::ShowProcessList { .. } => Counter::ComShowProcesslist,
+        Statement::CreateTable(_) => Counter::ComCreateTable,
+        Statement::AlterTable(_) => Counter::ComAlterTable,
+        Statement::CreateDatabase { .. } | Statement::CreateSchema { .. } => Counter::ComCreateDb,
+        Statement::CreateIndex(_) => Counter::ComCreateIndex,
+        Statement::Drop { object_type, .. } => match object_type {
+            O::Table => Counter::ComDropTable,
+            O::Database | O::Schema => Counter::ComDropDb,
+            O::Index => Counter::ComDropIndex,
+            _ => return None,
+        },
+        Statement::Use(_) => Counter::ComChangeDb,
+        Statement::Kill { .. } => Counter::ComKill,
+        _ => return None,
+    })
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         // A client that vanished mid-transaction: roll back and free its locks.
@@ -2574,6 +2738,7 @@ impl Drop for Session {
         }
         self.state.engine.unregister_pin(&self.pin);
         self.state.engine.processes.deregister(&self.state.process);
+        self.state.engine.status.disconnect(&self.state.counts);
     }
 }
 

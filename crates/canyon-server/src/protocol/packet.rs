@@ -74,6 +74,9 @@ pub struct PacketIo<R, W> {
     out: Vec<u8>,
     seq: u8,
     max_allowed_packet: usize,
+    /// Bytes read and written since the last [`PacketIo::take_traffic`]
+    /// (Bytes_received / Bytes_sent).
+    traffic: (u64, u64),
 }
 
 impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> PacketIo<R, W> {
@@ -85,7 +88,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> PacketIo<R, W> {
             out: Vec::with_capacity(16 * 1024),
             seq: 0,
             max_allowed_packet,
+            traffic: (0, 0),
         }
+    }
+
+    /// Bytes read and written since the last call (headers included).
+    pub fn take_traffic(&mut self) -> (u64, u64) {
+        std::mem::take(&mut self.traffic)
     }
 
     /// Starts a new exchange: the next packet read must have sequence id 0.
@@ -120,6 +129,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> PacketIo<R, W> {
             if payload.len() + len > self.max_allowed_packet {
                 return Err(ReadError::TooLarge);
             }
+            self.traffic.0 += 4 + len as u64;
             let start = payload.len();
             payload.resize(start + len, 0);
             match read_exact_or_eof(&mut self.reader, &mut payload[start..]).await {
@@ -187,6 +197,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> PacketIo<R, W> {
     /// Writes every buffered packet to the socket.
     pub async fn flush(&mut self) -> io::Result<()> {
         if !self.out.is_empty() {
+            self.traffic.1 += self.out.len() as u64;
             self.writer.write_all(&self.out).await?;
             self.out.clear();
             if self.out.capacity() > KEEP_CAPACITY {
