@@ -155,6 +155,12 @@ pub enum Error {
     },
     /// MySQL 1238 ER_INCORRECT_GLOBAL_LOCAL_VAR, SQLSTATE HY000 (e.g. SET of a read-only variable).
     ReadOnlyVariable(String),
+    /// MySQL 1228 ER_LOCAL_VARIABLE, SQLSTATE HY000: a session-only variable
+    /// given to SET GLOBAL.
+    SessionOnlyVariable(String),
+    /// MySQL 1229 ER_GLOBAL_VARIABLE, SQLSTATE HY000: a global-only variable
+    /// given to SET [SESSION].
+    GlobalOnlyVariable(String),
     /// MySQL 1210 ER_WRONG_ARGUMENTS, SQLSTATE HY000: Incorrect arguments to %s.
     /// Used for wrong prepared-statement parameter counts.
     WrongArguments(String),

@@ -11,11 +11,13 @@ use crate::catalog::{Catalog, Database, Table, TableDef, UserDef};
 use crate::encoding::decode_key_int;
 use crate::privileges::{self, Level, PrivSpec, Privs};
 use crate::session::Session;
+use crate::value::Value;
 use arc_swap::ArcSwap;
 use canyon_common::{Error, Result};
 use canyon_storage::{KeyRange, Keyspace, Storage, WriteBatch};
 use canyon_txn::{IsolationLevel, ReadMode, TableId, TxnConfig, TxnManager};
 use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -51,6 +53,11 @@ pub struct Engine {
     pub(crate) processes: crate::procs::ProcessList,
     /// SHOW STATUS totals: see [`crate::status`].
     pub(crate) status: crate::status::Status,
+    /// SET GLOBAL values (see [`crate::vars`]): read with one atomic load by
+    /// each new session and by `@@global.x`; writers serialise on
+    /// `globals_write` and swap in a new map.
+    globals: ArcSwap<HashMap<String, Value>>,
+    globals_write: parking_lot::Mutex<()>,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -191,6 +198,8 @@ impl Engine {
             started: std::time::Instant::now(),
             processes: Default::default(),
             status: Default::default(),
+            globals: Default::default(),
+            globals_write: Default::default(),
         });
         engine.recover_counters()?;
         engine.abandon_unfinished_indexes()?;
@@ -272,6 +281,31 @@ impl Engine {
     }
 
     /// When the engine was opened.
+    /// The SET GLOBAL values (a snapshot).
+    pub(crate) fn globals(&self) -> Arc<HashMap<String, Value>> {
+        self.globals.load_full()
+    }
+
+    /// The global value of `name`: SET GLOBAL's, else the default.
+    pub(crate) fn global_var(&self, name: &str) -> Option<Value> {
+        match self.globals.load().get(name) {
+            Some(v) => Some(v.clone()),
+            None => crate::vars::default_value(name, &self.config).map(|(v, _)| v),
+        }
+    }
+
+    /// Stores (or with `None`, forgets) a SET GLOBAL value.
+    pub(crate) fn set_global(&self, name: &str, value: Option<Value>) {
+        let _w = self.globals_write.lock();
+        let mut next = HashMap::clone(&self.globals.load());
+        match value {
+            Some(v) => next.insert(name.to_string(), v),
+            None => next.remove(name),
+        };
+        self.globals.store(Arc::new(next));
+    }
+
+    /// The SHOW STATUS totals.
     pub fn status(&self) -> &crate::status::Status {
         &self.status
     }

@@ -901,12 +901,15 @@ impl<'a> Binder<'a> {
             A::CompoundIdentifier(parts) => {
                 if let Some(first) = parts.first().and_then(|p| p.value.strip_prefix("@@")) {
                     // @@session.x / @@global.x
-                    let _ = first;
                     let name = parts
                         .last()
                         .map(|p| p.value.to_ascii_lowercase())
                         .unwrap_or_default();
-                    Expr::SysVar(name)
+                    if first.eq_ignore_ascii_case("global") {
+                        Expr::SysVar(format!("global.{name}"))
+                    } else {
+                        Expr::SysVar(name)
+                    }
                 } else {
                     let refs: Vec<&ast::Ident> = parts.iter().collect();
                     self.column(&refs)?
@@ -1374,9 +1377,11 @@ fn is_utf8_introducer(name: &str) -> bool {
         .any(|i| name.eq_ignore_ascii_case(i))
 }
 
+/// `@@session.x` / `@@local.x` are `x`; `@@global.x` keeps its prefix (the
+/// global value, see `crate::vars`).
 fn strip_scope(v: &str) -> String {
     let lower = v.to_ascii_lowercase();
-    for p in ["session.", "global.", "local."] {
+    for p in ["session.", "local."] {
         if let Some(rest) = lower.strip_prefix(p) {
             return rest.to_string();
         }

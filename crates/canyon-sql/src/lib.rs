@@ -55,7 +55,7 @@
 //! # Not implemented yet
 //! UNION, WITH, window functions, LATERAL and parenthesised joins, multi-table
 //! UPDATE / DELETE, correlated subqueries in UPDATE / DELETE, locking reads over
-//! joins, SET GLOBAL, the ALTER TABLE forms that
+//! joins, the ALTER TABLE forms that
 //! `alter` lists — each is refused
 //! with MySQL error 1235, never silently accepted.
 

@@ -369,6 +369,7 @@ const UNSUPPORTED_STATEMENTS: &[&str] = &[
     "CHECK TABLE",
     "REPAIR",
     "FLUSH",
+    "SET PERSIST",
     "RESET",
     "PURGE",
     "CHANGE",

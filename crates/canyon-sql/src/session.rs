@@ -302,6 +302,12 @@ impl State {
     }
 
     fn get_var(&self, name: &str) -> Result<Value> {
+        if let Some(g) = name.strip_prefix("global.") {
+            return self
+                .engine
+                .global_var(g)
+                .ok_or_else(|| Error::UnknownSystemVariable(g.to_string()));
+        }
         Ok(match name {
             "autocommit" => Value::Int(self.autocommit as i64),
             "transaction_isolation" | "tx_isolation" => {
@@ -479,7 +485,8 @@ impl Session {
         let lock_wait_timeout = engine.config.lock_wait_timeout;
         let process = engine.processes.register(connection_id, user, host);
         engine.status.connect();
-        Session {
+        let globals = engine.globals();
+        let mut session = Session {
             state: State {
                 engine,
                 connection_id,
@@ -512,7 +519,15 @@ impl Session {
             prepared: HashMap::new(),
             next_statement_id: 1,
             pin,
+        };
+        // SET GLOBAL values are the new session's starting values (checked
+        // when they were set, so they apply).
+        for (name, value) in globals.iter() {
+            if let Err(e) = session.apply_session_var(name.clone(), value.clone(), false) {
+                tracing::warn!(var = %name, "global value not applied: {e}");
+            }
         }
+        session
     }
 
     /// Installs the server's wake-up for KILL CONNECTION: called (from the
@@ -1693,9 +1708,7 @@ impl Session {
                         continue;
                     }
                     let v = if *global {
-                        vars::default_value(name, &engine.config)
-                            .map(|(v, _)| v)
-                            .unwrap_or(Value::Null)
+                        engine.global_var(name).unwrap_or(Value::Null)
                     } else {
                         self.state.get_var(name)?
                     };
@@ -2611,10 +2624,42 @@ impl Session {
         } else {
             self.eval_set_value(e, params)?
         };
-        if global {
-            // Global values are not kept yet: refuse rather than pretend.
-            return Err(Error::Unsupported(format!("SET GLOBAL {var}")));
+        match (global, vars::scope(&var)) {
+            (true, vars::Scope::SessionOnly) => return Err(Error::SessionOnlyVariable(var)),
+            (true, vars::Scope::ServerOnly) => {
+                return Err(Error::Unsupported(format!(
+                    "SET GLOBAL {var} (a server setting: set it in the configuration file)"
+                )))
+            }
+            (false, vars::Scope::ServerOnly) => return Err(Error::GlobalOnlyVariable(var)),
+            (true, vars::Scope::Both) => {
+                let cat = self.state.engine.catalog();
+                let allowed = self
+                    .state
+                    .account(&cat)
+                    .is_some_and(|a| a.allows_global(Privs::SUPER));
+                if !allowed {
+                    return Err(Error::SpecificAccessDenied(
+                        "SUPER or SYSTEM_VARIABLES_ADMIN".into(),
+                    ));
+                }
+                let stored = if is_default {
+                    None
+                } else {
+                    Some(vars::normalize_global(&var, value)?)
+                };
+                // New sessions start from it; this one keeps its own value.
+                self.state.engine.set_global(&var, stored);
+                return Ok(());
+            }
+            (false, _) => {}
         }
+        self.apply_session_var(var, value, is_default)
+    }
+
+    /// Sets a session variable (SET SESSION, and a new session's globals),
+    /// with the effects of those Canyon acts on.
+    fn apply_session_var(&mut self, var: String, value: Value, is_default: bool) -> Result<()> {
         match var.as_str() {
             "autocommit" => {
                 let on = vars::parse_bool(&var, &value)?;
@@ -2637,6 +2682,7 @@ impl Session {
                             value: value.to_display(),
                         })?;
                 self.state.lock_wait_timeout = Duration::from_secs(secs as u64);
+                self.state.vars.insert(var, Value::Int(secs));
                 if let Some(t) = self.txn.as_mut() {
                     t.set_lock_wait_timeout(self.state.lock_wait_timeout);
                 }

@@ -1,7 +1,10 @@
 //! System variables: defaults, session values, and what SET may change.
 //!
 //! Reads (`SELECT @@x`, `SHOW VARIABLES`) see the session value if the session set
-//! one, else the global default here. Only the variables Canyon acts on change
+//! one, else the global value: what SET GLOBAL stored (kept by the engine in an
+//! atomically swapped map, copied into each new session as its starting
+//! values, not persisted — as MySQL's SET GLOBAL), else the default here.
+//! [`scope`] says which of SET GLOBAL / SET SESSION a variable takes. Only the variables Canyon acts on change
 //! behaviour (autocommit, transaction isolation, innodb_lock_wait_timeout); the
 //! others are accepted and reflected so that drivers' connect-time SET statements
 //! succeed. Unknown names are error 1193, read-only ones 1238.
@@ -97,6 +100,64 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         "transaction_allow_batching" => (i(0), ReadWrite),
         "last_insert_id" | "identity" | "warning_count" | "error_count" => (i(0), ReadWrite),
         _ => return None,
+    })
+}
+
+/// Which SET forms a variable takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// SET SESSION and SET GLOBAL (the global value is new sessions' default).
+    Both,
+    /// Only the session's (1228 for SET GLOBAL).
+    SessionOnly,
+    /// A server setting (1229 for SET SESSION); SET GLOBAL is refused too
+    /// (1235) because Canyon reads it from the configuration at start-up.
+    ServerOnly,
+}
+
+/// The SET forms `name` takes.
+pub fn scope(name: &str) -> Scope {
+    match name {
+        "last_insert_id"
+        | "identity"
+        | "warning_count"
+        | "error_count"
+        | "insert_id"
+        | "timestamp"
+        | "transaction_allow_batching" => Scope::SessionOnly,
+        "max_connections" | "read_only" | "super_read_only" | "server_id" | "init_connect"
+        | "binlog_format" => Scope::ServerOnly,
+        _ => Scope::Both,
+    }
+}
+
+/// Checks a value for SET GLOBAL and returns it as stored (the session
+/// form's parsing, applied up front, since no session applies it now).
+pub fn normalize_global(name: &str, v: Value) -> Result<Value> {
+    let wrong = |v: &Value| Error::WrongValueForVar {
+        name: name.to_string(),
+        value: v.to_display(),
+    };
+    Ok(match name {
+        "autocommit" | "transaction_read_only" | "tx_read_only" => {
+            Value::Int(parse_bool(name, &v)? as i64)
+        }
+        "transaction_isolation" | "tx_isolation" => {
+            Value::str(isolation_name(parse_isolation(&v)?))
+        }
+        "innodb_lock_wait_timeout" => {
+            Value::Int(v.to_i64().filter(|s| *s >= 1).ok_or_else(|| wrong(&v))?)
+        }
+        "max_execution_time" => {
+            Value::Int(v.to_i64().filter(|s| *s >= 0).ok_or_else(|| wrong(&v))?)
+        }
+        "collation_connection" | "collation_server" | "collation_database" => {
+            let n = v.to_display();
+            let c = crate::collation::Collation::from_name(&n)
+                .ok_or_else(|| Error::UnknownCollation(n.to_ascii_lowercase()))?;
+            Value::str(c.name())
+        }
+        _ => v,
     })
 }
 
@@ -232,6 +293,7 @@ pub fn isolation_name(l: canyon_txn::IsolationLevel) -> &'static str {
 /// reports `SELECT @@autocommit` as a BIGINT column, and drivers convert by it).
 pub fn kind(name: &str) -> crate::types::ExprKind {
     use crate::types::ExprKind;
+    let name = name.strip_prefix("global.").unwrap_or(name);
     match name {
         "max_allowed_packet" | "sql_select_limit" | "max_join_size" => ExprKind::UInt,
         "long_query_time" => ExprKind::Double,

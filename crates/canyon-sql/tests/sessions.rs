@@ -395,3 +395,93 @@ fn consistent_snapshot_is_taken_at_start() {
     }
     run(&mut a, "COMMIT").expect("commit");
 }
+
+fn scalar(s: &mut Session, sql: &str) -> String {
+    match run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}")) {
+        QueryResult::Rows { rows, .. } => rows[0][0].to_display(),
+        other => panic!("expected rows, got {other:?}"),
+    }
+}
+
+/// SET GLOBAL: new sessions start from the global value (and act on it), the
+/// setting session keeps its own; scope and privilege errors as MySQL's.
+#[test]
+fn set_global_is_the_default_of_new_sessions() {
+    let e = engine();
+    let mut a = session(&e, 10);
+    run(
+        &mut a,
+        "SET GLOBAL transaction_isolation = 'READ-COMMITTED'",
+    )
+    .expect("set global");
+    assert_eq!(
+        scalar(&mut a, "SELECT @@transaction_isolation"),
+        "REPEATABLE-READ"
+    );
+    assert_eq!(
+        scalar(&mut a, "SELECT @@global.transaction_isolation"),
+        "READ-COMMITTED"
+    );
+    let mut b = session(&e, 11);
+    assert_eq!(
+        scalar(&mut b, "SELECT @@transaction_isolation"),
+        "READ-COMMITTED"
+    );
+    // ... and b really runs READ COMMITTED: it sees a commit made mid-transaction.
+    run(&mut b, "BEGIN").expect("begin");
+    assert_eq!(balance(&mut b, 1), Value::Int(100));
+    run(&mut a, "UPDATE acc SET bal = 150 WHERE id = 1").expect("update");
+    assert_eq!(balance(&mut b, 1), Value::Int(150), "READ COMMITTED");
+    run(&mut b, "COMMIT").expect("commit");
+
+    run(&mut a, "SET @@global.autocommit = OFF").expect("set global autocommit");
+    let mut c = session(&e, 12);
+    assert_eq!(scalar(&mut c, "SELECT @@autocommit"), "0");
+    assert_eq!(scalar(&mut a, "SELECT @@autocommit"), "1");
+    run(&mut a, "SET GLOBAL autocommit = DEFAULT").expect("back to the default");
+    run(&mut a, "SET GLOBAL transaction_isolation = DEFAULT").expect("default");
+    let mut d = session(&e, 13);
+    assert_eq!(scalar(&mut d, "SELECT @@autocommit"), "1");
+    assert_eq!(
+        scalar(&mut d, "SELECT @@transaction_isolation"),
+        "REPEATABLE-READ"
+    );
+
+    let err = |s: &mut Session, sql: &str| run(s, sql).expect_err(sql);
+    assert!(matches!(
+        err(&mut a, "SET GLOBAL warning_count = 1"),
+        Error::SessionOnlyVariable(_)
+    ));
+    assert!(matches!(
+        err(&mut a, "SET max_connections = 5"),
+        Error::GlobalOnlyVariable(_)
+    ));
+    assert!(matches!(
+        err(&mut a, "SET GLOBAL max_connections = 5"),
+        Error::Unsupported(_)
+    ));
+    assert!(matches!(
+        err(&mut a, "SET GLOBAL version = 'x'"),
+        Error::ReadOnlyVariable(_)
+    ));
+    assert!(matches!(
+        err(&mut a, "SET PERSIST max_execution_time = 5"),
+        Error::Unsupported(_)
+    ));
+    assert!(matches!(
+        err(&mut a, "SET GLOBAL autocommit = 7"),
+        Error::WrongValueForVar { .. }
+    ));
+    assert!(matches!(
+        err(&mut a, "SET GLOBAL collation_connection = 'klingon_ci'"),
+        Error::UnknownCollation(_)
+    ));
+
+    run(&mut a, "CREATE USER 'plain'@'%' IDENTIFIED BY 'pw'").expect("create user");
+    let mut u = e.session(14, "plain", "localhost");
+    assert!(matches!(
+        err(&mut u, "SET GLOBAL max_execution_time = 5"),
+        Error::SpecificAccessDenied(_)
+    ));
+    run(&mut u, "SET SESSION max_execution_time = 5").expect("a session value needs nothing");
+}

@@ -198,6 +198,16 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "HY000",
             format!("Variable '{v}' is a read only variable"),
         ),
+        Error::SessionOnlyVariable(v) => M::new(
+            1228,
+            "HY000",
+            format!("Variable '{v}' is a SESSION variable and can't be used with SET GLOBAL"),
+        ),
+        Error::GlobalOnlyVariable(v) => M::new(
+            1229,
+            "HY000",
+            format!("Variable '{v}' is a GLOBAL variable and should be set with SET GLOBAL"),
+        ),
         Error::WrongArguments(what) | Error::InvalidArgument(what) => {
             M::new(1210, "HY000", format!("Incorrect arguments to {what}"))
         }
@@ -622,6 +632,18 @@ mod tests {
             1238,
             "HY000",
             "Variable 'version' is a read only variable",
+        );
+        check(
+            Error::SessionOnlyVariable(s("warning_count")),
+            1228,
+            "HY000",
+            "Variable 'warning_count' is a SESSION variable and can't be used with SET GLOBAL",
+        );
+        check(
+            Error::GlobalOnlyVariable(s("max_connections")),
+            1229,
+            "HY000",
+            "Variable 'max_connections' is a GLOBAL variable and should be set with SET GLOBAL",
         );
         check(
             Error::WrongArguments(s("mysqld_stmt_execute")),
