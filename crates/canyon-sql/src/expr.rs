@@ -1204,13 +1204,13 @@ impl<'a> Binder<'a> {
                 let mut inner = self.bind(expr)?;
                 // The collation must be of the operand's character set (a
                 // literal's is the connection's): 1253 otherwise.
-                // utf8mb3 and utf8mb4 collations apply to each other's
-                // strings: both are UTF-8 in Canyon (Connector/J's metadata
-                // queries put utf8mb3 collations on utf8mb4 strings).
-                let utf8 = |cs: &str| cs == "utf8mb3" || cs == "utf8mb4";
+                // One exception: a utf8mb3 collation applies to a utf8mb4
+                // string. MySQL's information_schema columns are utf8mb3 and
+                // Connector/J's metadata queries put utf8mb3 collations on
+                // them; Canyon's are utf8mb4 (every string is UTF-8 here).
                 if let Some((have, _)) = self.derive(&inner) {
-                    if have.charset() != c.charset() && !(utf8(have.charset()) && utf8(c.charset()))
-                    {
+                    let narrowing = have.charset() == "utf8mb4" && c.charset() == "utf8mb3";
+                    if have.charset() != c.charset() && !narrowing {
                         return Err(Error::CollationCharsetMismatch {
                             collation: c.name().to_string(),
                             charset: have.charset().to_string(),
