@@ -274,12 +274,23 @@ impl Table {
 }
 
 /// A database.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Database {
     /// Name.
     pub name: String,
+    /// The default collation of its new tables (CREATE DATABASE ... CHARACTER
+    /// SET / COLLATE; the server's when not given).
+    pub default_collation: Collation,
     /// Tables by name.
     pub tables: BTreeMap<String, Arc<Table>>,
+}
+
+/// A database's persisted record (`{}` before collations: the server default).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct DatabaseRecord {
+    /// See [`Database::default_collation`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_collation: Option<Collation>,
 }
 
 /// A privilege grant at one level: global (`*.*`), database (`db.*`) or table

@@ -260,14 +260,16 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
 }
 
 /// Translates a CREATE TABLE.
-pub fn create_table(ct: &ast::CreateTable) -> Result<NewTable> {
+/// Character columns without a collation of their own take the table's
+/// (table options), else `db_default` — the database's.
+pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewTable> {
     if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() {
         return Err(Error::Unsupported("CREATE TABLE ... SELECT / LIKE".into()));
     }
     if ct.temporary {
         return Err(Error::Unsupported("TEMPORARY tables".into()));
     }
-    let default_collation = table_collation(&ct.table_options.to_string())?;
+    let default_collation = table_collation(&ct.table_options.to_string(), db_default)?;
     let mut columns = Vec::with_capacity(ct.columns.len());
     let mut primary_key: Vec<usize> = Vec::new();
     let mut indexes: Vec<(String, Vec<usize>, bool)> = Vec::new();
@@ -368,8 +370,8 @@ fn object_name(n: &ast::ObjectName) -> String {
 }
 
 /// The default collation the table options name (`[DEFAULT] CHARSET [=] cs`,
-/// `CHARACTER SET [=] cs`, `[DEFAULT] COLLATE [=] co`), else the server's.
-pub fn table_collation(options: &str) -> Result<Collation> {
+/// `CHARACTER SET [=] cs`, `[DEFAULT] COLLATE [=] co`), else `default`.
+pub fn table_collation(options: &str, default: Collation) -> Result<Collation> {
     let words: Vec<String> = options
         .split(|c: char| c.is_whitespace() || c == '=' || c == ',')
         .filter(|w| !w.is_empty())
@@ -397,7 +399,7 @@ pub fn table_collation(options: &str) -> Result<Collation> {
             i += 1;
         }
     }
-    Collation::resolve(charset.as_deref(), collation.as_deref(), Collation::DEFAULT)
+    Collation::resolve(charset.as_deref(), collation.as_deref(), default)
 }
 
 fn table_auto_increment_option(ct: &ast::CreateTable) -> Option<u64> {

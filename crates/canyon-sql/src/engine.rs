@@ -120,10 +120,15 @@ impl Engine {
                 let r: Result<()> = (|| {
                     if k.starts_with(META_DB) {
                         let name = String::from_utf8_lossy(&k[META_DB.len()..]).into_owned();
+                        let rec: crate::catalog::DatabaseRecord =
+                            serde_json::from_slice(v).map_err(|e| Error::Corrupt(e.to_string()))?;
                         catalog.databases.insert(
                             name.clone(),
                             Arc::new(Database {
                                 name,
+                                default_collation: rec
+                                    .default_collation
+                                    .unwrap_or(crate::collation::Collation::DEFAULT),
                                 tables: Default::default(),
                             }),
                         );
@@ -495,7 +500,12 @@ impl Engine {
     // ---- databases ----------------------------------------------------------------
 
     /// CREATE DATABASE. Returns whether it was created (false: existed, IF NOT EXISTS).
-    pub fn create_database(&self, name: &str, if_not_exists: bool) -> Result<bool> {
+    pub fn create_database(
+        &self,
+        name: &str,
+        if_not_exists: bool,
+        collation: crate::collation::Collation,
+    ) -> Result<bool> {
         validate_name(name)?;
         self.change(|cat, _, batch| {
             if cat.databases.contains_key(name) {
@@ -509,14 +519,15 @@ impl Engine {
                 name.to_string(),
                 Arc::new(Database {
                     name: name.to_string(),
+                    default_collation: collation,
                     tables: Default::default(),
                 }),
             );
-            batch.put(
-                Keyspace::Meta,
-                meta_key(META_DB, name.as_bytes()),
-                b"{}".to_vec(),
-            );
+            let rec = crate::catalog::DatabaseRecord {
+                default_collation: Some(collation),
+            };
+            let bytes = serde_json::to_vec(&rec).map_err(|e| Error::Internal(e.to_string()))?;
+            batch.put(Keyspace::Meta, meta_key(META_DB, name.as_bytes()), bytes);
             Ok(true)
         })
     }

@@ -855,15 +855,15 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                 {
                     continue;
                 }
+                let coll = match g.catalog.databases.get(d) {
+                    Some(db) => db.default_collation,
+                    None => crate::collation::Collation::Utf8mb3GeneralCi, // information_schema
+                };
                 out.push(vec![
                     s("def"),
                     s(d),
-                    s("utf8mb4"),
-                    s(if d == NAME {
-                        "utf8mb3_general_ci"
-                    } else {
-                        crate::collation::Collation::DEFAULT.name()
-                    }),
+                    s(coll.charset()),
+                    s(coll.name()),
                     Value::Null,
                     s("NO"),
                 ]);

@@ -1539,12 +1539,19 @@ impl Session {
             Statement::CreateDatabase {
                 db_name,
                 if_not_exists,
+                default_charset,
+                default_collation,
                 ..
             } => {
                 let name = object_name(db_name).last().cloned().unwrap_or_default();
                 self.state.check_db(&cat, &name, "CREATE", None)?;
+                let collation = crate::collation::Collation::resolve(
+                    default_charset.as_deref(),
+                    default_collation.as_deref(),
+                    crate::collation::Collation::DEFAULT,
+                )?;
                 self.commit()?;
-                let created = engine.create_database(&name, *if_not_exists)?;
+                let created = engine.create_database(&name, *if_not_exists, collation)?;
                 if !created {
                     self.note(
                         1007,
@@ -1615,10 +1622,10 @@ impl Session {
                 let (db, t) = self.split_name(&ct.name)?;
                 // The privilege first (MySQL answers 1044 before 1049).
                 self.state.check_db(&cat, &db, "CREATE", Some(&t))?;
-                if !cat.databases.contains_key(&db) {
+                let Some(database) = cat.databases.get(&db) else {
                     return Err(Error::UnknownDatabase(db));
-                }
-                let def = crate::ddl::create_table(ct)?;
+                };
+                let def = crate::ddl::create_table(ct, database.default_collation)?;
                 self.commit()?;
                 if !engine.create_table(&db, &t, def, ct.if_not_exists)? {
                     self.note(1050, format!("Table '{t}' already exists"));
@@ -2273,11 +2280,11 @@ impl Session {
                 let (name, collation) = if crate::infoschema::is_info_schema(db) {
                     (crate::infoschema::NAME, "utf8mb3_general_ci")
                 } else {
-                    let (name, _) = cat
+                    let d = cat
                         .databases
-                        .get_key_value(db.as_str())
+                        .get(db.as_str())
                         .ok_or_else(|| Error::UnknownDatabase(db.clone()))?;
-                    (name.as_str(), crate::collation::Collation::DEFAULT.name())
+                    (d.name.as_str(), d.default_collation.name())
                 };
                 self.state.check_db(&cat, name, "SHOW", None)?;
                 let charset = collation.split('_').next().unwrap_or("utf8mb4");

@@ -383,7 +383,10 @@ fn ddl_waits_for_transactions_on_the_older_catalog() {
     let before_commit = std::time::Instant::now();
     ok(&mut a, "COMMIT");
     let (finished, mut s) = alter.join().expect("alter thread");
-    assert!(finished >= before_commit, "the ALTER did not wait for the commit");
+    assert!(
+        finished >= before_commit,
+        "the ALTER did not wait for the commit"
+    );
     assert_eq!(int(&mut s, "SELECT id FROM t WHERE k = 1000"), 7);
     assert_indexes_agree(&engine);
 }

@@ -410,3 +410,62 @@ fn ten_thousand_tables() {
     };
     assert_eq!(rows, vec![vec![Value::str("t00007")]]);
 }
+
+/// Collations are part of the persisted catalog: a database's default, a
+/// table's and a column's survive a restart, and so does what they mean (a
+/// `_ci` UNIQUE key still refuses a case variant).
+#[test]
+fn collations_survive_a_restart() {
+    use canyon_storage::MemoryStorage;
+    let storage = Arc::new(MemoryStorage::new());
+    let e = common::open(&storage);
+    e.bootstrap_root("").expect("root account");
+    let mut s = e.session(1, "root", "localhost");
+    for sql in [
+        "CREATE DATABASE rc DEFAULT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci",
+        "CREATE TABLE rc.t (id INT PRIMARY KEY, a VARCHAR(9), b VARCHAR(9) COLLATE utf8mb4_bin, UNIQUE KEY ua (a))",
+        "INSERT INTO rc.t VALUES (1, 'x', 'x')",
+    ] {
+        s.execute(sql, false)
+            .pop()
+            .expect("one result")
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    drop(s);
+    drop(e);
+    let e = common::open(&storage);
+    let mut s = e.session(2, "root", "localhost");
+    let rows = |s: &mut canyon_sql::Session, sql: &str| match s.execute(sql, false).pop() {
+        Some(Ok(canyon_sql::QueryResult::Rows { rows, .. })) => rows
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|v| v.to_display())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect::<Vec<_>>(),
+        other => panic!("{sql}: {other:?}"),
+    };
+    assert_eq!(
+        rows(
+            &mut s,
+            "SELECT column_name, collation_name FROM information_schema.columns \
+             WHERE table_schema = 'rc' AND collation_name IS NOT NULL ORDER BY 1"
+        ),
+        ["a utf8mb4_general_ci", "b utf8mb4_bin"]
+    );
+    assert_eq!(
+        rows(&mut s, "SELECT default_collation_name FROM information_schema.schemata WHERE schema_name = 'rc'"),
+        ["utf8mb4_general_ci"]
+    );
+    assert!(matches!(
+        s.execute("INSERT INTO rc.t VALUES (2, 'X', 'y')", false)
+            .pop(),
+        Some(Err(canyon_common::Error::DuplicateEntry { .. }))
+    ));
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM rc.t WHERE b = 'X'"),
+        Vec::<String>::new()
+    );
+}
