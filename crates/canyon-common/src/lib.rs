@@ -159,7 +159,7 @@ pub enum Error {
     /// given to SET GLOBAL.
     SessionOnlyVariable(String),
     /// MySQL 1229 ER_GLOBAL_VARIABLE, SQLSTATE HY000: a global-only variable
-    /// given to SET [SESSION].
+    /// given to SET \[SESSION\].
     GlobalOnlyVariable(String),
     /// MySQL 1210 ER_WRONG_ARGUMENTS, SQLSTATE HY000: Incorrect arguments to %s.
     /// Used for wrong prepared-statement parameter counts.
