@@ -921,6 +921,11 @@ impl<'a> Binder<'a> {
                     self.params += 1;
                     Expr::Param(i)
                 }
+                // X'..' is a binary string: it compares bytewise, unless a
+                // column's collation wins (see `Binder::derive`).
+                hex @ ast::Value::HexStringLiteral(_) => {
+                    Expr::Collate(Box::new(Expr::Literal(literal(hex)?)), Collation::Binary)
+                }
                 other => Expr::Literal(literal(other)?),
             },
             A::TypedString(ts) => {
