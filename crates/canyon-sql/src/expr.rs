@@ -849,6 +849,46 @@ impl<'a> Binder<'a> {
                 return Err(Error::OperandColumns(want));
             }
         }
+        let kind = match kind {
+            // `lhs IN (SELECT ...)` compares each operand with the matching
+            // output column under their aggregated collation, which the
+            // operand carries (see "Collations").
+            SubqueryKind::In(mut lhs, neg) => {
+                for (i, l) in lhs.iter_mut().enumerate() {
+                    let out = match plan.kinds.get(i) {
+                        Some(ExprKind::String) => Some((
+                            plan.colls
+                                .get(i)
+                                .copied()
+                                .flatten()
+                                .unwrap_or(Collation::Utf8mb4_0900Bin),
+                            // A constant output (`SELECT 'x'`) is as
+                            // coercible as a literal; anything else as a column.
+                            if plan.projection.get(i).is_some_and(Expr::is_constant) {
+                                4
+                            } else {
+                                2
+                            },
+                        )),
+                        _ => None,
+                    };
+                    if let (Some(mine), Some(theirs)) = (self.derive(l), out) {
+                        let c = aggregate_collations(&[mine, theirs], "in")?;
+                        let mut inner = std::mem::replace(l, Expr::Literal(Value::Null));
+                        while let Expr::Collate(x, _) = inner {
+                            inner = *x;
+                        }
+                        *l = if c.is_bytewise() {
+                            inner
+                        } else {
+                            Expr::Collate(Box::new(inner), c)
+                        };
+                    }
+                }
+                SubqueryKind::In(lhs, neg)
+            }
+            k => k,
+        };
         Ok(Expr::Subquery(Box::new(SubqueryExpr {
             plan: std::sync::Arc::new(plan),
             kind,
@@ -1736,10 +1776,10 @@ fn row_eq(a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Option<bool>> {
 }
 
 /// Compares a subquery row with the values of an IN's left operand.
-fn values_eq(lhs: &[Value], row: &[Value]) -> Option<bool> {
+fn values_eq(lhs: &[Value], row: &[Value], colls: &[Option<Collation>]) -> Option<bool> {
     let mut result = Some(true);
-    for (l, r) in lhs.iter().zip(row) {
-        match compare(l, r) {
+    for (i, (l, r)) in lhs.iter().zip(row).enumerate() {
+        match compare_as(l, r, colls.get(i).copied().flatten()) {
             Some(Ordering::Equal) => {}
             Some(_) => return Some(false),
             None => result = None,
@@ -1766,9 +1806,10 @@ fn eval_subquery(sq: &SubqueryExpr, env: &Env<'_>) -> Result<Value> {
             if rows.is_empty() {
                 return Ok(Value::Int(*neg as i64));
             }
+            let colls: Vec<Option<Collation>> = lhs.iter().map(collation_of).collect();
             let mut saw_null = false;
             for r in rows.iter() {
-                match values_eq(&lv, r) {
+                match values_eq(&lv, r, &colls) {
                     Some(true) => return Ok(Value::Int(!*neg as i64)),
                     None => saw_null = true,
                     Some(false) => {}
