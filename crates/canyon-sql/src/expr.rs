@@ -15,7 +15,7 @@ use crate::catalog::Table;
 use crate::collation::Collation;
 use crate::functions::{self, Func};
 use crate::types::ExprKind;
-use crate::value::{compare, compare_as, Value};
+use crate::value::{compare_as, Value};
 use canyon_common::{Error, Result};
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
