@@ -7,7 +7,10 @@
 //!        (locked at session open and close, by KILL and by readers)
 //!   Process { id, user, host, connected,
 //!             kill: Arc<AtomicU32>          (KILL writes, row loops read: relaxed)
-//!             info: Mutex<ProcInfo>         (its session + PROCESSLIST readers)
+//!             info: Mutex<ProcInfo>         (its session + PROCESSLIST and
+//!                                            SHOW GLOBAL STATUS readers; holds
+//!                                            the session's status counters,
+//!                                            published at statement end)
 //!             hook: Mutex<Option<KillHook>> (the server's wake-up for KILL CONNECTION) }
 //! ```
 //! A statement never takes a shared lock: it locks its own `info` mutex twice

@@ -632,6 +632,8 @@ fn run_block(plan: &SelectPlan, q: &QueryCtx<'_>, outer: &[Value]) -> Result<Vec
 struct Materialized {
     rows: Vec<Vec<Value>>,
     hash: Option<HashMap<Vec<u8>, Vec<usize>>>,
+    /// The collation of each hash key (computed once, used by every probe).
+    hash_colls: Vec<Option<crate::collation::Collation>>,
 }
 
 /// The nested-loop join of one block execution.
@@ -734,8 +736,9 @@ impl Join<'_, '_> {
                 rows
             }
         };
+        let hash_colls = hash_collations(step);
+        let colls = &hash_colls;
         let hash = (!step.hash_keys.is_empty()).then(|| {
-            let colls = hash_collations(step);
             let mut h: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
             for (i, r) in rows.iter().enumerate() {
                 let vals: Vec<Value> = step
@@ -743,13 +746,17 @@ impl Join<'_, '_> {
                     .iter()
                     .map(|(c, _)| r.get(*c).cloned().unwrap_or(Value::Null))
                     .collect();
-                if let Some(key) = hash_key(&collated(&vals, &colls)) {
+                if let Some(key) = hash_key(&collated(&vals, colls)) {
                     h.entry(key).or_default().push(i);
                 }
             }
             h
         });
-        let m = Rc::new(Materialized { rows, hash });
+        let m = Rc::new(Materialized {
+            rows,
+            hash,
+            hash_colls,
+        });
         self.q.state.mats.borrow_mut().insert(key, m.clone());
         Ok(m)
     }
@@ -888,7 +895,7 @@ impl Join<'_, '_> {
                         .iter()
                         .map(|(_, e)| eval(e, &env))
                         .collect::<Result<Vec<_>>>()?;
-                    let probe = collated(&probe, &hash_collations(step)).into_owned();
+                    let probe = collated(&probe, &m.hash_colls);
                     if let Some(hits) = hash_key(&probe).and_then(|key| h.get(&key)) {
                         for &i in hits {
                             bind(frame, &m.rows[i]);

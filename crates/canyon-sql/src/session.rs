@@ -109,6 +109,9 @@ struct State {
     counts: crate::status::Counts,
     /// The last FLUSH STATUS (session start before one).
     flushed_at: std::time::Instant,
+    /// `long_query_time` in seconds (Slow_queries), kept here so that the end
+    /// of every statement does not look it up by name.
+    long_query_secs: f64,
     /// max_execution_time in milliseconds (0: no limit), for SELECT.
     max_execution_ms: u64,
 }
@@ -512,6 +515,7 @@ impl Session {
                 process,
                 counts: Default::default(),
                 flushed_at: std::time::Instant::now(),
+                long_query_secs: 10.0,
                 max_execution_ms: 0,
             },
             txn_session,
@@ -816,13 +820,7 @@ impl Session {
     /// then the counters published to the process list (its mutex is taken
     /// there anyway).
     fn end_statement(&mut self, start: std::time::Instant) {
-        let limit = self
-            .state
-            .vars
-            .get("long_query_time")
-            .and_then(Value::to_f64)
-            .unwrap_or(10.0);
-        if start.elapsed().as_secs_f64() > limit {
+        if start.elapsed().as_secs_f64() > self.state.long_query_secs {
             self.count(Counter::SlowQueries);
         }
         self.state.process.end_statement(&self.state.counts);
@@ -2714,6 +2712,20 @@ impl Session {
                 self.state
                     .vars
                     .insert(var, Value::Bytes(value.to_text().unwrap_or_default()));
+            }
+            "long_query_time" => {
+                // A number of seconds, not a string that reads as 0 (1232
+                // in MySQL; Canyon's closest is 1231).
+                let secs = match &value {
+                    Value::Bytes(_) => None,
+                    v => v.to_f64().filter(|s| *s >= 0.0),
+                }
+                .ok_or_else(|| Error::WrongValueForVar {
+                    name: var.clone(),
+                    value: value.to_display(),
+                })?;
+                self.state.long_query_secs = secs;
+                self.state.vars.insert(var, Value::Double(secs));
             }
             "collation_connection" | "collation_server" | "collation_database" if !is_default => {
                 let name = value.to_display();

@@ -151,6 +151,10 @@ pub fn normalize_global(name: &str, v: Value) -> Result<Value> {
         "max_execution_time" => {
             Value::Int(v.to_i64().filter(|s| *s >= 0).ok_or_else(|| wrong(&v))?)
         }
+        "long_query_time" => match &v {
+            Value::Bytes(_) => return Err(wrong(&v)),
+            n => Value::Double(n.to_f64().filter(|s| *s >= 0.0).ok_or_else(|| wrong(&v))?),
+        },
         "collation_connection" | "collation_server" | "collation_database" => {
             let n = v.to_display();
             let c = crate::collation::Collation::from_name(&n)

@@ -477,6 +477,19 @@ fn set_global_is_the_default_of_new_sessions() {
         Error::UnknownCollation(_)
     ));
 
+    // long_query_time is a number of seconds: a string is refused (it would
+    // read as 0 and make every statement slow).
+    assert!(matches!(
+        err(&mut a, "SET long_query_time = 'abc'"),
+        Error::WrongValueForVar { .. }
+    ));
+    assert!(matches!(
+        err(&mut a, "SET GLOBAL long_query_time = -1"),
+        Error::WrongValueForVar { .. }
+    ));
+    run(&mut a, "SET long_query_time = 0.5").expect("a number");
+    assert_eq!(scalar(&mut a, "SELECT @@long_query_time"), "0.5");
+
     run(&mut a, "CREATE USER 'plain'@'%' IDENTIFIED BY 'pw'").expect("create user");
     let mut u = e.session(14, "plain", "localhost");
     assert!(matches!(
