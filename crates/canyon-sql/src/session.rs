@@ -766,9 +766,9 @@ impl Session {
     /// both scopes, as in MySQL. See `crate::status`.
     fn status_rows(&self, global: bool) -> Vec<(String, u64)> {
         let engine = &self.state.engine;
-        let procs = engine.processes.all();
+        let (closed, procs) = engine.status.closed_with(|| engine.processes.all());
         let counts = if global {
-            let mut total = engine.status.closed();
+            let mut total = closed;
             for p in &procs {
                 if !Arc::ptr_eq(p, &self.state.process) {
                     total.absorb(&p.info().counts);
@@ -2802,8 +2802,10 @@ impl Drop for Session {
             t.rollback();
         }
         self.state.engine.unregister_pin(&self.pin);
-        self.state.engine.processes.deregister(&self.state.process);
-        self.state.engine.status.disconnect(&self.state.counts);
+        let engine = &self.state.engine;
+        engine.status.disconnect(&self.state.counts, || {
+            engine.processes.deregister(&self.state.process)
+        });
     }
 }
 

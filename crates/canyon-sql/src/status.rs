@@ -209,9 +209,15 @@ impl Status {
         self.max_connected.fetch_max(now, Ordering::Relaxed);
     }
 
-    /// A session closed: its counts join the totals.
-    pub(crate) fn disconnect(&self, counts: &Counts) {
-        self.closed.lock().absorb(counts);
+    /// A session closed: its counts join the totals. `leave` takes the
+    /// session off the process list; it runs under the totals' lock, so a
+    /// GLOBAL reader (see [`Status::closed_with`]) sees the counts either in
+    /// the live entry or in the totals, never in both and never in neither.
+    pub(crate) fn disconnect(&self, counts: &Counts, leave: impl FnOnce()) {
+        let mut closed = self.closed.lock();
+        leave();
+        closed.absorb(counts);
+        drop(closed);
         self.connected.fetch_sub(1, Ordering::Relaxed);
     }
 
@@ -231,9 +237,13 @@ impl Status {
         self.aborted_clients.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Closed sessions' totals.
-    pub(crate) fn closed(&self) -> Counts {
-        self.closed.lock().clone()
+    /// Closed sessions' totals, and `live` run under the same lock: what
+    /// `live` reads of the process list is consistent with the totals (a
+    /// closing session is in exactly one of them).
+    pub(crate) fn closed_with<T>(&self, live: impl FnOnce() -> T) -> (Counts, T) {
+        let closed = self.closed.lock();
+        let t = live();
+        (closed.clone(), t)
     }
 
     /// (Connections, Threads_connected, Max_used_connections,
@@ -284,8 +294,11 @@ mod tests {
         s.connect();
         let mut c = Counts::default();
         c.add(Counter::ComSelect, 3);
-        s.disconnect(&c);
-        assert_eq!(s.closed().get(Counter::ComSelect), 3);
+        let mut left = false;
+        s.disconnect(&c, || left = true);
+        assert!(left, "the leave step runs");
+        let (closed, ()) = s.closed_with(|| ());
+        assert_eq!(closed.get(Counter::ComSelect), 3);
         let f = s.connection_figures();
         assert!(f.contains(&("Connections", 2)));
         assert!(f.contains(&("Threads_connected", 1)));
