@@ -41,7 +41,7 @@
 //! | block size | 16 KiB | fewer index entries per GB on flash; MyRocks' recommended setting |
 //! | compression | LZ4 on every level | cheap to decompress on the read path; the only codec built in |
 //! | compaction | levelled, dynamic level sizes | bounded space amplification (~1.1x) for update-heavy OLTP |
-//! | memtables | [`RocksOptions::write_buffer_bytes`] each ([`RocksOptions::rows_write_buffer_bytes`] for Rows), all capped by [`RocksOptions::total_write_buffer_bytes`] | a bounded memory budget on the write side too; Rows small so that rewritten rows do not pile up versions for scans |
+//! | memtables | [`RocksOptions::write_buffer_bytes`] each ([`RocksOptions::rows_write_buffer_bytes`] for Rows), all capped by [`RocksOptions::total_write_buffer_bytes`] | a bounded memory budget on the write side too; Rows small (8 MiB) so that rewritten rows do not pile up versions for scans, but not so small that flushes and compactions dominate |
 //! | WAL size | [`RocksOptions::max_total_wal_bytes`] | a rarely written keyspace (`meta`) would otherwise keep old WALs, and recovery time, growing |
 //! | `bytes_per_sync` | 1 MiB | SST writeback in small steps, not one long stall at file close |
 //! | scans | `fill_cache = true` | OLTP range scans are short and likely to be repeated |
@@ -82,13 +82,17 @@ pub struct RocksOptions {
     /// an SST file, in bytes. Default 64 MiB. Larger means fewer, bigger L0 files
     /// and longer WAL replay at recovery.
     pub write_buffer_bytes: usize,
-    /// Memtable size of the Rows keyspace, in bytes. Default 2 MiB — small on
-    /// purpose. Every UPDATE rewrites the row's key, and a memtable keeps every
-    /// version until it is flushed (a flush keeps only the newest: Canyon holds no
-    /// RocksDB snapshots), so range scans step over all of them. Measured with
-    /// sysbench oltp_read_write (8 threads, uniform ids, 10,000 rows): with 64 MiB
-    /// throughput fell from 32k to 8k queries/s within 30 s as versions piled up;
-    /// with 2 MiB it stayed at 35k–29k (docs/benchmarks.md).
+    /// Memtable size of the Rows keyspace, in bytes. Default 8 MiB — small on
+    /// purpose, but not too small. Every UPDATE rewrites the row's key, and a
+    /// memtable keeps every version until it is flushed (a flush keeps only the
+    /// newest: Canyon holds no RocksDB snapshots), so range scans step over all
+    /// of them: with 64 MiB, sysbench oltp_read_write (8 threads, uniform ids,
+    /// 10,000 rows) fell from 32k to 8k queries/s within 30 s as versions piled
+    /// up. Every flush, though, adds an L0 file, and each few L0 files are
+    /// compacted into the bottom level, rewriting the keyspace: with 2 MiB,
+    /// TPC-C spent a fifth of the server's CPU in compaction. 8 MiB measured
+    /// 0.99–1.0× 2 MiB's read-write throughput and 1.15× its TPC-C throughput at
+    /// 0.83× the CPU per transaction (docs/benchmarks.md, session 6).
     pub rows_write_buffer_bytes: usize,
     /// Memtables per column family (the active one plus frozen ones waiting for a
     /// flush). Default 4. Writes stall when all are full.
@@ -122,7 +126,7 @@ impl Default for RocksOptions {
         RocksOptions {
             block_cache_bytes: 512 * MIB,
             write_buffer_bytes: 64 * MIB,
-            rows_write_buffer_bytes: 2 * MIB,
+            rows_write_buffer_bytes: 8 * MIB,
             max_write_buffer_number: 4,
             total_write_buffer_bytes: 512 * MIB,
             max_background_jobs: cpus.clamp(2, 8) as i32,

@@ -393,8 +393,17 @@ impl Engine {
         let spawned = std::thread::Builder::new()
             .name("canyon-analyze".into())
             .spawn(move || {
-                if let Err(e) = engine.analyze_table(&table) {
-                    tracing::warn!(table = %table.def.name, error = %e, "background analysis failed");
+                let started = std::time::Instant::now();
+                match engine.analyze_table(&table) {
+                    Ok(()) => tracing::debug!(
+                        table = %table.def.name,
+                        rows = table.stats.analysis().map_or(0, |ks| ks.rows),
+                        ms = started.elapsed().as_millis() as u64,
+                        "background analysis"
+                    ),
+                    Err(e) => {
+                        tracing::warn!(table = %table.def.name, error = %e, "background analysis failed")
+                    }
                 }
             });
         if spawned.is_err() {

@@ -127,6 +127,19 @@ pub struct UpdatePlan {
     pub subqueries: bool,
 }
 
+impl UpdatePlan {
+    /// Whether the SET list assigns a column of the primary key or of any index:
+    /// only such an UPDATE can change a key's distinct-value counts (the
+    /// planner's statistics, `crate::stats`). Assigning a column its own value
+    /// counts too; this looks at the plan, not at the rows.
+    pub fn assigns_key_column(&self) -> bool {
+        let def = &self.table.def;
+        self.assignments.iter().any(|(c, _)| {
+            def.primary_key.contains(c) || def.indexes.iter().any(|ix| ix.columns.contains(c))
+        })
+    }
+}
+
 /// A DELETE.
 #[derive(Debug)]
 pub struct DeletePlan {

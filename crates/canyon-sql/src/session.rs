@@ -1132,7 +1132,12 @@ impl Session {
             let n = *affected_rows;
             let (table, due) = match plan {
                 Plan::Insert(i) => (&i.table, i.table.stats.note_changes(n, 0, 0)),
-                Plan::Update(u) => (&u.table, u.table.stats.note_changes(0, 0, n)),
+                // An UPDATE that assigns no key column leaves every n_diff as it
+                // was: it is no reason to analyse the table again.
+                Plan::Update(u) => {
+                    let changed = if u.assigns_key_column() { n } else { 0 };
+                    (&u.table, u.table.stats.note_changes(0, 0, changed))
+                }
                 Plan::Delete(d) => (&d.table, d.table.stats.note_changes(0, n, 0)),
                 Plan::Select(_) => return Ok(result),
             };
