@@ -90,9 +90,10 @@ pub struct RocksOptions {
     /// 10,000 rows) fell from 32k to 8k queries/s within 30 s as versions piled
     /// up. Every flush, though, adds an L0 file, and each few L0 files are
     /// compacted into the bottom level, rewriting the keyspace: with 2 MiB,
-    /// TPC-C spent a fifth of the server's CPU in compaction. 8 MiB measured
-    /// 0.99–1.0× 2 MiB's read-write throughput and 1.15× its TPC-C throughput at
-    /// 0.83× the CPU per transaction (docs/benchmarks.md, session 6).
+    /// TPC-C spent a fifth of the server's CPU in compaction. Against 2 MiB,
+    /// 8 MiB measured 0.99–1.00× the read-write throughput and 1.14–1.17× the
+    /// TPC-C throughput at 0.81–0.86× the CPU per transaction; 16 MiB lost
+    /// read-write throughput (0.91×) (docs/benchmarks.md, "Session 6 A/B").
     pub rows_write_buffer_bytes: usize,
     /// Memtables per column family (the active one plus frozen ones waiting for a
     /// flush). Default 4. Writes stall when all are full.

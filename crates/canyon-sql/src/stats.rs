@@ -17,12 +17,13 @@
 //!   no row is read or decoded), counting where each prefix changes. `ANALYZE TABLE` runs one; and, as InnoDB's
 //!   `innodb_stats_auto_recalc` does, a table whose modified rows since its last
 //!   analysis exceed 10% of its rows (plus 1,000) is analysed again in a
-//!   background thread, never on a client's statement. Unlike InnoDB, an UPDATE
-//!   that assigns no primary-key or index column does not count as a
-//!   modification: it cannot change any `n_diff` (TPC-C's stock and customer
-//!   updates re-analysed those tables every few seconds for nothing). InnoDB samples pages;
+//!   background thread, never on a client's statement. InnoDB samples pages;
 //!   Canyon scans, which is exact and costs one read of the table per 10% of
 //!   its rows changed.
+//! - Unlike InnoDB, an UPDATE that assigns no primary-key or index column does
+//!   not count as a modification: it cannot change any `n_diff`. (Counted,
+//!   TPC-C's stock and customer updates had those tables re-scanned every few
+//!   seconds for nothing.)
 //! - Between analyses the planner scales `n_diff` by `rows now / rows then`
 //!   (capped at the row count): tables grow with their keys' cardinality, not
 //!   into ever larger groups.
