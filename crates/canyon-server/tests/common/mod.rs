@@ -450,6 +450,8 @@ impl Mariadb {
         );
 
         let socket = dir.path().join("sock");
+        let tmpdir = dir.path().join("tmp");
+        std::fs::create_dir_all(&tmpdir).expect("create mariadbd's tmpdir");
         for attempt in 0..5 {
             let port = free_port();
             let mut cmd = Command::new(find_program("mariadbd").expect("checked above"));
@@ -464,6 +466,12 @@ impl Mariadb {
                     dir.path().join("error.log").display()
                 ))
                 .arg("--skip-name-resolve")
+                // Its own directory for temporary tables and files: with the
+                // default (/tmp) a CI run once failed a join of two
+                // information_schema tables with MariaDB's error 6 (a temporary
+                // table's file vanished), and nothing else on the machine should
+                // be able to touch this server's scratch files.
+                .arg(format!("--tmpdir={}", tmpdir.display()))
                 // The server defaults Debian's packaged config would set; Canyon
                 // speaks utf8mb4 too.
                 .arg("--character-set-server=utf8mb4")
