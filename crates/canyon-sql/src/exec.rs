@@ -464,7 +464,7 @@ pub(crate) fn for_each_locked_row_dir(
             }
             processed.insert(pk.clone());
             txn.lock(&row_lock_key(table, &pk))?;
-            let Some(bytes) = txn.get(table.def.id, &pk, ReadMode::Current)? else {
+            let Some(bytes) = txn.get_locked(table.def.id, &pk)? else {
                 continue;
             };
             decode_table_row(table, &bytes, &mut row)?;
@@ -648,7 +648,7 @@ fn find_conflict(
 ) -> Result<Option<Conflict>> {
     let def = &table.def;
     txn.lock(&row_lock_key(table, pk))?;
-    if let Some(bytes) = txn.get(def.id, pk, ReadMode::Current)? {
+    if let Some(bytes) = txn.get_locked(def.id, pk)? {
         let mut existing = Vec::new();
         decode_table_row(table, &bytes, &mut existing)?;
         return Ok(Some(Conflict {
@@ -672,7 +672,7 @@ fn find_conflict(
             // that row off the value: lock the row, re-read it, and look again if
             // it no longer holds the value.
             txn.lock(&row_lock_key(table, &other_pk))?;
-            if let Some(bytes) = txn.get(def.id, &other_pk, ReadMode::Current)? {
+            if let Some(bytes) = txn.get_locked(def.id, &other_pk)? {
                 let mut existing = Vec::new();
                 decode_table_row(table, &bytes, &mut existing)?;
                 if same_columns(table, &idx.columns, &existing, row) {
@@ -749,7 +749,7 @@ fn write_update(
     let bytes = encode_over(txn, table, &pk, &new)?;
     if new_pk != pk {
         txn.lock(&row_lock_key(table, &new_pk))?;
-        if txn.get(def.id, &new_pk, ReadMode::Current)?.is_some() {
+        if txn.get_locked(def.id, &new_pk)?.is_some() {
             return Err(pk_duplicate(table, &new));
         }
         check_unique(txn, table, &new, &new_pk, Some(old))?;

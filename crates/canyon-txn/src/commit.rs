@@ -7,9 +7,10 @@
 //!    `txn/last_ts = commit_ts`. Recovery is therefore `visible = last_ts`.
 //! 2. The caller holds, from its current read until the end of the transaction, a
 //!    row lock covering every pk it writes ([`crate::Transaction::put`]'s
-//!    contract). So the Rows version read while preparing — outside any global
-//!    lock — is still the one the batch replaces when it is written. Debug builds
-//!    re-read it under the commit mutex and assert so.
+//!    contract). So the Rows version the transaction's locked read remembered
+//!    ([`crate::Transaction::get_locked`]), or the one read while preparing —
+//!    outside any global lock — is still the one the batch replaces when it is
+//!    written. Debug builds re-read it under the commit mutex and assert so.
 //! 3. The commit timestamp is taken and the batch written under the one commit
 //!    mutex, `commit_ts = next_ts + 1`: WAL order is timestamp order. Batches are
 //!    built before it; under it happen only stamping the timestamp into the
@@ -48,7 +49,7 @@
 //! syncs is far below the number of commits (see the `group_commit_*` test).
 
 use crate::keys::{self, history_key, index_entry_key, index_value, patch_ts, version_value};
-use crate::mvcc::{Buffered, Transaction};
+use crate::mvcc::{Buffered, Replaced, Transaction};
 use crate::{run_blocking, Durability, Timestamp, TxnManager};
 use canyon_common::{Error, Result};
 use canyon_storage::{Keyspace, WriteBatch};
@@ -151,9 +152,14 @@ impl TxnManager {
         #[cfg(debug_assertions)]
         let mut read = Vec::new();
         for (rk, b) in writes {
-            let old = self.storage.get(Keyspace::Rows, &rk)?;
+            let old = match b.replaced {
+                Replaced::Unknown => self.storage.get(Keyspace::Rows, &rk)?,
+                Replaced::Absent => None,
+                Replaced::Live(raw) => Some(raw.to_vec()),
+            };
             let old_version = old.as_deref().map(keys::decode_version).transpose()?;
             let old_live = old_version.is_some_and(|v| v.row.is_some());
+            let old_ts = old_version.map(|v| v.ts);
             let new_value = match &b.row {
                 Some(row) => Some(version_value(0, Some(row))),
                 None if old_live => Some(version_value(0, None)),
@@ -161,12 +167,12 @@ impl TxnManager {
                 None => None,
             };
             if let Some(value) = new_value {
-                if let (Some(raw), Some(v)) = (&old, old_version) {
+                if let (Some(raw), Some(ts)) = (&old, old_ts) {
                     // The replaced version moves verbatim; its leading commit_ts
                     // becomes the end_ts, stamped later.
                     history.push(PendingPut {
                         keyspace: Keyspace::History,
-                        key: history_key(&rk, v.ts),
+                        key: history_key(&rk, ts),
                         value: raw.clone(),
                         stamp: true,
                     });

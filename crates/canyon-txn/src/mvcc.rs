@@ -232,11 +232,37 @@ impl std::fmt::Debug for TxnSession {
     }
 }
 
+/// The committed Rows value a buffered write replaces, as the transaction's own
+/// locked current read ([`Transaction::get_locked`]) saw it. Commit moves it to
+/// History; remembering it spares commit a second storage read of every row it
+/// writes (3.7% of the server's CPU under TPC-C, measured with `perf`).
+///
+/// Valid until the transaction ends because the row lock was held at the read and
+/// is held until then (commit rule 2): no other writer can change the value. GC
+/// changes Rows values without row locks only by removing tombstones, so a
+/// tombstone is never remembered; `Absent` and `Live` cannot change under a lock.
+#[derive(Debug, Clone)]
+pub(crate) enum Replaced {
+    /// Not remembered: commit reads the value from storage.
+    Unknown,
+    /// No Rows value at all.
+    Absent,
+    /// A live version, raw: header and row, exactly as stored.
+    Live(Arc<[u8]>),
+}
+
+/// At most this many bytes of replaced values are remembered per transaction;
+/// past it, commit reads them again. Bounds the extra memory of a bulk UPDATE to
+/// this, not to a second copy of every row it touched.
+const REMEMBERED_BYTES_MAX: usize = 4 << 20;
+
 /// One transaction's buffered write of one row.
 #[derive(Debug, Clone)]
 pub(crate) struct Buffered {
     /// The new row, or `None` for a delete.
     pub row: Option<Vec<u8>>,
+    /// The committed version this write replaces, if the locked read remembered it.
+    pub replaced: Replaced,
     /// Index keys of the committed version this write replaces (as the caller read
     /// it at the transaction's first write of this pk).
     pub committed_index_keys: Vec<(IndexId, Vec<u8>)>,
@@ -279,6 +305,11 @@ pub struct Transaction {
     /// SAVEPOINTs, oldest first: a name and the write buffer as it was. They
     /// live and die with the transaction.
     pub(crate) savepoints: Vec<(String, BTreeMap<Vec<u8>, Buffered>)>,
+    /// The last [`Transaction::get_locked`] that reached storage: its Rows key and
+    /// what it found, taken by the first buffered write of that key.
+    pub(crate) locked_read: Option<(Vec<u8>, Replaced)>,
+    /// Bytes of `Replaced::Live` values remembered so far (<= REMEMBERED_BYTES_MAX).
+    pub(crate) remembered_bytes: usize,
     pub(crate) state: TxnState,
 }
 
@@ -448,6 +479,8 @@ impl TxnSession {
             writes: BTreeMap::new(),
             undo: Vec::new(),
             savepoints: Vec::new(),
+            locked_read: None,
+            remembered_bytes: 0,
             state: TxnState::Active,
         }
     }
@@ -594,6 +627,34 @@ impl Transaction {
         self.mgr.read_version(&key, at)
     }
 
+    /// The current read of a row whose lock the caller holds — taken before this
+    /// call and, like every lock, kept to the end of the transaction. Returns what
+    /// [`Transaction::get`] in [`ReadMode::Current`] returns, and remembers the
+    /// stored version for commit, which then need not read it again (see
+    /// [`Replaced`]). Reading a row without holding its lock here breaks commit
+    /// rule 2; debug builds catch it at commit.
+    pub fn get_locked(&mut self, table: TableId, pk: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_active()?;
+        let key = rows_key(table, pk);
+        if let Some(b) = self.writes.get(&key) {
+            return Ok(b.row.clone());
+        }
+        let Some(raw) = self.mgr.storage.get(Keyspace::Rows, &key)? else {
+            self.locked_read = Some((key, Replaced::Absent));
+            return Ok(None);
+        };
+        let v = decode_version(&raw)?;
+        let row = v.row.map(<[u8]>::to_vec);
+        self.locked_read =
+            if row.is_some() && self.remembered_bytes + raw.len() <= REMEMBERED_BYTES_MAX {
+                self.remembered_bytes += raw.len();
+                Some((key, Replaced::Live(raw.into())))
+            } else {
+                None
+            };
+        Ok(row)
+    }
+
     /// Takes the exclusive lock on `key` (an opaque key chosen by the SQL layer),
     /// waiting up to the lock wait timeout. Re-entrant.
     ///
@@ -678,8 +739,16 @@ impl Transaction {
             }
             Entry::Vacant(e) => {
                 self.undo.push((e.key().clone(), None));
+                let replaced = match self.locked_read.take() {
+                    Some((k, r)) if k == *e.key() => r,
+                    other => {
+                        self.locked_read = other;
+                        Replaced::Unknown
+                    }
+                };
                 e.insert(Buffered {
                     row,
+                    replaced,
                     committed_index_keys: old_index_keys,
                     new_index_keys,
                 });
@@ -742,6 +811,7 @@ impl Transaction {
         self.writes.clear();
         self.undo.clear();
         self.savepoints.clear();
+        self.locked_read = None;
         self.release_locks();
         self.snapshot = None;
         self.slot.clear();
@@ -756,6 +826,7 @@ impl Transaction {
         self.writes.clear();
         self.undo.clear();
         self.savepoints.clear();
+        self.locked_read = None;
         self.release_locks();
         self.snapshot = None;
         self.slot.clear();

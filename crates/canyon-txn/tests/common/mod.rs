@@ -47,7 +47,7 @@ pub fn lock_key(pk: &[u8]) -> Vec<u8> {
 /// INSERT would.
 pub fn write(tx: &mut Transaction, pk: &[u8], value: &[u8]) -> Result<()> {
     tx.lock(&lock_key(pk))?;
-    let old = tx.get(T, pk, ReadMode::Current)?;
+    let old = tx.get_locked(T, pk)?;
     let old_keys = old.map(|o| vec![(IX, o)]).unwrap_or_default();
     tx.put(
         T,
@@ -62,7 +62,7 @@ pub fn write(tx: &mut Transaction, pk: &[u8], value: &[u8]) -> Result<()> {
 /// Locks and deletes `pk` (DELETE).
 pub fn delete(tx: &mut Transaction, pk: &[u8]) -> Result<()> {
     tx.lock(&lock_key(pk))?;
-    let old = tx.get(T, pk, ReadMode::Current)?;
+    let old = tx.get_locked(T, pk)?;
     let old_keys = old.map(|o| vec![(IX, o)]).unwrap_or_default();
     tx.delete(T, pk.to_vec(), old_keys);
     Ok(())
@@ -165,6 +165,8 @@ pub struct CountingStorage {
     pub inner: MemoryStorage,
     pub syncs: AtomicU64,
     pub writes: AtomicU64,
+    /// Point reads of the Rows keyspace.
+    pub row_gets: AtomicU64,
     pub sync_delay: Duration,
     pub fail_sync: std::sync::atomic::AtomicBool,
 }
@@ -175,6 +177,7 @@ impl CountingStorage {
             inner: MemoryStorage::new(),
             syncs: AtomicU64::new(0),
             writes: AtomicU64::new(0),
+            row_gets: AtomicU64::new(0),
             sync_delay,
             fail_sync: std::sync::atomic::AtomicBool::new(false),
         }
@@ -183,6 +186,9 @@ impl CountingStorage {
 
 impl Storage for CountingStorage {
     fn get(&self, keyspace: Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if keyspace == Keyspace::Rows {
+            self.row_gets.fetch_add(1, Ordering::SeqCst);
+        }
         self.inner.get(keyspace, key)
     }
     fn scan(
