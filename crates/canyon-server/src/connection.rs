@@ -26,9 +26,13 @@
 //! 1. Every command except COM_QUIT, COM_STMT_CLOSE and COM_STMT_SEND_LONG_DATA
 //!    gets exactly one reply (OK, ERR, result set(s), or a prepare response),
 //!    flushed before the next command is read.
-//! 2. Engine calls run on the connection's task; a call that waits (row lock,
-//!    durable commit) does so through `EngineConfig.blocking_hook`, which moves
-//!    the wait off the runtime's worker ([`crate::blocking_hook`]); so does a
+//! 2. Engine calls run on the connection's task. The commit that ends a request
+//!    is only written by the engine; the task awaits its durability
+//!    (`Session::take_pending_commit`, `Connection::await_commit`) before the
+//!    reply is written, so waiting for the log sync costs no thread. A call
+//!    that waits otherwise (a row lock, an implicit commit) does so through
+//!    `EngineConfig.blocking_hook`, which moves the wait off the runtime's
+//!    worker ([`crate::blocking_hook`]); so does a
 //!    statement still reading rows 5 ms after its first 1,024 (canyon-sql's
 //!    `LONG_STATEMENT`), so that it does not hold up the worker's other
 //!    connections.
@@ -319,6 +323,8 @@ impl Login<'_> {
         }
 
         let mut session = shared.engine.session(id, &user, host);
+        // Commits are awaited here, not waited for on the worker thread.
+        session.set_deferred_durability(true);
         // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows.
         session.set_client_found_rows(capabilities & capability::FOUND_ROWS != 0);
         // The handshake's character set id names the connection's collation.
@@ -515,6 +521,19 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             .write_packet(|out| protocol::write_ok(out, &ok, false));
     }
 
+    /// Awaits the commit the request left pending (the session's deferred
+    /// durability) before anything is answered; if the commit fails, `result`
+    /// (the request's last) becomes its error.
+    async fn await_commit(&mut self, result: Option<&mut Result<QueryResult, Error>>) {
+        if let Some(commit) = self.session.take_pending_commit() {
+            if let Err(e) = commit.durable().await {
+                if let Some(r) = result {
+                    *r = Err(e);
+                }
+            }
+        }
+    }
+
     /// COM_QUERY: run the text, answer each statement's result in order.
     async fn com_query(&mut self, body: &[u8]) {
         let sql = match protocol::decode_query(body) {
@@ -525,7 +544,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             }
         };
         debug!(conn = self.id, sql = &*sql, "COM_QUERY");
-        let results = self.session.execute(&sql, self.multi_statements);
+        let mut results = self.session.execute(&sql, self.multi_statements);
+        self.await_commit(results.last_mut()).await;
         if results.is_empty() {
             let e = protocol::empty_query();
             self.io.write_packet(|out| protocol::write_err(out, &e));
@@ -664,6 +684,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             .shared
             .engine
             .session(self.id, &request.user, &self.host);
+        session.set_deferred_durability(true);
         session.set_client_found_rows(self.capabilities & capability::FOUND_ROWS != 0);
         let wake = self.killed.clone();
         session.set_kill_hook(Box::new(move || wake.notify_one()));
@@ -805,7 +826,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                 return;
             }
         };
-        match self.session.execute_prepared(id, &params) {
+        let mut result = self.session.execute_prepared(id, &params);
+        self.await_commit(Some(&mut result)).await;
+        match result {
             Ok(result) => {
                 let _ = self.write_result(result, false, RowFormat::Binary).await;
             }

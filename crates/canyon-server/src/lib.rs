@@ -33,8 +33,10 @@
 //! 6. `com_query` calls `Session::execute(sql, multi_statements)`. Inside the
 //!    engine the statement is parsed, bound against the catalog snapshot, planned
 //!    (a primary-key point read here), and executed on an MVCC snapshot over the
-//!    storage trait — see `canyon_sql`'s crate doc for those steps. A lock or
-//!    commit wait inside runs through [`blocking_hook`].
+//!    storage trait — see `canyon_sql`'s crate doc for those steps. A lock wait
+//!    inside runs through [`blocking_hook`]; an autocommitted write's commit is
+//!    written, and its durability awaited by the connection task before it
+//!    answers.
 //! 7. The result comes back as `QueryResult::Rows`. `Connection::write_result`
 //!    appends the column count, one ColumnDefinition41 per column
 //!    ([`protocol::write_column_definition`]), each row as length-encoded text

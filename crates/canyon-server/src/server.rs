@@ -3,8 +3,10 @@
 //!
 //! Threading model: one async task per connection on a fixed pool of runtime
 //! worker threads (the lesson of MySQL's thread-per-connection collapse past a few
-//! thousand clients). Engine calls run inline on the task; blocking waits inside
-//! the engine go through [`blocking_hook`].
+//! thousand clients). Engine calls run inline on the task; a commit's wait for
+//! its log sync is awaited by the task (the session's deferred durability, see
+//! `connection.rs`), and the other blocking waits inside the engine (row locks)
+//! go through [`blocking_hook`].
 //!
 //! Shutdown: stop accepting, then abort every connection task. A task is
 //! cancelled only at an await point — reading the next command or flushing a

@@ -10,6 +10,14 @@
 //! - autocommit=0: the first statement opens a transaction that stays open.
 //! - A failed statement is rolled back alone (its writes, not its locks); a
 //!   deadlock rolls back the whole transaction (MySQL 1213).
+//! - Deferred durability ([`Session::set_deferred_durability`], the server's
+//!   mode): a COMMIT, or an autocommitted statement, that ends a request is
+//!   written but its wait for durability is left to the caller
+//!   ([`Session::take_pending_commit`]), who awaits it before answering — so an
+//!   async connection task does not block its worker thread on the log sync.
+//!   The result is still sent only once the commit is durable; every other
+//!   commit (implicit ones, and statements followed by more in the same
+//!   request) waits in place.
 //!
 //! A session is owned by one connection task; nothing in it is shared, so none of
 //! its state costs a shared write.
@@ -52,7 +60,7 @@ use crate::types::{expr_column, ExprKind};
 use crate::value::Value;
 use crate::vars;
 use canyon_common::{Error, Result};
-use canyon_txn::{IsolationLevel, Transaction, TxnSession};
+use canyon_txn::{Committing, IsolationLevel, Transaction, TxnSession};
 use sqlparser::ast::{self, Statement};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -431,6 +439,11 @@ pub struct Session {
     next_statement_id: u32,
     /// This session's catalog pin (see `crate::alter`).
     pin: Arc<std::sync::atomic::AtomicU64>,
+    /// Whether the caller awaits [`Session::take_pending_commit`] itself.
+    defer_durability: bool,
+    /// A written commit the caller has yet to await (deferred durability). While
+    /// it is here nothing else runs: every entry point settles it first.
+    pending_commit: Option<Committing>,
 }
 
 fn ok(affected_rows: u64) -> QueryResult {
@@ -523,6 +536,8 @@ impl Session {
             prepared: HashMap::new(),
             next_statement_id: 1,
             pin,
+            defer_durability: false,
+            pending_commit: None,
         };
         // SET GLOBAL values are the new session's starting values (checked
         // when they were set, so they apply).
@@ -606,6 +621,9 @@ impl Session {
     /// hold several statements; results come back in order and stop after the first
     /// error. Without `multi`, more than one statement is a syntax error.
     pub fn execute(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
+        if let Err(e) = self.settle() {
+            return vec![Err(e)];
+        }
         if self.killed() {
             return vec![Err(Error::Interrupted)];
         }
@@ -643,7 +661,14 @@ impl Session {
         }
         let mut out = Vec::with_capacity(stmts.len());
         for s in &stmts {
-            let r = self.run(s, &[], sql);
+            let mut r = self.run(s, &[], sql);
+            if out.len() + 1 < stmts.len() {
+                // More statements follow: this one's commit must be durable and
+                // visible before they run (and before its OK counts).
+                if let Err(e) = self.settle() {
+                    r = Err(e);
+                }
+            }
             let failed = r.is_err();
             out.push(r);
             if failed {
@@ -828,6 +853,7 @@ impl Session {
 
     /// COM_STMT_EXECUTE with decoded parameters (the count is checked: 1210).
     pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
+        self.settle()?;
         if self.killed() {
             return Err(Error::Interrupted);
         }
@@ -1055,7 +1081,7 @@ impl Session {
                         .take()
                         .expect("the statement's transaction is open");
                     self.count(Counter::HandlerCommit);
-                    t.commit()?;
+                    self.commit_txn(t, true)?;
                 }
                 Ok(v)
             }
@@ -1148,18 +1174,61 @@ impl Session {
         Ok(result)
     }
 
-    /// Ends the open transaction (COMMIT, BEGIN, and the implicit commit of
-    /// DDL) and releases the catalog pin: a DDL must not wait for itself.
+    /// Ends the open transaction (BEGIN, and the implicit commit of DDL),
+    /// durably, and releases the catalog pin: a DDL must not wait for itself.
     fn commit(&mut self) -> Result<()> {
+        self.commit_open(false)
+    }
+
+    /// [`Session::commit`]; with `deferrable`, the statement ends with it (COMMIT)
+    /// and its durability wait may be left to the caller.
+    fn commit_open(&mut self, deferrable: bool) -> Result<()> {
         let r = match self.txn.take() {
             Some(t) => {
                 self.count(Counter::HandlerCommit);
-                t.commit()
+                self.commit_txn(t, deferrable)
             }
             None => Ok(()),
         };
         self.unpin();
         r
+    }
+
+    /// Commits `t`: writes it, then waits until it is durable — or, when the
+    /// statement ends with this commit and the caller asked for deferred
+    /// durability, leaves that wait in `pending_commit`.
+    fn commit_txn(&mut self, t: Transaction, deferrable: bool) -> Result<()> {
+        let c = t.commit_deferred()?;
+        if deferrable && self.defer_durability && !c.is_done() {
+            debug_assert!(self.pending_commit.is_none(), "settled at every entry");
+            self.pending_commit = Some(c);
+            Ok(())
+        } else {
+            c.wait()
+        }
+    }
+
+    /// Waits (blocking) for a pending commit the caller did not take.
+    fn settle(&mut self) -> Result<()> {
+        match self.pending_commit.take() {
+            Some(c) => c.wait(),
+            None => Ok(()),
+        }
+    }
+
+    /// Deferred durability: a COMMIT or autocommitted statement that ends a
+    /// request leaves its wait for durability to the caller, who must take it
+    /// with [`Session::take_pending_commit`] and await it before answering (see
+    /// the module doc). Off by default: every commit waits in place.
+    pub fn set_deferred_durability(&mut self, on: bool) {
+        self.defer_durability = on;
+    }
+
+    /// The commit the last request wrote but did not wait for, if any. The
+    /// request's result may be sent only once it is durable; if it fails, the
+    /// request fails with its error. Not taken, the next request waits for it.
+    pub fn take_pending_commit(&mut self) -> Option<Committing> {
+        self.pending_commit.take()
     }
 
     /// Releases the catalog pin once no transaction is open (rule P1 of
@@ -1467,7 +1536,7 @@ impl Session {
                 Ok(ok(0))
             }
             Statement::Commit { chain: false, .. } => {
-                self.commit()?;
+                self.commit_open(true)?;
                 Ok(ok(0))
             }
             Statement::Rollback {

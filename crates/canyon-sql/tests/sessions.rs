@@ -498,3 +498,68 @@ fn set_global_is_the_default_of_new_sessions() {
     ));
     run(&mut u, "SET SESSION max_execution_time = 5").expect("a session value needs nothing");
 }
+
+fn count(s: &mut Session) -> Value {
+    match run(s, "SELECT COUNT(*) FROM acc").expect("count succeeds") {
+        QueryResult::Rows { rows, .. } => rows[0][0].clone(),
+        other => panic!("expected rows, got {other:?}"),
+    }
+}
+
+/// Deferred durability (the server's mode): the commit that ends a request is
+/// left for the caller to await — invisible to everyone until then — while
+/// commits inside a request, and implicit ones, wait in place.
+#[test]
+fn deferred_durability_leaves_only_the_request_ending_commit_to_the_caller() {
+    let e = engine();
+    let mut a = session(&e, 2);
+    let mut b = session(&e, 3);
+    a.set_deferred_durability(true);
+
+    // An autocommitted INSERT: written, pending, not yet visible.
+    run(&mut a, "INSERT INTO acc VALUES (3, 0)").expect("insert succeeds");
+    let pending = a
+        .take_pending_commit()
+        .expect("the INSERT's commit is pending");
+    assert!(!pending.is_done());
+    assert_eq!(count(&mut b), Value::Int(2), "visible before it is durable");
+    pending.wait().expect("the commit becomes durable");
+    assert_eq!(count(&mut b), Value::Int(3));
+
+    // A read-only request leaves nothing to await.
+    assert_eq!(count(&mut a), Value::Int(3));
+    assert!(a.take_pending_commit().is_none());
+
+    // BEGIN ... COMMIT: only the COMMIT leaves its wait.
+    run(&mut a, "BEGIN").expect("begin");
+    run(&mut a, "INSERT INTO acc VALUES (4, 0)").expect("insert succeeds");
+    assert!(a.take_pending_commit().is_none());
+    run(&mut a, "COMMIT").expect("commit");
+    let pending = a.take_pending_commit().expect("the COMMIT is pending");
+    pending.wait().expect("durable");
+
+    // Statements followed by more in one request wait in place: the SELECT
+    // after the INSERT sees it.
+    let results = a.execute(
+        "INSERT INTO acc VALUES (5, 0); SELECT COUNT(*) FROM acc",
+        true,
+    );
+    match &results[1] {
+        Ok(QueryResult::Rows { rows, .. }) => assert_eq!(rows[0][0], Value::Int(5)),
+        other => panic!("expected rows, got {other:?}"),
+    }
+    assert!(a.take_pending_commit().is_none());
+
+    // An implicit commit (DDL) waits in place.
+    run(&mut a, "BEGIN").expect("begin");
+    run(&mut a, "INSERT INTO acc VALUES (6, 0)").expect("insert succeeds");
+    run(&mut a, "CREATE TABLE other (id INT PRIMARY KEY)").expect("create succeeds");
+    assert!(a.take_pending_commit().is_none());
+    assert_eq!(count(&mut b), Value::Int(6));
+
+    // A pending commit nobody took is settled by the next request.
+    run(&mut a, "INSERT INTO acc VALUES (7, 0)").expect("insert succeeds");
+    run(&mut a, "SELECT 1").expect("next request");
+    assert!(a.take_pending_commit().is_none());
+    assert_eq!(count(&mut b), Value::Int(7));
+}

@@ -295,6 +295,9 @@ impl TxnManager {
                 },
             )?;
         }
+        if let Durability::SyncEveryCommit = self.config.durability {
+            crate::commit::GroupCommit::spawn_syncer(&self.group, Arc::downgrade(self))?;
+        }
         if let Durability::SyncPeriodically { interval } = self.config.durability {
             self.background.spawn(
                 "canyon-sync",

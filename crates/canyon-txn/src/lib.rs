@@ -43,6 +43,7 @@ mod lock;
 mod mvcc;
 mod scan;
 
+pub use commit::Committing;
 pub use gc::GcStats;
 pub use keys::LAST_TS_KEY;
 pub use mvcc::{Transaction, TxnManager, TxnSession};
@@ -118,9 +119,10 @@ pub struct TxnConfig {
     /// How often garbage collection of old versions runs (default 1 s). Zero
     /// disables the background thread; [`TxnManager::run_gc_once`] still works.
     pub gc_interval: Duration,
-    /// Called around every blocking wait (lock wait, durability wait); the server
-    /// sets it to `tokio::task::block_in_place` so a waiting connection does not
-    /// stall a runtime worker. `None` runs the wait directly.
+    /// Called around every blocking wait (lock wait, [`crate::Committing::wait`]);
+    /// the server sets it to `tokio::task::block_in_place` so a waiting
+    /// connection does not stall a runtime worker (its commits it awaits instead,
+    /// through [`crate::Committing::durable`]). `None` runs the wait directly.
     pub blocking_hook: Option<fn(&mut dyn FnMut())>,
 }
 

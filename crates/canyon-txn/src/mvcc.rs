@@ -183,8 +183,8 @@ pub struct TxnManager {
     pub(crate) next_txn_id: CachePadded<AtomicU64>,
     /// Serialises timestamp assignment with the storage write (commit.rs rule 3).
     pub(crate) commit_mutex: Mutex<()>,
-    /// Leader/follower group commit state.
-    pub(crate) group: GroupCommit,
+    /// Leader/follower group commit state, shared with the syncer thread.
+    pub(crate) group: Arc<GroupCommit>,
     /// Set once a storage write or sync failed; every later commit is refused.
     pub(crate) failed: AtomicBool,
     /// Why `failed` was set.
@@ -348,7 +348,7 @@ impl TxnManager {
             visible: CachePadded::new(AtomicU64::new(last_ts)),
             next_txn_id: CachePadded::new(AtomicU64::new(1)),
             commit_mutex: Mutex::new(()),
-            group: GroupCommit::new(last_ts),
+            group: Arc::new(GroupCommit::new(last_ts)),
             failed: AtomicBool::new(false),
             failure: Mutex::new(None),
             locks: LockTable::new(),
@@ -438,6 +438,7 @@ impl TxnManager {
 impl Drop for TxnManager {
     fn drop(&mut self) {
         self.background.stop();
+        self.group.shut_down();
         if matches!(
             self.config.durability,
             crate::Durability::SyncPeriodically { .. }
@@ -631,8 +632,8 @@ impl Transaction {
     /// call and, like every lock, kept to the end of the transaction. Returns what
     /// [`Transaction::get`] in [`ReadMode::Current`] returns, and remembers the
     /// stored version for commit, which then need not read it again (see
-    /// [`Replaced`]). Reading a row without holding its lock here breaks commit
-    /// rule 2; debug builds catch it at commit.
+    /// `Replaced` in `mvcc.rs`). Reading a row without holding its lock here
+    /// breaks commit rule 2; debug builds catch it at commit.
     pub fn get_locked(&mut self, table: TableId, pk: &[u8]) -> Result<Option<Vec<u8>>> {
         self.check_active()?;
         let key = rows_key(table, pk);

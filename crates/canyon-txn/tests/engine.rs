@@ -543,6 +543,123 @@ fn commit_reuses_the_locked_read_of_each_row_it_replaces() {
     assert_eq!(read(&mut after_load, &pks[5]), Some(b"small".to_vec()));
 }
 
+/// A minimal executor for the futures of `Committing::durable`: polls on this
+/// thread, parks between polls, and counts the polls.
+fn block_on<F: std::future::Future>(fut: F) -> (F::Output, usize) {
+    struct Unpark(thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut fut = std::pin::pin!(fut);
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return (v, polls);
+        }
+        thread::park_timeout(Duration::from_secs(30));
+        assert!(polls < 10_000, "a durable() future that is never woken");
+    }
+}
+
+/// `commit_deferred` + `durable()`: the commit is written at once, acknowledged
+/// only once synced (by the syncer thread, in shared rounds), and its row locks
+/// are held until then.
+#[test]
+fn deferred_commits_wait_for_the_syncer_and_hold_their_locks_until_durable() {
+    let storage = Arc::new(CountingStorage::new(Duration::from_millis(30)));
+    let mgr = open_on(storage.clone());
+    load(&mgr, &[(b"a", b"1")]);
+    let visible = mgr.visible_ts();
+
+    let (_s, mut tx) = begin(&mgr, RR);
+    write(&mut tx, b"a", b"2").unwrap();
+    let committing = tx.commit_deferred().unwrap();
+    assert!(!committing.is_done(), "a 30 ms sync cannot be over yet");
+    assert_eq!(
+        mgr.visible_ts(),
+        visible,
+        "not visible before it is durable"
+    );
+    // Another writer still waits for the row.
+    let (_s2, mut other) = begin(&mgr, RR);
+    other.set_lock_wait_timeout(Duration::from_millis(5));
+    assert!(matches!(
+        other.lock(&lock_key(b"a")),
+        Err(Error::LockWaitTimeout)
+    ));
+    let (r, polls) = block_on(committing.durable());
+    r.unwrap();
+    assert!(polls >= 2, "completed without ever waiting ({polls} polls)");
+    assert_eq!(mgr.visible_ts(), visible + 1);
+    assert_eq!(read_now(&mgr, b"a"), Some(b"2".to_vec()));
+    other.set_lock_wait_timeout(Duration::from_secs(5));
+    other.lock(&lock_key(b"a")).unwrap();
+    drop(other);
+
+    // Many deferred commits at once share sync rounds.
+    const THREADS: usize = 8;
+    let syncs = storage.syncs.load(Ordering::SeqCst);
+    thread::scope(|sc| {
+        for t in 0..THREADS {
+            let mgr = &mgr;
+            sc.spawn(move || {
+                let s = mgr.session();
+                for i in 0..5 {
+                    let mut tx = s.begin(RR);
+                    let pk = format!("{t}-{i}");
+                    write(&mut tx, pk.as_bytes(), b"v").unwrap();
+                    block_on(tx.commit_deferred().unwrap().durable()).0.unwrap();
+                    assert_eq!(read_now(mgr, pk.as_bytes()), Some(b"v".to_vec()));
+                }
+            });
+        }
+    });
+    let rounds = storage.syncs.load(Ordering::SeqCst) - syncs;
+    assert!(
+        rounds < (THREADS * 5) as u64,
+        "{rounds} syncs for 40 commits"
+    );
+    assert_eq!(mgr.visible_ts(), visible + 1 + 40);
+
+    // Dropping an unfinished commit waits for it: its locks outlive visibility.
+    let (_s, mut tx) = begin(&mgr, RR);
+    write(&mut tx, b"a", b"3").unwrap();
+    let committing = tx.commit_deferred().unwrap();
+    drop(committing);
+    assert_eq!(read_now(&mgr, b"a"), Some(b"3".to_vec()));
+
+    // Nothing written: done at once.
+    let (_s, tx) = begin(&mgr, RR);
+    assert!(tx.commit_deferred().unwrap().is_done());
+}
+
+/// A failed sync fails the deferred commits waiting on it, and later ones.
+#[test]
+fn deferred_commit_reports_a_failed_sync() {
+    let storage = Arc::new(CountingStorage::new(Duration::from_millis(5)));
+    let mgr = open_on(storage.clone());
+    load(&mgr, &[(b"a", b"1")]);
+    storage.fail_sync.store(true, Ordering::SeqCst);
+    let (_s, mut tx) = begin(&mgr, RR);
+    write(&mut tx, b"a", b"2").unwrap();
+    let (r, _) = block_on(tx.commit_deferred().unwrap().durable());
+    assert!(matches!(r, Err(Error::Io(_))), "{r:?}");
+    assert_eq!(read_now(&mgr, b"a"), Some(b"1".to_vec()));
+    storage.fail_sync.store(false, Ordering::SeqCst);
+    let (_s, mut tx) = begin(&mgr, RR);
+    write(&mut tx, b"b", b"1").unwrap();
+    assert!(matches!(tx.commit_deferred(), Err(Error::Io(_))));
+    // The lock of the failed commit was released.
+    let (_s, mut tx) = begin(&mgr, RR);
+    tx.set_lock_wait_timeout(Duration::from_secs(5));
+    tx.lock(&lock_key(b"a")).unwrap();
+}
+
 #[test]
 fn sync_failure_refuses_later_commits() {
     let storage = Arc::new(CountingStorage::new(Duration::ZERO));
@@ -793,7 +910,7 @@ fn blocking_hook_wraps_lock_waits_and_commit_waits() {
     )
     .unwrap();
     let before = HOOK_CALLS.load(Ordering::SeqCst);
-    load(&mgr, &[(b"a", b"1")]); // the commit's write and durability wait
+    load(&mgr, &[(b"a", b"1")]); // the commit's durability wait
     assert!(HOOK_CALLS.load(Ordering::SeqCst) > before);
     let (_s1, mut t1) = begin(&mgr, RR);
     let (_s2, mut t2) = begin(&mgr, RR);
