@@ -42,6 +42,7 @@
 //! | compression | LZ4 on every level | cheap to decompress on the read path; the only codec built in |
 //! | compaction | levelled, dynamic level sizes | bounded space amplification (~1.1x) for update-heavy OLTP |
 //! | memtables | [`RocksOptions::write_buffer_bytes`] each ([`RocksOptions::rows_write_buffer_bytes`] for Rows), all capped by [`RocksOptions::total_write_buffer_bytes`] | a bounded memory budget on the write side too; Rows small (8 MiB) so that rewritten rows do not pile up versions for scans, but not so small that flushes and compactions dominate |
+//! | scan-triggered flush | on `rows`: [`RocksOptions::rows_scan_flush_entries`] (64) and [`RocksOptions::rows_scan_flush_avg_entries`] (2) | a range scan that steps over many hidden old versions of rewritten rows in the active memtable marks it for flush, which drops them; without it, hot rows' versions cost every scan until the memtable fills |
 //! | WAL size | [`RocksOptions::max_total_wal_bytes`] | a rarely written keyspace (`meta`) would otherwise keep old WALs, and recovery time, growing |
 //! | `bytes_per_sync` | 1 MiB | SST writeback in small steps, not one long stall at file close |
 //! | scans | `fill_cache = true` | OLTP range scans are short and likely to be repeated |
@@ -95,6 +96,23 @@ pub struct RocksOptions {
     /// TPC-C throughput at 0.81–0.86× the CPU per transaction; 16 MiB lost
     /// read-write throughput (0.91×) (docs/benchmarks.md, "Session 6 A/B").
     pub rows_write_buffer_bytes: usize,
+    /// Rows only: when one iterator operation steps over this many hidden
+    /// entries (older versions, deletes) in the active memtable, the memtable is
+    /// marked for flush — a flush keeps only each key's newest version (RocksDB's
+    /// `memtable_op_scan_flush_trigger`). 0 disables it and the next setting.
+    /// Default 64.
+    ///
+    /// Why: sysbench's read-write mix sends 75% of its updates to 1% of the rows,
+    /// which pile up dozens of versions each in the memtable; its range scans
+    /// then spent half their time re-seeking past them (15% of the server's CPU).
+    /// With 64 / 2 the read-write throughput measured 1.08× (five rounds), and
+    /// TPC-C did not lose (docs/benchmarks.md, "Session 7 A/B").
+    pub rows_scan_flush_entries: u32,
+    /// Rows only: the same when the Next calls between two seeks step over this
+    /// many hidden entries each on average (and over at least
+    /// `rows_scan_flush_entries` in all) — a scan of many rows with a few old
+    /// versions each (RocksDB's `memtable_avg_op_scan_flush_trigger`). Default 2.
+    pub rows_scan_flush_avg_entries: u32,
     /// Memtables per column family (the active one plus frozen ones waiting for a
     /// flush). Default 4. Writes stall when all are full.
     pub max_write_buffer_number: i32,
@@ -128,6 +146,8 @@ impl Default for RocksOptions {
             block_cache_bytes: 512 * MIB,
             write_buffer_bytes: 64 * MIB,
             rows_write_buffer_bytes: 8 * MIB,
+            rows_scan_flush_entries: 64,
+            rows_scan_flush_avg_entries: 2,
             max_write_buffer_number: 4,
             total_write_buffer_bytes: 512 * MIB,
             max_background_jobs: cpus.clamp(2, 8) as i32,
@@ -272,6 +292,23 @@ impl RocksStorage {
             DBWithThreadMode::<SingleThreaded>::open_cf_descriptors(&db_opts, path, descriptors)
                 .map_err(|e| map_err(&format!("open {}", path.display()), e))?;
 
+        if options.rows_scan_flush_entries > 0 {
+            // Not in the `rocksdb` crate's Options; it is a mutable option, so
+            // it is set by name once the database is open.
+            let rows = db
+                .cf_handle(Keyspace::Rows.name())
+                .expect("open() opens a column family for every keyspace");
+            let op = options.rows_scan_flush_entries.to_string();
+            let avg = options.rows_scan_flush_avg_entries.to_string();
+            db.set_options_cf(
+                &rows,
+                &[
+                    ("memtable_op_scan_flush_trigger", op.as_str()),
+                    ("memtable_avg_op_scan_flush_trigger", avg.as_str()),
+                ],
+            )
+            .map_err(|e| map_err("set the Rows scan flush trigger", e))?;
+        }
         let mut get_options = ReadOptions::default();
         get_options.fill_cache(true);
         let mut write_sync = WriteOptions::default();

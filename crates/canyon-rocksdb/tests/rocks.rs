@@ -291,3 +291,73 @@ fn kill9_keeps_batches_whole_and_a_prefix() {
         s.close().unwrap();
     }
 }
+
+/// A scan that steps over many hidden old versions in the Rows memtable marks
+/// it for flush (`rows_scan_flush_entries`), which keeps only the newest
+/// version of each key; with the trigger off, nothing is flushed.
+#[test]
+fn scans_over_many_old_versions_flush_the_rows_memtable() {
+    for trigger in [64, 0] {
+        let dir = tempfile::tempdir().unwrap();
+        let options = RocksOptions {
+            rows_scan_flush_entries: trigger,
+            ..small_options()
+        };
+        let s = RocksStorage::open(dir.path(), &options).unwrap();
+        let ssts = || {
+            std::fs::read_dir(dir.path())
+                .unwrap()
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .extension()
+                        .is_some_and(|x| x == "sst")
+                })
+                .count()
+        };
+        // 100 keys written 6 times: 5 hidden versions of each in the memtable
+        // (fewer than the 8 after which RocksDB re-seeks past a key's versions
+        // instead of stepping over them: the scan steps over all 500).
+        for round in 0..6u32 {
+            let mut b = WriteBatch::new();
+            for k in 0..100u32 {
+                b.put(
+                    Keyspace::Rows,
+                    k.to_be_bytes().to_vec(),
+                    round.to_be_bytes().to_vec(),
+                );
+            }
+            s.write(b, false).unwrap();
+        }
+        assert_eq!(ssts(), 0, "nothing flushed before the scan");
+        let mut newest = 0;
+        s.scan(Keyspace::Rows, &KeyRange::all(), false, &mut |_, v| {
+            assert_eq!(v, 5u32.to_be_bytes());
+            newest += 1;
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(newest, 100);
+        // RocksDB notices a marked memtable after a write and switches it at
+        // the write after that.
+        let write = |i: u32| {
+            let mut b = WriteBatch::new();
+            b.put(Keyspace::Rows, b"z".to_vec(), i.to_be_bytes().to_vec());
+            s.write(b, false).unwrap();
+        };
+        write(0);
+        write(1);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while trigger > 0 && ssts() == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if trigger > 0 {
+            assert!(ssts() > 0, "the scan did not trigger a flush");
+        } else {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            assert_eq!(ssts(), 0, "flushed with the trigger off");
+        }
+        assert_eq!(count(&s, Keyspace::Rows), 101);
+    }
+}
