@@ -33,11 +33,16 @@ fn run(s: &mut Session, sql: &str) -> Result<QueryResult, Error> {
     s.execute(sql, false).pop().expect("one result")
 }
 
-fn balance(s: &mut Session, id: i64) -> Value {
-    match run(s, &format!("SELECT bal FROM acc WHERE id = {id}")).expect("select succeeds") {
+/// The first value of the first row `sql` returns.
+fn first_value(s: &mut Session, sql: &str) -> Value {
+    match run(s, sql).expect("select succeeds") {
         QueryResult::Rows { rows, .. } => rows[0][0].clone(),
         other => panic!("expected rows, got {other:?}"),
     }
+}
+
+fn balance(s: &mut Session, id: i64) -> Value {
+    first_value(s, &format!("SELECT bal FROM acc WHERE id = {id}"))
 }
 
 #[test]
@@ -500,10 +505,7 @@ fn set_global_is_the_default_of_new_sessions() {
 }
 
 fn count(s: &mut Session) -> Value {
-    match run(s, "SELECT COUNT(*) FROM acc").expect("count succeeds") {
-        QueryResult::Rows { rows, .. } => rows[0][0].clone(),
-        other => panic!("expected rows, got {other:?}"),
-    }
+    first_value(s, "SELECT COUNT(*) FROM acc")
 }
 
 /// Deferred durability (the server's mode): the commit that ends a request is
