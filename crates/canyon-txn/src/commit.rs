@@ -324,10 +324,11 @@ impl TxnManager {
         #[cfg(debug_assertions)]
         let mut read = Vec::new();
         for (rk, b) in writes {
-            let old = match b.replaced {
+            let mut old = match b.replaced {
                 Replaced::Unknown => self.storage.get(Keyspace::Rows, &rk)?,
                 Replaced::Absent => None,
-                Replaced::Live(raw) => Some(raw.to_vec()),
+                // Unshared unless a savepoint still holds a copy of the buffer.
+                Replaced::Live(raw) => Some(Arc::unwrap_or_clone(raw)),
             };
             let old_version = old.as_deref().map(keys::decode_version).transpose()?;
             let old_live = old_version.is_some_and(|v| v.row.is_some());
@@ -339,13 +340,19 @@ impl TxnManager {
                 None => None,
             };
             if let Some(value) = new_value {
-                if let (Some(raw), Some(ts)) = (&old, old_ts) {
+                if let (Some(raw), Some(ts)) = (old.as_mut(), old_ts) {
                     // The replaced version moves verbatim; its leading commit_ts
-                    // becomes the end_ts, stamped later.
+                    // becomes the end_ts, stamped later. Debug builds keep a copy
+                    // for the rule-2 check.
+                    let value = if cfg!(debug_assertions) {
+                        raw.clone()
+                    } else {
+                        std::mem::take(raw)
+                    };
                     history.push(PendingPut {
                         keyspace: Keyspace::History,
                         key: history_key(&rk, ts),
-                        value: raw.clone(),
+                        value,
                         stamp: true,
                     });
                 }

@@ -21,12 +21,15 @@
 //!    [`Transaction::scan`] and [`Transaction::scan_index`]; the first one publishes
 //!    the snapshot (one atomic load of the visible timestamp).
 //! 4. Writes: [`Transaction::lock`] the row's lock key, read it with
-//!    [`ReadMode::Current`], then [`Transaction::put`] / [`Transaction::delete`] into
-//!    the transaction's write buffer. Nothing reaches storage yet.
+//!    [`Transaction::get_locked`] (a current read that commit reuses), then
+//!    [`Transaction::put`] / [`Transaction::delete`] into the transaction's write
+//!    buffer. Nothing reaches storage yet.
 //! 5. On error, [`Transaction::rollback_statement`] undoes the statement's buffered
 //!    writes (locks stay held, as in InnoDB).
 //! 6. [`Transaction::commit`] writes one atomic batch at a fresh commit timestamp,
 //!    waits for the (grouped) WAL sync, publishes the timestamp, releases the locks.
+//!    An async caller uses [`Transaction::commit_deferred`] and awaits
+//!    [`Committing::durable`] instead, so no thread blocks on the sync.
 //!
 //! What this layer does not do: it does not know column types, does not evaluate
 //! predicates, and does not decide which rows to lock — the SQL layer does.

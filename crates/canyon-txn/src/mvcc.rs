@@ -169,7 +169,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The transaction manager: timestamps, the lock table, the snapshot registry, the
-/// commit path and the background threads (GC, periodic sync). One per database.
+/// commit path and the background threads (GC, the syncer or the periodic sync).
+/// One per database.
 pub struct TxnManager {
     pub(crate) storage: Arc<dyn Storage>,
     pub(crate) config: TxnConfig,
@@ -247,8 +248,9 @@ pub(crate) enum Replaced {
     Unknown,
     /// No Rows value at all.
     Absent,
-    /// A live version, raw: header and row, exactly as stored.
-    Live(Arc<[u8]>),
+    /// A live version, raw: header and row, exactly as stored. Shared, because
+    /// statement undo and savepoints copy the write buffer.
+    Live(Arc<Vec<u8>>),
 }
 
 /// At most this many bytes of replaced values are remembered per transaction;
@@ -329,8 +331,10 @@ impl std::fmt::Debug for Transaction {
 impl TxnManager {
     /// Opens the transaction manager over `storage`, recovering the timestamp
     /// counters from `txn/last_ts` (nothing else needs recovery: storage holds only
-    /// committed batches), and starts the background threads (GC and, with
-    /// [`crate::Durability::SyncPeriodically`], the periodic sync).
+    /// committed batches), and starts the background threads (GC; the syncer
+    /// thread for [`crate::Committing::durable`] with
+    /// [`crate::Durability::SyncEveryCommit`], the periodic sync with
+    /// [`crate::Durability::SyncPeriodically`]).
     pub fn open(storage: Arc<dyn Storage>, config: TxnConfig) -> Result<Arc<TxnManager>> {
         let last_ts = match storage.get(Keyspace::Meta, keys::LAST_TS_KEY)? {
             Some(v) => keys::decode_ts_value(&v)?,
@@ -649,7 +653,7 @@ impl Transaction {
         self.locked_read =
             if row.is_some() && self.remembered_bytes + raw.len() <= REMEMBERED_BYTES_MAX {
                 self.remembered_bytes += raw.len();
-                Some((key, Replaced::Live(raw.into())))
+                Some((key, Replaced::Live(Arc::new(raw))))
             } else {
                 None
             };
