@@ -24,6 +24,12 @@
 //! bound cannot be encoded exactly in the key's type at run time (e.g. `int_col =
 //! 1.5`, or a string compared with an integer column, which MySQL compares as
 //! numbers), [`Access::key_ranges`] falls back to a full scan rather than guess.
+//!
+//! The one exception: a single-table SELECT whose WHERE clause *is* its
+//! primary-key ranges over integer columns ([`Access::implies`]) skips the
+//! re-check when this execution's bounds convert exactly
+//! ([`Access::bounds_exact`]); the key encoding orders integers exactly as SQL
+//! compares them, so the re-check could only repeat what the ranges decided.
 
 use crate::catalog::Table;
 use crate::encoding::encode_key_value;
@@ -291,6 +297,151 @@ impl Access {
         } else {
             (KeyRanges::Empty, false)
         })
+    }
+}
+
+impl Access {
+    /// Whether reading this path's key ranges *is* evaluating `filter`, so the
+    /// per-row re-check (the module doc's safety net) may be skipped when
+    /// [`Access::bounds_exact`] also holds at run time.
+    ///
+    /// Holds only for the primary key over integer key columns, where the key
+    /// encoding orders exactly as SQL compares, and only when every conjunct of
+    /// `filter` is one of `col = v`, `col < v` (`<=`, `>`, `>=`, either side),
+    /// `col BETWEEN v AND w` or `col IN (v, ...)` on a key column with `v` a
+    /// parameter or a literal (not an expression: `id = RAND()` is evaluated
+    /// per row), and the ranges are exactly those conjuncts: equalities on the
+    /// leading key columns, then bounds or an IN list on the next one, nothing
+    /// on later columns, no column constrained twice (`id > 1 AND id > 5`
+    /// keeps only one bound in the ranges).
+    pub fn implies(&self, table: &Table, filter: &Expr) -> bool {
+        if self.target != Target::Primary || self.full_scan || self.ranges.is_empty() {
+            return false;
+        }
+        let key = &table.def.primary_key;
+        /// What the conjuncts say about one key column.
+        #[derive(Default)]
+        struct Said {
+            eq: Option<Expr>,
+            lower: Option<(Expr, bool)>,
+            upper: Option<(Expr, bool)>,
+            list: Option<Vec<Expr>>,
+        }
+        let mut said: Vec<Said> = key.iter().map(|_| Said::default()).collect();
+        let value = |e: &Expr| matches!(e, Expr::Param(_) | Expr::Literal(_));
+        let key_pos = |e: &Expr| match e {
+            Expr::Column(c) if table.def.columns[*c].ty.is_integer() => {
+                key.iter().position(|k| k == c)
+            }
+            _ => None,
+        };
+        fn set<T>(slot: &mut Option<T>, v: T) -> bool {
+            slot.replace(v).is_none()
+        }
+        for c in filter.conjuncts() {
+            let fresh = match c {
+                Expr::Binary(op, a, b) => {
+                    let (pos, v, op) = match (key_pos(a), key_pos(b)) {
+                        (Some(p), None) if value(b) => (p, b.as_ref().clone(), *op),
+                        (None, Some(p)) if value(a) => (p, a.as_ref().clone(), flip(*op)),
+                        _ => return false,
+                    };
+                    let s = &mut said[pos];
+                    match op {
+                        BinOp::Eq => set(&mut s.eq, v),
+                        BinOp::Gt => set(&mut s.lower, (v, false)),
+                        BinOp::Ge => set(&mut s.lower, (v, true)),
+                        BinOp::Lt => set(&mut s.upper, (v, false)),
+                        BinOp::Le => set(&mut s.upper, (v, true)),
+                        _ => return false,
+                    }
+                }
+                Expr::Between(e, lo, hi, false) if value(lo) && value(hi) => {
+                    let Some(p) = key_pos(e) else { return false };
+                    let s = &mut said[p];
+                    set(&mut s.lower, (lo.as_ref().clone(), true))
+                        & set(&mut s.upper, (hi.as_ref().clone(), true))
+                }
+                Expr::InList(e, list, false) if list.iter().all(value) => {
+                    let Some(p) = key_pos(e) else { return false };
+                    set(&mut said[p].list, list.clone())
+                }
+                _ => return false,
+            };
+            if !fresh {
+                return false;
+            }
+        }
+        // Equalities on a prefix, then at most one bounded column, then nothing.
+        let n = said.iter().take_while(|s| s.eq.is_some()).count();
+        let prefix: Vec<Expr> = said[..n].iter().filter_map(|s| s.eq.clone()).collect();
+        if said[..n]
+            .iter()
+            .any(|s| s.lower.is_some() || s.upper.is_some() || s.list.is_some())
+            || said.iter().skip(n + 1).any(|s| {
+                s.eq.is_some() || s.lower.is_some() || s.upper.is_some() || s.list.is_some()
+            })
+        {
+            return false;
+        }
+        let next = said.get(n);
+        match next.and_then(|s| s.list.as_ref()) {
+            Some(list) => {
+                let s = next.expect("a list is on a column");
+                s.lower.is_none()
+                    && s.upper.is_none()
+                    && self.ranges.len() == list.len()
+                    && self.ranges.iter().zip(list).all(|(r, v)| {
+                        r.lower.is_none()
+                            && r.upper.is_none()
+                            && r.eq.len() == n + 1
+                            && r.eq[..n] == prefix[..]
+                            && r.eq[n] == *v
+                    })
+            }
+            None => {
+                let (lower, upper) =
+                    next.map_or((None, None), |s| (s.lower.clone(), s.upper.clone()));
+                self.ranges.len() == 1
+                    && self.ranges[0]
+                        == RangeSpec {
+                            eq: prefix,
+                            lower,
+                            upper,
+                        }
+            }
+        }
+    }
+
+    /// Whether every bound of the ranges converts exactly to its key column's
+    /// type for this execution's values, i.e. [`Access::key_ranges`] does not
+    /// fall back to a full scan (`id = 1.5`, `id = 'x'`). With
+    /// [`Access::implies`] this makes the filter's re-check redundant.
+    pub fn bounds_exact(&self, table: &Table, ctx: &dyn EvalContext) -> Result<bool> {
+        let cols = self.key_columns(table);
+        let env = Env {
+            row: &[],
+            aggs: &[],
+            ctx,
+        };
+        for spec in &self.ranges {
+            let n = spec.eq.len();
+            let bounds = spec.eq.iter().enumerate().chain(
+                spec.lower
+                    .iter()
+                    .chain(spec.upper.iter())
+                    .map(|(e, _)| (n, e)),
+            );
+            for (i, e) in bounds {
+                let Some(col) = cols.get(i).map(|&c| &table.def.columns[c]) else {
+                    return Ok(false);
+                };
+                if matches!(key_value(eval(e, &env)?, col.ty), KeyValue::Inexact) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -1019,6 +1170,56 @@ mod tests {
             "full unique match beats a plain index"
         );
         assert_eq!(a.ranges[0].eq.len(), 2);
+    }
+
+    fn implied(where_clause: &str) -> bool {
+        let t = table();
+        let sql = format!("SELECT * FROM t WHERE {where_clause}");
+        let stmt = Parser::parse_sql(&MySqlDialect {}, &sql)
+            .expect("parses")
+            .remove(0);
+        let sqlparser::ast::Statement::Query(q) = stmt else {
+            panic!("a query")
+        };
+        let sqlparser::ast::SetExpr::Select(s) = *q.body else {
+            panic!("a select")
+        };
+        let filter = Binder::new(Some(&t), None)
+            .bind(s.selection.as_ref().expect("has WHERE"))
+            .expect("binds");
+        choose_access(&t, Some(&filter)).implies(&t, &filter)
+    }
+
+    #[test]
+    fn primary_key_ranges_that_are_the_whole_filter_imply_it() {
+        for w in [
+            "id = ?",
+            "id = 5",
+            "? = id",
+            "id BETWEEN ? AND ?",
+            "id > ? AND id <= ?",
+            "5 < id",
+            "id IN (1, 2, ?)",
+        ] {
+            assert!(implied(w), "{w}");
+        }
+        for w in [
+            // Another column, a second bound the ranges keep only one of, an
+            // expression (evaluated per row), a secondary index, OR, <=>.
+            "id = ? AND k = 1",
+            "id > 1 AND id > 5",
+            "id = ? AND id = ?",
+            "id = 1 + 1",
+            "id IN (1, 2) AND id = 1",
+            "k = 5",
+            "a = 1 AND b = 2",
+            "id = 1 OR id = 2",
+            "id <=> 1",
+            "NOT id = 1",
+            "1 = 1 AND id = 1",
+        ] {
+            assert!(!implied(w), "{w}");
+        }
     }
 
     #[test]

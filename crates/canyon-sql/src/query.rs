@@ -135,8 +135,13 @@ pub struct SelectPlan {
     pub table: Option<Arc<Table>>,
     /// The single table's access path.
     pub access: Access,
-    /// The whole WHERE clause (re-checked on every row of the single-table path).
+    /// The whole WHERE clause (re-checked on every row of the single-table path
+    /// unless `filter_implied`).
     pub filter: Option<Expr>,
+    /// Whether reading `access`'s ranges already evaluates `filter`
+    /// ([`Access::implies`]); the re-check is skipped when the bounds also
+    /// convert exactly at run time ([`Access::bounds_exact`]).
+    pub filter_implied: bool,
     /// Aggregates referenced by projection / HAVING / ORDER BY.
     pub aggs: Vec<AggCall>,
     /// Whether rows are grouped (aggregates or GROUP BY present).
@@ -874,6 +879,10 @@ fn plan_query(
         Some(t) if !grouped && !distinct => access.delivers_order(t, &order_by, &projection),
         _ => false,
     };
+    let filter_implied = match (&table, &filter) {
+        (Some(t), Some(f)) => access.implies(t, f),
+        _ => false,
+    };
     let plan = SelectPlan {
         outer_len,
         frame_len,
@@ -883,6 +892,7 @@ fn plan_query(
         table,
         access,
         filter,
+        filter_implied,
         aggs,
         grouped,
         group_by,

@@ -21,7 +21,7 @@ use crate::exec::{
     decode_table_row_columns, for_each_locked_row_dir, for_each_row, for_each_row_checked, no_row,
 };
 use crate::expr::{
-    eval, eval_predicate, subquery_key, AggCall, AggFunc, Env, EvalContext, SubqueryExpr,
+    eval, eval_predicate, subquery_key, AggCall, AggFunc, Env, EvalContext, Expr, SubqueryExpr,
     SubqueryRows, SubqueryRunner, WithSubqueries,
 };
 use crate::plan::eval_count;
@@ -224,6 +224,12 @@ pub fn run_select(
         (Some(table), Some(txn)) => {
             let mut col = Collector::new(plan, ctx)?;
             let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
+            // The WHERE clause each row read must pass: none when the key
+            // ranges read already are the clause (`Access::implies`).
+            let filter = match &plan.filter {
+                Some(_) if plan.filter_implied && plan.access.bounds_exact(table, ctx)? => None,
+                f => f.as_ref(),
+            };
             if plan.lock == LockMode::Locking || force_lock {
                 // The filter is re-checked on the locked version by the helper.
                 // A LIMIT the access order satisfies bounds what is locked:
@@ -237,7 +243,7 @@ pub fn run_select(
                     lock_limit,
                     reverse,
                     ctx,
-                    &mut |_t, _pk, row| keep(plan, ctx, &mut col, &row).map(|_| ()),
+                    &mut |_t, _pk, mut row| keep(None, ctx, &mut col, &mut row).map(|_| ()),
                 )?;
                 col.finish(ctx, &[])?
             } else if plan.order_from_access && plan.access.target != Target::Primary {
@@ -253,7 +259,7 @@ pub fn run_select(
                     plan.needed.as_deref(),
                     ctx,
                     Some(&mut misplaced),
-                    &mut |_pk, row| keep(plan, ctx, &mut col, row),
+                    &mut |_pk, row| keep(filter, ctx, &mut col, row),
                 )?;
                 if misplaced {
                     let mut col = Collector::new(plan, ctx)?;
@@ -267,7 +273,7 @@ pub fn run_select(
                         false,
                         plan.needed.as_deref(),
                         ctx,
-                        &mut |_pk, row| keep(plan, ctx, &mut col, row),
+                        &mut |_pk, row| keep(filter, ctx, &mut col, row),
                     )?;
                     col.finish(ctx, &[])?
                 } else {
@@ -282,7 +288,7 @@ pub fn run_select(
                     reverse,
                     plan.needed.as_deref(),
                     ctx,
-                    &mut |_pk, row| keep(plan, ctx, &mut col, row),
+                    &mut |_pk, row| keep(filter, ctx, &mut col, row),
                 )?;
                 col.finish(ctx, &[])?
             }
@@ -320,14 +326,16 @@ pub fn run_select(
     })
 }
 
-/// The single-table path's per-row step: the WHERE clause, then the collector.
+/// The single-table path's per-row step: the WHERE clause (`None`: already
+/// checked, or implied by the key ranges read), then the collector, which may
+/// take values out of `row` (the caller decodes the next row over it).
 fn keep(
-    plan: &SelectPlan,
+    filter: Option<&Expr>,
     ctx: &dyn EvalContext,
     col: &mut Collector<'_>,
-    row: &[Value],
+    row: &mut [Value],
 ) -> Result<bool> {
-    if let Some(f) = &plan.filter {
+    if let Some(f) = filter {
         let env = Env {
             row,
             aggs: &[],
@@ -337,7 +345,25 @@ fn keep(
             return Ok(true);
         }
     }
-    col.add(row, ctx)
+    col.add_taking(row, ctx)
+}
+
+/// [`Collector::takes`] for a plan.
+fn takeable(plan: &SelectPlan) -> Vec<Option<usize>> {
+    if plan.grouped {
+        return vec![None; plan.projection.len()];
+    }
+    let mut reads: HashMap<usize, usize> = HashMap::new();
+    for e in &plan.projection {
+        e.visit_columns(&mut |c| *reads.entry(c).or_default() += 1, &mut |_| {});
+    }
+    plan.projection
+        .iter()
+        .map(|e| match e {
+            Expr::Column(c) if reads.get(c) == Some(&1) => Some(*c),
+            _ => None,
+        })
+        .collect()
 }
 
 /// LIMIT and OFFSET, evaluated (no LIMIT: `None`; no OFFSET: 0).
@@ -386,6 +412,10 @@ struct Collector<'p> {
     /// Sort although the plan expects the access path's order (its rows came
     /// out of order).
     sort_anyway: bool,
+    /// Per projection entry, the frame column [`Collector::add_taking`] may move
+    /// out instead of copying: a plain column that no other entry reads, in a
+    /// plan that keeps no frame (not grouped).
+    takes: Vec<Option<usize>>,
 }
 
 impl<'p> Collector<'p> {
@@ -400,7 +430,43 @@ impl<'p> Collector<'p> {
             groups: HashMap::new(),
             states: Vec::new(),
             sort_anyway: false,
+            takes: takeable(plan),
         })
+    }
+
+    /// [`Collector::add`] for a frame the caller is done with: projected
+    /// columns are moved out of it (left NULL) rather than copied.
+    fn add_taking(&mut self, frame: &mut [Value], ctx: &dyn EvalContext) -> Result<bool> {
+        if self.takes.iter().all(Option::is_none) {
+            return self.add(frame, ctx);
+        }
+        let plan = self.plan;
+        let mut row = Vec::with_capacity(plan.projection.len());
+        {
+            let env = Env {
+                row: frame,
+                aggs: &[],
+                ctx,
+            };
+            if let Some(h) = &plan.having {
+                if !eval_predicate(h, &env)? {
+                    return Ok(true);
+                }
+            }
+            for (e, take) in plan.projection.iter().zip(&self.takes) {
+                row.push(match take {
+                    Some(_) => Value::Null,
+                    None => eval(e, &env)?,
+                });
+            }
+        }
+        for (slot, take) in row.iter_mut().zip(&self.takes) {
+            if let Some(v) = take.and_then(|c| frame.get_mut(c)) {
+                *slot = std::mem::replace(v, Value::Null);
+            }
+        }
+        self.out.push(row);
+        Ok(self.stop_after.is_none_or(|w| (self.out.len() as u64) < w))
     }
 
     /// Takes one frame that passed the filters; `false` when no more are needed.
@@ -411,17 +477,21 @@ impl<'p> Collector<'p> {
             aggs: &[],
             ctx,
         };
+        if plan.grouped && plan.group_by.is_empty() {
+            // One group (an aggregate over all rows): no key to build or hash.
+            if self.states.is_empty() {
+                self.states.push(AggState::new(&plan.aggs, frame.to_vec()));
+            }
+            self.states[0].add(&plan.aggs, &env)?;
+            return Ok(true);
+        }
         if plan.grouped {
-            let key = if plan.group_by.is_empty() {
-                Vec::new()
-            } else {
-                let vals = plan
-                    .group_by
-                    .iter()
-                    .map(|e| eval(e, &env))
-                    .collect::<Result<Vec<_>>>()?;
-                encode_row(&collated(&vals, &plan.group_colls))
-            };
+            let vals = plan
+                .group_by
+                .iter()
+                .map(|e| eval(e, &env))
+                .collect::<Result<Vec<_>>>()?;
+            let key = encode_row(&collated(&vals, &plan.group_colls));
             let idx = match self.groups.get(&key) {
                 Some(&i) => i,
                 None => {

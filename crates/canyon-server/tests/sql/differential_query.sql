@@ -61,4 +61,13 @@ SELECT t.d, t.n, t.s FROM (SELECT w, d, COUNT(*) n, SUM(bal) s FROM cu GROUP BY 
 SELECT COUNT(*) FROM (SELECT w, d, COUNT(*) n FROM cu GROUP BY w, d) t WHERE t.w = 1 AND t.n > 1;
 SELECT x.id FROM (SELECT id, bal FROM cu WHERE w = 1) x WHERE x.bal > 5 ORDER BY x.id;
 SELECT COUNT(*) FROM (SELECT w, MAX(bal) m FROM cu GROUP BY w) t WHERE t.m = 9;
+-- Primary-key ranges that are the whole WHERE clause (no re-check), and bounds
+-- that do not convert exactly to the key's type (a scan with the re-check).
+SELECT id, bal FROM cu WHERE w = 2 AND d = 1 AND id BETWEEN 1 AND 2 ORDER BY id;
+SELECT bal FROM cu WHERE w = 1 AND d IN (2, 1.0, '1', NULL, 1.5) ORDER BY bal;
+SELECT bal FROM cu WHERE w = 2 AND d > 1.5 AND d <= '2';
+SELECT COUNT(*), SUM(bal) FROM cu WHERE w = 1 AND d = 1 AND id > 0;
+SELECT bal FROM cu WHERE w = 1 AND d = 1 AND id BETWEEN 2 AND 1;
+SELECT bal FROM cu WHERE w = 18446744073709551616;
+SELECT bal FROM cu WHERE w = 2 AND d = 2 AND id = ' 1';
 DROP DATABASE diff_query3;
