@@ -25,11 +25,13 @@
 //! 1.5`, or a string compared with an integer column, which MySQL compares as
 //! numbers), [`Access::key_ranges`] falls back to a full scan rather than guess.
 //!
-//! The one exception: a single-table SELECT whose WHERE clause *is* its
-//! primary-key ranges over integer columns ([`Access::implies`]) skips the
-//! re-check when this execution's bounds convert exactly
-//! ([`Access::bounds_exact`]); the key encoding orders integers exactly as SQL
-//! compares them, so the re-check could only repeat what the ranges decided.
+//! The one exception: a single-table SELECT, UPDATE or DELETE whose WHERE
+//! clause *is* its primary-key ranges over integer columns
+//! ([`Access::implies`]) skips the re-check when this execution's bounds
+//! convert exactly ([`Access::bounds_exact`]); the key encoding orders integers
+//! exactly as SQL compares them, so the re-check could only repeat what the
+//! ranges decided. (A locking read re-reads a row at its latest version under
+//! its lock; that version has the same primary key, so it is still in range.)
 
 use crate::catalog::Table;
 use crate::encoding::encode_key_value;
@@ -38,7 +40,7 @@ use crate::types::SqlType;
 use crate::value::{parse_datetime_bytes, Value};
 use canyon_common::Result;
 use canyon_storage::{prefix_successor, KeyRange};
-use rust_decimal::prelude::FromPrimitive;
+use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
 use rust_decimal::Decimal;
 use std::ops::Bound;
 
@@ -467,9 +469,9 @@ fn key_value(v: Value, ty: SqlType) -> KeyValue {
         let n: Option<i128> = match &v {
             Value::Int(i) => Some(*i as i128),
             Value::UInt(u) => Some(*u as i128),
-            Value::Decimal(d) if d.fract().is_zero() => {
-                d.trunc().mantissa().checked_div(10i128.pow(d.scale()))
-            }
+            // `to_i128`, not the mantissa: `trunc` drops the scale, so 3.0's
+            // truncated mantissa is 3, not 30.
+            Value::Decimal(d) if d.fract().is_zero() => d.to_i128(),
             Value::Double(d) if d.fract() == 0.0 && d.abs() < 9e18 => Some(*d as i128),
             Value::Bytes(b) => std::str::from_utf8(b)
                 .ok()

@@ -1207,6 +1207,23 @@ fn replace_row(txn: &mut Transaction, table: &Table, pk: &[u8], row: &[Value]) -
     ))
 }
 
+/// The WHERE clause each row read must still pass: `None` when the plan's
+/// key ranges are the clause (`implied`, from [`Access::implies`]) and this
+/// execution's bounds convert exactly ([`Access::bounds_exact`]), so checking it
+/// again could only repeat what the ranges decided.
+pub(crate) fn residual_filter<'e>(
+    filter: Option<&'e Expr>,
+    implied: bool,
+    access: &Access,
+    table: &Table,
+    ctx: &dyn EvalContext,
+) -> Result<Option<&'e Expr>> {
+    Ok(match filter {
+        Some(_) if implied && access.bounds_exact(table, ctx)? => None,
+        f => f,
+    })
+}
+
 /// Visits the rows an UPDATE or DELETE changes, locked and at their latest
 /// version, in the plan's ORDER BY order, at most `limit` of them.
 #[allow(clippy::too_many_arguments)] // the statement's row selection, spelled out
@@ -1362,6 +1379,10 @@ pub fn run_update(
             warnings: 0,
         });
     }
+    let filter = match &resolved {
+        Some(_) => filter,
+        None => residual_filter(filter, plan.filter_implied, access, table, ctx)?,
+    };
     let mut matched = 0u64;
     let mut changed = 0u64;
     for_each_target_row(
@@ -1435,7 +1456,18 @@ pub fn run_delete(
     };
     let (filter, access, order, ctx): (_, _, _, &dyn EvalContext) = match &resolved {
         Some(r) => (r.filter.as_ref(), &r.access, &r.order, &r.ctx),
-        None => (plan.filter.as_ref(), &plan.access, &plan.order, ctx),
+        None => (
+            residual_filter(
+                plan.filter.as_ref(),
+                plan.filter_implied,
+                &plan.access,
+                table,
+                ctx,
+            )?,
+            &plan.access,
+            &plan.order,
+            ctx,
+        ),
     };
     let mut deleted = 0u64;
     for_each_target_row(

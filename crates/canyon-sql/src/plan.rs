@@ -115,6 +115,9 @@ pub struct UpdatePlan {
     pub access: Access,
     /// WHERE.
     pub filter: Option<Expr>,
+    /// Whether reading `access`'s ranges already evaluates `filter`
+    /// ([`Access::implies`]).
+    pub filter_implied: bool,
     /// SET column = expr, applied left to right as MySQL does.
     pub assignments: Vec<(usize, Expr)>,
     /// ORDER BY.
@@ -149,6 +152,9 @@ pub struct DeletePlan {
     pub access: Access,
     /// WHERE.
     pub filter: Option<Expr>,
+    /// Whether reading `access`'s ranges already evaluates `filter`
+    /// ([`Access::implies`]).
+    pub filter_implied: bool,
     /// ORDER BY.
     pub order: RowOrder,
     /// LIMIT.
@@ -821,11 +827,13 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
         .chain(keys.iter().map(|(e, _)| e));
     let subqueries = check_subqueries(&table, alias.as_deref(), exprs)?;
     let access = choose_access(&table, filter.as_ref());
+    let filter_implied = filter.as_ref().is_some_and(|f| access.implies(&table, f));
     let order = planned_row_order(&table, &access, keys, subqueries);
     Ok(UpdatePlan {
         table,
         access,
         filter,
+        filter_implied,
         assignments,
         order,
         limit,
@@ -864,11 +872,13 @@ pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePla
     let exprs = filter.iter().chain(keys.iter().map(|(e, _)| e));
     let subqueries = check_subqueries(&table, alias.as_deref(), exprs)?;
     let access = choose_access(&table, filter.as_ref());
+    let filter_implied = filter.as_ref().is_some_and(|f| access.implies(&table, f));
     let order = planned_row_order(&table, &access, keys, subqueries);
     Ok(DeletePlan {
         table,
         access,
         filter,
+        filter_implied,
         order,
         limit,
         subqueries,

@@ -19,6 +19,7 @@ use crate::api::QueryResult;
 use crate::encoding::encode_row;
 use crate::exec::{
     decode_table_row_columns, for_each_locked_row_dir, for_each_row, for_each_row_checked, no_row,
+    residual_filter,
 };
 use crate::expr::{
     eval, eval_predicate, subquery_key, AggCall, AggFunc, Env, EvalContext, Expr, SubqueryExpr,
@@ -226,10 +227,13 @@ pub fn run_select(
             let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
             // The WHERE clause each row read must pass: none when the key
             // ranges read already are the clause (`Access::implies`).
-            let filter = match &plan.filter {
-                Some(_) if plan.filter_implied && plan.access.bounds_exact(table, ctx)? => None,
-                f => f.as_ref(),
-            };
+            let filter = residual_filter(
+                plan.filter.as_ref(),
+                plan.filter_implied,
+                &plan.access,
+                table,
+                ctx,
+            )?;
             if plan.lock == LockMode::Locking || force_lock {
                 // The filter is re-checked on the locked version by the helper.
                 // A LIMIT the access order satisfies bounds what is locked:
@@ -239,7 +243,7 @@ pub fn run_select(
                     txn,
                     table,
                     &plan.access,
-                    plan.filter.as_ref(),
+                    filter,
                     lock_limit,
                     reverse,
                     ctx,

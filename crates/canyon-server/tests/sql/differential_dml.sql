@@ -227,5 +227,15 @@ INSERT INTO w VALUES (3, 1);
 DELETE FROM u WHERE id IN (SELECT k FROM w WHERE n = 1);
 ROLLBACK;
 SELECT id FROM u ORDER BY id;
+-- Primary-key ranges that are the whole WHERE clause (no re-check), and
+-- bounds that do not convert exactly (a scan with the re-check).
+UPDATE u SET v = 100 WHERE id = 1.5;
+UPDATE u SET v = 101 WHERE id BETWEEN '2' AND 3.0;
+UPDATE u SET v = 102 WHERE id IN (NULL, 4, 4.5, '1');
+UPDATE u SET v = 103 WHERE id > 18446744073709551616;
+SELECT id, v FROM u ORDER BY id;
+DELETE FROM u WHERE id < 2.5 AND id >= 2;
+DELETE FROM u WHERE id = ' 3';
+SELECT id, v FROM u ORDER BY id;
 
 DROP DATABASE diff_dml;
