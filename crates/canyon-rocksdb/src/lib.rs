@@ -41,7 +41,7 @@
 //! | block size | 16 KiB | fewer index entries per GB on flash; MyRocks' recommended setting |
 //! | compression | LZ4 on every level | cheap to decompress on the read path; the only codec built in |
 //! | compaction | levelled, dynamic level sizes | bounded space amplification (~1.1x) for update-heavy OLTP |
-//! | memtables | [`RocksOptions::write_buffer_bytes`] each ([`RocksOptions::rows_write_buffer_bytes`] for Rows), all capped by [`RocksOptions::total_write_buffer_bytes`] | a bounded memory budget on the write side too; Rows small (8 MiB) so that rewritten rows do not pile up versions for scans, but not so small that flushes and compactions dominate |
+//! | memtables | [`RocksOptions::write_buffer_bytes`] each ([`RocksOptions::rows_write_buffer_bytes`] for Rows), all capped by [`RocksOptions::total_write_buffer_bytes`] | a bounded memory budget on the write side too; Rows smaller (32 MiB): versions that scans step over are flushed away by the scan-triggered flush, and the size bounds how often compactions rewrite the bottom level |
 //! | scan-triggered flush | on `rows`: [`RocksOptions::rows_scan_flush_entries`] (64) and [`RocksOptions::rows_scan_flush_avg_entries`] (2) | a range scan that steps over many hidden old versions of rewritten rows in the active memtable marks it for flush, which drops them; without it, hot rows' versions cost every scan until the memtable fills |
 //! | WAL size | [`RocksOptions::max_total_wal_bytes`] | a rarely written keyspace (`meta`) would otherwise keep old WALs, and recovery time, growing |
 //! | `bytes_per_sync` | 1 MiB | SST writeback in small steps, not one long stall at file close |
@@ -83,9 +83,9 @@ pub struct RocksOptions {
     /// an SST file, in bytes. Default 64 MiB. Larger means fewer, bigger L0 files
     /// and longer WAL replay at recovery.
     pub write_buffer_bytes: usize,
-    /// Memtable size of the Rows keyspace, in bytes. Default 8 MiB — small on
-    /// purpose, but not too small. Every UPDATE rewrites the row's key, and a
-    /// memtable keeps every version until it is flushed (a flush keeps only the
+    /// Memtable size of the Rows keyspace, in bytes. Default 32 MiB, half the
+    /// other keyspaces'. Every UPDATE rewrites the row's key, and a memtable
+    /// keeps every version until it is flushed (a flush keeps only the
     /// newest: Canyon holds no RocksDB snapshots), so range scans step over all
     /// of them: with 64 MiB, sysbench oltp_read_write (8 threads, uniform ids,
     /// 10,000 rows) fell from 32k to 8k queries/s within 30 s as versions piled
@@ -95,6 +95,12 @@ pub struct RocksOptions {
     /// 8 MiB measured 0.99–1.00× the read-write throughput and 1.14–1.17× the
     /// TPC-C throughput at 0.81–0.86× the CPU per transaction; 16 MiB lost
     /// read-write throughput (0.91×) (docs/benchmarks.md, "Session 6 A/B").
+    /// Since then the scan-triggered flush (`rows_scan_flush_entries`) flushes
+    /// the memtable as soon as scans start stepping over versions, whatever its
+    /// size, so the size only has to bound compaction: against 8 MiB, 32 MiB
+    /// measured 1.10× the TPC-C throughput in three rounds at 0.81–0.90× the CPU
+    /// per transaction, with a third of the bytes compacted, and 0.93–1.12×
+    /// (about 1.0×) the read-write throughput in six ("Session 8 A/B").
     pub rows_write_buffer_bytes: usize,
     /// Rows only: when one iterator operation steps over this many hidden
     /// entries (older versions, deletes) in the active memtable, the memtable is
@@ -145,7 +151,7 @@ impl Default for RocksOptions {
         RocksOptions {
             block_cache_bytes: 512 * MIB,
             write_buffer_bytes: 64 * MIB,
-            rows_write_buffer_bytes: 8 * MIB,
+            rows_write_buffer_bytes: 32 * MIB,
             rows_scan_flush_entries: 64,
             rows_scan_flush_avg_entries: 2,
             max_write_buffer_number: 4,
