@@ -1102,7 +1102,8 @@ mod tests {
         })
     }
 
-    fn access(where_clause: &str) -> Access {
+    /// The test table and `where_clause` bound over it.
+    fn bound_where(where_clause: &str) -> (Table, Expr) {
         let t = table();
         let sql = format!("SELECT * FROM t WHERE {where_clause}");
         let stmt = Parser::parse_sql(&MySqlDialect {}, &sql)
@@ -1117,6 +1118,11 @@ mod tests {
         let filter = Binder::new(Some(&t), None)
             .bind(s.selection.as_ref().expect("has WHERE"))
             .expect("binds");
+        (t, filter)
+    }
+
+    fn access(where_clause: &str) -> Access {
+        let (t, filter) = bound_where(where_clause);
         choose_access(&t, Some(&filter))
     }
 
@@ -1175,20 +1181,7 @@ mod tests {
     }
 
     fn implied(where_clause: &str) -> bool {
-        let t = table();
-        let sql = format!("SELECT * FROM t WHERE {where_clause}");
-        let stmt = Parser::parse_sql(&MySqlDialect {}, &sql)
-            .expect("parses")
-            .remove(0);
-        let sqlparser::ast::Statement::Query(q) = stmt else {
-            panic!("a query")
-        };
-        let sqlparser::ast::SetExpr::Select(s) = *q.body else {
-            panic!("a select")
-        };
-        let filter = Binder::new(Some(&t), None)
-            .bind(s.selection.as_ref().expect("has WHERE"))
-            .expect("binds");
+        let (t, filter) = bound_where(where_clause);
         choose_access(&t, Some(&filter)).implies(&t, &filter)
     }
 

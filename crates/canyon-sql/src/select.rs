@@ -235,7 +235,8 @@ pub fn run_select(
                 ctx,
             )?;
             if plan.lock == LockMode::Locking || force_lock {
-                // The filter is re-checked on the locked version by the helper.
+                // The helper checks the filter (unless implied) on the locked
+                // version, so `keep` is given none.
                 // A LIMIT the access order satisfies bounds what is locked:
                 // `ORDER BY pk LIMIT 1 FOR UPDATE` locks one row, not the range.
                 let lock_limit = stop_after(plan, ctx)?;
@@ -441,36 +442,56 @@ impl<'p> Collector<'p> {
     /// [`Collector::add`] for a frame the caller is done with: projected
     /// columns are moved out of it (left NULL) rather than copied.
     fn add_taking(&mut self, frame: &mut [Value], ctx: &dyn EvalContext) -> Result<bool> {
-        if self.takes.iter().all(Option::is_none) {
+        if self.plan.grouped || self.takes.iter().all(Option::is_none) {
             return self.add(frame, ctx);
         }
-        let plan = self.plan;
-        let mut row = Vec::with_capacity(plan.projection.len());
-        {
-            let env = Env {
-                row: frame,
-                aggs: &[],
-                ctx,
-            };
-            if let Some(h) = &plan.having {
-                if !eval_predicate(h, &env)? {
-                    return Ok(true);
-                }
-            }
-            for (e, take) in plan.projection.iter().zip(&self.takes) {
-                row.push(match take {
-                    Some(_) => Value::Null,
-                    None => eval(e, &env)?,
-                });
-            }
-        }
+        let Some(mut row) = self.project(frame, ctx, &self.takes)? else {
+            return Ok(true);
+        };
         for (slot, take) in row.iter_mut().zip(&self.takes) {
             if let Some(v) = take.and_then(|c| frame.get_mut(c)) {
                 *slot = std::mem::replace(v, Value::Null);
             }
         }
+        Ok(self.push(row))
+    }
+
+    /// An ungrouped frame's output row, `None` when HAVING drops it. Entries
+    /// marked in `skip` (missing entries: none) are left NULL for the caller
+    /// to fill.
+    fn project(
+        &self,
+        frame: &[Value],
+        ctx: &dyn EvalContext,
+        skip: &[Option<usize>],
+    ) -> Result<Option<Vec<Value>>> {
+        let plan = self.plan;
+        let env = Env {
+            row: frame,
+            aggs: &[],
+            ctx,
+        };
+        if let Some(h) = &plan.having {
+            // HAVING without grouping filters rows (a MySQL extension); output
+            // aliases in it are bound as their expressions, so the frame suffices.
+            if !eval_predicate(h, &env)? {
+                return Ok(None);
+            }
+        }
+        let mut row = Vec::with_capacity(plan.projection.len());
+        for (i, e) in plan.projection.iter().enumerate() {
+            row.push(match skip.get(i) {
+                Some(Some(_)) => Value::Null,
+                _ => eval(e, &env)?,
+            });
+        }
+        Ok(Some(row))
+    }
+
+    /// Keeps an output row; `false` when no more are needed.
+    fn push(&mut self, row: Vec<Value>) -> bool {
         self.out.push(row);
-        Ok(self.stop_after.is_none_or(|w| (self.out.len() as u64) < w))
+        self.stop_after.is_none_or(|w| (self.out.len() as u64) < w)
     }
 
     /// Takes one frame that passed the filters; `false` when no more are needed.
@@ -507,20 +528,10 @@ impl<'p> Collector<'p> {
             self.states[idx].add(&plan.aggs, &env)?;
             return Ok(true);
         }
-        if let Some(h) = &plan.having {
-            // HAVING without grouping filters rows (a MySQL extension); output
-            // aliases in it are bound as their expressions, so the frame suffices.
-            if !eval_predicate(h, &env)? {
-                return Ok(true);
-            }
-        }
-        let row = plan
-            .projection
-            .iter()
-            .map(|e| eval(e, &env))
-            .collect::<Result<Vec<_>>>()?;
-        self.out.push(row);
-        Ok(self.stop_after.is_none_or(|w| (self.out.len() as u64) < w))
+        Ok(match self.project(frame, ctx, &[])? {
+            Some(row) => self.push(row),
+            None => true,
+        })
     }
 
     /// The result rows. `outer` is the enclosing frame (for the one row of an
