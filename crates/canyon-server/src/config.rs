@@ -73,6 +73,10 @@ pub struct Config {
     /// Bytes of RocksDB block cache (uncompressed data blocks in memory). The OS
     /// page cache holds compressed blocks on top of this.
     pub block_cache_bytes: u64,
+    /// Bytes of row cache: the newest version of recently read rows, kept above
+    /// the storage engine so that a hot row's point read costs a hash lookup
+    /// (canyon-txn's `row_cache.rs`). 0 turns it off.
+    pub row_cache_bytes: u64,
     /// Keep all data in memory: nothing is written to disk and everything is lost
     /// when the process stops. For tests and experiments only.
     pub in_memory: bool,
@@ -105,6 +109,7 @@ impl Default for Config {
             sync_interval_ms: 1000,
             lock_wait_timeout_secs: 50,
             block_cache_bytes: 512 << 20,
+            row_cache_bytes: 256 << 20,
             in_memory: false,
             socket: String::new(),
             tls_cert: String::new(),
@@ -210,6 +215,9 @@ impl Config {
         }
         if let Some(v) = get("CANYON_BLOCK_CACHE_BYTES") {
             self.block_cache_bytes = parse("CANYON_BLOCK_CACHE_BYTES", &v)?;
+        }
+        if let Some(v) = get("CANYON_ROW_CACHE_BYTES") {
+            self.row_cache_bytes = parse("CANYON_ROW_CACHE_BYTES", &v)?;
         }
         if let Some(v) = get("CANYON_SOCKET") {
             self.socket = v;

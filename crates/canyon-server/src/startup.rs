@@ -23,6 +23,7 @@ pub fn engine_config(config: &Config) -> EngineConfig {
         max_allowed_packet: config.max_allowed_packet,
         max_connections: config.max_connections,
         port: config.port,
+        row_cache_bytes: usize::try_from(config.row_cache_bytes).unwrap_or(usize::MAX),
     }
 }
 

@@ -7,7 +7,8 @@
 //! but not in the first's SESSION scope, and kept in GLOBAL after it
 //! disconnects; Threads_connected / Connections / Max_used_connections;
 //! Aborted_connects after a wrong password; Handler_commit / Handler_rollback;
-//! FLUSH STATUS resetting the session scope only.
+//! FLUSH STATUS resetting the session scope only; the row cache's
+//! Canyon_row_cache_* figures moving with point reads.
 
 mod common;
 
@@ -100,6 +101,41 @@ fn status_counters_move_with_the_work_done() {
             4,
             "executions count by type"
         );
+
+        // The row cache: the INSERTs' commits cached their rows (the cache has
+        // room), so every point read is a hit. Its figures are global.
+        let c0 = status(&mut a, "GLOBAL").await;
+        assert_eq!(c0["Canyon_row_cache_capacity"], 256 << 20, "the default");
+        for _ in 0..2 {
+            for i in 0..5 {
+                let v: Option<i64> = a
+                    .exec_first("SELECT v FROM st.t WHERE id = ?", (i,))
+                    .await
+                    .expect("point select");
+                assert_eq!(v, Some(i));
+            }
+        }
+        let c1 = status(&mut a, "SESSION").await;
+        assert!(
+            c1["Canyon_row_cache_hits"] - c0["Canyon_row_cache_hits"] >= 10,
+            "hits {} -> {}",
+            c0["Canyon_row_cache_hits"],
+            c1["Canyon_row_cache_hits"]
+        );
+        assert!(c1["Canyon_row_cache_rows"] >= 5);
+        assert!(c1["Canyon_row_cache_bytes"] >= 5 * 64);
+        // An UPDATE goes through to the cached rows.
+        a.query_drop("UPDATE st.t SET v = v * 10 WHERE id < 5")
+            .await
+            .expect("update");
+        for i in 0..5 {
+            let v: Option<i64> = a
+                .exec_first("SELECT v FROM st.t WHERE id = ?", (i,))
+                .await
+                .expect("point select");
+            assert_eq!(v, Some(i * 10));
+        }
+        let s2 = status(&mut a, "SESSION").await;
 
         // A second connection: its work shows in GLOBAL, not in a's SESSION.
         let g0 = status(&mut a, "GLOBAL").await;

@@ -167,6 +167,8 @@ pub struct EngineConfig {
     pub max_connections: u32,
     /// Reported as @@port.
     pub port: u16,
+    /// Memory for the MVCC layer's row cache (see `canyon_txn::TxnConfig`).
+    pub row_cache_bytes: usize,
 }
 
 /// How a stored account authenticates (see [`crate::auth`]).

@@ -106,6 +106,7 @@ impl Engine {
                 // gc.rs); every 30 s keeps that cost small next to the load.
                 gc_interval: Duration::from_secs(30),
                 blocking_hook: config.blocking_hook,
+                row_cache_bytes: config.row_cache_bytes,
             },
         )?;
         let mut catalog = Catalog::default();

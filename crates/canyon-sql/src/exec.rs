@@ -1707,6 +1707,7 @@ mod tests {
             max_allowed_packet: 64 << 20,
             max_connections: 10,
             port: 3306,
+            row_cache_bytes: 1 << 20,
         };
         let storage = Arc::new(canyon_storage::MemoryStorage::new());
         let engine = Engine::open(storage, cfg).expect("engine opens");

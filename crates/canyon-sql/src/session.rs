@@ -815,6 +815,14 @@ impl Session {
         let running = procs.iter().filter(|p| p.info().running).count() as u64;
         rows.push(("Threads_running".into(), running));
         rows.push(("Uptime".into(), engine.started().elapsed().as_secs()));
+        // The row cache is the server's, so its figures are global in both
+        // scopes (as InnoDB's buffer pool figures are).
+        let rc = engine.txn.row_cache_stats();
+        rows.push(("Canyon_row_cache_hits".into(), rc.hits));
+        rows.push(("Canyon_row_cache_misses".into(), rc.misses));
+        rows.push(("Canyon_row_cache_rows".into(), rc.entries));
+        rows.push(("Canyon_row_cache_bytes".into(), rc.bytes));
+        rows.push(("Canyon_row_cache_capacity".into(), rc.capacity));
         let since = if global {
             engine.started()
         } else {
@@ -3176,6 +3184,7 @@ mod tests {
             max_allowed_packet: 64 << 20,
             max_connections: 10,
             port: 3306,
+            row_cache_bytes: 1 << 20,
         };
         let storage = Arc::new(canyon_storage::MemoryStorage::new());
         let engine = Engine::open(storage, cfg).expect("engine opens");

@@ -17,7 +17,11 @@
 //!    prebuilt values and `Storage::write` (RocksDB serialises writers anyway).
 //! 4. Within the batch, History and Index puts come before the Rows change, so a
 //!    storage that exposed a batch partially would still never show a reader a new
-//!    Rows version without the History entry of the one it replaced.
+//!    Rows version without the History entry of the one it replaced. The row
+//!    cache learns of every Rows key the batch wrote right after the storage
+//!    write, still under the commit mutex and before `last_written_ts` covers
+//!    the commit — so before any snapshot can include it, and before the row
+//!    locks go (rule 6). See the invariant in `row_cache.rs`.
 //! 5. `visible` moves to `t` only when every commit `<= t` is written — and, under
 //!    [`Durability::SyncEveryCommit`], durable: the sync leader loads
 //!    `last_written_ts` *before* calling `Storage::sync`, which makes durable every
@@ -82,6 +86,7 @@
 
 use crate::keys::{self, history_key, index_entry_key, index_value, patch_ts, version_value};
 use crate::mvcc::{Buffered, Replaced, Transaction};
+use crate::row_cache::RowsValue;
 use crate::{run_blocking, Durability, Timestamp, TxnManager};
 use canyon_common::{Error, Result};
 use canyon_storage::{Keyspace, WriteBatch};
@@ -179,6 +184,10 @@ struct PendingPut {
     key: Vec<u8>,
     value: Vec<u8>,
     stamp: bool,
+    /// Rows puts, with the row cache on: a copy of key and value for
+    /// [`crate::row_cache::RowCache::written`] (rule 4), made here so that
+    /// only its stamping happens under the commit mutex.
+    cache_copy: Option<RowsValue>,
 }
 
 /// A commit batch built outside the commit mutex, in rule-4 order.
@@ -324,11 +333,10 @@ impl TxnManager {
         #[cfg(debug_assertions)]
         let mut read = Vec::new();
         for (rk, b) in writes {
-            let mut old = match b.replaced {
-                Replaced::Unknown => self.storage.get(Keyspace::Rows, &rk)?,
+            let mut old: Option<Vec<u8>> = match b.replaced {
+                Replaced::Unknown => self.rows_get(&rk)?.map(|raw| raw.to_vec()),
                 Replaced::Absent => None,
-                // Unshared unless a savepoint still holds a copy of the buffer.
-                Replaced::Live(raw) => Some(Arc::unwrap_or_clone(raw)),
+                Replaced::Live(raw) => Some(raw.to_vec()),
             };
             let old_version = old.as_deref().map(keys::decode_version).transpose()?;
             let old_live = old_version.is_some_and(|v| v.row.is_some());
@@ -354,13 +362,19 @@ impl TxnManager {
                         key: history_key(&rk, ts),
                         value,
                         stamp: true,
+                        cache_copy: None,
                     });
                 }
+                let cache_copy = self
+                    .row_cache
+                    .enabled()
+                    .then(|| RowsValue::new(&rk, &value));
                 rows.push(PendingPut {
                     keyspace: Keyspace::Rows,
                     key: rk.clone(),
                     value,
                     stamp: true,
+                    cache_copy,
                 });
             }
             let pk = &rk[keys::ID_LEN..];
@@ -371,6 +385,7 @@ impl TxnManager {
                         key: index_entry_key(*ix, k, pk),
                         value: index_value(0, pk.len())?,
                         stamp: true,
+                        cache_copy: None,
                     });
                 }
             }
@@ -386,6 +401,7 @@ impl TxnManager {
                         key: index_entry_key(*ix, k, pk),
                         value: index_value(u64::MAX, pk.len())?,
                         stamp: false,
+                        cache_copy: None,
                     });
                 }
             }
@@ -422,9 +438,15 @@ impl TxnManager {
         }
         let ts = self.next_ts.load(Ordering::Relaxed) + 1;
         let mut batch = WriteBatch::new();
+        // Rule 4: the new Rows values, for the row cache after the write.
+        let mut cached = Vec::new();
         for mut p in prepared.puts {
             if p.stamp {
                 patch_ts(&mut p.value, ts);
+            }
+            if let Some(mut copy) = p.cache_copy {
+                copy.stamp(ts);
+                cached.push(copy);
             }
             batch.put(p.keyspace, p.key, p.value);
         }
@@ -438,6 +460,9 @@ impl TxnManager {
         if let Err(e) = self.storage.write(batch, false) {
             self.fail("write", &e);
             return Err(e);
+        }
+        for value in cached {
+            self.row_cache.written(value);
         }
         self.last_written_ts.store(ts, Ordering::SeqCst);
         if let Durability::SyncPeriodically { .. } = self.config.durability {

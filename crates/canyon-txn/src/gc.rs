@@ -370,6 +370,9 @@ impl TxnManager {
     pub fn purge_table(&self, table: TableId, indexes: &[IndexId]) -> Result<()> {
         let tid = table.to_be_bytes();
         self.purge_prefix(Keyspace::Rows, &tid)?;
+        // After the purge, so that a fill from a read that raced it is dropped
+        // (the invariant in row_cache.rs, case 3).
+        self.row_cache.remove_table(table);
         self.purge_prefix(Keyspace::History, &tid)?;
         for ix in indexes {
             self.purge_prefix(Keyspace::Index, &ix.to_be_bytes())?;

@@ -2,7 +2,9 @@
 //!
 //! The essay — versions, visibility, isolation, locking, group commit, GC, and the
 //! list of what is not implemented — is the module doc of `mvcc.rs`; the commit
-//! rules are at the top of `commit.rs`; the byte layout is in `docs/format.md`
+//! rules are at the top of `commit.rs`; the row cache (the newest version of
+//! recently read rows, kept coherent with storage) and its invariant are in
+//! `row_cache.rs`; the byte layout is in `docs/format.md`
 //! ("MVCC records (canyon-txn)"); what each isolation level allows is in
 //! `docs/architecture/transactions.md`. This file is the public contract.
 //!
@@ -44,12 +46,14 @@ mod gc;
 mod keys;
 mod lock;
 mod mvcc;
+mod row_cache;
 mod scan;
 
 pub use commit::Committing;
 pub use gc::GcStats;
 pub use keys::LAST_TS_KEY;
 pub use mvcc::{Transaction, TxnManager, TxnSession};
+pub use row_cache::RowCacheStats;
 pub use scan::Reader;
 
 use std::time::Duration;
@@ -127,17 +131,22 @@ pub struct TxnConfig {
     /// connection does not stall a runtime worker (its commits it awaits instead,
     /// through [`crate::Committing::durable`]). `None` runs the wait directly.
     pub blocking_hook: Option<fn(&mut dyn FnMut())>,
+    /// Memory for the row cache, the newest version of recently read rows
+    /// (`row_cache.rs`; default 256 MiB). Zero turns it off: every point read
+    /// goes to storage.
+    pub row_cache_bytes: usize,
 }
 
 impl Default for TxnConfig {
     /// The one place the defaults live: durable commits, MySQL's 50 s lock wait
-    /// timeout, GC every second, no blocking hook.
+    /// timeout, GC every second, no blocking hook, a 256 MiB row cache.
     fn default() -> Self {
         TxnConfig {
             durability: Durability::SyncEveryCommit,
             lock_wait_timeout: Duration::from_secs(50),
             gc_interval: Duration::from_secs(1),
             blocking_hook: None,
+            row_cache_bytes: 256 << 20,
         }
     }
 }

@@ -43,7 +43,9 @@
 //!
 //! **Snapshot read** of `(t, pk)` at `S` ([`TxnManager::read_version`]):
 //! 1. the transaction's own write buffer, if it has the pk;
-//! 2. Rows: if `commit_ts <= S`, that version (a tombstone reads as "no row");
+//! 2. Rows (through the row cache, which holds exactly what Rows holds for the
+//!    rows it has: `row_cache.rs`): if `commit_ts <= S`, that version (a
+//!    tombstone reads as "no row");
 //! 3. else History from `(t, pk, !S)`: the first key of exactly `len(t ++ pk) + 8`
 //!    bytes is the newest version that began at or before `S`; it is the answer if
 //!    its `end_ts > S` (always true unless GC or a delete left a gap, in which case
@@ -124,7 +126,8 @@
 //! # Shared writes on the hot paths
 //!
 //! - read: the session's own snapshot slot (its own cache line), one load of
-//!   `visible`, one load of the GC horizon.
+//!   `visible`, one load of the GC horizon, and per point read one of the row
+//!   cache's 64 shard mutexes (its hit and miss counters live under it).
 //! - write transaction: `next_txn_id` (`fetch_add`), the lock-table shard of each
 //!   locked key, then at commit the commit mutex (which also serialises WAL order =
 //!   timestamp order; RocksDB serialises its writers anyway), the group-commit
@@ -156,6 +159,7 @@ use crate::commit::GroupCommit;
 use crate::gc::{Background, SlotRef, SnapshotRegistry};
 use crate::keys::{self, decode_version, history_seek_range, rows_key};
 use crate::lock::LockTable;
+use crate::row_cache::{Lookup, RowCache, RowCacheStats, RowsValue};
 use crate::{IndexId, IsolationLevel, ReadMode, TableId, Timestamp, TxnConfig, TxnId};
 use canyon_common::{Error, Result};
 use canyon_storage::{Keyspace, Storage};
@@ -191,6 +195,8 @@ pub struct TxnManager {
     /// Why `failed` was set.
     pub(crate) failure: Mutex<Option<String>>,
     pub(crate) locks: LockTable,
+    /// The newest version of recently read rows (`row_cache.rs`).
+    pub(crate) row_cache: RowCache,
     pub(crate) snapshots: SnapshotRegistry,
     pub(crate) background: Background,
 }
@@ -249,8 +255,9 @@ pub(crate) enum Replaced {
     /// No Rows value at all.
     Absent,
     /// A live version, raw: header and row, exactly as stored. Shared, because
-    /// statement undo and savepoints copy the write buffer.
-    Live(Arc<Vec<u8>>),
+    /// statement undo and savepoints copy the write buffer, and the row cache
+    /// may hold the same value.
+    Live(RowsValue),
 }
 
 /// At most this many bytes of replaced values are remembered per transaction;
@@ -356,6 +363,7 @@ impl TxnManager {
             failed: AtomicBool::new(false),
             failure: Mutex::new(None),
             locks: LockTable::new(),
+            row_cache: RowCache::new(config.row_cache_bytes),
             snapshots: SnapshotRegistry::new(),
             background: Background::new(),
             config,
@@ -394,18 +402,34 @@ impl TxnManager {
         rows_key: &[u8],
         at: Option<Timestamp>,
     ) -> Result<Option<Vec<u8>>> {
-        let Some(mut value) = self.storage.get(Keyspace::Rows, rows_key)? else {
+        let Some(value) = self.rows_get(rows_key)? else {
             return Ok(None);
         };
         let v = decode_version(&value)?;
         match at {
             Some(s) if v.ts > s => self.read_history(rows_key, s),
-            _ if v.row.is_none() => Ok(None),
-            _ => {
-                value.drain(..keys::VERSION_HEADER);
-                Ok(Some(value))
-            }
+            _ => Ok(v.row.map(<[u8]>::to_vec)),
         }
+    }
+
+    /// The raw Rows value of `rows_key` (header and row, as stored): from the row
+    /// cache, or from storage, filling the cache.
+    pub(crate) fn rows_get(&self, rows_key: &[u8]) -> Result<Option<RowsValue>> {
+        let generation = match self.row_cache.lookup(rows_key) {
+            Lookup::Hit(value) => return Ok(Some(value)),
+            Lookup::Miss(generation) => generation,
+        };
+        let Some(value) = self.storage.get(Keyspace::Rows, rows_key)? else {
+            return Ok(None);
+        };
+        let value = RowsValue::new(rows_key, &value);
+        self.row_cache.fill(&value, generation);
+        Ok(Some(value))
+    }
+
+    /// The row cache's counters (SHOW STATUS).
+    pub fn row_cache_stats(&self) -> RowCacheStats {
+        self.row_cache.stats()
     }
 
     /// The version of `rows_key` visible at `at`, from History (the Rows version is
@@ -644,7 +668,7 @@ impl Transaction {
         if let Some(b) = self.writes.get(&key) {
             return Ok(b.row.clone());
         }
-        let Some(raw) = self.mgr.storage.get(Keyspace::Rows, &key)? else {
+        let Some(raw) = self.mgr.rows_get(&key)? else {
             self.locked_read = Some((key, Replaced::Absent));
             return Ok(None);
         };
@@ -653,7 +677,7 @@ impl Transaction {
         self.locked_read =
             if row.is_some() && self.remembered_bytes + raw.len() <= REMEMBERED_BYTES_MAX {
                 self.remembered_bytes += raw.len();
-                Some((key, Replaced::Live(Arc::new(raw))))
+                Some((key, Replaced::Live(raw)))
             } else {
                 None
             };

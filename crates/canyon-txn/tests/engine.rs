@@ -472,7 +472,15 @@ fn group_commit_shares_syncs() {
 #[test]
 fn commit_reuses_the_locked_read_of_each_row_it_replaces() {
     let storage = Arc::new(CountingStorage::new(Duration::ZERO));
-    let mgr = open_on(storage.clone());
+    // Without the row cache, which would answer the reads this test counts.
+    let mgr = TxnManager::open(
+        storage.clone(),
+        TxnConfig {
+            row_cache_bytes: 0,
+            ..config()
+        },
+    )
+    .unwrap();
     // Debug builds read every written row once more under the commit mutex, to
     // check commit rule 2.
     let check = |rows: u64| if cfg!(debug_assertions) { rows } else { 0 };
@@ -1022,4 +1030,145 @@ fn random_lock_order_transfers_resolve_deadlocks_and_keep_the_sum() {
     for a in &accounts {
         tx.lock(&lock_key(a)).unwrap();
     }
+}
+
+#[test]
+fn row_cache_answers_repeated_reads_and_follows_every_change() {
+    let storage = Arc::new(CountingStorage::new(Duration::ZERO));
+    let mgr = open_on(storage.clone());
+    let gets = || storage.row_gets.load(Ordering::SeqCst);
+    load(&mgr, &[(b"a", b"1"), (b"b", b"2")]);
+    let (_s, mut old) = begin(&mgr, RR);
+    let g0 = gets();
+    assert_eq!(read(&mut old, b"a"), Some(b"1".to_vec()));
+    assert_eq!(read(&mut old, b"a"), Some(b"1".to_vec()));
+    assert_eq!(read_now(&mgr, b"a"), Some(b"1".to_vec()));
+    assert_eq!(gets() - g0, 0, "the load's commit cached the rows it wrote");
+
+    // A commit replaces the cached value under the row lock; the locked read
+    // and the new snapshot read both come from the cache, the old snapshot
+    // still reads its version from History.
+    let (_s, mut tx) = begin(&mgr, RR);
+    let g1 = gets();
+    write(&mut tx, b"a", b"10").unwrap();
+    tx.commit().unwrap();
+    assert_eq!(read_now(&mgr, b"a"), Some(b"10".to_vec()));
+    assert_eq!(gets() - g1, 0);
+    assert_eq!(read(&mut old, b"a"), Some(b"1".to_vec()));
+
+    // A delete removes it; the old snapshot is unaffected; GC of the tombstone
+    // and a re-insert leave nothing stale behind.
+    let (_s, mut tx) = begin(&mgr, RR);
+    delete(&mut tx, b"a").unwrap();
+    tx.commit().unwrap();
+    assert_eq!(read_now(&mgr, b"a"), None);
+    assert_eq!(read(&mut old, b"a"), Some(b"1".to_vec()));
+    drop(old);
+    mgr.run_gc_once().unwrap();
+    assert_eq!(read_now(&mgr, b"a"), None);
+    load(&mgr, &[(b"a", b"back")]);
+    assert_eq!(read_now(&mgr, b"a"), Some(b"back".to_vec()));
+
+    // A row read from storage is cached by its first read (a second manager on
+    // the same storage, read-only here, starts with an empty cache).
+    let fresh = TxnManager::open(storage.clone(), config()).unwrap();
+    let g2 = gets();
+    for _ in 0..3 {
+        assert_eq!(read_now(&fresh, b"b"), Some(b"2".to_vec()));
+    }
+    assert_eq!(gets() - g2, 1, "the first read fills, the others hit");
+    drop(fresh);
+
+    // Purging the table (DROP / TRUNCATE) empties its part of the cache.
+    assert_eq!(read_now(&mgr, b"b"), Some(b"2".to_vec()));
+    assert!(mgr.row_cache_stats().entries >= 2);
+    mgr.purge_table(T, &[IX]).unwrap();
+    assert_eq!(read_now(&mgr, b"a"), None);
+    assert_eq!(read_now(&mgr, b"b"), None);
+    let st = mgr.row_cache_stats();
+    assert_eq!((st.entries, st.bytes), (0, 0), "{st:?}");
+    assert!(st.hits >= 4 && st.misses >= 1, "{st:?}");
+}
+
+#[test]
+fn transfers_through_a_tiny_row_cache_keep_every_snapshot_consistent() {
+    // 2,000 accounts through a cache that holds about 500: fills, hits,
+    // evictions and commit updates race on the same shards while readers check
+    // the total at their snapshot, by key (through the cache) and by scan (not).
+    let mgr = TxnManager::open(
+        Arc::new(MemoryStorage::new()),
+        TxnConfig {
+            row_cache_bytes: 64 * 1024,
+            ..config()
+        },
+    )
+    .unwrap();
+    let n = 2000usize;
+    let accounts: Vec<Vec<u8>> = (0..n as u16).map(|i| i.to_be_bytes().to_vec()).collect();
+    let rows: Vec<(&[u8], &[u8])> = accounts
+        .iter()
+        .map(|a| (a.as_slice(), &b"100"[..]))
+        .collect();
+    load(&mgr, &rows);
+    let total = 100 * n as i64;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let num = |v: Vec<u8>| String::from_utf8(v).unwrap().parse::<i64>().unwrap();
+    thread::scope(|sc| {
+        for w in 0..3u64 {
+            let (mgr, accounts, stop) = (&mgr, &accounts, &stop);
+            sc.spawn(move || {
+                let s = mgr.session();
+                let mut seed = w + 11;
+                while !stop.load(Ordering::Relaxed) {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let (i, j) = ((seed >> 33) as usize % n, (seed >> 45) as usize % n);
+                    if i == j {
+                        continue;
+                    }
+                    let mut tx = s.begin(RR);
+                    let (lo, hi) = (i.min(j), i.max(j));
+                    tx.lock(&lock_key(&accounts[lo])).unwrap();
+                    tx.lock(&lock_key(&accounts[hi])).unwrap();
+                    let a = num(tx.get_locked(T, &accounts[i]).unwrap().unwrap());
+                    let b = num(tx.get_locked(T, &accounts[j]).unwrap().unwrap());
+                    write(&mut tx, &accounts[i], (a - 3).to_string().as_bytes()).unwrap();
+                    write(&mut tx, &accounts[j], (b + 3).to_string().as_bytes()).unwrap();
+                    tx.commit().unwrap();
+                }
+            });
+        }
+        let s = mgr.session();
+        for round in 0..60 {
+            let mut tx = s.begin(if round % 2 == 0 { RR } else { RC });
+            let by_key: i64 = accounts
+                .iter()
+                .map(|a| num(read(&mut tx, a).unwrap()))
+                .sum();
+            if round % 2 == 0 {
+                let by_scan: i64 = scan_all(&mut tx, false, Snapshot)
+                    .into_iter()
+                    .map(|(_, v)| num(v))
+                    .sum();
+                assert_eq!(by_scan, total);
+            }
+            assert_eq!(by_key, total, "round {round}");
+            tx.commit().unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    let st = mgr.row_cache_stats();
+    assert!(st.bytes <= st.capacity && st.hits > 0, "{st:?}");
+    // Every cached value is the stored one.
+    let (_s, mut tx) = begin(&mgr, RR);
+    let stored: i64 = scan_all(&mut tx, false, Snapshot)
+        .into_iter()
+        .map(|(_, v)| num(v))
+        .sum();
+    let by_key: i64 = accounts
+        .iter()
+        .map(|a| num(read(&mut tx, a).unwrap()))
+        .sum();
+    assert_eq!((stored, by_key), (total, total));
 }

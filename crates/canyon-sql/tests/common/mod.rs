@@ -18,6 +18,7 @@ pub fn config(lock_wait_timeout: Duration) -> EngineConfig {
         max_allowed_packet: 64 << 20,
         max_connections: 100,
         port: 3306,
+        row_cache_bytes: 1 << 20,
     }
 }
 
