@@ -130,8 +130,9 @@
 //!   cache's 64 shard mutexes (its hit and miss counters live under it).
 //! - write transaction: `next_txn_id` (`fetch_add`), the lock-table shard of each
 //!   locked key, then at commit the commit mutex (which also serialises WAL order =
-//!   timestamp order; RocksDB serialises its writers anyway), the group-commit
-//!   state, and `visible`.
+//!   timestamp order; RocksDB serialises its writers anyway), under it the row
+//!   cache's shard of each written row, then the group-commit state, and
+//!   `visible`.
 //!
 //! # Not implemented
 //!

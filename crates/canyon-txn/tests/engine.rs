@@ -804,33 +804,10 @@ fn gc_concurrent_with_writers_and_readers_keeps_snapshots_consistent() {
         .collect();
     load(&mgr, &rows);
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let num = |v: Vec<u8>| String::from_utf8(v).unwrap().parse::<i64>().unwrap();
     thread::scope(|sc| {
         for w in 0..2u64 {
             let (mgr, accounts, stop) = (&mgr, &accounts, &stop);
-            sc.spawn(move || {
-                let s = mgr.session();
-                let mut seed = w + 1;
-                while !stop.load(Ordering::Relaxed) {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    let (i, j) = ((seed >> 33) as usize % 8, (seed >> 40) as usize % 8);
-                    if i == j {
-                        continue;
-                    }
-                    let mut tx = s.begin(RR);
-                    // Lock in key order: no deadlocks among writers.
-                    let (lo, hi) = (i.min(j), i.max(j));
-                    tx.lock(&lock_key(&accounts[lo])).unwrap();
-                    tx.lock(&lock_key(&accounts[hi])).unwrap();
-                    let a = num(tx.get(T, &accounts[i], Current).unwrap().unwrap());
-                    let b = num(tx.get(T, &accounts[j], Current).unwrap().unwrap());
-                    write(&mut tx, &accounts[i], (a - 7).to_string().as_bytes()).unwrap();
-                    write(&mut tx, &accounts[j], (b + 7).to_string().as_bytes()).unwrap();
-                    tx.commit().unwrap();
-                }
-            });
+            sc.spawn(move || transfer_until(mgr, accounts, w + 1, 7, stop));
         }
         {
             let (mgr, stop) = (&mgr, &stop);
@@ -972,7 +949,6 @@ fn random_lock_order_transfers_resolve_deadlocks_and_keep_the_sum() {
         .map(|a| (a.as_slice(), &b"100"[..]))
         .collect();
     load(&mgr, &rows);
-    let num = |v: Vec<u8>| String::from_utf8(v).unwrap().parse::<i64>().unwrap();
     let deadlocks = AtomicU64::new(0);
     thread::scope(|sc| {
         for w in 0..4u64 {
@@ -1112,32 +1088,10 @@ fn transfers_through_a_tiny_row_cache_keep_every_snapshot_consistent() {
     load(&mgr, &rows);
     let total = 100 * n as i64;
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let num = |v: Vec<u8>| String::from_utf8(v).unwrap().parse::<i64>().unwrap();
     thread::scope(|sc| {
         for w in 0..3u64 {
             let (mgr, accounts, stop) = (&mgr, &accounts, &stop);
-            sc.spawn(move || {
-                let s = mgr.session();
-                let mut seed = w + 11;
-                while !stop.load(Ordering::Relaxed) {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    let (i, j) = ((seed >> 33) as usize % n, (seed >> 45) as usize % n);
-                    if i == j {
-                        continue;
-                    }
-                    let mut tx = s.begin(RR);
-                    let (lo, hi) = (i.min(j), i.max(j));
-                    tx.lock(&lock_key(&accounts[lo])).unwrap();
-                    tx.lock(&lock_key(&accounts[hi])).unwrap();
-                    let a = num(tx.get_locked(T, &accounts[i]).unwrap().unwrap());
-                    let b = num(tx.get_locked(T, &accounts[j]).unwrap().unwrap());
-                    write(&mut tx, &accounts[i], (a - 3).to_string().as_bytes()).unwrap();
-                    write(&mut tx, &accounts[j], (b + 3).to_string().as_bytes()).unwrap();
-                    tx.commit().unwrap();
-                }
-            });
+            sc.spawn(move || transfer_until(mgr, accounts, w + 11, 3, stop));
         }
         let s = mgr.session();
         for round in 0..60 {

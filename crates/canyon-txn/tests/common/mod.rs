@@ -216,3 +216,42 @@ impl Storage for CountingStorage {
         "counting"
     }
 }
+
+/// A balance as the transfer tests store it (decimal text).
+pub fn num(v: Vec<u8>) -> i64 {
+    String::from_utf8(v).unwrap().parse::<i64>().unwrap()
+}
+
+/// The writer of the transfer tests: until `stop`, moves `amount` between two
+/// accounts picked by a generator seeded with `seed`, locking both in key order
+/// (so writers never deadlock one another), reading them under the locks and
+/// committing. Every commit keeps the total.
+pub fn transfer_until(
+    mgr: &Arc<TxnManager>,
+    accounts: &[Vec<u8>],
+    seed: u64,
+    amount: i64,
+    stop: &std::sync::atomic::AtomicBool,
+) {
+    let s = mgr.session();
+    let n = accounts.len();
+    let mut seed = seed;
+    while !stop.load(Ordering::Relaxed) {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let (i, j) = ((seed >> 33) as usize % n, (seed >> 45) as usize % n);
+        if i == j {
+            continue;
+        }
+        let mut tx = s.begin(RR);
+        let (lo, hi) = (i.min(j), i.max(j));
+        tx.lock(&lock_key(&accounts[lo])).unwrap();
+        tx.lock(&lock_key(&accounts[hi])).unwrap();
+        let a = num(tx.get_locked(T, &accounts[i]).unwrap().unwrap());
+        let b = num(tx.get_locked(T, &accounts[j]).unwrap().unwrap());
+        write(&mut tx, &accounts[i], (a - amount).to_string().as_bytes()).unwrap();
+        write(&mut tx, &accounts[j], (b + amount).to_string().as_bytes()).unwrap();
+        tx.commit().unwrap();
+    }
+}
