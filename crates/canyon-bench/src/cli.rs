@@ -20,6 +20,8 @@ Examples:
   canyon bench --shape paced --rate 10 -t 100 --step 10
   canyon bench --compare mariadb                 Canyon vs MariaDB, alternating A B A B
   canyon bench -w order_entry --shards 4         4 local Canyon servers, range-partitioned
+  taskset -c 8-15 canyon bench -w order_entry --shards 4 --cpus-per-shard 2 -t 64
+                                                 4 servers on CPUs 0-1, 2-3, 4-5, 6-7; clients on 8-15
   canyon bench --target app:secret@db1:3306 --skip-prepare")]
 pub struct BenchArgs {
     /// Workload (sysbench names; aliases point-select, read-only, read-write,
@@ -52,6 +54,10 @@ pub struct BenchArgs {
     /// CPU sweep: K (1, 2 ... K) or a list; default every CPU of the machine.
     #[arg(long, value_delimiter = ',', value_name = "K[,K...]")]
     pub cpus: Vec<u32>,
+    /// Pin local shard i to CPUs i·K .. i·K+K-1 (e.g. N instances on N·K CPUs
+    /// against one on K). Run the client elsewhere with taskset.
+    #[arg(long, value_name = "K")]
+    pub cpus_per_shard: Option<u32>,
     /// Rounds of every step (default 1; 3 with --compare).
     #[arg(long, value_name = "N")]
     pub rounds: Option<u32>,
@@ -146,8 +152,30 @@ pub fn doubling(n: u32) -> Vec<u32> {
     v
 }
 
+/// CPUs of the machine that servers may be pinned to. Not
+/// `available_parallelism()`: that honours this process's own affinity, and
+/// the client is often pinned away from the servers' CPUs on purpose.
 fn online_cpus() -> u32 {
-    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|s| count_cpu_list(s.trim()))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
+}
+
+/// The number of CPUs in a kernel CPU list such as `0-7,16-23` (`None` if it
+/// does not parse).
+fn count_cpu_list(list: &str) -> Option<u32> {
+    let mut n = 0u32;
+    for part in list.split(',') {
+        n += match part.split_once('-') {
+            Some((a, b)) => b.parse::<u32>().ok()?.checked_sub(a.parse::<u32>().ok()?)? + 1,
+            None => {
+                part.parse::<u32>().ok()?;
+                1
+            }
+        };
+    }
+    (n > 0).then_some(n)
 }
 
 /// The steps of the plan the arguments describe.
@@ -296,6 +324,23 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         return Err("--shape cpus restarts the server pinned to CPUs: it needs a local target (canyon or mariadb)".into());
     }
     let shards = args.shards.max(1);
+    if let Some(k) = args.cpus_per_shard {
+        if args.shape == Shape::Cpus {
+            return Err(
+                "--cpus-per-shard and --shape cpus both pin the servers: choose one".into(),
+            );
+        }
+        if specs.iter().any(|s| matches!(s, TargetSpec::Remote(_))) {
+            return Err("--cpus-per-shard pins local servers: it needs a local target".into());
+        }
+        let online = online_cpus();
+        if k == 0 || u64::from(k) * shards as u64 > u64::from(online) {
+            return Err(format!(
+                "--cpus-per-shard {k} with {shards} shard(s) needs {} CPUs; this machine has {online}",
+                u64::from(k) * shards as u64
+            ));
+        }
+    }
     if args.workload == WorkloadKind::OrderEntry {
         for s in &specs {
             let n = match s {
@@ -374,6 +419,7 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         mariadb_args: args.mariadb_args.clone(),
         max_connections: u32::try_from(needed).unwrap_or(u32::MAX),
         password: local_password(),
+        cpus_per_shard: args.cpus_per_shard,
         ..LocalOptions::default()
     };
     let mut targets: Vec<Box<dyn Target>> = Vec::new();
@@ -517,6 +563,26 @@ mod tests {
         let s = plan_steps(&parse(&["--shape", "cpus", "--cpus", "1"])).expect("valid");
         assert_eq!(s[0].cpus, Some(1));
         assert!(plan_steps(&parse(&["--shape", "cpus", "--cpus", "100000"])).is_err());
+    }
+
+    #[test]
+    fn cpu_lists_count_and_pin_shards_apart() {
+        assert_eq!(count_cpu_list("0-15"), Some(16));
+        assert_eq!(count_cpu_list("0"), Some(1));
+        assert_eq!(count_cpu_list("0-7,16-23,31"), Some(17));
+        assert_eq!(count_cpu_list("7-3"), None);
+        assert_eq!(count_cpu_list("x"), None);
+        use crate::target::local::cpu_list;
+        assert_eq!(cpu_list(None, 3, None), None);
+        assert_eq!(cpu_list(None, 0, Some(2)).as_deref(), Some("0-1"));
+        assert_eq!(cpu_list(None, 3, Some(2)).as_deref(), Some("6-7"));
+        // A CPU-sweep step pins every shard to the same first k CPUs.
+        assert_eq!(cpu_list(Some(4), 3, Some(2)).as_deref(), Some("0-3"));
+        // Refused before any server starts.
+        let e = run(parse(&["--shape", "cpus", "--cpus-per-shard", "1"])).unwrap_err();
+        assert!(e.contains("choose one"), "{e}");
+        let e = run(parse(&["--shards", "2", "--cpus-per-shard", "100000"])).unwrap_err();
+        assert!(e.contains("needs 200000 CPUs"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Servers this process starts: Canyon (the default target) and MariaDB (for
 //! comparison), each shard its own process on a temporary directory and a
-//! loopback port, optionally pinned to CPUs `0..k` with `taskset -c`.
+//! loopback port, optionally pinned with `taskset -c`: every shard to CPUs
+//! `0..k` (the CPU sweep), or shard `i` to its own CPUs `i·k..(i+1)·k`
+//! (`--cpus-per-shard`, so that N instances on N·k CPUs compare with one on k).
 //!
 //! Pinning with `taskset` at exec (rather than sched_setaffinity on a running
 //! server) matters: the server then sizes itself to the CPUs it may use — Canyon
@@ -30,6 +32,9 @@ pub struct LocalOptions {
     pub password: String,
     /// How long a server may take to become ready.
     pub start_timeout: Duration,
+    /// Pin shard `i` to CPUs `i·k .. (i+1)·k - 1` (unless a CPU-sweep step
+    /// pins every shard to `0..k`).
+    pub cpus_per_shard: Option<u32>,
 }
 
 impl Default for LocalOptions {
@@ -40,6 +45,7 @@ impl Default for LocalOptions {
             max_connections: 1000,
             password: String::new(),
             start_timeout: Duration::from_secs(120),
+            cpus_per_shard: None,
         }
     }
 }
@@ -57,16 +63,27 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// `program`, run under `taskset -c 0-(cpus-1)` when pinned.
-fn command(program: &Path, cpus: Option<u32>) -> Result<Command, String> {
+/// The CPUs shard `shard` is pinned to, as `taskset -c` writes them: a CPU
+/// sweep's step (`cpus`, every shard on `0..k`) wins over the per-shard
+/// placement; `None` leaves the server to the scheduler.
+pub fn cpu_list(cpus: Option<u32>, shard: usize, per_shard: Option<u32>) -> Option<String> {
+    let (first, k) = match (cpus, per_shard) {
+        (Some(k), _) => (0, k),
+        (None, Some(k)) => (shard as u32 * k, k),
+        (None, None) => return None,
+    };
+    Some(format!("{first}-{}", first + k.max(1) - 1))
+}
+
+/// `program`, run under `taskset -c LIST` when pinned.
+fn command(program: &Path, cpus: Option<String>) -> Result<Command, String> {
     match cpus {
         None => Ok(Command::new(program)),
-        Some(0) => Err("cannot pin a server to 0 CPUs".into()),
-        Some(k) => {
+        Some(list) => {
             let taskset = find_program("taskset")
                 .ok_or("taskset (util-linux) is needed to pin a server to CPUs")?;
             let mut c = Command::new(taskset);
-            c.arg("-c").arg(format!("0-{}", k - 1)).arg(program);
+            c.arg("-c").arg(list).arg(program);
             Ok(c)
         }
     }
@@ -245,7 +262,7 @@ impl LocalCanyon {
     }
 
     fn spawn(&self, shard: usize, cpus: Option<u32>) -> Result<(Proc, u16), String> {
-        let mut cmd = command(&self.bin, cpus)?;
+        let mut cmd = command(&self.bin, cpu_list(cpus, shard, self.opts.cpus_per_shard))?;
         cmd.arg("serve")
             .arg("--data-dir")
             .arg(self.data_dir(shard))
@@ -296,9 +313,13 @@ impl LocalCanyon {
 
 impl Target for LocalCanyon {
     fn name(&self) -> String {
+        let pinned = self
+            .opts
+            .cpus_per_shard
+            .map_or(String::new(), |k| format!(", {k} CPUs each"));
         match self.shards.len() {
-            1 => "canyon (local)".into(),
-            n => format!("canyon (local, {n} shards)"),
+            1 => format!("canyon (local{pinned})"),
+            n => format!("canyon (local, {n} shards{pinned})"),
         }
     }
 
@@ -455,7 +476,10 @@ impl LocalMariadb {
         for _attempt in 0..5 {
             let port = free_port()?;
             let _ = std::fs::remove_file(self.socket(shard));
-            let mut cmd = command(&self.mariadbd, cpus)?;
+            let mut cmd = command(
+                &self.mariadbd,
+                cpu_list(cpus, shard, self.opts.cpus_per_shard),
+            )?;
             cmd.arg("--no-defaults")
                 .arg(format!("--datadir={}", base.join("data").display()))
                 .arg(format!("--port={port}"))
@@ -518,11 +542,15 @@ impl Target for LocalMariadb {
             .iter()
             .any(|a| a.contains("pool-of-threads"));
         let n = self.shards.len();
+        let pinned = self
+            .opts
+            .cpus_per_shard
+            .map_or(String::new(), |k| format!(", {k} CPUs each"));
         match (n, pool) {
-            (1, false) => "mariadb (local)".into(),
-            (1, true) => "mariadb (local, pool-of-threads)".into(),
-            (n, false) => format!("mariadb (local, {n} shards)"),
-            (n, true) => format!("mariadb (local, {n} shards, pool-of-threads)"),
+            (1, false) => format!("mariadb (local{pinned})"),
+            (1, true) => format!("mariadb (local, pool-of-threads{pinned})"),
+            (n, false) => format!("mariadb (local, {n} shards{pinned})"),
+            (n, true) => format!("mariadb (local, {n} shards, pool-of-threads{pinned})"),
         }
     }
 

@@ -17,7 +17,7 @@
 //! restarted pinned to a set of CPUs (`taskset -c`), which is what the CPU sweep
 //! does.
 
-mod local;
+pub mod local;
 
 pub use local::{LocalCanyon, LocalMariadb, LocalOptions};
 
