@@ -29,7 +29,8 @@
 //! 5. On error, [`Transaction::rollback_statement`] undoes the statement's buffered
 //!    writes (locks stay held, as in InnoDB).
 //! 6. [`Transaction::commit`] writes one atomic batch at a fresh commit timestamp,
-//!    waits for the (grouped) WAL sync, publishes the timestamp, releases the locks.
+//!    releases the locks, waits for the (grouped) WAL sync and publishes the
+//!    timestamp.
 //!    An async caller uses [`Transaction::commit_deferred`] and awaits
 //!    [`Committing::durable`] instead, so no thread blocks on the sync.
 //!

@@ -320,6 +320,11 @@ pub struct Transaction {
     pub(crate) locked_read: Option<(Vec<u8>, Replaced)>,
     /// Bytes of `Replaced::Live` values remembered so far (<= REMEMBERED_BYTES_MAX).
     pub(crate) remembered_bytes: usize,
+    /// A current read happened (locked or not): it may have returned a version
+    /// that is written but not yet durable, since row locks go at the write
+    /// (commit rule 6), so even a commit without writes waits for durability
+    /// (rule 8).
+    pub(crate) current_reads: bool,
     pub(crate) state: TxnState,
 }
 
@@ -506,6 +511,7 @@ impl TxnSession {
             id: None,
             snapshot: None,
             held: HashSet::new(),
+            current_reads: false,
             writes: BTreeMap::new(),
             undo: Vec::new(),
             savepoints: Vec::new(),
@@ -669,6 +675,7 @@ impl Transaction {
         if let Some(b) = self.writes.get(&key) {
             return Ok(b.row.clone());
         }
+        self.current_reads = true;
         let Some(raw) = self.mgr.rows_get(&key)? else {
             self.locked_read = Some((key, Replaced::Absent));
             return Ok(None);
@@ -799,7 +806,10 @@ impl Transaction {
     pub(crate) fn read_at(&mut self, mode: ReadMode) -> Option<Timestamp> {
         match mode {
             ReadMode::Snapshot => Some(self.ensure_snapshot()),
-            ReadMode::Current => None,
+            ReadMode::Current => {
+                self.current_reads = true;
+                None
+            }
         }
     }
 

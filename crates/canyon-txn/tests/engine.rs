@@ -574,11 +574,11 @@ fn block_on<F: std::future::Future>(fut: F) -> (F::Output, usize) {
     }
 }
 
-/// `commit_deferred` + `durable()`: the commit is written at once, acknowledged
-/// only once synced (by the syncer thread, in shared rounds), and its row locks
-/// are held until then.
+/// `commit_deferred` + `durable()`: the commit is written at once and its row
+/// locks released (commit rule 6), but it is visible and acknowledged only once
+/// synced (by the syncer thread, in shared rounds).
 #[test]
-fn deferred_commits_wait_for_the_syncer_and_hold_their_locks_until_durable() {
+fn deferred_commits_release_their_locks_at_the_write_and_wait_for_the_syncer() {
     let storage = Arc::new(CountingStorage::new(Duration::from_millis(30)));
     let mgr = open_on(storage.clone());
     load(&mgr, &[(b"a", b"1")]);
@@ -593,20 +593,19 @@ fn deferred_commits_wait_for_the_syncer_and_hold_their_locks_until_durable() {
         visible,
         "not visible before it is durable"
     );
-    // Another writer still waits for the row.
+    // The next writer of the row gets its lock at once: its current read sees
+    // the written version, its snapshot does not (not durable, so not visible).
     let (_s2, mut other) = begin(&mgr, RR);
     other.set_lock_wait_timeout(Duration::from_millis(5));
-    assert!(matches!(
-        other.lock(&lock_key(b"a")),
-        Err(Error::LockWaitTimeout)
-    ));
+    assert_eq!(read(&mut other, b"a"), Some(b"1".to_vec()));
+    other.lock(&lock_key(b"a")).unwrap();
+    assert_eq!(other.get_locked(T, b"a").unwrap(), Some(b"2".to_vec()));
+    assert_eq!(read(&mut other, b"a"), Some(b"1".to_vec()));
     let (r, polls) = block_on(committing.durable());
     r.unwrap();
     assert!(polls >= 2, "completed without ever waiting ({polls} polls)");
     assert_eq!(mgr.visible_ts(), visible + 1);
     assert_eq!(read_now(&mgr, b"a"), Some(b"2".to_vec()));
-    other.set_lock_wait_timeout(Duration::from_secs(5));
-    other.lock(&lock_key(b"a")).unwrap();
     drop(other);
 
     // Many deferred commits at once share sync rounds.
@@ -634,7 +633,7 @@ fn deferred_commits_wait_for_the_syncer_and_hold_their_locks_until_durable() {
     );
     assert_eq!(mgr.visible_ts(), visible + 1 + 40);
 
-    // Dropping an unfinished commit waits for it: its locks outlive visibility.
+    // Dropping an unfinished commit waits for it, so it is visible afterwards.
     let (_s, mut tx) = begin(&mgr, RR);
     write(&mut tx, b"a", b"3").unwrap();
     let committing = tx.commit_deferred().unwrap();
@@ -666,6 +665,95 @@ fn deferred_commit_reports_a_failed_sync() {
     let (_s, mut tx) = begin(&mgr, RR);
     tx.set_lock_wait_timeout(Duration::from_secs(5));
     tx.lock(&lock_key(b"a")).unwrap();
+}
+
+/// Early lock release loses nothing acknowledged (commit rules 6 and 8): a
+/// writer that read a written, not yet durable version commits after it, and
+/// is durable only with it; a transaction that only read it under a lock
+/// waits at COMMIT until it is durable; one that made no current read does not
+/// wait at all.
+#[test]
+fn readers_of_a_released_row_are_acknowledged_only_once_it_is_durable() {
+    let storage = Arc::new(CountingStorage::new(Duration::from_millis(40)));
+    let mgr = open_on(storage.clone());
+    load(&mgr, &[(b"a", b"1"), (b"b", b"1")]);
+    let visible = mgr.visible_ts();
+
+    let (_s1, mut t1) = begin(&mgr, RR);
+    write(&mut t1, b"a", b"2").unwrap();
+    let c1 = t1.commit_deferred().unwrap();
+    assert!(!c1.is_done());
+
+    // A dependent writer: reads "a" = 2 under the lock, writes "b" from it.
+    let (_s2, mut t2) = begin(&mgr, RR);
+    t2.lock(&lock_key(b"a")).unwrap();
+    let a = t2.get_locked(T, b"a").unwrap().unwrap();
+    write(&mut t2, b"b", &a).unwrap();
+    let c2 = t2.commit_deferred().unwrap();
+
+    // A locking reader that writes nothing.
+    let (_s3, mut t3) = begin(&mgr, RR);
+    t3.lock(&lock_key(b"a")).unwrap();
+    assert_eq!(t3.get_locked(T, b"a").unwrap(), Some(b"2".to_vec()));
+    let c3 = t3.commit_deferred().unwrap();
+    assert!(
+        !c3.is_done(),
+        "a read-only COMMIT after reading an undurable version must wait"
+    );
+
+    // A snapshot reader that writes nothing: never waits.
+    let (_s4, mut t4) = begin(&mgr, RR);
+    assert_eq!(read(&mut t4, b"a"), Some(b"1".to_vec()));
+    assert!(t4.commit_deferred().unwrap().is_done());
+
+    let (r, _) = block_on(c3.durable());
+    r.unwrap();
+    assert!(
+        mgr.visible_ts() > visible,
+        "the read-only COMMIT returned before what it read was durable"
+    );
+    block_on(c2.durable()).0.unwrap();
+    assert_eq!(mgr.visible_ts(), visible + 2, "t2 commits after t1");
+    assert!(c1.is_done(), "t2 durable implies t1 durable");
+    block_on(c1.durable()).0.unwrap();
+    assert_eq!(read_now(&mgr, b"b"), Some(b"2".to_vec()));
+
+    // With nothing in flight a locking reader's COMMIT is done at once.
+    let (_s5, mut t5) = begin(&mgr, RR);
+    t5.lock(&lock_key(b"a")).unwrap();
+    t5.get_locked(T, b"a").unwrap();
+    assert!(t5.commit_deferred().unwrap().is_done());
+}
+
+/// A sync that fails after early lock release: the writer, the dependent
+/// writer and the locking reader of its version all get the error, and the
+/// written value never becomes visible.
+#[test]
+fn a_failed_sync_fails_everyone_who_read_the_released_version() {
+    let storage = Arc::new(CountingStorage::new(Duration::from_millis(30)));
+    let mgr = open_on(storage.clone());
+    load(&mgr, &[(b"a", b"1"), (b"b", b"1")]);
+    storage.fail_sync.store(true, Ordering::SeqCst);
+
+    let (_s1, mut t1) = begin(&mgr, RR);
+    write(&mut t1, b"a", b"2").unwrap();
+    let c1 = t1.commit_deferred().unwrap();
+    let (_s3, mut t3) = begin(&mgr, RR);
+    t3.lock(&lock_key(b"a")).unwrap();
+    assert_eq!(t3.get_locked(T, b"a").unwrap(), Some(b"2".to_vec()));
+    let c3 = t3.commit_deferred().unwrap();
+    let (_s2, mut t2) = begin(&mgr, RR);
+    write(&mut t2, b"b", b"2").unwrap();
+    // t2 may be written before the failure is known, or refused at once.
+    let r2 = t2.commit_deferred().map(|c| block_on(c.durable()).0);
+    assert!(matches!(block_on(c1.durable()).0, Err(Error::Io(_))));
+    assert!(matches!(block_on(c3.durable()).0, Err(Error::Io(_))));
+    assert!(
+        matches!(r2, Err(Error::Io(_)) | Ok(Err(Error::Io(_)))),
+        "{r2:?}"
+    );
+    assert_eq!(read_now(&mgr, b"a"), Some(b"1".to_vec()));
+    assert_eq!(read_now(&mgr, b"b"), Some(b"1".to_vec()));
 }
 
 #[test]
