@@ -218,7 +218,15 @@ def measured_run(a, server, threads):
     errs = {}
     for line in out.splitlines():
         if "execute run failed, err" in line:
-            key = re.sub(r"^\[[^\]]*\] ", "", line.strip())[:300]
+            key = re.sub(r"^\[[^\]]*\] ", "", line.strip())
+            # The server's error (number and message) ends the line, after the
+            # whole statement: keep it, and the statement's start.
+            m = re.search(r"(Error \d+.*)$", key)
+            if m:
+                stmt = re.sub(r"^.*?err (exec |query )?", "", key)[:90]
+                key = f"{m.group(1)[:200]} (in: {stmt} ...)"
+            else:
+                key = key[:300]
             errs[key] = errs.get(key, 0) + 1
     r["error_lines"] = errs
     return r
