@@ -32,6 +32,7 @@ import tempfile
 import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+UNIX_SOCKET = False  # set by --unix-socket
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -78,11 +79,13 @@ def wait_port(port, proc, timeout=60):
 class Canyon:
     name = "Canyon"
 
-    def __init__(self, binary, workdir):
+    def __init__(self, binary, workdir, unix_socket=False):
         self.port = free_port()
         self.password = "bench"
         self.dir = os.path.join(workdir, "canyon")
-        env = dict(os.environ, CANYON_ROOT_PASSWORD=self.password, RUST_LOG="warn")
+        self.sock = os.path.join(workdir, "canyon.sock") if unix_socket else None
+        env = dict(os.environ, CANYON_ROOT_PASSWORD=self.password, RUST_LOG="warn",
+                   CANYON_SOCKET=self.sock or "")
         self.proc = subprocess.Popen(
             [binary, "serve", "--data-dir", self.dir, "--port", str(self.port)],
             env=env,
@@ -99,6 +102,9 @@ class Canyon:
             check=True,
         )
 
+    def client_socket(self):
+        return self.sock
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=30)
@@ -107,10 +113,11 @@ class Canyon:
 class MariaDB:
     name = "MariaDB"
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, unix_socket=False):
         self.port = free_port()
         self.dir = os.path.join(workdir, "mariadb")
         self.sock = os.path.join(workdir, "mariadb.sock")
+        self.unix_socket = unix_socket
         os.makedirs(self.dir)
         subprocess.run(
             ["mariadb-install-db", "--no-defaults", f"--datadir={self.dir}", "--user=root",
@@ -131,9 +138,14 @@ class MariaDB:
         self.password = "sb"
         subprocess.run(
             ["mariadb", "-S", self.sock, "-uroot", "-e",
-             "CREATE USER 'sb'@'%' IDENTIFIED BY 'sb'; GRANT ALL ON *.* TO 'sb'@'%'; CREATE DATABASE sbtest"],
+             "CREATE USER 'sb'@'%' IDENTIFIED BY 'sb'; GRANT ALL ON *.* TO 'sb'@'%'; "
+             "CREATE USER 'sb'@'localhost' IDENTIFIED BY 'sb'; GRANT ALL ON *.* TO 'sb'@'localhost'; "
+             "CREATE DATABASE sbtest"],
             check=True,
         )
+
+    def client_socket(self):
+        return self.sock if self.unix_socket else None
 
     def stop(self):
         self.proc.terminate()
@@ -141,9 +153,12 @@ class MariaDB:
 
 
 def sysbench_args(server, workload, command, threads=1, seconds=10, tables=4, size=10000):
+    sock = server.client_socket()
+    # libmysqlclient takes the socket only with host "localhost".
+    where = (["--mysql-host=localhost", f"--mysql-socket={sock}"] if sock
+             else ["--mysql-host=127.0.0.1", f"--mysql-port={server.port}"])
     return [
-        "sysbench", workload, "--db-driver=mysql", "--mysql-host=127.0.0.1",
-        f"--mysql-port={server.port}", f"--mysql-user={server.user}",
+        "sysbench", workload, "--db-driver=mysql", *where, f"--mysql-user={server.user}",
         f"--mysql-password={server.password}", "--mysql-db=sbtest",
         f"--tables={tables}", f"--table-size={size}", f"--threads={threads}",
         f"--time={seconds}", "--percentile=95", "--report-interval=0", command,
@@ -205,7 +220,8 @@ def machine():
     sb = subprocess.run(["sysbench", "--version"], capture_output=True, text=True).stdout.strip()
     md = subprocess.run(["mariadbd", "--version"], capture_output=True, text=True).stdout.strip()
     return (f"{os.cpu_count()} CPUs ({cpu}), {mem_gib:.0f} GiB RAM, Linux {platform.release()}; "
-            f"{sb}; {md}; client and servers on the same machine over loopback")
+            f"{sb}; {md}; client and servers on the same machine over "
+            f"{'a Unix-domain socket' if UNIX_SOCKET else 'loopback TCP'}")
 
 
 def main():
@@ -217,14 +233,19 @@ def main():
     ap.add_argument("--canyon", default=os.path.join(
         os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/canyon-target")), "release", "canyon"))
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "benchmarks.md"))
+    ap.add_argument("--unix-socket", action="store_true",
+                    help="connect sysbench over each server's Unix-domain socket instead of "
+                         "loopback TCP (section sysbench-unix)")
     a = ap.parse_args()
+    global UNIX_SOCKET
+    UNIX_SOCKET = a.unix_socket
     threads = [int(t) for t in a.threads.split(",")]
     workloads = a.workloads.split(",")
 
     work = tempfile.mkdtemp(prefix="canyon-bench-")
     servers = []
     try:
-        servers = [Canyon(a.canyon, work), MariaDB(work)]
+        servers = [Canyon(a.canyon, work, a.unix_socket), MariaDB(work, a.unix_socket)]
         for s in servers:
             print(f"preparing {s.name} ...", flush=True)
             sysbench(s, "oltp_read_write", "prepare")
@@ -268,7 +289,7 @@ def cs(runs):
 
 def write_report(a, results, workloads, threads):
     lines = [
-        "## sysbench: Canyon vs MariaDB",
+        "## sysbench: Canyon vs MariaDB" + (" over a Unix-domain socket" if a.unix_socket else ""),
         "",
         "Produced by `bench/sysbench_compare.py`; re-run it to refresh this section. "
         "Runs alternate between the servers (A B, then B A) and each figure is the mean over "
@@ -285,9 +306,14 @@ def write_report(a, results, workloads, threads):
         "CPU per query is sampled over the steady middle of each run (from 1 s after start to 0.5 s "
         "before the end) so that connection setup and teardown are excluded; `user+sys` are the "
         "server process's user and kernel time, `cs` its voluntary plus involuntary context switches "
-        "summed over its threads. Most of the kernel time is the loopback TCP path (one recvfrom and "
-        "one sendto per query for both servers), which bounds how far apart the totals can be; the "
-        "user-space time is where the two servers' own code differs.",
+        "summed over its threads. " + (
+            "Over the Unix-domain socket the kernel's part is the socket read and write, the "
+            "wake-up of the reader and the scheduler: the TCP stack is out of the measurement. "
+            "The user-space time is where the two servers' own code differs."
+            if a.unix_socket else
+            "Most of the kernel time is the loopback TCP path (one recvfrom and "
+            "one sendto per query for both servers), which bounds how far apart the totals can be; "
+            "the user-space time is where the two servers' own code differs."),
         "",
     ]
     for w in workloads:
@@ -317,7 +343,8 @@ def write_report(a, results, workloads, threads):
             if errs:
                 lines.append(f"|  | ignored errors in these runs: {errs} | | | | | | | | | |")
         lines.append("")
-    write_section(a.out, "sysbench", "\n".join(lines), "bench/sysbench_compare.py")
+    section = "sysbench-unix" if a.unix_socket else "sysbench"
+    write_section(a.out, section, "\n".join(lines), "bench/sysbench_compare.py")
     print(f"wrote the sysbench section of {a.out}")
 
 
