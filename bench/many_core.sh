@@ -10,6 +10,11 @@
 #   conn-*                connection sweep to 20,000 open connections, 16 active
 #                         (Canyon; MariaDB one-thread-per-connection and
 #                         pool-of-threads)
+#   tpcc                  bench/tpcc_compare.py, 4 warehouses, 8 and 32 threads,
+#                         unpinned (not in the default PARTS; needs go-tpc)
+#
+# On a machine where nothing can be installed, bench/portable_bundle.sh packs
+# canyon, MariaDB and go-tpc into one tarball (see its header).
 #
 # The machine is cut in two halves: servers on CPUs 0..H-1, the load generator
 # on H..2H-1 (taskset), so a server's CPUs are never shared with its clients.
@@ -21,7 +26,8 @@
 #
 # Usage: bench/many_core.sh [OUT]
 #   CANYON=path/to/canyon  DUR=secs (6)  WARM=secs (2)  PARTS="cpus-point ..."
-#   PART_TIMEOUT=secs (300)  CONNS=100,1000,10000,20000
+#   PART_TIMEOUT=secs (300)  TPCC_TIMEOUT=secs (900; go-tpc check on MariaDB is slow
+#   on few CPUs)  CONNS=100,1000,10000,20000  GO_TPC=path/to/go-tpc
 set -uo pipefail
 OUT=${1:-bench-results/many-core}
 CANYON=${CANYON:-${CARGO_TARGET_DIR:-$HOME/.cache/canyon-target}/release/canyon}
@@ -87,6 +93,15 @@ for p in $PARTS; do
     part conn-mariadb-pool -w oltp_point_select --shape connections -t 16 \
       --connections "$CONNS" --mariadb --mariadb-arg=--thread-handling=pool-of-threads \
       --cpus-per-shard "$H" ;;
+  tpcc)
+    echo "== tpcc: bench/tpcc_compare.py"
+    timeout -k 10 "${TPCC_TIMEOUT:-900}" python3 "$(dirname "$0")/tpcc_compare.py" \
+      --warehouses 4 --threads 8,32 --time 20 --rounds 1 --load-threads 16 \
+      --canyon "$CANYON" ${GO_TPC:+--go-tpc "$GO_TPC"} --out "$OUT/tpcc.md" \
+      --note "bench/many_core.sh on $NCPU CPUs, unpinned, one round" >"$OUT/tpcc.log" 2>&1
+    echo "   rc=$?"
+    tail -15 "$OUT/tpcc.log"
+    if [ -n "${AFTER_PART:-}" ]; then eval "$AFTER_PART"; fi ;;
   *) echo "unknown part $p" >&2 ;;
   esac
 done

@@ -29,6 +29,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -273,6 +274,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "benchmarks.md"))
     ap.add_argument("--note", help="a remark for the report, e.g. on what else ran on the machine")
     a = ap.parse_args()
+    # A SIGTERM (e.g. from `timeout`) unwinds like an exception, so that the
+    # servers started below are stopped rather than left running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     a.thread_list = [int(t) for t in a.threads.split(",")]
     if not os.access(a.go_tpc, os.X_OK):
         sys.exit(f"go-tpc not found at {a.go_tpc}: run scripts/install-deps.sh or pass --go-tpc")
