@@ -217,6 +217,88 @@ impl Storage for CountingStorage {
     }
 }
 
+/// A storage that can lose power: reads see every write, but what survives
+/// [`PowerLossStorage::power_off`] is only what a `sync` covered — a prefix of
+/// the writes in their order, as with a write-ahead log whose unsynced tail is
+/// lost. After power-off every write and sync fails.
+pub struct PowerLossStorage {
+    live: MemoryStorage,
+    state: std::sync::Mutex<PowerState>,
+    sync_delay: Duration,
+}
+
+#[derive(Default)]
+struct PowerState {
+    /// Written, not yet covered by a sync, in write order.
+    pending: Vec<WriteBatch>,
+    /// Covered by a sync, in write order.
+    durable: Vec<WriteBatch>,
+    off: bool,
+}
+
+impl PowerLossStorage {
+    pub fn new(sync_delay: Duration) -> Self {
+        PowerLossStorage {
+            live: MemoryStorage::new(),
+            state: std::sync::Mutex::new(PowerState::default()),
+            sync_delay,
+        }
+    }
+
+    /// Cuts the power: returns what a restart would find.
+    pub fn power_off(&self) -> MemoryStorage {
+        let mut st = self.state.lock().unwrap();
+        st.off = true;
+        let survivor = MemoryStorage::new();
+        for b in &st.durable {
+            survivor.write(b.clone(), false).unwrap();
+        }
+        survivor
+    }
+}
+
+impl Storage for PowerLossStorage {
+    fn get(&self, keyspace: Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.live.get(keyspace, key)
+    }
+    fn scan(
+        &self,
+        keyspace: Keyspace,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        self.live.scan(keyspace, range, reverse, f)
+    }
+    fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+        {
+            let mut st = self.state.lock().unwrap();
+            if st.off {
+                return Err(canyon_common::Error::Io("the power is off".into()));
+            }
+            self.live.write(batch.clone(), false)?;
+            st.pending.push(batch);
+        }
+        if sync {
+            self.sync()?;
+        }
+        Ok(())
+    }
+    fn sync(&self) -> Result<()> {
+        std::thread::sleep(self.sync_delay);
+        let mut st = self.state.lock().unwrap();
+        if st.off {
+            return Err(canyon_common::Error::Io("the power is off".into()));
+        }
+        let pending = std::mem::take(&mut st.pending);
+        st.durable.extend(pending);
+        Ok(())
+    }
+    fn name(&self) -> &'static str {
+        "power-loss"
+    }
+}
+
 /// A balance as the transfer tests store it (decimal text).
 pub fn num(v: Vec<u8>) -> i64 {
     String::from_utf8(v).unwrap().parse::<i64>().unwrap()
