@@ -26,6 +26,7 @@
 #
 # Usage: bench/many_core.sh [OUT]
 #   CANYON=path/to/canyon  DUR=secs (6)  WARM=secs (2)  PARTS="cpus-point ..."
+#   BENCH_ARGS="--unix-socket" (options for every canyon bench run)
 #   PART_TIMEOUT=secs (300)  TPCC_TIMEOUT=secs (900; go-tpc check on MariaDB is slow
 #   on few CPUs)  CONNS=100,1000,10000,20000  GO_TPC=path/to/go-tpc
 set -uo pipefail
@@ -52,7 +53,8 @@ part() {
   shift
   echo "== $name: canyon bench $*"
   local t0=$SECONDS
-  timeout -k 10 "${PART_TIMEOUT:-300}" "${CLIENT[@]}" "$CANYON" bench "$@" --duration "$DUR" --warmup "$WARM" \
+  # shellcheck disable=SC2086 # BENCH_ARGS is a list of options
+  timeout -k 10 "${PART_TIMEOUT:-300}" "${CLIENT[@]}" "$CANYON" bench "$@" ${BENCH_ARGS:-} --duration "$DUR" --warmup "$WARM" \
     --report-interval 0 --out "$OUT/$name" >"$OUT/$name.log" 2>&1
   local rc=$?
   echo "   rc=$rc in $((SECONDS - t0)) s"

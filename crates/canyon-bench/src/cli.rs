@@ -113,6 +113,11 @@ pub struct BenchArgs {
     /// The canyon binary for local Canyon targets (default: this executable).
     #[arg(long, value_name = "PATH")]
     pub canyon_bin: Option<PathBuf>,
+    /// Local targets: clients connect over each server's Unix-domain socket
+    /// instead of loopback TCP (every local target alike, so comparisons stay
+    /// fair). Takes the TCP stack out of both sides' CPU per query.
+    #[arg(long)]
+    pub unix_socket: bool,
     /// Extra argument for local `canyon serve` (repeatable), e.g. --canyon-arg=--in-memory.
     #[arg(long = "canyon-arg", value_name = "ARG", allow_hyphen_values = true)]
     pub canyon_args: Vec<String>,
@@ -324,6 +329,9 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         return Err("--shape cpus restarts the server pinned to CPUs: it needs a local target (canyon or mariadb)".into());
     }
     let shards = args.shards.max(1);
+    if args.unix_socket && specs.iter().any(|s| matches!(s, TargetSpec::Remote(_))) {
+        return Err("--unix-socket applies to local servers: it needs local targets".into());
+    }
     if let Some(k) = args.cpus_per_shard {
         if args.shape == Shape::Cpus {
             return Err(
@@ -420,6 +428,7 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         max_connections: u32::try_from(needed).unwrap_or(u32::MAX),
         password: local_password(),
         cpus_per_shard: args.cpus_per_shard,
+        unix_socket: args.unix_socket,
         ..LocalOptions::default()
     };
     let mut targets: Vec<Box<dyn Target>> = Vec::new();

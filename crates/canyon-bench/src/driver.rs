@@ -129,13 +129,15 @@ impl DbError {
     }
 }
 
-/// Connection options: TCP even to 127.0.0.1 (mysql_async would switch to the
-/// Unix socket otherwise), TCP_NODELAY, and the session settings given up front
-/// so that connecting costs no extra query.
+/// Connection options: the endpoint's Unix socket if it names one, else TCP
+/// even to 127.0.0.1 (mysql_async would switch to the server's socket
+/// otherwise), TCP_NODELAY, and the session settings given up front so that
+/// connecting costs no extra query.
 fn opts(ep: &Endpoint, db: Option<&str>, statements: usize) -> mysql_async::Opts {
     mysql_async::OptsBuilder::default()
         .ip_or_hostname(ep.host.clone())
         .tcp_port(ep.port)
+        .socket(ep.socket.as_ref().map(|p| p.to_string_lossy().into_owned()))
         .user(Some(ep.user.clone()))
         .pass(Some(ep.password.clone()))
         .db_name(db.map(str::to_owned))

@@ -139,7 +139,7 @@ pub struct TargetInfo {
     pub name: String,
     /// `canyon-local`, `mariadb-local` or `remote`.
     pub kind: String,
-    /// `host:port` of each shard.
+    /// `host:port` of each shard (`unix:PATH` with `--unix-socket`).
     pub endpoints: Vec<String>,
     /// `SELECT VERSION()` of the first shard, when it answered.
     pub server_version: Option<String>,

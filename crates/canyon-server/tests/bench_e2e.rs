@@ -147,7 +147,8 @@ fn workloads_and_load_shapes() {
         v
     };
 
-    // Order entry over two local Canyon servers, routed by customer.
+    // Order entry over two local Canyon servers, routed by customer, over
+    // their Unix sockets.
     let r = ok_report(
         &dir.path().join("oe"),
         &with(&[
@@ -161,9 +162,23 @@ fn workloads_and_load_shapes() {
             "fixed",
             "-t",
             "2",
+            "--unix-socket",
         ]),
     );
     assert_eq!(r.targets[0].endpoints.len(), 2);
+    assert!(
+        r.targets[0]
+            .endpoints
+            .iter()
+            .all(|e| e.starts_with("unix:")),
+        "{:?}",
+        r.targets[0].endpoints
+    );
+    assert!(
+        r.targets[0].name.contains("Unix socket"),
+        "{}",
+        r.targets[0].name
+    );
     let s = &r.steps[0];
     assert_eq!(s.server.map(|v| v.processes), Some(2));
     assert!(s.queries.read >= 4 * s.transactions && s.queries.write >= 2 * s.transactions);
@@ -237,6 +252,28 @@ fn workloads_and_load_shapes() {
         ]),
     );
     assert_eq!(r.steps[0].cpus, Some(1));
+    // A shard pinned to its own CPU for the whole run.
+    let r = ok_report(
+        &dir.path().join("pinned"),
+        &with(&[
+            "-w",
+            "oltp_point_select",
+            "--table-size",
+            "200",
+            "--shape",
+            "fixed",
+            "-t",
+            "2",
+            "--cpus-per-shard",
+            "1",
+        ]),
+    );
+    assert!(
+        r.targets[0].name.contains("1 CPUs each"),
+        "{}",
+        r.targets[0].name
+    );
+    assert!(r.steps[0].transactions > 0);
 
     // Two local Canyon servers compared, alternating A B A B.
     let r = ok_report(

@@ -35,6 +35,8 @@ pub struct LocalOptions {
     /// Pin shard `i` to CPUs `i·k .. (i+1)·k - 1` (unless a CPU-sweep step
     /// pins every shard to `0..k`).
     pub cpus_per_shard: Option<u32>,
+    /// Clients connect over each server's Unix-domain socket, not loopback TCP.
+    pub unix_socket: bool,
 }
 
 impl Default for LocalOptions {
@@ -46,6 +48,7 @@ impl Default for LocalOptions {
             password: String::new(),
             start_timeout: Duration::from_secs(120),
             cpus_per_shard: None,
+            unix_socket: false,
         }
     }
 }
@@ -261,6 +264,15 @@ impl LocalCanyon {
             .unwrap_or_default()
     }
 
+    /// Shard `shard`'s Unix socket (short: socket paths are limited to 107
+    /// bytes).
+    fn socket(&self, shard: usize) -> PathBuf {
+        self.dir
+            .as_ref()
+            .map(|d| d.path().join(format!("s{shard}.sock")))
+            .unwrap_or_default()
+    }
+
     fn spawn(&self, shard: usize, cpus: Option<u32>) -> Result<(Proc, u16), String> {
         let mut cmd = command(&self.bin, cpu_list(cpus, shard, self.opts.cpus_per_shard))?;
         cmd.arg("serve")
@@ -272,6 +284,14 @@ impl LocalCanyon {
             .arg("127.0.0.1")
             .args(&self.opts.canyon_args)
             .env("CANYON_ROOT_PASSWORD", &self.opts.password)
+            .env(
+                "CANYON_SOCKET",
+                if self.opts.unix_socket {
+                    self.socket(shard).into_os_string()
+                } else {
+                    std::ffi::OsString::new()
+                },
+            )
             .env(
                 "CANYON_MAX_CONNECTIONS",
                 self.opts.max_connections.to_string(),
@@ -313,13 +333,10 @@ impl LocalCanyon {
 
 impl Target for LocalCanyon {
     fn name(&self) -> String {
-        let pinned = self
-            .opts
-            .cpus_per_shard
-            .map_or(String::new(), |k| format!(", {k} CPUs each"));
+        let extra = name_suffix(&self.opts);
         match self.shards.len() {
-            1 => format!("canyon (local{pinned})"),
-            n => format!("canyon (local, {n} shards{pinned})"),
+            1 => format!("canyon (local{extra})"),
+            n => format!("canyon (local, {n} shards{extra})"),
         }
     }
 
@@ -328,7 +345,7 @@ impl Target for LocalCanyon {
     }
 
     fn endpoints(&self) -> Vec<Endpoint> {
-        local_endpoints(&self.shards, &self.opts.password)
+        local_endpoints(&self.shards, &self.opts, |i| self.socket(i))
     }
 
     fn processes(&self) -> Vec<u32> {
@@ -463,7 +480,8 @@ impl LocalMariadb {
             "ALTER USER IF EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '{pw}';
              ALTER USER IF EXISTS 'root'@'::1' IDENTIFIED BY '{pw}';
              CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '{pw}';
-             GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION;"
+             GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION;
+             ALTER USER 'root'@'localhost' IDENTIFIED BY '{pw}';"
         );
         self.socket_sql(shard, &sql)
             .map_err(|e| format!("setting up root on mariadb shard {shard}: {e}"))
@@ -542,15 +560,12 @@ impl Target for LocalMariadb {
             .iter()
             .any(|a| a.contains("pool-of-threads"));
         let n = self.shards.len();
-        let pinned = self
-            .opts
-            .cpus_per_shard
-            .map_or(String::new(), |k| format!(", {k} CPUs each"));
+        let extra = name_suffix(&self.opts);
         match (n, pool) {
-            (1, false) => format!("mariadb (local{pinned})"),
-            (1, true) => format!("mariadb (local, pool-of-threads{pinned})"),
-            (n, false) => format!("mariadb (local, {n} shards{pinned})"),
-            (n, true) => format!("mariadb (local, {n} shards, pool-of-threads{pinned})"),
+            (1, false) => format!("mariadb (local{extra})"),
+            (1, true) => format!("mariadb (local, pool-of-threads{extra})"),
+            (n, false) => format!("mariadb (local, {n} shards{extra})"),
+            (n, true) => format!("mariadb (local, {n} shards, pool-of-threads{extra})"),
         }
     }
 
@@ -559,7 +574,7 @@ impl Target for LocalMariadb {
     }
 
     fn endpoints(&self) -> Vec<Endpoint> {
-        local_endpoints(&self.shards, &self.opts.password)
+        local_endpoints(&self.shards, &self.opts, |i| self.socket(i))
     }
 
     fn processes(&self) -> Vec<u32> {
@@ -595,14 +610,31 @@ impl Drop for LocalMariadb {
 }
 
 /// The endpoints of locally started shards: root on loopback.
-fn local_endpoints(shards: &[(Proc, u16)], password: &str) -> Vec<Endpoint> {
+/// What a local target's name says beyond its kind: pinning and transport.
+fn name_suffix(opts: &LocalOptions) -> String {
+    let mut s = opts
+        .cpus_per_shard
+        .map_or(String::new(), |k| format!(", {k} CPUs each"));
+    if opts.unix_socket {
+        s.push_str(", Unix socket");
+    }
+    s
+}
+
+fn local_endpoints(
+    shards: &[(Proc, u16)],
+    opts: &LocalOptions,
+    socket: impl Fn(usize) -> PathBuf,
+) -> Vec<Endpoint> {
     shards
         .iter()
-        .map(|(_, port)| Endpoint {
+        .enumerate()
+        .map(|(i, (_, port))| Endpoint {
             host: "127.0.0.1".into(),
             port: *port,
             user: "root".into(),
-            password: password.to_string(),
+            password: opts.password.clone(),
+            socket: opts.unix_socket.then(|| socket(i)),
         })
         .collect()
 }

@@ -35,11 +35,17 @@ pub struct Endpoint {
     pub user: String,
     /// Password.
     pub password: String,
+    /// A Unix-domain socket to connect to instead of `host:port` (local
+    /// servers with `--unix-socket`).
+    pub socket: Option<std::path::PathBuf>,
 }
 
 impl fmt::Display for Endpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.host, self.port)
+        match &self.socket {
+            Some(p) => write!(f, "unix:{}", p.display()),
+            None => write!(f, "{}:{}", self.host, self.port),
+        }
     }
 }
 
@@ -140,6 +146,7 @@ impl TargetSpec {
                 port,
                 user: user.clone(),
                 password: password.clone(),
+                socket: None,
             });
         }
         Ok(TargetSpec::Remote(endpoints))
@@ -232,6 +239,7 @@ mod tests {
             port: p,
             user: u.into(),
             password: pw.into(),
+            socket: None,
         };
         assert_eq!(
             TargetSpec::parse("127.0.0.1:3306", "root", "pw"),
@@ -265,6 +273,7 @@ mod tests {
             port: 1,
             user: "u".into(),
             password: String::new(),
+            socket: None,
         }]);
         assert!(r.restart(Some(1)).is_err());
         assert!(r.processes().is_empty());
