@@ -48,13 +48,15 @@
 //!    Postgres PANICs on a failed fsync).
 //! 8. A transaction without writes takes no timestamp and writes nothing. If it
 //!    made a current read (rule 6 lets one return a written, not yet durable
-//!    version), its COMMIT still waits until everything written before it is
-//!    durable — `visible >= next_ts` as of the commit — so that no client is
-//!    told "committed" about a transaction that read what a crash could
-//!    still take back. Snapshot reads see only visible, so durable, data:
-//!    read-only transactions without current reads never wait. What a current
-//!    read shows *before* COMMIT (a `SELECT ... FOR UPDATE` result, a
-//!    duplicate-key error) may still be undone by a crash, as in InnoDB.
+//!    version), its COMMIT still waits, under [`Durability::SyncEveryCommit`],
+//!    until everything written before it is durable — `visible >= next_ts` as
+//!    of the commit — so that no client is told "committed" about a
+//!    transaction that read what a crash could still take back. Snapshot
+//!    reads see only visible, so durable, data: read-only transactions without
+//!    current reads never wait. An autocommitted statement's result is sent
+//!    only after its COMMIT; what a current read shows *before* an explicit
+//!    COMMIT (a `SELECT ... FOR UPDATE` result, a duplicate-key error) may
+//!    still be undone by a crash, as in InnoDB.
 //!
 //! # Group commit (leader / follower)
 //!
