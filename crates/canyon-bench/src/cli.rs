@@ -157,32 +157,6 @@ pub fn doubling(n: u32) -> Vec<u32> {
     v
 }
 
-/// CPUs of the machine that servers may be pinned to. Not
-/// `available_parallelism()`: that honours this process's own affinity, and
-/// the client is often pinned away from the servers' CPUs on purpose.
-fn online_cpus() -> u32 {
-    std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .ok()
-        .and_then(|s| count_cpu_list(s.trim()))
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
-}
-
-/// The number of CPUs in a kernel CPU list such as `0-7,16-23` (`None` if it
-/// does not parse).
-fn count_cpu_list(list: &str) -> Option<u32> {
-    let mut n = 0u32;
-    for part in list.split(',') {
-        n += match part.split_once('-') {
-            Some((a, b)) => b.parse::<u32>().ok()?.checked_sub(a.parse::<u32>().ok()?)? + 1,
-            None => {
-                part.parse::<u32>().ok()?;
-                1
-            }
-        };
-    }
-    (n > 0).then_some(n)
-}
-
 /// The steps of the plan the arguments describe.
 pub fn plan_steps(a: &BenchArgs) -> Result<Vec<PlanStep>, String> {
     let one = |default: u32| -> Result<u32, String> {
@@ -261,7 +235,7 @@ pub fn plan_steps(a: &BenchArgs) -> Result<Vec<PlanStep>, String> {
         }
         Shape::Cpus => {
             let threads = one(16)?;
-            let online = online_cpus();
+            let online = crate::sample::machine_cpus();
             let cpus = match a.cpus.as_slice() {
                 [] => (1..=online).collect(),
                 [k] => (1..=*k).collect(),
@@ -341,7 +315,7 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
         if specs.iter().any(|s| matches!(s, TargetSpec::Remote(_))) {
             return Err("--cpus-per-shard pins local servers: it needs a local target".into());
         }
-        let online = online_cpus();
+        let online = crate::sample::machine_cpus();
         if k == 0 || u64::from(k) * shards as u64 > u64::from(online) {
             return Err(format!(
                 "--cpus-per-shard {k} with {shards} shard(s) needs {} CPUs; this machine has {online}",
@@ -576,6 +550,7 @@ mod tests {
 
     #[test]
     fn cpu_lists_count_and_pin_shards_apart() {
+        use crate::sample::count_cpu_list;
         assert_eq!(count_cpu_list("0-15"), Some(16));
         assert_eq!(count_cpu_list("0"), Some(1));
         assert_eq!(count_cpu_list("0-7,16-23,31"), Some(17));

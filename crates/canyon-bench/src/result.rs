@@ -87,7 +87,9 @@ impl MachineInfo {
             hostname: read("/proc/sys/kernel/hostname").trim().to_owned(),
             kernel: read("/proc/sys/kernel/osrelease").trim().to_owned(),
             cpu_model,
-            cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            // The machine's, not this process's affinity mask: the client is
+            // often pinned away from the servers' CPUs.
+            cpus: crate::sample::machine_cpus() as usize,
             memory_bytes,
         }
     }

@@ -327,6 +327,32 @@ impl MachineDelta {
     }
 }
 
+/// CPUs of the machine (online), which servers may be pinned to. Not
+/// `available_parallelism()`: that honours this process's own affinity, and
+/// the client is often pinned away from the servers' CPUs on purpose.
+pub fn machine_cpus() -> u32 {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|s| count_cpu_list(s.trim()))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32))
+}
+
+/// The number of CPUs in a kernel CPU list such as `0-7,16-23` (`None` if it
+/// does not parse).
+pub fn count_cpu_list(list: &str) -> Option<u32> {
+    let mut n = 0u32;
+    for part in list.split(',') {
+        n += match part.split_once('-') {
+            Some((a, b)) => b.parse::<u32>().ok()?.checked_sub(a.parse::<u32>().ok()?)? + 1,
+            None => {
+                part.parse::<u32>().ok()?;
+                1
+            }
+        };
+    }
+    (n > 0).then_some(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
