@@ -14,7 +14,9 @@
 #                         unpinned (not in the default PARTS; needs go-tpc)
 #
 # On a machine where nothing can be installed, bench/portable_bundle.sh packs
-# canyon, MariaDB and go-tpc into one tarball (see its header).
+# canyon, MariaDB and go-tpc into one tarball (see its header). Afterwards,
+# bench/many_core_report.py --run OUT [--run OUT2 ...] writes the tables into
+# docs/benchmarks.md (section many-core).
 #
 # The machine is cut in two halves: servers on CPUs 0..H-1, the load generator
 # on H..2H-1 (taskset), so a server's CPUs are never shared with its clients.
