@@ -293,6 +293,12 @@ impl Access {
             }
         }
         Ok(if !points.is_empty() {
+            // Key order, once each: rows come back as InnoDB's range access over
+            // an IN list returns them, and locking statements take their row
+            // locks in one global order, so two of them over overlapping IN
+            // lists (TPC-C's New-Order on stock) queue instead of deadlocking.
+            points.sort_unstable();
+            points.dedup();
             (KeyRanges::Points(points), false)
         } else if !ranges.is_empty() {
             (KeyRanges::Ranges(ranges), false)
