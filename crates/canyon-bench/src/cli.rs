@@ -316,7 +316,10 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
             return Err("--cpus-per-shard pins local servers: it needs a local target".into());
         }
         let online = crate::sample::machine_cpus();
-        if k == 0 || u64::from(k) * shards as u64 > u64::from(online) {
+        if k == 0 {
+            return Err("--cpus-per-shard must be at least 1".into());
+        }
+        if u64::from(k) * shards as u64 > u64::from(online) {
             return Err(format!(
                 "--cpus-per-shard {k} with {shards} shard(s) needs {} CPUs; this machine has {online}",
                 u64::from(k) * shards as u64
@@ -567,6 +570,8 @@ mod tests {
         assert!(e.contains("choose one"), "{e}");
         let e = run(parse(&["--shards", "2", "--cpus-per-shard", "100000"])).unwrap_err();
         assert!(e.contains("needs 200000 CPUs"), "{e}");
+        let e = run(parse(&["--cpus-per-shard", "0"])).unwrap_err();
+        assert!(e.contains("at least 1"), "{e}");
     }
 
     #[test]

@@ -771,43 +771,32 @@ fn power_loss_keeps_everything_acknowledged_under_early_lock_release() {
     let stop = std::sync::atomic::AtomicBool::new(false);
     let increments = std::sync::Mutex::new(Vec::new());
     let reads = std::sync::Mutex::new(Vec::new());
-    let survivor = thread::scope(|sc| {
-        for _ in 0..4 {
-            sc.spawn(|| {
-                let s = mgr.session();
-                while !stop.load(Ordering::Relaxed) {
-                    let mut tx = s.begin(RR);
-                    let Ok(()) = tx.lock(&lock_key(b"c")) else {
-                        break;
-                    };
-                    let v = num(tx.get_locked(T, b"c").unwrap().unwrap());
-                    if write(&mut tx, b"c", (v + 1).to_string().as_bytes()).is_err() {
-                        break;
-                    }
-                    let Ok(c) = tx.commit_deferred() else { break };
-                    match block_on(c.durable()).0 {
-                        Ok(()) => increments.lock().unwrap().push(v + 1),
-                        Err(_) => break,
-                    }
-                }
-            });
+    // One locked read of the counter, an increment if `increment`, and the
+    // commit awaited through `durable()`: the value acknowledged, or `None`
+    // once the power is off (every later step fails).
+    let round = |s: &canyon_txn::TxnSession, increment: bool| -> Option<i64> {
+        let mut tx = s.begin(RR);
+        tx.lock(&lock_key(b"c")).ok()?;
+        let mut v = num(tx.get_locked(T, b"c").unwrap().unwrap());
+        if increment {
+            v += 1;
+            write(&mut tx, b"c", v.to_string().as_bytes()).ok()?;
         }
-        for _ in 0..2 {
-            sc.spawn(|| {
-                let s = mgr.session();
-                while !stop.load(Ordering::Relaxed) {
-                    let mut tx = s.begin(RR);
-                    let Ok(()) = tx.lock(&lock_key(b"c")) else {
-                        break;
-                    };
-                    let v = num(tx.get_locked(T, b"c").unwrap().unwrap());
-                    let Ok(c) = tx.commit_deferred() else { break };
-                    match block_on(c.durable()).0 {
-                        Ok(()) => reads.lock().unwrap().push(v),
-                        Err(_) => break,
+        block_on(tx.commit_deferred().ok()?.durable()).0.ok()?;
+        Some(v)
+    };
+    let survivor = thread::scope(|sc| {
+        for (n, increment, acked) in [(4, true, &increments), (2, false, &reads)] {
+            for _ in 0..n {
+                let (round, stop, mgr) = (&round, &stop, &mgr);
+                sc.spawn(move || {
+                    let s = mgr.session();
+                    while !stop.load(Ordering::Relaxed) {
+                        let Some(v) = round(&s, increment) else { break };
+                        acked.lock().unwrap().push(v);
                     }
-                }
-            });
+                });
+            }
         }
         thread::sleep(Duration::from_millis(300));
         let survivor = storage.power_off();
