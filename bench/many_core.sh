@@ -5,7 +5,7 @@
 #   cpus-point, cpus-rw   CPU sweep: Canyon and MariaDB restarted under
 #                         taskset on 1, 2, 4 ... CPUs, alternating, 64 clients
 #   order-entry-N         N Canyon instances, each pinned to its own K CPUs,
-#                         16 clients per instance (goal: N instances >= 0.9*N x one)
+#                         OE_CLIENTS clients per instance (goal: N instances >= 0.9*N x one)
 #   order-entry-1xNK      one instance on all the CPUs the N instances had
 #   conn-*                connection sweep to 20,000 open connections, 16 active
 #                         (Canyon; MariaDB one-thread-per-connection and
@@ -31,6 +31,8 @@
 #   BENCH_ARGS="--unix-socket" (options for every canyon bench run)
 #   PART_TIMEOUT=secs (300)  TPCC_TIMEOUT=secs (900; go-tpc check on MariaDB is slow
 #   on few CPUs)  CONNS=100,1000,10000,20000  GO_TPC=path/to/go-tpc
+#   OE_K=CPUs per order-entry instance (H/4)  OE_CLIENTS=clients per instance (16)
+#   TPCC_THREADS=8,32
 set -uo pipefail
 OUT=${1:-bench-results/many-core}
 CANYON=${CANYON:-${CARGO_TARGET_DIR:-$HOME/.cache/canyon-target}/release/canyon}
@@ -47,8 +49,9 @@ CLIENT=(taskset -c "$H-$((NCPU - 1))")
 SWEEP=1
 k=2
 while [ "$k" -le "$H" ]; do SWEEP="$SWEEP,$k"; k=$((k * 2)); done
-OE_K=$((H / 4 > 0 ? H / 4 : 1))
-echo "many_core.sh: $NCPU CPUs; servers on 0-$((H - 1)), clients on $H-$((NCPU - 1)); sweep $SWEEP; order-entry $OE_K CPUs per instance"
+OE_K=${OE_K:-$((H / 4 > 0 ? H / 4 : 1))}
+OE_CLIENTS=${OE_CLIENTS:-16}
+echo "many_core.sh: $NCPU CPUs; servers on 0-$((H - 1)), clients on $H-$((NCPU - 1)); sweep $SWEEP; order-entry $OE_K CPUs and $OE_CLIENTS clients per instance"
 
 part() {
   local name=$1
@@ -78,13 +81,13 @@ for p in $PARTS; do
     for n in 1 2 4; do
       [ $((n * OE_K)) -le "$H" ] || continue
       part "order-entry-$n" -w order_entry --shape fixed --shards "$n" \
-        --cpus-per-shard "$OE_K" -t $((16 * n))
+        --cpus-per-shard "$OE_K" -t $((OE_CLIENTS * n))
     done
     # One instance on all the CPUs the largest N had.
     for n in 4 2; do
       if [ $((n * OE_K)) -le "$H" ]; then
         part "order-entry-1x$((n * OE_K))" -w order_entry --shape fixed --shards 1 \
-          --cpus-per-shard $((n * OE_K)) -t $((16 * n))
+          --cpus-per-shard $((n * OE_K)) -t $((OE_CLIENTS * n))
         break
       fi
     done ;;
@@ -100,7 +103,7 @@ for p in $PARTS; do
   tpcc)
     echo "== tpcc: bench/tpcc_compare.py"
     timeout -k 10 "${TPCC_TIMEOUT:-900}" python3 "$(dirname "$0")/tpcc_compare.py" \
-      --warehouses 4 --threads 8,32 --time 20 --rounds 1 --load-threads 16 \
+      --warehouses 4 --threads "${TPCC_THREADS:-8,32}" --time 20 --rounds 1 --load-threads 16 \
       --canyon "$CANYON" ${GO_TPC:+--go-tpc "$GO_TPC"} --out "$OUT/tpcc.md" \
       --note "bench/many_core.sh on $NCPU CPUs, unpinned, one round" >"$OUT/tpcc.log" 2>&1
     echo "   rc=$?"
