@@ -823,6 +823,7 @@ impl Session {
         rows.push(("Canyon_row_cache_rows".into(), rc.entries));
         rows.push(("Canyon_row_cache_bytes".into(), rc.bytes));
         rows.push(("Canyon_row_cache_capacity".into(), rc.capacity));
+        rows.push(("Canyon_gc_queued_keys".into(), engine.txn.gc_queued_keys()));
         let since = if global {
             engine.started()
         } else {
@@ -1175,8 +1176,8 @@ impl Session {
                 Plan::Delete(d) => (&d.table, d.table.stats.note_changes(0, n, 0)),
                 Plan::Select(_) => return Ok(result),
             };
-            if due {
-                self.state.engine.spawn_analysis(table.clone());
+            if let Some(delay) = due {
+                self.state.engine.spawn_analysis(table.clone(), delay);
             }
         }
         Ok(result)

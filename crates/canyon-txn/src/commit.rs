@@ -107,6 +107,7 @@
 //! dropping an unfinished `Committing` waits too: a waiter is what asks the
 //! syncer for a round, and the session that commits next expects to see it.
 
+use crate::gc::GarbageKey;
 use crate::keys::{self, history_key, index_entry_key, index_value, patch_ts, version_value};
 use crate::mvcc::{Buffered, Replaced, Transaction};
 use crate::row_cache::RowsValue;
@@ -217,6 +218,12 @@ struct PendingPut {
 #[derive(Debug, Default)]
 struct Prepared {
     puts: Vec<PendingPut>,
+    /// The keys among `puts` that end a version — History entries and ended
+    /// Index entries here, Rows tombstones in `tombstones` — garbage once the
+    /// watermark reaches the commit, for the GC queue (gc.rs, "Finding the
+    /// garbage").
+    garbage: Vec<GarbageKey>,
+    tombstones: Vec<GarbageKey>,
     /// Rows values as read while preparing (debug builds check rule 2).
     #[cfg(debug_assertions)]
     read: Vec<(Vec<u8>, Option<Vec<u8>>)>,
@@ -374,6 +381,8 @@ impl TxnManager {
         let mut history = Vec::new();
         let mut index = Vec::new();
         let mut rows = Vec::new();
+        let mut garbage = Vec::new();
+        let mut tombstones = Vec::new();
         #[cfg(debug_assertions)]
         let mut read = Vec::new();
         for (rk, b) in writes {
@@ -401,13 +410,18 @@ impl TxnManager {
                     } else {
                         std::mem::take(raw)
                     };
+                    let key = history_key(&rk, ts);
+                    garbage.push((Keyspace::History, key.clone()));
                     history.push(PendingPut {
                         keyspace: Keyspace::History,
-                        key: history_key(&rk, ts),
+                        key,
                         value,
                         stamp: true,
                         cache_copy: None,
                     });
+                }
+                if b.row.is_none() {
+                    tombstones.push((Keyspace::Rows, rk.clone()));
                 }
                 let cache_copy = self
                     .row_cache
@@ -424,9 +438,11 @@ impl TxnManager {
             let pk = &rk[keys::ID_LEN..];
             for (ix, k) in &b.committed_index_keys {
                 if !b.new_index_keys.iter().any(|(i, n)| i == ix && n == k) {
+                    let key = index_entry_key(*ix, k, pk);
+                    garbage.push((Keyspace::Index, key.clone()));
                     index.push(PendingPut {
                         keyspace: Keyspace::Index,
-                        key: index_entry_key(*ix, k, pk),
+                        key,
                         value: index_value(0, pk.len())?,
                         stamp: true,
                         cache_copy: None,
@@ -456,6 +472,8 @@ impl TxnManager {
         history.append(&mut rows);
         Ok(Prepared {
             puts: history,
+            garbage,
+            tombstones,
             #[cfg(debug_assertions)]
             read,
         })
@@ -508,6 +526,7 @@ impl TxnManager {
         for value in cached {
             self.row_cache.written(value);
         }
+        self.garbage.push(ts, prepared.garbage, prepared.tombstones);
         self.last_written_ts.store(ts, Ordering::SeqCst);
         if let Durability::SyncPeriodically { .. } = self.config.durability {
             self.visible.fetch_max(ts, Ordering::SeqCst);

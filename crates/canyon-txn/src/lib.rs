@@ -136,11 +136,25 @@ pub struct TxnConfig {
     /// (`row_cache.rs`; default 256 MiB). Zero turns it off: every point read
     /// goes to storage.
     pub row_cache_bytes: usize,
+    /// Most keys the GC's garbage queue holds (gc.rs, "Finding the garbage";
+    /// default 1 Mi keys, about 64 MiB). Past it, garbage waits for a sweep
+    /// of whole keyspaces.
+    pub gc_queue_keys: usize,
+    /// Least time between two GC passes that delete queued Rows tombstones
+    /// (default 30 s; other garbage goes every pass). Deleting a tombstone
+    /// replaces a version RocksDB shows with entries it hides; in a range that
+    /// is deleted from its front (a queue table such as TPC-C's `new_order`)
+    /// every scan of the active memtable then steps over them, and a trickle
+    /// of them trips RocksDB's scan-triggered flush every second or two, each
+    /// flush leading to compactions that rewrite the bottom level. Batched,
+    /// they cost one flush per batch. Zero: every pass.
+    pub gc_tombstone_interval: Duration,
 }
 
 impl Default for TxnConfig {
     /// The one place the defaults live: durable commits, MySQL's 50 s lock wait
-    /// timeout, GC every second, no blocking hook, a 256 MiB row cache.
+    /// timeout, GC every second (Rows tombstones every 30 s), no blocking hook,
+    /// a 256 MiB row cache, a GC queue of 1 Mi keys.
     fn default() -> Self {
         TxnConfig {
             durability: Durability::SyncEveryCommit,
@@ -148,6 +162,8 @@ impl Default for TxnConfig {
             gc_interval: Duration::from_secs(1),
             blocking_hook: None,
             row_cache_bytes: 256 << 20,
+            gc_queue_keys: gc::MAX_QUEUED_KEYS,
+            gc_tombstone_interval: Duration::from_secs(30),
         }
     }
 }

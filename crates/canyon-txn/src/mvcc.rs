@@ -146,7 +146,8 @@
 //! - Named savepoints (`SAVEPOINT x`) — only the statement savepoint exists; XA.
 //! - Victim choice by size of the transaction (the requester is the victim).
 //! - A long snapshot holds back GC for everything (InnoDB's purge lag likewise).
-//! - GC scans whole keyspaces; a RocksDB compaction filter would be cheaper.
+//! - GC deletes through the write path (from a queue the commits fill, gc.rs);
+//!   a RocksDB compaction filter would drop garbage for free.
 //! - Exact index order for old snapshots: a row whose indexed columns changed
 //!   after the snapshot may be yielded at its newer key's position (entries carry
 //!   only an end timestamp, so the scan cannot tell which key the old version had;
@@ -157,7 +158,7 @@
 //! [`Error::Deadlock`]: canyon_common::Error::Deadlock
 
 use crate::commit::GroupCommit;
-use crate::gc::{Background, SlotRef, SnapshotRegistry};
+use crate::gc::{Background, GarbageQueue, SlotRef, SnapshotRegistry};
 use crate::keys::{self, decode_version, history_seek_range, rows_key};
 use crate::lock::LockTable;
 use crate::row_cache::{Lookup, RowCache, RowCacheStats, RowsValue};
@@ -199,6 +200,11 @@ pub struct TxnManager {
     /// The newest version of recently read rows (`row_cache.rs`).
     pub(crate) row_cache: RowCache,
     pub(crate) snapshots: SnapshotRegistry,
+    /// Keys commits made garbage, for the GC (gc.rs, "Finding the garbage").
+    pub(crate) garbage: GarbageQueue,
+    /// When GC last collected queued Rows tombstones
+    /// (`TxnConfig::gc_tombstone_interval`).
+    pub(crate) last_tombstone_pass: Mutex<Option<std::time::Instant>>,
     pub(crate) background: Background,
 }
 
@@ -371,6 +377,8 @@ impl TxnManager {
             locks: LockTable::new(),
             row_cache: RowCache::new(config.row_cache_bytes),
             snapshots: SnapshotRegistry::new(),
+            garbage: GarbageQueue::new(last_ts, config.gc_queue_keys),
+            last_tombstone_pass: Mutex::new(None),
             background: Background::new(),
             config,
         });
@@ -436,6 +444,11 @@ impl TxnManager {
     /// The row cache's counters (SHOW STATUS).
     pub fn row_cache_stats(&self) -> RowCacheStats {
         self.row_cache.stats()
+    }
+
+    /// Keys waiting in the GC's garbage queue (gc.rs, "Finding the garbage").
+    pub fn gc_queued_keys(&self) -> u64 {
+        self.garbage.len() as u64
     }
 
     /// The version of `rows_key` visible at `at`, from History (the Rows version is

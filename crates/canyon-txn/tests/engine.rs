@@ -957,6 +957,173 @@ fn gc_keeps_an_index_entry_re_added_as_live() {
     assert_eq!(count(mgr.storage().as_ref(), Keyspace::Index), 1);
 }
 
+/// Updates `a` twice and deletes `b`: 3 History entries (a0, a1, b0), 3 ended
+/// index entries (the same versions' keys) and 1 Rows tombstone (b).
+fn make_garbage(mgr: &Arc<TxnManager>) {
+    load(mgr, &[(b"a", b"a0"), (b"b", b"b0")]);
+    load(mgr, &[(b"a", b"a1")]);
+    load(mgr, &[(b"a", b"a2")]);
+    let (_s, mut d) = begin(mgr, RR);
+    delete(&mut d, b"b").unwrap();
+    d.commit().unwrap();
+}
+
+#[test]
+fn gc_collects_queued_garbage_without_scanning() {
+    let st = Arc::new(CountingStorage::new(Duration::ZERO));
+    let mgr = open_on(st.clone());
+    make_garbage(&mgr);
+    assert_eq!(mgr.gc_queued_keys(), 3 + 3 + 1);
+    let scans = st.history_scans.load(Ordering::SeqCst);
+    let stats = mgr.run_gc_once().unwrap();
+    assert!(
+        !stats.swept,
+        "a fresh store has nothing for a sweep: {stats:?}"
+    );
+    assert_eq!(
+        (
+            stats.history_removed,
+            stats.index_removed,
+            stats.tombstones_removed
+        ),
+        (3, 3, 1),
+        "{stats:?}"
+    );
+    assert_eq!(
+        st.history_scans.load(Ordering::SeqCst),
+        scans,
+        "no History scan"
+    );
+    assert_eq!(mgr.gc_queued_keys(), 0);
+    assert_eq!(count(st.as_ref(), Keyspace::History), 0);
+    assert_eq!(count(st.as_ref(), Keyspace::Rows), 1);
+    assert_eq!(count(st.as_ref(), Keyspace::Index), 1);
+    assert_eq!(read_now(&mgr, b"a"), Some(b"a2".to_vec()));
+}
+
+#[test]
+fn gc_queue_leaves_a_re_inserted_row_and_a_held_snapshot_alone() {
+    let mgr = open();
+    let st = mgr.storage().clone();
+    make_garbage(&mgr);
+    // b comes back before GC runs: its queued tombstone is no longer one.
+    load(&mgr, &[(b"b", b"b1")]);
+    let (_s, mut old) = begin(&mgr, RR);
+    assert_eq!(read(&mut old, b"a"), Some(b"a2".to_vec()));
+    load(&mgr, &[(b"a", b"a3")]);
+    let stats = mgr.run_gc_once().unwrap();
+    // Everything up to `old`'s snapshot goes; a2 (ended after it) stays queued.
+    assert_eq!(stats.tombstones_removed, 0, "{stats:?}");
+    assert_eq!(read_now(&mgr, b"b"), Some(b"b1".to_vec()));
+    assert_eq!(read(&mut old, b"a"), Some(b"a2".to_vec()));
+    assert!(mgr.gc_queued_keys() > 0);
+    old.commit().unwrap();
+    mgr.run_gc_once().unwrap();
+    assert_eq!(mgr.gc_queued_keys(), 0);
+    assert_eq!(count(st.as_ref(), Keyspace::History), 0);
+    assert_eq!(count(st.as_ref(), Keyspace::Rows), 2);
+    assert_eq!(count(st.as_ref(), Keyspace::Index), 2);
+}
+
+#[test]
+fn gc_batches_rows_tombstones_by_their_interval() {
+    let mgr = TxnManager::open(
+        Arc::new(MemoryStorage::new()),
+        TxnConfig {
+            gc_tombstone_interval: Duration::from_secs(3600),
+            ..config()
+        },
+    )
+    .unwrap();
+    make_garbage(&mgr);
+    let stats = mgr.run_gc_once().unwrap();
+    assert_eq!(
+        stats.tombstones_removed, 1,
+        "the first pass takes them: {stats:?}"
+    );
+    // Within the interval a pass collects old versions, not tombstones.
+    load(&mgr, &[(b"c", b"c0")]);
+    let (_s, mut d) = begin(&mgr, RR);
+    delete(&mut d, b"c").unwrap();
+    d.commit().unwrap();
+    let stats = mgr.run_gc_once().unwrap();
+    assert_eq!(
+        (
+            stats.history_removed,
+            stats.index_removed,
+            stats.tombstones_removed
+        ),
+        (1, 1, 0),
+        "{stats:?}"
+    );
+    assert_eq!(mgr.gc_queued_keys(), 1, "the tombstone waits in the queue");
+    assert_eq!(read_now(&mgr, b"c"), None);
+}
+
+#[test]
+fn gc_sweeps_garbage_left_by_an_earlier_process() {
+    let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new());
+    {
+        let mgr = open_on(st.clone());
+        make_garbage(&mgr);
+        // The process ends before any GC pass: the queue is lost with it.
+    }
+    let mgr = open_on(st.clone());
+    assert_eq!(mgr.gc_queued_keys(), 0);
+    let stats = mgr.run_gc_once().unwrap();
+    assert!(stats.swept, "{stats:?}");
+    assert_eq!(
+        (
+            stats.history_removed,
+            stats.index_removed,
+            stats.tombstones_removed
+        ),
+        (3, 3, 1),
+        "{stats:?}"
+    );
+    // Once swept, passes read the queue again.
+    load(&mgr, &[(b"a", b"a9")]);
+    let stats = mgr.run_gc_once().unwrap();
+    assert!(!stats.swept, "{stats:?}");
+    assert_eq!(stats.history_removed, 1, "{stats:?}");
+    assert_eq!(count(st.as_ref(), Keyspace::History), 0);
+}
+
+#[test]
+fn gc_sweeps_what_a_full_queue_refused() {
+    let mgr = TxnManager::open(
+        Arc::new(MemoryStorage::new()),
+        TxnConfig {
+            gc_queue_keys: 4,
+            ..config()
+        },
+    )
+    .unwrap();
+    let st = mgr.storage().clone();
+    load(&mgr, &[(b"a", b"0")]);
+    // A long snapshot holds the watermark back while the queue fills up.
+    let (_s, mut old) = begin(&mgr, RR);
+    assert_eq!(read(&mut old, b"a"), Some(b"0".to_vec()));
+    for i in 1..=20 {
+        load(&mgr, &[(b"a", i.to_string().as_bytes())]);
+    }
+    assert!(mgr.gc_queued_keys() <= 4);
+    let stats = mgr.run_gc_once().unwrap();
+    assert!(!stats.swept, "the refused garbage ended after the snapshot");
+    assert_eq!(stats.history_removed, 0, "{stats:?}");
+    assert_eq!(read(&mut old, b"a"), Some(b"0".to_vec()));
+    old.commit().unwrap();
+    let stats = mgr.run_gc_once().unwrap();
+    assert!(stats.swept, "{stats:?}");
+    assert_eq!(stats.history_removed, 20, "{stats:?}");
+    assert_eq!(count(st.as_ref(), Keyspace::History), 0);
+    assert_eq!(count(st.as_ref(), Keyspace::Index), 1);
+    assert_eq!(read_now(&mgr, b"a"), Some(b"20".to_vec()));
+    // The sweep is done with: the next pass reads the queue.
+    load(&mgr, &[(b"a", b"21")]);
+    assert!(!mgr.run_gc_once().unwrap().swept);
+}
+
 #[test]
 fn gc_concurrent_with_writers_and_readers_keeps_snapshots_consistent() {
     // Transfers between 8 accounts keep the total at 800; readers at REPEATABLE READ

@@ -24,6 +24,7 @@ pub use IsolationLevel::{ReadCommitted as RC, RepeatableRead as RR};
 pub fn config() -> TxnConfig {
     TxnConfig {
         gc_interval: Duration::ZERO,
+        gc_tombstone_interval: Duration::ZERO,
         lock_wait_timeout: Duration::from_secs(20),
         ..TxnConfig::default()
     }
@@ -167,6 +168,8 @@ pub struct CountingStorage {
     pub writes: AtomicU64,
     /// Point reads of the Rows keyspace.
     pub row_gets: AtomicU64,
+    /// Scans of the History keyspace.
+    pub history_scans: AtomicU64,
     pub sync_delay: Duration,
     pub fail_sync: std::sync::atomic::AtomicBool,
 }
@@ -178,6 +181,7 @@ impl CountingStorage {
             syncs: AtomicU64::new(0),
             writes: AtomicU64::new(0),
             row_gets: AtomicU64::new(0),
+            history_scans: AtomicU64::new(0),
             sync_delay,
             fail_sync: std::sync::atomic::AtomicBool::new(false),
         }
@@ -198,6 +202,9 @@ impl Storage for CountingStorage {
         reverse: bool,
         f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
     ) -> Result<()> {
+        if keyspace == Keyspace::History {
+            self.history_scans.fetch_add(1, Ordering::SeqCst);
+        }
         self.inner.scan(keyspace, range, reverse, f)
     }
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
