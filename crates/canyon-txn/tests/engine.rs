@@ -1027,14 +1027,10 @@ fn gc_queue_leaves_a_re_inserted_row_and_a_held_snapshot_alone() {
 
 #[test]
 fn gc_batches_rows_tombstones_by_their_interval() {
-    let mgr = TxnManager::open(
-        Arc::new(MemoryStorage::new()),
-        TxnConfig {
-            gc_tombstone_interval: Duration::from_secs(3600),
-            ..config()
-        },
-    )
-    .unwrap();
+    let mgr = open_with(TxnConfig {
+        gc_tombstone_interval: Duration::from_secs(3600),
+        ..config()
+    });
     make_garbage(&mgr);
     let stats = mgr.run_gc_once().unwrap();
     assert_eq!(
@@ -1091,14 +1087,10 @@ fn gc_sweeps_garbage_left_by_an_earlier_process() {
 
 #[test]
 fn gc_sweeps_what_a_full_queue_refused() {
-    let mgr = TxnManager::open(
-        Arc::new(MemoryStorage::new()),
-        TxnConfig {
-            gc_queue_keys: 4,
-            ..config()
-        },
-    )
-    .unwrap();
+    let mgr = open_with(TxnConfig {
+        gc_queue_keys: 4,
+        ..config()
+    });
     let st = mgr.storage().clone();
     load(&mgr, &[(b"a", b"0")]);
     // A long snapshot holds the watermark back while the queue fills up.
@@ -1218,14 +1210,10 @@ fn counting_hook(f: &mut dyn FnMut()) {
 
 #[test]
 fn blocking_hook_wraps_lock_waits_and_commit_waits() {
-    let mgr = TxnManager::open(
-        Arc::new(MemoryStorage::new()),
-        TxnConfig {
-            blocking_hook: Some(counting_hook),
-            ..config()
-        },
-    )
-    .unwrap();
+    let mgr = open_with(TxnConfig {
+        blocking_hook: Some(counting_hook),
+        ..config()
+    });
     let before = HOOK_CALLS.load(Ordering::SeqCst);
     load(&mgr, &[(b"a", b"1")]); // the commit's durability wait
     assert!(HOOK_CALLS.load(Ordering::SeqCst) > before);
@@ -1240,14 +1228,10 @@ fn blocking_hook_wraps_lock_waits_and_commit_waits() {
 
 #[test]
 fn background_gc_runs_and_manager_drops_cleanly() {
-    let mgr = TxnManager::open(
-        Arc::new(MemoryStorage::new()),
-        TxnConfig {
-            gc_interval: Duration::from_millis(5),
-            ..config()
-        },
-    )
-    .unwrap();
+    let mgr = open_with(TxnConfig {
+        gc_interval: Duration::from_millis(5),
+        ..config()
+    });
     load(&mgr, &[(b"a", b"1")]);
     load(&mgr, &[(b"a", b"2")]);
     let st = mgr.storage().clone();
@@ -1406,14 +1390,10 @@ fn transfers_through_a_tiny_row_cache_keep_every_snapshot_consistent() {
     // 2,000 accounts through a cache that holds about 500: fills, hits,
     // evictions and commit updates race on the same shards while readers check
     // the total at their snapshot, by key (through the cache) and by scan (not).
-    let mgr = TxnManager::open(
-        Arc::new(MemoryStorage::new()),
-        TxnConfig {
-            row_cache_bytes: 64 * 1024,
-            ..config()
-        },
-    )
-    .unwrap();
+    let mgr = open_with(TxnConfig {
+        row_cache_bytes: 64 * 1024,
+        ..config()
+    });
     let n = 2000usize;
     let accounts: Vec<Vec<u8>> = (0..n as u16).map(|i| i.to_be_bytes().to_vec()).collect();
     let rows: Vec<(&[u8], &[u8])> = accounts

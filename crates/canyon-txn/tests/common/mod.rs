@@ -38,6 +38,11 @@ pub fn open_on(storage: Arc<dyn Storage>) -> Arc<TxnManager> {
     TxnManager::open(storage, config()).unwrap()
 }
 
+/// A manager on fresh in-memory storage with `config` (usually `..config()`).
+pub fn open_with(config: TxnConfig) -> Arc<TxnManager> {
+    TxnManager::open(Arc::new(MemoryStorage::new()), config).unwrap()
+}
+
 /// The lock key the tests use for a row (the SQL layer chooses its own).
 pub fn lock_key(pk: &[u8]) -> Vec<u8> {
     [&T.to_be_bytes()[..], pk].concat()
