@@ -8,7 +8,7 @@ mod common;
 use canyon_common::Error;
 use canyon_storage::{KeyRange, Keyspace, MemoryStorage, Storage};
 use canyon_txn::ReadMode::{Current, Snapshot};
-use canyon_txn::{Durability, TxnConfig, TxnManager, LAST_TS_KEY};
+use canyon_txn::{Durability, GcStats, TxnConfig, TxnManager, LAST_TS_KEY};
 use common::*;
 use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -957,6 +957,15 @@ fn gc_keeps_an_index_entry_re_added_as_live() {
     assert_eq!(count(mgr.storage().as_ref(), Keyspace::Index), 1);
 }
 
+/// What a GC pass deleted: (History entries, Index entries, Rows tombstones).
+fn removed(stats: &GcStats) -> (u64, u64, u64) {
+    (
+        stats.history_removed,
+        stats.index_removed,
+        stats.tombstones_removed,
+    )
+}
+
 /// Updates `a` twice and deletes `b`: 3 History entries (a0, a1, b0), 3 ended
 /// index entries (the same versions' keys) and 1 Rows tombstone (b).
 fn make_garbage(mgr: &Arc<TxnManager>) {
@@ -980,15 +989,7 @@ fn gc_collects_queued_garbage_without_scanning() {
         !stats.swept,
         "a fresh store has nothing for a sweep: {stats:?}"
     );
-    assert_eq!(
-        (
-            stats.history_removed,
-            stats.index_removed,
-            stats.tombstones_removed
-        ),
-        (3, 3, 1),
-        "{stats:?}"
-    );
+    assert_eq!(removed(&stats), (3, 3, 1), "{stats:?}");
     assert_eq!(
         st.history_scans.load(Ordering::SeqCst),
         scans,
@@ -1043,15 +1044,7 @@ fn gc_batches_rows_tombstones_by_their_interval() {
     delete(&mut d, b"c").unwrap();
     d.commit().unwrap();
     let stats = mgr.run_gc_once().unwrap();
-    assert_eq!(
-        (
-            stats.history_removed,
-            stats.index_removed,
-            stats.tombstones_removed
-        ),
-        (1, 1, 0),
-        "{stats:?}"
-    );
+    assert_eq!(removed(&stats), (1, 1, 0), "{stats:?}");
     assert_eq!(mgr.gc_queued_keys(), 1, "the tombstone waits in the queue");
     assert_eq!(read_now(&mgr, b"c"), None);
 }
@@ -1068,15 +1061,7 @@ fn gc_sweeps_garbage_left_by_an_earlier_process() {
     assert_eq!(mgr.gc_queued_keys(), 0);
     let stats = mgr.run_gc_once().unwrap();
     assert!(stats.swept, "{stats:?}");
-    assert_eq!(
-        (
-            stats.history_removed,
-            stats.index_removed,
-            stats.tombstones_removed
-        ),
-        (3, 3, 1),
-        "{stats:?}"
-    );
+    assert_eq!(removed(&stats), (3, 3, 1), "{stats:?}");
     // Once swept, passes read the queue again.
     load(&mgr, &[(b"a", b"a9")]);
     let stats = mgr.run_gc_once().unwrap();
