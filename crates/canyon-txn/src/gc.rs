@@ -78,9 +78,11 @@
 //! fails and the key stays (that commit queues it again if it ends it again);
 //! if the key is gone already, there is nothing to do.
 //!
-//! The queue is in memory and bounded ([`MAX_QUEUED_KEYS`]). Garbage it does not
-//! hold — written before this process started, or refused while the queue was
-//! full (a snapshot held open for minutes keeps `w` back while commits go on) —
+//! The queue is in memory and bounded (`TxnConfig::gc_queue_keys`, default
+//! [`MAX_QUEUED_KEYS`]). Garbage it does not hold — written before this
+//! process started, refused while the queue was full (a snapshot held open
+//! for minutes keeps `w` back while commits go on), or popped by a pass whose
+//! deletes failed —
 //! is found by a **sweep**: the old full scan of the three keyspaces, run once
 //! `w` has passed the newest timestamp of such garbage (`sweep_until`). A
 //! restart therefore costs one sweep, and a long snapshot one sweep after it
@@ -141,6 +143,13 @@ struct QueueInner {
     sweep_until: Option<Timestamp>,
 }
 
+impl QueueInner {
+    /// Garbage up to `ts` is not (or no longer) queued: a sweep must find it.
+    fn need_sweep(&mut self, ts: Timestamp) {
+        self.sweep_until = Some(self.sweep_until.map_or(ts, |t| t.max(ts)));
+    }
+}
+
 impl GarbageQueue {
     /// A queue of at most `capacity` keys for a store whose commits up to
     /// `recovered` were written by an earlier process: their garbage is left to
@@ -172,7 +181,7 @@ impl GarbageQueue {
         let mut q = self.inner.lock();
         let q = &mut *q;
         if q.keys + tombstones.len() + versions.len() > q.capacity {
-            q.sweep_until = Some(q.sweep_until.map_or(ts, |t| t.max(ts)));
+            q.need_sweep(ts);
             return;
         }
         q.keys += tombstones.len() + versions.len();
@@ -205,6 +214,11 @@ impl GarbageQueue {
             }
         }
         out
+    }
+
+    /// Records garbage up to `ts` that is no longer queued.
+    fn need_sweep(&self, ts: Timestamp) {
+        self.inner.lock().need_sweep(ts);
     }
 
     /// The `sweep_until` a sweep at watermark `w` would cover, if one is due.
@@ -370,7 +384,11 @@ impl TxnManager {
             self.sweep(w, &mut stats)?;
             self.garbage.swept(covered);
         } else {
-            self.collect_queued(w, queued, &mut stats)?;
+            if let Err(e) = self.collect_queued(w, queued, &mut stats) {
+                // The popped keys are gone from the queue: leave them to a sweep.
+                self.garbage.need_sweep(w);
+                return Err(e);
+            }
         }
         if stats.history_removed + stats.index_removed + stats.tombstones_removed > 0 {
             tracing::debug!(?stats, "gc pass");

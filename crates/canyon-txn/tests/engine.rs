@@ -1071,6 +1071,21 @@ fn gc_sweeps_garbage_left_by_an_earlier_process() {
 }
 
 #[test]
+fn gc_sweeps_what_a_failed_pass_had_popped() {
+    let st = Arc::new(CountingStorage::new(Duration::ZERO));
+    let mgr = open_on(st.clone());
+    make_garbage(&mgr);
+    st.fail_writes.store(true, Ordering::SeqCst);
+    assert!(mgr.run_gc_once().is_err());
+    assert_eq!(mgr.gc_queued_keys(), 0, "the pass took the keys");
+    st.fail_writes.store(false, Ordering::SeqCst);
+    let stats = mgr.run_gc_once().unwrap();
+    assert!(stats.swept, "{stats:?}");
+    assert_eq!(removed(&stats), (3, 3, 1), "{stats:?}");
+    assert_eq!(count(st.as_ref(), Keyspace::History), 0);
+}
+
+#[test]
 fn gc_sweeps_what_a_full_queue_refused() {
     let mgr = open_with(TxnConfig {
         gc_queue_keys: 4,

@@ -177,6 +177,8 @@ pub struct CountingStorage {
     pub history_scans: AtomicU64,
     pub sync_delay: Duration,
     pub fail_sync: std::sync::atomic::AtomicBool,
+    /// Makes every `write` fail.
+    pub fail_writes: std::sync::atomic::AtomicBool,
 }
 
 impl CountingStorage {
@@ -189,6 +191,7 @@ impl CountingStorage {
             history_scans: AtomicU64::new(0),
             sync_delay,
             fail_sync: std::sync::atomic::AtomicBool::new(false),
+            fail_writes: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -213,6 +216,9 @@ impl Storage for CountingStorage {
         self.inner.scan(keyspace, range, reverse, f)
     }
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+        if self.fail_writes.load(Ordering::SeqCst) {
+            return Err(canyon_common::Error::Io("injected write failure".into()));
+        }
         self.writes.fetch_add(1, Ordering::SeqCst);
         self.inner.write(batch, sync)
     }
