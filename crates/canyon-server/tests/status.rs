@@ -135,6 +135,45 @@ fn status_counters_move_with_the_work_done() {
                 .expect("point select");
             assert_eq!(v, Some(i * 10));
         }
+
+        // A queue whose head was deleted: taking its head by a locking
+        // `ORDER BY id LIMIT 1` records a run of dead keys that later scans
+        // skip (canyon-txn dead_runs.rs), and the answer stays right.
+        assert_eq!(c1["Canyon_dead_runs"], 0);
+        a.query_drop("CREATE TABLE st.q (id INT PRIMARY KEY, v INT)")
+            .await
+            .expect("create");
+        let values: Vec<String> = (0..100).map(|i| format!("({i}, {i})")).collect();
+        a.query_drop(format!("INSERT INTO st.q VALUES {}", values.join(",")))
+            .await
+            .expect("insert");
+        for i in 0..60 {
+            a.exec_drop("DELETE FROM st.q WHERE id = ?", (i,))
+                .await
+                .expect("delete");
+        }
+        for i in 60..64 {
+            for _ in 0..3 {
+                let head: Option<i64> = a
+                    .query_first("SELECT id FROM st.q ORDER BY id LIMIT 1 FOR UPDATE")
+                    .await
+                    .expect("head");
+                assert_eq!(head, Some(i));
+            }
+            a.exec_drop("DELETE FROM st.q WHERE id = ?", (i,))
+                .await
+                .expect("take the head");
+        }
+        let c2 = status(&mut a, "GLOBAL").await;
+        assert_eq!(c2["Canyon_dead_runs"], 1, "{c2:?}");
+        a.query_drop("INSERT INTO st.q VALUES (5, 5)")
+            .await
+            .expect("insert into the run");
+        let head: Option<i64> = a
+            .query_first("SELECT id FROM st.q ORDER BY id LIMIT 1 FOR UPDATE")
+            .await
+            .expect("head");
+        assert_eq!(head, Some(5));
         let s2 = status(&mut a, "SESSION").await;
 
         // A second connection: its work shows in GLOBAL, not in a's SESSION.

@@ -824,6 +824,7 @@ impl Session {
         rows.push(("Canyon_row_cache_bytes".into(), rc.bytes));
         rows.push(("Canyon_row_cache_capacity".into(), rc.capacity));
         rows.push(("Canyon_gc_queued_keys".into(), engine.txn.gc_queued_keys()));
+        rows.push(("Canyon_dead_runs".into(), engine.txn.dead_runs() as u64));
         let since = if global {
             engine.started()
         } else {

@@ -502,9 +502,14 @@ impl TxnManager {
         let mut batch = WriteBatch::new();
         // Rule 4: the new Rows values, for the row cache after the write.
         let mut cached = Vec::new();
+        // Rule 1 of dead_runs.rs: runs a live write falls into go before the write.
+        let watching = self.dead_runs.any_watched();
         for mut p in prepared.puts {
             if p.stamp {
                 patch_ts(&mut p.value, ts);
+            }
+            if watching && p.keyspace == Keyspace::Rows {
+                self.dead_runs.note_write(ts, &p.key, &p.value);
             }
             if let Some(mut copy) = p.cache_copy {
                 copy.stamp(ts);

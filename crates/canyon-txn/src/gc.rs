@@ -628,6 +628,7 @@ impl TxnManager {
         // After the purge, so that a fill from a read that raced it is dropped
         // (the invariant in row_cache.rs, case 3).
         self.row_cache.remove_table(table);
+        self.dead_runs.forget(table);
         self.purge_prefix(Keyspace::History, &tid)?;
         for ix in indexes {
             self.purge_prefix(Keyspace::Index, &ix.to_be_bytes())?;

@@ -43,6 +43,7 @@
 
 mod backfill;
 mod commit;
+mod dead_runs;
 mod gc;
 mod keys;
 mod lock;

@@ -132,7 +132,8 @@
 //!   locked key, then at commit the commit mutex (which also serialises WAL order =
 //!   timestamp order; RocksDB serialises its writers anyway), under it the row
 //!   cache's shard of each written row, then the group-commit state, and
-//!   `visible`.
+//!   `visible`; a live write into a table with dead runs also takes that
+//!   table's shard of them (`dead_runs.rs`).
 //!
 //! # Not implemented
 //!
@@ -158,6 +159,7 @@
 //! [`Error::Deadlock`]: canyon_common::Error::Deadlock
 
 use crate::commit::GroupCommit;
+use crate::dead_runs::DeadRuns;
 use crate::gc::{Background, GarbageQueue, SlotRef, SnapshotRegistry};
 use crate::keys::{self, decode_version, history_seek_range, rows_key};
 use crate::lock::LockTable;
@@ -205,6 +207,8 @@ pub struct TxnManager {
     /// When GC last collected queued Rows tombstones
     /// (`TxnConfig::gc_tombstone_interval`).
     pub(crate) last_tombstone_pass: Mutex<Option<std::time::Instant>>,
+    /// Where scans may start past the dead head of a range (dead_runs.rs).
+    pub(crate) dead_runs: DeadRuns,
     pub(crate) background: Background,
 }
 
@@ -379,6 +383,7 @@ impl TxnManager {
             snapshots: SnapshotRegistry::new(),
             garbage: GarbageQueue::new(last_ts, config.gc_queue_keys),
             last_tombstone_pass: Mutex::new(None),
+            dead_runs: DeadRuns::default(),
             background: Background::new(),
             config,
         });
@@ -402,6 +407,11 @@ impl TxnManager {
     /// The configuration the manager was opened with.
     pub fn config(&self) -> &TxnConfig {
         &self.config
+    }
+
+    /// The dead runs recorded: ranges whose dead head scans skip (dead_runs.rs).
+    pub fn dead_runs(&self) -> usize {
+        self.dead_runs.runs()
     }
 
     /// The visible timestamp: a snapshot taken now reads every commit at or below it.

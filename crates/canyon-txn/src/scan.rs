@@ -10,7 +10,13 @@
 //!   storage:  a     c  d        g          own writes:  b(put)  d(delete)  e(put)
 //!   yields:   a  b  c     e     g          (d hidden by the buffered delete)
 //! ```
+//!
+//! A forward row scan from an exact start key may begin past a run of dead
+//! keys an earlier scan recorded, and records or extends one when it steps
+//! over many itself (`dead_runs.rs`: a queue's deleted head costs one seek,
+//! not a walk over every tombstone).
 
+use crate::dead_runs::{Run, MIN_RUN};
 use crate::keys::{
     self, bound_ref, decode_index_value, decode_version, index_entry_key, index_range,
     range_is_empty, rows_range, split_index_key,
@@ -21,6 +27,7 @@ use canyon_storage::{prefix_successor, KeyRange, Keyspace};
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::{Bound, ControlFlow};
+use std::sync::atomic::Ordering;
 
 /// The callback of [`Transaction::scan`].
 type RowVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> ControlFlow<()> + 'a;
@@ -30,6 +37,17 @@ type IndexVisitor<'a> = dyn FnMut(&[u8], &[u8], &[u8]) -> ControlFlow<()> + 'a;
 
 /// An own write's index entry: (full Index key, index_key, pk, row).
 type OwnIndexEntry<'a> = (Vec<u8>, &'a [u8], &'a [u8], &'a [u8]);
+
+/// The dead entries a forward scan met at the start of its storage range,
+/// before its first live one (dead_runs.rs).
+struct DeadHead {
+    entries: usize,
+    /// The newest tombstone's commit timestamp (from the run the scan resumed
+    /// from, too).
+    newest: Timestamp,
+    /// Still counting: no live entry met yet.
+    open: bool,
+}
 
 /// Whether `a` comes strictly before `b` in scan order.
 fn before(a: &[u8], b: &[u8], reverse: bool) -> bool {
@@ -99,6 +117,35 @@ impl Transaction {
             own.reverse();
         }
         let mgr = &self.mgr;
+        // Dead runs (dead_runs.rs): a forward scan from an exact start key may
+        // begin past the dead head a run records, and records or extends one.
+        let head = match (&srange.start, reverse) {
+            (Bound::Included(start), false) => Some(start.as_slice()),
+            _ => None,
+        };
+        let watched = head.and_then(|start| mgr.dead_runs.lookup(table, start));
+        // Rule 2: loaded before the scan begins, and only if a run may be recorded.
+        let is_watched = watched.is_some();
+        let l0 = is_watched.then(|| mgr.last_written_ts.load(Ordering::SeqCst));
+        let found = watched
+            .flatten()
+            .filter(|run| at.is_none_or(|s| s >= run.dead_through));
+        let resumed;
+        let storage_range = match &found {
+            Some(run) => {
+                resumed = KeyRange {
+                    start: Bound::Included(run.resume.clone()),
+                    end: srange.end.clone(),
+                };
+                &resumed
+            }
+            None => &srange,
+        };
+        let mut dead = DeadHead {
+            entries: 0,
+            newest: found.as_ref().map_or(0, |run| run.dead_through),
+            open: head.is_some(),
+        };
         let mut next_own = 0;
         let mut stopped = false;
         let mut err = None;
@@ -107,40 +154,70 @@ impl Transaction {
             let (k, row) = own[i];
             row.is_some_and(|r| f(&k[keys::ID_LEN..], r).is_break())
         };
-        mgr.storage
-            .scan(Keyspace::Rows, &srange, reverse, &mut |k, v| {
-                while next_own < own.len() && before(own[next_own].0, k, reverse) {
-                    next_own += 1;
-                    if emit_own(next_own - 1, f) {
-                        stopped = true;
-                        return ControlFlow::Break(());
+        let mut visit = |k: &[u8], v: &[u8]| {
+            if dead.open {
+                match decode_version(v) {
+                    Ok(version) if version.row.is_none() => {
+                        dead.entries += 1;
+                        dead.newest = dead.newest.max(version.ts);
                     }
-                }
-                if next_own < own.len() && own[next_own].0 == k {
-                    next_own += 1;
-                    if emit_own(next_own - 1, f) {
-                        stopped = true;
-                        return ControlFlow::Break(());
-                    }
-                    return ControlFlow::Continue(());
-                }
-                match mgr.resolve(k, v, at) {
-                    Ok(Some(row)) => {
-                        if f(&k[keys::ID_LEN..], &row).is_break() {
-                            stopped = true;
-                            return ControlFlow::Break(());
+                    _ => {
+                        dead.open = false;
+                        if dead.entries >= MIN_RUN {
+                            if let (Some(start), Some(l0)) = (head, l0) {
+                                let run = Run {
+                                    resume: k.to_vec(),
+                                    dead_through: dead.newest,
+                                };
+                                mgr.dead_runs.record(table, start, run, l0);
+                            }
                         }
-                        ControlFlow::Continue(())
-                    }
-                    Ok(None) => ControlFlow::Continue(()),
-                    Err(e) => {
-                        err = Some(e);
-                        ControlFlow::Break(())
                     }
                 }
-            })?;
+            }
+            while next_own < own.len() && before(own[next_own].0, k, reverse) {
+                next_own += 1;
+                if emit_own(next_own - 1, f) {
+                    stopped = true;
+                    return ControlFlow::Break(());
+                }
+            }
+            if next_own < own.len() && own[next_own].0 == k {
+                next_own += 1;
+                if emit_own(next_own - 1, f) {
+                    stopped = true;
+                    return ControlFlow::Break(());
+                }
+                return ControlFlow::Continue(());
+            }
+            match mgr.resolve(k, v, at) {
+                Ok(Some(row)) => {
+                    if f(&k[keys::ID_LEN..], &row).is_break() {
+                        stopped = true;
+                        return ControlFlow::Break(());
+                    }
+                    ControlFlow::Continue(())
+                }
+                Ok(None) => ControlFlow::Continue(()),
+                Err(e) => {
+                    err = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        };
+        if !range_is_empty(storage_range) {
+            mgr.storage
+                .scan(Keyspace::Rows, storage_range, reverse, &mut visit)?;
+        }
         if let Some(e) = err {
             return Err(e);
+        }
+        if head.is_some() && !is_watched && dead.entries >= MIN_RUN && mgr.dead_runs.can_watch() {
+            // A long dead head in a table not watched yet: watch it, so that
+            // the next scan can record a run (rule 2 needs the commit mutex).
+            let _commit = mgr.commit_mutex.lock();
+            mgr.dead_runs
+                .watch(table, mgr.next_ts.load(Ordering::SeqCst));
         }
         if !stopped {
             for i in next_own..own.len() {

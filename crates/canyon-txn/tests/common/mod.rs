@@ -175,6 +175,8 @@ pub struct CountingStorage {
     pub row_gets: AtomicU64,
     /// Scans of the History keyspace.
     pub history_scans: AtomicU64,
+    /// Rows entries handed to scan callbacks.
+    pub row_entries_scanned: AtomicU64,
     pub sync_delay: Duration,
     pub fail_sync: std::sync::atomic::AtomicBool,
     /// Makes every `write` fail.
@@ -189,6 +191,7 @@ impl CountingStorage {
             writes: AtomicU64::new(0),
             row_gets: AtomicU64::new(0),
             history_scans: AtomicU64::new(0),
+            row_entries_scanned: AtomicU64::new(0),
             sync_delay,
             fail_sync: std::sync::atomic::AtomicBool::new(false),
             fail_writes: std::sync::atomic::AtomicBool::new(false),
@@ -212,6 +215,12 @@ impl Storage for CountingStorage {
     ) -> Result<()> {
         if keyspace == Keyspace::History {
             self.history_scans.fetch_add(1, Ordering::SeqCst);
+        }
+        if keyspace == Keyspace::Rows {
+            return self.inner.scan(keyspace, range, reverse, &mut |k, v| {
+                self.row_entries_scanned.fetch_add(1, Ordering::SeqCst);
+                f(k, v)
+            });
         }
         self.inner.scan(keyspace, range, reverse, f)
     }
