@@ -77,6 +77,10 @@ pub struct Config {
     /// the storage engine so that a hot row's point read costs a hash lookup
     /// (canyon-txn's `row_cache.rs`). 0 turns it off.
     pub row_cache_bytes: u64,
+    /// Bytes of memory for old row versions, which only older snapshots of
+    /// running transactions read (canyon-txn's `history.rs`); past it they
+    /// are written to RocksDB. 0 writes them all there.
+    pub history_memory_bytes: u64,
     /// Keep all data in memory: nothing is written to disk and everything is lost
     /// when the process stops. For tests and experiments only.
     pub in_memory: bool,
@@ -110,6 +114,7 @@ impl Default for Config {
             lock_wait_timeout_secs: 50,
             block_cache_bytes: 512 << 20,
             row_cache_bytes: 256 << 20,
+            history_memory_bytes: 128 << 20,
             in_memory: false,
             socket: String::new(),
             tls_cert: String::new(),
@@ -218,6 +223,9 @@ impl Config {
         }
         if let Some(v) = get("CANYON_ROW_CACHE_BYTES") {
             self.row_cache_bytes = parse("CANYON_ROW_CACHE_BYTES", &v)?;
+        }
+        if let Some(v) = get("CANYON_HISTORY_MEMORY_BYTES") {
+            self.history_memory_bytes = parse("CANYON_HISTORY_MEMORY_BYTES", &v)?;
         }
         if let Some(v) = get("CANYON_SOCKET") {
             self.socket = v;

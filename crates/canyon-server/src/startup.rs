@@ -24,6 +24,7 @@ pub fn engine_config(config: &Config) -> EngineConfig {
         max_connections: config.max_connections,
         port: config.port,
         row_cache_bytes: usize::try_from(config.row_cache_bytes).unwrap_or(usize::MAX),
+        history_memory_bytes: usize::try_from(config.history_memory_bytes).unwrap_or(usize::MAX),
     }
 }
 

@@ -8,7 +8,9 @@
 //! disconnects; Threads_connected / Connections / Max_used_connections;
 //! Aborted_connects after a wrong password; Handler_commit / Handler_rollback;
 //! FLUSH STATUS resetting the session scope only; the row cache's
-//! Canyon_row_cache_* figures moving with point reads.
+//! Canyon_row_cache_* figures moving with point reads; Canyon_dead_runs;
+//! Canyon_history_* holding old versions for an open snapshot and dropping to
+//! zero once GC frees them.
 
 mod common;
 
@@ -174,6 +176,63 @@ fn status_counters_move_with_the_work_done() {
             .await
             .expect("head");
         assert_eq!(head, Some(5));
+
+        // Old versions: an UPDATE under another connection's open snapshot
+        // keeps the versions it replaced in memory (canyon-txn history.rs),
+        // the snapshot reads them, and GC (every second) frees them once the
+        // snapshot is gone.
+        let mut h = Conn::new(opts(&server, server.password()))
+            .await
+            .expect("h");
+        h.query_drop("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            .await
+            .expect("snapshot");
+        let before: Vec<i64> = h
+            .query("SELECT v FROM st.t ORDER BY id")
+            .await
+            .expect("read");
+        let v0 = status(&mut a, "GLOBAL").await;
+        a.query_drop("UPDATE st.t SET v = v + 1 WHERE id < 5")
+            .await
+            .expect("update");
+        let v1 = status(&mut a, "GLOBAL").await;
+        assert!(
+            v1["Canyon_history_versions"] >= v0["Canyon_history_versions"] + 5,
+            "{v0:?} -> {v1:?}"
+        );
+        assert!(v1["Canyon_history_bytes"] > v0["Canyon_history_bytes"]);
+        assert_eq!(
+            v1["Canyon_history_spilled"], 0,
+            "the default budget has room"
+        );
+        let again: Vec<i64> = h
+            .query("SELECT v FROM st.t ORDER BY id")
+            .await
+            .expect("read");
+        assert_eq!(again, before, "the snapshot reads the old versions");
+        let now: Vec<i64> = a
+            .query("SELECT v FROM st.t ORDER BY id")
+            .await
+            .expect("read");
+        assert_ne!(now, before);
+        h.query_drop("COMMIT").await.expect("commit");
+        drop(h.disconnect().await);
+        let mut freed = status(&mut a, "GLOBAL").await;
+        for _ in 0..200 {
+            if freed["Canyon_history_versions"] == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            freed = status(&mut a, "GLOBAL").await;
+        }
+        assert_eq!(
+            (
+                freed["Canyon_history_versions"],
+                freed["Canyon_history_bytes"]
+            ),
+            (0, 0),
+            "GC frees old versions no snapshot needs"
+        );
         let s2 = status(&mut a, "SESSION").await;
 
         // A second connection: its work shows in GLOBAL, not in a's SESSION.

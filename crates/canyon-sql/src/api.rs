@@ -169,6 +169,8 @@ pub struct EngineConfig {
     pub port: u16,
     /// Memory for the MVCC layer's row cache (see `canyon_txn::TxnConfig`).
     pub row_cache_bytes: usize,
+    /// Memory for old row versions (see `canyon_txn::TxnConfig`).
+    pub history_memory_bytes: usize,
 }
 
 /// How a stored account authenticates (see [`crate::auth`]).

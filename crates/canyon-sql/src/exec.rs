@@ -1708,6 +1708,7 @@ mod tests {
             max_connections: 10,
             port: 3306,
             row_cache_bytes: 1 << 20,
+            history_memory_bytes: 1 << 20,
         };
         let storage = Arc::new(canyon_storage::MemoryStorage::new());
         let engine = Engine::open(storage, cfg).expect("engine opens");

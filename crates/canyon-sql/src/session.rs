@@ -823,6 +823,10 @@ impl Session {
         rows.push(("Canyon_row_cache_rows".into(), rc.entries));
         rows.push(("Canyon_row_cache_bytes".into(), rc.bytes));
         rows.push(("Canyon_row_cache_capacity".into(), rc.capacity));
+        let h = engine.txn.history_stats();
+        rows.push(("Canyon_history_versions".into(), h.versions));
+        rows.push(("Canyon_history_bytes".into(), h.bytes));
+        rows.push(("Canyon_history_spilled".into(), h.spilled));
         rows.push(("Canyon_gc_queued_keys".into(), engine.txn.gc_queued_keys()));
         rows.push(("Canyon_dead_runs".into(), engine.txn.dead_runs() as u64));
         let since = if global {
@@ -3187,6 +3191,7 @@ mod tests {
             max_connections: 10,
             port: 3306,
             row_cache_bytes: 1 << 20,
+            history_memory_bytes: 1 << 20,
         };
         let storage = Arc::new(canyon_storage::MemoryStorage::new());
         let engine = Engine::open(storage, cfg).expect("engine opens");

@@ -3,8 +3,11 @@
 //! # Commit rules
 //!
 //! 1. Only committed data reaches storage: one atomic [`WriteBatch`] per
-//!    transaction holds every Rows, History and Index change and
+//!    transaction holds every Rows and Index change and
 //!    `txn/last_ts = commit_ts`. Recovery is therefore `visible = last_ts`.
+//!    The versions it replaces go to memory (`history.rs`: only snapshots of
+//!    this process read them), or, past its budget, into the batch as History
+//!    puts.
 //! 2. The caller holds, from its current read until the end of the transaction, a
 //!    row lock covering every pk it writes ([`crate::Transaction::put`]'s
 //!    contract). So the Rows version the transaction's locked read remembered
@@ -15,9 +18,11 @@
 //!    mutex, `commit_ts = next_ts + 1`: WAL order is timestamp order. Batches are
 //!    built before it; under it happen only stamping the timestamp into the
 //!    prebuilt values and `Storage::write` (RocksDB serialises writers anyway).
-//! 4. Within the batch, History and Index puts come before the Rows change, so a
-//!    storage that exposed a batch partially would still never show a reader a new
-//!    Rows version without the History entry of the one it replaced. The row
+//! 4. The replaced versions go into memory under the commit mutex before the
+//!    storage write (invariant H of `history.rs`), and within the batch History
+//!    and Index puts come before the Rows change, so a storage that exposed a
+//!    batch partially would still never show a reader a new Rows version
+//!    without the old version it replaced. The row
 //!    cache learns of every Rows key the batch wrote right after the storage
 //!    write, still under the commit mutex and before `last_written_ts` covers
 //!    the commit — so before any snapshot can include it, and before the row
@@ -218,6 +223,9 @@ struct PendingPut {
 #[derive(Debug, Default)]
 struct Prepared {
     puts: Vec<PendingPut>,
+    /// Replaced versions kept in memory (`history.rs`): Rows key and the raw
+    /// value it had, inserted under the commit mutex before the write.
+    history: Vec<(Vec<u8>, Vec<u8>)>,
     /// The keys among `puts` that end a version — History entries and ended
     /// Index entries here, Rows tombstones in `tombstones` — garbage once the
     /// watermark reaches the commit, for the GC queue (gc.rs, "Finding the
@@ -379,6 +387,7 @@ impl TxnManager {
     /// timestamps where the commit timestamp goes.
     fn prepare(&self, writes: BTreeMap<Vec<u8>, Buffered>) -> Result<Prepared> {
         let mut history = Vec::new();
+        let mut in_memory = Vec::new();
         let mut index = Vec::new();
         let mut rows = Vec::new();
         let mut garbage = Vec::new();
@@ -412,13 +421,17 @@ impl TxnManager {
                     };
                     let key = history_key(&rk, ts);
                     garbage.push((Keyspace::History, key.clone()));
-                    history.push(PendingPut {
-                        keyspace: Keyspace::History,
-                        key,
-                        value,
-                        stamp: true,
-                        cache_copy: None,
-                    });
+                    if self.history.admit(&rk, &value) {
+                        in_memory.push((rk.clone(), value));
+                    } else {
+                        history.push(PendingPut {
+                            keyspace: Keyspace::History,
+                            key,
+                            value,
+                            stamp: true,
+                            cache_copy: None,
+                        });
+                    }
                 }
                 if b.row.is_none() {
                     tombstones.push((Keyspace::Rows, rk.clone()));
@@ -472,6 +485,7 @@ impl TxnManager {
         history.append(&mut rows);
         Ok(Prepared {
             puts: history,
+            history: in_memory,
             garbage,
             tombstones,
             #[cfg(debug_assertions)]
@@ -499,6 +513,11 @@ impl TxnManager {
             );
         }
         let ts = self.next_ts.load(Ordering::Relaxed) + 1;
+        // Rule 4 and invariant H of history.rs: the replaced versions are
+        // readable before the versions replacing them are.
+        for (rk, raw) in prepared.history {
+            self.history.insert(&rk, raw, ts);
+        }
         let mut batch = WriteBatch::new();
         // Rule 4: the new Rows values, for the row cache after the write.
         let mut cached = Vec::new();

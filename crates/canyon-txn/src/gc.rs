@@ -35,7 +35,8 @@
 //! With watermark `w`:
 //! 1. History entries with `end_ts <= w` — immutable once written (a History key
 //!    names one version, moved there once, under its row lock), so they are
-//!    deleted without further checks.
+//!    deleted without further checks: from memory (`history.rs`), or, for a
+//!    version spilled past the memory budget, from the History keyspace.
 //! 2. Index entries with `end_ts <= w`. A commit may re-add the same key (the row
 //!    changed `A -> B -> A` overwrites the ended `A` entry with `u64::MAX`), so each
 //!    candidate is re-read **under the commit mutex**, and deleted only if its
@@ -93,7 +94,7 @@
 //! keys stay until compaction reaches them (a range that is deleted from its
 //! front, like TPC-C's `new_order`, steps over them).
 
-use crate::keys::{decode_index_value, decode_version};
+use crate::keys::{decode_index_value, decode_version, split_history_key};
 use crate::{Durability, IndexId, TableId, Timestamp, TxnManager};
 use canyon_common::{Error, Result};
 use canyon_storage::{KeyRange, Keyspace, WriteBatch};
@@ -398,6 +399,7 @@ impl TxnManager {
 
     /// Deletes the garbage of every keyspace by scanning it whole.
     fn sweep(&self, w: Timestamp, stats: &mut GcStats) -> Result<()> {
+        stats.history_removed += self.history.retain(w, None);
         stats.history_removed +=
             self.gc_keyspace(
                 Keyspace::History,
@@ -423,6 +425,11 @@ impl TxnManager {
         let mut rechecked: Vec<GarbageKey> = Vec::new();
         for (ks, key) in keys.into_iter().flatten() {
             if ks == Keyspace::History {
+                let (rows_key, begin_ts) = split_history_key(&key)?;
+                if self.history.remove(rows_key, begin_ts) {
+                    stats.history_removed += 1;
+                    continue;
+                }
                 history.delete(ks, key);
                 if history.len() >= GC_BATCH {
                     stats.history_removed += history.len() as u64;
@@ -630,6 +637,7 @@ impl TxnManager {
         self.row_cache.remove_table(table);
         self.dead_runs.forget(table);
         self.purge_prefix(Keyspace::History, &tid)?;
+        self.history.retain(0, Some(table));
         for ix in indexes {
             self.purge_prefix(Keyspace::Index, &ix.to_be_bytes())?;
         }

@@ -56,6 +56,21 @@ pub(crate) fn history_key(rows_key: &[u8], begin_ts: Timestamp) -> Vec<u8> {
     k
 }
 
+/// The Rows key and `begin_ts` of a History key; `Error::Corrupt` if it is too
+/// short to hold them.
+pub(crate) fn split_history_key(key: &[u8]) -> Result<(&[u8], Timestamp)> {
+    match key.len().checked_sub(TS_LEN) {
+        Some(at) if at >= ID_LEN => {
+            let (rows_key, ts) = key.split_at(at);
+            Ok((rows_key, !read_u64(ts).unwrap_or_default()))
+        }
+        _ => Err(Error::Corrupt(format!(
+            "History key of {} bytes is shorter than a table id and a timestamp",
+            key.len()
+        ))),
+    }
+}
+
 /// The History keys a reader at snapshot `at` may need for `rows_key`: from the
 /// newest version that began at or before `at`, down to the oldest one.
 pub(crate) fn history_seek_range(rows_key: &[u8], at: Timestamp) -> KeyRange {
@@ -257,6 +272,17 @@ pub(crate) fn bound_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn history_keys_split_back() {
+        let rk = rows_key(7, b"pk");
+        let k = history_key(&rk, 42);
+        assert_eq!(split_history_key(&k).unwrap(), (&rk[..], 42));
+        assert!(matches!(
+            split_history_key(&k[..ID_LEN + 7]),
+            Err(Error::Corrupt(_))
+        ));
+    }
 
     #[test]
     fn history_keys_sort_newest_first() {

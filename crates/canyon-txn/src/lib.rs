@@ -45,6 +45,7 @@ mod backfill;
 mod commit;
 mod dead_runs;
 mod gc;
+mod history;
 mod keys;
 mod lock;
 mod mvcc;
@@ -53,6 +54,7 @@ mod scan;
 
 pub use commit::Committing;
 pub use gc::GcStats;
+pub use history::HistoryStats;
 pub use keys::LAST_TS_KEY;
 pub use mvcc::{Transaction, TxnManager, TxnSession};
 pub use row_cache::RowCacheStats;
@@ -150,12 +152,19 @@ pub struct TxnConfig {
     /// flush leading to compactions that rewrite the bottom level. Batched,
     /// they cost one flush per batch. Zero: every pass.
     pub gc_tombstone_interval: Duration,
+    /// Memory for old row versions (`history.rs`; default 128 MiB). They are
+    /// read only by older snapshots of this process, so they need no
+    /// durability; past this budget they go to the History keyspace in
+    /// RocksDB instead (a snapshot held open under a write load costs disk, not
+    /// memory). Zero sends every old version there.
+    pub history_memory_bytes: usize,
 }
 
 impl Default for TxnConfig {
     /// The one place the defaults live: durable commits, MySQL's 50 s lock wait
     /// timeout, GC every second (Rows tombstones every 30 s), no blocking hook,
-    /// a 256 MiB row cache, a GC queue of 1 Mi keys.
+    /// a 256 MiB row cache, a GC queue of 1 Mi keys, 128 MiB of old versions
+    /// in memory.
     fn default() -> Self {
         TxnConfig {
             durability: Durability::SyncEveryCommit,
@@ -165,6 +174,7 @@ impl Default for TxnConfig {
             row_cache_bytes: 256 << 20,
             gc_queue_keys: gc::MAX_QUEUED_KEYS,
             gc_tombstone_interval: Duration::from_secs(30),
+            history_memory_bytes: 128 << 20,
         }
     }
 }

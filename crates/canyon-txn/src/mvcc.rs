@@ -41,15 +41,23 @@
 //! `end_ts` = the replacing commit's timestamp. The exact bytes are in
 //! `docs/format.md` and `keys.rs`.
 //!
+//! History is drawn above as the keyspace it is on disk, but a replaced version
+//! goes there only past a memory budget: it is read only by snapshots of this
+//! process, so it needs no durability, and it is kept in memory, per row, with
+//! the same `begin_ts` and `end_ts` (`history.rs`, with the invariant that makes
+//! every needed version findable in one of the two places).
+//!
 //! **Snapshot read** of `(t, pk)` at `S` ([`TxnManager::read_version`]):
 //! 1. the transaction's own write buffer, if it has the pk;
 //! 2. Rows (through the row cache, which holds exactly what Rows holds for the
 //!    rows it has: `row_cache.rs`): if `commit_ts <= S`, that version (a
 //!    tombstone reads as "no row");
-//! 3. else History from `(t, pk, !S)`: the first key of exactly `len(t ++ pk) + 8`
-//!    bytes is the newest version that began at or before `S`; it is the answer if
-//!    its `end_ts > S` (always true unless GC or a delete left a gap, in which case
-//!    the row did not exist at `S`); otherwise, or when there is none, no row.
+//! 3. else the row's versions in memory, the one with `begin_ts <= S < end_ts`;
+//!    failing that, if any version was ever spilled, History from `(t, pk, !S)`:
+//!    the first key of exactly `len(t ++ pk) + 8` bytes is the newest version that
+//!    began at or before `S`; it is the answer if its `end_ts > S` (always true
+//!    unless GC or a delete left a gap, in which case the row did not exist at
+//!    `S`); otherwise, or when there is none, no row.
 //!
 //! **Current read** (under a row lock, for writes and locking reads): the own
 //! write buffer, else the Rows version as it is.
@@ -131,7 +139,8 @@
 //! - write transaction: `next_txn_id` (`fetch_add`), the lock-table shard of each
 //!   locked key, then at commit the commit mutex (which also serialises WAL order =
 //!   timestamp order; RocksDB serialises its writers anyway), under it the row
-//!   cache's shard of each written row, then the group-commit state, and
+//!   cache's shard of each written row (and, for each version it replaces, that
+//!   row's shard of the in-memory History), then the group-commit state, and
 //!   `visible`; a live write into a table with dead runs also takes that
 //!   table's shard of them (`dead_runs.rs`).
 //!
@@ -161,6 +170,7 @@
 use crate::commit::GroupCommit;
 use crate::dead_runs::DeadRuns;
 use crate::gc::{Background, GarbageQueue, SlotRef, SnapshotRegistry};
+use crate::history::{Found, History, HistoryStats};
 use crate::keys::{self, decode_version, history_seek_range, rows_key};
 use crate::lock::LockTable;
 use crate::row_cache::{Lookup, RowCache, RowCacheStats, RowsValue};
@@ -209,6 +219,9 @@ pub struct TxnManager {
     pub(crate) last_tombstone_pass: Mutex<Option<std::time::Instant>>,
     /// Where scans may start past the dead head of a range (dead_runs.rs).
     pub(crate) dead_runs: DeadRuns,
+    /// Old versions held in memory, the rest in the History keyspace
+    /// (history.rs).
+    pub(crate) history: History,
     pub(crate) background: Background,
 }
 
@@ -384,6 +397,7 @@ impl TxnManager {
             garbage: GarbageQueue::new(last_ts, config.gc_queue_keys),
             last_tombstone_pass: Mutex::new(None),
             dead_runs: DeadRuns::default(),
+            history: History::new(config.history_memory_bytes),
             background: Background::new(),
             config,
         });
@@ -412,6 +426,11 @@ impl TxnManager {
     /// The dead runs recorded: ranges whose dead head scans skip (dead_runs.rs).
     pub fn dead_runs(&self) -> usize {
         self.dead_runs.runs()
+    }
+
+    /// The old versions held in memory and spilled (history.rs; SHOW STATUS).
+    pub fn history_stats(&self) -> HistoryStats {
+        self.history.stats()
     }
 
     /// The visible timestamp: a snapshot taken now reads every commit at or below it.
@@ -462,8 +481,14 @@ impl TxnManager {
     }
 
     /// The version of `rows_key` visible at `at`, from History (the Rows version is
-    /// newer than `at`).
+    /// newer than `at`): from memory, else — if anything was spilled — from the
+    /// History keyspace (history.rs, "Reading").
     pub(crate) fn read_history(&self, rows_key: &[u8], at: Timestamp) -> Result<Option<Vec<u8>>> {
+        match self.history.get(rows_key, at)? {
+            Found::Version(row) => return Ok(row),
+            Found::NotHere if !self.history.spilled() => return Ok(None),
+            Found::NotHere => {}
+        }
         let want_len = rows_key.len() + keys::TS_LEN;
         let mut found: Result<Option<Vec<u8>>> = Ok(None);
         self.storage.scan(

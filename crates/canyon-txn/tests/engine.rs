@@ -34,7 +34,7 @@ fn history_visibility_after_many_updates() {
         write(&mut w, b"k", format!("v{}", i + 1).as_bytes()).unwrap();
         w.commit().unwrap();
     }
-    assert_eq!(count(mgr.storage().as_ref(), Keyspace::History), 40);
+    assert_eq!(history_len(&mgr), 40);
     for (_s, tx, i) in &mut readers {
         let want = format!("v{i}").into_bytes();
         assert_eq!(read(tx, b"k"), Some(want.clone()));
@@ -896,7 +896,7 @@ fn gc_removes_what_no_snapshot_needs_and_keeps_what_one_does() {
         delete(&mut d, b"b").unwrap();
         d.commit().unwrap();
     }
-    assert_eq!(count(st.as_ref(), Keyspace::History), 4); // a0 a1 a2, b0
+    assert_eq!(history_len(&mgr), 4); // a0 a1 a2, b0
     let stats = mgr.run_gc_once().unwrap();
     // No snapshot can read a1 or a2 (none lies between their commits), but GC is
     // watermark-based: it keeps every version that ended after the oldest open
@@ -920,7 +920,7 @@ fn gc_removes_what_no_snapshot_needs_and_keeps_what_one_does() {
     assert_eq!(stats.history_removed, 4, "{stats:?}"); // a0 a1 a2 b0
     assert_eq!(stats.tombstones_removed, 1, "{stats:?}"); // b
     assert_eq!(stats.index_removed, 4, "{stats:?}"); // a0 a1 a2 b0 entries
-    assert_eq!(count(st.as_ref(), Keyspace::History), 1); // a3, needed by `mid`
+    assert_eq!(history_len(&mgr), 1); // a3, needed by `mid`
     assert_eq!(read(&mut mid, b"a"), Some(b"a3".to_vec()));
     assert_eq!(read(&mut mid, b"b"), None);
     assert_eq!(
@@ -932,7 +932,7 @@ fn gc_removes_what_no_snapshot_needs_and_keeps_what_one_does() {
     // Nobody reads: everything old goes; live data stays.
     let stats = mgr.run_gc_once().unwrap();
     assert_eq!(stats.history_removed, 1, "{stats:?}");
-    assert_eq!(count(st.as_ref(), Keyspace::History), 0);
+    assert_eq!(history_len(&mgr), 0);
     assert_eq!(count(st.as_ref(), Keyspace::Rows), 2);
     assert_eq!(count(st.as_ref(), Keyspace::Index), 2);
     assert_eq!(read_now(&mgr, b"a"), Some(b"a4".to_vec()));
@@ -996,7 +996,7 @@ fn gc_collects_queued_garbage_without_scanning() {
         "no History scan"
     );
     assert_eq!(mgr.gc_queued_keys(), 0);
-    assert_eq!(count(st.as_ref(), Keyspace::History), 0);
+    assert_eq!(history_len(&mgr), 0);
     assert_eq!(count(st.as_ref(), Keyspace::Rows), 1);
     assert_eq!(count(st.as_ref(), Keyspace::Index), 1);
     assert_eq!(read_now(&mgr, b"a"), Some(b"a2".to_vec()));
@@ -1021,7 +1021,7 @@ fn gc_queue_leaves_a_re_inserted_row_and_a_held_snapshot_alone() {
     old.commit().unwrap();
     mgr.run_gc_once().unwrap();
     assert_eq!(mgr.gc_queued_keys(), 0);
-    assert_eq!(count(st.as_ref(), Keyspace::History), 0);
+    assert_eq!(history_len(&mgr), 0);
     assert_eq!(count(st.as_ref(), Keyspace::Rows), 2);
     assert_eq!(count(st.as_ref(), Keyspace::Index), 2);
 }
@@ -1052,12 +1052,18 @@ fn gc_batches_rows_tombstones_by_their_interval() {
 #[test]
 fn gc_sweeps_garbage_left_by_an_earlier_process() {
     let st: Arc<dyn Storage> = Arc::new(MemoryStorage::new());
+    // Old versions in the History keyspace (none in memory), as a process
+    // whose memory for them was full leaves them.
+    let on_disk = || TxnConfig {
+        history_memory_bytes: 0,
+        ..config()
+    };
     {
-        let mgr = open_on(st.clone());
+        let mgr = TxnManager::open(st.clone(), on_disk()).unwrap();
         make_garbage(&mgr);
         // The process ends before any GC pass: the queue is lost with it.
     }
-    let mgr = open_on(st.clone());
+    let mgr = TxnManager::open(st.clone(), on_disk()).unwrap();
     assert_eq!(mgr.gc_queued_keys(), 0);
     let stats = mgr.run_gc_once().unwrap();
     assert!(stats.swept, "{stats:?}");
@@ -1067,13 +1073,21 @@ fn gc_sweeps_garbage_left_by_an_earlier_process() {
     let stats = mgr.run_gc_once().unwrap();
     assert!(!stats.swept, "{stats:?}");
     assert_eq!(stats.history_removed, 1, "{stats:?}");
-    assert_eq!(count(st.as_ref(), Keyspace::History), 0);
+    assert_eq!(history_len(&mgr), 0);
 }
 
 #[test]
 fn gc_sweeps_what_a_failed_pass_had_popped() {
     let st = Arc::new(CountingStorage::new(Duration::ZERO));
-    let mgr = open_on(st.clone());
+    // Old versions in the History keyspace, whose deletes fail too.
+    let mgr = TxnManager::open(
+        st.clone(),
+        TxnConfig {
+            history_memory_bytes: 0,
+            ..config()
+        },
+    )
+    .unwrap();
     make_garbage(&mgr);
     st.fail_writes.store(true, Ordering::SeqCst);
     assert!(mgr.run_gc_once().is_err());
@@ -1082,7 +1096,7 @@ fn gc_sweeps_what_a_failed_pass_had_popped() {
     let stats = mgr.run_gc_once().unwrap();
     assert!(stats.swept, "{stats:?}");
     assert_eq!(removed(&stats), (3, 3, 1), "{stats:?}");
-    assert_eq!(count(st.as_ref(), Keyspace::History), 0);
+    assert_eq!(history_len(&mgr), 0);
 }
 
 #[test]
@@ -1108,7 +1122,7 @@ fn gc_sweeps_what_a_full_queue_refused() {
     let stats = mgr.run_gc_once().unwrap();
     assert!(stats.swept, "{stats:?}");
     assert_eq!(stats.history_removed, 20, "{stats:?}");
-    assert_eq!(count(st.as_ref(), Keyspace::History), 0);
+    assert_eq!(history_len(&mgr), 0);
     assert_eq!(count(st.as_ref(), Keyspace::Index), 1);
     assert_eq!(read_now(&mgr, b"a"), Some(b"20".to_vec()));
     // The sweep is done with: the next pass reads the queue.
@@ -1118,9 +1132,23 @@ fn gc_sweeps_what_a_full_queue_refused() {
 
 #[test]
 fn gc_concurrent_with_writers_and_readers_keeps_snapshots_consistent() {
+    transfers_under_gc_keep_snapshots_consistent(config());
+}
+
+/// The same with room in memory for only a few old versions: they move
+/// between memory and the History keyspace as GC frees memory (history.rs).
+#[test]
+fn gc_concurrent_with_old_versions_split_between_memory_and_storage() {
+    transfers_under_gc_keep_snapshots_consistent(TxnConfig {
+        history_memory_bytes: 1_000,
+        ..config()
+    });
+}
+
+fn transfers_under_gc_keep_snapshots_consistent(config: TxnConfig) {
     // Transfers between 8 accounts keep the total at 800; readers at REPEATABLE READ
     // sum every account twice (by key and by scan) while GC runs in a loop.
-    let mgr = open();
+    let mgr = open_with(config);
     let accounts: Vec<Vec<u8>> = (0..8u8).map(|i| vec![b'k', i]).collect();
     let rows: Vec<(&[u8], &[u8])> = accounts
         .iter()
@@ -1128,7 +1156,16 @@ fn gc_concurrent_with_writers_and_readers_keeps_snapshots_consistent() {
         .collect();
     load(&mgr, &rows);
     let stop = std::sync::atomic::AtomicBool::new(false);
+    /// Stops the other threads however the reader's loop ends (a failed
+    /// assertion would otherwise leave them running and the scope waiting).
+    struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
     thread::scope(|sc| {
+        let _stop = StopOnDrop(&stop);
         for w in 0..2u64 {
             let (mgr, accounts, stop) = (&mgr, &accounts, &stop);
             sc.spawn(move || transfer_until(mgr, accounts, w + 1, 7, stop));
@@ -1156,7 +1193,6 @@ fn gc_concurrent_with_writers_and_readers_keeps_snapshots_consistent() {
             assert_eq!((by_key, by_scan), (800, 800));
             tx.commit().unwrap();
         }
-        stop.store(true, Ordering::Relaxed);
     });
 }
 
@@ -1234,9 +1270,8 @@ fn background_gc_runs_and_manager_drops_cleanly() {
     });
     load(&mgr, &[(b"a", b"1")]);
     load(&mgr, &[(b"a", b"2")]);
-    let st = mgr.storage().clone();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while count(st.as_ref(), Keyspace::History) > 0 {
+    while history_len(&mgr) > 0 {
         assert!(
             std::time::Instant::now() < deadline,
             "background GC never ran"

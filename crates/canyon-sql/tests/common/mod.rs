@@ -19,6 +19,7 @@ pub fn config(lock_wait_timeout: Duration) -> EngineConfig {
         max_connections: 100,
         port: 3306,
         row_cache_bytes: 1 << 20,
+        history_memory_bytes: 1 << 20,
     }
 }
 

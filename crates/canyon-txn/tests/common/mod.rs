@@ -43,6 +43,11 @@ pub fn open_with(config: TxnConfig) -> Arc<TxnManager> {
     TxnManager::open(Arc::new(MemoryStorage::new()), config).unwrap()
 }
 
+/// Old versions kept: in memory and in the History keyspace.
+pub fn history_len(mgr: &TxnManager) -> usize {
+    mgr.history_stats().versions as usize + count(mgr.storage().as_ref(), Keyspace::History)
+}
+
 /// The lock key the tests use for a row (the SQL layer chooses its own).
 pub fn lock_key(pk: &[u8]) -> Vec<u8> {
     [&T.to_be_bytes()[..], pk].concat()
