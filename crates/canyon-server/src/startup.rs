@@ -1,6 +1,6 @@
 //! Opening the storage and the engine, and creating the first account.
 
-use crate::config::Config;
+use crate::config::{Config, DurabilityMode};
 use crate::server::{blocking_hook, server_version};
 use canyon_common::{Error, Result};
 use canyon_sql::{Engine, EngineConfig};
@@ -46,6 +46,12 @@ pub fn open_engine(config: &Config) -> Result<Arc<Engine>> {
         })?;
         let options = canyon_rocksdb::RocksOptions {
             block_cache_bytes: usize::try_from(config.block_cache_bytes).unwrap_or(usize::MAX),
+            // A commit is acknowledged only once synced under sync-every-commit,
+            // so its WAL record may wait in RocksDB's buffer for the group
+            // commit's sync (one write(2) per group). sync-periodically
+            // acknowledges before the sync and promises that only a machine
+            // crash loses commits: its records go to the OS at every commit.
+            buffer_wal_until_sync: config.durability == DurabilityMode::SyncEveryCommit,
             ..Default::default()
         };
         let path = config.db_path();
