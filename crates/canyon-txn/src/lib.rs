@@ -4,7 +4,9 @@
 //! list of what is not implemented — is the module doc of `mvcc.rs`; the commit
 //! rules are at the top of `commit.rs`; the row cache (the newest version of
 //! recently read rows, kept coherent with storage) and its invariant are in
-//! `row_cache.rs`; the byte layout is in `docs/format.md`
+//! `row_cache.rs`; old versions, kept in memory for older snapshots and
+//! spilled to storage past a budget, in `history.rs`; the byte layout is in
+//! `docs/format.md`
 //! ("MVCC records (canyon-txn)"); what each isolation level allows is in
 //! `docs/architecture/transactions.md`. This file is the public contract.
 //!

@@ -79,6 +79,12 @@ fn versions_spilled_past_the_budget_are_read_from_storage() {
     }
     let spilled_x = mgr.history_stats().spilled;
     assert!(spilled_x > 0, "{:?}", mgr.history_stats());
+    // The budget bounds the memory held (one thread: no overshoot).
+    assert!(
+        mgr.history_stats().bytes <= 1_000,
+        "{:?}",
+        mgr.history_stats()
+    );
     // ...so k's next versions, each read by a snapshot, spill.
     let mut readers = Vec::new();
     let mut version = 0u32;
