@@ -106,6 +106,14 @@ pub fn hidden_key(id: u64) -> Vec<u8> {
 
 /// The secondary index keys of a row.
 pub fn index_keys(table: &Table, row: &[Value]) -> Vec<(IndexId, Vec<u8>)> {
+    index_keys_by(table, |c| &row[c])
+}
+
+/// The secondary index keys of the row whose column `c` is `column(c)`.
+fn index_keys_by<'a>(
+    table: &Table,
+    column: impl Fn(usize) -> &'a Value,
+) -> Vec<(IndexId, Vec<u8>)> {
     table
         .def
         .indexes
@@ -114,7 +122,7 @@ pub fn index_keys(table: &Table, row: &[Value]) -> Vec<(IndexId, Vec<u8>)> {
             let mut k = Vec::with_capacity(16);
             for &c in &idx.columns {
                 encode_key_value(
-                    &row[c],
+                    column(c),
                     scale_of(table.def.columns[c].ty),
                     table.def.columns[c].collation,
                     &mut k,
@@ -598,10 +606,45 @@ fn unique_holder(
 /// under each column's collation ('a' and 'A' are one value of a `_ci` UNIQUE
 /// index, whose key holds the weights).
 fn same_columns(table: &Table, cols: &[usize], a: &[Value], b: &[Value]) -> bool {
+    same_columns_by(table, cols, |c| &a[c], b)
+}
+
+/// [`same_columns`] with the first row given column by column.
+fn same_columns_by<'a>(
+    table: &Table,
+    cols: &[usize],
+    a: impl Fn(usize) -> &'a Value,
+    b: &[Value],
+) -> bool {
     cols.iter().all(|&c| {
         let coll = Some(table.def.columns[c].collation).filter(|x| !x.is_bytewise());
-        compare_as(&a[c], &b[c], coll) == Some(Ordering::Equal)
+        compare_as(a(c), &b[c], coll) == Some(Ordering::Equal)
     })
+}
+
+/// The version an UPDATE replaces, as [`write_update`] is given it.
+#[derive(Clone, Copy)]
+enum OldRow<'a> {
+    /// The whole row.
+    Row(&'a [Value]),
+    /// The value each assigned column had (in assignment order, each column
+    /// once); every other column is as in the new row. An UPDATE changes the
+    /// row it read in place and so never copies it whole (a TPC-C stock row
+    /// carries eleven strings).
+    Replaced(&'a [(usize, Value)]),
+}
+
+impl<'a> OldRow<'a> {
+    /// Column `c` of the old version, where `new` is the new one.
+    fn column(self, new: &'a [Value], c: usize) -> &'a Value {
+        match self {
+            OldRow::Row(row) => &row[c],
+            OldRow::Replaced(replaced) => replaced
+                .iter()
+                .find(|(r, _)| *r == c)
+                .map_or(&new[c], |(_, v)| v),
+        }
+    }
 }
 
 /// Checks unique secondary indexes for `row` (which will live at `pk`): locks each
@@ -611,16 +654,19 @@ fn check_unique(
     table: &Table,
     row: &[Value],
     pk: &[u8],
-    only_changed_from: Option<&[Value]>,
+    only_changed_from: OldRow<'_>,
 ) -> Result<()> {
     for (i, idx) in table.def.indexes.iter().enumerate() {
         if !idx.unique {
             continue;
         }
-        if let Some(old) = only_changed_from {
-            if same_columns(table, &idx.columns, old, row) {
-                continue;
-            }
+        if same_columns_by(
+            table,
+            &idx.columns,
+            |c| only_changed_from.column(row, c),
+            row,
+        ) {
+            continue;
         }
         let Some(key) = unique_key(table, i, row) else {
             continue;
@@ -734,29 +780,34 @@ fn write_update(
     txn: &mut Transaction,
     table: &Table,
     pk: Vec<u8>,
-    old: &[Value],
-    new: Vec<Value>,
+    old: OldRow<'_>,
+    new: &[Value],
 ) -> Result<()> {
     let def = &table.def;
-    let old_keys = index_keys(table, old);
-    let new_keys = index_keys(table, &new);
+    let old_keys = index_keys_by(table, |c| old.column(new, c));
+    let new_keys = index_keys(table, new);
     // A table without a primary key keeps the row's hidden row id.
-    let new_pk = if !table.hidden_pk() && def.primary_key.iter().any(|&c| old[c] != new[c]) {
-        primary_key(table, &new)
+    let new_pk = if !table.hidden_pk()
+        && def
+            .primary_key
+            .iter()
+            .any(|&c| *old.column(new, c) != new[c])
+    {
+        primary_key(table, new)
     } else {
         pk.clone()
     };
-    let bytes = encode_over(txn, table, &pk, &new)?;
+    let bytes = encode_over(txn, table, &pk, new)?;
     if new_pk != pk {
         txn.lock(&row_lock_key(table, &new_pk))?;
         if txn.get_locked(def.id, &new_pk)?.is_some() {
-            return Err(pk_duplicate(table, &new));
+            return Err(pk_duplicate(table, new));
         }
-        check_unique(txn, table, &new, &new_pk, Some(old))?;
+        check_unique(txn, table, new, &new_pk, old)?;
         txn.delete(def.id, pk, old_keys);
         txn.put(def.id, new_pk, bytes, Vec::new(), new_keys);
     } else {
-        check_unique(txn, table, &new, &pk, Some(old))?;
+        check_unique(txn, table, new, &pk, old)?;
         txn.put(def.id, pk, bytes, old_keys, new_keys);
     }
     Ok(())
@@ -1017,7 +1068,7 @@ pub fn run_insert(
                         row = new;
                         RowOutcome::Updated { changed: false }
                     } else {
-                        match write_update(txn, table, c.pk, &c.row, new.clone()) {
+                        match write_update(txn, table, c.pk, OldRow::Row(&c.row), &new) {
                             Ok(()) => {
                                 row = new;
                                 RowOutcome::Updated { changed: true }
@@ -1194,7 +1245,7 @@ fn replace_row(txn: &mut Transaction, table: &Table, pk: &[u8], row: &[Value]) -
         };
         if is_last_unique_key(table, c.key) {
             if c.row.as_slice() != row {
-                write_update(txn, table, c.pk, &c.row, row.to_vec())?;
+                write_update(txn, table, c.pk, OldRow::Row(&c.row), row)?;
                 deleted += 1;
             }
             return Ok(deleted);
@@ -1393,14 +1444,17 @@ pub fn run_update(
         order,
         limit,
         ctx,
-        &mut |txn, pk, old| {
+        &mut |txn, pk, mut row| {
             matched += 1;
-            let mut new = old.clone();
+            // The assignments change the row in place, left to right (a later
+            // one reads what an earlier one assigned, as in MySQL); `replaced`
+            // keeps the value each assigned column had.
+            let mut replaced: Vec<(usize, Value)> = Vec::with_capacity(assignments.len());
             for (c, e) in assignments {
                 let v = eval_assignment(
                     e,
                     &Env {
-                        row: &new,
+                        row: &row,
                         aggs: &[],
                         ctx,
                     },
@@ -1411,13 +1465,16 @@ pub fn run_update(
                 if v.is_null() && !col.nullable {
                     return Err(Error::BadNull(col.name.clone()));
                 }
-                new[*c] = v;
+                let was = std::mem::replace(&mut row[*c], v);
+                if !replaced.iter().any(|(r, _)| r == c) {
+                    replaced.push((*c, was));
+                }
             }
-            if new.iter().zip(&old).all(|(a, b)| a == b) {
+            if replaced.iter().all(|(c, was)| row[*c] == *was) {
                 return Ok(());
             }
             changed += 1;
-            write_update(txn, table, pk, &old, new)
+            write_update(txn, table, pk, OldRow::Replaced(&replaced), &row)
         },
     )?;
     Ok(QueryResult::Ok {

@@ -238,4 +238,22 @@ DELETE FROM u WHERE id < 2.5 AND id >= 2;
 DELETE FROM u WHERE id = ' 3';
 SELECT id, v FROM u ORDER BY id;
 
+-- ---- UPDATE in place: assignments left to right, old keys ---------------------------
+CREATE TABLE upd (id INT PRIMARY KEY, a INT NOT NULL, b INT, s VARCHAR(20), UNIQUE KEY us (s), KEY ua (a));
+INSERT INTO upd VALUES (1, 10, 0, 'one'), (2, 20, 0, 'two'), (3, 30, 0, 'three');
+UPDATE upd SET a = a + 1, b = a * 2 WHERE id = 1;
+UPDATE upd SET a = 5, a = a + 1 WHERE id = 2;
+UPDATE upd SET a = a, b = b WHERE id < 3;
+SELECT id, a, b, s FROM upd ORDER BY id;
+SELECT id FROM upd WHERE a = 20;
+UPDATE upd SET s = 'three' WHERE id = 1;
+UPDATE upd SET s = 'uno', id = 10 WHERE id = 1;
+SELECT id, a, b, s FROM upd ORDER BY id;
+SELECT id FROM upd WHERE s = 'one';
+INSERT INTO upd VALUES (1, 1, 1, 'one');
+UPDATE upd SET id = 1 WHERE id = 10;
+UPDATE upd SET s = 'one', s = 'ONE!' WHERE id = 1;
+UPDATE upd SET s = 'ONE!' WHERE id = 1;
+SELECT id, a, s FROM upd WHERE a IN (1, 6, 11) ORDER BY a;
+
 DROP DATABASE diff_dml;
