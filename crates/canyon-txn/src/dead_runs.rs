@@ -73,8 +73,9 @@
 //!
 //! Nothing, for tables that never showed a dead head: commits test one
 //! counter (no table is watched) or one flag per shard of tables, scans one
-//! counter or flag. A watched table costs a forward scan of it one shard mutex
-//! and a map lookup, and a live write to it one shard mutex, a map lookup and
+//! counter or flag. A watched table costs a forward scan of it one load of
+//! `last_written_ts` (the `l0` of rule 2), one shard mutex and a map lookup,
+//! and a live write to it one shard mutex, a map lookup and
 //! a log entry, under the commit mutex (listed in
 //! `docs/architecture/scalability.md`). At most [`MAX_TABLES`] tables are
 //! watched; the rest scan as before.
