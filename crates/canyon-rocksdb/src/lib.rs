@@ -54,6 +54,7 @@
 //! | WAL size | [`RocksOptions::max_total_wal_bytes`] | a rarely written keyspace (`meta`) would otherwise keep old WALs, and recovery time, growing |
 //! | `bytes_per_sync` | 1 MiB | SST writeback in small steps, not one long stall at file close |
 //! | scans | `fill_cache = true` | OLTP range scans are short and likely to be repeated |
+//! | bulk scans (`scan_bulk`: statistics, GC sweeps) | `fill_cache = false` | a pass over a whole table would evict the working set |
 //!
 //! Whole-key filters do not help prefix scans (secondary-index lookups, history
 //! seeks). A prefix extractor would, once `canyon-sql`/`canyon-txn` fix their key
@@ -372,6 +373,53 @@ impl RocksStorage {
         &self.path
     }
 
+    /// A scan; with `fill_cache` false the data blocks it reads do not enter
+    /// the block cache (`Storage::scan_bulk`).
+    #[allow(clippy::type_complexity)] // as `Storage::scan`
+    fn scan_with(
+        &self,
+        keyspace: Keyspace,
+        range: &KeyRange,
+        reverse: bool,
+        fill_cache: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        // Both bounds go to RocksDB, so the iterator never steps outside the
+        // range (no wasted block reads past its end, in either direction), and
+        // seek_to_first / seek_to_last land on the range's first / last key.
+        let mut opts = ReadOptions::default();
+        opts.fill_cache(fill_cache);
+        match &range.start {
+            Bound::Included(k) => opts.set_iterate_lower_bound(k.clone()),
+            Bound::Excluded(k) => opts.set_iterate_lower_bound(successor(k)),
+            Bound::Unbounded => {}
+        }
+        match &range.end {
+            Bound::Included(k) => opts.set_iterate_upper_bound(successor(k)),
+            Bound::Excluded(k) => opts.set_iterate_upper_bound(k.clone()),
+            Bound::Unbounded => {}
+        }
+        let mut it = self.db.raw_iterator_cf_opt(self.cf(keyspace), opts);
+        if reverse {
+            it.seek_to_last();
+        } else {
+            it.seek_to_first();
+        }
+        while let Some((k, v)) = it.item() {
+            debug_assert!(range.contains(k), "iterator left the range: {k:?}");
+            if f(k, v).is_break() {
+                return Ok(());
+            }
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        // An invalid iterator is either the end of the range or an error.
+        it.status().map_err(|e| map_err("scan", e))
+    }
+
     /// Bytes currently held in the shared block cache (for metrics and tests; at
     /// most about [`RocksOptions::block_cache_bytes`]).
     pub fn block_cache_usage(&self) -> usize {
@@ -411,40 +459,17 @@ impl Storage for RocksStorage {
         reverse: bool,
         f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
     ) -> Result<()> {
-        // Both bounds go to RocksDB, so the iterator never steps outside the
-        // range (no wasted block reads past its end, in either direction), and
-        // seek_to_first / seek_to_last land on the range's first / last key.
-        let mut opts = ReadOptions::default();
-        opts.fill_cache(true);
-        match &range.start {
-            Bound::Included(k) => opts.set_iterate_lower_bound(k.clone()),
-            Bound::Excluded(k) => opts.set_iterate_lower_bound(successor(k)),
-            Bound::Unbounded => {}
-        }
-        match &range.end {
-            Bound::Included(k) => opts.set_iterate_upper_bound(successor(k)),
-            Bound::Excluded(k) => opts.set_iterate_upper_bound(k.clone()),
-            Bound::Unbounded => {}
-        }
-        let mut it = self.db.raw_iterator_cf_opt(self.cf(keyspace), opts);
-        if reverse {
-            it.seek_to_last();
-        } else {
-            it.seek_to_first();
-        }
-        while let Some((k, v)) = it.item() {
-            debug_assert!(range.contains(k), "iterator left the range: {k:?}");
-            if f(k, v).is_break() {
-                return Ok(());
-            }
-            if reverse {
-                it.prev();
-            } else {
-                it.next();
-            }
-        }
-        // An invalid iterator is either the end of the range or an error.
-        it.status().map_err(|e| map_err("scan", e))
+        self.scan_with(keyspace, range, reverse, true, f)
+    }
+
+    fn scan_bulk(
+        &self,
+        keyspace: Keyspace,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        self.scan_with(keyspace, range, reverse, false, f)
     }
 
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {

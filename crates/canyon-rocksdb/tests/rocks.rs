@@ -93,6 +93,62 @@ fn data_larger_than_block_cache() {
     s.close().unwrap();
 }
 
+/// A bulk scan (`scan_bulk`: statistics, GC sweeps) reads the whole keyspace
+/// without filling the block cache; a plain scan fills it.
+#[test]
+fn bulk_scans_leave_the_block_cache_alone() {
+    const ROWS: u64 = 8_000;
+    const VALUE: usize = 1024; // ~8 MiB of incompressible values, in SSTs
+    let dir = tempfile::tempdir().unwrap();
+    let options = RocksOptions {
+        block_cache_bytes: 4 << 20,
+        write_buffer_bytes: 1 << 20,
+        ..small_options()
+    };
+    {
+        let s = RocksStorage::open(dir.path(), &options).unwrap();
+        for chunk in 0..ROWS / 100 {
+            let mut b = WriteBatch::new();
+            for i in chunk * 100..(chunk + 1) * 100 {
+                b.put(Keyspace::Rows, i.to_be_bytes().to_vec(), noise(i, VALUE));
+            }
+            s.write(b, false).unwrap();
+        }
+        s.close().unwrap();
+    }
+    // Reopened: the cache starts empty, the data is in SST files.
+    let s = RocksStorage::open(dir.path(), &options).unwrap();
+    let scan = |bulk: bool| {
+        let mut n = 0u64;
+        let mut f = |_: &[u8], v: &[u8]| {
+            assert_eq!(v.len(), VALUE);
+            n += 1;
+            ControlFlow::Continue(())
+        };
+        if bulk {
+            s.scan_bulk(Keyspace::Rows, &KeyRange::all(), false, &mut f)
+        } else {
+            s.scan(Keyspace::Rows, &KeyRange::all(), false, &mut f)
+        }
+        .unwrap();
+        assert_eq!(n, ROWS);
+    };
+    let before = s.block_cache_usage();
+    scan(true);
+    let after_bulk = s.block_cache_usage();
+    assert!(
+        after_bulk <= before + (512 << 10),
+        "a bulk scan filled the cache: {before} -> {after_bulk} bytes"
+    );
+    scan(false);
+    let after_scan = s.block_cache_usage();
+    assert!(
+        after_scan >= after_bulk + (2 << 20),
+        "a plain scan should fill the cache: {after_bulk} -> {after_scan} bytes"
+    );
+    s.close().unwrap();
+}
+
 #[test]
 fn synced_writes_survive_reopen() {
     let dir = tempfile::tempdir().unwrap();

@@ -222,6 +222,22 @@ pub trait Storage: Send + Sync + 'static {
         f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
     ) -> Result<()>;
 
+    /// [`Storage::scan`] for a pass over a whole table or keyspace that is not
+    /// the workload's working set — background statistics, GC sweeps: an
+    /// implementation with a block cache reads it without filling the cache,
+    /// so that the pass does not evict the blocks the workload reads. Same
+    /// results as `scan`, which it defaults to.
+    #[allow(clippy::type_complexity)] // as `scan`
+    fn scan_bulk(
+        &self,
+        keyspace: Keyspace,
+        range: &KeyRange,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        self.scan(keyspace, range, reverse, f)
+    }
+
     /// Applies `batch` atomically. With `sync`, returns only once it is durable.
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()>;
 

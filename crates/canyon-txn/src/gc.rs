@@ -484,24 +484,24 @@ impl TxnManager {
             let mut visited = 0usize;
             let mut resume: Option<Vec<u8>> = None;
             let mut err = None;
-            self.storage.scan(keyspace, &range, false, &mut |k, v| {
-                visited += 1;
-                match is_garbage(v) {
-                    Ok(true) => {
-                        candidates.push((k.to_vec(), if recheck { v.to_vec() } else { Vec::new() }))
+            self.storage
+                .scan_bulk(keyspace, &range, false, &mut |k, v| {
+                    visited += 1;
+                    match is_garbage(v) {
+                        Ok(true) => candidates
+                            .push((k.to_vec(), if recheck { v.to_vec() } else { Vec::new() })),
+                        Ok(false) => {}
+                        Err(e) => {
+                            err = Some(e);
+                            return ControlFlow::Break(());
+                        }
                     }
-                    Ok(false) => {}
-                    Err(e) => {
-                        err = Some(e);
+                    if candidates.len() >= GC_BATCH || visited >= SCAN_BUDGET {
+                        resume = Some(k.to_vec());
                         return ControlFlow::Break(());
                     }
-                }
-                if candidates.len() >= GC_BATCH || visited >= SCAN_BUDGET {
-                    resume = Some(k.to_vec());
-                    return ControlFlow::Break(());
-                }
-                ControlFlow::Continue(())
-            })?;
+                    ControlFlow::Continue(())
+                })?;
             if let Some(e) = err {
                 return Err(e);
             }

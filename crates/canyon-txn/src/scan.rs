@@ -445,27 +445,31 @@ impl Reader<'_> {
 impl Reader<'_> {
     /// Visits the primary keys of `table`'s live rows at the latest committed
     /// state, in key order, without decoding rows or consulting history (for
-    /// statistics: this reader's snapshot and own writes do not apply).
+    /// statistics: this reader's snapshot and own writes do not apply). A
+    /// bulk scan: it does not fill the block cache (`Storage::scan_bulk`).
     pub fn scan_live_keys(&self, table: TableId, f: &mut dyn FnMut(&[u8])) -> Result<()> {
         let range = rows_range(table, &KeyRange::all());
         let mut err = None;
-        self.txn.mgr.storage.scan(
-            Keyspace::Rows,
-            &range,
-            false,
-            &mut |k, v| match decode_version(v) {
-                Ok(ver) => {
-                    if ver.row.is_some() {
-                        f(&k[keys::ID_LEN..]);
+        self.txn
+            .mgr
+            .storage
+            .scan_bulk(
+                Keyspace::Rows,
+                &range,
+                false,
+                &mut |k, v| match decode_version(v) {
+                    Ok(ver) => {
+                        if ver.row.is_some() {
+                            f(&k[keys::ID_LEN..]);
+                        }
+                        ControlFlow::Continue(())
                     }
-                    ControlFlow::Continue(())
-                }
-                Err(e) => {
-                    err = Some(e);
-                    ControlFlow::Break(())
-                }
-            },
-        )?;
+                    Err(e) => {
+                        err = Some(e);
+                        ControlFlow::Break(())
+                    }
+                },
+            )?;
         err.map_or(Ok(()), Err)
     }
 
@@ -484,7 +488,7 @@ impl Reader<'_> {
         self.txn
             .mgr
             .storage
-            .scan(Keyspace::Index, &range, false, &mut |k, v| {
+            .scan_bulk(Keyspace::Index, &range, false, &mut |k, v| {
                 let step = decode_index_value(v).and_then(|(end_ts, pk_len)| {
                     if end_ts == u64::MAX {
                         let (ik, pk) = split_index_key(k, pk_len)?;
