@@ -16,8 +16,13 @@
 //!    written. Debug builds re-read it under the commit mutex and assert so.
 //! 3. The commit timestamp is taken and the batch written under the one commit
 //!    mutex, `commit_ts = next_ts + 1`: WAL order is timestamp order. Batches are
-//!    built before it; under it happen only stamping the timestamp into the
-//!    prebuilt values and `Storage::write` (RocksDB serialises writers anyway).
+//!    built before it; under it happen stamping the timestamp into the
+//!    prebuilt values, `Storage::write` (RocksDB serialises writers anyway; its
+//!    WAL record is only buffered under the server's default, see
+//!    `canyon-rocksdb`) and the bookkeeping that must precede or follow that
+//!    write in timestamp order: the replaced versions into memory (rule 4), a
+//!    dead run's removal, the row cache and the garbage queue (listed in
+//!    `docs/architecture/scalability.md`).
 //! 4. The replaced versions go into memory under the commit mutex before the
 //!    storage write (invariant H of `history.rs`), and within the batch History
 //!    and Index puts come before the Rows change, so a storage that exposed a
@@ -88,7 +93,8 @@
 //! transaction. So the commit splits in two:
 //!
 //! - [`Transaction::commit_deferred`] prepares and writes the batch (rules 1–4:
-//!   the commit mutex is held only for the storage write), releases the row
+//!   the commit mutex is held only for the storage write and its
+//!   bookkeeping), releases the row
 //!   locks (rule 6) and returns a [`Committing`] that still owns the
 //!   transaction (its snapshot slot);
 //! - [`Committing::durable`] is a future that completes when the commit is
@@ -516,7 +522,7 @@ impl TxnManager {
         // Rule 4 and invariant H of history.rs: the replaced versions are
         // readable before the versions replacing them are.
         for (rk, raw) in prepared.history {
-            self.history.insert(&rk, raw, ts);
+            self.history.insert(rk, raw, ts);
         }
         let mut batch = WriteBatch::new();
         // Rule 4: the new Rows values, for the row cache after the write.

@@ -84,7 +84,9 @@
 //! process started, refused while the queue was full (a snapshot held open
 //! for minutes keeps `w` back while commits go on), or popped by a pass whose
 //! deletes failed —
-//! is found by a **sweep**: the old full scan of the three keyspaces, run once
+//! is found by a **sweep**: the old full scan of the three keyspaces (a bulk
+//! scan, `Storage::scan_bulk`, which leaves the block cache alone) and of the
+//! old versions in memory (`history.rs`), run once
 //! `w` has passed the newest timestamp of such garbage (`sweep_until`). A
 //! restart therefore costs one sweep, and a long snapshot one sweep after it
 //! ends; in between, passes read only the queue.

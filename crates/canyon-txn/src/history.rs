@@ -66,6 +66,7 @@ use crate::keys::{self, TS_LEN};
 use crate::{TableId, Timestamp};
 use canyon_common::Result;
 use crossbeam_utils::CachePadded;
+use hashbrown::hash_table::Entry;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
@@ -184,24 +185,30 @@ impl History {
     /// Keeps the admitted version `raw` of `rows_key`, replaced by the commit
     /// at `end_ts`. Called under the commit mutex before the commit's storage
     /// write (invariant H), so a row's versions arrive in timestamp order.
-    pub(crate) fn insert(&self, rows_key: &[u8], raw: Vec<u8>, end_ts: Timestamp) {
-        let charged = charge(rows_key, &raw);
+    /// The key is taken owned: a row not held yet keeps it without a copy.
+    pub(crate) fn insert(&self, rows_key: Vec<u8>, raw: Vec<u8>, end_ts: Timestamp) {
+        let charged = charge(&rows_key, &raw);
         let version = Version {
             raw: raw.into_boxed_slice(),
             end_ts,
         };
         debug_assert!(version.raw.len() > TS_LEN && version.begin_ts() < end_ts);
-        let hash = self.hasher.hash_one(rows_key);
+        let hash = self.hasher.hash_one(&rows_key[..]);
         let mut shard = self.shard(hash).lock();
         let hasher = &self.hasher;
-        let row = shard
-            .rows
-            .entry(hash, |r| &*r.key == rows_key, |r| hasher.hash_one(&*r.key))
-            .or_insert_with(|| Row {
-                key: rows_key.into(),
-                versions: VecDeque::new(),
-            })
-            .into_mut();
+        let row = match shard.rows.entry(
+            hash,
+            |r| *r.key == rows_key[..],
+            |r| hasher.hash_one(&*r.key),
+        ) {
+            Entry::Occupied(row) => row.into_mut(),
+            Entry::Vacant(slot) => slot
+                .insert(Row {
+                    key: rows_key.into_boxed_slice(),
+                    versions: VecDeque::new(),
+                })
+                .into_mut(),
+        };
         debug_assert!(row.versions.back().is_none_or(|v| v.end_ts < end_ts));
         row.versions.push_back(version);
         drop(shard);
@@ -329,9 +336,9 @@ mod tests {
     fn reads_the_version_whose_lifetime_holds_the_snapshot() {
         let h = History::new(1 << 20);
         // v1 lived [2, 5), a tombstone [5, 7), v3 [7, 9).
-        h.insert(b"k", raw(2, Some(b"v1")), 5);
-        h.insert(b"k", raw(5, None), 7);
-        h.insert(b"k", raw(7, Some(b"v3")), 9);
+        h.insert(b"k".to_vec(), raw(2, Some(b"v1")), 5);
+        h.insert(b"k".to_vec(), raw(5, None), 7);
+        h.insert(b"k".to_vec(), raw(7, Some(b"v3")), 9);
         assert_eq!(h.get(b"k", 1).unwrap(), Found::NotHere);
         for s in 2..5 {
             assert_eq!(
@@ -354,8 +361,8 @@ mod tests {
     fn a_gap_left_by_a_spilled_version_is_not_an_answer() {
         let h = History::new(1 << 20);
         // [2, 5) in memory, [5, 7) spilled, [7, 9) in memory.
-        h.insert(b"k", raw(2, Some(b"v1")), 5);
-        h.insert(b"k", raw(7, Some(b"v3")), 9);
+        h.insert(b"k".to_vec(), raw(2, Some(b"v1")), 5);
+        h.insert(b"k".to_vec(), raw(7, Some(b"v3")), 9);
         assert_eq!(h.get(b"k", 6).unwrap(), Found::NotHere);
         assert_eq!(
             h.get(b"k", 4).unwrap(),
@@ -366,10 +373,10 @@ mod tests {
     #[test]
     fn remove_and_retain_account_for_every_byte() {
         let h = History::new(1 << 20);
-        h.insert(b"\0\0\0\x01a", raw(2, Some(b"a1")), 5);
-        h.insert(b"\0\0\0\x01a", raw(5, Some(b"a2")), 8);
-        h.insert(b"\0\0\0\x01b", raw(3, Some(b"b1")), 6);
-        h.insert(b"\0\0\0\x02c", raw(3, Some(b"c1")), 9);
+        h.insert(b"\0\0\0\x01a".to_vec(), raw(2, Some(b"a1")), 5);
+        h.insert(b"\0\0\0\x01a".to_vec(), raw(5, Some(b"a2")), 8);
+        h.insert(b"\0\0\0\x01b".to_vec(), raw(3, Some(b"b1")), 6);
+        h.insert(b"\0\0\0\x02c".to_vec(), raw(3, Some(b"c1")), 9);
         assert!(h.remove(b"\0\0\0\x01a", 2));
         assert!(!h.remove(b"\0\0\0\x01a", 2), "removed once");
         assert!(!h.remove(b"\0\0\0\x01z", 2), "never held");
@@ -398,7 +405,7 @@ mod tests {
         let h = History::new(one);
         assert!(!h.spilled());
         assert!(h.admit(b"k", &raw(2, Some(b"v1"))));
-        h.insert(b"k", raw(2, Some(b"v1")), 5);
+        h.insert(b"k".to_vec(), raw(2, Some(b"v1")), 5);
         assert!(!h.admit(b"k", &raw(5, Some(b"v2"))));
         assert!(h.spilled());
         assert_eq!(h.stats().spilled, 1);
