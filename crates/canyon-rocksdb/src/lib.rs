@@ -70,7 +70,7 @@ use canyon_common::{Error, Result};
 use canyon_storage::{KeyRange, Keyspace, Storage, WriteBatch, WriteOp};
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType,
-    DBRecoveryMode, DBWithThreadMode, DataBlockIndexType, ErrorKind, Options, ReadOptions,
+    DBRecoveryMode, DBWithThreadMode, DataBlockIndexType, ErrorKind, Options, Range, ReadOptions,
     SingleThreaded, WriteOptions,
 };
 use std::ops::{Bound, ControlFlow};
@@ -282,6 +282,39 @@ fn successor(key: &[u8]) -> Vec<u8> {
     s
 }
 
+/// A key strictly between `a` and `b` (`a < b` bytewise), about halfway when
+/// both are read as binary fractions after their common prefix (16 bytes of
+/// resolution); `None` when the two are adjacent at that resolution.
+///
+/// The result is the common prefix followed by 16 bytes `m`, where `x < m < y`
+/// for `a`'s and `b`'s next 16 bytes `x` and `y` (zero-padded). It is above `a`:
+/// at the first byte where `m` and `x` differ, `m`'s is larger — or `a` has
+/// ended there, and a longer key with `a`'s bytes follows it. It is below `b`,
+/// likewise.
+fn key_between(a: &[u8], b: &[u8]) -> Option<Vec<u8>> {
+    let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let word = |k: &[u8]| {
+        let tail = &k[common.min(k.len())..];
+        let mut w = [0u8; 16];
+        let n = tail.len().min(16);
+        w[..n].copy_from_slice(&tail[..n]);
+        u128::from_be_bytes(w)
+    };
+    let (x, y) = (word(a), word(b));
+    if y.checked_sub(x)? < 2 {
+        return None;
+    }
+    let mut key = Vec::with_capacity(common + 16);
+    key.extend_from_slice(&a[..common]);
+    key.extend_from_slice(&(x + (y - x) / 2).to_be_bytes());
+    Some(key)
+}
+
+/// Bisection steps [`RocksStorage`]'s `split_points` takes at most: each
+/// halves the key interval, and the estimate stops improving once the interval
+/// is within one data block.
+const SPLIT_STEPS: usize = 64;
+
 impl RocksStorage {
     /// Opens (or, with [`RocksOptions::create_if_missing`], creates) the database
     /// at `path`, creating any missing keyspace column family.
@@ -472,6 +505,131 @@ impl Storage for RocksStorage {
         self.scan_with(keyspace, range, reverse, false, f)
     }
 
+    /// From RocksDB's size estimates (`GetApproximateSizes`: the offsets of a
+    /// key's data block in each SST file, read from the files' index blocks;
+    /// memtables are not counted), by bisection: every step computes one
+    /// candidate key per point, halfway between the keys bracketing it (see
+    /// [`key_between`]), moves it to the first stored key at or after it (one
+    /// iterator seek), and sizes the ranges from the start to all of them in
+    /// one call, keeping the half in which each point's share of the bytes
+    /// lies; where no stored key lies between the candidate and the upper
+    /// bracket, the bracket comes down to just past the last stored key below
+    /// the candidate instead. The seeks matter: encoded keys leave most of the
+    /// byte space empty (an integer column is 8 bytes, mostly zeros), and
+    /// halving bytes alone would take a step per bit to cross it; between two
+    /// stored keys, halfway falls at their first differing byte. Empty when
+    /// the range is unbounded above or nothing of it has reached a file yet.
+    fn split_points(
+        &self,
+        keyspace: Keyspace,
+        range: &KeyRange,
+        parts: usize,
+    ) -> Result<Vec<Vec<u8>>> {
+        let lo = match &range.start {
+            Bound::Included(k) => k.clone(),
+            Bound::Excluded(k) => successor(k),
+            Bound::Unbounded => Vec::new(),
+        };
+        let hi = match &range.end {
+            Bound::Included(k) => successor(k),
+            Bound::Excluded(k) => k.clone(),
+            Bound::Unbounded => return Ok(Vec::new()),
+        };
+        if parts < 2 || lo >= hi {
+            return Ok(Vec::new());
+        }
+        let cf = self.cf(keyspace);
+        let total = self
+            .db
+            .get_approximate_sizes_cf(&cf, &[Range::new(&lo, &hi)])
+            .first()
+            .copied()
+            .unwrap_or(0);
+        if total == 0 {
+            return Ok(Vec::new());
+        }
+        // Each point brackets its target share between `below` (bytes before
+        // it < target) and `above` (bytes before it >= target).
+        struct Point {
+            target: u64,
+            below: Vec<u8>,
+            above: Vec<u8>,
+        }
+        let parts64 = parts as u64;
+        let mut points: Vec<Point> = (1..parts64)
+            .map(|i| Point {
+                target: (u128::from(total) * u128::from(i) / u128::from(parts64)) as u64,
+                below: lo.clone(),
+                above: hi.clone(),
+            })
+            .collect();
+        // Close enough: an eighth of a part.
+        let tolerance = total / (parts64 * 8);
+        let mut open: Vec<usize> = (0..points.len()).collect();
+        let mut opts = ReadOptions::default();
+        opts.fill_cache(false);
+        opts.set_iterate_lower_bound(lo.clone());
+        opts.set_iterate_upper_bound(hi.clone());
+        let mut it = self.db.raw_iterator_cf_opt(cf, opts);
+        for _ in 0..SPLIT_STEPS {
+            let mut next_open = Vec::with_capacity(open.len());
+            let mut candidates: Vec<(usize, Vec<u8>)> = Vec::with_capacity(open.len());
+            for &i in &open {
+                let p = &mut points[i];
+                // Nothing between the brackets at 16 bytes of resolution:
+                // `above` is as close as this gets.
+                let Some(mid) = key_between(&p.below, &p.above) else {
+                    continue;
+                };
+                it.seek(&mid);
+                match it.key() {
+                    Some(k) if k < p.above.as_slice() => candidates.push((i, k.to_vec())),
+                    // No stored key in [mid, above): bring `above` down to just
+                    // past the last stored key before mid (none lies between),
+                    // or stop if that key is `below` itself.
+                    _ => {
+                        it.seek_for_prev(&mid);
+                        match it.key() {
+                            Some(k) if k > p.below.as_slice() => {
+                                p.above = successor(k);
+                                next_open.push(i);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            it.status().map_err(|e| map_err("split_points", e))?;
+            if candidates.is_empty() && next_open.is_empty() {
+                break;
+            }
+            let ranges: Vec<Range<'_>> =
+                candidates.iter().map(|(_, k)| Range::new(&lo, k)).collect();
+            let sizes = self.db.get_approximate_sizes_cf(&cf, &ranges);
+            for ((i, k), size) in candidates.into_iter().zip(sizes) {
+                let p = &mut points[i];
+                if size.abs_diff(p.target) <= tolerance {
+                    p.above = k;
+                    continue;
+                }
+                if size < p.target {
+                    p.below = k;
+                } else {
+                    p.above = k;
+                }
+                next_open.push(i);
+            }
+            open = next_open;
+        }
+        let mut out: Vec<Vec<u8>> = points
+            .into_iter()
+            .map(|p| p.above)
+            .filter(|k| *k > lo && *k < hi)
+            .collect();
+        out.dedup();
+        Ok(out)
+    }
+
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
         if batch.is_empty() {
             // Nothing to log; a synced empty batch still promises that earlier
@@ -517,5 +675,40 @@ impl Drop for RocksStorage {
             tracing::warn!(path = %self.path.display(), error = %e, "WAL sync at close failed");
         }
         tracing::info!(path = %self.path.display(), "closing RocksDB storage");
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
+mod tests {
+    use super::key_between;
+
+    #[test]
+    fn key_between_lies_strictly_between() {
+        let cases: &[(&[u8], &[u8])] = &[
+            (b"\x00\x00\x00\x07", b"\x00\x00\x00\x08\x01"),
+            (b"\x00\x00\x00\x07", b"\x00\x00\x00\x08"),
+            (b"", b"\x00\x00\x00\x01"),
+            (b"ab", b"ab\x00\x00\x01"),
+            (b"ab\xff\xff\xff", b"ac"),
+            (
+                b"\x01\x80\x00\x00\x00\x00\x00\x00\x05",
+                b"\x01\x80\x00\x00\x00\x00\x00\x27\x10",
+            ),
+            (&[0x05; 40], &[0x06; 3]),
+        ];
+        for &(a, b) in cases {
+            let m = key_between(a, b).unwrap_or_else(|| panic!("{a:?} {b:?}"));
+            assert!(
+                a < m.as_slice() && m.as_slice() < b,
+                "{a:?} < {m:?} < {b:?}"
+            );
+        }
+        // About halfway between two integers of the same width.
+        let m = key_between(&[0, 0, 0, 10], &[0, 0, 0, 30]).unwrap();
+        assert_eq!(&m[..4], &[0, 0, 0, 20]);
+        // Nothing fits at 16 bytes of resolution.
+        assert_eq!(key_between(b"a", b"a\x00"), None);
+        assert_eq!(key_between(b"k", b"k"), None);
     }
 }

@@ -149,6 +149,76 @@ fn bulk_scans_leave_the_block_cache_alone() {
     s.close().unwrap();
 }
 
+/// `split_points` estimates from the SST files' index blocks where a range's
+/// bytes divide evenly: the keys between consecutive points are about equal in
+/// number (equal-sized entries), every point lies inside the range, and a range
+/// still all in the memtable gives none.
+#[test]
+fn split_points_divide_a_range_into_about_equal_parts() {
+    const ROWS: u32 = 40_000;
+    let dir = tempfile::tempdir().unwrap();
+    let key = |table: u8, i: u32| [&[table][..], &(i * 7).to_be_bytes()].concat();
+    {
+        let s = RocksStorage::open(dir.path(), &small_options()).unwrap();
+        for chunk in 0..ROWS / 1_000 {
+            let mut b = WriteBatch::new();
+            for i in chunk * 1_000..(chunk + 1) * 1_000 {
+                // Two "tables": only the first is split.
+                b.put(Keyspace::Rows, key(1, i), noise(u64::from(i), 100));
+                b.put(Keyspace::Rows, key(2, i), noise(u64::from(i), 100));
+            }
+            s.write(b, false).unwrap();
+        }
+        s.close().unwrap();
+    }
+    let s = RocksStorage::open(dir.path(), &small_options()).unwrap();
+    let range = KeyRange::prefix(&[1]);
+    let points = s.split_points(Keyspace::Rows, &range, 8).unwrap();
+    assert!(points.len() >= 6, "{} points", points.len());
+    assert!(points.windows(2).all(|w| w[0] < w[1]), "ascending");
+    assert!(points.iter().all(|p| range.contains(p)), "inside the range");
+    // Keys per part, from the range's start through each point to its end.
+    let mut bounds = vec![key(1, 0)];
+    bounds.extend(points.iter().cloned());
+    bounds.push(vec![2]);
+    let mut sizes = Vec::new();
+    for w in bounds.windows(2) {
+        let part = KeyRange {
+            start: std::ops::Bound::Included(w[0].clone()),
+            end: std::ops::Bound::Excluded(w[1].clone()),
+        };
+        let mut n = 0u32;
+        s.scan(Keyspace::Rows, &part, false, &mut |_, _| {
+            n += 1;
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+        sizes.push(n);
+    }
+    assert_eq!(sizes.iter().sum::<u32>(), ROWS);
+    let even = ROWS / sizes.len() as u32;
+    assert!(
+        sizes.iter().all(|&n| n > even / 2 && n < even * 3 / 2),
+        "parts of {sizes:?} keys, about {even} each expected"
+    );
+    // An unbounded range is not split; nor is one whose data is all in the
+    // memtable (the estimates read only SST files).
+    assert!(s
+        .split_points(Keyspace::Rows, &KeyRange::all(), 8)
+        .unwrap()
+        .is_empty());
+    let mut b = WriteBatch::new();
+    for i in 0..1_000 {
+        b.put(Keyspace::Rows, key(3, i), noise(u64::from(i), 100));
+    }
+    s.write(b, false).unwrap();
+    assert!(s
+        .split_points(Keyspace::Rows, &KeyRange::prefix(&[3]), 8)
+        .unwrap()
+        .is_empty());
+    s.close().unwrap();
+}
+
 #[test]
 fn synced_writes_survive_reopen() {
     let dir = tempfile::tempdir().unwrap();

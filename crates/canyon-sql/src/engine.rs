@@ -371,11 +371,11 @@ impl Engine {
 
     /// Analyses `table` (see `crate::stats`) in a transaction of its own,
     /// installs the result and persists it.
-    pub(crate) fn analyze_table(&self, table: &Table) -> Result<()> {
+    pub(crate) fn analyze_table(&self, table: &Table, method: crate::stats::Method) -> Result<()> {
         let session = self.txn.session();
         let mut txn = session.begin(IsolationLevel::ReadCommitted);
         table.stats.analysis_started();
-        let r = crate::stats::analyze(table, &mut txn);
+        let r = crate::stats::analyze(table, &mut txn, method);
         txn.rollback();
         let ks = match r {
             Ok(ks) => ks,
@@ -418,10 +418,11 @@ impl Engine {
                     return;
                 }
                 let started = std::time::Instant::now();
-                match engine.analyze_table(&table) {
+                match engine.analyze_table(&table, table.stats.auto_method()) {
                     Ok(()) => tracing::debug!(
                         table = %table.def.name,
                         rows = table.stats.analysis().map_or(0, |ks| ks.rows),
+                        sampled = table.stats.analysis().is_some_and(|ks| ks.sampled > 0),
                         ms = started.elapsed().as_millis() as u64,
                         "background analysis"
                     ),

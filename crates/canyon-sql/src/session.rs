@@ -1488,7 +1488,9 @@ impl Session {
                         Some(t) if !t.stats.begin_analysis() => {
                             ("status", "Analysis already running".to_string())
                         }
-                        Some(t) => match engine.analyze_table(t) {
+                        // Asked for, an analysis reads every key: exact, and
+                        // it resets the running row count.
+                        Some(t) => match engine.analyze_table(t, crate::stats::Method::Scan) {
                             Ok(()) => ("status", "OK".to_string()),
                             Err(e) => ("Error", e.to_string()),
                         },

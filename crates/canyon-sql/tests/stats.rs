@@ -9,6 +9,7 @@ use canyon_sql::access::Target;
 use canyon_sql::parse::{parse, Parsed};
 use canyon_sql::plan::PlanContext;
 use canyon_sql::query::plan_select;
+use canyon_sql::stats::{analyze, Method};
 use canyon_sql::{Engine, QueryResult, Session, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -248,4 +249,96 @@ fn analyses_survive_a_restart() {
     assert_eq!((ks.rows, ks.primary.clone()), (3, vec![3]));
     assert_eq!(ks.indexes[0].1, vec![2]);
     assert_eq!(t.stats.rows(), Some(3.0));
+}
+
+/// Loads `st.big`: PRIMARY KEY (w, d, o) over 4 × 10 × 750 = 30,000 rows;
+/// `by_c (c, w)` with 97 and 388 distinct prefixes (few enough to be counted
+/// exactly by a sampled analysis); `by_e (e)` with about 7,900 values, which a
+/// sampled analysis estimates from its runs.
+fn load_big(s: &mut Session) {
+    run(
+        s,
+        "CREATE TABLE big (w INT, d INT, o INT, c INT NOT NULL, e INT NOT NULL, \
+         PRIMARY KEY (w, d, o), INDEX by_c (c, w), INDEX by_e (e))",
+    );
+    for w in 1..=4 {
+        for d in 1..=10 {
+            let values: Vec<String> = (1..=750)
+                .map(|o| {
+                    let e = ((w * 10 + d) * 750 + o) % 7_919;
+                    format!("({w}, {d}, {o}, {}, {e})", o % 97)
+                })
+                .collect();
+            run(s, &format!("INSERT INTO big VALUES {}", values.join(", ")));
+        }
+    }
+}
+
+/// Analyses `st.big` both ways and checks the sample against the scan: the
+/// prefixes with few values exactly, the row count from the caller, and the
+/// estimated index within 15%.
+fn check_sampled_against_exact(e: &Arc<Engine>) {
+    let t = e.catalog().table("st", "big").expect("table").clone();
+    let session = e.txn_manager().session();
+    let mut txn = session.begin(canyon_txn::IsolationLevel::ReadCommitted);
+    let exact = analyze(&t, &mut txn, Method::Scan).expect("scan");
+    let sampled = analyze(&t, &mut txn, Method::Sample { rows: 30_000 }).expect("sample");
+    txn.rollback();
+    assert_eq!(exact.rows, 30_000);
+    assert_eq!(exact.primary, vec![4, 40, 30_000]);
+    assert_eq!(exact.sampled, 0);
+    assert_eq!(sampled.sampled, 1, "the analysis sampled: {sampled:?}");
+    assert_eq!(sampled.rows, 30_000);
+    assert_eq!(sampled.primary, exact.primary, "skip-scanned, and unique");
+    assert_eq!(sampled.indexes[0], exact.indexes[0], "by_c, skip-scanned");
+    assert_eq!(exact.indexes[0].1, vec![97, 388]);
+    let (want, got) = (exact.indexes[1].1[0] as f64, sampled.indexes[1].1[0] as f64);
+    assert!(want > 7_000.0, "by_e has {want} values");
+    assert!(
+        (got / want - 1.0).abs() < 0.15,
+        "by_e: sampled {got} distinct values, exactly {want}"
+    );
+}
+
+#[test]
+fn a_sampled_analysis_matches_a_scan() {
+    let (e, mut s) = setup();
+    load_big(&mut s);
+    check_sampled_against_exact(&e);
+}
+
+/// The same over RocksDB, where the runs start at split points estimated from
+/// the SST files (small write buffers, so that the load reaches files).
+#[test]
+fn a_sampled_analysis_over_rocksdb_matches_a_scan() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let options = canyon_rocksdb::RocksOptions {
+        write_buffer_bytes: 64 << 10,
+        rows_write_buffer_bytes: 64 << 10,
+        block_cache_bytes: 8 << 20,
+        ..canyon_rocksdb::RocksOptions::default()
+    };
+    let storage = canyon_rocksdb::RocksStorage::open(dir.path(), &options).expect("RocksDB opens");
+    let e = Engine::open(Arc::new(storage), common::config(Duration::from_secs(5)))
+        .expect("engine opens");
+    e.bootstrap_root("").expect("root account");
+    let mut s = e.session(1, "root", "localhost");
+    run(&mut s, "CREATE DATABASE st");
+    run(&mut s, "USE st");
+    load_big(&mut s);
+    check_sampled_against_exact(&e);
+}
+
+/// A sampled analysis of a table much smaller than the row count it is given
+/// finds too few keys in its runs and scans instead (exact rows, `sampled` 0).
+#[test]
+fn a_sample_too_thin_falls_back_to_a_scan() {
+    let (e, _s) = setup();
+    let t = e.catalog().table("st", "t").expect("table").clone();
+    let session = e.txn_manager().session();
+    let mut txn = session.begin(canyon_txn::IsolationLevel::ReadCommitted);
+    let ks = analyze(&t, &mut txn, Method::Sample { rows: 1_000_000 }).expect("analysis");
+    txn.rollback();
+    assert_eq!((ks.rows, ks.sampled), (400, 0), "{ks:?}");
+    assert_eq!(ks.indexes[1].1, vec![50]);
 }

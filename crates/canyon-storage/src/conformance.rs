@@ -114,6 +114,10 @@ pub const CHECKS: &[Check] = &[
         run: check_large_values,
     },
     Check {
+        name: "check_split_points_within_range",
+        run: check_split_points_within_range,
+    },
+    Check {
         name: "check_random_ops_match_model",
         run: check_random_ops_match_model,
     },
@@ -156,6 +160,7 @@ macro_rules! storage_conformance_tests {
             check_keyspace_isolation,
             check_sync_write,
             check_large_values,
+            check_split_points_within_range,
             check_random_ops_match_model,
             check_concurrent_writers_and_readers,
             check_concurrent_batches_do_not_interleave,
@@ -701,6 +706,47 @@ pub fn check_sync_write(s: &dyn Storage) {
         Some(&b"1"[..])
     );
     assert_eq!(get(s, Keyspace::Rows, b"later").as_deref(), Some(&b"2"[..]));
+}
+
+/// `split_points` (an estimate, possibly empty) gives at most `parts - 1`
+/// keys, strictly ascending and inside the range, and none for fewer than two
+/// parts or an empty range.
+pub fn check_split_points_within_range(s: &dyn Storage) {
+    let mut b = WriteBatch::new();
+    for i in 0u32..3_000 {
+        for table in [1u8, 2, 3] {
+            b.put(
+                Keyspace::Rows,
+                [&[table][..], &i.to_be_bytes()].concat(),
+                value_for(&i.to_be_bytes()),
+            );
+        }
+    }
+    ok(s.write(b, true), "load");
+    let ranges = [
+        KeyRange::prefix(&[2]),
+        KeyRange {
+            start: Bound::Excluded([&[1u8][..], &1_000u32.to_be_bytes()].concat()),
+            end: Bound::Included([&[3u8][..], &10u32.to_be_bytes()].concat()),
+        },
+    ];
+    for range in &ranges {
+        for parts in [2, 7, 64] {
+            let points = ok(s.split_points(Keyspace::Rows, range, parts), "split_points");
+            assert!(points.len() < parts, "{} points for {parts} parts", points.len());
+            assert!(
+                points.windows(2).all(|w| w[0] < w[1]),
+                "ascending: {points:?}"
+            );
+            assert!(
+                points.iter().all(|p| range.contains(p)),
+                "inside {range:?}: {points:?}"
+            );
+        }
+        assert!(ok(s.split_points(Keyspace::Rows, range, 1), "one part").is_empty());
+    }
+    let nothing = KeyRange::prefix(&[9]);
+    assert!(ok(s.split_points(Keyspace::Rows, &nothing, 8), "empty range").is_empty());
 }
 
 /// Values of 1 MiB (alone and several in one batch) and 8 KiB keys round-trip

@@ -238,6 +238,23 @@ pub trait Storage: Send + Sync + 'static {
         self.scan(keyspace, range, reverse, f)
     }
 
+    /// Up to `parts - 1` keys, ascending and within `range`, that divide it into
+    /// `parts` pieces holding about equal shares of its stored bytes (they need
+    /// not be stored keys). For sampling a range too large to read: statistics
+    /// seek to these points and read a short run at each, as InnoDB's
+    /// statistics dive to random leaf pages. An estimate from what the
+    /// implementation knows without reading the data; empty when it knows
+    /// nothing (the default), and the caller then reads the whole range.
+    fn split_points(
+        &self,
+        keyspace: Keyspace,
+        range: &KeyRange,
+        parts: usize,
+    ) -> Result<Vec<Vec<u8>>> {
+        let _ = (keyspace, range, parts);
+        Ok(Vec::new())
+    }
+
     /// Applies `batch` atomically. With `sync`, returns only once it is durable.
     fn write(&self, batch: WriteBatch, sync: bool) -> Result<()>;
 

@@ -145,6 +145,35 @@ impl Storage for MemoryStorage {
         }
     }
 
+    /// Exact: the keys at which the running total of key and value bytes
+    /// crosses each `i / parts` of the range's total (a pass over the range; the
+    /// in-memory storage serves tests, where exactness makes sampling testable).
+    fn split_points(
+        &self,
+        keyspace: Keyspace,
+        range: &KeyRange,
+        parts: usize,
+    ) -> Result<Vec<Vec<u8>>> {
+        let (lo, hi) = (as_slice_bound(&range.start), as_slice_bound(&range.end));
+        if parts < 2 || range_is_empty(lo, hi) {
+            return Ok(Vec::new());
+        }
+        let map = self.map(keyspace).read();
+        let size = |(k, v): (&Vec<u8>, &Vec<u8>)| k.len() + v.len();
+        let total: usize = map.range::<[u8], _>((lo, hi)).map(size).sum();
+        let mut points = Vec::with_capacity(parts - 1);
+        let mut seen = 0;
+        for (k, v) in map.range::<[u8], _>((lo, hi)) {
+            // Point i goes at the first key at or past i/parts of the bytes.
+            while points.len() < parts - 1 && seen * parts >= (points.len() + 1) * total {
+                points.push(k.clone());
+            }
+            seen += k.len() + v.len();
+        }
+        points.dedup();
+        Ok(points)
+    }
+
     fn write(&self, batch: WriteBatch, _sync: bool) -> Result<()> {
         let mut touched = [false; Keyspace::ALL.len()];
         for op in batch.ops() {
@@ -264,5 +293,37 @@ mod tests {
                 assert_eq!(n, 0, "{r:?}");
             }
         }
+    }
+
+    #[test]
+    fn split_points_cut_the_bytes_into_equal_parts() {
+        let s = MemoryStorage::new();
+        let mut b = WriteBatch::new();
+        for i in 0u32..1_000 {
+            b.put(
+                Keyspace::Rows,
+                [&[1u8][..], &i.to_be_bytes()].concat(),
+                vec![0; 11],
+            );
+            b.put(
+                Keyspace::Rows,
+                [&[2u8][..], &i.to_be_bytes()].concat(),
+                vec![0; 11],
+            );
+        }
+        s.write(b, false).unwrap();
+        let range = KeyRange::prefix(&[1]);
+        let points = s.split_points(Keyspace::Rows, &range, 4).unwrap();
+        // 1,000 entries of 16 bytes: a point every 250 entries.
+        let at = |i: u32| [&[1u8][..], &i.to_be_bytes()].concat();
+        assert_eq!(points, vec![at(250), at(500), at(750)]);
+        assert!(s
+            .split_points(Keyspace::Rows, &range, 1)
+            .unwrap()
+            .is_empty());
+        assert!(s
+            .split_points(Keyspace::Rows, &KeyRange::prefix(&[3]), 4)
+            .unwrap()
+            .is_empty());
     }
 }

@@ -448,7 +448,24 @@ impl Reader<'_> {
     /// statistics: this reader's snapshot and own writes do not apply). A
     /// bulk scan: it does not fill the block cache (`Storage::scan_bulk`).
     pub fn scan_live_keys(&self, table: TableId, f: &mut dyn FnMut(&[u8])) -> Result<()> {
-        let range = rows_range(table, &KeyRange::all());
+        self.scan_live_keys_in(table, &KeyRange::all(), &mut |pk| {
+            f(pk);
+            ControlFlow::Continue(())
+        })
+    }
+
+    /// [`Reader::scan_live_keys`] over the primary keys in `range`, until `f`
+    /// breaks.
+    pub fn scan_live_keys_in(
+        &self,
+        table: TableId,
+        range: &KeyRange,
+        f: &mut dyn FnMut(&[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        let range = rows_range(table, range);
+        if range_is_empty(&range) {
+            return Ok(());
+        }
         let mut err = None;
         self.txn
             .mgr
@@ -458,12 +475,8 @@ impl Reader<'_> {
                 &range,
                 false,
                 &mut |k, v| match decode_version(v) {
-                    Ok(ver) => {
-                        if ver.row.is_some() {
-                            f(&k[keys::ID_LEN..]);
-                        }
-                        ControlFlow::Continue(())
-                    }
+                    Ok(ver) if ver.row.is_some() => f(&k[keys::ID_LEN..]),
+                    Ok(_) => ControlFlow::Continue(()),
                     Err(e) => {
                         err = Some(e);
                         ControlFlow::Break(())
@@ -481,23 +494,43 @@ impl Reader<'_> {
         index: IndexId,
         f: &mut dyn FnMut(&[u8], &[u8]),
     ) -> Result<()> {
-        let Some(range) = index_range(index, &KeyRange::all()) else {
+        self.scan_live_index_keys_in(index, &KeyRange::all(), &mut |ik, pk| {
+            f(ik, pk);
+            ControlFlow::Continue(())
+        })
+    }
+
+    /// [`Reader::scan_live_index_keys`] over the entries in `range`, whose
+    /// bounds are prefixes of `index_key ++ pk` (as for
+    /// [`Transaction::scan_index`]), until `f` breaks.
+    #[allow(clippy::type_complexity)] // a plain callback, as `Storage::scan`'s
+    pub fn scan_live_index_keys_in(
+        &self,
+        index: IndexId,
+        range: &KeyRange,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()> {
+        let Some(range) = index_range(index, range) else {
             return Ok(());
         };
+        if range_is_empty(&range) {
+            return Ok(());
+        }
         let mut err = None;
         self.txn
             .mgr
             .storage
             .scan_bulk(Keyspace::Index, &range, false, &mut |k, v| {
                 let step = decode_index_value(v).and_then(|(end_ts, pk_len)| {
-                    if end_ts == u64::MAX {
+                    Ok(if end_ts == u64::MAX {
                         let (ik, pk) = split_index_key(k, pk_len)?;
-                        f(ik, pk);
-                    }
-                    Ok(())
+                        f(ik, pk)
+                    } else {
+                        ControlFlow::Continue(())
+                    })
                 });
                 match step {
-                    Ok(()) => ControlFlow::Continue(()),
+                    Ok(flow) => flow,
                     Err(e) => {
                         err = Some(e);
                         ControlFlow::Break(())
@@ -505,5 +538,42 @@ impl Reader<'_> {
                 }
             })?;
         err.map_or(Ok(()), Err)
+    }
+
+    /// Up to `parts - 1` primary keys (not necessarily stored) that divide
+    /// `table`'s stored bytes into `parts` about equal pieces, ascending
+    /// (`Storage::split_points`): seek points for a sampled analysis. Empty
+    /// when storage cannot tell without reading the table.
+    pub fn split_live_keys(&self, table: TableId, parts: usize) -> Result<Vec<Vec<u8>>> {
+        let range = rows_range(table, &KeyRange::all());
+        let points = self
+            .txn
+            .mgr
+            .storage
+            .split_points(Keyspace::Rows, &range, parts)?;
+        Ok(points
+            .into_iter()
+            .filter(|p| range.contains(p))
+            .map(|mut p| p.split_off(keys::ID_LEN))
+            .collect())
+    }
+
+    /// [`Reader::split_live_keys`] for secondary index `index`: the points are
+    /// `index_key ++ pk` prefixes, bounds for [`Reader::scan_live_index_keys_in`].
+    pub fn split_live_index_keys(&self, index: IndexId, parts: usize) -> Result<Vec<Vec<u8>>> {
+        let Some(range) = index_range(index, &KeyRange::all()) else {
+            return Ok(Vec::new());
+        };
+        let prefix = index.to_be_bytes().len();
+        let points = self
+            .txn
+            .mgr
+            .storage
+            .split_points(Keyspace::Index, &range, parts)?;
+        Ok(points
+            .into_iter()
+            .filter(|p| range.contains(p))
+            .map(|mut p| p.split_off(prefix))
+            .collect())
     }
 }
