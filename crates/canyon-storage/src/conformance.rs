@@ -733,7 +733,11 @@ pub fn check_split_points_within_range(s: &dyn Storage) {
     for range in &ranges {
         for parts in [2, 7, 64] {
             let points = ok(s.split_points(Keyspace::Rows, range, parts), "split_points");
-            assert!(points.len() < parts, "{} points for {parts} parts", points.len());
+            assert!(
+                points.len() < parts,
+                "{} points for {parts} parts",
+                points.len()
+            );
             assert!(
                 points.windows(2).all(|w| w[0] < w[1]),
                 "ascending: {points:?}"
