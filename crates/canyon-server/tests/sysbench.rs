@@ -273,7 +273,11 @@ fn hundreds_of_clients_queueing_on_hot_rows_keep_committing() {
             .arg(format!("--mysql-password={}", t.password))
             .arg("--mysql-db=sbtest")
             .args(["--tables=1", "--table-size=10"])
-            .args(["--index-updates=0", "--non-index-updates=1", "--delete-inserts=0"])
+            .args([
+                "--index-updates=0",
+                "--non-index-updates=1",
+                "--delete-inserts=0",
+            ])
             .arg(format!("--threads={threads}"))
             .args(["--time=8", "--events=0", "--rand-seed=42"])
             .arg(phase);
