@@ -39,6 +39,13 @@ pub enum Error {
     /// statement is rolled back (InnoDB's default). MySQL 1205
     /// ER_LOCK_WAIT_TIMEOUT, SQLSTATE HY000.
     LockWaitTimeout,
+    /// Not a failure: the statement must wait for a row lock, and its
+    /// transaction is in deferred-wait mode, so instead of blocking it was
+    /// rolled back with its transaction's waiter left in the lock's queue. The
+    /// caller awaits the wait (`Transaction::lock_wait`) and runs the
+    /// statement again. Never sent to a client; if one leaks, the protocol
+    /// edge reports it as 1205.
+    LockWaitPending,
 
     // ---- invalid input: the statement fails, the session goes on --------------
     /// The statement does not parse. The string is the text near the error.

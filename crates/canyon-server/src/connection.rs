@@ -48,6 +48,7 @@ use crate::server::{ActiveGuard, Shared};
 use crate::tls::Rewind;
 use canyon_common::Error;
 use canyon_sql::{Column, QueryResult, Session};
+use canyon_txn::INTERRUPT_POLL;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -325,6 +326,8 @@ impl Login<'_> {
         let mut session = shared.engine.session(id, &user, host);
         // Commits are awaited here, not waited for on the worker thread.
         session.set_deferred_durability(true);
+        // Row lock waits too: awaited by the task, no thread held (`await_lock`).
+        session.set_async_lock_waits(true);
         // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows.
         session.set_client_found_rows(capabilities & capability::FOUND_ROWS != 0);
         // The handshake's character set id names the connection's collation.
@@ -534,6 +537,39 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         }
     }
 
+    /// A request stopped at a row lock ([`Error::LockWaitPending`]: the session
+    /// rolled its statement back and left its transaction queued for the
+    /// lock). Awaits the lock without holding a thread — until the lock wait
+    /// timeout, looking at the KILL flag every `INTERRUPT_POLL` as a blocked
+    /// waiter does — and ends the wait. `Ok`: send the request again, it will
+    /// find the lock its own; `Err`: the statement's error (1205, 1317).
+    async fn await_lock(&mut self) -> Result<(), Error> {
+        let Some(mut wait) = self.session.lock_wait() else {
+            return self.session.end_lock_wait(None);
+        };
+        let give_up = loop {
+            let slice = match wait.deadline() {
+                Some(d) => d
+                    .saturating_duration_since(std::time::Instant::now())
+                    .min(INTERRUPT_POLL),
+                None => INTERRUPT_POLL,
+            };
+            if tokio::time::timeout(slice, &mut wait).await.is_ok() {
+                break None;
+            }
+            if self.session.interrupted() {
+                break Some(Error::Interrupted);
+            }
+            if wait
+                .deadline()
+                .is_some_and(|d| std::time::Instant::now() >= d)
+            {
+                break Some(Error::LockWaitTimeout);
+            }
+        };
+        self.session.end_lock_wait(give_up)
+    }
+
     /// COM_QUERY: run the text, answer each statement's result in order.
     async fn com_query(&mut self, body: &[u8]) {
         let sql = match protocol::decode_query(body) {
@@ -545,6 +581,14 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         };
         debug!(conn = self.id, sql = &*sql, "COM_QUERY");
         let mut results = self.session.execute(&sql, self.multi_statements);
+        // Only a text of one statement stops at a lock wait (see
+        // `Session::set_async_lock_waits`): send it again once granted.
+        while let Some(last @ Err(Error::LockWaitPending)) = results.last_mut() {
+            match self.await_lock().await {
+                Ok(()) => results = self.session.execute(&sql, self.multi_statements),
+                Err(e) => *last = Err(e),
+            }
+        }
         self.await_commit(results.last_mut()).await;
         if results.is_empty() {
             let e = protocol::empty_query();
@@ -685,6 +729,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             .engine
             .session(self.id, &request.user, &self.host);
         session.set_deferred_durability(true);
+        session.set_async_lock_waits(true);
         session.set_client_found_rows(self.capabilities & capability::FOUND_ROWS != 0);
         let wake = self.killed.clone();
         session.set_kill_hook(Box::new(move || wake.notify_one()));
@@ -827,6 +872,12 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             }
         };
         let mut result = self.session.execute_prepared(id, &params);
+        while matches!(result, Err(Error::LockWaitPending)) {
+            result = match self.await_lock().await {
+                Ok(()) => self.session.execute_prepared(id, &params),
+                Err(e) => Err(e),
+            };
+        }
         self.await_commit(Some(&mut result)).await;
         match result {
             Ok(result) => {

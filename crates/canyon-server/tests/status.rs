@@ -289,7 +289,16 @@ fn status_counters_move_with_the_work_done() {
         // A failed login.
         let bad = Conn::new(opts(&server, "wrong")).await;
         assert!(bad.is_err(), "a wrong password is refused");
-        let g2 = status(&mut a, "GLOBAL").await;
+        // The server counts the failure after sending the error the client
+        // has just read, so give it a moment.
+        let mut g2 = status(&mut a, "GLOBAL").await;
+        for _ in 0..200 {
+            if g2["Aborted_connects"] > g1["Aborted_connects"] {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            g2 = status(&mut a, "GLOBAL").await;
+        }
         assert_eq!(g2["Aborted_connects"], g1["Aborted_connects"] + 1);
 
         // FLUSH STATUS: the session restarts from zero, GLOBAL keeps its totals.

@@ -237,16 +237,17 @@ fn bulk_insert() {
     against_canyon("bulk_insert");
 }
 
-/// Hundreds of clients queueing for the same few rows. A connection waiting for
-/// a row lock blocks its thread and tokio gives the worker's other tasks to a
-/// replacement thread; the server must have threads for every waiter, or the
-/// lock holders — whose COMMIT is their next command — find no worker, and
-/// throughput falls to nothing until lock wait timeouts. (Before the server
-/// sized tokio's blocking pool by `max_connections`, this run committed about
-/// 20 transactions in its first seconds and then none: more than tokio's
-/// default 512 waiters.) 600 sysbench clients run transactions of one UPDATE
-/// each over 10 rows for 8 s; each transaction locks one row, so there is no
-/// deadlock to retry and nothing may fail.
+/// Hundreds of clients queueing for the same few rows. A statement that must
+/// wait for a row lock is rolled back and its connection's task awaits the lock
+/// without a thread (`Session::set_async_lock_waits`), then runs it again. 600
+/// sysbench clients run transactions of one UPDATE each over 10 rows for 8 s;
+/// each transaction locks one row, so there is no deadlock to retry and
+/// nothing may fail. The server's threads are counted during the run: a
+/// thread per waiting connection (how waits worked before, with tokio's
+/// `block_in_place`) would be ~600. (Before that blocking pool was sized by
+/// `max_connections`, this run committed ~600 transactions and then stalled
+/// on lock wait timeouts: more than tokio's default 512 waiters had left the
+/// runtime without workers for the lock holders.)
 #[test]
 fn hundreds_of_clients_queueing_on_hot_rows_keep_committing() {
     if skip_without("sysbench") || skip_without("mariadb") {
@@ -291,9 +292,32 @@ fn hundreds_of_clients_queueing_on_hot_rows_keep_committing() {
         out.stdout
     };
     run("prepare", 1);
+    let pid = server.pid().expect("the server runs");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+                    most = most.max(tasks.count());
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            most
+        })
+    };
     let report = run("run", 600);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let threads = sampler.join().expect("the sampler ends");
     let transactions = stat(&report, "transactions:");
-    eprintln!("600 clients on 10 rows: {transactions} transactions in 8 s");
+    eprintln!(
+        "600 clients on 10 rows: {transactions} transactions in 8 s, at most {threads} server threads"
+    );
+    assert!(
+        threads < 100,
+        "{threads} server threads for 600 connections: waiting connections hold threads"
+    );
     assert_eq!(stat(&report, "ignored errors:"), 0, "{report}");
     assert!(
         transactions >= 1_000,

@@ -60,7 +60,7 @@ use crate::types::{expr_column, ExprKind};
 use crate::value::Value;
 use crate::vars;
 use canyon_common::{Error, Result};
-use canyon_txn::{Committing, IsolationLevel, Transaction, TxnSession};
+use canyon_txn::{Committing, IsolationLevel, LockWait, Transaction, TxnSession};
 use sqlparser::ast::{self, Statement};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -447,6 +447,21 @@ pub struct Session {
     /// A written commit the caller has yet to await (deferred durability). While
     /// it is here nothing else runs: every entry point settles it first.
     pending_commit: Option<Committing>,
+    /// Whether the caller awaits row lock waits itself (see
+    /// [`Session::set_async_lock_waits`]).
+    async_lock_waits: bool,
+    /// Lock waits of the statement now running are deferred: the caller
+    /// allows it and the request is one statement (a multi-statement text
+    /// cannot be resumed in its middle, so it blocks).
+    defer_waits_now: bool,
+    /// The open transaction was begun for one autocommitted statement that is
+    /// waiting for a row lock: it commits when the statement, run again,
+    /// succeeds, and rolls back if the wait is given up.
+    implicit_txn: bool,
+    /// The statement is waiting for a row lock, or running again after one: it
+    /// was counted, and shown in the process list, when it first ran. Holds
+    /// when it started.
+    lock_retry: Option<std::time::Instant>,
 }
 
 fn ok(affected_rows: u64) -> QueryResult {
@@ -541,6 +556,10 @@ impl Session {
             pin,
             defer_durability: false,
             pending_commit: None,
+            async_lock_waits: false,
+            defer_waits_now: false,
+            implicit_txn: false,
+            lock_retry: None,
         };
         // SET GLOBAL values are the new session's starting values (checked
         // when they were set, so they apply).
@@ -630,10 +649,14 @@ impl Session {
         if self.killed() {
             return vec![Err(Error::Interrupted)];
         }
-        self.state.process.begin_statement(sql);
-        let start = std::time::Instant::now();
+        let (start, _) = self.request_start(sql);
+        self.defer_waits_now = self.async_lock_waits;
         let out = self.execute_text(sql, multi);
-        self.end_statement(start);
+        let last = match out.last() {
+            Some(Err(e)) => Err(e.clone()),
+            _ => Ok(()),
+        };
+        self.request_end(start, &last);
         out
     }
 
@@ -666,6 +689,8 @@ impl Session {
             self.record_error(&e);
             return vec![Err(e)];
         }
+        // Only a request of one statement can be sent again after a wait.
+        self.defer_waits_now &= stmts.len() == 1;
         let mut out = Vec::with_capacity(stmts.len());
         for s in &stmts {
             let mut r = self.run(s, &[], sql);
@@ -879,14 +904,18 @@ impl Session {
         if self.killed() {
             return Err(Error::Interrupted);
         }
-        match self.prepared.get(&id) {
-            Some(p) => self.state.process.begin_statement(&p.text),
-            None => self.state.process.begin_statement(""),
+        let text = self
+            .prepared
+            .get(&id)
+            .map(|p| p.text.clone())
+            .unwrap_or_default();
+        let (start, fresh) = self.request_start(&text);
+        if fresh {
+            self.count(Counter::ComStmtExecute);
         }
-        let start = std::time::Instant::now();
-        self.count(Counter::ComStmtExecute);
+        self.defer_waits_now = self.async_lock_waits;
         let r = self.execute_prepared_inner(id, params);
-        self.end_statement(start);
+        self.request_end(start, &r);
         r
     }
 
@@ -930,10 +959,13 @@ impl Session {
         drop(cat);
         match plan {
             Some(plan) => {
-                // (The other arm counts in `run`.)
-                self.count(Counter::Questions);
-                if let Some(c) = counter {
-                    self.count(c);
+                // (The other arm counts in `run`.) A statement sent again after
+                // a lock wait was counted when it first ran.
+                if self.lock_retry.is_none() {
+                    self.count(Counter::Questions);
+                    if let Some(c) = counter {
+                        self.count(c);
+                    }
                 }
                 self.state.warnings.clear();
                 let r = self.run_plan(&plan, params);
@@ -1005,6 +1037,10 @@ impl Session {
     }
 
     fn record_error(&mut self, e: &Error) {
+        if matches!(e, Error::LockWaitPending) {
+            // Not the statement's outcome: it runs again after the wait.
+            return;
+        }
         self.state.warnings.clear();
         self.state.warnings.push(("Error", 0, format!("{e}")));
     }
@@ -1062,7 +1098,8 @@ impl Session {
         deadline: Option<std::time::Instant>,
         f: impl FnOnce(&mut Transaction, &StmtCtx<'_>) -> Result<T>,
     ) -> Result<T> {
-        let single = self.txn.is_none() && self.state.autocommit;
+        let single =
+            (self.txn.is_none() && self.state.autocommit) || std::mem::take(&mut self.implicit_txn);
         if self.txn.is_none() {
             let iso = self
                 .state
@@ -1082,6 +1119,7 @@ impl Session {
         let refuse = write && self.state.txn_read_only;
         let txn = self.txn.as_mut().expect("a transaction was opened above");
         txn.begin_statement();
+        txn.set_deferred_lock_waits(self.defer_waits_now);
         let (r, warnings) = {
             let mut ctx = StmtCtx::new(&self.state, params);
             ctx.deadline = deadline;
@@ -1106,6 +1144,15 @@ impl Session {
                     self.commit_txn(t, true)?;
                 }
                 Ok(v)
+            }
+            Err(Error::LockWaitPending) => {
+                // Queued for a row lock: undo what the statement did, keep the
+                // transaction (an autocommit statement's too) for the rerun.
+                if let Some(t) = self.txn.as_mut() {
+                    t.rollback_statement();
+                }
+                self.implicit_txn = single;
+                Err(Error::LockWaitPending)
             }
             Err(e) => {
                 if single || e.rolls_back_transaction() {
@@ -1253,6 +1300,84 @@ impl Session {
         self.pending_commit.take()
     }
 
+    /// Asynchronous row lock waits. With `on`, a single-statement request
+    /// ([`Session::execute`] of one statement, [`Session::execute_prepared`])
+    /// that must wait for a row lock does not block: it fails with
+    /// [`Error::LockWaitPending`] — the statement rolled back, its transaction
+    /// (even an autocommit statement's) kept open and queued for the lock.
+    /// The caller then awaits [`Session::lock_wait`] (polling
+    /// [`Session::interrupted`] for KILL), calls [`Session::end_lock_wait`],
+    /// and on `Ok` sends the same request again; the statement runs again with
+    /// the lock its own, counted and timed as one statement. A
+    /// multi-statement request still blocks. Off by default.
+    pub fn set_async_lock_waits(&mut self, on: bool) {
+        self.async_lock_waits = on;
+    }
+
+    /// The row lock wait the last request stopped at (see
+    /// [`Session::set_async_lock_waits`]).
+    pub fn lock_wait(&self) -> Option<LockWait> {
+        self.txn.as_ref().and_then(|t| t.lock_wait())
+    }
+
+    /// Whether KILL QUERY or KILL CONNECTION asked this session to stop.
+    pub fn interrupted(&self) -> bool {
+        self.state.process.kill_state() != 0
+    }
+
+    /// Ends the row lock wait of the last request: `give_up` `None` once
+    /// [`Session::lock_wait`] has resolved — `Ok`, and the caller sends the
+    /// request again. `Some(e)` when the wait timed out
+    /// ([`Error::LockWaitTimeout`]) or was killed ([`Error::Interrupted`]): the
+    /// statement fails with `e` as if it had blocked (an autocommit
+    /// statement's transaction rolls back, an explicit one stays open) — or,
+    /// if the lock was handed over meanwhile, `Ok` as above.
+    pub fn end_lock_wait(&mut self, give_up: Option<Error>) -> Result<()> {
+        let r = match self.txn.as_mut() {
+            Some(t) => t.end_lock_wait(give_up),
+            None => Ok(()),
+        };
+        if let Err(e) = &r {
+            if std::mem::take(&mut self.implicit_txn) {
+                if let Some(t) = self.txn.take() {
+                    self.count(Counter::HandlerRollback);
+                    t.rollback();
+                }
+            }
+            self.unpin_if_idle();
+            self.record_error(e);
+            if let Some(start) = self.lock_retry.take() {
+                self.end_statement(start);
+            }
+        }
+        r
+    }
+
+    /// Marks the start of a client request: a fresh one is counted, shown in
+    /// the process list and timed; one sent again after a lock wait
+    /// continues the first's. Returns the start time and whether it is fresh.
+    fn request_start(&mut self, text: &str) -> (std::time::Instant, bool) {
+        match self.lock_retry {
+            Some(start) => (start, false),
+            None => {
+                self.state.process.begin_statement(text);
+                (std::time::Instant::now(), true)
+            }
+        }
+    }
+
+    /// Marks the end of a client request (see [`Session::request_start`]):
+    /// one stopped at a lock wait stays running.
+    fn request_end<T>(&mut self, start: std::time::Instant, r: &Result<T>) {
+        self.defer_waits_now = false;
+        if matches!(r, Err(Error::LockWaitPending)) {
+            self.lock_retry = Some(start);
+        } else {
+            self.lock_retry = None;
+            self.end_statement(start);
+        }
+    }
+
     /// Releases the catalog pin once no transaction is open (rule P1 of
     /// `crate::alter`: a pin lives as long as the transaction).
     fn unpin_if_idle(&self) {
@@ -1269,9 +1394,11 @@ impl Session {
     /// Runs one parsed statement. `sql` is the whole text (for a few checks that
     /// sqlparser's AST does not preserve); empty for prepared statements.
     fn run(&mut self, parsed: &Parsed, params: &[Value], sql: &str) -> Result<QueryResult> {
-        self.count(Counter::Questions);
-        if let Some(c) = command_counter(parsed) {
-            self.count(c);
+        if self.lock_retry.is_none() {
+            self.count(Counter::Questions);
+            if let Some(c) = command_counter(parsed) {
+                self.count(c);
+            }
         }
         if !matches!(parsed, Parsed::ShowWarnings { .. }) {
             self.state.warnings.clear();

@@ -5,8 +5,19 @@
 //!   shards[hash(key) % 64]   CachePadded<Mutex<HashMap<key, LockState>>>
 //!        LockState { owner: TxnId, waiters: VecDeque<Arc<Waiter>> }   (FIFO)
 //!   waits_for                Mutex<HashMap<TxnId, TxnId>>   (slow path only)
-//!   Waiter                   Mutex<bool granted> + Condvar   (one per wait)
+//!   Waiter                   Mutex<{granted, waker}> + Condvar   (one per wait)
 //! ```
+//!
+//! # Two ways to wait
+//! [`LockTable::acquire`] blocks its thread on the waiter's condvar (in-process
+//! callers; the server wraps it in `block_in_place`). A transaction in
+//! *deferred* mode instead stops at [`LockTable::enqueue`]: the waiter stays in
+//! the key's queue and the caller gets a [`LockWait`], a future the
+//! connection's task awaits without holding a thread; the hand-over wakes it.
+//! The statement that hit the lock was rolled back meanwhile and runs again
+//! once the lock is granted (see `Transaction::set_deferred_lock_waits`). Both
+//! ways queue the same waiter in the same FIFO, so fairness, deadlock
+//! detection and hand-over do not depend on how the owner of a waiter sleeps.
 //!
 //! The SQL layer chooses the keys (one per row, per unique value, ...); this table
 //! only knows bytes. An uncontended lock is one shard mutex and one hash-map insert;
@@ -35,25 +46,91 @@ use canyon_common::{Error, Result};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// How often a waiter with an interrupt flag wakes to look at it. KILL QUERY of
 /// a lock wait therefore takes effect within this interval; InnoDB's lock wait
-/// timeout thread, which also ends killed waits, wakes once a second.
-const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+/// timeout thread, which also ends killed waits, wakes once a second. (An
+/// awaiter of a [`LockWait`] polls the flag as often.)
+pub const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 /// Number of shards of the lock table (a power of two).
 const SHARDS: usize = 64;
 
 /// One waiting transaction's parking spot.
 #[derive(Debug)]
-struct Waiter {
+pub(crate) struct Waiter {
     txn: TxnId,
-    /// Set (under the shard mutex) when the lock is handed to this waiter.
-    granted: Mutex<bool>,
+    state: Mutex<WaitState>,
     cv: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct WaitState {
+    /// Set (under the shard mutex) when the lock is handed to this waiter.
+    granted: bool,
+    /// The task awaiting a deferred wait ([`LockWait`]), woken on hand-over.
+    waker: Option<Waker>,
+}
+
+impl Waiter {
+    /// Whether the lock has been handed to this waiter.
+    pub(crate) fn granted(&self) -> bool {
+        self.state.lock().granted
+    }
+}
+
+/// The outcome of [`LockTable::enqueue`].
+pub(crate) enum Queued {
+    /// The lock is `txn`'s (it was free, or already `txn`'s).
+    Granted,
+    /// `txn` waits in the key's queue; settle with [`LockTable::withdraw`]
+    /// unless the waiter is granted.
+    Waiting(Arc<Waiter>),
+}
+
+/// A deferred lock wait: a future that resolves once the lock is handed to the
+/// waiting transaction. Cheap to clone; it does not end the wait — the
+/// transaction does (`Transaction::end_lock_wait`).
+#[derive(Debug, Clone)]
+pub struct LockWait {
+    waiter: Arc<Waiter>,
+    deadline: Option<Instant>,
+}
+
+impl LockWait {
+    /// Whether the lock has been handed over.
+    pub fn is_granted(&self) -> bool {
+        self.waiter.granted()
+    }
+
+    /// When the wait times out (`None`: never).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+}
+
+impl Future for LockWait {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut st = self.waiter.state.lock();
+        if st.granted {
+            return Poll::Ready(());
+        }
+        // Registered under the waiter's mutex, which the hand-over takes to
+        // set `granted`: no wake-up falls between the check and the store.
+        match &mut st.waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            w => *w = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
 }
 
 /// The state of one locked key.
@@ -113,40 +190,9 @@ impl LockTable {
         hook: Option<fn(&mut dyn FnMut())>,
         interrupt: Option<&AtomicU32>,
     ) -> Result<()> {
-        let shard = self.shard(key);
-        let waiter = {
-            let mut map = shard.lock();
-            let Some(state) = map.get_mut(key) else {
-                map.insert(
-                    key.to_vec(),
-                    LockState {
-                        owner: txn,
-                        waiters: VecDeque::new(),
-                    },
-                );
-                return Ok(());
-            };
-            if state.owner == txn {
-                return Ok(());
-            }
-            // Slow path: about to wait. Deadlock check first (invariant 3).
-            let mut wf = self.waits_for.lock();
-            if chain_reaches(&wf, state.owner, txn) {
-                tracing::debug!(
-                    txn,
-                    holder = state.owner,
-                    "deadlock: requester is the victim"
-                );
-                return Err(Error::Deadlock);
-            }
-            wf.insert(txn, state.owner);
-            let w = Arc::new(Waiter {
-                txn,
-                granted: Mutex::new(false),
-                cv: Condvar::new(),
-            });
-            state.waiters.push_back(Arc::clone(&w));
-            w
+        let waiter = match self.enqueue(txn, key)? {
+            Queued::Granted => return Ok(()),
+            Queued::Waiting(w) => w,
         };
 
         // A timeout too large for an Instant (e.g. Duration::MAX) waits forever.
@@ -155,8 +201,8 @@ impl LockTable {
         let mut interrupted = false;
         let is_interrupted = || interrupt.is_some_and(|f| f.load(Ordering::Relaxed) != 0);
         run_blocking(hook, &mut || {
-            let mut g = waiter.granted.lock();
-            while !*g {
+            let mut g = waiter.state.lock();
+            while !g.granted {
                 if is_interrupted() {
                     interrupted = true;
                     break;
@@ -178,26 +224,78 @@ impl LockTable {
                     None => waiter.cv.wait(&mut g),
                 }
             }
-            granted = *g;
+            granted = g.granted;
         });
-        if granted {
+        if granted || self.withdraw(txn, key, &waiter) {
             return Ok(());
         }
-
-        // Timed out: withdraw, unless the hand-over won the race (the grant flag is
-        // only set under the shard mutex, so it is stable while we hold it).
-        let mut map = shard.lock();
-        if *waiter.granted.lock() {
-            return Ok(());
-        }
-        if let Some(state) = map.get_mut(key) {
-            state.waiters.retain(|w| !Arc::ptr_eq(w, &waiter));
-        }
-        self.waits_for.lock().remove(&txn);
         if interrupted {
             Err(Error::Interrupted)
         } else {
             Err(Error::LockWaitTimeout)
+        }
+    }
+
+    /// The first half of [`LockTable::acquire`]: takes the lock if it is free
+    /// (or `txn`'s already), else — after the deadlock check, which fails with
+    /// [`Error::Deadlock`] and queues nothing — queues `txn` behind the owner
+    /// and returns its waiter, without waiting.
+    pub(crate) fn enqueue(&self, txn: TxnId, key: &[u8]) -> Result<Queued> {
+        let mut map = self.shard(key).lock();
+        let Some(state) = map.get_mut(key) else {
+            map.insert(
+                key.to_vec(),
+                LockState {
+                    owner: txn,
+                    waiters: VecDeque::new(),
+                },
+            );
+            return Ok(Queued::Granted);
+        };
+        if state.owner == txn {
+            return Ok(Queued::Granted);
+        }
+        // Slow path: about to wait. Deadlock check first (invariant 3).
+        let mut wf = self.waits_for.lock();
+        if chain_reaches(&wf, state.owner, txn) {
+            tracing::debug!(
+                txn,
+                holder = state.owner,
+                "deadlock: requester is the victim"
+            );
+            return Err(Error::Deadlock);
+        }
+        wf.insert(txn, state.owner);
+        let w = Arc::new(Waiter {
+            txn,
+            state: Mutex::new(WaitState::default()),
+            cv: Condvar::new(),
+        });
+        state.waiters.push_back(Arc::clone(&w));
+        Ok(Queued::Waiting(w))
+    }
+
+    /// Ends `txn`'s wait for `key` without the lock: takes its waiter out of the
+    /// queue and its wait-for edge out of the graph. Returns true, and changes
+    /// nothing, if the hand-over won the race and the lock is `txn`'s now (the
+    /// grant flag is only set under the shard mutex, so it is stable here).
+    pub(crate) fn withdraw(&self, txn: TxnId, key: &[u8], waiter: &Arc<Waiter>) -> bool {
+        let mut map = self.shard(key).lock();
+        if waiter.granted() {
+            return true;
+        }
+        if let Some(state) = map.get_mut(key) {
+            state.waiters.retain(|w| !Arc::ptr_eq(w, waiter));
+        }
+        self.waits_for.lock().remove(&txn);
+        false
+    }
+
+    /// A [`LockWait`] on `waiter` that times out at `deadline`.
+    pub(crate) fn wait_handle(waiter: &Arc<Waiter>, deadline: Option<Instant>) -> LockWait {
+        LockWait {
+            waiter: Arc::clone(waiter),
+            deadline,
         }
     }
 
@@ -223,8 +321,15 @@ impl LockTable {
                         wf.insert(w.txn, next.txn);
                     }
                 }
-                *next.granted.lock() = true;
+                let waker = {
+                    let mut st = next.state.lock();
+                    st.granted = true;
+                    st.waker.take()
+                };
                 next.cv.notify_one();
+                if let Some(w) = waker {
+                    w.wake();
+                }
             }
         }
     }
@@ -321,6 +426,48 @@ mod tests {
             None,
             "the interrupted waiter was not handed the lock"
         );
+    }
+
+    #[test]
+    fn a_deferred_wait_is_woken_by_the_hand_over_or_withdrawn() {
+        struct Flag(std::sync::atomic::AtomicBool);
+        impl std::task::Wake for Flag {
+            fn wake(self: Arc<Self>) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let t = LockTable::new();
+        t.acquire(1, b"k", LONG, None, None).unwrap();
+        let Queued::Waiting(w) = t.enqueue(2, b"k").unwrap() else {
+            panic!("2 must queue behind 1")
+        };
+        let mut wait = LockTable::wait_handle(&w, None);
+        let flag = Arc::new(Flag(false.into()));
+        let waker = Waker::from(flag.clone());
+        let mut cx = Context::from_waker(&waker);
+        assert!(Pin::new(&mut wait).poll(&mut cx).is_pending());
+        // The queued wait is an edge of the wait-for graph like a blocked one.
+        t.acquire(2, b"j", LONG, None, None).unwrap();
+        assert!(matches!(t.enqueue(1, b"j"), Err(Error::Deadlock)));
+        t.release(1, b"k");
+        assert!(flag.0.load(Ordering::SeqCst), "the hand-over woke the task");
+        assert!(Pin::new(&mut wait).poll(&mut cx).is_ready());
+        assert!(wait.is_granted());
+        assert_eq!(t.owner(b"k"), Some(2));
+        assert!(t.withdraw(2, b"k", &w), "granted before the withdrawal");
+        assert_eq!(t.owner(b"k"), Some(2));
+        t.release(2, b"k");
+        t.release(2, b"j");
+        // A withdrawn waiter is never handed the lock.
+        t.acquire(3, b"m", LONG, None, None).unwrap();
+        let Queued::Waiting(w4) = t.enqueue(4, b"m").unwrap() else {
+            panic!("4 must queue behind 3")
+        };
+        assert!(!t.withdraw(4, b"m", &w4));
+        assert!(t.waits_for.lock().is_empty());
+        t.release(3, b"m");
+        assert_eq!(t.owner(b"m"), None);
+        assert!(!LockTable::wait_handle(&w4, None).is_granted());
     }
 
     #[test]

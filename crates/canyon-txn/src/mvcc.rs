@@ -172,7 +172,7 @@ use crate::dead_runs::DeadRuns;
 use crate::gc::{Background, GarbageQueue, SlotRef, SnapshotRegistry};
 use crate::history::{Found, History, HistoryStats};
 use crate::keys::{self, decode_version, history_seek_range, rows_key};
-use crate::lock::LockTable;
+use crate::lock::{LockTable, LockWait, Queued};
 use crate::row_cache::{Lookup, RowCache, RowCacheStats, RowsValue};
 use crate::{IndexId, IsolationLevel, ReadMode, TableId, Timestamp, TxnConfig, TxnId};
 use canyon_common::{Error, Result};
@@ -303,6 +303,15 @@ pub(crate) struct Buffered {
     pub new_index_keys: Vec<(IndexId, Vec<u8>)>,
 }
 
+/// A lock a transaction is queued for while its caller awaits the wait
+/// ([`Transaction::lock_wait`]).
+#[derive(Debug)]
+pub(crate) struct PendingLock {
+    key: Vec<u8>,
+    waiter: Arc<crate::lock::Waiter>,
+    deadline: Option<std::time::Instant>,
+}
+
 /// Where a transaction is in its life. See the state table in the module doc.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum TxnState {
@@ -331,6 +340,11 @@ pub struct Transaction {
     pub(crate) interrupt: Option<Arc<std::sync::atomic::AtomicU32>>,
     /// Lock keys held.
     pub(crate) held: HashSet<Vec<u8>>,
+    /// Lock waits are handed to the caller instead of blocking (see
+    /// [`Transaction::set_deferred_lock_waits`]).
+    pub(crate) defer_waits: bool,
+    /// The deferred wait in progress: the key, its queued waiter, the deadline.
+    pub(crate) pending: Option<PendingLock>,
     /// The write buffer, keyed by the Rows key `table ++ pk`.
     pub(crate) writes: BTreeMap<Vec<u8>, Buffered>,
     /// Previous buffer values changed by the current statement, oldest first.
@@ -559,6 +573,8 @@ impl TxnSession {
             id: None,
             snapshot: None,
             held: HashSet::new(),
+            defer_waits: false,
+            pending: None,
             current_reads: false,
             writes: BTreeMap::new(),
             undo: Vec::new(),
@@ -594,6 +610,53 @@ impl Transaction {
     /// "non-zero: stop" belongs to the caller (the SQL layer's KILL).
     pub fn set_interrupt(&mut self, flag: Option<Arc<std::sync::atomic::AtomicU32>>) {
         self.interrupt = flag;
+    }
+
+    /// Deferred lock waits: with `on`, a [`Transaction::lock`] that would wait
+    /// queues this transaction's waiter and fails at once with
+    /// [`Error::LockWaitPending`] instead of blocking the thread. The caller
+    /// rolls the statement back ([`Transaction::rollback_statement`]), awaits
+    /// [`Transaction::lock_wait`] — a future, so the connection's task waits
+    /// without holding a thread — then calls [`Transaction::end_lock_wait`]
+    /// and runs the statement again, which finds the lock its own. The lock
+    /// wait timeout and KILL are the awaiter's to enforce (`end_lock_wait` with
+    /// the error). Off by default: in-process callers block.
+    pub fn set_deferred_lock_waits(&mut self, on: bool) {
+        self.defer_waits = on;
+    }
+
+    /// The deferred lock wait in progress, if any: resolves when the lock is
+    /// handed over (its [`LockWait::deadline`] is this transaction's lock wait
+    /// timeout from when it queued).
+    pub fn lock_wait(&self) -> Option<LockWait> {
+        self.pending
+            .as_ref()
+            .map(|p| LockTable::wait_handle(&p.waiter, p.deadline))
+    }
+
+    /// Ends the deferred lock wait in progress (nothing to do without one).
+    /// `give_up` `None`: the caller saw [`LockWait`] resolve, and the lock is
+    /// now held. `Some(e)` (a timeout, a KILL): the waiter leaves the queue and
+    /// `e` is returned — unless the hand-over won the race, in which case the
+    /// lock is held and the result is `Ok`: the caller then runs the statement
+    /// again as if granted.
+    pub fn end_lock_wait(&mut self, give_up: Option<Error>) -> Result<()> {
+        let Some(p) = self.pending.take() else {
+            return Ok(());
+        };
+        let id = self.id.expect("a queued transaction has an id");
+        let granted = match give_up {
+            None => {
+                debug_assert!(p.waiter.granted(), "ended as granted before the grant");
+                true
+            }
+            Some(_) => self.mgr.locks.withdraw(id, &p.key, &p.waiter),
+        };
+        if granted {
+            self.held.insert(p.key);
+            return Ok(());
+        }
+        Err(give_up.expect("a wait that was not granted was given up"))
     }
 
     /// Starts a statement: marks the statement savepoint and, under READ COMMITTED
@@ -752,13 +815,33 @@ impl Transaction {
             return Ok(());
         }
         let id = self.ensure_id();
-        match self.mgr.locks.acquire(
-            id,
-            key,
-            self.lock_wait_timeout,
-            self.mgr.config.blocking_hook,
-            self.interrupt.as_deref(),
-        ) {
+        debug_assert!(
+            self.pending.is_none(),
+            "a lock taken during a deferred wait"
+        );
+        let result = if self.defer_waits {
+            match self.mgr.locks.enqueue(id, key) {
+                Ok(Queued::Granted) => Ok(()),
+                Ok(Queued::Waiting(waiter)) => {
+                    self.pending = Some(PendingLock {
+                        key: key.to_vec(),
+                        waiter,
+                        deadline: std::time::Instant::now().checked_add(self.lock_wait_timeout),
+                    });
+                    return Err(Error::LockWaitPending);
+                }
+                Err(e) => Err(e),
+            }
+        } else {
+            self.mgr.locks.acquire(
+                id,
+                key,
+                self.lock_wait_timeout,
+                self.mgr.config.blocking_hook,
+                self.interrupt.as_deref(),
+            )
+        };
+        match result {
             Ok(()) => {
                 self.held.insert(key.to_vec());
                 Ok(())
@@ -884,8 +967,14 @@ impl Transaction {
         }
     }
 
-    /// Releases every lock held.
+    /// Releases every lock held, and withdraws a deferred wait (or releases
+    /// the lock it was granted).
     pub(crate) fn release_locks(&mut self) {
+        if let (Some(p), Some(id)) = (self.pending.take(), self.id) {
+            if self.mgr.locks.withdraw(id, &p.key, &p.waiter) {
+                self.held.insert(p.key);
+            }
+        }
         if let Some(id) = self.id {
             for key in self.held.drain() {
                 self.mgr.locks.release(id, &key);

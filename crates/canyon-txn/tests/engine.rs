@@ -1476,3 +1476,77 @@ fn transfers_through_a_tiny_row_cache_keep_every_snapshot_consistent() {
         .sum();
     assert_eq!((stored, by_key), (total, total));
 }
+
+/// Deferred lock waits: a conflicting lock fails at once with LockWaitPending,
+/// the waiter is queued (FIFO, in the wait-for graph), the hand-over resolves
+/// the wait, and ending it makes the lock the waiter's; a wait given up leaves
+/// the queue, and a transaction dropped while queued is never handed the lock.
+#[test]
+fn deferred_lock_waits_queue_without_blocking() {
+    let mgr = open();
+    let (_s1, mut t1) = begin(&mgr, RR);
+    let (_s2, mut t2) = begin(&mgr, RR);
+    let (_s3, mut t3) = begin(&mgr, RR);
+    t1.lock(b"L").unwrap();
+    t2.set_deferred_lock_waits(true);
+    assert!(t2.lock_wait().is_none());
+    assert!(matches!(t2.lock(b"L"), Err(Error::LockWaitPending)));
+    let wait = t2.lock_wait().expect("queued");
+    assert!(!wait.is_granted());
+    assert!(wait.deadline().is_some());
+    // t3 queues behind t2 (blocking, short timeout): FIFO puts t2 first.
+    t3.set_lock_wait_timeout(Duration::from_millis(20));
+    assert!(matches!(t3.lock(b"L"), Err(Error::LockWaitTimeout)));
+    t1.rollback();
+    assert!(wait.is_granted(), "the hand-over went to the queued waiter");
+    t2.end_lock_wait(None).unwrap();
+    assert!(t2.lock_wait().is_none());
+    t2.lock(b"L").unwrap(); // its own now: no wait
+    t3.set_lock_wait_timeout(Duration::from_millis(20));
+    assert!(matches!(t3.lock(b"L"), Err(Error::LockWaitTimeout)));
+    // A wait given up: t3 (deferred now) queues behind t2 and withdraws.
+    t3.set_deferred_lock_waits(true);
+    assert!(matches!(t3.lock(b"L"), Err(Error::LockWaitPending)));
+    let w3 = t3.lock_wait().expect("queued");
+    assert!(matches!(
+        t3.end_lock_wait(Some(Error::LockWaitTimeout)),
+        Err(Error::LockWaitTimeout)
+    ));
+    t2.rollback();
+    assert!(
+        !w3.is_granted(),
+        "a withdrawn waiter is not handed the lock"
+    );
+    let (_s4, mut t4) = begin(&mgr, RR);
+    t4.set_lock_wait_timeout(Duration::from_millis(20));
+    t4.lock(b"L").unwrap();
+    // Dropped while queued: the waiter leaves with the transaction.
+    assert!(matches!(t3.lock(b"L"), Err(Error::LockWaitPending)));
+    drop(t3);
+    t4.rollback();
+    let (_s5, mut t5) = begin(&mgr, RR);
+    t5.set_lock_wait_timeout(Duration::from_millis(20));
+    t5.lock(b"L").expect("free: nobody was handed it");
+}
+
+/// A deferred wait that would close a cycle fails with a deadlock at once,
+/// as a blocking one does, and the victim's queued wait goes with it.
+#[test]
+fn deferred_lock_waits_take_part_in_deadlock_detection() {
+    let mgr = open();
+    let (_s1, mut t1) = begin(&mgr, RR);
+    let (_s2, mut t2) = begin(&mgr, RR);
+    t1.set_deferred_lock_waits(true);
+    t2.set_deferred_lock_waits(true);
+    t1.lock(b"A").unwrap();
+    t2.lock(b"B").unwrap();
+    assert!(matches!(t1.lock(b"B"), Err(Error::LockWaitPending)));
+    // t2 -> A would close t2 -> t1 -> t2.
+    assert!(matches!(t2.lock(b"A"), Err(Error::Deadlock)));
+    assert!(
+        t1.lock_wait().expect("still queued").is_granted(),
+        "t2's rollback handed B to t1"
+    );
+    t1.end_lock_wait(None).unwrap();
+    t1.lock(b"B").unwrap();
+}

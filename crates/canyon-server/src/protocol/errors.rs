@@ -52,7 +52,7 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "40001",
             "Deadlock found when trying to get lock; try restarting transaction".into(),
         ),
-        Error::LockWaitTimeout => M::new(
+        Error::LockWaitTimeout | Error::LockWaitPending => M::new(
             1205,
             "HY000",
             "Lock wait timeout exceeded; try restarting transaction".into(),
