@@ -623,3 +623,111 @@ fn in_list_locks_are_taken_in_key_order() {
     assert_eq!(balance(&mut s, 1), Value::Int(500));
     assert_eq!(balance(&mut s, 4), Value::Int(500));
 }
+
+/// A session counter (SHOW SESSION STATUS).
+fn session_counter(s: &mut Session, name: &str) -> i64 {
+    match run(s, &format!("SHOW SESSION STATUS LIKE '{name}'")).expect("status") {
+        QueryResult::Rows { rows, .. } => match &rows[0][1] {
+            Value::Int(n) => *n,
+            Value::UInt(n) => *n as i64,
+            Value::Bytes(b) => String::from_utf8_lossy(b).parse().expect("a number"),
+            other => panic!("{other:?}"),
+        },
+        other => panic!("expected rows, got {other:?}"),
+    }
+}
+
+/// Asynchronous lock waits (what the server's connections use): an
+/// autocommitted UPDATE that meets a held lock returns LockWaitPending with
+/// its effects undone and its transaction queued; once the holder commits,
+/// the wait resolves, and the same request sent again updates the row on top
+/// of the holder's change — counted as one statement.
+#[test]
+fn an_async_lock_wait_runs_the_statement_again_once_granted() {
+    let e = engine();
+    let mut a = session(&e, 2);
+    let mut b = session(&e, 3);
+    b.set_async_lock_waits(true);
+    run(&mut a, "BEGIN").expect("begin");
+    run(&mut a, "UPDATE acc SET bal = bal + 10 WHERE id = 2").expect("a locks row 2");
+    let updates = session_counter(&mut b, "Com_update");
+    // Rows in key order: b doubles row 1, then meets a's lock on row 2.
+    let sql = "UPDATE acc SET bal = bal * 2 WHERE id IN (1, 2)";
+    assert!(matches!(run(&mut b, sql), Err(Error::LockWaitPending)));
+    let wait = b.lock_wait().expect("b is queued for row 2");
+    assert!(!wait.is_granted());
+    assert!(
+        b.in_transaction(),
+        "the autocommit statement's transaction waits"
+    );
+    run(&mut a, "COMMIT").expect("a commits");
+    assert!(wait.is_granted(), "a's commit handed the lock to b");
+    b.end_lock_wait(None).expect("granted");
+    match run(&mut b, sql).expect("the statement runs again") {
+        QueryResult::Ok { affected_rows, .. } => assert_eq!(affected_rows, 2),
+        other => panic!("{other:?}"),
+    }
+    assert!(!b.in_transaction(), "the autocommit statement committed");
+    // Row 1 doubled once: the first run's write was rolled back with it.
+    assert_eq!(balance(&mut a, 1), Value::Int(200));
+    assert_eq!(balance(&mut a, 2), Value::Int(220));
+    assert_eq!(
+        session_counter(&mut b, "Com_update") - updates,
+        1,
+        "one statement, counted once"
+    );
+}
+
+/// An async lock wait given up (its timeout, a KILL) fails the statement with
+/// that error, as a blocked wait would: an autocommit statement's
+/// transaction rolls back, an explicit transaction keeps its earlier work.
+#[test]
+fn an_async_lock_wait_given_up_fails_the_statement() {
+    let e = engine();
+    let mut a = session(&e, 2);
+    let mut b = session(&e, 3);
+    b.set_async_lock_waits(true);
+    run(&mut a, "BEGIN").expect("begin");
+    run(&mut a, "UPDATE acc SET bal = 0 WHERE id = 1").expect("a locks row 1");
+    // Autocommit: nothing of b's stays, nothing stays queued.
+    assert!(matches!(
+        run(&mut b, "UPDATE acc SET bal = 5 WHERE id = 1"),
+        Err(Error::LockWaitPending)
+    ));
+    assert!(matches!(
+        b.end_lock_wait(Some(Error::LockWaitTimeout)),
+        Err(Error::LockWaitTimeout)
+    ));
+    assert!(!b.in_transaction());
+    assert!(b.lock_wait().is_none());
+    // Explicit: the statement fails, the transaction goes on.
+    run(&mut b, "BEGIN").expect("begin");
+    run(&mut b, "UPDATE acc SET bal = 7 WHERE id = 2").expect("b's first statement");
+    assert!(matches!(
+        run(&mut b, "UPDATE acc SET bal = 1 WHERE id = 1"),
+        Err(Error::LockWaitPending)
+    ));
+    assert!(matches!(
+        b.end_lock_wait(Some(Error::Interrupted)),
+        Err(Error::Interrupted)
+    ));
+    assert!(b.in_transaction());
+    run(&mut a, "ROLLBACK").expect("a rolls back");
+    run(&mut b, "COMMIT").expect("b commits its first statement");
+    assert_eq!(balance(&mut a, 2), Value::Int(7));
+    assert_eq!(
+        balance(&mut a, 1),
+        Value::Int(100),
+        "b's withdrawn waiter got nothing"
+    );
+    // A multi-statement text blocks instead (it cannot be resumed midway).
+    run(&mut a, "BEGIN").expect("begin");
+    run(&mut a, "UPDATE acc SET bal = 0 WHERE id = 1").expect("a locks row 1");
+    run(&mut b, "SET innodb_lock_wait_timeout = 1").expect("set");
+    let results = b.execute("SELECT 1; UPDATE acc SET bal = 3 WHERE id = 1", true);
+    assert!(
+        matches!(results.last(), Some(Err(Error::LockWaitTimeout))),
+        "{results:?}"
+    );
+    run(&mut a, "ROLLBACK").expect("a rolls back");
+}
