@@ -29,10 +29,13 @@
 //! 2. Engine calls run on the connection's task. The commit that ends a request
 //!    is only written by the engine; the task awaits its durability
 //!    (`Session::take_pending_commit`, `Connection::await_commit`) before the
-//!    reply is written, so waiting for the log sync costs no thread. A call
-//!    that waits otherwise (a row lock, an implicit commit) does so through
-//!    `EngineConfig.blocking_hook`, which moves the wait off the runtime's
-//!    worker ([`crate::blocking_hook`]); so does a
+//!    reply is written, so waiting for the log sync costs no thread. Nor does
+//!    a row lock wait of a one-statement request: the session hands it back
+//!    (`Error::LockWaitPending`), the task awaits the lock
+//!    (`Connection::await_lock`) and sends the request again. A call that
+//!    waits otherwise (a row lock inside a multi-statement text, an implicit
+//!    commit) does so through `EngineConfig.blocking_hook`, which moves the
+//!    wait off the runtime's worker ([`crate::blocking_hook`]); so does a
 //!    statement still reading rows 5 ms after its first 1,024 (canyon-sql's
 //!    `LONG_STATEMENT`), so that it does not hold up the worker's other
 //!    connections.

@@ -133,15 +133,16 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         // Parsing and evaluation recurse (bounded by the parser's nesting limit);
         // 8 MiB of stack keeps the deepest accepted statement far from the end.
         .thread_stack_size(8 << 20)
-        // A connection waiting for a row lock blocks its thread (see
-        // `server::blocking_hook`), and tokio then hands the worker's other
-        // tasks to a replacement thread from this pool. Were the pool smaller
-        // than the connections that can wait at once (tokio's default is 512),
-        // waiters beyond it would leave the runtime without workers — and the
-        // lock holders, whose next statement needs one, could not reach their
-        // COMMIT: with 1,000 clients of sysbench on a few hot rows throughput
-        // fell to zero until lock wait timeouts. Room for every connection,
-        // plus the workers themselves.
+        // A statement of a multi-statement text that waits for a row lock
+        // blocks its thread (see `server::blocking_hook`; one-statement
+        // requests await their locks instead), and tokio then hands the
+        // worker's other tasks to a replacement thread from this pool. Were
+        // the pool smaller than the connections that can wait at once (tokio's
+        // default is 512), waiters beyond it would leave the runtime without
+        // workers — and the lock holders, whose next statement needs one,
+        // could not reach their COMMIT: when every wait blocked, 1,000
+        // sysbench clients on a few hot rows fell to zero throughput until
+        // lock wait timeouts. Room for every connection, plus the workers.
         .max_blocking_threads(
             usize::try_from(config.max_connections).unwrap_or(usize::MAX / 2)
                 + config.worker_threads

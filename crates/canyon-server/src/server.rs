@@ -5,8 +5,10 @@
 //! worker threads (the lesson of MySQL's thread-per-connection collapse past a few
 //! thousand clients). Engine calls run inline on the task; a commit's wait for
 //! its log sync is awaited by the task (the session's deferred durability, see
-//! `connection.rs`), and the other blocking waits inside the engine (row locks)
-//! go through [`blocking_hook`].
+//! `connection.rs`), as is a one-statement request's row lock wait (the session
+//! hands the wait back and the task runs the statement again once granted); the
+//! other blocking waits inside the engine (row locks inside a multi-statement
+//! text, implicit commits) go through [`blocking_hook`].
 //!
 //! Shutdown: stop accepting, then abort every connection task. A task is
 //! cancelled only at an await point — reading the next command or flushing a
