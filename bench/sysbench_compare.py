@@ -13,7 +13,12 @@ Per run it reports queries/s, p95 latency, and the server's CPU time per query
 transfers to bigger machines.
 
 Usage: bench/sysbench_compare.py [--time 10] [--threads 1,8,64,512] [--rounds 2]
-       [--canyon PATH] [--out docs/benchmarks.md]
+       [--canyon PATH] [--out docs/benchmarks.md] [--unix-socket | --hot-rows]
+
+--hot-rows measures lock contention instead (section sysbench-hot): one table of
+10 rows, oltp_write_only transactions of one UPDATE each, 100 and 1,000
+clients — every client queues on the same few row locks — and reports each
+server's thread count too.
 
 This is a benchmark, not a test: nothing here asserts a timing.
 """
@@ -33,6 +38,9 @@ import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 UNIX_SOCKET = False  # set by --unix-socket
+# The data set and the extra sysbench options; --hot-rows changes them.
+TABLES, TABLE_SIZE, EXTRA = 4, 10000, []
+HOT_ROWS_EXTRA = ["--index-updates=0", "--non-index-updates=1", "--delete-inserts=0"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -60,7 +68,8 @@ def sample(pid):
                         ivcs += int(line.split()[1])
         except OSError:
             pass  # a thread exited while we read
-    return {"t": time.time(), "utime": utime, "stime": stime, "vcs": vcs, "ivcs": ivcs}
+    return {"t": time.time(), "utime": utime, "stime": stime, "vcs": vcs, "ivcs": ivcs,
+            "threads": len(os.listdir(f"/proc/{pid}/task"))}
 
 
 def wait_port(port, proc, timeout=60):
@@ -152,7 +161,7 @@ class MariaDB:
         self.proc.wait(timeout=60)
 
 
-def sysbench_args(server, workload, command, threads=1, seconds=10, tables=4, size=10000):
+def sysbench_args(server, workload, command, threads=1, seconds=10):
     sock = server.client_socket()
     # libmysqlclient takes the socket only with host "localhost".
     where = (["--mysql-host=localhost", f"--mysql-socket={sock}"] if sock
@@ -160,8 +169,8 @@ def sysbench_args(server, workload, command, threads=1, seconds=10, tables=4, si
     return [
         "sysbench", workload, "--db-driver=mysql", *where, f"--mysql-user={server.user}",
         f"--mysql-password={server.password}", "--mysql-db=sbtest",
-        f"--tables={tables}", f"--table-size={size}", f"--threads={threads}",
-        f"--time={seconds}", "--percentile=95", "--report-interval=0", command,
+        f"--tables={TABLES}", f"--table-size={TABLE_SIZE}", f"--threads={threads}",
+        f"--time={seconds}", "--percentile=95", "--report-interval=0", *EXTRA, command,
     ]
 
 
@@ -191,6 +200,7 @@ def measured_run(server, workload, threads, seconds):
     r["sys_us_per_query"] = (b["stime"] - a["stime"]) / CLK_TCK * 1e6 / q
     r["cpu_us_per_query"] = r["user_us_per_query"] + r["sys_us_per_query"]
     r["cs_per_query"] = (b["vcs"] - a["vcs"] + b["ivcs"] - a["ivcs"]) / q
+    r["threads"] = max(a["threads"], b["threads"])
     return r
 
 
@@ -236,9 +246,18 @@ def main():
     ap.add_argument("--unix-socket", action="store_true",
                     help="connect sysbench over each server's Unix-domain socket instead of "
                          "loopback TCP (section sysbench-unix)")
+    ap.add_argument("--hot-rows", action="store_true",
+                    help="lock contention: 1 table of 10 rows, one-UPDATE transactions, "
+                         "100 and 1,000 clients (section sysbench-hot)")
     a = ap.parse_args()
-    global UNIX_SOCKET
+    global UNIX_SOCKET, TABLES, TABLE_SIZE, EXTRA
     UNIX_SOCKET = a.unix_socket
+    if a.hot_rows:
+        TABLES, TABLE_SIZE, EXTRA = 1, 10, HOT_ROWS_EXTRA
+        if a.workloads == ap.get_default("workloads"):
+            a.workloads = "oltp_write_only"
+        if a.threads == ap.get_default("threads"):
+            a.threads = "100,1000"
     threads = [int(t) for t in a.threads.split(",")]
     workloads = a.workloads.split(",")
 
@@ -248,7 +267,7 @@ def main():
         servers = [Canyon(a.canyon, work, a.unix_socket), MariaDB(work, a.unix_socket)]
         for s in servers:
             print(f"preparing {s.name} ...", flush=True)
-            sysbench(s, "oltp_read_write", "prepare")
+            sysbench(s, "oltp_write_only" if a.hot_rows else "oltp_read_write", "prepare")
         results = {}  # (workload, threads, server) -> list of runs
         try:
             run_plan(a, servers, workloads, threads, results)
@@ -276,7 +295,8 @@ def run_plan(a, servers, workloads, threads, results):
                     results.setdefault((w, t, s.name), []).append(r)
                     print(f"{w:18} {t:4} threads {s.name:8} {r['qps']:10.0f} qps  p95 {r['p95_ms']:7.2f} ms  "
                           f"cpu {r['user_us_per_query']:6.1f}+{r['sys_us_per_query']:6.1f} us/q  "
-                          f"cs {r['cs_per_query']:5.2f}/q  errors {r['errors']}", flush=True)
+                          f"cs {r['cs_per_query']:5.2f}/q  threads {r['threads']}  errors {r['errors']}",
+                          flush=True)
 
 
 def cs(runs):
@@ -288,8 +308,22 @@ def cs(runs):
 
 
 def write_report(a, results, workloads, threads):
+    title = ("## sysbench: hot rows — every client on the same 10 rows" if a.hot_rows else
+             "## sysbench: Canyon vs MariaDB" + (" over a Unix-domain socket" if a.unix_socket else ""))
+    setup = (
+        "**Setup:** 1 table × 10 rows; `oltp_write_only` with one non-index UPDATE per transaction "
+        "(`" + " ".join(HOT_ROWS_EXTRA) + "`): BEGIN, UPDATE of a random row, COMMIT, so every "
+        "client queues on the same 10 row locks and no transaction can deadlock. MariaDB 10.11 "
+        "with innodb_flush_log_at_trx_commit=1 and max_connections=2000; Canyon with its default "
+        "durability. Threads: the most the server process had during the run "
+        "(/proc/PID/task)." if a.hot_rows else
+        "**Setup:** 4 tables × 10,000 rows (data in memory). MariaDB 10.11 with "
+        "innodb_flush_log_at_trx_commit=1, 1 GiB buffer pool, no binlog. Canyon with its default "
+        "durability (sync every commit, group commit) on RocksDB. sysbench uses prepared statements "
+        "(`--db-ps-mode=auto`). CPU per query is the server process's utime+stime delta over the run "
+        "divided by the queries sysbench counted.")
     lines = [
-        "## sysbench: Canyon vs MariaDB" + (" over a Unix-domain socket" if a.unix_socket else ""),
+        title,
         "",
         "Produced by `bench/sysbench_compare.py`; re-run it to refresh this section. "
         "Runs alternate between the servers (A B, then B A) and each figure is the mean over "
@@ -297,11 +331,7 @@ def write_report(a, results, workloads, threads):
         "",
         f"**Machine:** {machine()}.",
         "",
-        "**Setup:** 4 tables × 10,000 rows (data in memory). MariaDB 10.11 with "
-        "innodb_flush_log_at_trx_commit=1, 1 GiB buffer pool, no binlog. Canyon with its default "
-        "durability (sync every commit, group commit) on RocksDB. sysbench uses prepared statements "
-        "(`--db-ps-mode=auto`). CPU per query is the server process's utime+stime delta over the run "
-        "divided by the queries sysbench counted.",
+        setup,
         "",
         "CPU per query is sampled over the steady middle of each run (from 1 s after start to 0.5 s "
         "before the end) so that connection setup and teardown are excluded; `user+sys` are the "
@@ -317,11 +347,12 @@ def write_report(a, results, workloads, threads):
         "",
     ]
     for w in workloads:
+        hot = " Canyon server threads | MariaDB server threads |" if a.hot_rows else ""
         lines += [f"### {w}", "",
                   "| threads | Canyon QPS | MariaDB QPS | QPS ratio (spread) | Canyon p95 ms | MariaDB p95 ms | "
                   "Canyon CPU µs/q (user+sys) | MariaDB CPU µs/q (user+sys) | CPU ratio (user ratio) | "
-                  "Canyon cs/q | MariaDB cs/q |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "Canyon cs/q | MariaDB cs/q |" + hot,
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if a.hot_rows else "")]
         for t in threads:
             c = results.get((w, t, "Canyon"), [])
             m = results.get((w, t, "MariaDB"), [])
@@ -338,12 +369,13 @@ def write_report(a, results, workloads, threads):
                 f"{mean(m, 'cpu_us_per_query'):.1f} ({mean(m, 'user_us_per_query'):.1f}+{mean(m, 'sys_us_per_query'):.1f}) | "
                 f"{mean(c, 'cpu_us_per_query') / mean(m, 'cpu_us_per_query'):.2f} "
                 f"({mean(c, 'user_us_per_query') / mean(m, 'user_us_per_query'):.2f}) | "
-                f"{cs(c)} | {cs(m)} |")
+                f"{cs(c)} | {cs(m)} |" + (
+                    f" {max(r['threads'] for r in c)} | {max(r['threads'] for r in m)} |" if a.hot_rows else ""))
             errs = sum(r["errors"] for r in c + m)
             if errs:
                 lines.append(f"|  | ignored errors in these runs: {errs} | | | | | | | | | |")
         lines.append("")
-    section = "sysbench-unix" if a.unix_socket else "sysbench"
+    section = "sysbench-hot" if a.hot_rows else "sysbench-unix" if a.unix_socket else "sysbench"
     write_section(a.out, section, "\n".join(lines), "bench/sysbench_compare.py")
     print(f"wrote the sysbench section of {a.out}")
 
