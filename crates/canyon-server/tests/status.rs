@@ -331,3 +331,76 @@ fn status_counters_move_with_the_work_done() {
         drop(a.disconnect().await);
     });
 }
+
+/// InnoDB's row lock figures: a prepared UPDATE (awaiting its lock without a
+/// thread) and a text UPDATE each wait for a row another connection holds;
+/// both show in `Innodb_row_lock_current_waits` while they wait, and in
+/// `Innodb_row_lock_waits` / `_time` / `_time_max` once the holder commits.
+/// Each waiting statement is counted once in `Com_update`.
+#[test]
+fn row_lock_waits_show_in_innodb_row_lock_status() {
+    let server = Server::start();
+    runtime().block_on(async {
+        let mut a = Conn::new(opts(&server, server.password()))
+            .await
+            .expect("a");
+        a.query_drop("CREATE DATABASE st").await.expect("create");
+        a.query_drop("CREATE TABLE st.t (id INT PRIMARY KEY, v INT)")
+            .await
+            .expect("create table");
+        a.query_drop("INSERT INTO st.t VALUES (1, 0)")
+            .await
+            .expect("insert");
+        let g0 = status(&mut a, "GLOBAL").await;
+        assert_eq!(g0["Innodb_row_lock_waits"], 0);
+        a.query_drop("BEGIN").await.expect("begin");
+        a.query_drop("UPDATE st.t SET v = v + 1 WHERE id = 1")
+            .await
+            .expect("a locks row 1");
+        let mut waiters = Vec::new();
+        for prepared in [true, false] {
+            let mut c = Conn::new(opts(&server, server.password()))
+                .await
+                .expect("waiter");
+            waiters.push(tokio::spawn(async move {
+                let sql = "UPDATE st.t SET v = v * 10 WHERE id = 1";
+                if prepared {
+                    c.exec_drop(sql, ()).await.expect("prepared update");
+                } else {
+                    c.query_drop(sql).await.expect("text update");
+                }
+                let s = status(&mut c, "SESSION").await;
+                s["Com_update"]
+            }));
+        }
+        let mut g = status(&mut a, "GLOBAL").await;
+        for _ in 0..400 {
+            if g["Innodb_row_lock_current_waits"] == 2 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            g = status(&mut a, "GLOBAL").await;
+        }
+        assert_eq!(g["Innodb_row_lock_current_waits"], 2, "{g:?}");
+        assert_eq!(g["Innodb_row_lock_waits"], 2);
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        a.query_drop("COMMIT").await.expect("commit");
+        for w in waiters {
+            assert_eq!(w.await.expect("the waiter ends"), 1, "Com_update once");
+        }
+        let g1 = status(&mut a, "GLOBAL").await;
+        assert_eq!(g1["Innodb_row_lock_current_waits"], 0);
+        assert_eq!(g1["Innodb_row_lock_waits"], 2);
+        assert!(
+            g1["Innodb_row_lock_time_max"] >= 200 && g1["Innodb_row_lock_time"] >= 400,
+            "{g1:?}"
+        );
+        assert!(g1["Innodb_row_lock_time_avg"] >= 200);
+        let v: Option<i64> = a
+            .query_first("SELECT v FROM st.t WHERE id = 1")
+            .await
+            .expect("read");
+        assert_eq!(v, Some(100), "(0 + 1) * 10 * 10: both ran after a's commit");
+        drop(a.disconnect().await);
+    });
+}

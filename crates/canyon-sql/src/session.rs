@@ -862,6 +862,19 @@ impl Session {
         rows.push(("Canyon_history_spilled".into(), h.spilled));
         rows.push(("Canyon_gc_queued_keys".into(), engine.txn.gc_queued_keys()));
         rows.push(("Canyon_dead_runs".into(), engine.txn.dead_runs() as u64));
+        // Row lock waits are counted by the lock table, server-wide (as
+        // InnoDB's are): the same in both scopes.
+        let l = engine.txn.lock_stats();
+        rows.push(("Innodb_row_lock_current_waits".into(), l.current_waits));
+        rows.push(("Innodb_row_lock_time".into(), l.time_ms));
+        rows.push((
+            "Innodb_row_lock_time_avg".into(),
+            l.time_ms
+                .checked_div(l.waits - l.current_waits)
+                .unwrap_or(0),
+        ));
+        rows.push(("Innodb_row_lock_time_max".into(), l.time_max_ms));
+        rows.push(("Innodb_row_lock_waits".into(), l.waits));
         let since = if global {
             engine.started()
         } else {

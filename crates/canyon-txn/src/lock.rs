@@ -48,7 +48,7 @@ use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
@@ -68,6 +68,8 @@ pub(crate) struct Waiter {
     txn: TxnId,
     state: Mutex<WaitState>,
     cv: Condvar,
+    /// When it queued (for [`LockStats`]).
+    since: Instant,
 }
 
 #[derive(Debug, Default)]
@@ -133,6 +135,39 @@ impl Future for LockWait {
     }
 }
 
+/// Row lock waits so far, as InnoDB reports them (`Innodb_row_lock_*` in
+/// SHOW STATUS).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LockStats {
+    /// Waits begun (a lock requested while another transaction held it).
+    pub waits: u64,
+    /// Waits in progress.
+    pub current_waits: u64,
+    /// Time spent in finished waits, in milliseconds.
+    pub time_ms: u64,
+    /// The longest finished wait, in milliseconds.
+    pub time_max_ms: u64,
+}
+
+/// The counters behind [`LockStats`]: written only by transactions that wait
+/// (which take the global wait-for mutex anyway), never on an uncontended lock.
+#[derive(Debug, Default)]
+struct WaitCounters {
+    waits: AtomicU64,
+    ended: AtomicU64,
+    time_us: AtomicU64,
+    max_us: AtomicU64,
+}
+
+impl WaitCounters {
+    fn ended(&self, since: Instant) {
+        let us = u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.time_us.fetch_add(us, Ordering::Relaxed);
+        self.max_us.fetch_max(us, Ordering::Relaxed);
+        self.ended.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// The state of one locked key.
 #[derive(Debug)]
 struct LockState {
@@ -147,6 +182,7 @@ type Shard = CachePadded<Mutex<HashMap<Vec<u8>, LockState>>>;
 pub(crate) struct LockTable {
     shards: Box<[Shard]>,
     waits_for: Mutex<HashMap<TxnId, TxnId>>,
+    counters: WaitCounters,
 }
 
 /// FNV-1a: cheap and good enough to spread keys over the shards (the maps inside
@@ -167,6 +203,22 @@ impl LockTable {
                 .map(|_| CachePadded::new(Mutex::new(HashMap::new())))
                 .collect(),
             waits_for: Mutex::new(HashMap::new()),
+            counters: WaitCounters::default(),
+        }
+    }
+
+    /// Row lock waits so far (SHOW STATUS).
+    pub(crate) fn stats(&self) -> LockStats {
+        let c = &self.counters;
+        // `ended` is read first: a wait that ends between the two loads is
+        // counted as current rather than as neither.
+        let ended = c.ended.load(Ordering::Relaxed);
+        let waits = c.waits.load(Ordering::Relaxed);
+        LockStats {
+            waits,
+            current_waits: waits.saturating_sub(ended),
+            time_ms: c.time_us.load(Ordering::Relaxed) / 1_000,
+            time_max_ms: c.max_us.load(Ordering::Relaxed) / 1_000,
         }
     }
 
@@ -270,8 +322,10 @@ impl LockTable {
             txn,
             state: Mutex::new(WaitState::default()),
             cv: Condvar::new(),
+            since: Instant::now(),
         });
         state.waiters.push_back(Arc::clone(&w));
+        self.counters.waits.fetch_add(1, Ordering::Relaxed);
         Ok(Queued::Waiting(w))
     }
 
@@ -288,6 +342,7 @@ impl LockTable {
             state.waiters.retain(|w| !Arc::ptr_eq(w, waiter));
         }
         self.waits_for.lock().remove(&txn);
+        self.counters.ended(waiter.since);
         false
     }
 
@@ -321,6 +376,7 @@ impl LockTable {
                         wf.insert(w.txn, next.txn);
                     }
                 }
+                self.counters.ended(next.since);
                 let waker = {
                     let mut st = next.state.lock();
                     st.granted = true;
@@ -468,6 +524,29 @@ mod tests {
         t.release(3, b"m");
         assert_eq!(t.owner(b"m"), None);
         assert!(!LockTable::wait_handle(&w4, None).is_granted());
+    }
+
+    #[test]
+    fn waits_are_counted_as_innodb_reports_them() {
+        let t = LockTable::new();
+        t.acquire(1, b"k", LONG, None, None).unwrap();
+        assert_eq!(t.stats(), LockStats::default(), "no wait yet");
+        let Queued::Waiting(w2) = t.enqueue(2, b"k").unwrap() else {
+            panic!("queued")
+        };
+        let Queued::Waiting(w3) = t.enqueue(3, b"k").unwrap() else {
+            panic!("queued")
+        };
+        let s = t.stats();
+        assert_eq!((s.waits, s.current_waits), (2, 2));
+        std::thread::sleep(Duration::from_millis(30));
+        t.release(1, b"k"); // to 2
+        assert!(!t.withdraw(3, b"k", &w3));
+        assert!(w2.granted());
+        let s = t.stats();
+        assert_eq!((s.waits, s.current_waits), (2, 0));
+        assert!(s.time_ms >= 60 && s.time_max_ms >= 30, "{s:?}");
+        assert!(s.time_max_ms <= s.time_ms);
     }
 
     #[test]

@@ -447,6 +447,11 @@ impl TxnManager {
         self.history.stats()
     }
 
+    /// Row lock waits so far (lock.rs; SHOW STATUS's `Innodb_row_lock_*`).
+    pub fn lock_stats(&self) -> crate::LockStats {
+        self.locks.stats()
+    }
+
     /// The visible timestamp: a snapshot taken now reads every commit at or below it.
     pub fn visible_ts(&self) -> Timestamp {
         self.visible.load(Ordering::SeqCst)
