@@ -51,7 +51,6 @@ use crate::server::{ActiveGuard, Shared};
 use crate::tls::Rewind;
 use canyon_common::Error;
 use canyon_sql::{Column, QueryResult, Session};
-use canyon_txn::INTERRUPT_POLL;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -443,11 +442,22 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         loop {
             self.io.reset_sequence();
             // This connection's own Notify, touched only by KILL: no shared lock.
-            let read = tokio::select! {
-                r = self.io.read_packet(&mut buf) => r,
-                _ = self.killed.notified() => {
-                    debug!(conn = self.id, "killed while idle");
-                    return;
+            // A KILL QUERY wakes it too (for `await_lock`): nothing runs to stop,
+            // so the read goes on — the same future, never a half-read packet
+            // dropped.
+            let read = {
+                let read = self.io.read_packet(&mut buf);
+                tokio::pin!(read);
+                loop {
+                    tokio::select! {
+                        r = &mut read => break r,
+                        _ = self.killed.notified() => {
+                            if self.session.killed() {
+                                debug!(conn = self.id, "killed while idle");
+                                return;
+                            }
+                        }
+                    }
                 }
             };
             match read {
@@ -542,32 +552,33 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
 
     /// A request stopped at a row lock ([`Error::LockWaitPending`]: the session
     /// rolled its statement back and left its transaction queued for the
-    /// lock). Awaits the lock without holding a thread — until the lock wait
-    /// timeout, looking at the KILL flag every `INTERRUPT_POLL` as a blocked
-    /// waiter does — and ends the wait. `Ok`: send the request again, it will
-    /// find the lock its own; `Err`: the statement's error (1205, 1317).
+    /// lock). Awaits the lock without holding a thread or polling: the
+    /// hand-over wakes the wait, a KILL wakes `killed`, a timer ends it at the
+    /// lock wait timeout. `Ok`: send the request again, it will find the lock
+    /// its own; `Err`: the statement's error (1205, 1317).
     async fn await_lock(&mut self) -> Result<(), Error> {
         let Some(mut wait) = self.session.lock_wait() else {
             return self.session.end_lock_wait(None);
         };
-        let give_up = loop {
-            let slice = match wait.deadline() {
-                Some(d) => d
-                    .saturating_duration_since(std::time::Instant::now())
-                    .min(INTERRUPT_POLL),
-                None => INTERRUPT_POLL,
-            };
-            if tokio::time::timeout(slice, &mut wait).await.is_ok() {
-                break None;
+        // A deadline too far to represent waits for ever, as the blocking wait does.
+        let deadline = wait.deadline();
+        let timeout = async move {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d.into()).await,
+                None => std::future::pending().await,
             }
+        };
+        tokio::pin!(timeout);
+        let give_up = loop {
+            // The KILL is checked first: a permit the Notify kept from a KILL
+            // sent before the wait began ends it at once.
             if self.session.interrupted() {
                 break Some(Error::Interrupted);
             }
-            if wait
-                .deadline()
-                .is_some_and(|d| std::time::Instant::now() >= d)
-            {
-                break Some(Error::LockWaitTimeout);
+            tokio::select! {
+                () = &mut wait => break None,
+                () = &mut timeout => break Some(Error::LockWaitTimeout),
+                () = self.killed.notified() => {}
             }
         };
         self.session.end_lock_wait(give_up)

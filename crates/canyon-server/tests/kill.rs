@@ -127,3 +127,105 @@ fn kill_query_stops_a_long_join_and_keeps_the_connection() {
     assert_eq!((e.errno, e.sqlstate.as_str()), (1317, "70100"));
     assert_eq!(victim.exec("SELECT 4").scalar().as_deref(), Some("4"));
 }
+
+/// Waits until connection `id` shows a running statement in the process list.
+fn await_running(watcher: &mut common::client::Client, id: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let running = watcher
+            .exec(&format!(
+                "SELECT COUNT(*) FROM information_schema.processlist WHERE id = {id} AND command = 'Query'"
+            ))
+            .scalar();
+        if running.as_deref() == Some("1") {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the statement never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A statement waiting for a row lock — awaited by its connection's task, not
+/// blocking a thread — shows as running, and ends as a blocked wait would:
+/// KILL QUERY with 1317 (text and prepared statements alike, the connection
+/// usable after), the lock wait timeout with 1205 (the statement rolled back,
+/// the transaction's earlier work kept), KILL CONNECTION by closing the
+/// connection; and a waiter that gave up is never handed the lock.
+#[test]
+fn kill_and_timeouts_end_row_lock_waits() {
+    let server = Server::start();
+    let mut setup = server.client();
+    setup.exec("CREATE DATABASE k");
+    setup.exec("CREATE TABLE k.t (id INT PRIMARY KEY, v INT)");
+    setup.exec("INSERT INTO k.t VALUES (1, 0), (2, 0)");
+    let mut holder = server.client();
+    holder.exec("BEGIN");
+    holder.exec("UPDATE k.t SET v = 1 WHERE id = 1");
+
+    // KILL QUERY: a text UPDATE, then a prepared one.
+    for prepared in [false, true] {
+        let mut victim = server.client();
+        let victim_id = connection_id(&mut victim);
+        let worker = std::thread::spawn(move || {
+            let sql = "UPDATE k.t SET v = 5 WHERE id = 1";
+            let r = if prepared {
+                let p = victim.prepare(sql).expect("prepare");
+                victim.execute(p.id, &[])
+            } else {
+                victim.query(sql)
+            };
+            (r.err(), victim)
+        });
+        await_running(&mut setup, victim_id);
+        setup.exec(&format!("KILL QUERY {victim_id}"));
+        let (err, mut victim) = worker.join().expect("worker thread");
+        let e = err.expect("the wait was interrupted");
+        assert_eq!(
+            (e.errno, e.sqlstate.as_str()),
+            (1317, "70100"),
+            "{prepared}"
+        );
+        assert_eq!(victim.exec("SELECT 4").scalar().as_deref(), Some("4"));
+    }
+
+    // The lock wait timeout: 1205 ends the statement, not the transaction.
+    let mut waiter = server.client();
+    waiter.exec("SET SESSION innodb_lock_wait_timeout = 1");
+    waiter.exec("BEGIN");
+    waiter.exec("UPDATE k.t SET v = 7 WHERE id = 2");
+    let started = std::time::Instant::now();
+    let e = waiter.expect_err("UPDATE k.t SET v = 7 WHERE id = 1");
+    assert_eq!((e.errno, e.sqlstate.as_str()), (1205, "HY000"));
+    assert!(started.elapsed() >= Duration::from_millis(900));
+    waiter.exec("COMMIT");
+
+    // KILL CONNECTION of a waiting connection closes it.
+    let mut victim = server.client();
+    let victim_id = connection_id(&mut victim);
+    let worker = std::thread::spawn(move || {
+        let _ = victim.query("UPDATE k.t SET v = 9 WHERE id = 1");
+        victim.closed_by_server(Duration::from_secs(10))
+    });
+    await_running(&mut setup, victim_id);
+    setup.exec(&format!("KILL {victim_id}"));
+    assert!(
+        worker.join().expect("worker thread"),
+        "the connection closed"
+    );
+
+    // None of the waiters that gave up got the lock: it goes straight to the
+    // next one, and the values are the holder's and the timed-out
+    // transaction's.
+    holder.exec("COMMIT");
+    let mut after = server.client();
+    after.exec("SET SESSION innodb_lock_wait_timeout = 1");
+    after.exec("UPDATE k.t SET v = v + 10 WHERE id = 1");
+    let rows = after.exec("SELECT v FROM k.t ORDER BY id").rows();
+    assert_eq!(
+        rows,
+        vec![vec![Some("11".to_string())], vec![Some("7".to_string())]]
+    );
+}

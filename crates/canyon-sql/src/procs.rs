@@ -11,7 +11,7 @@
 //!                                            SHOW GLOBAL STATUS readers; holds
 //!                                            the session's status counters,
 //!                                            published at statement end)
-//!             hook: Mutex<Option<KillHook>> (the server's wake-up for KILL CONNECTION) }
+//!             hook: Mutex<Option<KillHook>> (the server's wake-up for KILL) }
 //! ```
 //! A statement never takes a shared lock: it locks its own `info` mutex twice
 //! (Query at the start, Sleep at the end) — uncontended unless someone is
@@ -49,8 +49,9 @@ pub const KILL_QUERY: u32 = 1;
 /// KILL CONNECTION: stop the running statement and close the connection.
 pub const KILL_CONNECTION: u32 = 2;
 
-/// A wake-up the server installs so that KILL CONNECTION can close a
-/// connection whose task is waiting for the client's next packet.
+/// A wake-up the server installs so that a KILL reaches a connection task that
+/// is waiting rather than running: KILL CONNECTION closes one that waits for the
+/// client's next packet, and either KILL ends one that awaits a row lock.
 pub type KillHook = Box<dyn Fn() + Send + Sync>;
 
 const SHARDS: usize = 16;
@@ -143,15 +144,12 @@ impl Process {
         *self.hook.lock() = Some(hook);
     }
 
-    /// Marks the session killed (`KILL_QUERY` or `KILL_CONNECTION`); a
-    /// connection kill also runs the server's hook.
+    /// Marks the session killed (`KILL_QUERY` or `KILL_CONNECTION`), then
+    /// runs the server's hook (after the mark, so that the woken task sees it).
     pub(crate) fn kill(&self, how: u32) {
         debug_assert!(how == KILL_QUERY || how == KILL_CONNECTION);
         if how == KILL_CONNECTION {
             self.kill.store(KILL_CONNECTION, Ordering::Relaxed);
-            if let Some(h) = self.hook.lock().as_ref() {
-                h();
-            }
         } else {
             // Never downgrade a connection kill (invariant 1).
             let _ = self.kill.compare_exchange(
@@ -160,6 +158,9 @@ impl Process {
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             );
+        }
+        if let Some(h) = self.hook.lock().as_ref() {
+            h();
         }
     }
 }
@@ -257,7 +258,7 @@ mod tests {
         p.begin_statement("SELECT 2");
         p.end_statement(&Default::default());
         assert_eq!(p.kill_state(), KILL_CONNECTION, "never downgraded");
-        assert_eq!(woken.load(Ordering::Relaxed), 1);
+        assert_eq!(woken.load(Ordering::Relaxed), 2, "each KILL wakes the task");
         list.deregister(&p);
         assert!(list.find(7).is_empty());
         assert!(list.all().is_empty());

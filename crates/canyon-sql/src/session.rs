@@ -571,9 +571,10 @@ impl Session {
         session
     }
 
-    /// Installs the server's wake-up for KILL CONNECTION: called (from the
-    /// killing session's thread) after this session is marked killed, so that
-    /// a connection task waiting for the next packet can close the socket.
+    /// Installs the server's wake-up for KILL: called (from the killing
+    /// session's thread) after this session is marked killed, so that a
+    /// connection task waiting for the next packet can close the socket (KILL
+    /// CONNECTION) and one awaiting a row lock can stop waiting (either KILL).
     pub fn set_kill_hook(&self, hook: crate::procs::KillHook) {
         self.state.process.set_hook(hook);
     }
@@ -1318,8 +1319,9 @@ impl Session {
     /// that must wait for a row lock does not block: it fails with
     /// [`Error::LockWaitPending`] — the statement rolled back, its transaction
     /// (even an autocommit statement's) kept open and queued for the lock.
-    /// The caller then awaits [`Session::lock_wait`] (polling
-    /// [`Session::interrupted`] for KILL), calls [`Session::end_lock_wait`],
+    /// The caller then awaits [`Session::lock_wait`] (and a KILL: the kill
+    /// hook wakes it, [`Session::interrupted`] tells), calls
+    /// [`Session::end_lock_wait`],
     /// and on `Ok` sends the same request again; the statement runs again with
     /// the lock its own, counted and timed as one statement. A
     /// multi-statement request still blocks. Off by default.

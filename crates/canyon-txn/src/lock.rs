@@ -56,8 +56,8 @@ use std::time::{Duration, Instant};
 /// How often a waiter with an interrupt flag wakes to look at it. KILL QUERY of
 /// a lock wait therefore takes effect within this interval; InnoDB's lock wait
 /// timeout thread, which also ends killed waits, wakes once a second. (An
-/// awaiter of a [`LockWait`] polls the flag as often.)
-pub const INTERRUPT_POLL: Duration = Duration::from_millis(50);
+/// awaiter of a [`LockWait`] is woken by the KILL itself.)
+const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 
 /// Number of shards of the lock table (a power of two).
 const SHARDS: usize = 64;
