@@ -410,7 +410,9 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                     if !d.is_finite() {
                         return Err(out_of_range());
                     }
-                    d.round() as i128
+                    // MySQL's Field_long::store(double): rint(), half to even
+                    // (2.5 is stored as 2, 3.5 as 4).
+                    d.round_ties_even() as i128
                 }
                 Value::Decimal(d) => d
                     .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
