@@ -402,6 +402,15 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
         row,
     };
     match ty {
+        // MySQL keeps a negative DECIMAL's sign through the rounding, so -0.3
+        // for an UNSIGNED column is out of range (1264), not 0. (A DOUBLE is
+        // rint()-ed first: -0.3e0 stores 0.)
+        t if t.is_integer()
+            && t.is_unsigned()
+            && matches!(&v, Value::Decimal(d) if d.is_sign_negative() && !d.is_zero()) =>
+        {
+            Err(out_of_range())
+        }
         t if t.is_integer() => {
             let n: i128 = match &v {
                 Value::Int(i) => *i as i128,
