@@ -640,7 +640,17 @@ fn analyse(filter: Option<&Expr>, table: &Table) -> Vec<ColumnFacts> {
                 }
                 let fc = &mut facts[col];
                 match op {
-                    BinOp::Eq | BinOp::NullSafeEq => fc.eq = Some(val),
+                    BinOp::Eq => fc.eq = Some(val),
+                    // `col <=> v` is `col = v` only for a v that is never NULL:
+                    // a NULL key value makes the range impossible (right for
+                    // `=`), while `<=> NULL` matches the NULLs. A parameter or
+                    // an outer column may be NULL at run time, so only a
+                    // non-NULL literal serves as a key value.
+                    BinOp::NullSafeEq => {
+                        if matches!(&val, Expr::Literal(v) if !v.is_null()) {
+                            fc.eq = Some(val)
+                        }
+                    }
                     BinOp::Gt => fc.lower = Some((val, false)),
                     BinOp::Ge => fc.lower = Some((val, true)),
                     BinOp::Lt => fc.upper = Some((val, false)),

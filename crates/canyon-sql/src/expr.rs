@@ -458,6 +458,8 @@ impl Expr {
                         (ExprKind::Decimal(x), _) | (_, ExprKind::Decimal(x)) => {
                             ExprKind::Decimal(x)
                         }
+                        // MOD is unsigned only with an unsigned dividend.
+                        (ExprKind::Int, ExprKind::UInt) if *op == BinOp::Mod => ExprKind::Int,
                         (ExprKind::UInt, _) | (_, ExprKind::UInt) => ExprKind::UInt,
                         _ => ExprKind::Int,
                     }
@@ -480,11 +482,13 @@ impl Expr {
             | Expr::Like(..) => ExprKind::Int,
             Expr::Case {
                 whens, otherwise, ..
-            } => whens
-                .first()
-                .map(|(_, r)| r.kind(cols, aggs))
-                .or_else(|| otherwise.as_ref().map(|e| e.kind(cols, aggs)))
-                .unwrap_or(ExprKind::Null),
+            } => functions::aggregate_kind(
+                whens
+                    .iter()
+                    .map(|(_, r)| r)
+                    .chain(otherwise.as_deref())
+                    .map(|e| e.kind(cols, aggs)),
+            ),
             Expr::Func(f, args) => functions::result_kind(*f, args, cols, aggs),
         }
     }
@@ -689,20 +693,20 @@ impl<'a> Binder<'a> {
             }
             Expr::Case {
                 whens, otherwise, ..
-            } => whens
-                .iter()
-                .map(|(_, r)| r)
-                .chain(otherwise.as_deref())
-                .filter_map(|r| self.derive(r))
-                .min_by_key(|d| d.1),
+            } => Self::aggregate_derived(
+                whens
+                    .iter()
+                    .map(|(_, r)| r)
+                    .chain(otherwise.as_deref())
+                    .filter_map(|r| self.derive(r))
+                    .collect(),
+            ),
             Expr::Func(f, args) => {
                 let kinds = self.frame_kinds();
                 if functions::result_kind(*f, args, &kinds, &self.aggs) != ExprKind::String {
                     return None;
                 }
-                args.iter()
-                    .filter_map(|a| self.derive(a))
-                    .min_by_key(|d| d.1)
+                Self::aggregate_derived(args.iter().filter_map(|a| self.derive(a)).collect())
                     .or(Some((self.conn_coll, 4)))
             }
             Expr::Subquery(sq) if sq.kind == SubqueryKind::Scalar => {
@@ -712,20 +716,43 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// The collation of a result made from strings of collations `ds` (CASE
+    /// branches, a function's arguments): MySQL's aggregation, so that
+    /// `COALESCE(ci_col, bin_col)` is `_bin` like `ci_col = bin_col`; where
+    /// the aggregation fails (1267 in a comparison), the most explicit one.
+    fn aggregate_derived(ds: Vec<(Collation, u8)>) -> Option<(Collation, u8)> {
+        let level = ds.iter().map(|d| d.1).min()?;
+        match aggregate_collations(&ds, "") {
+            Ok(c) => Some((c, level)),
+            Err(_) => ds.into_iter().min_by_key(|d| d.1),
+        }
+    }
+
     /// Decides the collation of one comparison-like operation over `ops` and
     /// marks the operands with it (see "Collations" above); `op` names the
     /// operation for error 1267.
     fn collate(&self, ops: &mut [&mut Expr], op: &str) -> Result<()> {
         let mut derived = Vec::with_capacity(ops.len());
         for o in ops.iter() {
+            // NULL takes no part (MySQL's coercibility 6, IGNORABLE): `ci_col
+            // IN ('ABC', NULL)` still compares under the column's collation.
+            if matches!(**o, Expr::Literal(Value::Null)) {
+                continue;
+            }
             match self.derive(o) {
                 Some(d) => derived.push(d),
                 // Not all strings: MySQL's type rules, no collation.
                 None => return Ok(()),
             }
         }
+        if derived.is_empty() {
+            return Ok(());
+        }
         let chosen = aggregate_collations(&derived, op)?;
         for o in ops.iter_mut() {
+            if matches!(**o, Expr::Literal(Value::Null)) {
+                continue;
+            }
             let mut inner = std::mem::replace(&mut **o, Expr::Literal(Value::Null));
             while let Expr::Collate(x, _) = inner {
                 inner = *x;
@@ -991,7 +1018,10 @@ impl<'a> Binder<'a> {
                     Expr::Literal(Value::UInt(u)) if u == 1u64 << 63 => {
                         Expr::Literal(Value::Int(i64::MIN))
                     }
-                    Expr::Literal(Value::Decimal(d)) => Expr::Literal(Value::Decimal(-d)),
+                    // A zero stays positive (MySQL's my_decimal_neg): `-0.0` is 0.0.
+                    Expr::Literal(Value::Decimal(d)) if !d.is_zero() => {
+                        Expr::Literal(Value::Decimal(-d))
+                    }
                     Expr::Literal(Value::Double(d)) => Expr::Literal(Value::Double(-d)),
                     other => Expr::Neg(Box::new(other)),
                 },
@@ -1144,7 +1174,10 @@ impl<'a> Binder<'a> {
                     ops.extend(whens.iter_mut().map(|(c, _)| c));
                     self.collate(&mut ops, "case")?;
                 }
-                let otherwise = else_result.as_ref().map(|o| self.boxed(o)).transpose()?;
+                let mut otherwise = else_result.as_ref().map(|o| self.boxed(o)).transpose()?;
+                let mut results: Vec<&mut Expr> = whens.iter_mut().map(|(_, r)| r).collect();
+                results.extend(otherwise.as_deref_mut());
+                self.conform(results);
                 Expr::Case {
                     operand,
                     whens,
@@ -1356,7 +1389,36 @@ impl<'a> Binder<'a> {
             }
         }
         functions::check_arity(func, &name, bound.len())?;
+        match func {
+            Func::If => self.conform(bound.iter_mut().skip(1).collect()),
+            Func::IfNull | Func::Coalesce => self.conform(bound.iter_mut().collect()),
+            _ => {}
+        }
         Ok(Expr::Func(func, bound))
+    }
+
+    /// Wraps each of `branches` (the values an IF / IFNULL / COALESCE / CASE
+    /// may return) whose type differs from their aggregated type in a
+    /// conversion to it ([`Func::Conform`]), so that the value returned has the
+    /// type MySQL gives the whole expression whichever branch is taken.
+    fn conform(&self, mut branches: Vec<&mut Expr>) {
+        // A parameter's or user variable's type is only known when it has a
+        // value: leave such expressions as they are.
+        if branches
+            .iter()
+            .any(|e| matches!(**e, Expr::Param(_) | Expr::UserVar(_)))
+        {
+            return;
+        }
+        let cols = self.frame_kinds();
+        let kinds: Vec<ExprKind> = branches.iter().map(|e| e.kind(&cols, &self.aggs)).collect();
+        let target = functions::aggregate_kind(kinds.iter().copied());
+        for (e, k) in branches.iter_mut().zip(kinds) {
+            if k != target && k != ExprKind::Null && target != ExprKind::Null {
+                let inner = std::mem::replace(&mut **e, Expr::Literal(Value::Null));
+                **e = Expr::Func(Func::Conform(target), vec![inner]);
+            }
+        }
     }
 }
 
@@ -1466,7 +1528,8 @@ pub fn number_literal(s: &str) -> Result<Value> {
     }
     if !s.contains(['e', 'E']) {
         if let Ok(d) = Decimal::from_str_exact(s) {
-            return Ok(Value::Decimal(d));
+            // `-0.0` is 0.0, as MySQL's negation of a zero.
+            return Ok(Value::Decimal(if d.is_zero() { d.abs() } else { d }));
         }
     }
     s.parse::<f64>()
@@ -1635,6 +1698,8 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
                     return Err(out_of_range("-"));
                 }
             }
+            // MySQL's my_decimal_neg leaves a zero positive: `-0.0` is 0.0.
+            Value::Decimal(d) if d.is_zero() => Value::Decimal(d.abs()),
             Value::Decimal(d) => Value::Decimal(-d),
             other => Value::Double(-other.to_f64().unwrap_or(0.0)),
         },
@@ -1972,6 +2037,29 @@ pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
             Num::Dbl(d) => *d,
         }
     };
+    // MySQL's DIV of a DECIMAL or DOUBLE truncates the exact quotient to an
+    // integer that is BIGINT UNSIGNED when either operand is unsigned, so a
+    // negative quotient is out of range (1690) there too.
+    let unsigned = matches!(a, Num::UInt(_)) || matches!(b, Num::UInt(_));
+    let int_quotient = |q: Option<Decimal>| -> Result<Value> {
+        let q = q.map(|q| q.trunc()).ok_or_else(|| out_of_range("DIV"))?;
+        if q.is_zero() {
+            // -0.5 DIV 1 is 0, also when unsigned.
+            Ok(if unsigned {
+                Value::UInt(0)
+            } else {
+                Value::Int(0)
+            })
+        } else if unsigned {
+            q.to_u64()
+                .map(Value::UInt)
+                .ok_or_else(|| out_of_range("DIV"))
+        } else {
+            q.to_i64()
+                .map(Value::Int)
+                .ok_or_else(|| out_of_range("DIV"))
+        }
+    };
     let sym = match op {
         BinOp::Add => "+",
         BinOp::Sub => "-",
@@ -1998,7 +2086,7 @@ pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
                 if y == 0.0 {
                     Value::Null
                 } else {
-                    Value::Int((x / y).trunc() as i64)
+                    return int_quotient(Decimal::from_f64_retain((x / y).trunc()));
                 }
             }
             _ => {
@@ -2032,10 +2120,15 @@ pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
         };
         if op != BinOp::Div {
             let n = res.ok_or_else(|| out_of_range(sym))?;
-            let unsigned = matches!(a, Num::UInt(_)) || matches!(b, Num::UInt(_));
-            // MySQL: with an UNSIGNED operand the result is BIGINT UNSIGNED, else
-            // BIGINT; either way an overflow is an error (1690), not a wrap.
-            return if unsigned && op != BinOp::Mod {
+            // MySQL: with an UNSIGNED operand the result is BIGINT UNSIGNED (for
+            // MOD: with an UNSIGNED dividend), else BIGINT; either way an
+            // overflow is an error (1690), not a wrap.
+            let unsigned = if op == BinOp::Mod {
+                matches!(a, Num::UInt(_))
+            } else {
+                unsigned
+            };
+            return if unsigned {
                 u64::try_from(n)
                     .map(Value::UInt)
                     .map_err(|_| out_of_range(sym))
@@ -2063,14 +2156,15 @@ pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
             // div_precision_increment (4), but the value keeps that scale
             // rounded up to a whole 9-digit group (MySQL's decimal word), so
             // `1/3*3` is 0.999999999 inside and 1.0000 once the result is
-            // rounded to its declared scale at output (see select.rs).
+            // rounded to its declared scale at output (see select.rs). The
+            // carried digits are truncated, not rounded, as MySQL's do_div_mod
+            // computes them: 1/7 is 0.142857142 inside (seen where the
+            // quotient becomes a DOUBLE).
             let internal = (x.scale() + 4).div_ceil(9) * 9;
             let internal = internal.min(28);
             x.checked_div(y).map(|q| {
-                let mut q = q.round_dp_with_strategy(
-                    internal,
-                    rust_decimal::RoundingStrategy::MidpointAwayFromZero,
-                );
+                let mut q =
+                    q.round_dp_with_strategy(internal, rust_decimal::RoundingStrategy::ToZero);
                 q.rescale(internal);
                 q
             })
@@ -2079,17 +2173,17 @@ pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
             if y.is_zero() {
                 return Ok(Value::Null);
             }
-            return x
-                .checked_div(y)
-                .and_then(|q| q.trunc().to_i64())
-                .map(Value::Int)
-                .ok_or_else(|| out_of_range(sym));
+            return int_quotient(x.checked_div(y));
         }
         _ => {
             if y.is_zero() {
                 return Ok(Value::Null);
             }
+            // A zero remainder is a positive zero. (MySQL's decimal MOD gives
+            // some of them the dividend's sign, `-2.00 MOD 2` is -0.00, by
+            // how the digits fall in its 9-digit words; not reproduced.)
             x.checked_rem(y)
+                .map(|r| if r.is_zero() { r.abs() } else { r })
         }
     };
     res.map(Value::Decimal).ok_or_else(|| out_of_range(sym))

@@ -93,6 +93,10 @@ pub enum Func {
     CastDecimal(u8, u8),
     CastDate,
     CastDateTime,
+    /// Converts a branch of IF / IFNULL / COALESCE / CASE to the branches'
+    /// aggregated type (see [`aggregate_kind`]); made by the binder, never named
+    /// in SQL.
+    Conform(ExprKind),
     // ---- date and time (see crate::datetime) ----
     /// DATE_ADD / DATE_SUB / `+ INTERVAL`: (unit, subtract). Args: date, amount.
     DateAdd(Unit, bool),
@@ -389,6 +393,7 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         | Func::CastDecimal(..)
         | Func::CastDate
         | Func::CastDateTime
+        | Func::Conform(_)
         | Func::LTrim
         | Func::RTrim => n == 1,
         Func::Trim => n == 1 || n == 2,
@@ -462,6 +467,7 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         Func::CurDate | Func::CastDate => ExprKind::Date,
         Func::Rand | Func::Sqrt | Func::Power | Func::CastDouble => ExprKind::Double,
         Func::CastDecimal(_, s) => ExprKind::Decimal(s),
+        Func::Conform(k) => k,
         Func::Abs | Func::Mod => match first() {
             ExprKind::String => ExprKind::Double,
             k => k,
@@ -484,11 +490,9 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
             },
             k => k,
         },
-        Func::Coalesce | Func::IfNull | Func::Greatest | Func::Least | Func::NullIf => first(),
-        Func::If => args
-            .get(1)
-            .map(|a| a.kind(cols, aggs))
-            .unwrap_or(ExprKind::Null),
+        Func::Coalesce | Func::IfNull => aggregate_kind(args.iter().map(|a| a.kind(cols, aggs))),
+        Func::Greatest | Func::Least | Func::NullIf => first(),
+        Func::If => aggregate_kind(args.iter().skip(1).map(|a| a.kind(cols, aggs))),
         Func::DateDiff
         | Func::TimestampDiff(_)
         | Func::Year
@@ -553,6 +557,54 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
             _ => ExprKind::String,
         },
         _ => ExprKind::String,
+    }
+}
+
+/// The type MySQL gives the result of IF, IFNULL, COALESCE and CASE from the
+/// types of the values they may return (MySQL 8.0 manual, 14.5 "Flow Control
+/// Functions", and `Item::aggregate_type`): NULL branches do not count; a
+/// string among them makes a string; DATE with DATETIME a DATETIME, a temporal
+/// with anything else a string; otherwise a DOUBLE makes a DOUBLE, a DECIMAL a
+/// DECIMAL of the largest scale, and signed with unsigned integers a DECIMAL
+/// (MySQL: DECIMAL for BIGINTs, a signed BIGINT for narrower ones, which
+/// prints the same), so `IF(c, -1, unsigned_col) - 5` is never an unsigned
+/// overflow and `IF(c, 1, -4.0)` is `1.0`.
+pub fn aggregate_kind(kinds: impl IntoIterator<Item = ExprKind>) -> ExprKind {
+    use ExprKind as K;
+    kinds.into_iter().fold(K::Null, |acc, k| match (acc, k) {
+        (K::Null, k) | (k, K::Null) => k,
+        (a, b) if a == b => a,
+        (K::String, _) | (_, K::String) => K::String,
+        (K::Date, K::DateTime) | (K::DateTime, K::Date) => K::DateTime,
+        (K::Date | K::DateTime, _) | (_, K::Date | K::DateTime) => K::String,
+        (K::Double, _) | (_, K::Double) => K::Double,
+        (K::Decimal(x), K::Decimal(y)) => K::Decimal(x.max(y)),
+        (K::Decimal(x), _) | (_, K::Decimal(x)) => K::Decimal(x),
+        // Int with UInt.
+        _ => K::Decimal(0),
+    })
+}
+
+/// A branch value converted to the aggregated `kind` ([`Func::Conform`]).
+fn conform(v: Value, kind: ExprKind) -> Value {
+    match (kind, v) {
+        (_, Value::Null) => Value::Null,
+        (ExprKind::Decimal(scale), v) => match v.to_decimal() {
+            Some(mut d) => {
+                // Never fewer digits than the value has (a quotient carries
+                // more inside expressions; see expr::arithmetic).
+                if d.scale() < u32::from(scale) {
+                    d.rescale(u32::from(scale));
+                }
+                Value::Decimal(d)
+            }
+            None => Value::Null,
+        },
+        (ExprKind::Double, v) => v.to_f64().map_or(Value::Null, Value::Double),
+        (ExprKind::String, v @ Value::Bytes(_)) => v,
+        (ExprKind::String, v) => v.to_bytes().map_or(Value::Null, Value::Bytes),
+        (ExprKind::DateTime, Value::Date(d)) => Value::DateTime(d.and_time(chrono::NaiveTime::MIN)),
+        (_, v) => v,
     }
 }
 
@@ -966,6 +1018,7 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
             Some(t) => Value::DateTime(t.dt),
             None => Value::Null,
         },
+        Func::Conform(kind) => conform(arg(args, 0, env)?, kind),
         other => return call_ext(other, args, env),
     })
 }
@@ -1432,7 +1485,8 @@ fn int_of(v: &Value, env: &Env<'_>) -> Option<i64> {
         Value::Decimal(d) => d
             .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
             .to_i64(),
-        Value::Double(x) => Some(x.round() as i64),
+        // rint(), as MySQL's val_int of a DOUBLE.
+        Value::Double(x) => Some(x.round_ties_even() as i64),
         other => other.to_i64(),
     }
 }

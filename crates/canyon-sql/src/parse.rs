@@ -6,8 +6,9 @@
 
 use crate::privileges::{PrivSpec, Privs};
 use canyon_common::{Error, Result};
-use sqlparser::ast::Statement;
-use sqlparser::dialect::MySqlDialect;
+use sqlparser::ast::{BinaryOperator, Expr, Statement};
+use sqlparser::dialect::{Dialect, MySqlDialect, Precedence};
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, Tokenizer};
 
@@ -16,6 +17,173 @@ const VERSION_ID: u32 = 80036;
 
 /// sqlparser's nesting limit. Deeper statements are refused with a parse error.
 const RECURSION_LIMIT: usize = 64;
+
+/// sqlparser's MySQL dialect with MySQL's operator grammar where sqlparser 0.63
+/// departs from it (MySQL 8.0 manual, 14.4.1 "Operator Precedence"):
+///
+/// - `XOR` binds more loosely than `AND` and more tightly than `OR`; sqlparser
+///   ranks it above the comparisons, so `a <= 1 XOR b` parsed as
+///   `a <= (1 XOR b)`.
+/// - `MOD` is an infix operator, a synonym of `%` (`a MOD b`); sqlparser knows
+///   only the `MOD(a, b)` function.
+///
+/// Every other behaviour is MySqlDialect's: the methods it overrides are
+/// forwarded, and [`Dialect::dialect`] reports MySqlDialect's type, so that the
+/// parser's `dialect_of!(self is MySqlDialect)` checks hold (sqlparser supports
+/// such wrappers: its `parse_with_wrapped_dialect` test).
+#[derive(Debug)]
+struct CanyonDialect(MySqlDialect);
+
+/// The dialect every statement is parsed with.
+const DIALECT: CanyonDialect = CanyonDialect(MySqlDialect {});
+
+impl CanyonDialect {
+    /// Whether the next token is the bare word `MOD`.
+    fn next_is_mod(parser: &Parser) -> bool {
+        matches!(&parser.peek_token_ref().token,
+            Token::Word(w) if w.keyword == Keyword::MOD && w.quote_style.is_none())
+    }
+}
+
+impl Dialect for CanyonDialect {
+    fn dialect(&self) -> std::any::TypeId {
+        self.0.dialect()
+    }
+    fn prec_value(&self, prec: Precedence) -> u8 {
+        match prec {
+            // Between And (10) and Or (5).
+            Precedence::Xor => 7,
+            p => self.0.prec_value(p),
+        }
+    }
+    fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        if Self::next_is_mod(parser) {
+            return Some(Ok(self.prec_value(Precedence::MulDivModOp)));
+        }
+        self.0.get_next_precedence(parser)
+    }
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        if Self::next_is_mod(parser) {
+            parser.next_token();
+            return Some(
+                parser
+                    .parse_subexpr(precedence)
+                    .map(|right| Expr::BinaryOp {
+                        left: Box::new(expr.clone()),
+                        op: BinaryOperator::Modulo,
+                        right: Box::new(right),
+                    }),
+            );
+        }
+        self.0.parse_infix(parser, expr, precedence)
+    }
+    // The rest forwards what MySqlDialect overrides (sqlparser 0.63.0,
+    // src/dialect/mysql.rs).
+    fn is_identifier_start(&self, ch: char) -> bool {
+        self.0.is_identifier_start(ch)
+    }
+    fn is_identifier_part(&self, ch: char) -> bool {
+        self.0.is_identifier_part(ch)
+    }
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        self.0.is_delimited_identifier_start(ch)
+    }
+    fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
+        self.0.identifier_quote_style(identifier)
+    }
+    fn supports_string_literal_backslash_escape(&self) -> bool {
+        self.0.supports_string_literal_backslash_escape()
+    }
+    fn supports_string_literal_concatenation(&self) -> bool {
+        self.0.supports_string_literal_concatenation()
+    }
+    fn ignores_wildcard_escapes(&self) -> bool {
+        self.0.ignores_wildcard_escapes()
+    }
+    fn supports_numeric_prefix(&self) -> bool {
+        self.0.supports_numeric_prefix()
+    }
+    fn supports_bitwise_shift_operators(&self) -> bool {
+        self.0.supports_bitwise_shift_operators()
+    }
+    fn supports_multiline_comment_hints(&self) -> bool {
+        self.0.supports_multiline_comment_hints()
+    }
+    fn parse_statement(&self, parser: &mut Parser) -> Option<Result<Statement, ParserError>> {
+        self.0.parse_statement(parser)
+    }
+    fn require_interval_qualifier(&self) -> bool {
+        self.0.require_interval_qualifier()
+    }
+    fn supports_limit_comma(&self) -> bool {
+        self.0.supports_limit_comma()
+    }
+    fn supports_create_table_select(&self) -> bool {
+        self.0.supports_create_table_select()
+    }
+    fn supports_insert_set(&self) -> bool {
+        self.0.supports_insert_set()
+    }
+    fn supports_user_host_grantee(&self) -> bool {
+        self.0.supports_user_host_grantee()
+    }
+    fn is_table_factor_alias(&self, explicit: bool, kw: &Keyword, parser: &mut Parser) -> bool {
+        self.0.is_table_factor_alias(explicit, kw, parser)
+    }
+    fn supports_table_hints(&self) -> bool {
+        self.0.supports_table_hints()
+    }
+    fn requires_single_line_comment_whitespace(&self) -> bool {
+        self.0.requires_single_line_comment_whitespace()
+    }
+    fn supports_match_against(&self) -> bool {
+        self.0.supports_match_against()
+    }
+    fn supports_select_modifiers(&self) -> bool {
+        self.0.supports_select_modifiers()
+    }
+    fn supports_set_names(&self) -> bool {
+        self.0.supports_set_names()
+    }
+    fn supports_comma_separated_set_assignments(&self) -> bool {
+        self.0.supports_comma_separated_set_assignments()
+    }
+    fn supports_update_order_by(&self) -> bool {
+        self.0.supports_update_order_by()
+    }
+    fn supports_data_type_signed_suffix(&self) -> bool {
+        self.0.supports_data_type_signed_suffix()
+    }
+    fn supports_cross_join_constraint(&self) -> bool {
+        self.0.supports_cross_join_constraint()
+    }
+    fn supports_double_ampersand_operator(&self) -> bool {
+        self.0.supports_double_ampersand_operator()
+    }
+    fn supports_binary_kw_as_cast(&self) -> bool {
+        self.0.supports_binary_kw_as_cast()
+    }
+    fn supports_comment_optimizer_hint(&self) -> bool {
+        self.0.supports_comment_optimizer_hint()
+    }
+    fn supports_constraint_keyword_without_name(&self) -> bool {
+        self.0.supports_constraint_keyword_without_name()
+    }
+    fn supports_key_column_option(&self) -> bool {
+        self.0.supports_key_column_option()
+    }
+    fn supports_group_by_with_modifier(&self) -> bool {
+        self.0.supports_group_by_with_modifier()
+    }
+    fn supports_left_associative_joins_without_parens(&self) -> bool {
+        self.0.supports_left_associative_joins_without_parens()
+    }
+}
 
 /// A parsed statement.
 #[derive(Debug, Clone)]
@@ -233,7 +401,7 @@ pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
     if let Some(r) = parse_analyze(trimmed) {
         return r.map(|p| vec![p]);
     }
-    let stmts = match Parser::new(&MySqlDialect {})
+    let stmts = match Parser::new(&DIALECT)
         .with_recursion_limit(RECURSION_LIMIT)
         .try_with_sql(&text)
         .and_then(|mut p| p.parse_statements())
@@ -329,7 +497,7 @@ fn split_top_level_commas(text: &str) -> Vec<&str> {
 /// Counts `?` placeholders with the same tokenizer the parser uses.
 pub fn count_placeholders(sql: &str) -> Result<usize> {
     let text = expand_executable_comments(sql);
-    let tokens = Tokenizer::new(&MySqlDialect {}, &text)
+    let tokens = Tokenizer::new(&DIALECT, &text)
         .tokenize()
         .map_err(|e| Error::Syntax(e.message))?;
     Ok(tokens

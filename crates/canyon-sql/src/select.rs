@@ -174,7 +174,9 @@ impl AggState {
                 }
                 Acc::SumDec(s, seen) => {
                     if *seen {
-                        Value::Decimal(*s)
+                        // A sum of negative zeros (`-2.00 MOD 2`) is 0.00: MySQL
+                        // adds to a positive zero.
+                        Value::Decimal(if s.is_zero() { s.abs() } else { *s })
                     } else {
                         Value::Null
                     }
@@ -748,6 +750,8 @@ fn hash_key(vals: &[Value]) -> Option<Vec<u8>> {
                 let d = match v {
                     Value::Int(i) => Decimal::from(*i),
                     Value::UInt(u) => Decimal::from(*u),
+                    // -0.00 joins 0: one key for both.
+                    Value::Decimal(d) if d.is_zero() => Decimal::ZERO,
                     Value::Decimal(d) => *d,
                     _ => Decimal::ZERO,
                 };

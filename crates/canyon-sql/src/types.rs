@@ -402,6 +402,15 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
         row,
     };
     match ty {
+        // MySQL keeps a negative DECIMAL's sign through the rounding, so -0.3
+        // for an UNSIGNED column is out of range (1264), not 0. (A DOUBLE is
+        // rint()-ed first: -0.3e0 stores 0.)
+        t if t.is_integer()
+            && t.is_unsigned()
+            && matches!(&v, Value::Decimal(d) if d.is_sign_negative() && !d.is_zero()) =>
+        {
+            Err(out_of_range())
+        }
         t if t.is_integer() => {
             let n: i128 = match &v {
                 Value::Int(i) => *i as i128,
@@ -410,7 +419,9 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                     if !d.is_finite() {
                         return Err(out_of_range());
                     }
-                    d.round() as i128
+                    // MySQL's Field_long::store(double): rint(), half to even
+                    // (2.5 is stored as 2, 3.5 as 4).
+                    d.round_ties_even() as i128
                 }
                 Value::Decimal(d) => d
                     .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)

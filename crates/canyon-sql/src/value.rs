@@ -105,9 +105,14 @@ impl Value {
             Value::Null => return None,
             Value::Int(i) => *i,
             Value::UInt(u) => *u as i64,
-            Value::Double(d) => d.round() as i64,
-            Value::Decimal(d) => d.round().to_i64().unwrap_or(0),
-            Value::Bytes(b) => parse_double_prefix(b).round() as i64,
+            // MySQL: a DOUBLE (and a string, read as one) becomes an integer by
+            // rint(), half to even; a DECIMAL rounds half away from zero.
+            Value::Double(d) => d.round_ties_even() as i64,
+            Value::Decimal(d) => d
+                .round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+                .to_i64()
+                .unwrap_or(0),
+            Value::Bytes(b) => parse_double_prefix(b).round_ties_even() as i64,
             Value::Date(d) => date_number(d),
             Value::DateTime(dt) => datetime_number(dt),
         })
@@ -230,8 +235,18 @@ pub fn collated<'a>(
     vals: &'a [Value],
     colls: &[Option<Collation>],
 ) -> std::borrow::Cow<'a, [Value]> {
+    // Equal numbers spelled differently get one key: a DECIMAL's scale varies
+    // with the expression that made it (`4.00 MOD 2` is 0, `2.00 MOD 2` 0.00)
+    // and a zero may be negative (`-2.00 MOD 2` is -0.00).
+    let respelled = |v: &Value| match v {
+        Value::Decimal(d) => {
+            d.scale() != d.normalize().scale() || (d.is_zero() && d.is_sign_negative())
+        }
+        Value::Double(f) => *f == 0.0 && f.is_sign_negative(),
+        _ => false,
+    };
     let applies = |i: usize, v: &Value| {
-        matches!(v, Value::Bytes(_)) && colls.get(i).copied().flatten().is_some()
+        respelled(v) || (matches!(v, Value::Bytes(_)) && colls.get(i).copied().flatten().is_some())
     };
     if !vals.iter().enumerate().any(|(i, v)| applies(i, v)) {
         return std::borrow::Cow::Borrowed(vals);
@@ -245,6 +260,8 @@ pub fn collated<'a>(
                     c.sort_key(b, &mut k);
                     Value::Bytes(k)
                 }
+                (Value::Decimal(d), _) => Value::Decimal(d.normalize()),
+                (Value::Double(f), _) if *f == 0.0 => Value::Double(0.0),
                 _ => v.clone(),
             })
             .collect(),

@@ -410,6 +410,8 @@ pub struct Client {
     capabilities: u32,
     /// The greeting the server sent.
     pub greeting: Greeting,
+    /// The column types (`MYSQL_TYPE_*` bytes) of the last result set read.
+    column_types: Vec<u8>,
 }
 
 impl Client {
@@ -452,6 +454,7 @@ impl Client {
                 scramble: Vec::new(),
                 auth_plugin: String::new(),
             },
+            column_types: Vec::new(),
         };
         let payload = c.read_packet().map_err(|e| SqlError::lost(&e))?;
         if payload.first() == Some(&0xff) {
@@ -577,6 +580,13 @@ impl Client {
     /// The capability flags agreed in the handshake.
     pub fn capabilities(&self) -> u32 {
         self.capabilities
+    }
+
+    /// The column types (`MYSQL_TYPE_*` bytes, e.g. 0x05 for DOUBLE, 0xf6 for
+    /// NEWDECIMAL) of the last result set this client read; empty after an OK.
+    /// Differential tests use it to compare approximate values approximately.
+    pub fn column_types(&self) -> &[u8] {
+        &self.column_types
     }
 
     /// Runs one statement with COM_QUERY and returns its (first) outcome; further
@@ -715,6 +725,7 @@ impl Client {
     /// format of COM_STMT_EXECUTE. Returns whether another result follows.
     fn read_result(&mut self, binary: Option<()>) -> Result<(QueryOutcome, bool), SqlError> {
         let first = self.read_packet().map_err(|e| SqlError::lost(&e))?;
+        self.column_types.clear();
         match first.first() {
             Some(0x00) => {
                 let ok = parse_ok(&first)?;
@@ -739,6 +750,7 @@ impl Client {
             let p = self.read_packet().map_err(|e| SqlError::lost(&e))?;
             cols.push(parse_column(&p)?);
         }
+        self.column_types = cols.iter().map(|c| c.column_type).collect();
         let deprecate_eof = self.capabilities & caps::DEPRECATE_EOF != 0;
         if !deprecate_eof {
             let eof = self.read_packet().map_err(|e| SqlError::lost(&e))?;
