@@ -140,6 +140,16 @@ pub enum Error {
         /// 1-based row number.
         row: u64,
     },
+    /// A warning strict SQL mode turns into an error in INSERT, UPDATE and
+    /// DELETE (as MySQL's STRICT_TRANS_TABLES does): the warning's code —
+    /// 1264, 1265, 1292, 1365, 1366 or 1406 — and message, with the SQLSTATE
+    /// MySQL gives that code.
+    StrictModeError {
+        /// The MySQL error code.
+        code: u16,
+        /// The message, as the warning had it.
+        message: String,
+    },
     /// An expression's integer result does not fit its type (BIGINT overflow).
     /// MySQL 1690 ER_DATA_OUT_OF_RANGE, SQLSTATE 22003: %s value is out of range in '%s'.
     ValueOutOfRange {

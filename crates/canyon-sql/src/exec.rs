@@ -411,7 +411,8 @@ pub(crate) fn for_each_locked_row_dir(
     ctx: &dyn EvalContext,
     f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<()>,
 ) -> Result<()> {
-    let matches = |row: &[Value]| -> Result<bool> {
+    let quiet = Quiet(ctx);
+    let matches = |row: &[Value], ctx: &dyn EvalContext| -> Result<bool> {
         match filter {
             None => Ok(true),
             Some(e) => eval_predicate(
@@ -435,6 +436,10 @@ pub(crate) fn for_each_locked_row_dir(
         let want = limit.map(|l| l.saturating_sub(done));
         let (ranges, _) = access.key_ranges(table, ctx)?;
         // Point lookups lock first, then read: one read per row.
+        // Scanned candidates were filtered once already: their re-check after
+        // the lock keeps quiet, so that a row's warnings (1292 ...) are given
+        // once, as MySQL evaluates a row's WHERE once.
+        let scanned = matches!(ranges, KeyRanges::Ranges(_));
         let (candidates, exhausted): (Vec<Vec<u8>>, bool) = match ranges {
             KeyRanges::Empty => return Ok(()),
             KeyRanges::Points(mut p) => {
@@ -456,7 +461,7 @@ pub(crate) fn for_each_locked_row_dir(
                     None,
                     ctx,
                     &mut |pk, row| {
-                        if !processed.contains(pk) && matches(row)? {
+                        if !processed.contains(pk) && matches(row, ctx)? {
                             pks.push(pk.to_vec());
                         }
                         Ok(want.is_none_or(|w| (pks.len() as u64) < w))
@@ -476,7 +481,7 @@ pub(crate) fn for_each_locked_row_dir(
                 continue;
             };
             decode_table_row(table, &bytes, &mut row)?;
-            if !matches(&row)? {
+            if !matches(&row, if scanned { &quiet } else { ctx })? {
                 continue;
             }
             done += 1;
@@ -485,6 +490,46 @@ pub(crate) fn for_each_locked_row_dir(
         if exhausted || limit.is_some_and(|l| done >= l) {
             return Ok(());
         }
+    }
+}
+
+/// A statement's context that drops warnings: for evaluating again what was
+/// evaluated (and warned about) once already.
+struct Quiet<'a>(&'a dyn EvalContext);
+
+impl EvalContext for Quiet<'_> {
+    fn params(&self) -> &[Value] {
+        self.0.params()
+    }
+    fn sys_var(&self, name: &str) -> Result<Value> {
+        self.0.sys_var(name)
+    }
+    fn user_var(&self, name: &str) -> Value {
+        self.0.user_var(name)
+    }
+    fn session_fact(&self, f: crate::functions::Func) -> Value {
+        self.0.session_fact(f)
+    }
+    fn now(&self) -> chrono::NaiveDateTime {
+        self.0.now()
+    }
+    fn warn(&self, _code: u16, _message: &str) {}
+    fn subquery(
+        &self,
+        sq: &crate::expr::SubqueryExpr,
+        outer: &[Value],
+    ) -> Result<crate::expr::SubqueryRows> {
+        self.0.subquery(sq, outer)
+    }
+    fn check_interrupt(&self) -> Result<()> {
+        self.0.check_interrupt()
+    }
+    fn system_rows(
+        &self,
+        table: crate::infoschema::SystemTable,
+        filter: &crate::infoschema::Pushed,
+    ) -> Result<Vec<Vec<Value>>> {
+        self.0.system_rows(table, filter)
     }
 }
 

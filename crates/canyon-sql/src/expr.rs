@@ -1986,15 +1986,65 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
             }))
         }
         _ => {
+            // MySQL reads a string operand as a DOUBLE, warning 1292 when it is
+            // not a whole number (in strict-mode DML an error: see
+            // `STRICT_WARNINGS` in session.rs).
+            for v in [&l, &r] {
+                if let Value::Bytes(b) = v {
+                    if !is_whole_number(b) {
+                        env.ctx.warn(
+                            1292,
+                            &format!(
+                                "Truncated incorrect DOUBLE value: '{}'",
+                                String::from_utf8_lossy(b)
+                            ),
+                        );
+                    }
+                }
+            }
             let v = arithmetic(op, &l, &r)?;
             if v.is_null() && matches!(op, BinOp::Div | BinOp::IntDiv | BinOp::Mod) {
-                // MySQL: NULL with warning 1365 (an error only in strict-mode DML,
-                // which Canyon does not distinguish yet).
+                // MySQL: NULL with warning 1365 (an error in strict-mode DML).
                 env.ctx.warn(1365, "Division by 0");
             }
             Ok(v)
         }
     }
+}
+
+/// Whether `b`, read as a number, is one whole: optional spaces, a sign,
+/// digits with an optional fraction (or a fraction alone), an optional
+/// exponent, optional spaces — what converts without warning 1292. (MariaDB
+/// adds a Note for trailing spaces; Canyon, whose warnings have no Note level,
+/// says nothing.)
+fn is_whole_number(b: &[u8]) -> bool {
+    let s = b.trim_ascii();
+    let mut i = usize::from(matches!(s.first(), Some(b'+' | b'-')));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while s.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    let mut n = digits(&mut i);
+    if s.get(i) == Some(&b'.') {
+        i += 1;
+        n += digits(&mut i);
+    }
+    if n == 0 {
+        return false;
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(s.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == s.len()
 }
 
 /// Numeric class of an operand for arithmetic.
@@ -2147,7 +2197,15 @@ pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
     let res = match op {
         BinOp::Add => x.checked_add(y),
         BinOp::Sub => x.checked_sub(y),
-        BinOp::Mul => x.checked_mul(y),
+        // MySQL: a product's scale is the sum of the operands' (`0 * 11.99` is
+        // 0.00); rust_decimal returns a zero product at scale 0.
+        BinOp::Mul => x.checked_mul(y).map(|mut p| {
+            let scale = (x.scale() + y.scale()).min(28);
+            if p.is_zero() && p.scale() < scale {
+                p.rescale(scale);
+            }
+            p
+        }),
         BinOp::Div => {
             if y.is_zero() {
                 return Ok(Value::Null);
@@ -2218,6 +2276,18 @@ mod tests {
         assert!(like(b"", b"%", b'\\'));
         assert!(like(b"mississippi", b"%iss%ppi", b'\\'));
         assert!(like("héllo".as_bytes(), b"h_llo", b'\\'));
+    }
+
+    #[test]
+    fn whole_numbers_are_what_converts_without_a_warning() {
+        for ok in ["1", " 12 ", "-3.5", "+.5", "5.", "1e3", "2.5E-2", "0"] {
+            assert!(is_whole_number(ok.as_bytes()), "{ok}");
+        }
+        for bad in [
+            "", " ", "abc", "12abc", "1e", ".", "-", "inf", "1.2.3", "0x10",
+        ] {
+            assert!(!is_whole_number(bad.as_bytes()), "{bad}");
+        }
     }
 
     #[test]

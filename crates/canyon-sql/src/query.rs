@@ -703,7 +703,12 @@ fn plan_query(
         for o in exprs {
             let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
             let pos = match &o.expr {
-                ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                // An integer literal is an output position; any other number
+                // (`ORDER BY 12.0`, `1e3`) is a constant, as in MySQL.
+                ast::Expr::Value(v)
+                    if matches!(&v.value, ast::Value::Number(n, _)
+                        if n.bytes().all(|c| c.is_ascii_digit())) =>
+                {
                     let n: usize = v.value.to_string().parse().unwrap_or(0);
                     if n == 0 || n > visible {
                         return Err(Error::UnknownColumn {

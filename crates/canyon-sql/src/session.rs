@@ -135,6 +135,10 @@ struct StmtCtx<'a> {
     /// NOW(), and reading the local time zone costs a system call in chrono.
     now: std::cell::OnceCell<chrono::NaiveDateTime>,
     warnings: std::cell::RefCell<Vec<(u16, String)>>,
+    /// The first warning of each code strict mode turns into an error in
+    /// data-change statements ([`STRICT_WARNINGS`]), kept even past the
+    /// warning list's cap.
+    strict_warnings: std::cell::RefCell<Vec<(u16, String)>>,
     /// max_execution_time's deadline (SELECT only).
     deadline: Option<std::time::Instant>,
     /// Interrupt checks so far: the clock is read every `CLOCK_EVERY`.
@@ -144,6 +148,14 @@ struct StmtCtx<'a> {
     /// [`LONG_STATEMENT`]).
     long: std::cell::Cell<(Option<std::time::Instant>, bool)>,
 }
+
+/// Warnings that strict SQL mode (STRICT_TRANS_TABLES or STRICT_ALL_TABLES,
+/// MySQL 8's default) turns into errors in INSERT, UPDATE and DELETE: out of
+/// range (1264), data truncated (1265), truncated incorrect value (1292),
+/// incorrect value (1366), data too long (1406), and division by zero (1365)
+/// when ERROR_FOR_DIVISION_BY_ZERO is set too. INSERT IGNORE keeps them
+/// warnings; SELECT always does.
+const STRICT_WARNINGS: [u16; 6] = [1264, 1265, 1292, 1365, 1366, 1406];
 
 /// How many interrupt checks (rows) pass between two reads of the clock for
 /// max_execution_time: reading it per row would cost more than the row.
@@ -165,10 +177,38 @@ impl<'a> StmtCtx<'a> {
             params,
             now: std::cell::OnceCell::new(),
             warnings: Default::default(),
+            strict_warnings: Default::default(),
             deadline: None,
             ticks: std::cell::Cell::new(0),
             long: std::cell::Cell::new((None, false)),
         }
+    }
+
+    /// The error a data-change statement ends with under strict SQL mode: the
+    /// first of its warnings the mode turns into errors ([`STRICT_WARNINGS`]),
+    /// if any and if the session's `sql_mode` is strict. (MySQL stops at the
+    /// offending row; here the statement finishes first and is then rolled
+    /// back, which ends the same way.)
+    fn strict_mode_error(&self) -> Option<Error> {
+        let found = self.strict_warnings.borrow();
+        let (code, message) = found.first()?;
+        if !self.sql_mode_has("STRICT_TRANS_TABLES") && !self.sql_mode_has("STRICT_ALL_TABLES") {
+            return None;
+        }
+        Some(Error::StrictModeError {
+            code: *code,
+            message: message.clone(),
+        })
+    }
+
+    /// Whether the session's `sql_mode` names `flag` (read only when a
+    /// warning asks: never on a statement's ordinary path).
+    fn sql_mode_has(&self, flag: &str) -> bool {
+        self.state.get_var("sql_mode").is_ok_and(|v| {
+            v.to_display()
+                .split(',')
+                .any(|m| m.trim().eq_ignore_ascii_case(flag))
+        })
     }
 
     /// Every `CLOCK_EVERY` rows: moves a statement that has run for
@@ -241,6 +281,17 @@ impl EvalContext for StmtCtx<'_> {
         *self.now.get_or_init(|| chrono::Local::now().naive_local())
     }
     fn warn(&self, code: u16, message: &str) {
+        if code == 1365 && !self.sql_mode_has("ERROR_FOR_DIVISION_BY_ZERO") {
+            // MySQL: without ERROR_FOR_DIVISION_BY_ZERO a division by zero is
+            // NULL without a warning.
+            return;
+        }
+        if STRICT_WARNINGS.contains(&code) {
+            let mut strict = self.strict_warnings.borrow_mut();
+            if strict.iter().all(|(c, _)| *c != code) {
+                strict.push((code, message.to_string()));
+            }
+        }
         let mut w = self.warnings.borrow_mut();
         // MySQL caps the list at max_error_count (64).
         if w.len() < 64 {
@@ -1042,9 +1093,17 @@ impl Session {
             .count() as u16;
         r.map(|mut q| {
             match &mut q {
-                QueryResult::Ok { warnings, .. } | QueryResult::Rows { warnings, .. } => {
-                    *warnings = n
+                QueryResult::Ok { warnings, info, .. } => {
+                    *warnings = n;
+                    // The info line ("Rows matched: 2  Changed: 2  Warnings: 3")
+                    // counts every warning of the statement too, its
+                    // expressions' included.
+                    if let Some(at) = info.rfind("Warnings: ") {
+                        info.truncate(at + "Warnings: ".len());
+                        info.push_str(&n.to_string());
+                    }
                 }
+                QueryResult::Rows { warnings, .. } => *warnings = n,
             }
             q
         })
@@ -1212,15 +1271,24 @@ impl Session {
                     }
                 })
             }
+            // Strict mode: the statement fails (and its writes roll back) on
+            // a warning the mode makes an error; INSERT IGNORE keeps them
+            // warnings.
             Plan::Insert(i) => self.with_txn(params, true, None, |txn, ctx| {
-                exec::run_insert(i, txn, ctx, &mut effects, found_rows)
+                let r = exec::run_insert(i, txn, ctx, &mut effects, found_rows)?;
+                match ctx.strict_mode_error() {
+                    Some(e) if !i.ignore => Err(e),
+                    _ => Ok(r),
+                }
             }),
             Plan::Update(u) => self.with_txn(params, true, None, |txn, ctx| {
-                exec::run_update(u, txn, ctx, found_rows, &mut effects)
+                let r = exec::run_update(u, txn, ctx, found_rows, &mut effects)?;
+                ctx.strict_mode_error().map_or(Ok(r), Err)
             }),
-            Plan::Delete(d) => {
-                self.with_txn(params, true, None, |txn, ctx| exec::run_delete(d, txn, ctx))
-            }
+            Plan::Delete(d) => self.with_txn(params, true, None, |txn, ctx| {
+                let r = exec::run_delete(d, txn, ctx)?;
+                ctx.strict_mode_error().map_or(Ok(r), Err)
+            }),
         }?;
         if let Some(id) = effects.generated_id {
             self.state.last_insert_id = id;

@@ -393,6 +393,18 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             ),
         ),
         Error::Internal(msg) => M::new(1105, "HY000", format!("Internal error: {msg}")),
+        Error::StrictModeError { code, message } => M::new(
+            *code,
+            match code {
+                1264 => "22003",
+                1265 => "01000",
+                1292 => "22007",
+                1365 => "22012",
+                1406 => "22001",
+                _ => "HY000",
+            },
+            message.clone(),
+        ),
     }
 }
 
@@ -941,6 +953,24 @@ mod tests {
             1030,
             "HY000",
             "Got error 126 - 'corrupt data: bad row' from storage engine",
+        );
+        check(
+            Error::StrictModeError {
+                code: 1365,
+                message: s("Division by 0"),
+            },
+            1365,
+            "22012",
+            "Division by 0",
+        );
+        check(
+            Error::StrictModeError {
+                code: 1292,
+                message: s("Truncated incorrect DOUBLE value: 'abc'"),
+            },
+            1292,
+            "22007",
+            "Truncated incorrect DOUBLE value: 'abc'",
         );
         check(
             Error::Internal(s("oops")),

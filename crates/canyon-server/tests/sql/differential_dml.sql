@@ -256,4 +256,32 @@ UPDATE upd SET s = 'one', s = 'ONE!' WHERE id = 1;
 UPDATE upd SET s = 'ONE!' WHERE id = 1;
 SELECT id, a, s FROM upd WHERE a IN (1, 6, 11) ORDER BY a;
 
+-- ---- strict mode: a data-change statement's warnings are errors ----------------------
+-- A string read as a number warns 1292 unless it is a whole number (leading
+-- spaces allowed); in an UPDATE (strict mode, both servers' default) the
+-- statement fails instead, as does a division by zero (1365) when
+-- ERROR_FOR_DIVISION_BY_ZERO is set — without that flag a division by zero is a
+-- silent NULL. INSERT IGNORE and SELECT keep the warnings; with a non-strict
+-- sql_mode the DML goes through.
+CREATE TABLE st (id INT PRIMARY KEY, s VARCHAR(10), v INT);
+INSERT INTO st VALUES (1, 'abc', 0), (2, '5', 0), (3, '7x', 0), (4, ' 8', 0);
+SELECT id, s + 0 FROM st ORDER BY id;
+UPDATE st SET v = 1 WHERE s + 0 > 1;
+UPDATE st SET v = 1 WHERE id = 2 AND s + 0 > 1;
+UPDATE st SET v = 10 / 0 WHERE id = 2;
+INSERT INTO st VALUES (5, 'x', 1 / 0);
+INSERT IGNORE INTO st VALUES (6, 'y', 1 / 0);
+SELECT id, s, v FROM st ORDER BY id;
+SET sql_mode = '';
+UPDATE st SET v = 10 / 0 WHERE id = 2;
+UPDATE st SET v = 2 WHERE s + 0 > 6;
+SET sql_mode = 'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
+UPDATE st SET v = 10 / 0 WHERE id = 2;
+SET sql_mode = 'STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION';
+UPDATE st SET v = 10 / 0 WHERE id = 4;
+SET sql_mode = 'ERROR_FOR_DIVISION_BY_ZERO';
+UPDATE st SET v = 10 / 0 WHERE id = 1;
+SELECT id, s, v FROM st ORDER BY id;
+SET sql_mode = 'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
+
 DROP DATABASE diff_dml;
