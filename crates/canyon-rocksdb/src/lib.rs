@@ -509,7 +509,7 @@ impl Storage for RocksStorage {
     /// key's data block in each SST file, read from the files' index blocks;
     /// memtables are not counted), by bisection: every step computes one
     /// candidate key per point, halfway between the keys bracketing it (see
-    /// [`key_between`]), moves it to the first stored key at or after it (one
+    /// `key_between`), moves it to the first stored key at or after it (one
     /// iterator seek), and sizes the ranges from the start to all of them in
     /// one call, keeping the half in which each point's share of the bytes
     /// lies; where no stored key lies between the candidate and the upper
