@@ -701,7 +701,7 @@ impl Session {
         if self.killed() {
             return vec![Err(Error::Interrupted)];
         }
-        let (start, _) = self.request_start(sql);
+        let start = self.request_start(sql);
         self.defer_waits_now = self.async_lock_waits;
         let out = self.execute_text(sql, multi);
         let last = match out.last() {
@@ -969,15 +969,16 @@ impl Session {
         if self.killed() {
             return Err(Error::Interrupted);
         }
-        let text = self
-            .prepared
-            .get(&id)
-            .map(|p| p.text.clone())
-            .unwrap_or_default();
-        let (start, fresh) = self.request_start(&text);
-        if fresh {
-            self.count(Counter::ComStmtExecute);
-        }
+        // As `request_start`, without copying the statement's text.
+        let start = match self.lock_retry {
+            Some(start) => start,
+            None => {
+                let text = self.prepared.get(&id).map_or("", |p| p.text.as_str());
+                self.state.process.begin_statement(text);
+                self.count(Counter::ComStmtExecute);
+                std::time::Instant::now()
+            }
+        };
         self.defer_waits_now = self.async_lock_waits;
         let r = self.execute_prepared_inner(id, params);
         self.request_end(start, &r);
@@ -1436,15 +1437,15 @@ impl Session {
         r
     }
 
-    /// Marks the start of a client request: a fresh one is counted, shown in
-    /// the process list and timed; one sent again after a lock wait
-    /// continues the first's. Returns the start time and whether it is fresh.
-    fn request_start(&mut self, text: &str) -> (std::time::Instant, bool) {
+    /// Marks the start of a client request: a fresh one is shown in the
+    /// process list and timed; one sent again after a lock wait continues the
+    /// first's. Returns the start time.
+    fn request_start(&mut self, text: &str) -> std::time::Instant {
         match self.lock_retry {
-            Some(start) => (start, false),
+            Some(start) => start,
             None => {
                 self.state.process.begin_statement(text);
-                (std::time::Instant::now(), true)
+                std::time::Instant::now()
             }
         }
     }
