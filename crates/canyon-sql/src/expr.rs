@@ -1947,6 +1947,23 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
     let l = eval(a, env)?;
     let r = eval(b, env)?;
     let coll = comparison_collation(a, b);
+    if matches!(
+        op,
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::NullSafeEq
+    ) {
+        // A string compared with a number is read as a DOUBLE, with warning
+        // 1292 when it is not a whole number, as in arithmetic (in strict-mode
+        // DML an error: `UPDATE ... WHERE varchar_col = 0`).
+        if let (Value::Bytes(s), n) | (n, Value::Bytes(s)) = (&l, &r) {
+            if matches!(
+                n,
+                Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_)
+            ) && !is_whole_number(s)
+            {
+                warn_truncated_double(env, s);
+            }
+        }
+    }
     if op == BinOp::NullSafeEq {
         return Ok(Value::Int(match (l.is_null(), r.is_null()) {
             (true, true) => 1,
@@ -1992,13 +2009,7 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
             for v in [&l, &r] {
                 if let Value::Bytes(b) = v {
                     if !is_whole_number(b) {
-                        env.ctx.warn(
-                            1292,
-                            &format!(
-                                "Truncated incorrect DOUBLE value: '{}'",
-                                String::from_utf8_lossy(b)
-                            ),
-                        );
+                        warn_truncated_double(env, b);
                     }
                 }
             }
@@ -2010,6 +2021,17 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
             Ok(v)
         }
     }
+}
+
+/// Warning 1292 for string `b` read as a DOUBLE.
+fn warn_truncated_double(env: &Env<'_>, b: &[u8]) {
+    env.ctx.warn(
+        1292,
+        &format!(
+            "Truncated incorrect DOUBLE value: '{}'",
+            String::from_utf8_lossy(b)
+        ),
+    );
 }
 
 /// Whether `b`, read as a number, is one whole: optional spaces, a sign,

@@ -266,6 +266,8 @@ SELECT id, a, s FROM upd WHERE a IN (1, 6, 11) ORDER BY a;
 CREATE TABLE st (id INT PRIMARY KEY, s VARCHAR(10), v INT);
 INSERT INTO st VALUES (1, 'abc', 0), (2, '5', 0), (3, '7x', 0), (4, ' 8', 0);
 SELECT id, s + 0 FROM st ORDER BY id;
+SELECT id FROM st WHERE s > 4 ORDER BY id;
+UPDATE st SET v = 3 WHERE s > 4;
 UPDATE st SET v = 1 WHERE s + 0 > 1;
 UPDATE st SET v = 1 WHERE id = 2 AND s + 0 > 1;
 UPDATE st SET v = 10 / 0 WHERE id = 2;
