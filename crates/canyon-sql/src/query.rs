@@ -660,7 +660,7 @@ fn plan_query(
     let group_by = match &select.group_by {
         ast::GroupByExpr::Expressions(exprs, mods) if mods.is_empty() => exprs
             .iter()
-            .map(|e| bind_output_ref(&mut b, e, &names, &projection))
+            .map(|e| bind_output_ref(&mut b, e, &names, &projection, true))
             .collect::<Result<Vec<_>>>()?,
         _ => return Err(Error::Unsupported("GROUP BY ALL / WITH ROLLUP".into())),
     };
@@ -687,7 +687,7 @@ fn plan_query(
     let having = select
         .having
         .as_ref()
-        .map(|h| bind_output_ref(&mut b, h, &names, &projection))
+        .map(|h| bind_output_ref(&mut b, h, &names, &projection, false))
         .transpose()?;
     b.alias_first.clear();
 
@@ -1368,12 +1368,16 @@ fn plan_joins(
     Ok((steps, and_all(pre)))
 }
 
-/// Binds an expression that may name an output column by alias (GROUP BY / HAVING).
+/// Binds an expression that may name an output column by alias (GROUP BY /
+/// HAVING) or, with `positions` (GROUP BY only, as in MySQL: `HAVING 2` is a
+/// constant), by its 1-based position: an integer literal out of range is
+/// 1054, any other number a constant.
 fn bind_output_ref(
     b: &mut Binder<'_>,
     e: &ast::Expr,
     names: &[(String, Option<usize>)],
     projection: &[Expr],
+    positions: bool,
 ) -> Result<Expr> {
     if let ast::Expr::Identifier(id) = e {
         let is_column = b.is_own_column(&id.value);
@@ -1388,10 +1392,14 @@ fn bind_output_ref(
     }
     if let ast::Expr::Value(v) = e {
         if let ast::Value::Number(n, _) = &v.value {
-            if let Ok(k) = n.parse::<usize>() {
-                if k >= 1 && k <= names.len() {
-                    return Ok(projection[k - 1].clone());
-                }
+            if positions && n.bytes().all(|c| c.is_ascii_digit()) {
+                return match n.parse::<usize>() {
+                    Ok(k) if k >= 1 && k <= names.len() => Ok(projection[k - 1].clone()),
+                    _ => Err(Error::UnknownColumn {
+                        column: n.clone(),
+                        context: "group statement".into(),
+                    }),
+                };
             }
         }
     }

@@ -70,4 +70,13 @@ SELECT COUNT(*), SUM(bal) FROM cu WHERE w = 1 AND d = 1 AND id > 0;
 SELECT bal FROM cu WHERE w = 1 AND d = 1 AND id BETWEEN 2 AND 1;
 SELECT bal FROM cu WHERE w = 18446744073709551616;
 SELECT bal FROM cu WHERE w = 2 AND d = 2 AND id = ' 1';
+-- GROUP BY an integer is a position (out of range: 1054); HAVING an integer
+-- and ORDER BY a non-integer number are constants.
+CREATE TABLE gp (a INT, b INT);
+INSERT INTO gp VALUES (1, 0), (2, 5), (2, 5);
+SELECT a, b FROM gp GROUP BY 1, 2 HAVING 2 ORDER BY a;
+SELECT a, COUNT(*) FROM gp GROUP BY 1, 2.0 ORDER BY a;
+SELECT a FROM gp GROUP BY 3;
+SELECT a FROM gp ORDER BY 3;
+SELECT a, b FROM gp ORDER BY 1.5, a, b;
 DROP DATABASE diff_query3;
