@@ -49,6 +49,19 @@ struct Target<'a> {
 /// Runs one sysbench phase and returns its stdout; panics with everything it
 /// printed unless it exits 0 without FATAL.
 fn sysbench(t: &Target, workload: &str, ps_mode: &str, phase: &str) -> String {
+    let args = [
+        format!("--tables={}", tables(workload)),
+        format!("--table-size={TABLE_SIZE}"),
+        format!("--threads={THREADS}"),
+        format!("--time={SECONDS}"),
+        format!("--db-ps-mode={ps_mode}"),
+    ];
+    sysbench_with(t, workload, &args, phase)
+}
+
+/// `sysbench WORKLOAD` against `t` with `args` (tables, size, threads, ...),
+/// as [`sysbench`] checks it.
+fn sysbench_with(t: &Target, workload: &str, args: &[String], phase: &str) -> String {
     let mut cmd = Command::new(find_program("sysbench").expect("sysbench is installed"));
     cmd.arg(workload)
         .arg("--db-driver=mysql")
@@ -57,19 +70,14 @@ fn sysbench(t: &Target, workload: &str, ps_mode: &str, phase: &str) -> String {
         .arg("--mysql-user=root")
         .arg(format!("--mysql-password={}", t.password))
         .arg("--mysql-db=sbtest")
-        .arg(format!("--tables={}", tables(workload)))
-        .arg(format!("--table-size={TABLE_SIZE}"))
-        .arg(format!("--threads={THREADS}"))
-        .arg(format!("--time={SECONDS}"))
-        .arg("--events=0")
-        .arg("--rand-seed=42")
-        .arg(format!("--db-ps-mode={ps_mode}"))
+        .args(["--events=0", "--rand-seed=42"])
+        .args(args)
         .arg(phase);
     let out = run_bounded(&mut cmd, "", Duration::from_secs(180));
     let all = format!("{}\n{}", out.stdout, out.stderr);
     assert!(
         out.status.success() && !all.contains("FATAL"),
-        "sysbench {workload} --db-ps-mode={ps_mode} {phase} against {} failed ({}):\n{all}",
+        "sysbench {workload} {args:?} {phase} against {} failed ({}):\n{all}",
         t.name,
         out.status
     );
@@ -265,31 +273,19 @@ fn hundreds_of_clients_queueing_on_hot_rows_keep_committing() {
     };
     create_db(&t);
     let run = |phase: &str, threads: u32| {
-        let mut cmd = Command::new(find_program("sysbench").expect("sysbench is installed"));
-        cmd.arg("oltp_write_only")
-            .arg("--db-driver=mysql")
-            .arg("--mysql-host=127.0.0.1")
-            .arg(format!("--mysql-port={}", t.port))
-            .arg("--mysql-user=root")
-            .arg(format!("--mysql-password={}", t.password))
-            .arg("--mysql-db=sbtest")
-            .args(["--tables=1", "--table-size=10"])
-            .args([
-                "--index-updates=0",
-                "--non-index-updates=1",
-                "--delete-inserts=0",
-            ])
-            .arg(format!("--threads={threads}"))
-            .args(["--time=8", "--events=0", "--rand-seed=42"])
-            .arg(phase);
-        let out = run_bounded(&mut cmd, "", Duration::from_secs(180));
-        let all = format!("{}\n{}", out.stdout, out.stderr);
-        assert!(
-            out.status.success() && !all.contains("FATAL"),
-            "sysbench {phase} failed ({}):\n{all}",
-            out.status
-        );
-        out.stdout
+        let args: Vec<String> = [
+            "--tables=1",
+            "--table-size=10",
+            "--index-updates=0",
+            "--non-index-updates=1",
+            "--delete-inserts=0",
+            "--time=8",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .chain([format!("--threads={threads}")])
+        .collect();
+        sysbench_with(&t, "oltp_write_only", &args, phase)
     };
     run("prepare", 1);
     let pid = server.pid().expect("the server runs");

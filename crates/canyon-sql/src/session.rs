@@ -18,6 +18,15 @@
 //!   The result is still sent only once the commit is durable; every other
 //!   commit (implicit ones, and statements followed by more in the same
 //!   request) waits in place.
+//! - Asynchronous lock waits ([`Session::set_async_lock_waits`], the server's
+//!   mode): a one-statement request that meets a held row lock is rolled back
+//!   with its transaction left queued for the lock and fails with
+//!   `Error::LockWaitPending`; the caller awaits [`Session::lock_wait`], ends it
+//!   with [`Session::end_lock_wait`] and sends the request again, which runs
+//!   the statement from its start — counted, timed and listed as one. A
+//!   multi-statement request blocks on the lock instead.
+//! - Strict SQL mode: an INSERT, UPDATE or DELETE fails, rolled back, on the
+//!   warnings MySQL's STRICT_TRANS_TABLES makes errors ([`STRICT_WARNINGS`]).
 //!
 //! A session is owned by one connection task; nothing in it is shared, so none of
 //! its state costs a shared write.
@@ -39,8 +48,9 @@
 //! sleeping (its own mutex, no shared lock). KILL sets the victim's flag: its row
 //! loops ([`crate::expr::EvalContext::check_interrupt`]) and lock waits
 //! (`Transaction::set_interrupt`) fail the statement with 1317, a statement
-//! rollback; KILL CONNECTION also runs the server's hook
-//! ([`Session::set_kill_hook`]) so the connection is closed.
+//! rollback. Either KILL then runs the server's hook ([`Session::set_kill_hook`]),
+//! which wakes the connection's task: KILL CONNECTION closes an idle
+//! connection, and either ends an awaited lock wait.
 
 use crate::api::{column_flags, Column, PreparedInfo, QueryResult};
 use crate::auth::AuthPlugin;
