@@ -391,7 +391,9 @@ fn kill9_rounds(test_name: &str, buffered: bool) {
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let mut synced = None;
-        let target = 200 + round * 37; // vary where in the WAL the kill lands
+        // Far enough for several memtable flushes (1 MiB each, ~250 batches),
+        // and so for recycled WAL files; varied, to vary where the kill lands.
+        let target = 1000 + round * 37;
         for line in BufReader::new(stdout).lines() {
             let line = line.unwrap();
             if let Some(n) = line.strip_prefix("synced ") {
@@ -439,6 +441,23 @@ fn kill9_rounds(test_name: &str, buffered: bool) {
         assert_eq!(count(&s, Keyspace::Rows), 0);
         s.close().unwrap();
     }
+    // The small write buffers make WAL files obsolete within a round, and the
+    // default `recycle_wal_files` reuses them: the kills above landed in
+    // processes writing over recycled WALs, whose tails hold records of the
+    // files' previous lives — which recovery must not replay.
+    let mut reused = 0;
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("LOG") {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            reused += text.matches("from recycle list").count();
+        }
+    }
+    assert!(
+        reused > 0,
+        "no WAL file was recycled: the kills tested plain WALs only"
+    );
 }
 
 /// A scan that steps over many hidden old versions in the Rows memtable marks
