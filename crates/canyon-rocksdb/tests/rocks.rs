@@ -390,18 +390,33 @@ fn kill9_rounds(test_name: &str, buffered: bool) {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
-        let mut synced = None;
-        // Far enough for several memtable flushes (1 MiB each, ~250 batches),
-        // and so for recycled WAL files; varied, to vary where the kill lands.
-        let target = 1000 + round * 37;
+        let (mut synced, mut reused) = (None, false);
+        // The small write buffers (1 MiB, ~250 batches) make WAL files
+        // obsolete within the round, and the default `recycle_wal_files`
+        // reuses them. Kill only once the child's info log (`LOG`, until the
+        // reopen below renames it) says a WAL was reused: the kill then lands
+        // while the process writes over a recycled WAL, whose tail holds
+        // records of the file's previous life, which recovery must not
+        // replay. The target varies where in the WAL the kill lands.
+        let target = 300 + round * 37;
+        let log = dir.path().join("LOG");
+        let recycled = || {
+            std::fs::read(&log)
+                .is_ok_and(|t| String::from_utf8_lossy(&t).contains("from recycle list"))
+        };
         for line in BufReader::new(stdout).lines() {
             let line = line.unwrap();
             if let Some(n) = line.strip_prefix("synced ") {
                 let n: u64 = n.parse().unwrap();
                 synced = Some(n);
-                if n >= target {
+                if n >= target && recycled() {
+                    reused = true;
                     break;
                 }
+                assert!(
+                    n < 20_000,
+                    "round {round}: no WAL file recycled after {n} batches"
+                );
             }
         }
         // Let it run on un-synced for a while, so the kill lands mid-write.
@@ -409,6 +424,10 @@ fn kill9_rounds(test_name: &str, buffered: bool) {
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         let synced = synced.expect("child reported no synced batch");
+        assert!(
+            reused,
+            "round {round}: the child stopped before reusing a WAL"
+        );
 
         let s = RocksStorage::open(dir.path(), &small_options()).unwrap();
         let mut per_batch = std::collections::BTreeMap::<u64, u64>::new();
@@ -441,23 +460,6 @@ fn kill9_rounds(test_name: &str, buffered: bool) {
         assert_eq!(count(&s, Keyspace::Rows), 0);
         s.close().unwrap();
     }
-    // The small write buffers make WAL files obsolete within a round, and the
-    // default `recycle_wal_files` reuses them: the kills above landed in
-    // processes writing over recycled WALs, whose tails hold records of the
-    // files' previous lives — which recovery must not replay.
-    let mut reused = 0;
-    for entry in std::fs::read_dir(dir.path()).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if name.starts_with("LOG") {
-            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-            reused += text.matches("from recycle list").count();
-        }
-    }
-    assert!(
-        reused > 0,
-        "no WAL file was recycled: the kills tested plain WALs only"
-    );
 }
 
 /// A scan that steps over many hidden old versions in the Rows memtable marks
