@@ -212,6 +212,12 @@ pub enum Error {
     NonUniqueTable(String),
     /// MySQL 1248 ER_DERIVED_MUST_HAVE_ALIAS, SQLSTATE 42000.
     DerivedNeedsAlias,
+    /// MySQL 1222 ER_WRONG_NUMBER_OF_COLUMNS_IN_SELECT, SQLSTATE 21000: the
+    /// operands of a UNION, INTERSECT or EXCEPT have different column counts.
+    SetOpColumnCount,
+    /// MySQL 1250 ER_TABLENAME_NOT_ALLOWED_HERE, SQLSTATE 42000: a UNION's
+    /// ORDER BY names a column through one operand's table (the string).
+    SetOpOrderTable(String),
     /// MySQL 1179 ER_CANT_DO_THIS_DURING_AN_TRANSACTION, SQLSTATE 25000.
     NotDuringTransaction,
     /// MySQL 1568 ER_CANT_CHANGE_TX_CHARACTERISTICS, SQLSTATE 25001.

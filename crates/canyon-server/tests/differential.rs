@@ -47,6 +47,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_collations.sql",
         include_str!("sql/differential_collations.sql"),
     ),
+    (
+        "differential_setops.sql",
+        include_str!("sql/differential_setops.sql"),
+    ),
 ];
 
 /// One statement of the script.

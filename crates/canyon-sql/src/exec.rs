@@ -1858,11 +1858,7 @@ mod tests {
     fn in_subquery_becomes_an_in_list_that_drives_point_reads() {
         let engine = engine();
         let cat = engine.catalog();
-        let ctx = PlanContext {
-            catalog: &cat,
-            db: Some("d"),
-            conn_coll: crate::collation::Collation::DEFAULT,
-        };
+        let ctx = PlanContext::new(&cat, Some("d"), crate::collation::Collation::DEFAULT);
         let Statement::Delete(del) = parse("DELETE FROM t WHERE id IN (SELECT k FROM w)") else {
             panic!("not a DELETE");
         };
@@ -1901,11 +1897,7 @@ mod tests {
     fn subquery_results_become_constants() {
         let engine = engine();
         let cat = engine.catalog();
-        let ctx = PlanContext {
-            catalog: &cat,
-            db: Some("d"),
-            conn_coll: crate::collation::Collation::DEFAULT,
-        };
+        let ctx = PlanContext::new(&cat, Some("d"), crate::collation::Collation::DEFAULT);
         let Statement::Update(up) = parse(
             "UPDATE t SET k = (SELECT MAX(n) FROM w) WHERE EXISTS (SELECT 1 FROM w) \
              AND (id, k) NOT IN (SELECT k, n FROM w)",
@@ -1957,11 +1949,7 @@ mod tests {
     fn refused_subqueries() {
         let engine = engine();
         let cat = engine.catalog();
-        let ctx = PlanContext {
-            catalog: &cat,
-            db: Some("d"),
-            conn_coll: crate::collation::Collation::DEFAULT,
-        };
+        let ctx = PlanContext::new(&cat, Some("d"), crate::collation::Collation::DEFAULT);
         let update = |sql: &str| {
             let Statement::Update(up) = parse(sql) else {
                 panic!("not an UPDATE");

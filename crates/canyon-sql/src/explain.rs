@@ -6,8 +6,12 @@
 //! - **Traditional** (`EXPLAIN stmt`, `EXPLAIN FORMAT=TRADITIONAL stmt`): MySQL's
 //!   twelve columns, one row per join step *in execution order* — so the join
 //!   order the planner chose is the row order — then one block of rows per
-//!   derived table (`DERIVED`, referred to as `<derivedN>` by the outer row) and
-//!   per subquery (`SUBQUERY`, or `DEPENDENT SUBQUERY` when correlated).
+//!   derived table (`DERIVED`, referred to as `<derivedN>` by the outer row),
+//!   per operand of a set operation (`DERIVED` for the first, `UNION`,
+//!   `INTERSECT` or `EXCEPT` for the others; the row reading their result says
+//!   `<unionN,M>`: unlike MySQL, which adds a `UNION RESULT` row, the query's
+//!   own block reads it) and per subquery (`SUBQUERY`, or `DEPENDENT SUBQUERY`
+//!   when correlated).
 //! - **Tree** (`EXPLAIN FORMAT=TREE stmt`): one row, one column, an indented
 //!   iterator tree in MySQL 8's wording (`-> Nested loop inner join`,
 //!   `-> Single-row index lookup on c using PRIMARY (c_w_id=w.w_id)`,
@@ -187,6 +191,7 @@ fn frame_names(
                     t.def.columns.get(i).map(|c| c.name.clone()),
                 ),
                 SourceKind::Derived(d) => ("", d.columns.get(i).map(|c| c.name.clone())),
+                SourceKind::SetOp(sp) => ("", sp.columns.get(i).map(|c| c.name.clone())),
                 SourceKind::System(sys) => (
                     crate::infoschema::NAME,
                     sys.table.columns().get(i).map(|c| c.0.to_string()),
@@ -417,6 +422,8 @@ fn subqueries_of(e: &Expr, out: &mut Vec<(Arc<SelectPlan>, bool)>) {
 /// A nested block of a query block: (plan, select_type).
 enum Nested<'p> {
     Derived(&'p SelectPlan),
+    /// An operand of a set operation, with its `select_type`.
+    Operand(&'p SelectPlan, &'static str),
     Subquery(Arc<SelectPlan>, bool),
 }
 
@@ -437,8 +444,19 @@ fn nested(plan: &SelectPlan) -> Vec<Nested<'_>> {
         out.push(Nested::Subquery(p, c));
     }
     for s in &plan.sources {
-        if let SourceKind::Derived(d) = &s.kind {
-            out.push(Nested::Derived(d));
+        match &s.kind {
+            SourceKind::Derived(d) => out.push(Nested::Derived(d)),
+            // MySQL's select types: the first operand is the derived table,
+            // the others are named after the operator.
+            SourceKind::SetOp(sp) => {
+                for (i, o) in sp.operands.iter().enumerate() {
+                    out.push(Nested::Operand(
+                        o,
+                        if i == 0 { "DERIVED" } else { sp.op.name() },
+                    ));
+                }
+            }
+            _ => {}
         }
     }
     out.extend(rest.map(|(p, c)| Nested::Subquery(p, c)));
@@ -454,7 +472,7 @@ fn number(plan: &SelectPlan, ids: &mut Ids) {
     ids.insert(addr(plan), next);
     for n in nested(plan) {
         match n {
-            Nested::Derived(d) => number(d, ids),
+            Nested::Derived(d) | Nested::Operand(d, _) => number(d, ids),
             Nested::Subquery(p, _) => number(&p, ids),
         }
     }
@@ -577,6 +595,20 @@ struct AccessInfo {
     key_len: Option<String>,
     refs: Option<String>,
     rows: Option<i64>,
+}
+
+impl AccessInfo {
+    /// A scan of rows materialised by the statement itself (a derived table,
+    /// a set operation's result, generated catalog rows): no key, no estimate.
+    fn materialized() -> AccessInfo {
+        AccessInfo {
+            ty: "ALL",
+            key: None,
+            key_len: None,
+            refs: None,
+            rows: None,
+        }
+    }
 }
 
 fn key_name(t: &Table, a: &Access) -> String {
@@ -806,7 +838,7 @@ fn residual<'p>(plan: &'p SelectPlan, step: &'p Step) -> Vec<&'p Expr> {
             match &src.kind {
                 SourceKind::Table(t) => !localize(c, src.offset, src.width)
                     .is_some_and(|l| enforced_by_access(&l, t, &step.access)),
-                SourceKind::Derived(_) | SourceKind::System(_) => true,
+                SourceKind::Derived(_) | SourceKind::SetOp(_) | SourceKind::System(_) => true,
             }
         })
         .collect()
@@ -921,24 +953,21 @@ impl Explainer<'_> {
                     }
                     SourceKind::Derived(d) => (
                         format!("<derived{}>", self.ids.get(&addr(d)).copied().unwrap_or(0)),
-                        AccessInfo {
-                            ty: "ALL",
-                            key: None,
-                            key_len: None,
-                            refs: None,
-                            rows: None,
-                        },
+                        AccessInfo::materialized(),
                     ),
-                    SourceKind::System(_) => (
-                        src.name.clone(),
-                        AccessInfo {
-                            ty: "ALL",
-                            key: None,
-                            key_len: None,
-                            refs: None,
-                            rows: None,
-                        },
+                    SourceKind::SetOp(sp) => (
+                        format!(
+                            "<{}{}>",
+                            sp.op.name().to_ascii_lowercase(),
+                            sp.operands
+                                .iter()
+                                .map(|o| self.ids.get(&addr(o)).copied().unwrap_or(0).to_string())
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        ),
+                        AccessInfo::materialized(),
                     ),
+                    SourceKind::System(_) => (src.name.clone(), AccessInfo::materialized()),
                 };
                 self.rows.push((
                     id,
@@ -949,6 +978,7 @@ impl Explainer<'_> {
         for n in nested(plan) {
             match n {
                 Nested::Derived(d) => self.block(d, "DERIVED", (&[], &[])),
+                Nested::Operand(d, select_type) => self.block(d, select_type, (&[], &[])),
                 Nested::Subquery(p, correlated) => {
                     let st = if correlated {
                         "DEPENDENT SUBQUERY"
@@ -1259,6 +1289,30 @@ impl TreeBuilder<'_> {
                 format!("Table scan on {}", src.name),
                 Node::over("Materialize".into(), self.block(d, (&[], &[]))),
             ),
+            SourceKind::SetOp(sp) => {
+                let op = sp.op.name();
+                let label = format!(
+                    "{}{} materialize{}",
+                    &op[..1],
+                    op[1..].to_ascii_lowercase(),
+                    if sp.all {
+                        " (all)"
+                    } else {
+                        " with deduplication"
+                    }
+                );
+                Node::over(
+                    format!("Table scan on {}", src.name),
+                    Node {
+                        label,
+                        children: sp
+                            .operands
+                            .iter()
+                            .map(|o| self.block(o, (&[], &[])))
+                            .collect(),
+                    },
+                )
+            }
             SourceKind::System(sys) => Node::leaf(format!(
                 "Table scan on {} (generated from the catalog{})",
                 src.name,

@@ -81,6 +81,7 @@ pub mod procs;
 pub mod query;
 pub mod select;
 mod session;
+pub mod setop;
 pub mod stats;
 pub mod status;
 pub mod types;

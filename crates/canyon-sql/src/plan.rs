@@ -54,6 +54,7 @@ use crate::query::{SelectPlan, SourceKind};
 use crate::value::Value;
 use canyon_common::{Error, Result};
 use sqlparser::ast;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// An INSERT (or REPLACE).
@@ -231,9 +232,56 @@ pub struct PlanContext<'a> {
     pub db: Option<&'a str>,
     /// The collation of literals and parameters (`collation_connection`).
     pub conn_coll: crate::collation::Collation,
+    /// The common table expressions in scope while a WITH query is planned,
+    /// outermost first (`query.rs`, `plan_with`).
+    pub(crate) ctes: RefCell<Vec<CteDef>>,
 }
 
-impl PlanContext<'_> {
+/// A common table expression in scope.
+#[derive(Debug, Clone)]
+pub(crate) struct CteDef {
+    /// Its name.
+    pub name: String,
+    /// Its column list, if it has one.
+    pub columns: Vec<String>,
+    /// Its body.
+    pub query: ast::Query,
+    /// The number of its first placeholder.
+    pub params: usize,
+    /// How many entries of the scope stack its own body sees: the CTEs
+    /// defined before it.
+    pub visible: usize,
+}
+
+impl<'a> PlanContext<'a> {
+    /// A context for planning statements against `catalog` with `db` current.
+    pub fn new(
+        catalog: &'a Catalog,
+        db: Option<&'a str>,
+        conn_coll: crate::collation::Collation,
+    ) -> PlanContext<'a> {
+        PlanContext {
+            catalog,
+            db,
+            conn_coll,
+            ctes: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The innermost common table expression in scope named by `name` (an
+    /// unqualified name; names compare as table names do, case-sensitively).
+    pub(crate) fn cte(&self, name: &ast::ObjectName) -> Option<CteDef> {
+        let [part] = name.0.as_slice() else {
+            return None;
+        };
+        let ident = part.as_ident()?;
+        self.ctes
+            .borrow()
+            .iter()
+            .rev()
+            .find(|c| c.name == ident.value)
+            .cloned()
+    }
     /// Resolves `name` if it names an `information_schema` table (qualified,
     /// or unqualified after `USE information_schema`): the table and the name
     /// as written. `None` for any other name; 1109 for an unknown table there.
@@ -519,6 +567,7 @@ fn select_sources(q: &SelectPlan) -> Vec<(String, Vec<String>)> {
             let cols = match &s.kind {
                 SourceKind::Table(t) => t.def.columns.iter().map(|c| c.name.clone()).collect(),
                 SourceKind::Derived(d) => d.columns.iter().map(|c| c.name.clone()).collect(),
+                SourceKind::SetOp(sp) => sp.columns.iter().map(|c| c.name.clone()).collect(),
                 SourceKind::System(sys) => sys
                     .table
                     .columns()
@@ -923,6 +972,8 @@ fn plan_reads_table(p: &SelectPlan, table: &Table) -> bool {
     }
     if p.sources.iter().any(|s| match &s.kind {
         SourceKind::Table(t) => same(t),
+        // A set operation's operands are subqueries in MySQL's eyes (1093).
+        SourceKind::SetOp(sp) => sp.operands.iter().any(|o| plan_reads_table(o, table)),
         SourceKind::Derived(_) | SourceKind::System(_) => false,
     }) {
         return true;

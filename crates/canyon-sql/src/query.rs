@@ -41,6 +41,15 @@
 //! single-table derived table's grouping columns is also pushed into it
 //! (`push_into_derived`), so the derived table reads by key. A block joins at
 //! most 61 sources, as in MySQL (error 1116).
+//!
+//! # Set operations and WITH
+//! A query whose body is a UNION, INTERSECT or EXCEPT is planned as a block
+//! over one source that produces its rows (`SourceKind::SetOp`, see
+//! [`crate::setop`]), so ORDER BY and LIMIT over it are this planner's. A
+//! WITH clause puts its common table expressions in scope
+//! (`PlanContext::ctes`); each reference plans the CTE's body as a derived
+//! table, so a CTE read twice runs twice (MySQL materialises it once; for
+//! OLTP-sized CTEs the difference is the second read).
 
 use crate::access::{choose_access_estimated, Access};
 use crate::api::Column;
@@ -48,7 +57,8 @@ use crate::catalog::Table;
 use crate::collation::Collation;
 use crate::expr::{AggCall, Binder, Expr, Scope, SubqueryExpr};
 use crate::infoschema::SystemSource;
-use crate::plan::PlanContext;
+use crate::plan::{CteDef, PlanContext};
+use crate::setop::{is_set_op, outer_block, plan_set_op, SetOpPlan};
 use crate::types::{expr_column, table_column, ExprKind};
 use canyon_common::{Error, Result};
 use sqlparser::ast;
@@ -74,6 +84,9 @@ pub enum SourceKind {
     /// An `information_schema` table, generated once per execution (see
     /// [`crate::infoschema`]), with the filters pushed into its generator.
     System(SystemSource),
+    /// A UNION, INTERSECT or EXCEPT, materialised once per execution (see
+    /// [`crate::setop`]).
+    SetOp(Box<SetOpPlan>),
 }
 
 /// One FROM source.
@@ -205,6 +218,7 @@ pub fn tables_read(plan: &SelectPlan, out: &mut Vec<Arc<Table>>) {
         match &s.kind {
             SourceKind::Table(t) => out.push(t.clone()),
             SourceKind::Derived(d) => tables_read(d, out),
+            SourceKind::SetOp(sp) => sp.operands.iter().for_each(|p| tables_read(p, out)),
             // information_schema needs no grant; its rows are filtered by the
             // account's privileges instead.
             SourceKind::System(_) => {}
@@ -328,6 +342,13 @@ impl From<'_> {
                 if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
                     return Err(Error::Unsupported("column aliases on a table".into()));
                 }
+                if let Some(cte) = self.ctx.cte(name) {
+                    let qualifier = alias
+                        .as_ref()
+                        .map(|a| a.name.value.clone())
+                        .unwrap_or_else(|| cte.name.clone());
+                    return self.cte_reference(&cte, qualifier);
+                }
                 if let Some((table, written)) = self.ctx.resolve_system(name)? {
                     let qualifier = alias
                         .as_ref()
@@ -373,63 +394,105 @@ impl From<'_> {
                     return Err(Error::Unsupported("LATERAL".into()));
                 }
                 let alias = alias.as_ref().ok_or(Error::DerivedNeedsAlias)?;
-                // Not LATERAL: a derived table sees no other source of this
-                // FROM clause, and (as in MySQL) no enclosing query either.
-                let (mut plan, params, _) = plan_query(self.ctx, subquery, &[], 0, self.params)?;
-                self.params = params;
-                // A derived table is a set: without LIMIT its ORDER BY orders
-                // nothing (MySQL ignores it too), so skip the sort.
-                if plan.limit.is_none() && plan.offset.is_none() {
-                    plan.order_by.clear();
-                }
-                let mut columns: Vec<String> = plan.columns[..plan.visible]
-                    .iter()
-                    .map(|c| c.name.clone())
-                    .collect();
-                if !alias.columns.is_empty() {
-                    if alias.columns.len() != columns.len() {
-                        return Err(Error::Unsupported(
-                            "a derived column list of another length".into(),
-                        ));
-                    }
-                    columns = alias.columns.iter().map(|c| c.name.value.clone()).collect();
-                }
-                for (i, c) in columns.iter().enumerate() {
-                    if columns[..i].iter().any(|d| d.eq_ignore_ascii_case(c)) {
-                        return Err(Error::DuplicateColumn(c.clone()));
-                    }
-                }
-                let scope = Scope {
-                    qualifier: alias.name.value.clone(),
-                    db: String::new(),
-                    columns,
-                    kinds: plan.kinds.clone(),
-                    colls: (0..plan.visible)
-                        .map(|i| {
-                            let string = plan.kinds.get(i) == Some(&ExprKind::String);
-                            // Bytewise strings keep a bytewise collation.
-                            string.then(|| {
-                                plan.colls
-                                    .get(i)
-                                    .copied()
-                                    .flatten()
-                                    .unwrap_or(Collation::Utf8mb4_0900Bin)
-                            })
-                        })
-                        .collect(),
-                    offset: self.next_offset,
-                };
-                self.add_source(
-                    alias.name.value.clone(),
-                    SourceKind::Derived(Box::new(plan)),
-                    scope,
-                )
+                let columns = alias.columns.iter().map(|c| c.name.value.clone()).collect();
+                self.params =
+                    self.derived(subquery, alias.name.value.clone(), columns, self.params)?;
+                Ok(())
             }
             ast::TableFactor::NestedJoin { .. } => {
                 Err(Error::Unsupported("parenthesised joins".into()))
             }
             _ => Err(Error::Unsupported("this FROM clause".into())),
         }
+    }
+
+    /// Adds a derived table named `name` (`alias_columns`: its column list, if
+    /// given), its placeholders numbered from `params`; returns the next
+    /// number. Not LATERAL: a derived table sees no other source of this FROM
+    /// clause and, as in MySQL, no enclosing query either — except the operands
+    /// of a set operation, which are planned with the enclosing scopes so that
+    /// reading them is refused as unsupported rather than reported unknown.
+    fn derived(
+        &mut self,
+        subquery: &ast::Query,
+        name: String,
+        alias_columns: Vec<String>,
+        params: usize,
+    ) -> Result<usize> {
+        let plain_set_op = is_set_op(&subquery.body)
+            && subquery.with.is_none()
+            && subquery.order_by.is_none()
+            && subquery.limit_clause.is_none()
+            && subquery.locks.is_empty();
+        let (kind, mut scope, params) = if plain_set_op {
+            let (sp, params) = plan_set_op(
+                self.ctx,
+                &subquery.body,
+                self.outer_scopes,
+                self.outer_len,
+                params,
+            )?;
+            let scope = sp.scope(&name, self.next_offset);
+            (SourceKind::SetOp(Box::new(sp)), scope, params)
+        } else {
+            let (mut plan, params, _) = plan_query(self.ctx, subquery, &[], 0, params)?;
+            // A derived table is a set: without LIMIT its ORDER BY orders
+            // nothing (MySQL ignores it too), so skip the sort.
+            if plan.limit.is_none() && plan.offset.is_none() {
+                plan.order_by.clear();
+            }
+            let scope = Scope {
+                qualifier: name.clone(),
+                db: String::new(),
+                columns: plan.columns[..plan.visible]
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect(),
+                kinds: plan.kinds.clone(),
+                colls: (0..plan.visible)
+                    .map(|i| {
+                        let string = plan.kinds.get(i) == Some(&ExprKind::String);
+                        // Bytewise strings keep a bytewise collation.
+                        string.then(|| {
+                            plan.colls
+                                .get(i)
+                                .copied()
+                                .flatten()
+                                .unwrap_or(Collation::Utf8mb4_0900Bin)
+                        })
+                    })
+                    .collect(),
+                offset: self.next_offset,
+            };
+            (SourceKind::Derived(Box::new(plan)), scope, params)
+        };
+        if !alias_columns.is_empty() {
+            if alias_columns.len() != scope.columns.len() {
+                return Err(Error::Unsupported(
+                    "a derived column list of another length".into(),
+                ));
+            }
+            scope.columns = alias_columns;
+        }
+        for (i, c) in scope.columns.iter().enumerate() {
+            if scope.columns[..i].iter().any(|d| d.eq_ignore_ascii_case(c)) {
+                return Err(Error::DuplicateColumn(c.clone()));
+            }
+        }
+        self.add_source(name, kind, scope)?;
+        Ok(params)
+    }
+
+    /// Adds a reference to the common table expression `cte` as a derived
+    /// table named `name`. Its body is planned at each reference, with the
+    /// CTEs defined before it (not after it, nor itself: no recursion) in
+    /// scope and its placeholders numbered where its text stands, so that
+    /// two references read the same parameters.
+    fn cte_reference(&mut self, cte: &CteDef, name: String) -> Result<()> {
+        let hidden = self.ctx.ctes.borrow_mut().split_off(cte.visible);
+        let r = self.derived(&cte.query, name, cte.columns.clone(), cte.params);
+        self.ctx.ctes.borrow_mut().extend(hidden);
+        r.map(|_| ())
     }
 
     /// Binds a join's ON condition over the sources added so far.
@@ -488,6 +551,57 @@ fn is_dual(twj: &ast::TableWithJoins) -> bool {
             if name.0.len() == 1 && name.to_string().eq_ignore_ascii_case("dual"))
 }
 
+/// Plans a query with a WITH clause: its common table expressions are in
+/// scope (innermost first) while the body is planned, and each reference
+/// plans the CTE's body as a derived table (`From::cte_reference`).
+/// Placeholders are numbered in textual order: the CTEs' first.
+fn plan_with(
+    ctx: &PlanContext<'_>,
+    q: &ast::Query,
+    with: &ast::With,
+    outer_scopes: &[Scope],
+    outer_len: usize,
+    params_start: usize,
+) -> Result<(SelectPlan, usize, Option<usize>)> {
+    if with.recursive {
+        return Err(Error::Unsupported("WITH RECURSIVE".into()));
+    }
+    let base = ctx.ctes.borrow().len();
+    let mut params = params_start;
+    let mut defs = Vec::with_capacity(with.cte_tables.len());
+    for (i, cte) in with.cte_tables.iter().enumerate() {
+        if cte.materialized.is_some() || cte.from.is_some() {
+            return Err(Error::Unsupported("this WITH clause".into()));
+        }
+        let name = cte.alias.name.value.clone();
+        if with.cte_tables[..i]
+            .iter()
+            .any(|c| c.alias.name.value == name)
+        {
+            return Err(Error::NonUniqueTable(name));
+        }
+        defs.push(CteDef {
+            name,
+            columns: cte
+                .alias
+                .columns
+                .iter()
+                .map(|c| c.name.value.clone())
+                .collect(),
+            query: (*cte.query).clone(),
+            params,
+            visible: base + i,
+        });
+        params += count_placeholders(&cte.query.to_string());
+    }
+    ctx.ctes.borrow_mut().extend(defs);
+    let mut body = q.clone();
+    body.with = None;
+    let r = plan_query(ctx, &body, outer_scopes, outer_len, params);
+    ctx.ctes.borrow_mut().truncate(base);
+    r
+}
+
 /// Plans one query block (see [`plan_subquery`] for the arguments).
 fn plan_query(
     ctx: &PlanContext<'_>,
@@ -496,8 +610,8 @@ fn plan_query(
     outer_len: usize,
     params_start: usize,
 ) -> Result<(SelectPlan, usize, Option<usize>)> {
-    if q.with.is_some() {
-        return Err(Error::Unsupported("WITH".into()));
+    if let Some(with) = &q.with {
+        return plan_with(ctx, q, with, outer_scopes, outer_len, params_start);
     }
     if q.fetch.is_some() || !q.pipe_operators.is_empty() {
         return Err(Error::Unsupported("this SELECT form".into()));
@@ -507,7 +621,10 @@ fn plan_query(
         ast::SetExpr::Query(inner) if q.order_by.is_none() && q.limit_clause.is_none() => {
             return plan_query(ctx, inner, outer_scopes, outer_len, params_start)
         }
-        ast::SetExpr::SetOperation { .. } => return Err(Error::Unsupported("UNION".into())),
+        body @ ast::SetExpr::SetOperation { .. } => {
+            let outer = outer_block(q, crate::setop::op_name(body))?;
+            return plan_query(ctx, &outer, outer_scopes, outer_len, params_start);
+        }
         _ => return Err(Error::Unsupported("this SELECT form".into())),
     };
     if select.into.is_some() {
@@ -813,6 +930,16 @@ fn plan_query(
                     SourceKind::Derived(d) => {
                         let mut col = d.columns[i].clone();
                         col.table = s.name.clone();
+                        col.name = name.clone();
+                        col
+                    }
+                    SourceKind::SetOp(sp) => {
+                        let mut col = sp.columns[i].clone();
+                        // The block a set operation is planned as names its
+                        // source `<union>` etc.; MySQL reports no table there.
+                        if !s.name.starts_with('<') {
+                            col.table = s.name.clone();
+                        }
                         col.name = name.clone();
                         col
                     }
@@ -1294,7 +1421,7 @@ fn plan_joins(
                         (Access::scan(), keys, true),
                     )
                 }
-                SourceKind::Derived(_) => {
+                SourceKind::Derived(_) | SourceKind::SetOp(_) => {
                     let keys =
                         hash_keys(&conj, &sources[s], &placed, outer_len, sources, frame_kinds);
                     // A derived table's size is unknown until it runs: prefer

@@ -694,6 +694,16 @@ impl SubqueryRunner for QueryState<'_> {
 /// Runs one query block over the enclosing frame `outer`.
 fn run_block(plan: &SelectPlan, q: &QueryCtx<'_>, outer: &[Value]) -> Result<Vec<Vec<Value>>> {
     let mut col = Collector::new(plan, q)?;
+    if plan.order_from_access {
+        // A single-table block planned to take its ORDER BY from the access
+        // path (a derived table, an operand of a set operation) but run here:
+        // the join steps read forward and without `run_select`'s misplaced-row
+        // check, so sort, and read everything before the LIMIT applies.
+        // (`(SELECT a FROM t ORDER BY a DESC LIMIT 1)` as a derived table
+        // returned the smallest `a` before this.)
+        col.sort_anyway = true;
+        col.stop_after = None;
+    }
     let mut frame = Vec::with_capacity(plan.frame_len);
     frame.extend_from_slice(&outer[..plan.outer_len.min(outer.len())]);
     frame.resize(plan.frame_len, Value::Null);
@@ -804,6 +814,13 @@ impl Join<'_, '_> {
         let src = &self.plan.sources[step.source];
         let rows = match &src.kind {
             SourceKind::Derived(d) => run_block(d, self.q, &[])?,
+            SourceKind::SetOp(sp) => {
+                let mut operands = Vec::with_capacity(sp.operands.len());
+                for o in &sp.operands {
+                    operands.push(run_block(o, self.q, &[])?);
+                }
+                sp.combine(operands)
+            }
             SourceKind::System(sys) => {
                 let pushed = crate::infoschema::Pushed::evaluate(
                     sys,

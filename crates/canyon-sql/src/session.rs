@@ -1134,11 +1134,11 @@ impl Session {
         let Parsed::Sql(stmt) = parsed else {
             return Ok(None);
         };
-        let ctx = PlanContext {
-            catalog: cat,
-            db: self.state.db.as_deref(),
-            conn_coll: self.state.connection_collation(),
-        };
+        let ctx = PlanContext::new(
+            cat,
+            self.state.db.as_deref(),
+            self.state.connection_collation(),
+        );
         let planned = match stmt.as_ref() {
             Statement::Query(q) => {
                 crate::query::plan_select(&ctx, q).map(|p| Plan::Select(Box::new(p)))

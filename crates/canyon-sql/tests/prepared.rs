@@ -138,3 +138,36 @@ fn transaction_control_can_be_prepared() {
     );
     assert_eq!(got, vec![vec![Value::str("uno")]]);
 }
+
+/// Placeholders in set operations and WITH are numbered in textual order:
+/// the operands left to right, then the query's ORDER BY / LIMIT; a CTE's
+/// before the body, and one CTE referenced twice reads the same parameter.
+#[test]
+fn placeholders_number_across_set_operations_and_ctes() {
+    let mut s = session();
+    let p = s
+        .prepare("SELECT v FROM t WHERE id = ? UNION ALL SELECT ? UNION ALL SELECT v FROM t WHERE id = ? ORDER BY 1 LIMIT ?")
+        .expect("prepares");
+    assert_eq!(p.params, 4);
+    let got = rows(
+        s.execute_prepared(
+            p.id,
+            &[Value::Int(2), Value::str("m"), Value::Int(1), Value::Int(2)],
+        )
+        .expect("executes"),
+    );
+    assert_eq!(got, vec![vec![Value::str("m")], vec![Value::str("one")]]);
+
+    let p = s
+        .prepare(
+            "WITH c AS (SELECT id, v FROM t WHERE id >= ?) \
+             SELECT a.v, b.id FROM c a JOIN c b ON b.id = a.id WHERE a.id <= ? ORDER BY a.id",
+        )
+        .expect("prepares");
+    assert_eq!(p.params, 2);
+    let got = rows(
+        s.execute_prepared(p.id, &[Value::Int(2), Value::Int(5)])
+            .expect("executes"),
+    );
+    assert_eq!(got, vec![vec![Value::str("two"), Value::Int(2)]]);
+}

@@ -24,11 +24,7 @@ fn run(s: &mut Session, sql: &str) -> QueryResult {
 /// The index (by name) or PRIMARY the single-table plan of `sql` reads.
 fn chosen_key(e: &Arc<Engine>, sql: &str) -> String {
     let cat = e.catalog();
-    let ctx = PlanContext {
-        catalog: &cat,
-        db: Some("st"),
-        conn_coll: canyon_sql::collation::Collation::DEFAULT,
-    };
+    let ctx = PlanContext::new(&cat, Some("st"), canyon_sql::collation::Collation::DEFAULT);
     let parsed = parse(sql).expect("parses");
     let Some(Parsed::Sql(stmt)) = parsed.first() else {
         panic!("not a statement")

@@ -250,6 +250,16 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "42000",
             "Every derived table must have its own alias".into(),
         ),
+        Error::SetOpColumnCount => M::new(
+            1222,
+            "21000",
+            "The used SELECT statements have a different number of columns".into(),
+        ),
+        Error::SetOpOrderTable(t) => M::new(
+            1250,
+            "42000",
+            format!("Table '{t}' from one of the SELECTs cannot be used in global ORDER clause"),
+        ),
         Error::NotDuringTransaction => M::new(
             1179,
             "25000",
@@ -731,6 +741,18 @@ mod tests {
             1248,
             "42000",
             "Every derived table must have its own alias",
+        );
+        check(
+            Error::SetOpColumnCount,
+            1222,
+            "21000",
+            "The used SELECT statements have a different number of columns",
+        );
+        check(
+            Error::SetOpOrderTable("t".into()),
+            1250,
+            "42000",
+            "Table 't' from one of the SELECTs cannot be used in global ORDER clause",
         );
         check(
             Error::NotDuringTransaction,
