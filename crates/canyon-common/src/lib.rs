@@ -83,7 +83,12 @@ pub enum Error {
         context: String,
     },
     /// MySQL 1052 ER_NON_UNIQ_ERROR, SQLSTATE 23000: Column '%s' in %s is ambiguous.
-    AmbiguousColumn(String),
+    AmbiguousColumn {
+        /// The column as written.
+        column: String,
+        /// Where it was used: "field list", "where clause", "from clause", ...
+        context: String,
+    },
     /// MySQL 1060 ER_DUP_FIELDNAME, SQLSTATE 42S21.
     DuplicateColumn(String),
     /// MySQL 1110 ER_FIELD_SPECIFIED_TWICE, SQLSTATE 42000: a column named twice

@@ -521,6 +521,10 @@ pub struct Scope {
     pub colls: Vec<Option<Collation>>,
     /// Frame position of its first column.
     pub offset: usize,
+    /// Columns (by index) merged into an earlier source's column of the same
+    /// name by a USING or NATURAL join: an unqualified name means the earlier
+    /// one (MySQL's coalesced column), so it is not ambiguous.
+    pub coalesced: Vec<usize>,
 }
 
 impl Scope {
@@ -543,6 +547,7 @@ impl Scope {
                 .map(|c| c.ty.is_string().then_some(c.collation))
                 .collect(),
             offset,
+            coalesced: Vec::new(),
         }
     }
 
@@ -551,6 +556,23 @@ impl Scope {
             .iter()
             .position(|c| c.eq_ignore_ascii_case(name))
             .map(|i| self.offset + i)
+    }
+
+    /// The frame position of `name` written without a qualifier: a coalesced
+    /// column is not found.
+    pub fn find_unqualified(&self, name: &str) -> Option<usize> {
+        self.find(name)
+            .filter(|p| !self.coalesced.contains(&(p - self.offset)))
+    }
+
+    /// The frame position of `name` as written with (`qualified`) or without
+    /// a table qualifier.
+    fn lookup(&self, name: &str, qualified: bool) -> Option<usize> {
+        if qualified {
+            self.find(name)
+        } else {
+            self.find_unqualified(name)
+        }
     }
 }
 
@@ -828,12 +850,12 @@ impl<'a> Binder<'a> {
             if !matches(s) {
                 continue;
             }
-            if let Some(pos) = s.find(name) {
+            if let Some(pos) = s.lookup(name, qualifier.is_some()) {
                 if found.is_some() {
-                    return Err(Error::AmbiguousColumn(format!(
-                        "Column '{display}' in {} is ambiguous",
-                        self.context
-                    )));
+                    return Err(Error::AmbiguousColumn {
+                        column: display.clone(),
+                        context: self.context.to_string(),
+                    });
                 }
                 found = Some(pos);
             }
@@ -844,7 +866,7 @@ impl<'a> Binder<'a> {
         // Then the enclosing queries', innermost first: a correlated reference.
         for s in self.scopes[..self.own_from].iter().rev() {
             if matches(s) {
-                if let Some(pos) = s.find(name) {
+                if let Some(pos) = s.lookup(name, qualifier.is_some()) {
                     self.min_outer_ref = Some(self.min_outer_ref.map_or(pos, |m| m.min(pos)));
                     return Ok(Expr::Column(pos));
                 }

@@ -721,7 +721,10 @@ impl<'a> InsertedRow<'a> {
                 {
                     Ok(())
                 } else if self.table.column(&id.value).is_some() {
-                    Err(Error::AmbiguousColumn(id.value.clone()))
+                    Err(Error::AmbiguousColumn {
+                        column: id.value.clone(),
+                        context: "field list".into(),
+                    })
                 } else {
                     unsupported()
                 }

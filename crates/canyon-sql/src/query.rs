@@ -308,6 +308,9 @@ struct From<'c> {
     params: usize,
     min_outer_ref: Option<usize>,
     next_offset: usize,
+    /// The frame positions `SELECT *` lists, in order: each FROM item's
+    /// columns, with USING / NATURAL joins' coalesced columns once, first.
+    star: Vec<usize>,
 }
 
 impl From<'_> {
@@ -369,6 +372,7 @@ impl From<'_> {
                             })
                             .collect(),
                         offset: self.next_offset,
+                        coalesced: Vec::new(),
                     };
                     return self.add_source(
                         qualifier,
@@ -463,6 +467,7 @@ impl From<'_> {
                     })
                     .collect(),
                 offset: self.next_offset,
+                coalesced: Vec::new(),
             };
             (SourceKind::Derived(Box::new(plan)), scope, params)
         };
@@ -517,11 +522,15 @@ impl From<'_> {
     }
 
     fn table_with_joins(&mut self, twj: &ast::TableWithJoins) -> Result<()> {
+        let first = self.sources.len();
         self.factor(&twj.relation)?;
         self.items.push(FromItem {
             left: false,
             on: None,
         });
+        // The `SELECT *` order of this FROM item (joins bind tighter than
+        // commas, so a USING join sees only the sources of its own item).
+        let mut star = self.positions(first);
         for j in &twj.joins {
             let (left, constraint) = match &j.join_operator {
                 ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, Some(c)),
@@ -529,18 +538,134 @@ impl From<'_> {
                 ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, Some(c)),
                 _ => return Err(Error::Unsupported("this join type".into())),
             };
+            let right = self.sources.len();
             self.factor(&j.relation)?;
+            let mut right_star = self.positions(right);
             let on = match constraint {
                 Some(ast::JoinConstraint::On(e)) => Some(self.bind_on(e)?),
                 Some(ast::JoinConstraint::None) | None => None,
-                Some(_) => return Err(Error::Unsupported("USING / NATURAL joins".into())),
+                Some(ast::JoinConstraint::Using(cols)) => {
+                    let names = cols
+                        .iter()
+                        .map(|c| {
+                            c.0.last()
+                                .and_then(|p| p.as_ident())
+                                .map(|i| i.value.clone())
+                                .ok_or_else(|| Error::Syntax("a USING column".into()))
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    Some(self.using(first, right, &names, &mut star, &mut right_star)?)
+                }
+                Some(ast::JoinConstraint::Natural) => {
+                    // The columns of the right source that some source to its
+                    // left shows under the same unqualified name.
+                    let names: Vec<String> = self.scopes[right]
+                        .columns
+                        .iter()
+                        .filter(|c| {
+                            self.scopes[first..right]
+                                .iter()
+                                .any(|s| s.find_unqualified(c).is_some())
+                        })
+                        .cloned()
+                        .collect();
+                    if names.is_empty() {
+                        // No common column: every pair matches.
+                        Some(Expr::Literal(crate::value::Value::Int(1)))
+                    } else {
+                        Some(self.using(first, right, &names, &mut star, &mut right_star)?)
+                    }
+                }
             };
             if left && on.is_none() {
                 return Err(Error::Syntax("LEFT JOIN without ON".into()));
             }
+            star.extend(right_star);
             self.items.push(FromItem { left, on });
         }
+        self.star.extend(star);
         Ok(())
+    }
+
+    /// The frame positions of source `i`'s columns.
+    fn positions(&self, i: usize) -> Vec<usize> {
+        let s = &self.sources[i];
+        (s.offset..s.offset + s.width).collect()
+    }
+
+    /// `JOIN right USING (names)` (also NATURAL JOIN): the join condition —
+    /// each name's column on the left (the one source among `first..right`
+    /// that shows it unqualified; 1054 if none, 1052 if several) equals the
+    /// right source's (1054 if it has none) — with the right columns
+    /// coalesced into the left ones: an unqualified name means the left
+    /// column (for a LEFT JOIN, MySQL's `COALESCE(l, r)` is always `l`), and
+    /// `SELECT *` shows it once, the coalesced columns first in the left
+    /// side's order (`star`), then the other left columns, then the right
+    /// source's others (`right_star`).
+    fn using(
+        &mut self,
+        first: usize,
+        right: usize,
+        names: &[String],
+        star: &mut Vec<usize>,
+        right_star: &mut Vec<usize>,
+    ) -> Result<Expr> {
+        let unknown = |c: &str| Error::UnknownColumn {
+            column: c.to_string(),
+            context: "from clause".into(),
+        };
+        let mut front = Vec::new();
+        let mut cond: Option<ast::Expr> = None;
+        for name in names {
+            let mut found = None;
+            for s in first..right {
+                if let Some(p) = self.scopes[s].find_unqualified(name) {
+                    if found.is_some() {
+                        return Err(Error::AmbiguousColumn {
+                            column: name.clone(),
+                            context: "from clause".into(),
+                        });
+                    }
+                    found = Some((s, p));
+                }
+            }
+            let (ls, lp) = found.ok_or_else(|| unknown(name))?;
+            let rp = self.scopes[right]
+                .find_unqualified(name)
+                .ok_or_else(|| unknown(name))?;
+            if front.contains(&lp) {
+                return Err(Error::DuplicateColumn(name.clone()));
+            }
+            front.push(lp);
+            let local = rp - self.scopes[right].offset;
+            self.scopes[right].coalesced.push(local);
+            right_star.retain(|p| *p != rp);
+            let column = |source: usize| {
+                ast::Expr::CompoundIdentifier(vec![
+                    ast::Ident::new(self.sources[source].name.clone()),
+                    ast::Ident::new(name.clone()),
+                ])
+            };
+            let eq = ast::Expr::BinaryOp {
+                left: Box::new(column(ls)),
+                op: ast::BinaryOperator::Eq,
+                right: Box::new(column(right)),
+            };
+            cond = Some(match cond {
+                None => eq,
+                Some(c) => ast::Expr::BinaryOp {
+                    left: Box::new(c),
+                    op: ast::BinaryOperator::And,
+                    right: Box::new(eq),
+                },
+            });
+        }
+        let (mut coalesced, rest): (Vec<usize>, Vec<usize>) =
+            star.iter().partition(|p| front.contains(p));
+        coalesced.extend(rest);
+        *star = coalesced;
+        let cond = cond.ok_or_else(|| Error::Syntax("USING ()".into()))?;
+        self.bind_on(&cond)
     }
 }
 
@@ -648,6 +773,7 @@ fn plan_query(
         params: params_start + projection_params,
         min_outer_ref: None,
         next_offset: outer_len,
+        star: Vec::new(),
     };
     let from_list: Vec<&ast::TableWithJoins> = select.from.iter().filter(|t| !is_dual(t)).collect();
     if from_list.len() < select.from.len() && !from_list.is_empty() {
@@ -717,11 +843,14 @@ fn plan_query(
                 if from.scopes.is_empty() {
                     return Err(Error::Syntax("* without a table".into()));
                 }
-                for s in &from.scopes {
-                    for (i, c) in s.columns.iter().enumerate() {
-                        names.push((c.clone(), Some(s.offset + i)));
-                        projection.push(Expr::Column(s.offset + i));
-                    }
+                for &pos in &from.star {
+                    let s = from
+                        .scopes
+                        .iter()
+                        .find(|s| pos >= s.offset && pos < s.offset + s.columns.len())
+                        .ok_or_else(|| Error::Internal("a * column outside FROM".into()))?;
+                    names.push((s.columns[pos - s.offset].clone(), Some(pos)));
+                    projection.push(Expr::Column(pos));
                 }
             }
             ast::SelectItem::QualifiedWildcard(kind, _) => {

@@ -114,6 +114,7 @@ impl SetOpPlan {
                 })
                 .collect(),
             offset,
+            coalesced: Vec::new(),
         }
     }
 

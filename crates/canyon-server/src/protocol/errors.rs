@@ -108,10 +108,10 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "42S22",
             format!("Unknown column '{column}' in '{context}'"),
         ),
-        Error::AmbiguousColumn(c) => M::new(
+        Error::AmbiguousColumn { column, context } => M::new(
             1052,
             "23000",
-            format!("Column '{c}' in field list is ambiguous"),
+            format!("Column '{column}' in {context} is ambiguous"),
         ),
         Error::DuplicateColumn(c) => {
             M::new(1060, "42S21", format!("Duplicate column name '{c}'"))
@@ -529,7 +529,10 @@ mod tests {
             "Unknown column 'x' in 'field list'",
         );
         check(
-            Error::AmbiguousColumn(s("id")),
+            Error::AmbiguousColumn {
+                column: s("id"),
+                context: s("field list"),
+            },
             1052,
             "23000",
             "Column 'id' in field list is ambiguous",
