@@ -558,6 +558,37 @@ impl Scope {
             .map(|i| self.offset + i)
     }
 
+    /// The scope of a derived source (a derived table, a set operation's
+    /// result) with these output columns. A string column keeps its
+    /// collation; `None` there means bytewise, kept as a bytewise collation.
+    pub fn of_derived(
+        qualifier: &str,
+        columns: Vec<String>,
+        kinds: &[ExprKind],
+        colls: &[Option<Collation>],
+        offset: usize,
+    ) -> Scope {
+        Scope {
+            qualifier: qualifier.to_string(),
+            db: String::new(),
+            colls: (0..columns.len())
+                .map(|i| {
+                    (kinds.get(i) == Some(&ExprKind::String)).then(|| {
+                        colls
+                            .get(i)
+                            .copied()
+                            .flatten()
+                            .unwrap_or(Collation::Utf8mb4_0900Bin)
+                    })
+                })
+                .collect(),
+            kinds: kinds.to_vec(),
+            columns,
+            offset,
+            coalesced: Vec::new(),
+        }
+    }
+
     /// The frame position of `name` written without a qualifier: a coalesced
     /// column is not found.
     pub fn find_unqualified(&self, name: &str) -> Option<usize> {

@@ -445,30 +445,16 @@ impl From<'_> {
             if plan.limit.is_none() && plan.offset.is_none() {
                 plan.order_by.clear();
             }
-            let scope = Scope {
-                qualifier: name.clone(),
-                db: String::new(),
-                columns: plan.columns[..plan.visible]
+            let scope = Scope::of_derived(
+                &name,
+                plan.columns[..plan.visible]
                     .iter()
                     .map(|c| c.name.clone())
                     .collect(),
-                kinds: plan.kinds.clone(),
-                colls: (0..plan.visible)
-                    .map(|i| {
-                        let string = plan.kinds.get(i) == Some(&ExprKind::String);
-                        // Bytewise strings keep a bytewise collation.
-                        string.then(|| {
-                            plan.colls
-                                .get(i)
-                                .copied()
-                                .flatten()
-                                .unwrap_or(Collation::Utf8mb4_0900Bin)
-                        })
-                    })
-                    .collect(),
-                offset: self.next_offset,
-                coalesced: Vec::new(),
-            };
+                &plan.kinds[..plan.visible.min(plan.kinds.len())],
+                &plan.colls[..plan.visible.min(plan.colls.len())],
+                self.next_offset,
+            );
             (SourceKind::Derived(Box::new(plan)), scope, params)
         };
         if !alias_columns.is_empty() {

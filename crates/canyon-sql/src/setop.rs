@@ -99,23 +99,13 @@ pub struct SetOpPlan {
 impl SetOpPlan {
     /// The scope the enclosing block binds the result's columns through.
     pub fn scope(&self, qualifier: &str, offset: usize) -> Scope {
-        Scope {
-            qualifier: qualifier.to_string(),
-            db: String::new(),
-            columns: self.columns.iter().map(|c| c.name.clone()).collect(),
-            kinds: self.kinds.clone(),
-            colls: self
-                .kinds
-                .iter()
-                .zip(&self.colls)
-                // A bytewise string column keeps a bytewise collation.
-                .map(|(k, c)| {
-                    (*k == ExprKind::String).then(|| c.unwrap_or(Collation::Utf8mb4_0900Bin))
-                })
-                .collect(),
+        Scope::of_derived(
+            qualifier,
+            self.columns.iter().map(|c| c.name.clone()).collect(),
+            &self.kinds,
+            &self.colls,
             offset,
-            coalesced: Vec::new(),
-        }
+        )
     }
 
     /// Combines the operands' rows (in operand order) into the result.
