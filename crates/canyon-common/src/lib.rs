@@ -278,6 +278,18 @@ pub enum Error {
     /// MySQL 3159 ER_SECURE_TRANSPORT_REQUIRED, SQLSTATE HY000: a TCP connection
     /// without TLS while `require_secure_transport` is on.
     InsecureTransport,
+    /// A FOREIGN KEY constraint refused a statement: MySQL's number and
+    /// message, built where the constraint is known (`canyon_sql::foreign`).
+    /// SQLSTATE 23000 for the row checks (1451 ER_ROW_IS_REFERENCED_2, 1452
+    /// ER_NO_REFERENCED_ROW_2), 42000 for 1239 and 1701, HY000 for the DDL
+    /// checks (1553, 1822, 1824, 1826, 1828, 1829, 1830, 3008, 3730, 3734,
+    /// 3780).
+    ForeignKey {
+        /// The MySQL error number.
+        code: u16,
+        /// The message, in MySQL's words.
+        message: String,
+    },
     /// A value or argument a client sent that fits none of the cases above.
     /// MySQL 1210 ER_WRONG_ARGUMENTS, SQLSTATE HY000.
     InvalidArgument(String),

@@ -1115,6 +1115,7 @@ mod tests {
             slots: Vec::new(),
             slot_count: 0,
             default_collation: crate::collation::Collation::DEFAULT,
+            foreign_keys: Vec::new(),
         })
     }
 

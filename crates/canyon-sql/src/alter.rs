@@ -174,6 +174,21 @@ pub enum AlterOp {
         /// Index name.
         name: String,
     },
+    /// ADD [CONSTRAINT name] FOREIGN KEY: the index it needs is added
+    /// (online) when none leads with its columns; existing rows are checked
+    /// once the constraint is published (`crate::foreign`).
+    AddForeignKey {
+        /// The constraint as written (positions refer to the table before
+        /// this ALTER's column operations: give it after them).
+        fk: crate::ddl::NewForeignKey,
+        /// `foreign_key_checks` of the session.
+        checks: bool,
+    },
+    /// DROP FOREIGN KEY name (its index stays, as in MySQL).
+    DropForeignKey {
+        /// Constraint name.
+        name: String,
+    },
     /// RENAME TO, RENAME TABLE.
     RenameTo {
         /// Target database.
@@ -192,6 +207,8 @@ struct Phase1 {
     dropped: Vec<IndexId>,
     /// WriteOnly indexes to build.
     added: Vec<IndexId>,
+    /// Foreign keys added whose existing rows must be checked.
+    checked_fks: Vec<String>,
 }
 
 impl Engine {
@@ -200,7 +217,36 @@ impl Engine {
     pub fn alter_table(&self, db: &str, table: &str, ops: Vec<AlterOp>) -> Result<()> {
         let _alter = self.alter_lock.lock();
         let p = self.alter_catalog(db, table, ops)?;
-        self.finish_alter(p)
+        let id = p.table.def.id;
+        let fks = p.checked_fks.clone();
+        self.finish_alter(p)?;
+        if fks.is_empty() {
+            return Ok(());
+        }
+        // The constraints are published and every writer on an older
+        // catalog has ended (finish_alter waited for their pins): a row
+        // without a parent now is one that was there before, and the ALTER
+        // fails with 1452, leaving the table without the new constraints
+        // (their indexes stay).
+        let orphan = {
+            let cat = self.catalog();
+            match cat
+                .databases
+                .values()
+                .flat_map(|d| d.tables.values())
+                .find(|t| t.def.id == id)
+            {
+                Some(t) => crate::foreign::find_orphan(&self.txn, &cat, t, &fks)?,
+                None => None,
+            }
+        };
+        if let Some(e) = orphan {
+            self.change_table(id, |def| {
+                def.foreign_keys.retain(|f| !fks.contains(&f.name))
+            })?;
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// RENAME TABLE `db.name` TO `new_db.new_name`.
@@ -226,12 +272,20 @@ impl Engine {
                     table: table.to_string(),
                 })?;
             let mut def = cur.def.clone();
+            crate::foreign::check_alter(cat, &cur.def, &ops)?;
             let mut ch = Changes::default();
             let now = chrono::Local::now().naive_local();
             for op in ops {
                 apply(&mut def, op, next_id, &mut ch, now)?;
             }
             normalize_slots(&mut def);
+            let new_fks = std::mem::take(&mut ch.foreign_keys);
+            let mut added_fk_names = Vec::new();
+            if !new_fks.is_empty() {
+                let added = crate::foreign::resolve_new(cat, &def, new_fks, ch.check_rows)?;
+                added_fk_names = added.iter().map(|f| f.name.clone()).collect();
+                def.foreign_keys.extend(added);
+            }
             let (new_db, new_name) = ch
                 .rename
                 .clone()
@@ -252,6 +306,34 @@ impl Engine {
                 Arc::make_mut(old).tables.remove(table);
                 def.db = new_db.clone();
                 def.name = new_name.clone();
+                // Foreign keys follow a renamed parent, as in InnoDB.
+                for fk in def.foreign_keys.iter_mut() {
+                    if fk.ref_db == db && fk.ref_table == table {
+                        fk.ref_db = new_db.clone();
+                        fk.ref_table = new_name.clone();
+                    }
+                }
+                for (cdb, cname) in cat.children_of(db, table).to_vec() {
+                    let Some(child) = cat.table(&cdb, &cname).cloned() else {
+                        continue;
+                    };
+                    let mut cdef = child.def.clone();
+                    for fk in cdef.foreign_keys.iter_mut() {
+                        if fk.ref_db == db && fk.ref_table == table {
+                            fk.ref_db = new_db.clone();
+                            fk.ref_table = new_name.clone();
+                        }
+                    }
+                    batch.put(
+                        Keyspace::Meta,
+                        meta_key(META_TABLE, &cdef.id.to_be_bytes()),
+                        json(&cdef)?,
+                    );
+                    let nt = Arc::new(Table::sharing_runtime(cdef, &child));
+                    if let Some(d) = cat.databases.get_mut(&cdb) {
+                        Arc::make_mut(d).tables.insert(cname, nt);
+                    }
+                }
             }
             batch.put(
                 Keyspace::Meta,
@@ -275,6 +357,11 @@ impl Engine {
                 version: cat.version + 1,
                 dropped: ch.dropped,
                 added: ch.added,
+                checked_fks: if ch.check_rows {
+                    added_fk_names
+                } else {
+                    Vec::new()
+                },
             })
         })
     }
@@ -514,6 +601,10 @@ struct Changes {
     dropped: Vec<IndexId>,
     added: Vec<IndexId>,
     rename: Option<(String, String)>,
+    /// Foreign keys to add (checked against the catalog after every
+    /// operation is applied) and whether to check existing rows.
+    foreign_keys: Vec<crate::ddl::NewForeignKey>,
+    check_rows: bool,
 }
 
 fn column_position(def: &TableDef, name: &str) -> Option<usize> {
@@ -576,6 +667,11 @@ fn shift_columns(def: &mut TableDef, f: impl Fn(usize) -> usize) {
     }
     for ix in def.indexes.iter_mut() {
         for c in ix.columns.iter_mut() {
+            *c = f(*c);
+        }
+    }
+    for fk in def.foreign_keys.iter_mut() {
+        for c in fk.columns.iter_mut() {
             *c = f(*c);
         }
     }
@@ -723,6 +819,45 @@ fn apply(
             let ix = def.indexes.remove(pos);
             ch.added.retain(|&i| i != ix.id);
             ch.dropped.push(ix.id);
+        }
+        AlterOp::AddForeignKey { fk, checks } => {
+            let indexes: Vec<(String, Vec<usize>, bool)> = def
+                .indexes
+                .iter()
+                .map(|i| (i.name.clone(), i.columns.clone(), i.unique))
+                .collect();
+            if let Some((name, cols, _)) =
+                crate::ddl::fk_index(&fk, &def.columns, &def.primary_key, &indexes)
+            {
+                let columns = cols.iter().map(|&c| def.columns[c].name.clone()).collect();
+                let free = !indexes
+                    .iter()
+                    .any(|(n, _, _)| n.eq_ignore_ascii_case(&name));
+                apply(
+                    def,
+                    AlterOp::AddIndex {
+                        name: free.then_some(name),
+                        columns,
+                        unique: false,
+                    },
+                    next_id,
+                    ch,
+                    now,
+                )?;
+            }
+            ch.check_rows |= checks;
+            ch.foreign_keys.push(fk);
+        }
+        AlterOp::DropForeignKey { name } => {
+            let before = def.foreign_keys.len();
+            def.foreign_keys
+                .retain(|f| !f.name.eq_ignore_ascii_case(&name));
+            if def.foreign_keys.len() == before {
+                return Err(Error::ForeignKey {
+                    code: 1091,
+                    message: format!("Can't DROP FOREIGN KEY `{name}`; check that it exists"),
+                });
+            }
         }
         AlterOp::RenameTo { db, name } => ch.rename = Some((db, name)),
     }

@@ -112,6 +112,60 @@ impl IndexState {
     }
 }
 
+/// What a foreign key does to the child rows of a parent row that is deleted,
+/// or whose referenced columns are updated (`ON DELETE` / `ON UPDATE`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FkAction {
+    /// RESTRICT: the parent change fails with 1451 while a child row exists.
+    Restrict,
+    /// NO ACTION (the default): as RESTRICT — InnoDB checks immediately, it
+    /// has no deferred constraints.
+    #[default]
+    NoAction,
+    /// CASCADE: child rows are deleted, or their columns follow the update.
+    Cascade,
+    /// SET NULL: the child columns become NULL.
+    SetNull,
+}
+
+impl FkAction {
+    /// The SQL words, as SHOW CREATE TABLE and information_schema print them.
+    pub fn sql(self) -> &'static str {
+        match self {
+            FkAction::Restrict => "RESTRICT",
+            FkAction::NoAction => "NO ACTION",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+        }
+    }
+}
+
+/// A FOREIGN KEY constraint of the table that holds it (the child). See
+/// `crate::foreign` for how it is enforced.
+///
+/// The parent is named, not referenced by id: a foreign key may name a table
+/// that does not exist (created with `foreign_key_checks = 0`, as mysqldump
+/// output does), and RENAME TABLE of the parent rewrites the names, as InnoDB
+/// does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForeignKeyDef {
+    /// Constraint name, unique within the database (`<table>_ibfk_<n>` when
+    /// not given, as InnoDB names them).
+    pub name: String,
+    /// The child's column positions, in constraint order.
+    pub columns: Vec<usize>,
+    /// The parent's database.
+    pub ref_db: String,
+    /// The parent table.
+    pub ref_table: String,
+    /// The parent's column names, pairwise with `columns`.
+    pub ref_columns: Vec<String>,
+    /// ON DELETE.
+    pub on_delete: FkAction,
+    /// ON UPDATE.
+    pub on_update: FkAction,
+}
+
 /// A table's persistent definition.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableDef {
@@ -142,6 +196,9 @@ pub struct TableDef {
     /// columns. Legacy records lack it (see [`ColumnDef::collation`]).
     #[serde(default = "legacy_collation")]
     pub default_collation: Collation,
+    /// FOREIGN KEY constraints this table (as the child) holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<ForeignKeyDef>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -347,9 +404,52 @@ pub struct Catalog {
     pub users: BTreeMap<(String, String), Arc<UserDef>>,
     /// Incremented by every change; prepared statements re-plan when it moved.
     pub version: u64,
+    /// The foreign keys that reference each table, by (parent database,
+    /// parent table): the child tables that hold one. Derived from the
+    /// tables' definitions by [`Catalog::index_foreign_keys`], which every
+    /// catalog change runs before publishing; shared between snapshots.
+    pub referenced_by: Arc<BTreeMap<(String, String), Vec<(String, String)>>>,
 }
 
 impl Catalog {
+    /// Rebuilds [`Catalog::referenced_by`] from the tables' foreign keys. One
+    /// pass over the tables (a pointer test for each table without foreign
+    /// keys); DDL only.
+    pub fn index_foreign_keys(&mut self) {
+        let mut map: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
+        for db in self.databases.values() {
+            for t in db.tables.values() {
+                for fk in &t.def.foreign_keys {
+                    let children = map
+                        .entry((fk.ref_db.clone(), fk.ref_table.clone()))
+                        .or_default();
+                    let child = (t.def.db.clone(), t.def.name.clone());
+                    if !children.contains(&child) {
+                        children.push(child);
+                    }
+                }
+            }
+        }
+        if map != *self.referenced_by {
+            self.referenced_by = Arc::new(map);
+        }
+    }
+
+    /// The tables holding a foreign key that references `db`.`table`.
+    pub fn children_of(&self, db: &str, table: &str) -> &[(String, String)] {
+        self.referenced_by
+            .get(&(db.to_string(), table.to_string()))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether a write to `table` has foreign keys to honour: it holds one, or
+    /// one references it.
+    pub fn has_foreign_keys(&self, table: &Table) -> bool {
+        !table.def.foreign_keys.is_empty()
+            || (!self.referenced_by.is_empty()
+                && !self.children_of(&table.def.db, &table.def.name).is_empty())
+    }
+
     /// Looks up a table.
     pub fn table(&self, db: &str, name: &str) -> Option<&Arc<Table>> {
         self.databases.get(db)?.tables.get(name)

@@ -4,11 +4,14 @@
 //! Accepted and ignored, as MySQL users expect: table options (ENGINE, CHARSET,
 //! COLLATE, ROW_FORMAT, COMMENT, AUTO_INCREMENT=n is honoured), column
 //! CHARACTER SET / COLLATE / COMMENT, display widths, ZEROFILL-free integer
-//! forms. Refused with 1235: FOREIGN KEY, CHECK, generated columns, ENUM/SET/JSON,
-//! TIME, spatial types.
+//! forms. FOREIGN KEY constraints (table and column level, as MariaDB and
+//! MySQL 9 honour both) are translated here and checked against the catalog
+//! in `crate::foreign`. Refused with 1235: CHECK, generated columns,
+//! ENUM/SET/JSON, TIME, spatial types, ON DELETE / ON UPDATE SET DEFAULT
+//! (InnoDB refuses it too).
 
 use crate::alter::{AlterOp, ColumnPosition};
-use crate::catalog::{ColumnDef, DefaultValue, IndexDef, TableDef};
+use crate::catalog::{ColumnDef, DefaultValue, FkAction, IndexDef, TableDef};
 use crate::collation::Collation;
 use crate::types::SqlType;
 use canyon_common::{Error, Result};
@@ -27,6 +30,132 @@ pub struct NewTable {
     pub auto_increment_start: Option<u64>,
     /// The table's default collation.
     pub default_collation: Collation,
+    /// FOREIGN KEY constraints, before they are checked against the catalog.
+    pub foreign_keys: Vec<NewForeignKey>,
+}
+
+/// A FOREIGN KEY constraint as written.
+#[derive(Debug, Clone)]
+pub struct NewForeignKey {
+    /// `CONSTRAINT name`, else the MySQL index name after `FOREIGN KEY`
+    /// (MariaDB names the constraint by it); `None`: generated.
+    pub name: Option<String>,
+    /// The child's columns (positions).
+    pub columns: Vec<usize>,
+    /// The parent's database, when written (else the child's).
+    pub ref_db: Option<String>,
+    /// The parent table.
+    pub ref_table: String,
+    /// The parent's columns.
+    pub ref_columns: Vec<String>,
+    /// ON DELETE.
+    pub on_delete: FkAction,
+    /// ON UPDATE.
+    pub on_update: FkAction,
+}
+
+/// The referential action as stored (SET DEFAULT: 1235).
+fn fk_action(a: &Option<ast::ReferentialAction>) -> Result<FkAction> {
+    Ok(match a {
+        None | Some(ast::ReferentialAction::NoAction) => FkAction::NoAction,
+        Some(ast::ReferentialAction::Restrict) => FkAction::Restrict,
+        Some(ast::ReferentialAction::Cascade) => FkAction::Cascade,
+        Some(ast::ReferentialAction::SetNull) => FkAction::SetNull,
+        Some(ast::ReferentialAction::SetDefault) => {
+            return Err(Error::Unsupported(
+                "ON DELETE / ON UPDATE SET DEFAULT".into(),
+            ))
+        }
+    })
+}
+
+/// Translates a FOREIGN KEY constraint over `columns`; `own` is the column a
+/// column-level REFERENCES stands on.
+pub fn foreign_key(
+    fk: &ast::ForeignKeyConstraint,
+    columns: &[ColumnDef],
+    own: Option<usize>,
+) -> Result<NewForeignKey> {
+    let cols = match own {
+        Some(c) => vec![c],
+        None => fk
+            .columns
+            .iter()
+            .map(|id| {
+                columns
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&id.value))
+                    .ok_or(Error::UnknownColumn {
+                        column: id.value.clone(),
+                        context: "foreign key".into(),
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?,
+    };
+    let parts: Vec<String> = fk
+        .foreign_table
+        .0
+        .iter()
+        .map(|p| p.to_string().trim_matches('`').to_string())
+        .collect();
+    let (ref_db, ref_table) = match parts.as_slice() {
+        [t] => (None, t.clone()),
+        [d, t] => (Some(d.clone()), t.clone()),
+        _ => return Err(Error::Syntax(fk.foreign_table.to_string())),
+    };
+    let name = fk.name.as_ref().or(fk.index_name.as_ref());
+    if fk.match_kind.is_some() || fk.characteristics.is_some() {
+        return Err(Error::Unsupported(
+            "MATCH / DEFERRABLE in FOREIGN KEY".into(),
+        ));
+    }
+    let nf = NewForeignKey {
+        name: name.map(|n| n.value.clone()),
+        columns: cols,
+        ref_db,
+        ref_table,
+        ref_columns: fk
+            .referred_columns
+            .iter()
+            .map(|c| c.value.clone())
+            .collect(),
+        on_delete: fk_action(&fk.on_delete)?,
+        on_update: fk_action(&fk.on_update)?,
+    };
+    if nf.ref_columns.len() != nf.columns.len() {
+        return Err(Error::ForeignKey {
+            code: 1239,
+            message: format!(
+                "Incorrect foreign key definition for '{}': Key reference and table reference don't match",
+                nf.name.as_deref().unwrap_or("foreign key without name")
+            ),
+        });
+    }
+    Ok(nf)
+}
+
+/// The index a new foreign key needs on the child (invariant 1 of
+/// `crate::foreign`), when none of `indexes` (nor the primary key) leads with
+/// its columns: named as MariaDB and MySQL name it — the constraint's name
+/// if written, else the first column's.
+pub fn fk_index(
+    fk: &NewForeignKey,
+    columns: &[ColumnDef],
+    primary_key: &[usize],
+    indexes: &[(String, Vec<usize>, bool)],
+) -> Option<(String, Vec<usize>, bool)> {
+    let covered = (!primary_key.is_empty() && primary_key.starts_with(&fk.columns))
+        || indexes
+            .iter()
+            .any(|(_, cols, _)| cols.starts_with(&fk.columns));
+    if covered {
+        return None;
+    }
+    let name = fk
+        .name
+        .clone()
+        .unwrap_or_else(|| columns[fk.columns[0]].name.clone());
+    Some((name, fk.columns.clone(), false))
 }
 
 /// Maps a declared SQL type.
@@ -220,9 +349,8 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             ast::ColumnOption::Collation(co) => collation = Some(object_name(co)),
             ast::ColumnOption::Comment(_) => {}
             ast::ColumnOption::OnUpdate(_) => {}
-            ast::ColumnOption::ForeignKey(_) => {
-                return Err(Error::Unsupported("FOREIGN KEY".into()))
-            }
+            // Column-level REFERENCES: read by create_table.
+            ast::ColumnOption::ForeignKey(_) => {}
             ast::ColumnOption::Check(_) => {
                 return Err(Error::Unsupported("CHECK constraints".into()))
             }
@@ -292,6 +420,14 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         }
         columns.push(col);
     }
+    let mut foreign_keys = Vec::new();
+    for (pos, c) in ct.columns.iter().enumerate() {
+        for opt in &c.options {
+            if let ast::ColumnOption::ForeignKey(fk) = &opt.option {
+                foreign_keys.push(foreign_key(fk, &columns, Some(pos))?);
+            }
+        }
+    }
     for con in &ct.constraints {
         match con {
             ast::TableConstraint::PrimaryKey(pk) => {
@@ -322,13 +458,20 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
                     .unwrap_or_else(|| columns[cols[0]].name.clone());
                 indexes.push((name, cols, false));
             }
-            ast::TableConstraint::ForeignKey(_) => {
-                return Err(Error::Unsupported("FOREIGN KEY".into()))
+            ast::TableConstraint::ForeignKey(fk) => {
+                foreign_keys.push(foreign_key(fk, &columns, None)?);
             }
             ast::TableConstraint::Check(_) => {
                 return Err(Error::Unsupported("CHECK constraints".into()))
             }
             other => return Err(Error::Unsupported(format!("table constraint {other}"))),
+        }
+    }
+    // Each constraint gets the child index it needs (named before the
+    // duplicate-name suffixes below are applied).
+    for fk in &foreign_keys {
+        if let Some(ix) = fk_index(fk, &columns, &primary_key, &indexes) {
+            indexes.push(ix);
         }
     }
     // Unnamed duplicates get MySQL's _2, _3 suffixes.
@@ -358,6 +501,7 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         indexes,
         auto_increment_start,
         default_collation,
+        foreign_keys,
     })
 }
 
@@ -438,6 +582,7 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
         slots: Vec::new(),
         slot_count: 0,
         default_collation: t.default_collation,
+        foreign_keys: Vec::new(),
     }
 }
 
@@ -461,9 +606,13 @@ fn index_column_names(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
 /// Translates the operations of an ALTER TABLE; `resolve` turns a RENAME
 /// target into (database, table). Forms Canyon cannot do online (or at all)
 /// are refused with 1235; see `crate::alter`.
+/// `columns` are the table's (a FOREIGN KEY names them) and `fk_checks` the
+/// session's `foreign_key_checks`.
 pub fn alter_ops(
     at: &ast::AlterTable,
     table_default: Collation,
+    columns: &[ColumnDef],
+    fk_checks: bool,
     resolve: &dyn Fn(&ast::ObjectName) -> Result<(String, String)>,
 ) -> Result<Vec<AlterOp>> {
     use ast::AlterTableOperation as Op;
@@ -532,9 +681,16 @@ pub fn alter_ops(
                         "ADD PRIMARY KEY (it needs a table rewrite)".into(),
                     ))
                 }
+                ast::TableConstraint::ForeignKey(fk) => ops.push(AlterOp::AddForeignKey {
+                    fk: foreign_key(fk, columns, None)?,
+                    checks: fk_checks,
+                }),
                 other => return Err(Error::Unsupported(format!("ALTER TABLE ADD {other}"))),
             },
             Op::DropIndex { name } => ops.push(AlterOp::DropIndex {
+                name: name.value.clone(),
+            }),
+            Op::DropForeignKey { name, .. } => ops.push(AlterOp::DropForeignKey {
                 name: name.value.clone(),
             }),
             Op::RenameTable { table_name } => {

@@ -200,6 +200,7 @@ impl Engine {
                 t.stats.load(ks);
             }
         }
+        catalog.index_foreign_keys();
         let engine = Arc::new(Engine {
             config,
             storage,
@@ -453,6 +454,7 @@ impl Engine {
         let mut batch = WriteBatch::new();
         let before = *next_id;
         let out = f(&mut copy, &mut next_id, &mut batch)?;
+        copy.index_foreign_keys();
         if *next_id != before {
             batch.put(
                 Keyspace::Meta,
@@ -602,18 +604,21 @@ impl Engine {
     // ---- tables --------------------------------------------------------------------
 
     /// CREATE TABLE. Returns false when it existed and IF NOT EXISTS was given.
+    /// Its foreign keys are checked against the catalog (`crate::foreign`;
+    /// the parent may be missing when `fk_checks` is off).
     pub fn create_table(
         &self,
         db: &str,
         name: &str,
-        t: crate::ddl::NewTable,
+        mut t: crate::ddl::NewTable,
         if_not_exists: bool,
+        fk_checks: bool,
     ) -> Result<bool> {
         validate_name(name)?;
         self.change(|cat, next_id, batch| {
             let database = cat
                 .databases
-                .get_mut(db)
+                .get(db)
                 .ok_or_else(|| Error::UnknownDatabase(db.to_string()))?;
             if database.tables.contains_key(name) {
                 return if if_not_exists {
@@ -623,9 +628,11 @@ impl Engine {
                 };
             }
             let start = t.auto_increment_start;
+            let new_fks = std::mem::take(&mut t.foreign_keys);
             let id = take_id(next_id);
             let index_ids: Vec<u32> = (0..t.indexes.len()).map(|_| take_id(next_id)).collect();
-            let def = crate::ddl::finish(t, db, name, id, &index_ids);
+            let mut def = crate::ddl::finish(t, db, name, id, &index_ids);
+            def.foreign_keys = crate::foreign::resolve_new(cat, &def, new_fks, fk_checks)?;
             batch.put(
                 Keyspace::Meta,
                 meta_key(META_TABLE, &id.to_be_bytes()),
@@ -637,6 +644,10 @@ impl Engine {
                     .auto_increment
                     .store(s.saturating_sub(1), Ordering::Relaxed);
             }
+            let database = cat
+                .databases
+                .get_mut(db)
+                .expect("the database was found above, under the DDL mutex");
             Arc::make_mut(database)
                 .tables
                 .insert(name.to_string(), Arc::new(table));
@@ -645,9 +656,21 @@ impl Engine {
     }
 
     /// DROP TABLE. Returns false when it did not exist and IF EXISTS was given.
-    pub fn drop_table(&self, db: &str, name: &str, if_exists: bool) -> Result<bool> {
+    /// With `fk_checks`, a table another table references cannot be dropped
+    /// unless that table is among `dropped` (the statement's other tables).
+    pub fn drop_table(
+        &self,
+        db: &str,
+        name: &str,
+        if_exists: bool,
+        fk_checks: bool,
+        dropped: &[(String, String)],
+    ) -> Result<bool> {
         let _alter = self.alter_lock.lock();
         let removed = self.change(|cat, _, batch| {
+            if fk_checks {
+                crate::foreign::check_drop(cat, db, name, dropped)?;
+            }
             let database = match cat.databases.get_mut(db) {
                 Some(d) => d,
                 None if if_exists => return Ok(None),
@@ -676,9 +699,14 @@ impl Engine {
 
     /// TRUNCATE TABLE: the table gets new ids (so concurrent readers of the old
     /// ids see the old data until they finish) and the old data is purged.
-    pub fn truncate_table(&self, db: &str, name: &str) -> Result<()> {
+    /// With `fk_checks`, a table another table references cannot be
+    /// truncated (1701), as in InnoDB.
+    pub fn truncate_table(&self, db: &str, name: &str, fk_checks: bool) -> Result<()> {
         let _alter = self.alter_lock.lock();
         let old = self.change(|cat, next_id, batch| {
+            if fk_checks {
+                crate::foreign::check_truncate(cat, db, name)?;
+            }
             let database = cat
                 .databases
                 .get_mut(db)

@@ -44,6 +44,7 @@ use crate::expr::{
     eval, eval_predicate, subquery_key, Env, EvalContext, Expr, SubqueryExpr, SubqueryKind,
     SubqueryRows, SubqueryRunner, WithSubqueries,
 };
+use crate::foreign::{self, FkScope};
 use crate::functions::Func;
 use crate::plan::{
     eval_count, row_order, DeletePlan, InsertPlan, OnDuplicate, RowOrder, UpdatePlan,
@@ -70,7 +71,7 @@ pub struct StatementEffects {
     pub warnings: Vec<(u16, String)>,
 }
 
-fn scale_of(ty: SqlType) -> u8 {
+pub(crate) fn scale_of(ty: SqlType) -> u8 {
     match ty {
         SqlType::Decimal { scale, .. } => scale,
         _ => 0,
@@ -243,7 +244,7 @@ fn encode_over(txn: &mut Transaction, table: &Table, pk: &[u8], row: &[Value]) -
     ))
 }
 
-fn row_lock_key(table: &Table, pk: &[u8]) -> Vec<u8> {
+pub(crate) fn row_lock_key(table: &Table, pk: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(5 + pk.len());
     k.push(b'r');
     k.extend_from_slice(&table.def.id.to_be_bytes());
@@ -669,7 +670,7 @@ fn same_columns_by<'a>(
 
 /// The version an UPDATE replaces, as [`write_update`] is given it.
 #[derive(Clone, Copy)]
-enum OldRow<'a> {
+pub(crate) enum OldRow<'a> {
     /// The whole row.
     Row(&'a [Value]),
     /// The value each assigned column had (in assignment order, each column
@@ -681,7 +682,7 @@ enum OldRow<'a> {
 
 impl<'a> OldRow<'a> {
     /// Column `c` of the old version, where `new` is the new one.
-    fn column(self, new: &'a [Value], c: usize) -> &'a Value {
+    pub(crate) fn column(self, new: &'a [Value], c: usize) -> &'a Value {
         match self {
             OldRow::Row(row) => &row[c],
             OldRow::Replaced(replaced) => replaced
@@ -819,14 +820,19 @@ fn is_last_unique_key(table: &Table, hit: KeyHit) -> bool {
 
 /// Writes `new` over the locked row `old` stored at `pk`. When the primary key
 /// changes the row moves: the new key is locked and must be free. Unique values
-/// the row keeps are its own; only changed ones are checked. Nothing is written
-/// when a check fails.
-fn write_update(
+/// the row keeps are its own; only changed ones are checked. With `fk`, the
+/// row's changed foreign keys must find their parents and children of its
+/// changed referenced columns follow their constraints (`crate::foreign`;
+/// `depth` counts the cascades that led here). A failed check fails the
+/// statement, which rolls back whatever was written.
+pub(crate) fn write_update(
     txn: &mut Transaction,
     table: &Table,
     pk: Vec<u8>,
     old: OldRow<'_>,
     new: &[Value],
+    fk: Option<&mut FkScope<'_>>,
+    depth: usize,
 ) -> Result<()> {
     let def = &table.def;
     let old_keys = index_keys_by(table, |c| old.column(new, c));
@@ -843,6 +849,10 @@ fn write_update(
         pk.clone()
     };
     let bytes = encode_over(txn, table, &pk, new)?;
+    let mut fk = fk;
+    if let Some(scope) = fk.as_deref_mut() {
+        foreign::check_parents(txn, scope, table, new, Some(old))?;
+    }
     if new_pk != pk {
         txn.lock(&row_lock_key(table, &new_pk))?;
         if txn.get_locked(def.id, &new_pk)?.is_some() {
@@ -854,6 +864,9 @@ fn write_update(
     } else {
         check_unique(txn, table, new, &pk, old)?;
         txn.put(def.id, pk, bytes, old_keys, new_keys);
+    }
+    if let Some(scope) = fk {
+        foreign::on_parent_update(txn, scope, table, old, new, depth)?;
     }
     Ok(())
 }
@@ -1036,6 +1049,7 @@ pub fn run_insert(
         plan.rows.len()
     });
     let mut stats = InsertStats::default();
+    let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
     // The AUTO_INCREMENT value of the last row processed, which MySQL reports in
     // the OK packet when no value was generated (sql_insert.cc: the value of
     // `next_number_field` once the statement is done).
@@ -1086,11 +1100,14 @@ pub fn run_insert(
         };
         let outcome = match &plan.on_duplicate {
             OnDuplicate::Error => match find_conflict(txn, table, &row, &pk)? {
-                None => {
-                    let keys = index_keys(table, &row);
-                    txn.put(def.id, pk, encode_table_row(table, &row), Vec::new(), keys);
-                    RowOutcome::Inserted
-                }
+                None => match insert_checked(txn, fk.as_mut(), table, pk, &row) {
+                    Ok(()) => RowOutcome::Inserted,
+                    Err(e @ Error::ForeignKey { .. }) if plan.ignore => {
+                        skip_warning(effects, e);
+                        RowOutcome::Skipped
+                    }
+                    Err(e) => return Err(e),
+                },
                 Some(c) if plan.ignore => {
                     skip_warning(effects, conflict_error(table, c.key, &row));
                     RowOutcome::Skipped
@@ -1098,27 +1115,41 @@ pub fn run_insert(
                 Some(c) => return Err(conflict_error(table, c.key, &row)),
             },
             OnDuplicate::Replace => {
-                stats.deleted += replace_row(txn, table, &pk, &row)?;
+                stats.deleted += replace_row(txn, table, &pk, &row, fk.as_mut())?;
                 RowOutcome::Inserted
             }
             OnDuplicate::Update(assignments) => match find_conflict(txn, table, &row, &pk)? {
-                None => {
-                    let keys = index_keys(table, &row);
-                    txn.put(def.id, pk, encode_table_row(table, &row), Vec::new(), keys);
-                    RowOutcome::Inserted
-                }
+                None => match insert_checked(txn, fk.as_mut(), table, pk, &row) {
+                    Ok(()) => RowOutcome::Inserted,
+                    Err(e @ Error::ForeignKey { .. }) if plan.ignore => {
+                        skip_warning(effects, e);
+                        RowOutcome::Skipped
+                    }
+                    Err(e) => return Err(e),
+                },
                 Some(c) => {
                     let new = upsert_values(table, assignments, &c.row, &row, ctx, rowno, effects)?;
                     if new == c.row {
                         row = new;
                         RowOutcome::Updated { changed: false }
                     } else {
-                        match write_update(txn, table, c.pk, OldRow::Row(&c.row), &new) {
+                        match write_update(
+                            txn,
+                            table,
+                            c.pk,
+                            OldRow::Row(&c.row),
+                            &new,
+                            fk.as_mut(),
+                            0,
+                        ) {
                             Ok(()) => {
                                 row = new;
                                 RowOutcome::Updated { changed: true }
                             }
-                            Err(e @ Error::DuplicateEntry { .. }) if plan.ignore => {
+                            Err(
+                                e @ (Error::DuplicateEntry { .. }
+                                | Error::ForeignKey { code: 1452, .. }),
+                            ) if plan.ignore => {
                                 skip_warning(effects, e);
                                 RowOutcome::Skipped
                             }
@@ -1196,13 +1227,39 @@ pub fn run_insert(
     })
 }
 
-/// Records a duplicate-key error that IGNORE turns into warning 1062.
+/// Records a duplicate-key (1062) or missing-parent (1452) error that IGNORE
+/// turns into a warning.
 fn skip_warning(effects: &mut StatementEffects, e: Error) {
-    if let Error::DuplicateEntry { value, key } = e {
-        effects
+    match e {
+        Error::DuplicateEntry { value, key } => effects
             .warnings
-            .push((1062, format!("Duplicate entry '{value}' for key '{key}'")));
+            .push((1062, format!("Duplicate entry '{value}' for key '{key}'"))),
+        Error::ForeignKey { code, message } => effects.warnings.push((code, message)),
+        _ => {}
     }
+}
+
+/// Stores a new row at `pk` (its keys are known to be free), after its
+/// foreign keys found their parents.
+fn insert_checked(
+    txn: &mut Transaction,
+    fk: Option<&mut FkScope<'_>>,
+    table: &Table,
+    pk: Vec<u8>,
+    row: &[Value],
+) -> Result<()> {
+    if let Some(scope) = fk {
+        foreign::check_parents(txn, scope, table, row, None)?;
+    }
+    let keys = index_keys(table, row);
+    txn.put(
+        table.def.id,
+        pk,
+        encode_table_row(table, row),
+        Vec::new(),
+        keys,
+    );
+    Ok(())
 }
 
 /// Evaluates the value of an assignment (`SET col = e`, ON DUPLICATE KEY UPDATE).
@@ -1271,31 +1328,40 @@ fn upsert_values(
 /// Stores `row` (at `pk`) for a REPLACE: deletes each row it collides with, or
 /// overwrites the last one in place (see the section comment). Returns the rows
 /// deleted, counting an in-place overwrite that changed the row as one.
-fn replace_row(txn: &mut Transaction, table: &Table, pk: &[u8], row: &[Value]) -> Result<u64> {
+///
+/// A deleted row is a parent row deleted (its children's ON DELETE applies);
+/// an overwrite in place is an update.
+fn replace_row(
+    txn: &mut Transaction,
+    table: &Table,
+    pk: &[u8],
+    row: &[Value],
+    mut fk: Option<&mut FkScope<'_>>,
+) -> Result<u64> {
     let def = &table.def;
     let mut deleted = 0;
     // Each round removes one colliding row, so there are at most as many rounds
     // as keys (the primary key and each unique index), plus the final insert.
     for _ in 0..def.indexes.len() + 2 {
         let Some(c) = find_conflict(txn, table, row, pk)? else {
-            let keys = index_keys(table, row);
-            txn.put(
-                def.id,
-                pk.to_vec(),
-                encode_table_row(table, row),
-                Vec::new(),
-                keys,
-            );
+            insert_checked(txn, fk, table, pk.to_vec(), row)?;
             return Ok(deleted);
         };
-        if is_last_unique_key(table, c.key) {
+        // MySQL's write_record overwrites in place only a table no foreign
+        // key references: a referenced row is deleted (its children's ON
+        // DELETE applies) and inserted again.
+        let referenced = fk.as_deref().is_some_and(|s| s.is_referenced(table));
+        if is_last_unique_key(table, c.key) && !referenced {
             if c.row.as_slice() != row {
-                write_update(txn, table, c.pk, OldRow::Row(&c.row), row)?;
+                write_update(txn, table, c.pk, OldRow::Row(&c.row), row, fk, 0)?;
                 deleted += 1;
             }
             return Ok(deleted);
         }
         txn.delete(def.id, c.pk, index_keys(table, &c.row));
+        if let Some(scope) = fk.as_deref_mut() {
+            foreign::on_parent_change(txn, scope, table, OldRow::Row(&c.row), None, 0)?;
+        }
         deleted += 1;
     }
     Err(Error::Internal(
@@ -1481,6 +1547,7 @@ pub fn run_update(
     };
     let mut matched = 0u64;
     let mut changed = 0u64;
+    let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
     for_each_target_row(
         txn,
         table,
@@ -1519,7 +1586,15 @@ pub fn run_update(
                 return Ok(());
             }
             changed += 1;
-            write_update(txn, table, pk, OldRow::Replaced(&replaced), &row)
+            write_update(
+                txn,
+                table,
+                pk,
+                OldRow::Replaced(&replaced),
+                &row,
+                fk.as_mut(),
+                0,
+            )
         },
     )?;
     Ok(QueryResult::Ok {
@@ -1572,6 +1647,7 @@ pub fn run_delete(
         ),
     };
     let mut deleted = 0u64;
+    let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
     for_each_target_row(
         txn,
         table,
@@ -1582,6 +1658,9 @@ pub fn run_delete(
         ctx,
         &mut |txn, pk, old| {
             txn.delete(table.def.id, pk, index_keys(table, &old));
+            if let Some(scope) = fk.as_mut() {
+                foreign::on_parent_change(txn, scope, table, OldRow::Row(&old), None, 0)?;
+            }
             deleted += 1;
             Ok(())
         },

@@ -60,11 +60,12 @@ pub enum SystemTable {
     Columns,
     /// STATISTICS: one row per index column.
     Statistics,
-    /// KEY_COLUMN_USAGE: one row per PRIMARY / UNIQUE key column.
+    /// KEY_COLUMN_USAGE: one row per PRIMARY / UNIQUE key column and per
+    /// FOREIGN KEY column.
     KeyColumnUsage,
-    /// TABLE_CONSTRAINTS: one row per PRIMARY / UNIQUE key.
+    /// TABLE_CONSTRAINTS: one row per PRIMARY / UNIQUE key and FOREIGN KEY.
     TableConstraints,
-    /// REFERENTIAL_CONSTRAINTS: empty (no foreign keys).
+    /// REFERENTIAL_CONSTRAINTS: one row per FOREIGN KEY.
     ReferentialConstraints,
     /// ENGINES.
     Engines,
@@ -1033,6 +1034,24 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                         ]);
                     }
                 }
+                for fk in &t.def.foreign_keys {
+                    for (seq, (&c, rc)) in fk.columns.iter().zip(&fk.ref_columns).enumerate() {
+                        out.push(vec![
+                            s("def"),
+                            s(db),
+                            s(&fk.name),
+                            s("def"),
+                            s(db),
+                            s(&t.def.name),
+                            s(&t.def.columns[c].name),
+                            u(seq as u64 + 1),
+                            u(seq as u64 + 1),
+                            s(&fk.ref_db),
+                            s(&fk.ref_table),
+                            s(rc),
+                        ]);
+                    }
+                }
             }
         }
         SystemTable::TableConstraints => {
@@ -1053,6 +1072,52 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                             "UNIQUE"
                         }),
                         s("YES"),
+                    ]);
+                }
+                for fk in &t.def.foreign_keys {
+                    out.push(vec![
+                        s("def"),
+                        s(db),
+                        s(&fk.name),
+                        s(db),
+                        s(&t.def.name),
+                        s("FOREIGN KEY"),
+                        s("YES"),
+                    ]);
+                }
+            }
+        }
+        SystemTable::ReferentialConstraints => {
+            for (db, t) in visible_tables(g, p) {
+                for fk in &t.def.foreign_keys {
+                    // The parent's key the constraint leans on: PRIMARY or a
+                    // UNIQUE index on exactly the referenced columns (NULL
+                    // for a plain index, as in MySQL).
+                    let unique_name = g.catalog.table(&fk.ref_db, &fk.ref_table).and_then(|pt| {
+                        let refs: Option<Vec<usize>> =
+                            fk.ref_columns.iter().map(|c| pt.column(c)).collect();
+                        let refs = refs?;
+                        if pt.def.primary_key == refs {
+                            return Some("PRIMARY".to_string());
+                        }
+                        pt.def
+                            .indexes
+                            .iter()
+                            .find(|i| i.unique && i.columns == refs)
+                            .map(|i| i.name.clone())
+                    });
+                    out.push(vec![
+                        s("def"),
+                        s(db),
+                        s(&fk.name),
+                        s("def"),
+                        s(&fk.ref_db),
+                        unique_name.as_deref().map_or(Value::Null, s),
+                        s("NONE"),
+                        s(fk.on_update.sql()),
+                        s(fk.on_delete.sql()),
+                        s(&t.def.name),
+                        s(&fk.ref_table),
                     ]);
                 }
             }
@@ -1147,8 +1212,7 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                 ]);
             }
         }
-        SystemTable::ReferentialConstraints
-        | SystemTable::Routines
+        SystemTable::Routines
         | SystemTable::Views
         | SystemTable::Triggers
         | SystemTable::Events

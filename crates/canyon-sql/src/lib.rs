@@ -72,6 +72,7 @@ mod engine;
 pub mod exec;
 pub mod explain;
 pub mod expr;
+pub mod foreign;
 pub mod functions;
 pub mod infoschema;
 pub mod parse;

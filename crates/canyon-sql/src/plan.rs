@@ -75,6 +75,9 @@ pub struct InsertPlan {
     pub ignore: bool,
     /// What a row that collides with an existing row does.
     pub on_duplicate: OnDuplicate,
+    /// The catalog planned on, when the table holds or is referenced by a
+    /// foreign key (see `crate::foreign`); set by the session.
+    pub fk: Option<Arc<Catalog>>,
 }
 
 /// What an inserted row that collides with an existing row on the primary key or
@@ -129,6 +132,8 @@ pub struct UpdatePlan {
     /// the scan, and `access` and `order` are chosen again on the result (see the
     /// module doc).
     pub subqueries: bool,
+    /// See [`InsertPlan::fk`].
+    pub fk: Option<Arc<Catalog>>,
 }
 
 impl UpdatePlan {
@@ -162,6 +167,8 @@ pub struct DeletePlan {
     pub limit: Option<Expr>,
     /// Whether an expression holds a subquery (see [`UpdatePlan::subqueries`]).
     pub subqueries: bool,
+    /// See [`InsertPlan::fk`].
+    pub fk: Option<Arc<Catalog>>,
 }
 
 /// An executable plan.
@@ -429,6 +436,7 @@ pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPla
         select,
         ignore: ins.ignore,
         on_duplicate,
+        fk: None,
     })
 }
 
@@ -890,6 +898,7 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
         order,
         limit,
         subqueries,
+        fk: None,
     })
 }
 
@@ -934,6 +943,7 @@ pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePla
         order,
         limit,
         subqueries,
+        fk: None,
     })
 }
 

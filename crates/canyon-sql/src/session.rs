@@ -1130,7 +1130,7 @@ impl Session {
     }
 
     /// Plans SELECT/INSERT/UPDATE/DELETE; `None` for other statements.
-    fn plan_dml(&mut self, cat: &Catalog, parsed: &Parsed) -> Result<Option<Plan>> {
+    fn plan_dml(&mut self, cat: &Arc<Catalog>, parsed: &Parsed) -> Result<Option<Plan>> {
         let Parsed::Sql(stmt) = parsed else {
             return Ok(None);
         };
@@ -1148,7 +1148,15 @@ impl Session {
             Statement::Delete(d) => plan::plan_delete(&ctx, d).map(Plan::Delete),
             _ => return Ok(None),
         };
-        let plan = planned.map_err(|e| self.state.fill_account(e))?;
+        let mut plan = planned.map_err(|e| self.state.fill_account(e))?;
+        // A write to a table with either side of a foreign key carries the
+        // catalog it was planned on (crate::foreign).
+        match &mut plan {
+            Plan::Insert(p) if cat.has_foreign_keys(&p.table) => p.fk = Some(cat.clone()),
+            Plan::Update(p) if cat.has_foreign_keys(&p.table) => p.fk = Some(cat.clone()),
+            Plan::Delete(p) if cat.has_foreign_keys(&p.table) => p.fk = Some(cat.clone()),
+            _ => {}
+        }
         // Privileges: the account must hold a grant on the database of the
         // written table (for the statement's command) and of every table read
         // (SELECT), including those of joins, derived tables and subqueries.
@@ -1911,10 +1919,15 @@ impl Session {
                         Ok(ok(n as u64))
                     }
                     ast::ObjectType::Table => {
-                        for name in names {
-                            let (db, t) = self.split_name(name)?;
+                        let checks = self.fk_checks()?;
+                        let all = names
+                            .iter()
+                            .map(|n| self.split_name(n))
+                            .collect::<Result<Vec<_>>>()?;
+                        for (i, (db, t)) in all.iter().enumerate() {
+                            let (db, t) = (db.clone(), t.clone());
                             self.state.check_db(&cat, &db, "DROP", Some(&t))?;
-                            if !engine.drop_table(&db, &t, *if_exists)? {
+                            if !engine.drop_table(&db, &t, *if_exists, checks, &all[i + 1..])? {
                                 self.note(1051, format!("Unknown table '{db}.{t}'"));
                             }
                         }
@@ -1944,7 +1957,8 @@ impl Session {
                 };
                 let def = crate::ddl::create_table(ct, database.default_collation)?;
                 self.commit()?;
-                if !engine.create_table(&db, &t, def, ct.if_not_exists)? {
+                let checks = self.fk_checks()?;
+                if !engine.create_table(&db, &t, def, ct.if_not_exists, checks)? {
                     self.note(1050, format!("Table '{t}' already exists"));
                 }
                 Ok(ok(0))
@@ -1975,7 +1989,10 @@ impl Session {
                     return Err(Error::UnknownTable { db, table: t });
                 };
                 let default = table.def.default_collation;
-                let ops = crate::ddl::alter_ops(at, default, &|n| self.split_name(n))?;
+                let checks = self.fk_checks()?;
+                let ops = crate::ddl::alter_ops(at, default, &table.def.columns, checks, &|n| {
+                    self.split_name(n)
+                })?;
                 for op in &ops {
                     if let crate::alter::AlterOp::RenameTo { db: to, .. } = op {
                         self.state.check_db(&cat, to, "CREATE", None)?;
@@ -2012,7 +2029,7 @@ impl Session {
                 for target in &tr.table_names {
                     let (db, t) = self.split_name(&target.name)?;
                     self.state.check_db(&cat, &db, "DROP", Some(&t))?;
-                    engine.truncate_table(&db, &t)?;
+                    engine.truncate_table(&db, &t, self.fk_checks()?)?;
                 }
                 Ok(ok(0))
             }
@@ -2328,6 +2345,11 @@ impl Session {
         Ok(ok(0))
     }
 
+    /// The session's `foreign_key_checks`.
+    fn fk_checks(&self) -> Result<bool> {
+        Ok(self.state.get_var("foreign_key_checks")?.to_i64() != Some(0))
+    }
+
     fn split_name(&self, n: &ast::ObjectName) -> Result<(String, String)> {
         let parts = object_name(n);
         match parts.as_slice() {
@@ -2513,6 +2535,9 @@ impl Session {
                 quote(&x.name),
                 col_list(&x.columns)
             ));
+        }
+        for fk in &def.foreign_keys {
+            lines.push(format!("  {}", crate::foreign::constraint_clause(def, fk)));
         }
         let text = format!(
             "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET={} COLLATE={}",

@@ -321,6 +321,88 @@ fn show_create_database_round_trips() {
     }
 }
 
+/// SHOW CREATE TABLE prints foreign keys as MySQL does, and its text
+/// re-creates them: the constraint acts the same after the round trip.
+#[test]
+fn show_create_table_round_trips_foreign_keys() {
+    let e = engine();
+    let mut s = session(&e, 2);
+    for sql in [
+        "CREATE TABLE p (id INT PRIMARY KEY, code VARCHAR(10), UNIQUE KEY uc (code))",
+        "CREATE TABLE ch (id INT PRIMARY KEY, a INT, b VARCHAR(10) REFERENCES p (code), \
+         KEY ka (a, id), FOREIGN KEY (a) REFERENCES p (id) ON DELETE RESTRICT ON UPDATE CASCADE)",
+        "INSERT INTO p VALUES (1, 'x')",
+    ] {
+        run(&mut s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let ddl = rows(&mut s, "SHOW CREATE TABLE ch")[0][1].clone();
+    assert_eq!(
+        ddl,
+        "CREATE TABLE `ch` (\n  `id` int NOT NULL,\n  `a` int DEFAULT NULL,\n  \
+         `b` varchar(10) DEFAULT NULL,\n  PRIMARY KEY (`id`),\n  KEY `ka` (`a`,`id`),\n  \
+         KEY `b` (`b`),\n  \
+         CONSTRAINT `ch_ibfk_1` FOREIGN KEY (`b`) REFERENCES `p` (`code`),\n  \
+         CONSTRAINT `ch_ibfk_2` FOREIGN KEY (`a`) REFERENCES `p` (`id`) ON DELETE RESTRICT ON UPDATE CASCADE\n\
+         ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
+    );
+    run(&mut s, "DROP TABLE ch").expect("drop");
+    run(&mut s, &ddl).unwrap_or_else(|e| panic!("{ddl}: {e}"));
+    assert_eq!(rows(&mut s, "SHOW CREATE TABLE ch")[0][1], ddl);
+    run(&mut s, "INSERT INTO ch VALUES (1, 1, 'x')").expect("insert");
+    let r = run(&mut s, "INSERT INTO ch VALUES (2, 2, NULL)");
+    assert!(
+        matches!(r, Err(Error::ForeignKey { code: 1452, .. })),
+        "{r:?}"
+    );
+    run(&mut s, "UPDATE p SET id = 10").expect("cascade");
+    assert_eq!(scalar(&mut s, "SELECT a FROM ch"), "10");
+    let r = run(&mut s, "DELETE FROM p");
+    assert!(
+        matches!(r, Err(Error::ForeignKey { code: 1451, .. })),
+        "{r:?}"
+    );
+}
+
+/// Foreign keys survive a restart of the engine (they are part of the
+/// persisted table definition) and are enforced after it.
+#[test]
+fn foreign_keys_persist_across_restart() {
+    let storage = Arc::new(canyon_storage::MemoryStorage::new());
+    {
+        let e = common::open(&storage);
+        e.bootstrap_root("").expect("root account");
+        let mut s = e.session(1, "root", "localhost");
+        for sql in [
+            "CREATE DATABASE r",
+            "USE r",
+            "CREATE TABLE p (id INT PRIMARY KEY)",
+            "CREATE TABLE c (id INT PRIMARY KEY, pid INT, CONSTRAINT c_p FOREIGN KEY (pid) REFERENCES p (id) ON DELETE CASCADE)",
+            "INSERT INTO p VALUES (1), (2)",
+            "INSERT INTO c VALUES (1, 1), (2, 2)",
+        ] {
+            run(&mut s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+    }
+    let e = common::open(&storage);
+    let mut s = e.session(1, "root", "localhost");
+    run(&mut s, "USE r").expect("use");
+    let r = run(&mut s, "INSERT INTO c VALUES (3, 3)");
+    assert!(
+        matches!(r, Err(Error::ForeignKey { code: 1452, .. })),
+        "{r:?}"
+    );
+    run(&mut s, "DELETE FROM p WHERE id = 1").expect("cascade");
+    assert_eq!(
+        rows(&mut s, "SELECT id FROM c"),
+        vec![vec!["2".to_string()]]
+    );
+    let r = run(&mut s, "DROP TABLE p");
+    assert!(
+        matches!(r, Err(Error::ForeignKey { code: 3730, .. })),
+        "{r:?}"
+    );
+}
+
 #[test]
 fn max_execution_time_stops_a_select() {
     let e = engine();

@@ -250,6 +250,15 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "42000",
             "Every derived table must have its own alias".into(),
         ),
+        Error::ForeignKey { code, message } => M::new(
+            *code,
+            match code {
+                1451 | 1452 => "23000",
+                1239 | 1701 => "42000",
+                _ => "HY000",
+            },
+            message.clone(),
+        ),
         Error::SetOpColumnCount => M::new(
             1222,
             "21000",
@@ -744,6 +753,24 @@ mod tests {
             1248,
             "42000",
             "Every derived table must have its own alias",
+        );
+        check(
+            Error::ForeignKey {
+                code: 1452,
+                message: s("Cannot add or update a child row"),
+            },
+            1452,
+            "23000",
+            "Cannot add or update a child row",
+        );
+        check(
+            Error::ForeignKey {
+                code: 3730,
+                message: s("Cannot drop table"),
+            },
+            3730,
+            "HY000",
+            "Cannot drop table",
         );
         check(
             Error::SetOpColumnCount,
