@@ -281,7 +281,7 @@ pub enum Error {
     /// A FOREIGN KEY constraint refused a statement: MySQL's number and
     /// message, built where the constraint is known (`canyon_sql::foreign`).
     /// SQLSTATE 23000 for the row checks (1451 ER_ROW_IS_REFERENCED_2, 1452
-    /// ER_NO_REFERENCED_ROW_2), 42000 for 1239 and 1701, HY000 for the DDL
+    /// ER_NO_REFERENCED_ROW_2), 42000 for 1091, 1239 and 1701, HY000 for the DDL
     /// checks (1553, 1822, 1824, 1826, 1828, 1829, 1830, 3008, 3730, 3734,
     /// 3780).
     ForeignKey {

@@ -51,6 +51,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_setops.sql",
         include_str!("sql/differential_setops.sql"),
     ),
+    (
+        "differential_foreign_keys.sql",
+        include_str!("sql/differential_foreign_keys.sql"),
+    ),
 ];
 
 /// One statement of the script.

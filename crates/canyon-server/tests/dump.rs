@@ -3,7 +3,9 @@
 //! restored into Canyon — each compared row for row, byte for byte, with the
 //! original. The data exercises what dumps get wrong: 4-byte UTF-8 in names
 //! and values, quotes and backslashes, binary bytes, NULLs, DECIMAL and
-//! date/time values, unsigned extremes, AUTO_INCREMENT and secondary indexes.
+//! date/time values, unsigned extremes, AUTO_INCREMENT and secondary indexes,
+//! and a FOREIGN KEY whose child table sorts (and so is dumped and restored)
+//! before its parent — the dump's `FOREIGN_KEY_CHECKS=0` must let it through.
 
 mod common;
 
@@ -41,6 +43,13 @@ INSERT INTO items (name, price, added, day, big, ratio, raw, note) VALUES
   ('zero', 0.00, '2026-11-22 08:00:00', '9999-12-31', 42, 3.141592653589793, X'01', '');
 CREATE TABLE `☃ music` (a INT NOT NULL, b VARCHAR(10) NOT NULL, c INT, PRIMARY KEY (a, b)) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci;
 INSERT INTO `☃ music` VALUES (1, 'x', NULL), (1, 'y', 2), (2, '☃', 3);
+CREATE TABLE b_lines (
+  id INT NOT NULL PRIMARY KEY,
+  item INT,
+  qty INT,
+  CONSTRAINT line_item FOREIGN KEY (item) REFERENCES items (id) ON DELETE CASCADE
+) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci;
+INSERT INTO b_lines VALUES (1, 1, 5), (2, 1, 6), (3, 4, 7), (4, NULL, 8);
 "#;
 
 /// The queries compared across servers (run in the restored database).
@@ -52,6 +61,12 @@ const CHECKS: &[&str] = &[
     "SELECT table_name, column_name, collation_name FROM information_schema.columns \
      WHERE table_schema = DATABASE() AND collation_name IS NOT NULL ORDER BY 1, 2",
     "SELECT name FROM items WHERE name = 'ZERO'",
+    "SELECT id, item, qty FROM b_lines ORDER BY id",
+    "SELECT constraint_name, table_name, column_name, referenced_table_name, referenced_column_name \
+     FROM information_schema.key_column_usage \
+     WHERE table_schema = DATABASE() AND referenced_table_name IS NOT NULL ORDER BY 1",
+    "SELECT constraint_name, delete_rule FROM information_schema.referential_constraints \
+     WHERE constraint_schema = DATABASE() ORDER BY 1",
 ];
 
 fn skip() -> bool {
@@ -223,4 +238,13 @@ fn dumps_round_trip_between_canyon_and_mariadb() {
     assert_eq!(id.as_deref(), Some("5"));
     let e = cc.expect_err("INSERT INTO items (name) VALUES ('zero')");
     assert_eq!(e.errno, 1062);
+    // ... and the restored foreign key is enforced, its cascade included.
+    let e = cc.expect_err("INSERT INTO b_lines VALUES (9, 99, 1)");
+    assert_eq!(e.errno, 1452);
+    cc.exec("DELETE FROM items WHERE id = 1");
+    let left = cc
+        .query("SELECT COUNT(*) FROM b_lines")
+        .expect("query")
+        .scalar();
+    assert_eq!(left.as_deref(), Some("2"));
 }

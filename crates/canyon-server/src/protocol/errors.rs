@@ -254,7 +254,7 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             *code,
             match code {
                 1451 | 1452 => "23000",
-                1239 | 1701 => "42000",
+                1091 | 1239 | 1701 => "42000",
                 _ => "HY000",
             },
             message.clone(),

@@ -5,9 +5,10 @@ probe tables with DESCRIBE), CRUD through a Session, transactions rolled back by
 the session, a one-to-many relationship loaded through a join, and Core
 statements with bound parameters.
 
-Known differences, pinned by the tests: Canyon refuses FOREIGN KEY constraints
-(1235), so the relationship here is declared on the ORM side only (`primaryjoin`
-with `foreign()`). SAVEPOINT (Session.begin_nested) works.
+The relationship stands on a real FOREIGN KEY constraint: create_all / drop_all
+order the tables by it, an orphan row is 1452 and deleting a referenced parent
+1451 (IntegrityError both), and reflection reads the constraint back from SHOW
+CREATE TABLE. SAVEPOINT (Session.begin_nested) works.
 Reflection (inspect().get_columns) works: SQLAlchemy's MySQL dialect reads
 SHOW CREATE TABLE, not information_schema.
 """
@@ -55,25 +56,18 @@ class Author(Base):
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
     name: Mapped[str] = mapped_column(String(100), unique=True)
     born: Mapped[datetime.date | None] = mapped_column(Date)
-    books: Mapped[list["Book"]] = relationship(
-        back_populates="author",
-        order_by="Book.id",
-        primaryjoin="Author.id == foreign(Book.author_id)",
-    )
+    books: Mapped[list["Book"]] = relationship(back_populates="author", order_by="Book.id")
 
 
 class Book(Base):
     __tablename__ = "book"
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
-    # No ForeignKey(): Canyon refuses FOREIGN KEY constraints (see the module doc).
-    author_id: Mapped[int] = mapped_column(index=True)
+    author_id: Mapped[int] = mapped_column(ForeignKey("author.id"), index=True)
     title: Mapped[str] = mapped_column(String(200))
     price: Mapped[decimal.Decimal | None] = mapped_column(Numeric(10, 2))
     added: Mapped[datetime.datetime | None] = mapped_column(DateTime)
     cover: Mapped[bytes | None] = mapped_column(LargeBinary)
-    author: Mapped[Author] = relationship(
-        back_populates="books", primaryjoin="Author.id == foreign(Book.author_id)"
-    )
+    author: Mapped[Author] = relationship(back_populates="books")
 
 
 @pytest.fixture
@@ -217,15 +211,30 @@ def test_relationship_join(engine):
         assert n == 3
 
 
-def test_foreign_key_constraint_refused(engine):
-    """A difference from MySQL, pinned: FOREIGN KEY is refused, never ignored."""
-    md = sqlalchemy.MetaData()
-    sqlalchemy.Table("child", md, sqlalchemy.Column("id", sqlalchemy.Integer, primary_key=True),
-                     sqlalchemy.Column("author_id", sqlalchemy.Integer, ForeignKey("author.id")))
-    sqlalchemy.Table("author", md, sqlalchemy.Column("id", sqlalchemy.Integer, primary_key=True))
-    with pytest.raises(sqlalchemy.exc.DBAPIError) as e:
-        md.tables["child"].create(engine)
-    assert e.value.orig.args[0] == 1235
+def test_foreign_key_constraint_enforced(engine):
+    with Session(engine) as s:
+        s.add(Author(name="parent", books=[Book(title="child")]))
+        s.commit()
+
+    # A book whose author does not exist: 1452, the session usable after.
+    with Session(engine) as s:
+        s.add(Book(author_id=999, title="orphan"))
+        with pytest.raises(IntegrityError) as e:
+            s.commit()
+        assert e.value.orig.args[0] == 1452
+        s.rollback()
+
+    # Deleting an author who still has books (NO ACTION): 1451.
+    with engine.connect() as conn:
+        with pytest.raises(IntegrityError) as e:
+            conn.execute(text("DELETE FROM author WHERE name = 'parent'"))
+        assert e.value.orig.args[0] == 1451
+        conn.rollback()
+
+    fks = inspect(engine).get_foreign_keys("book")
+    assert [(f["constrained_columns"], f["referred_table"], f["referred_columns"]) for f in fks] == [
+        (["author_id"], "author", ["id"])
+    ]
 
 
 def test_reflection(engine):
