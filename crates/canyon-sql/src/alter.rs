@@ -109,7 +109,10 @@
 //! MODIFY / CHANGE / ALTER COLUMN, RENAME COLUMN, ADD / DROP PRIMARY KEY,
 //! dropping a primary-key column, ADD COLUMN with AUTO_INCREMENT or PRIMARY KEY,
 //! NOT NULL date/time columns without DEFAULT, ALGORITHM / LOCK clauses other
-//! than accepted-and-ignored, FOREIGN KEY. An ALTER with several operations is
+//! than accepted-and-ignored. (ADD / DROP FOREIGN KEY are done here: the
+//! index a constraint needs is added online like any other, and the rows
+//! already stored are checked once the constraint is published and older
+//! writers have drained; see `crate::foreign`.) An ALTER with several operations is
 //! not atomic when its ADD INDEX fails (1062 or 1205): the other operations stay
 //! applied and the failed index is removed (MySQL would undo the whole
 //! statement). A write-only UNIQUE index is enforced for the writes it sees

@@ -731,3 +731,87 @@ fn an_async_lock_wait_given_up_fails_the_statement() {
     );
     run(&mut a, "ROLLBACK").expect("a rolls back");
 }
+
+/// Concurrent child inserts and parent deletes never leave an orphan: the
+/// child side locks the parent row it found, the parent side locks every
+/// child it reads, so the two serialise on the parent row (crate::foreign).
+/// Inserters hold their transaction open across a second statement to widen
+/// the window in which a delete could slip in.
+#[test]
+fn concurrent_child_inserts_and_parent_deletes_leave_no_orphans() {
+    let e = engine();
+    let mut s = session(&e, 1);
+    run(&mut s, "CREATE TABLE p (id INT PRIMARY KEY)").expect("p");
+    run(
+        &mut s,
+        "CREATE TABLE c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p (id))",
+    )
+    .expect("c");
+    let parents = 40;
+    let values: Vec<String> = (1..=parents).map(|i| format!("({i})")).collect();
+    run(&mut s, &format!("INSERT INTO p VALUES {}", values.join(","))).expect("parents");
+    let mut threads = Vec::new();
+    for t in 0..3u32 {
+        let e = e.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut s = session(&e, 10 + t);
+            let mut inserted = 0;
+            for k in 0..150u32 {
+                let id = t * 1000 + k;
+                let pid = (k * 7 + t) % parents + 1;
+                run(&mut s, "BEGIN").expect("begin");
+                let r = run(&mut s, &format!("INSERT INTO c VALUES ({id}, {pid})"));
+                match r {
+                    Ok(_) => {
+                        run(&mut s, "SELECT COUNT(*) FROM c").expect("read");
+                        run(&mut s, "COMMIT").expect("commit");
+                        inserted += 1;
+                    }
+                    Err(Error::ForeignKey { code: 1452, .. })
+                    | Err(Error::LockWaitTimeout)
+                    | Err(Error::Deadlock) => {
+                        let _ = run(&mut s, "ROLLBACK");
+                    }
+                    Err(e) => panic!("insert: {e:?}"),
+                }
+            }
+            inserted
+        }));
+    }
+    let deleter = {
+        let e = e.clone();
+        std::thread::spawn(move || {
+            let mut s = session(&e, 20);
+            let mut deleted = 0;
+            for round in 0..3 {
+                for pid in 1..=parents {
+                    if (pid + round) % 3 != 0 {
+                        continue;
+                    }
+                    match run(&mut s, &format!("DELETE FROM p WHERE id = {pid}")) {
+                        Ok(QueryResult::Ok { affected_rows, .. }) => deleted += affected_rows,
+                        Ok(other) => panic!("delete: {other:?}"),
+                        Err(Error::ForeignKey { code: 1451, .. })
+                        | Err(Error::LockWaitTimeout)
+                        | Err(Error::Deadlock) => {}
+                        Err(e) => panic!("delete: {e:?}"),
+                    }
+                }
+            }
+            deleted
+        })
+    };
+    let inserted: u32 = threads.into_iter().map(|t| t.join().expect("inserter")).sum();
+    let deleted = deleter.join().expect("deleter");
+    assert!(inserted > 0, "no child was inserted");
+    assert!(deleted > 0, "no parent was deleted");
+    let orphans = first_value(
+        &mut s,
+        "SELECT COUNT(*) FROM c LEFT JOIN p ON c.pid = p.id WHERE p.id IS NULL",
+    );
+    assert_eq!(orphans, Value::Int(0), "children without a parent");
+    assert_eq!(
+        first_value(&mut s, "SELECT COUNT(*) FROM c"),
+        Value::Int(i64::from(inserted))
+    );
+}
