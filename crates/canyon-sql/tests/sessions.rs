@@ -749,7 +749,11 @@ fn concurrent_child_inserts_and_parent_deletes_leave_no_orphans() {
     .expect("c");
     let parents = 40;
     let values: Vec<String> = (1..=parents).map(|i| format!("({i})")).collect();
-    run(&mut s, &format!("INSERT INTO p VALUES {}", values.join(","))).expect("parents");
+    run(
+        &mut s,
+        &format!("INSERT INTO p VALUES {}", values.join(",")),
+    )
+    .expect("parents");
     let mut threads = Vec::new();
     for t in 0..3u32 {
         let e = e.clone();
@@ -801,7 +805,10 @@ fn concurrent_child_inserts_and_parent_deletes_leave_no_orphans() {
             deleted
         })
     };
-    let inserted: u32 = threads.into_iter().map(|t| t.join().expect("inserter")).sum();
+    let inserted: u32 = threads
+        .into_iter()
+        .map(|t| t.join().expect("inserter"))
+        .sum();
     let deleted = deleter.join().expect("deleter");
     assert!(inserted > 0, "no child was inserted");
     assert!(deleted > 0, "no parent was deleted");
