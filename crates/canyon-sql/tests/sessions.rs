@@ -735,10 +735,14 @@ fn an_async_lock_wait_given_up_fails_the_statement() {
 /// Concurrent child inserts and parent deletes never leave an orphan: the
 /// child side locks the parent row it found, the parent side locks every
 /// child it reads, so the two serialise on the parent row (crate::foreign).
-/// Inserters hold their transaction open across a second statement to widen
-/// the window in which a delete could slip in.
+/// A deleter creates parents one at a time, publishes each, and deletes it
+/// shortly after; inserters keep adding children to the newest parent, each
+/// in a transaction held open across a second statement. Without the parent
+/// lock a delete slips between an insert's check and its commit and leaves an
+/// orphan (checked: the test then fails).
 #[test]
 fn concurrent_child_inserts_and_parent_deletes_leave_no_orphans() {
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
     let e = engine();
     let mut s = session(&e, 1);
     run(&mut s, "CREATE TABLE p (id INT PRIMARY KEY)").expect("p");
@@ -747,29 +751,29 @@ fn concurrent_child_inserts_and_parent_deletes_leave_no_orphans() {
         "CREATE TABLE c (id INT PRIMARY KEY, pid INT, FOREIGN KEY (pid) REFERENCES p (id))",
     )
     .expect("c");
-    let parents = 40;
-    let values: Vec<String> = (1..=parents).map(|i| format!("({i})")).collect();
-    run(
-        &mut s,
-        &format!("INSERT INTO p VALUES {}", values.join(",")),
-    )
-    .expect("parents");
+    let current = Arc::new(AtomicU32::new(0));
+    let done = Arc::new(AtomicBool::new(false));
     let mut threads = Vec::new();
     for t in 0..3u32 {
-        let e = e.clone();
+        let (e, current, done) = (e.clone(), current.clone(), done.clone());
         threads.push(std::thread::spawn(move || {
             let mut s = session(&e, 10 + t);
-            let mut inserted = 0;
-            for k in 0..150u32 {
-                let id = t * 1000 + k;
-                let pid = (k * 7 + t) % parents + 1;
+            let mut kept = 0u32;
+            let mut k = 0u32;
+            while !done.load(Ordering::SeqCst) {
+                let pid = current.load(Ordering::SeqCst);
+                if pid == 0 {
+                    std::thread::yield_now();
+                    continue;
+                }
+                k += 1;
+                let id = t * 1_000_000 + k;
                 run(&mut s, "BEGIN").expect("begin");
-                let r = run(&mut s, &format!("INSERT INTO c VALUES ({id}, {pid})"));
-                match r {
+                match run(&mut s, &format!("INSERT INTO c VALUES ({id}, {pid})")) {
                     Ok(_) => {
                         run(&mut s, "SELECT COUNT(*) FROM c").expect("read");
                         run(&mut s, "COMMIT").expect("commit");
-                        inserted += 1;
+                        kept += 1;
                     }
                     Err(Error::ForeignKey { code: 1452, .. })
                     | Err(Error::LockWaitTimeout)
@@ -779,46 +783,45 @@ fn concurrent_child_inserts_and_parent_deletes_leave_no_orphans() {
                     Err(e) => panic!("insert: {e:?}"),
                 }
             }
-            inserted
+            kept
         }));
     }
-    let deleter = {
-        let e = e.clone();
-        std::thread::spawn(move || {
-            let mut s = session(&e, 20);
-            let mut deleted = 0;
-            for round in 0..3 {
-                for pid in 1..=parents {
-                    if (pid + round) % 3 != 0 {
-                        continue;
-                    }
-                    match run(&mut s, &format!("DELETE FROM p WHERE id = {pid}")) {
-                        Ok(QueryResult::Ok { affected_rows, .. }) => deleted += affected_rows,
-                        Ok(other) => panic!("delete: {other:?}"),
-                        Err(Error::ForeignKey { code: 1451, .. })
-                        | Err(Error::LockWaitTimeout)
-                        | Err(Error::Deadlock) => {}
-                        Err(e) => panic!("delete: {e:?}"),
-                    }
-                }
-            }
-            deleted
-        })
-    };
-    let inserted: u32 = threads
+    let (mut deleted, mut refused) = (0u32, 0u32);
+    let mut d = session(&e, 20);
+    for pid in 1..=300u32 {
+        run(&mut d, &format!("INSERT INTO p VALUES ({pid})")).expect("parent");
+        current.store(pid, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_micros(200));
+        match run(&mut d, &format!("DELETE FROM p WHERE id = {pid}")) {
+            Ok(QueryResult::Ok {
+                affected_rows: 1, ..
+            }) => deleted += 1,
+            Err(Error::ForeignKey { code: 1451, .. }) => refused += 1,
+            Err(Error::LockWaitTimeout) | Err(Error::Deadlock) => {}
+            other => panic!("delete: {other:?}"),
+        }
+    }
+    done.store(true, Ordering::SeqCst);
+    let kept: u32 = threads
         .into_iter()
         .map(|t| t.join().expect("inserter"))
         .sum();
-    let deleted = deleter.join().expect("deleter");
-    assert!(inserted > 0, "no child was inserted");
-    assert!(deleted > 0, "no parent was deleted");
     let orphans = first_value(
         &mut s,
         "SELECT COUNT(*) FROM c LEFT JOIN p ON c.pid = p.id WHERE p.id IS NULL",
     );
-    assert_eq!(orphans, Value::Int(0), "children without a parent");
+    assert_eq!(
+        orphans,
+        Value::Int(0),
+        "children without a parent ({kept} children, {deleted} parents deleted, {refused} refused)"
+    );
     assert_eq!(
         first_value(&mut s, "SELECT COUNT(*) FROM c"),
-        Value::Int(i64::from(inserted))
+        Value::Int(i64::from(kept))
+    );
+    // The parents not deleted (refused, or a lock wait that gave up) remain.
+    assert_eq!(
+        first_value(&mut s, "SELECT COUNT(*) FROM p"),
+        Value::Int(i64::from(300 - deleted))
     );
 }
