@@ -9,11 +9,11 @@
 //! side carries the catalog snapshot it was planned on (`fk` in the DML
 //! plans), so all lookups below read one consistent catalog.
 //!
-//! - **Child side** ([`check_parents`]): a row inserted into the child, or
+//! - **Child side** (`check_parents`): a row inserted into the child, or
 //!   updated so that a constrained column changed, must find a parent row
 //!   holding its values — unless one of them is NULL (MATCH SIMPLE, InnoDB's
 //!   only mode). Otherwise 1452.
-//! - **Parent side** ([`on_parent_change`]): a parent row deleted, or updated
+//! - **Parent side** (`on_parent_change`): a parent row deleted, or updated
 //!   so that a referenced column changed, finds the child rows holding its old
 //!   values and, per constraint, fails with 1451 (RESTRICT, NO ACTION — InnoDB
 //!   checks at once, it has no deferred constraints), deletes or updates them
@@ -47,11 +47,11 @@
 //! # What must hold for a constraint to exist (DDL: `crate::ddl`, `crate::engine`)
 //! 1. The child has an index (or primary key) whose leading columns are the
 //!    constrained columns, in order: the parent side finds children through
-//!    it ([`child_access`]). CREATE TABLE adds one when missing, and no index a
+//!    it (`child_access`). CREATE TABLE adds one when missing, and no index a
 //!    constraint needs can be dropped (1553).
 //! 2. The parent has a primary key or index whose leading columns are the
 //!    referenced columns, in order (1822 otherwise): the child side finds the
-//!    parent through it ([`parent_access`]).
+//!    parent through it (`parent_access`).
 //! 3. Paired columns have the same type family, signedness and collation
 //!    (3780), so a child's value encodes to the parent's key bytes unchanged.
 //! 4. SET NULL only on nullable child columns (1830).

@@ -47,13 +47,14 @@
 //! (row counts, distinct-prefix counts) → [`expr`], [`functions`], [`datetime`]
 //! (binding, evaluation) → [`access`] (access paths), [`query`] (SELECT: frames,
 //! join order, subqueries), [`plan`] (INSERT / UPDATE / DELETE) → [`select`],
-//! [`exec`] (execution) → `session`, `engine` ([`Session`], [`Engine`]: the public
-//! surface). Beside them: [`infoschema`] (the `information_schema` tables,
+//! [`exec`] (execution, with [`foreign`]: what FOREIGN KEY constraints check
+//! and cascade on each written row) → `session`, `engine` ([`Session`],
+//! [`Engine`]: the public surface). Beside them: [`infoschema`] (the `information_schema` tables,
 //! generated from a catalog snapshot) and [`procs`] (the process registry that
 //! SHOW PROCESSLIST reads and KILL writes).
 //!
 //! # Not implemented yet
-//! UNION, WITH, window functions, LATERAL and parenthesised joins, multi-table
+//! WITH RECURSIVE, window functions, LATERAL and parenthesised joins, multi-table
 //! UPDATE / DELETE, correlated subqueries in UPDATE / DELETE, locking reads over
 //! joins, the ALTER TABLE forms that
 //! `alter` lists — each is refused
