@@ -630,6 +630,16 @@ pub fn alter_ops(
                         "ADD COLUMN ... PRIMARY KEY (it needs a table rewrite)".into(),
                     ));
                 }
+                if c.options
+                    .iter()
+                    .any(|o| matches!(o.option, ast::ColumnOption::ForeignKey(_)))
+                {
+                    // Never dropped silently: the constraint goes in its own
+                    // ADD FOREIGN KEY.
+                    return Err(Error::Unsupported(
+                        "REFERENCES in ADD COLUMN (use ADD FOREIGN KEY)".into(),
+                    ));
+                }
                 let name = column.name.clone();
                 ops.push(AlterOp::AddColumn {
                     column,

@@ -570,10 +570,26 @@ impl Engine {
     }
 
     /// DROP DATABASE. Returns the number of tables dropped, or `None` when it did
-    /// not exist (IF EXISTS).
-    pub fn drop_database(&self, name: &str, if_exists: bool) -> Result<Option<usize>> {
+    /// not exist (IF EXISTS). With `fk_checks`, a table of another database
+    /// referencing one of its tables stops it (3730, as DROP TABLE).
+    pub fn drop_database(
+        &self,
+        name: &str,
+        if_exists: bool,
+        fk_checks: bool,
+    ) -> Result<Option<usize>> {
         let _alter = self.alter_lock.lock();
         let dropped = self.change(|cat, _, batch| {
+            if let Some(db) = cat.databases.get(name).filter(|_| fk_checks) {
+                let inside: Vec<(String, String)> = db
+                    .tables
+                    .keys()
+                    .map(|t| (name.to_string(), t.clone()))
+                    .collect();
+                for t in db.tables.keys() {
+                    crate::foreign::check_drop(cat, name, t, &inside)?;
+                }
+            }
             let Some(db) = cat.databases.remove(name) else {
                 return if if_exists {
                     Ok(None)

@@ -1902,7 +1902,7 @@ impl Session {
                         for name in names {
                             let db = object_name(name).last().cloned().unwrap_or_default();
                             self.state.check_db(&cat, &db, "DROP", None)?;
-                            match engine.drop_database(&db, *if_exists)? {
+                            match engine.drop_database(&db, *if_exists, self.fk_checks()?)? {
                                 Some(k) => {
                                     n += k;
                                     if self.state.db.as_deref() == Some(db.as_str()) {
