@@ -153,10 +153,10 @@ struct StmtCtx<'a> {
     deadline: Option<std::time::Instant>,
     /// Interrupt checks so far: the clock is read every `CLOCK_EVERY`.
     ticks: std::cell::Cell<u32>,
-    /// When the statement had read its first `CLOCK_EVERY` rows, and whether
-    /// it has since been moved off the connection-serving thread (see
+    /// When the statement had read its first `CLOCK_EVERY` rows, and how many
+    /// times it has asked to be moved off the connection-serving thread (see
     /// [`LONG_STATEMENT`]).
-    long: std::cell::Cell<(Option<std::time::Instant>, bool)>,
+    long: std::cell::Cell<(Option<std::time::Instant>, u32)>,
 }
 
 /// Warnings that strict SQL mode (STRICT_TRANS_TABLES or STRICT_ALL_TABLES,
@@ -173,12 +173,26 @@ const CLOCK_EVERY: u32 = 1024;
 
 /// A statement still reading rows this long after its first `CLOCK_EVERY`
 /// rows is moved off the runtime worker that serves connections: it calls
-/// the engine's blocking hook (`block_in_place` in the server) once, which
-/// hands the worker's other connections to another thread for the rest of
-/// the statement. Without this one long join stalls every connection queued
-/// on its worker — KILL QUERY for it included. Short statements never read
-/// the clock, and OLTP statements never reach the threshold.
+/// the engine's blocking hook (`block_in_place` in the server), which hands
+/// the worker's other connections to another thread for the rest of the
+/// statement. Without this one long join stalls every connection queued on
+/// its worker — KILL QUERY for it included. Short statements never read the
+/// clock, and OLTP statements never reach the threshold.
+///
+/// The hand-off can fail: tokio gives the worker's core to a pool thread,
+/// and if that thread has not started by the time the hook returns, the
+/// statement's thread takes the core back. On an oversubscribed machine
+/// starting a thread takes longer than the hook's pause, so one attempt was
+/// not enough (a 64M-row join then held its worker, and the connections
+/// queued on it, to the end: tests/kill.rs failed with two busy loops beside
+/// it). The statement therefore asks again at 10×, 100×, ... this age, each
+/// time pausing twice as long ([`OFFLOAD_PAUSE`], at most 8 ms): 7 ms of
+/// pauses by half a second, 15 ms by five seconds. A request after a
+/// hand-off that worked only pauses.
 const LONG_STATEMENT: Duration = Duration::from_millis(5);
+
+/// The first hand-off's pause (see [`LONG_STATEMENT`]).
+const OFFLOAD_PAUSE: Duration = Duration::from_millis(1);
 
 impl<'a> StmtCtx<'a> {
     fn new(state: &'a State, params: &'a [Value]) -> StmtCtx<'a> {
@@ -190,7 +204,7 @@ impl<'a> StmtCtx<'a> {
             strict_warnings: Default::default(),
             deadline: None,
             ticks: std::cell::Cell::new(0),
-            long: std::cell::Cell::new((None, false)),
+            long: std::cell::Cell::new((None, 0)),
         }
     }
 
@@ -221,28 +235,34 @@ impl<'a> StmtCtx<'a> {
         })
     }
 
-    /// Every `CLOCK_EVERY` rows: moves a statement that has run for
-    /// [`LONG_STATEMENT`] off the connection-serving worker (once).
+    /// Every `CLOCK_EVERY` rows: asks to move a statement that has run for
+    /// [`LONG_STATEMENT`] (then 10×, 100×, ... that) off the
+    /// connection-serving worker.
     fn offload_if_long(&self, now: std::time::Instant) {
-        match self.long.get() {
-            (None, _) => self.long.set((Some(now), false)),
-            (Some(t0), false) if now.duration_since(t0) >= LONG_STATEMENT => {
-                self.long.set((Some(t0), true));
-                tracing::debug!(
-                    conn = self.state.connection_id,
-                    "long statement: off the worker"
-                );
-                if let Some(hook) = self.state.engine.config.blocking_hook {
-                    // What matters is that the worker's other tasks move to a
-                    // new thread; this statement goes on here afterwards. The
-                    // hand-off is not instant: tokio gives the worker's queue to
-                    // a pool thread, and a closure that returned at once would
-                    // take it back before that thread started. One millisecond,
-                    // once per statement of 5 ms or more, lets it start.
-                    hook(&mut || std::thread::sleep(Duration::from_millis(1)));
-                }
+        let (t0, tries) = match self.long.get() {
+            (None, _) => {
+                self.long.set((Some(now), 0));
+                return;
             }
-            _ => {}
+            (Some(t0), tries) => (t0, tries),
+        };
+        let due = LONG_STATEMENT.saturating_mul(10u32.saturating_pow(tries));
+        if now.duration_since(t0) < due {
+            return;
+        }
+        self.long.set((Some(t0), tries + 1));
+        tracing::debug!(
+            conn = self.state.connection_id,
+            tries = tries + 1,
+            "long statement: off the worker"
+        );
+        if let Some(hook) = self.state.engine.config.blocking_hook {
+            // What matters is that the worker's other tasks move to a new
+            // thread; this statement goes on here afterwards. The pause lets
+            // that thread start (see LONG_STATEMENT for why it may take more
+            // than one try).
+            let pause = OFFLOAD_PAUSE.saturating_mul(1 << tries.min(3));
+            hook(&mut || std::thread::sleep(pause));
         }
     }
 }
