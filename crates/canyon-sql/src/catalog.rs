@@ -395,6 +395,10 @@ fn native_plugin_name() -> String {
     crate::auth::AuthPlugin::NativePassword.name().to_string()
 }
 
+/// Parent database → parent table → the (database, table) of each child
+/// holding a foreign key that references it.
+pub type ReferencedBy = BTreeMap<String, BTreeMap<String, Vec<(String, String)>>>;
+
 /// One immutable catalog snapshot.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
@@ -404,11 +408,13 @@ pub struct Catalog {
     pub users: BTreeMap<(String, String), Arc<UserDef>>,
     /// Incremented by every change; prepared statements re-plan when it moved.
     pub version: u64,
-    /// The foreign keys that reference each table, by (parent database,
-    /// parent table): the child tables that hold one. Derived from the
+    /// The foreign keys that reference each table, by parent database, then
+    /// parent table: the (database, table) of each child that holds one.
+    /// Nested so a lookup needs no owned key (it runs at every DML plan once
+    /// any foreign key exists). Derived from the
     /// tables' definitions by [`Catalog::index_foreign_keys`], which every
     /// catalog change runs before publishing; shared between snapshots.
-    pub referenced_by: Arc<BTreeMap<(String, String), Vec<(String, String)>>>,
+    pub referenced_by: Arc<ReferencedBy>,
 }
 
 impl Catalog {
@@ -416,12 +422,14 @@ impl Catalog {
     /// pass over the tables (a pointer test for each table without foreign
     /// keys); DDL only.
     pub fn index_foreign_keys(&mut self) {
-        let mut map: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
+        let mut map = ReferencedBy::new();
         for db in self.databases.values() {
             for t in db.tables.values() {
                 for fk in &t.def.foreign_keys {
                     let children = map
-                        .entry((fk.ref_db.clone(), fk.ref_table.clone()))
+                        .entry(fk.ref_db.clone())
+                        .or_default()
+                        .entry(fk.ref_table.clone())
                         .or_default();
                     let child = (t.def.db.clone(), t.def.name.clone());
                     if !children.contains(&child) {
@@ -438,7 +446,8 @@ impl Catalog {
     /// The tables holding a foreign key that references `db`.`table`.
     pub fn children_of(&self, db: &str, table: &str) -> &[(String, String)] {
         self.referenced_by
-            .get(&(db.to_string(), table.to_string()))
+            .get(db)
+            .and_then(|tables| tables.get(table))
             .map_or(&[], Vec::as_slice)
     }
 

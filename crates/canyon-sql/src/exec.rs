@@ -1100,14 +1100,7 @@ pub fn run_insert(
         };
         let outcome = match &plan.on_duplicate {
             OnDuplicate::Error => match find_conflict(txn, table, &row, &pk)? {
-                None => match insert_checked(txn, fk.as_mut(), table, pk, &row) {
-                    Ok(()) => RowOutcome::Inserted,
-                    Err(e @ Error::ForeignKey { .. }) if plan.ignore => {
-                        skip_warning(effects, e);
-                        RowOutcome::Skipped
-                    }
-                    Err(e) => return Err(e),
-                },
+                None => insert_new(txn, fk.as_mut(), table, pk, &row, plan.ignore, effects)?,
                 Some(c) if plan.ignore => {
                     skip_warning(effects, conflict_error(table, c.key, &row));
                     RowOutcome::Skipped
@@ -1119,14 +1112,7 @@ pub fn run_insert(
                 RowOutcome::Inserted
             }
             OnDuplicate::Update(assignments) => match find_conflict(txn, table, &row, &pk)? {
-                None => match insert_checked(txn, fk.as_mut(), table, pk, &row) {
-                    Ok(()) => RowOutcome::Inserted,
-                    Err(e @ Error::ForeignKey { .. }) if plan.ignore => {
-                        skip_warning(effects, e);
-                        RowOutcome::Skipped
-                    }
-                    Err(e) => return Err(e),
-                },
+                None => insert_new(txn, fk.as_mut(), table, pk, &row, plan.ignore, effects)?,
                 Some(c) => {
                     let new = upsert_values(table, assignments, &c.row, &row, ctx, rowno, effects)?;
                     if new == c.row {
@@ -1236,6 +1222,27 @@ fn skip_warning(effects: &mut StatementEffects, e: Error) {
             .push((1062, format!("Duplicate entry '{value}' for key '{key}'"))),
         Error::ForeignKey { code, message } => effects.warnings.push((code, message)),
         _ => {}
+    }
+}
+
+/// [`insert_checked`] for one row of an INSERT: under IGNORE a row without
+/// its parent is skipped with warning 1452, as a duplicate is with 1062.
+fn insert_new(
+    txn: &mut Transaction,
+    fk: Option<&mut FkScope<'_>>,
+    table: &Table,
+    pk: Vec<u8>,
+    row: &[Value],
+    ignore: bool,
+    effects: &mut StatementEffects,
+) -> Result<RowOutcome> {
+    match insert_checked(txn, fk, table, pk, row) {
+        Ok(()) => Ok(RowOutcome::Inserted),
+        Err(e @ Error::ForeignKey { .. }) if ignore => {
+            skip_warning(effects, e);
+            Ok(RowOutcome::Skipped)
+        }
+        Err(e) => Err(e),
     }
 }
 
