@@ -28,6 +28,12 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// grows with the square of the count.
 pub const MAX_JOIN_TABLES: usize = 61;
 
+/// Most elements one WITH clause may define. MariaDB refuses more than 64
+/// (error 4003); MySQL 8 sets no limit. Canyon plans a CTE where it is
+/// referenced, so a chain of CTEs each reading the one before recurses once per
+/// element: the limit bounds that recursion (see canyon-sql's `limits`).
+pub const MAX_WITH_ELEMENTS: usize = 256;
+
 /// Every error Canyon reports. See the module doc for the grouping.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
@@ -54,6 +60,19 @@ pub enum Error {
     /// Expressions or sub-queries nested deeper than the server allows.
     /// MySQL 1064 (the parser's "too deep" is a parse error there too), SQLSTATE 42000.
     TooDeep,
+    /// A statement needed more stack than its thread has left: a recursive path
+    /// that the depth limits did not bound (a bug to fix, answered instead of an
+    /// abort). MySQL 1436 ER_STACK_OVERRUN_NEED_MORE, SQLSTATE HY000.
+    StackOverrun {
+        /// Bytes of stack left when the check refused to go deeper.
+        remaining: usize,
+        /// Bytes the check wants left before it goes deeper.
+        needed: usize,
+    },
+    /// A WITH clause with more elements than [`MAX_WITH_ELEMENTS`]. MariaDB's
+    /// 4003 ER_TOO_MANY_DEFINITIONS_IN_WITH_CLAUSE, SQLSTATE 42000 (MySQL 8 has no
+    /// such limit, and so no error number for it).
+    TooManyWithElements,
     /// No database is selected and the statement names a table without one.
     /// MySQL 1046 ER_NO_DB_ERROR, SQLSTATE 3D000.
     NoDatabaseSelected,
@@ -338,6 +357,19 @@ pub enum Error {
     TooManyConnections,
     /// MySQL 1153 ER_NET_PACKET_TOO_LARGE, SQLSTATE 08S01.
     PacketTooLarge,
+    /// A packet arrived with the wrong sequence id. MySQL 1156
+    /// ER_NET_PACKETS_OUT_OF_ORDER, SQLSTATE 08S01.
+    PacketsOutOfOrder,
+    /// A statement's working memory would pass its limit (the per-statement
+    /// `statement_memory_limit`, or what is left of the server-wide
+    /// `statement_memory_budget`). MySQL 1037 ER_OUTOFMEMORY, SQLSTATE HY001,
+    /// with Canyon's message naming the limit instead of "restart server".
+    OutOfMemory {
+        /// Bytes the statement was estimated to need.
+        needed: usize,
+        /// Which limit refused it.
+        limit: &'static str,
+    },
     /// MySQL 1047 ER_UNKNOWN_COM_ERROR, SQLSTATE 08S01.
     UnknownCommand(u8),
     /// MySQL 1158/1161-style malformed packet: 1835 ER_MALFORMED_PACKET, SQLSTATE HY000.

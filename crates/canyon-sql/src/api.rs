@@ -171,7 +171,21 @@ pub struct EngineConfig {
     pub row_cache_bytes: usize,
     /// Memory for old row versions (see `canyon_txn::TxnConfig`).
     pub history_memory_bytes: usize,
+    /// Most memory one statement's parse may be estimated to need (its
+    /// tokens and tree; see `crate::limits`); beyond, error 1037.
+    pub statement_memory_limit: usize,
+    /// Most memory all statements being parsed at once may be estimated to
+    /// need together; beyond, error 1037 for the statement that would pass it.
+    pub statement_memory_budget: usize,
 }
+
+/// Default of [`EngineConfig::statement_memory_limit`]: 256 MiB, room for a
+/// `max_allowed_packet`-sized (64 MiB) INSERT of rows of ordinary values.
+pub const DEFAULT_STATEMENT_MEMORY_LIMIT: usize = 256 << 20;
+
+/// Default of [`EngineConfig::statement_memory_budget`]: four statements at
+/// the per-statement limit.
+pub const DEFAULT_STATEMENT_MEMORY_BUDGET: usize = 1 << 30;
 
 /// How a stored account authenticates (see [`crate::auth`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

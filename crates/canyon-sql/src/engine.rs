@@ -58,6 +58,9 @@ pub struct Engine {
     /// `globals_write` and swap in a new map.
     globals: ArcSwap<HashMap<String, Value>>,
     globals_write: parking_lot::Mutex<()>,
+    /// Statement memory: the server-wide budget and the per-statement limit
+    /// that parsing reserves from (see [`crate::limits`]).
+    pub(crate) statement_memory: crate::limits::MemoryBudget,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -117,6 +120,10 @@ impl Engine {
                 ..TxnConfig::default()
             },
         )?;
+        let statement_memory = crate::limits::MemoryBudget::new(
+            config.statement_memory_budget,
+            config.statement_memory_limit,
+        );
         let mut catalog = Catalog::default();
         let mut next_id: u32 = 1;
         let mut stats: Vec<(TableId, crate::stats::KeyStats)> = Vec::new();
@@ -215,6 +222,7 @@ impl Engine {
             status: Default::default(),
             globals: Default::default(),
             globals_write: Default::default(),
+            statement_memory,
         });
         engine.recover_counters()?;
         engine.abandon_unfinished_indexes()?;
@@ -318,6 +326,11 @@ impl Engine {
             None => next.remove(name),
         };
         self.globals.store(Arc::new(next));
+    }
+
+    /// Statement memory reserved now by running statements (bytes).
+    pub fn statement_memory_used(&self) -> usize {
+        self.statement_memory.used()
     }
 
     /// The SHOW STATUS totals.

@@ -1897,6 +1897,8 @@ mod tests {
             port: 3306,
             row_cache_bytes: 1 << 20,
             history_memory_bytes: 1 << 20,
+            statement_memory_limit: crate::api::DEFAULT_STATEMENT_MEMORY_LIMIT,
+            statement_memory_budget: crate::api::DEFAULT_STATEMENT_MEMORY_BUDGET,
         };
         let storage = Arc::new(canyon_storage::MemoryStorage::new());
         let engine = Engine::open(storage, cfg).expect("engine opens");

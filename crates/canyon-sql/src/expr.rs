@@ -835,6 +835,7 @@ impl<'a> Binder<'a> {
 
     /// Binds one expression.
     pub fn bind(&mut self, e: &ast::Expr) -> Result<Expr> {
+        crate::limits::check_stack()?;
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             self.depth -= 1;

@@ -76,6 +76,7 @@ pub mod expr;
 pub mod foreign;
 pub mod functions;
 pub mod infoschema;
+pub mod limits;
 pub mod parse;
 pub mod plan;
 pub mod privileges;
@@ -93,7 +94,7 @@ mod vars;
 pub use alter::{AlterOp, ColumnPosition};
 pub use api::{
     charset, column_flags, AuthInfo, Column, ColumnType, Durability, EngineConfig, IsolationLevel,
-    PreparedInfo, QueryResult,
+    PreparedInfo, QueryResult, DEFAULT_STATEMENT_MEMORY_BUDGET, DEFAULT_STATEMENT_MEMORY_LIMIT,
 };
 pub use auth::{native_hash, AuthPlugin};
 pub use engine::Engine;

@@ -3,7 +3,14 @@
 //!
 //! Errors become [`Error::Syntax`] carrying the text near the error, as MySQL's
 //! 1064 message shows it; sqlparser's recursion limit becomes [`Error::TooDeep`].
+//! Every text passes [`crate::limits`]' gate on its way through [`parse_with`]:
+//! its shape, its memory, its whitespace and, once parsed, its depth.
+//!
+//! The hand-written scanners here (account statements, `SET NAMES` lists,
+//! `ANALYZE`) compare ASCII bytes but slice the text only where an ASCII byte
+//! was matched, so no input can split a character (`/*ñ*/ SELECT 1` once did).
 
+use crate::limits::{self, MemoryBudget, Reservation};
 use crate::privileges::{PrivSpec, Privs};
 use canyon_common::{Error, Result};
 use sqlparser::ast::{BinaryOperator, Expr, Statement};
@@ -11,12 +18,22 @@ use sqlparser::dialect::{Dialect, MySqlDialect, Precedence};
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, Tokenizer};
+use std::cell::{Cell, RefCell};
 
 /// The server version executable comments are compared against (`/*!80000 ... */`).
 const VERSION_ID: u32 = 80036;
 
 /// sqlparser's nesting limit. Deeper statements are refused with a parse error.
-const RECURSION_LIMIT: usize = 64;
+pub const RECURSION_LIMIT: usize = 64;
+
+/// How often (in calls of the dialect's hooks, about one per expression) a
+/// parse asks its [`Interrupt`] whether to stop.
+const INTERRUPT_EVERY: u32 = 1024;
+
+/// Asked while a statement parses whether it must stop: KILL QUERY and
+/// `max_execution_time` apply to parse time too (a 16 MB statement takes
+/// seconds). Returns the error to stop with.
+pub type Interrupt = Box<dyn Fn() -> Option<Error>>;
 
 /// sqlparser's MySQL dialect with MySQL's operator grammar where sqlparser 0.63
 /// departs from it (MySQL 8.0 manual, 14.4.1 "Operator Precedence"):
@@ -31,11 +48,50 @@ const RECURSION_LIMIT: usize = 64;
 /// forwarded, and [`Dialect::dialect`] reports MySqlDialect's type, so that the
 /// parser's `dialect_of!(self is MySqlDialect)` checks hold (sqlparser supports
 /// such wrappers: its `parse_with_wrapped_dialect` test).
-#[derive(Debug)]
-struct CanyonDialect(MySqlDialect);
+///
+/// The dialect also carries the parse's [`Interrupt`]: its expression hooks
+/// (`parse_prefix`, `get_next_precedence`) run about once per expression, so
+/// they are where a long parse can be stopped.
+struct CanyonDialect {
+    base: MySqlDialect,
+    /// Asked every [`INTERRUPT_EVERY`] hook calls.
+    interrupt: Option<Interrupt>,
+    /// Hook calls so far.
+    calls: Cell<u32>,
+    /// The error the interrupt stopped the parse with.
+    stopped: RefCell<Option<Error>>,
+}
 
-/// The dialect every statement is parsed with.
-const DIALECT: CanyonDialect = CanyonDialect(MySqlDialect {});
+impl std::fmt::Debug for CanyonDialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CanyonDialect")
+    }
+}
+
+impl CanyonDialect {
+    fn new(interrupt: Option<Interrupt>) -> CanyonDialect {
+        CanyonDialect {
+            base: MySqlDialect {},
+            interrupt,
+            calls: Cell::new(0),
+            stopped: RefCell::new(None),
+        }
+    }
+
+    /// Every [`INTERRUPT_EVERY`] calls, whether the parse must stop: then a
+    /// parser error that [`CanyonDialect::stopped`] explains.
+    fn poll(&self) -> Option<ParserError> {
+        let interrupt = self.interrupt.as_ref()?;
+        let n = self.calls.get().wrapping_add(1);
+        self.calls.set(n);
+        if !n.is_multiple_of(INTERRUPT_EVERY) {
+            return None;
+        }
+        let e = interrupt()?;
+        *self.stopped.borrow_mut() = Some(e);
+        Some(ParserError::ParserError("interrupted".into()))
+    }
+}
 
 impl CanyonDialect {
     /// Whether the next token is the bare word `MOD`.
@@ -47,20 +103,29 @@ impl CanyonDialect {
 
 impl Dialect for CanyonDialect {
     fn dialect(&self) -> std::any::TypeId {
-        self.0.dialect()
+        self.base.dialect()
     }
     fn prec_value(&self, prec: Precedence) -> u8 {
         match prec {
             // Between And (10) and Or (5).
             Precedence::Xor => 7,
-            p => self.0.prec_value(p),
+            p => self.base.prec_value(p),
         }
     }
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        if let Some(e) = self.poll() {
+            return Some(Err(e));
+        }
+        self.base.parse_prefix(parser)
+    }
     fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        if let Some(e) = self.poll() {
+            return Some(Err(e));
+        }
         if Self::next_is_mod(parser) {
             return Some(Ok(self.prec_value(Precedence::MulDivModOp)));
         }
-        self.0.get_next_precedence(parser)
+        self.base.get_next_precedence(parser)
     }
     fn parse_infix(
         &self,
@@ -80,108 +145,108 @@ impl Dialect for CanyonDialect {
                     }),
             );
         }
-        self.0.parse_infix(parser, expr, precedence)
+        self.base.parse_infix(parser, expr, precedence)
     }
     // The rest forwards what MySqlDialect overrides (sqlparser 0.63.0,
     // src/dialect/mysql.rs).
     fn is_identifier_start(&self, ch: char) -> bool {
-        self.0.is_identifier_start(ch)
+        self.base.is_identifier_start(ch)
     }
     fn is_identifier_part(&self, ch: char) -> bool {
-        self.0.is_identifier_part(ch)
+        self.base.is_identifier_part(ch)
     }
     fn is_delimited_identifier_start(&self, ch: char) -> bool {
-        self.0.is_delimited_identifier_start(ch)
+        self.base.is_delimited_identifier_start(ch)
     }
     fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
-        self.0.identifier_quote_style(identifier)
+        self.base.identifier_quote_style(identifier)
     }
     fn supports_string_literal_backslash_escape(&self) -> bool {
-        self.0.supports_string_literal_backslash_escape()
+        self.base.supports_string_literal_backslash_escape()
     }
     fn supports_string_literal_concatenation(&self) -> bool {
-        self.0.supports_string_literal_concatenation()
+        self.base.supports_string_literal_concatenation()
     }
     fn ignores_wildcard_escapes(&self) -> bool {
-        self.0.ignores_wildcard_escapes()
+        self.base.ignores_wildcard_escapes()
     }
     fn supports_numeric_prefix(&self) -> bool {
-        self.0.supports_numeric_prefix()
+        self.base.supports_numeric_prefix()
     }
     fn supports_bitwise_shift_operators(&self) -> bool {
-        self.0.supports_bitwise_shift_operators()
+        self.base.supports_bitwise_shift_operators()
     }
     fn supports_multiline_comment_hints(&self) -> bool {
-        self.0.supports_multiline_comment_hints()
+        self.base.supports_multiline_comment_hints()
     }
     fn parse_statement(&self, parser: &mut Parser) -> Option<Result<Statement, ParserError>> {
-        self.0.parse_statement(parser)
+        self.base.parse_statement(parser)
     }
     fn require_interval_qualifier(&self) -> bool {
-        self.0.require_interval_qualifier()
+        self.base.require_interval_qualifier()
     }
     fn supports_limit_comma(&self) -> bool {
-        self.0.supports_limit_comma()
+        self.base.supports_limit_comma()
     }
     fn supports_create_table_select(&self) -> bool {
-        self.0.supports_create_table_select()
+        self.base.supports_create_table_select()
     }
     fn supports_insert_set(&self) -> bool {
-        self.0.supports_insert_set()
+        self.base.supports_insert_set()
     }
     fn supports_user_host_grantee(&self) -> bool {
-        self.0.supports_user_host_grantee()
+        self.base.supports_user_host_grantee()
     }
     fn is_table_factor_alias(&self, explicit: bool, kw: &Keyword, parser: &mut Parser) -> bool {
-        self.0.is_table_factor_alias(explicit, kw, parser)
+        self.base.is_table_factor_alias(explicit, kw, parser)
     }
     fn supports_table_hints(&self) -> bool {
-        self.0.supports_table_hints()
+        self.base.supports_table_hints()
     }
     fn requires_single_line_comment_whitespace(&self) -> bool {
-        self.0.requires_single_line_comment_whitespace()
+        self.base.requires_single_line_comment_whitespace()
     }
     fn supports_match_against(&self) -> bool {
-        self.0.supports_match_against()
+        self.base.supports_match_against()
     }
     fn supports_select_modifiers(&self) -> bool {
-        self.0.supports_select_modifiers()
+        self.base.supports_select_modifiers()
     }
     fn supports_set_names(&self) -> bool {
-        self.0.supports_set_names()
+        self.base.supports_set_names()
     }
     fn supports_comma_separated_set_assignments(&self) -> bool {
-        self.0.supports_comma_separated_set_assignments()
+        self.base.supports_comma_separated_set_assignments()
     }
     fn supports_update_order_by(&self) -> bool {
-        self.0.supports_update_order_by()
+        self.base.supports_update_order_by()
     }
     fn supports_data_type_signed_suffix(&self) -> bool {
-        self.0.supports_data_type_signed_suffix()
+        self.base.supports_data_type_signed_suffix()
     }
     fn supports_cross_join_constraint(&self) -> bool {
-        self.0.supports_cross_join_constraint()
+        self.base.supports_cross_join_constraint()
     }
     fn supports_double_ampersand_operator(&self) -> bool {
-        self.0.supports_double_ampersand_operator()
+        self.base.supports_double_ampersand_operator()
     }
     fn supports_binary_kw_as_cast(&self) -> bool {
-        self.0.supports_binary_kw_as_cast()
+        self.base.supports_binary_kw_as_cast()
     }
     fn supports_comment_optimizer_hint(&self) -> bool {
-        self.0.supports_comment_optimizer_hint()
+        self.base.supports_comment_optimizer_hint()
     }
     fn supports_constraint_keyword_without_name(&self) -> bool {
-        self.0.supports_constraint_keyword_without_name()
+        self.base.supports_constraint_keyword_without_name()
     }
     fn supports_key_column_option(&self) -> bool {
-        self.0.supports_key_column_option()
+        self.base.supports_key_column_option()
     }
     fn supports_group_by_with_modifier(&self) -> bool {
-        self.0.supports_group_by_with_modifier()
+        self.base.supports_group_by_with_modifier()
     }
     fn supports_left_associative_joins_without_parens(&self) -> bool {
-        self.0.supports_left_associative_joins_without_parens()
+        self.base.supports_left_associative_joins_without_parens()
     }
 }
 
@@ -376,13 +441,46 @@ fn without_consistent_snapshot(trimmed: &str) -> Option<String> {
     Some(format!("{} {rest}", &trimmed[..at]))
 }
 
-/// Parses a query text into statements.
+/// Parses a query text into statements, with no memory budget and no
+/// interrupt (tests, and texts the engine writes itself). The depth and
+/// shape limits apply as in [`parse_with`].
 pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
-    let text = expand_executable_comments(sql);
-    if let Some(p) = parse_account_statement(&text)? {
+    parse_with(sql, None, None).map(|(stmts, _)| stmts)
+}
+
+/// Parses a query text into statements through [`crate::limits`]' gate (see
+/// its rules 1–4): the text's shape, then the memory its statements are
+/// estimated to need (reserved from `budget`, and held by the returned
+/// [`Reservation`] until the caller is done with them), then the parse, which
+/// `interrupt` may stop, then each statement's depth.
+pub fn parse_with<'b>(
+    sql: &str,
+    budget: Option<&'b MemoryBudget>,
+    interrupt: Option<Interrupt>,
+) -> Result<(Vec<Parsed>, Option<Reservation<'b>>)> {
+    let mut text = expand_executable_comments(sql);
+    if text.len() >= limits::COMPACT_FROM {
+        text = std::borrow::Cow::Owned(limits::compact_whitespace(&text));
+    }
+    let shape = limits::scan(&text);
+    if shape.set_operations > limits::MAX_SET_OPERATIONS {
+        return Err(Error::TooDeep);
+    }
+    let reservation = budget.map(|b| b.reserve(&shape)).transpose()?;
+    let stmts = limits::with_parse_stack(&shape, || parse_text(&text, &shape, interrupt))?;
+    Ok((stmts, reservation))
+}
+
+/// The parse of an expanded (and, when long, compacted) text.
+fn parse_text(
+    text: &str,
+    shape: &limits::Shape,
+    interrupt: Option<Interrupt>,
+) -> Result<Vec<Parsed>> {
+    if let Some(p) = parse_account_statement(text)? {
         return Ok(vec![p]);
     }
-    if let Some(p) = parse_grant_statement(&text)? {
+    if let Some(p) = parse_grant_statement(text)? {
         return Ok(vec![p]);
     }
     let trimmed = text.trim().trim_end_matches(';').trim();
@@ -401,18 +499,40 @@ pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
     if let Some(r) = parse_analyze(trimmed) {
         return r.map(|p| vec![p]);
     }
-    let stmts = match Parser::new(&DIALECT)
-        .with_recursion_limit(RECURSION_LIMIT)
-        .try_with_sql(&text)
-        .and_then(|mut p| p.parse_statements())
-    {
+    let dialect = CanyonDialect::new(interrupt);
+    // Tokenized here rather than by `Parser::try_with_sql` so that the token
+    // vector is sized once from the scan: grown by doubling, a long text's
+    // tokens briefly took twice their memory.
+    let mut tokens = Vec::with_capacity(shape.tokens);
+    let parsed = Tokenizer::new(&dialect, text)
+        .tokenize_with_location_into_buf(&mut tokens)
+        .map_err(ParserError::from)
+        .and_then(|()| {
+            Parser::new(&dialect)
+                .with_recursion_limit(RECURSION_LIMIT)
+                .with_tokens_with_locations(tokens)
+                .parse_statements()
+        });
+    let stmts = match parsed {
         Ok(stmts) => stmts,
-        Err(e) => match set_names_in_list(trimmed).or_else(|| without_consistent_snapshot(trimmed))
-        {
-            Some(rewritten) => return parse(&rewritten),
-            None => return Err(unsupported_or(parse_error(&text, e), trimmed)),
-        },
+        Err(e) => {
+            if let Some(stopped) = dialect.stopped.take() {
+                return Err(stopped);
+            }
+            return match set_names_in_list(trimmed).or_else(|| without_consistent_snapshot(trimmed))
+            {
+                Some(rewritten) => parse_text(&rewritten, &limits::scan(&rewritten), None),
+                None => Err(unsupported_or(parse_error(text, e), trimmed)),
+            };
+        }
     };
+    if stmts
+        .iter()
+        .any(|s| limits::check_depth(s, shape.tokens).is_err())
+    {
+        stmts.into_iter().for_each(limits::dispose);
+        return Err(Error::TooDeep);
+    }
     Ok(stmts
         .into_iter()
         .map(|s| Parsed::Sql(Box::new(s)))
@@ -494,10 +614,15 @@ fn split_top_level_commas(text: &str) -> Vec<&str> {
     items
 }
 
-/// Counts `?` placeholders with the same tokenizer the parser uses.
+/// Counts `?` placeholders with the same tokenizer the parser uses (on the
+/// text as [`parse_with`] prepares it).
 pub fn count_placeholders(sql: &str) -> Result<usize> {
-    let text = expand_executable_comments(sql);
-    let tokens = Tokenizer::new(&DIALECT, &text)
+    let mut text = expand_executable_comments(sql);
+    if text.len() >= limits::COMPACT_FROM {
+        text = std::borrow::Cow::Owned(limits::compact_whitespace(&text));
+    }
+    let dialect = CanyonDialect::new(None);
+    let tokens = Tokenizer::new(&dialect, &text)
         .tokenize()
         .map_err(|e| Error::Syntax(e.message))?;
     Ok(tokens
@@ -636,15 +761,17 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
         }
     }
+    /// Consumes the ASCII keyword `kw` (any case) if it comes next as a
+    /// whole word. Compares bytes: the text after an ASCII match starts at a
+    /// character boundary, wherever non-ASCII text stands.
     fn keyword(&mut self, kw: &str) -> bool {
         self.skip_ws();
-        let rest = &self.s[self.pos..];
+        let rest = &self.s.as_bytes()[self.pos..];
         if rest.len() >= kw.len()
-            && rest[..kw.len()].eq_ignore_ascii_case(kw)
-            && rest[kw.len()..]
-                .chars()
-                .next()
-                .is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_')
+            && rest[..kw.len()].eq_ignore_ascii_case(kw.as_bytes())
+            && rest
+                .get(kw.len())
+                .is_none_or(|&c| !c.is_ascii_alphanumeric() && c != b'_')
         {
             self.pos += kw.len();
             true

@@ -242,6 +242,9 @@ pub struct PlanContext<'a> {
     /// The common table expressions in scope while a WITH query is planned,
     /// outermost first (`query.rs`, `plan_with`).
     pub(crate) ctes: RefCell<Vec<CteDef>>,
+    /// CTE references planned so far by this statement (each plans the
+    /// CTE's body again): bounded by [`crate::limits::MAX_CTE_EXPANSIONS`].
+    pub(crate) cte_expansions: std::cell::Cell<usize>,
 }
 
 /// A common table expression in scope.
@@ -251,8 +254,8 @@ pub(crate) struct CteDef {
     pub name: String,
     /// Its column list, if it has one.
     pub columns: Vec<String>,
-    /// Its body.
-    pub query: ast::Query,
+    /// Its body (shared: each lookup copies the definition).
+    pub query: std::sync::Arc<ast::Query>,
     /// The number of its first placeholder.
     pub params: usize,
     /// How many entries of the scope stack its own body sees: the CTEs
@@ -272,6 +275,7 @@ impl<'a> PlanContext<'a> {
             db,
             conn_coll,
             ctes: RefCell::new(Vec::new()),
+            cte_expansions: std::cell::Cell::new(0),
         }
     }
 

@@ -480,6 +480,17 @@ impl From<'_> {
     /// scope and its placeholders numbered where its text stands, so that
     /// two references read the same parameters.
     fn cte_reference(&mut self, cte: &CteDef, name: String) -> Result<()> {
+        // A CTE that reads the one before it twice doubles the work at each
+        // element: 30 of them would plan 2^30 bodies. MySQL materialises a
+        // CTE once; until Canyon does, the expansion is bounded.
+        let n = self.ctx.cte_expansions.get() + 1;
+        if n > crate::limits::MAX_CTE_EXPANSIONS {
+            return Err(Error::Unsupported(format!(
+                "a WITH clause that expands to more than {} CTE references",
+                crate::limits::MAX_CTE_EXPANSIONS
+            )));
+        }
+        self.ctx.cte_expansions.set(n);
         let hidden = self.ctx.ctes.borrow_mut().split_off(cte.visible);
         let r = self.derived(&cte.query, name, cte.columns.clone(), cte.params);
         self.ctx.ctes.borrow_mut().extend(hidden);
@@ -677,6 +688,9 @@ fn plan_with(
     if with.recursive {
         return Err(Error::Unsupported("WITH RECURSIVE".into()));
     }
+    if with.cte_tables.len() > canyon_common::MAX_WITH_ELEMENTS {
+        return Err(Error::TooManyWithElements);
+    }
     let base = ctx.ctes.borrow().len();
     let mut params = params_start;
     let mut defs = Vec::with_capacity(with.cte_tables.len());
@@ -699,14 +713,14 @@ fn plan_with(
                 .iter()
                 .map(|c| c.name.value.clone())
                 .collect(),
-            query: (*cte.query).clone(),
+            query: std::sync::Arc::new(crate::limits::clone_query(&cte.query)),
             params,
             visible: base + i,
         });
-        params += count_placeholders(&cte.query.to_string());
+        params += crate::limits::count_placeholders(&cte.query);
     }
     ctx.ctes.borrow_mut().extend(defs);
-    let mut body = q.clone();
+    let mut body = crate::limits::clone_query(q);
     body.with = None;
     let r = plan_query(ctx, &body, outer_scopes, outer_len, params);
     ctx.ctes.borrow_mut().truncate(base);
@@ -721,6 +735,7 @@ fn plan_query(
     outer_len: usize,
     params_start: usize,
 ) -> Result<(SelectPlan, usize, Option<usize>)> {
+    crate::limits::check_stack()?;
     if let Some(with) = &q.with {
         return plan_with(ctx, q, with, outer_scopes, outer_len, params_start);
     }

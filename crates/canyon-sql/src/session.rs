@@ -60,8 +60,9 @@ use crate::exec::{self, StatementEffects};
 use crate::expr::{eval, Binder, Env, EvalContext};
 use crate::functions::Func;
 use crate::infoschema::SystemTable;
+use crate::limits;
 use crate::parse::GrantTarget;
-use crate::parse::{count_placeholders, parse, Parsed};
+use crate::parse::{count_placeholders, parse, parse_with, Parsed};
 use crate::plan::{self, LockMode, Plan, PlanContext};
 use crate::privileges::{Level, PrivSpec, Privs};
 use crate::procs::{Process, KILL_CONNECTION, KILL_NONE, KILL_QUERY};
@@ -190,6 +191,13 @@ const CLOCK_EVERY: u32 = 1024;
 /// pauses by half a second, 15 ms by five seconds. A request after a
 /// hand-off that worked only pauses.
 const LONG_STATEMENT: Duration = Duration::from_millis(5);
+
+/// A query text at least this long is parsed and run off the
+/// connection-serving worker ([`Session::execute`]) and can be stopped while
+/// it parses. sqlparser reads about 2–5 MB/s here, so a text under this size
+/// parses in a few milliseconds (sysbench's statements are under 1 KiB, its
+/// multi-row INSERTs of `prepare` up to 512 KiB).
+pub const LARGE_TEXT: usize = 16 << 10;
 
 /// The first hand-off's pause (see [`LONG_STATEMENT`]).
 const OFFLOAD_PAUSE: Duration = Duration::from_millis(1);
@@ -724,7 +732,32 @@ impl Session {
     /// Runs one COM_QUERY text. With `multi` (CLIENT_MULTI_STATEMENTS) the text may
     /// hold several statements; results come back in order and stop after the first
     /// error. Without `multi`, more than one statement is a syntax error.
+    ///
+    /// A text of [`LARGE_TEXT`] bytes or more is parsed and run off the
+    /// connection-serving worker (the engine's blocking hook), so that its
+    /// parse does not hold up the worker's other connections; KILL and
+    /// max_execution_time can stop its parse. Every request runs with
+    /// [`limits::STATEMENT_STACK`] of stack, and a panic in it (a bug) is
+    /// answered with an error rather than ending the connection (see
+    /// [`Session::guarded`]).
     pub fn execute(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
+        if sql.len() >= LARGE_TEXT {
+            if let Some(hook) = self.state.engine.config.blocking_hook {
+                let mut out = Vec::new();
+                hook(&mut || out = self.execute_here(sql, multi));
+                return out;
+            }
+        }
+        self.execute_here(sql, multi)
+    }
+
+    fn execute_here(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
+        limits::with_statement_stack(|| {
+            self.guarded(|s| s.execute_unguarded(sql, multi), |e| vec![Err(e)])
+        })
+    }
+
+    fn execute_unguarded(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
         if let Err(e) = self.settle() {
             return vec![Err(e)];
         }
@@ -742,6 +775,70 @@ impl Session {
         out
     }
 
+    /// Runs `f`, turning a panic in it into `on_panic(error 1105)`: a panic
+    /// is a bug (the engine's contract is an [`Error`] for every input), but
+    /// one statement's bug must not end its connection, nor, through an
+    /// abort, every other. The panic is logged at error level (tests and CI
+    /// fail on it); the session's open transaction is rolled back, since the
+    /// statement may have stopped half way through its writes.
+    fn guarded<R>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> R,
+        on_panic: impl FnOnce(Error) -> R,
+    ) -> R {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self))) {
+            Ok(r) => r,
+            Err(payload) => {
+                let what = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".to_string());
+                tracing::error!(
+                    conn = self.state.connection_id,
+                    "statement panicked (a bug; its transaction is rolled back): {what}"
+                );
+                self.implicit_txn = false;
+                self.lock_retry = None;
+                self.defer_waits_now = false;
+                if let Some(t) = self.txn.take() {
+                    t.rollback();
+                }
+                self.unpin();
+                self.state.process.end_statement(&self.state.counts);
+                let e = Error::Internal(format!(
+                    "the statement stopped on a server bug and its transaction was rolled back ({what})"
+                ));
+                self.record_error(&e);
+                on_panic(e)
+            }
+        }
+    }
+
+    /// What stops a long parse of `sql`: KILL, and for a SELECT the session's
+    /// max_execution_time (MySQL applies it to read-only SELECTs).
+    fn parse_interrupt(&self, sql: &str) -> crate::parse::Interrupt {
+        let process = self.state.process.clone();
+        let first = sql
+            .trim_start_matches(|c: char| c.is_whitespace() || c == '(')
+            .get(..6)
+            .unwrap_or("");
+        let deadline = if first.eq_ignore_ascii_case("SELECT") {
+            self.state.select_deadline()
+        } else {
+            None
+        };
+        Box::new(move || {
+            if process.kill_state() != KILL_NONE {
+                return Some(Error::Interrupted);
+            }
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return Some(Error::QueryTimeout);
+            }
+            None
+        })
+    }
+
     fn execute_text(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
         if let Some(show) = show_extra(sql) {
             self.state.warnings.clear();
@@ -751,9 +848,14 @@ impl Session {
             }
             return vec![r];
         }
-        let parsed = match transaction_control(sql) {
-            Some(cached) => Ok(cached.to_vec()),
-            None => parse(sql),
+        let engine = self.state.engine.clone();
+        let interrupt = (sql.len() >= LARGE_TEXT).then(|| self.parse_interrupt(sql));
+        let (parsed, _reservation) = match transaction_control(sql) {
+            Some(cached) => (Ok(cached.to_vec()), None),
+            None => match parse_with(sql, Some(&engine.statement_memory), interrupt) {
+                Ok((stmts, reservation)) => (Ok(stmts), reservation),
+                Err(e) => (Err(e), None),
+            },
         };
         let stmts = match parsed {
             Ok(s) => s,
@@ -859,14 +961,36 @@ impl Session {
     /// COM_STMT_PREPARE. A session may hold [`MAX_PREPARED_STATEMENTS`] at once
     /// (error 1461 beyond): a client that prepares without closing must not grow
     /// the server's memory without bound.
+    ///
+    /// A large text is parsed off the connection-serving worker, as by
+    /// [`Session::execute`], with the same stack and panic guard.
     pub fn prepare(&mut self, sql: &str) -> Result<PreparedInfo> {
+        if sql.len() >= LARGE_TEXT {
+            if let Some(hook) = self.state.engine.config.blocking_hook {
+                let mut out = None;
+                hook(&mut || out = Some(self.prepare_here(sql)));
+                if let Some(r) = out {
+                    return r;
+                }
+            }
+        }
+        self.prepare_here(sql)
+    }
+
+    fn prepare_here(&mut self, sql: &str) -> Result<PreparedInfo> {
+        limits::with_statement_stack(|| self.guarded(|s| s.prepare_unguarded(sql), Err))
+    }
+
+    fn prepare_unguarded(&mut self, sql: &str) -> Result<PreparedInfo> {
         self.count(Counter::ComStmtPrepare);
         if self.prepared.len() >= MAX_PREPARED_STATEMENTS {
             return Err(Error::TooManyPreparedStatements(
                 MAX_PREPARED_STATEMENTS as u64,
             ));
         }
-        let mut stmts = parse(sql)?;
+        let engine = self.state.engine.clone();
+        let interrupt = (sql.len() >= LARGE_TEXT).then(|| self.parse_interrupt(sql));
+        let (mut stmts, _reservation) = parse_with(sql, Some(&engine.statement_memory), interrupt)?;
         if stmts.len() != 1 {
             return Err(Error::Syntax(second_statement_text(sql)));
         }
@@ -995,6 +1119,12 @@ impl Session {
 
     /// COM_STMT_EXECUTE with decoded parameters (the count is checked: 1210).
     pub fn execute_prepared(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
+        limits::with_statement_stack(|| {
+            self.guarded(|s| s.execute_prepared_unguarded(id, params), Err)
+        })
+    }
+
+    fn execute_prepared_unguarded(&mut self, id: u32, params: &[Value]) -> Result<QueryResult> {
         self.settle()?;
         if self.killed() {
             return Err(Error::Interrupted);
@@ -3515,6 +3645,8 @@ mod tests {
             port: 3306,
             row_cache_bytes: 1 << 20,
             history_memory_bytes: 1 << 20,
+            statement_memory_limit: crate::api::DEFAULT_STATEMENT_MEMORY_LIMIT,
+            statement_memory_budget: crate::api::DEFAULT_STATEMENT_MEMORY_BUDGET,
         };
         let storage = Arc::new(canyon_storage::MemoryStorage::new());
         let engine = Engine::open(storage, cfg).expect("engine opens");

@@ -393,7 +393,7 @@ fn plan_operand(
         ast::SetExpr::Query(q) => crate::query::plan_subquery(ctx, q, scopes, outer_len, params),
         ast::SetExpr::Select(_) | ast::SetExpr::SetOperation { .. } => {
             let mut q = template("SELECT 1")?;
-            *q.body = e.clone();
+            *q.body = crate::limits::clone_set_expr(e);
             crate::query::plan_subquery(ctx, &q, scopes, outer_len, params)
         }
         ast::SetExpr::Values(_) => Err(Error::Unsupported("VALUES as a set operand".into())),
@@ -426,7 +426,7 @@ pub fn outer_block(q: &ast::Query, op_name: &str) -> Result<ast::Query> {
     else {
         return Err(Error::Internal("set operation template".into()));
     };
-    *subquery.body = (*q.body).clone();
+    *subquery.body = crate::limits::clone_set_expr(&q.body);
     if let Some(a) = alias.as_mut() {
         a.name.value = format!("<{op_name}>");
     }

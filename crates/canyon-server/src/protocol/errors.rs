@@ -375,6 +375,25 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             format!("This version of MySQL doesn't yet support '{what}'"),
         ),
         Error::TooManyConnections => M::new(1040, "08004", "Too many connections".into()),
+        Error::PacketsOutOfOrder => M::new(1156, "08S01", "Got packets out of order".into()),
+        Error::OutOfMemory { needed, limit } => M::new(
+            1037,
+            "HY001",
+            format!("Out of memory; the statement needs about {needed} bytes, more than {limit} allows"),
+        ),
+        Error::StackOverrun { remaining, needed } => M::new(
+            1436,
+            "HY000",
+            format!(
+                "Thread stack overrun: {remaining} bytes of stack left, {needed} needed; \
+                 the statement nests too deeply"
+            ),
+        ),
+        Error::TooManyWithElements => M::new(
+            4003,
+            "42000",
+            "Too many WITH elements in WITH clause".into(),
+        ),
         Error::PacketTooLarge => M::new(
             1153,
             "08S01",
@@ -963,6 +982,36 @@ mod tests {
             1047,
             "08S01",
             "Unknown command",
+        );
+        check(
+            Error::PacketsOutOfOrder,
+            1156,
+            "08S01",
+            "Got packets out of order",
+        );
+        check(
+            Error::OutOfMemory {
+                needed: 300,
+                limit: "statement_memory_limit",
+            },
+            1037,
+            "HY001",
+            "Out of memory; the statement needs about 300 bytes, more than statement_memory_limit allows",
+        );
+        check(
+            Error::StackOverrun {
+                remaining: 1,
+                needed: 2,
+            },
+            1436,
+            "HY000",
+            "Thread stack overrun: 1 bytes of stack left, 2 needed; the statement nests too deeply",
+        );
+        check(
+            Error::TooManyWithElements,
+            4003,
+            "42000",
+            "Too many WITH elements in WITH clause",
         );
         check(
             Error::MalformedPacket(s("x")),

@@ -20,6 +20,8 @@ pub fn config(lock_wait_timeout: Duration) -> EngineConfig {
         port: 3306,
         row_cache_bytes: 1 << 20,
         history_memory_bytes: 1 << 20,
+        statement_memory_limit: canyon_sql::DEFAULT_STATEMENT_MEMORY_LIMIT,
+        statement_memory_budget: canyon_sql::DEFAULT_STATEMENT_MEMORY_BUDGET,
     }
 }
 
