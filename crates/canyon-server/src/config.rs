@@ -56,6 +56,24 @@ pub struct Config {
     /// Connections served at once; one more gets ERR 1040 "Too many connections".
     /// Each idle connection costs one small async task, not a thread.
     pub max_connections: u32,
+    /// Seconds the whole connection phase may take (MySQL's `connect_timeout`):
+    /// from the accept to the OK of a successful login — the greeting, an
+    /// optional TLS handshake and every packet of the authentication exchange.
+    /// A client that has not logged in by then is disconnected without a word,
+    /// however it spends the time (silent, or trickling a byte a second). 1 to
+    /// 31536000 (MySQL's range); MySQL's default is 10.
+    pub connect_timeout: u64,
+    /// Connections that have not finished logging in, at once; one more is
+    /// answered ERR 1040 "Too many connections" in place of the greeting and
+    /// closed. MySQL has no such limit (sshd's `MaxStartups` is the model):
+    /// without one, peers that never log in can hold every `max_connections`
+    /// slot (each for `connect_timeout`) and lock every account out. 1024 sits
+    /// well above the logins a real burst has in flight at once (a login is one
+    /// round trip and a hash; 600 sysbench threads connecting together stay far
+    /// below it) and bounds what unauthenticated peers cost to about 1024 sockets
+    /// and 40 MiB of buffers. Counted from the accept until the login's OK
+    /// packet, or until the connection closes.
+    pub max_unauthenticated_connections: u32,
     /// The largest packet accepted from a client (MySQL's `max_allowed_packet`):
     /// a bigger one gets ERR 1153 and the connection is closed. 1 KiB to 1 GiB.
     pub max_allowed_packet: u64,
@@ -106,6 +124,8 @@ impl Default for Config {
             port: 3306,
             max_connections: 20_000,
             max_allowed_packet: 64 << 20,
+            connect_timeout: 10,
+            max_unauthenticated_connections: 1024,
             worker_threads: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1),
@@ -202,6 +222,13 @@ impl Config {
         if let Some(v) = get("CANYON_MAX_ALLOWED_PACKET") {
             self.max_allowed_packet = parse("CANYON_MAX_ALLOWED_PACKET", &v)?;
         }
+        if let Some(v) = get("CANYON_CONNECT_TIMEOUT") {
+            self.connect_timeout = parse("CANYON_CONNECT_TIMEOUT", &v)?;
+        }
+        if let Some(v) = get("CANYON_MAX_UNAUTHENTICATED_CONNECTIONS") {
+            self.max_unauthenticated_connections =
+                parse("CANYON_MAX_UNAUTHENTICATED_CONNECTIONS", &v)?;
+        }
         if let Some(v) = get("CANYON_WORKER_THREADS") {
             self.worker_threads = parse("CANYON_WORKER_THREADS", &v)?;
         }
@@ -275,6 +302,17 @@ impl Config {
         if self.max_connections == 0 {
             return Err(ConfigError("max_connections must be at least 1".into()));
         }
+        if !(1..=31_536_000).contains(&self.connect_timeout) {
+            return Err(ConfigError(format!(
+                "connect_timeout must be between 1 and 31536000 seconds, not {}",
+                self.connect_timeout
+            )));
+        }
+        if self.max_unauthenticated_connections == 0 {
+            return Err(ConfigError(
+                "max_unauthenticated_connections must be at least 1".into(),
+            ));
+        }
         if self.durability == DurabilityMode::SyncPeriodically && self.sync_interval_ms == 0 {
             return Err(ConfigError(
                 "sync_interval_ms must be at least 1 with sync-periodically".into(),
@@ -345,6 +383,8 @@ mod tests {
         assert_eq!(c.data_dir, PathBuf::from("./data"));
         assert_eq!(c.max_connections, 20_000);
         assert_eq!(c.max_allowed_packet, 64 << 20);
+        assert_eq!(c.connect_timeout, 10);
+        assert_eq!(c.max_unauthenticated_connections, 1024);
         assert_eq!(c.lock_wait_timeout_secs, 50);
         assert_eq!(c.durability, DurabilityMode::SyncEveryCommit);
         assert!(c.worker_threads >= 1);
@@ -412,6 +452,32 @@ mod tests {
             },
             defaults
         );
+    }
+
+    #[test]
+    fn connection_phase_limits() {
+        let mut c = Config::from_toml("connect_timeout = 3\nmax_unauthenticated_connections = 7\n")
+            .expect("parses");
+        assert_eq!(
+            (c.connect_timeout, c.max_unauthenticated_connections),
+            (3, 7)
+        );
+        c.apply_env(|k| match k {
+            "CANYON_CONNECT_TIMEOUT" => Some("5".into()),
+            "CANYON_MAX_UNAUTHENTICATED_CONNECTIONS" => Some("9".into()),
+            _ => None,
+        })
+        .expect("env");
+        assert_eq!(
+            (c.connect_timeout, c.max_unauthenticated_connections),
+            (5, 9)
+        );
+        c.validate().expect("valid");
+        c.connect_timeout = 0;
+        assert!(c.validate().is_err());
+        c.connect_timeout = 10;
+        c.max_unauthenticated_connections = 0;
+        assert!(c.validate().is_err());
     }
 
     #[test]

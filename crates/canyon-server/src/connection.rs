@@ -4,23 +4,40 @@
 //!
 //! ```text
 //!  Accepted --serve_stream: over max_connections--> ERR 1040 --> Closed
+//!     |     --serve_stream: over max_unauthenticated_connections--> ERR 1040 --> Closed
 //!     | serve_stream(): HandshakeV10 sent (CLIENT_SSL offered with a certificate)
 //!     v
 //!  Greeted --SSLRequest--> TLS handshake (rustls) --> Greeted, inside TLS
-//!     | the client's HandshakeResponse41 read (by CONNECT_TIMEOUT)
+//!     | the client's HandshakeResponse41 read
 //!     v
 //!  Authenticating --bad response / insecure transport (3159) / wrong password
 //!     |             (ERR 1045) / bad db--> Closed
-//!     | Login::authenticate(): crate::auth exchange, OK sent, Session opened
+//!     | Login::authenticate(): crate::auth exchange, Session opened;
+//!     | Login::serve(): the PreAuthGuard dropped, then the OK flushed
 //!     v
 //!  Ready --command_loop(): COM_* read--> Executing --reply flushed--> Ready
 //!     |  COM_QUIT, client gone, broken framing, KILL CONNECTION, server shutdown
 //!     v
 //!  Closed: the Session is dropped, which rolls back an open transaction.
+//!
+//!  From Accepted until Ready (the connection phase), any of:
+//!    connect_timeout passes (one deadline for the whole phase) --> Closed, no ERR
+//!    a packet over max_allowed_packet --> ERR 1153 --> Closed
+//!    a packet with the wrong sequence id --> ERR 1156 --> Closed
+//!  In Ready, a command whose first packet has a sequence id other than 0, or a
+//!  packet of a COM_CHANGE_USER exchange out of order --> ERR 1156 --> Closed.
 //! ```
 //!
 //! COM_CHANGE_USER runs the same exchange inside Ready and swaps the Session on
 //! success; on failure the old one stays.
+//!
+//! Pre-authentication limits: a peer that has not logged in holds two counted
+//! slots — one of `max_connections` (`ActiveGuard`) and one of
+//! `max_unauthenticated_connections` (`PreAuthGuard`, dropped at the login's
+//! OK) — and at most `connect_timeout` of time: the deadline is set at the
+//! accept and wraps the greeting's flush, every read of the connection phase,
+//! the TLS handshake and the whole authentication exchange, so a client that
+//! trickles one byte a second is cut off like a silent one.
 //!
 //! Invariants:
 //! 1. Every command except COM_QUIT, COM_STMT_CLOSE and COM_STMT_SEND_LONG_DATA
@@ -40,14 +57,18 @@
 //!    `LONG_STATEMENT`), so that it does not hold up the worker's other
 //!    connections.
 //! 3. A client error never ends the connection; only broken framing, an
-//!    oversized packet, an authentication failure or KILL CONNECTION does.
+//!    oversized packet, a packet out of order, an authentication failure or
+//!    KILL CONNECTION does.
+//! 4. A connection counts against `max_unauthenticated_connections` exactly
+//!    while it is in the connection phase: its `PreAuthGuard` lives from
+//!    `serve_stream` until `Login::serve` is about to flush the login's OK.
 
 use crate::auth::{self, Attempt, Verdict};
 use crate::protocol::{
     self, capability, command, mysql_error, status, Cursor, HandshakeError, OkPacket, PacketIo,
     PreparedParams, ReadError, Scramble,
 };
-use crate::server::{ActiveGuard, Shared};
+use crate::server::{ActiveGuard, PreAuthGuard, Shared};
 use crate::tls::Rewind;
 use canyon_common::Error;
 use canyon_sql::{Column, QueryResult, Session};
@@ -55,14 +76,10 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::time::{timeout_at, Instant};
 use tracing::{debug, info};
-
-/// MySQL's `connect_timeout`: the whole connection phase must finish in this time.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What carries a connection's bytes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -121,13 +138,23 @@ async fn serve_stream<S>(
     let (reader, writer) = tokio::io::split(stream);
     let mut io = PacketIo::new(reader, writer, shared.max_allowed_packet);
     let id = shared.next_connection_id();
-    if guard.over_limit() {
-        send_error(&mut io, &Error::TooManyConnections).await;
+    let deadline = Instant::now() + shared.connect_timeout;
+    // Taken before anything is sent, so that the count covers the greeting too.
+    let pre_auth = PreAuthGuard::new(shared.clone());
+    let refusal = if guard.over_limit() {
+        Some("too many connections")
+    } else if pre_auth.over_limit() {
+        Some("too many unauthenticated connections")
+    } else {
+        None
+    };
+    if let Some(why) = refusal {
+        // As MySQL answers past max_connections: ERR 1040 in place of the greeting.
+        let _ = timeout_at(deadline, send_error(&mut io, &Error::TooManyConnections)).await;
         io.shutdown().await;
-        debug!(conn = id, %host, "refused: too many connections");
+        debug!(conn = id, %host, "refused: {why}");
         return;
     }
-    let deadline = Instant::now() + CONNECT_TIMEOUT;
     let scramble = protocol::new_scramble();
     let offer_tls = transport == Transport::Tcp && shared.tls.is_some();
     io.write_packet(|out| {
@@ -152,7 +179,7 @@ async fn serve_stream<S>(
             scramble,
             secure,
         };
-        return login.serve(io, buf, deadline).await;
+        return login.serve(io, buf, deadline, pre_auth).await;
     };
     if !protocol::is_ssl_request(&buf) {
         let login = Login {
@@ -162,7 +189,7 @@ async fn serve_stream<S>(
             scramble,
             secure: false,
         };
-        return login.serve(io, buf, deadline).await;
+        return login.serve(io, buf, deadline, pre_auth).await;
     }
     // The client starts TLS right after its SSLRequest; bytes of its ClientHello
     // already read are replayed to the TLS layer.
@@ -194,7 +221,26 @@ async fn serve_stream<S>(
         scramble,
         secure: true,
     };
-    login.serve(io, buf, deadline).await;
+    login.serve(io, buf, deadline, pre_auth).await;
+}
+
+/// Answers a read that ended the connection, before it closes: ERR 1153 for a
+/// packet over `max_allowed_packet`, ERR 1156 "Got packets out of order" for a
+/// wrong sequence id (MySQL's `my_net_read` raises ER_NET_PACKETS_OUT_OF_ORDER
+/// and the server closes the connection); nothing when the client is gone or
+/// the socket failed. The ERR carries the server's own sequence id, as MySQL's
+/// does. The stream cannot be read on after either error — the rest of the
+/// offending packet is still unread — so the caller closes it.
+async fn report_read_error<R, W>(io: &mut PacketIo<R, W>, e: &ReadError)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    match e {
+        ReadError::TooLarge => send_error(io, &Error::PacketTooLarge).await,
+        ReadError::OutOfOrder { .. } => send_error(io, &Error::PacketsOutOfOrder).await,
+        ReadError::Closed | ReadError::Truncated | ReadError::Io(_) => {}
+    }
 }
 
 /// Writes an ERR packet and flushes it (best effort: the connection may be gone).
@@ -219,19 +265,36 @@ struct Login<'a> {
 }
 
 impl Login<'_> {
-    /// Authenticates the client's HandshakeResponse41 (in `response`), then
-    /// serves commands until the connection ends.
-    async fn serve<R, W>(self, mut io: PacketIo<R, W>, response: Vec<u8>, deadline: Instant)
-    where
+    /// Authenticates the client's HandshakeResponse41 (in `response`) by
+    /// `deadline`, then gives back the connection's unauthenticated slot
+    /// (`pre_auth`) and serves commands until the connection ends.
+    async fn serve<R, W>(
+        self,
+        mut io: PacketIo<R, W>,
+        response: Vec<u8>,
+        deadline: Instant,
+        pre_auth: PreAuthGuard,
+    ) where
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin,
     {
         let login = timeout_at(deadline, self.authenticate(&mut io, &response)).await;
         let Ok(Some((session, capabilities))) = login else {
+            if login.is_err() {
+                debug!(conn = self.id, host = %self.host, "connect_timeout passed");
+            }
             self.shared.engine.status().aborted_connect();
             io.shutdown().await;
             return;
         };
+        // The unauthenticated slot is given back before the OK can reach the
+        // client, so a client holding its OK may count on the slot being free.
+        drop(pre_auth);
+        if !matches!(timeout_at(deadline, io.flush()).await, Ok(Ok(()))) {
+            self.shared.engine.status().aborted_connect();
+            io.shutdown().await;
+            return;
+        }
         let shared = self.shared.clone();
         // KILL CONNECTION from another session wakes this task (see command_loop).
         let killed = Arc::new(tokio::sync::Notify::new());
@@ -260,7 +323,8 @@ impl Login<'_> {
     }
 
     /// Returns the authenticated session and the capabilities both sides share,
-    /// or `None` after telling the client why not.
+    /// with the login's OK packet buffered (the caller flushes it), or `None`
+    /// after telling the client why not.
     async fn authenticate<R, W>(
         &self,
         io: &mut PacketIo<R, W>,
@@ -288,7 +352,7 @@ impl Login<'_> {
             }
         };
         if shared.require_secure_transport && !self.secure {
-            info!(conn = id, user = %response.user, %host, "refused: insecure transport");
+            info!(conn = id, user = %log_name(&response.user), %host, "refused: insecure transport");
             send_error(io, &Error::InsecureTransport).await;
             return None;
         }
@@ -307,7 +371,7 @@ impl Login<'_> {
             Verdict::Denied { using_password } => {
                 // The same error whether or not the user exists, so a client
                 // cannot probe for account names.
-                info!(conn = id, user = %user, host = %host, "access denied");
+                info!(conn = id, user = %log_name(&user), host = %host, "access denied");
                 let err = Error::AccessDenied {
                     user,
                     host: host.to_string(),
@@ -317,9 +381,7 @@ impl Login<'_> {
                 return None;
             }
             Verdict::Broken(e) => {
-                if matches!(e, ReadError::TooLarge) {
-                    send_error(io, &Error::PacketTooLarge).await;
-                }
+                report_read_error(io, &e).await;
                 debug!(conn = id, "connection phase ended: {e}");
                 return None;
             }
@@ -342,13 +404,13 @@ impl Login<'_> {
         }
         let ok = OkPacket::empty(session_status(&session));
         io.write_packet(|out| protocol::write_ok(out, &ok, false));
-        io.flush().await.ok()?;
         debug!(conn = id, user = %user, host = %host, secure = self.secure, "authenticated");
         Some((session, capabilities))
     }
 }
 
-/// Reads one packet; on an oversized one tells the client (ERR 1153) first.
+/// Reads one packet of the connection phase; on an oversized one or one out of
+/// order tells the client why (ERR 1153, 1156) first.
 async fn read_or_report<R, W>(io: &mut PacketIo<R, W>, buf: &mut Vec<u8>) -> Option<()>
 where
     R: AsyncRead + Unpin,
@@ -356,15 +418,29 @@ where
 {
     match io.read_packet(buf).await {
         Ok(()) => Some(()),
-        Err(ReadError::TooLarge) => {
-            send_error(io, &Error::PacketTooLarge).await;
-            None
-        }
         Err(e) => {
+            report_read_error(io, &e).await;
             debug!("connection phase ended: {e}");
             None
         }
     }
+}
+
+/// A user name as the log shows it: characters escaped as Rust's debug form
+/// does (a name holding a newline must not forge a log line), cut after 64 —
+/// MySQL's names have at most 32, but the wire takes any length, and refused
+/// logins are logged at info level.
+fn log_name(user: &str) -> String {
+    const MAX: usize = 64;
+    let mut out: String = user
+        .chars()
+        .take(MAX)
+        .flat_map(char::escape_debug)
+        .collect();
+    if user.chars().nth(MAX).is_some() {
+        out.push_str("...");
+    }
+    out
 }
 
 /// SERVER_STATUS_* flags from the session's state.
@@ -462,8 +538,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             };
             match read {
                 Ok(()) => {}
-                Err(ReadError::TooLarge) => {
-                    send_error(&mut self.io, &Error::PacketTooLarge).await;
+                Err(e @ (ReadError::TooLarge | ReadError::OutOfOrder { .. })) => {
+                    report_read_error(&mut self.io, &e).await;
+                    debug!(conn = self.id, "connection ended: {e}");
                     return;
                 }
                 Err(e) => {
@@ -514,7 +591,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             command::FIELD_LIST => self.com_field_list(body),
             command::STATISTICS => self.com_statistics(),
             command::SET_OPTION => self.com_set_option(body),
-            command::CHANGE_USER => self.com_change_user(body).await,
+            command::CHANGE_USER => return self.com_change_user(body).await,
             command::RESET_CONNECTION => {
                 self.session.reset();
                 self.statements.clear();
@@ -707,11 +784,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
     /// COM_CHANGE_USER: authenticate as another account (with the connection's
     /// scramble, and the same exchange as the login) and start a fresh session:
     /// the open transaction is rolled back, prepared statements and variables
-    /// are gone. On failure the current session stays as it was, as in MySQL.
-    async fn com_change_user(&mut self, body: &[u8]) {
+    /// are gone. On failure the current session stays as it was, as in MySQL;
+    /// an exchange broken mid-way (a packet out of order or too large, the
+    /// client gone) closes the connection.
+    async fn com_change_user(&mut self, body: &[u8]) -> Flow {
         let Ok(request) = protocol::parse_change_user(body, self.capabilities) else {
             self.write_error(&Error::MalformedPacket("COM_CHANGE_USER".into()));
-            return;
+            return Flow::Continue;
         };
         let attempt = Attempt {
             account: self.shared.engine.auth_info(&request.user, &self.host),
@@ -724,18 +803,20 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         match auth::authenticate(&mut self.io, &self.shared.sha2_cache, attempt).await {
             Verdict::Accepted => {}
             Verdict::Denied { using_password } => {
-                info!(conn = self.id, user = %request.user, host = %self.host, "change user denied");
+                info!(conn = self.id, user = %log_name(&request.user), host = %self.host, "change user denied");
                 self.write_error(&Error::AccessDenied {
                     user: request.user,
                     host: self.host.clone(),
                     using_password,
                 });
-                return;
+                return Flow::Continue;
             }
             Verdict::Broken(e) => {
-                // The next read fails the same way and ends the connection.
+                // The rest of the offending packet is unread: the stream is
+                // out of step, so the connection ends (after ERR 1153 / 1156).
+                report_read_error(&mut self.io, &e).await;
                 debug!(conn = self.id, "COM_CHANGE_USER exchange broken: {e}");
-                return;
+                return Flow::Close;
             }
         }
         let mut session = self
@@ -750,7 +831,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         if let Some(db) = &request.database {
             if let Err(e) = session.use_database(db) {
                 self.write_error(&e);
-                return;
+                return Flow::Continue;
             }
         }
         // The old session drops here, rolling back its open transaction.
@@ -759,6 +840,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         self.multi_statements = self.capabilities & capability::MULTI_STATEMENTS != 0;
         debug!(conn = self.id, user = %request.user, "changed user");
         self.write_ok_status();
+        Flow::Continue
     }
 
     /// COM_INIT_DB: change the current database.
@@ -938,5 +1020,17 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                 stmt.params.add_long_data(param, data, max);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_name;
+
+    #[test]
+    fn log_names_are_escaped_and_cut() {
+        assert_eq!(log_name("app"), "app");
+        assert_eq!(log_name("a\nINFO forged"), "a\\nINFO forged");
+        assert_eq!(log_name(&"ñ".repeat(100)), format!("{}...", "ñ".repeat(64)));
     }
 }

@@ -12,7 +12,9 @@
 //!
 //! 1. `server::serve` is waiting in `TcpListener::accept`; it takes a slot of
 //!    `max_connections` (`ActiveGuard`) and spawns `connection::run` as the
-//!    connection's one task.
+//!    connection's one task, which takes a slot of
+//!    `max_unauthenticated_connections` (`PreAuthGuard`) until the login
+//!    succeeds and sets the `connect_timeout` deadline for steps 2 to 4.
 //! 2. `connection::handshake` writes Protocol::HandshakeV10
 //!    ([`protocol::write_handshake_v10`]) with a fresh 20-byte scramble and flushes.
 //! 3. The client's HandshakeResponse41 arrives through

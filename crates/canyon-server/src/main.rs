@@ -162,6 +162,8 @@ fn serve(args: ServeArgs) -> Result<(), String> {
     let options = ServerOptions {
         max_connections: config.max_connections,
         max_allowed_packet: usize::try_from(config.max_allowed_packet).unwrap_or(usize::MAX),
+        connect_timeout: std::time::Duration::from_secs(config.connect_timeout),
+        max_unauthenticated_connections: config.max_unauthenticated_connections,
         tls,
         require_secure_transport: config.require_secure_transport,
     };

@@ -1,5 +1,6 @@
 //! The listener: accepts TCP connections, gives each one task, counts them
-//! against `max_connections`, and stops them on shutdown.
+//! against `max_connections` (all) and `max_unauthenticated_connections` (those
+//! not yet logged in), and stops them on shutdown.
 //!
 //! Threading model: one async task per connection on a fixed pool of runtime
 //! worker threads (the lesson of MySQL's thread-per-connection collapse past a few
@@ -45,6 +46,11 @@ pub struct ServerOptions {
     pub max_connections: u32,
     /// Largest packet accepted from a client.
     pub max_allowed_packet: usize,
+    /// MySQL's `connect_timeout`: how long the whole connection phase (greeting,
+    /// TLS, login) may take.
+    pub connect_timeout: Duration,
+    /// Connections still in the connection phase at once; one more gets ERR 1040.
+    pub max_unauthenticated_connections: u32,
     /// The certificate TCP clients may switch to TLS with (see [`crate::tls`]);
     /// `None`: TLS is not offered.
     pub tls: Option<tokio_rustls::TlsAcceptor>,
@@ -57,8 +63,12 @@ pub(crate) struct Shared {
     pub(crate) engine: Arc<Engine>,
     pub(crate) server_version: String,
     pub(crate) max_allowed_packet: usize,
+    pub(crate) connect_timeout: Duration,
     max_connections: u32,
     active: AtomicU32,
+    max_unauthenticated: u32,
+    /// Connections between accept and a successful login ([`PreAuthGuard`]).
+    unauthenticated: AtomicU32,
     next_id: AtomicU32,
     pub(crate) started: Instant,
     /// Commands served by connections that have closed (see `Connection::questions`).
@@ -111,6 +121,35 @@ impl Drop for ActiveGuard {
     }
 }
 
+/// Holds one slot of `max_unauthenticated_connections` from the accept until
+/// the connection has logged in (the owner drops it then) or ends, whichever
+/// comes first: dropping is the only way the count goes down, so every exit
+/// path — refusal, timeout, broken packet, task aborted at shutdown — gives the
+/// slot back.
+pub(crate) struct PreAuthGuard {
+    shared: Arc<Shared>,
+    over_limit: bool,
+}
+
+impl PreAuthGuard {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        let n = shared.unauthenticated.fetch_add(1, Ordering::Relaxed) + 1;
+        let over_limit = n > shared.max_unauthenticated;
+        PreAuthGuard { shared, over_limit }
+    }
+
+    /// Whether this connection is one too many and must be refused.
+    pub(crate) fn over_limit(&self) -> bool {
+        self.over_limit
+    }
+}
+
+impl Drop for PreAuthGuard {
+    fn drop(&mut self) {
+        self.shared.unauthenticated.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Runs `closure` where it may block: inside `block_in_place` on a multi-thread
 /// tokio runtime (so the worker's other tasks move to another thread while a
 /// connection waits for a row lock or a log sync), directly anywhere else.
@@ -138,8 +177,11 @@ pub async fn serve(
         engine,
         server_version: server_version(),
         max_allowed_packet: options.max_allowed_packet,
+        connect_timeout: options.connect_timeout,
         max_connections: options.max_connections,
         active: AtomicU32::new(0),
+        max_unauthenticated: options.max_unauthenticated_connections,
+        unauthenticated: AtomicU32::new(0),
         next_id: AtomicU32::new(1),
         started: Instant::now(),
         questions: AtomicU64::new(0),

@@ -599,9 +599,15 @@ impl Client {
     /// Runs COM_QUERY and returns every result; an error ends the list (as the
     /// server stops at the first failing statement) and is returned as `Err`.
     pub fn query_multi(&mut self, sql: &str) -> Result<Vec<QueryOutcome>, SqlError> {
+        self.query_bytes(sql.as_bytes())
+    }
+
+    /// [`Client::query_multi`] with the text as bytes, sent as they are (they
+    /// need not be UTF-8: the fuzz test sends mutated text).
+    pub fn query_bytes(&mut self, sql: &[u8]) -> Result<Vec<QueryOutcome>, SqlError> {
         let mut p = Vec::with_capacity(sql.len() + 1);
         p.push(com::QUERY);
-        p.extend_from_slice(sql.as_bytes());
+        p.extend_from_slice(sql);
         self.command(&p)?;
         let mut out = Vec::new();
         loop {

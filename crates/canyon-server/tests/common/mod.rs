@@ -35,6 +35,11 @@ const READY_LINE: &str = "ready for connections on";
 /// Lines of server output kept for failure messages.
 const LOG_LINES: usize = 200;
 
+/// What marks a server output line as a sign of a bug, whenever it was printed:
+/// a panic (Rust's panic hook prints "thread '...' panicked at") or a stack
+/// overflow (which aborts the process).
+const ALARMS: [&str; 2] = ["panicked", "overflowed its stack"];
+
 /// A port that was free on 127.0.0.1 a moment ago. Another process may take it
 /// before the caller binds it; [`Server::start_with`] retries on a new port then.
 pub fn free_port() -> u16 {
@@ -85,6 +90,9 @@ pub struct Server {
     password: String,
     options: ServerOptions,
     log: Arc<Mutex<Vec<String>>>,
+    /// Every output line matching [`ALARMS`] since the first start (the log
+    /// keeps only the last lines).
+    alarms: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
@@ -107,6 +115,7 @@ impl Server {
             password: random_password(),
             options,
             log: Arc::new(Mutex::new(Vec::new())),
+            alarms: Arc::new(Mutex::new(Vec::new())),
         };
         server.write_config();
         // Port 0: the server picks a free port and names it in its ready line, so
@@ -199,6 +208,12 @@ impl Server {
         panic!("canyon did not restart:\n{last}");
     }
 
+    /// Every line the server has printed (since its first start, restarts
+    /// included) that reports a panic or a stack overflow.
+    pub fn alarms(&self) -> Vec<String> {
+        self.alarms.lock().expect("server alarms lock").clone()
+    }
+
     /// The last lines the server printed, for failure messages.
     pub fn log_tail(&self) -> String {
         let log = self.log.lock().expect("server log lock");
@@ -261,6 +276,7 @@ impl Server {
         ] {
             let tx = tx.clone();
             let log = Arc::clone(&self.log);
+            let alarms = Arc::clone(&self.alarms);
             // Drains the pipe for the life of the process, so the server never
             // blocks on a full pipe; sends the ready line, and `None` at EOF.
             std::thread::spawn(move || {
@@ -270,6 +286,12 @@ impl Server {
                         let _ = tx.send(Some(line.clone()));
                     }
                     eprintln!("[canyon pid {pid}] {line}");
+                    if ALARMS.iter().any(|a| line.contains(a)) {
+                        alarms
+                            .lock()
+                            .expect("server alarms lock")
+                            .push(line.clone());
+                    }
                     let mut log = log.lock().expect("server log lock");
                     if log.len() >= LOG_LINES {
                         log.remove(0);
