@@ -179,11 +179,13 @@ pub struct EngineConfig {
     pub statement_memory_budget: usize,
 }
 
-/// Default of [`EngineConfig::statement_memory_limit`]: 256 MiB, room for a
-/// `max_allowed_packet`-sized (64 MiB) INSERT of rows of ordinary values.
-pub const DEFAULT_STATEMENT_MEMORY_LIMIT: usize = 256 << 20;
+/// Default of [`EngineConfig::statement_memory_limit`]: 512 MiB, room for
+/// a 4 MiB multi-row INSERT of ordinary rows (estimated 480 MiB, measured
+/// 370 MiB: sqlparser's tree costs 200–400 bytes per token; see
+/// `crate::limits` and docs/benchmarks.md, section hostile-statements).
+pub const DEFAULT_STATEMENT_MEMORY_LIMIT: usize = 512 << 20;
 
-/// Default of [`EngineConfig::statement_memory_budget`]: four statements at
+/// Default of [`EngineConfig::statement_memory_budget`]: two statements at
 /// the per-statement limit.
 pub const DEFAULT_STATEMENT_MEMORY_BUDGET: usize = 1 << 30;
 

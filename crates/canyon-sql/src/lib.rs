@@ -12,8 +12,9 @@
 //!    `alter`), loads the catalog snapshot — one `ArcSwap::load`, no lock
 //!    ([`Engine::catalog`]) — and, if the catalog version is the one the statement
 //!    was planned against, reuses the cached [`plan::Plan`]; otherwise it re-plans.
-//! 3. (At PREPARE time) [`parse::parse`] expanded `/*! ... */` comments and ran
-//!    sqlparser's MySQL dialect; [`query::plan_select`] resolved `sbtest1` in the
+//! 3. (At PREPARE time) [`parse::parse_with`] expanded `/*! ... */` comments,
+//!    passed the text through [`limits`]' gate (shape, memory, then depth once
+//!    parsed) and ran sqlparser's MySQL dialect; [`query::plan_select`] resolved `sbtest1` in the
 //!    snapshot, bound `c` and `id` to column positions and `?` to parameter 0
 //!    ([`expr::Binder`]), and [`access::choose_access`] turned `id = ?` into a
 //!    point read of the primary key.
@@ -42,7 +43,8 @@
 //! grouped WAL sync (see `canyon_txn`).
 //!
 //! # Layers inside this crate (bottom up)
-//! [`value`] (values, MySQL comparison rules) → [`types`] (column types, strict
+//! [`limits`] (what a statement may cost: stack depth, memory; every text
+//! passes it in [`parse`]) → [`value`] (values, MySQL comparison rules) → [`types`] (column types, strict
 //! coercion) → [`encoding`] (keys, rows) → [`catalog`] (snapshots), [`stats`]
 //! (row counts, distinct-prefix counts) → [`expr`], [`functions`], [`datetime`]
 //! (binding, evaluation) → [`access`] (access paths), [`query`] (SELECT: frames,
