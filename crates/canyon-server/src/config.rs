@@ -99,6 +99,13 @@ pub struct Config {
     /// running transactions read (canyon-txn's `history.rs`); past it they
     /// are written to RocksDB. 0 writes them all there.
     pub history_memory_bytes: u64,
+    /// Most memory one statement's parse may be estimated to need (its tokens
+    /// and its syntax tree: 200-400 bytes per token; see canyon-sql's
+    /// `limits`). A statement over it gets ERR 1037 before it is parsed.
+    pub statement_memory_limit: u64,
+    /// Most memory the statements being parsed at one time may be estimated
+    /// to need together; the statement that would pass it gets ERR 1037.
+    pub statement_memory_budget: u64,
     /// Keep all data in memory: nothing is written to disk and everything is lost
     /// when the process stops. For tests and experiments only.
     pub in_memory: bool,
@@ -135,6 +142,8 @@ impl Default for Config {
             block_cache_bytes: 512 << 20,
             row_cache_bytes: 256 << 20,
             history_memory_bytes: 128 << 20,
+            statement_memory_limit: canyon_sql::DEFAULT_STATEMENT_MEMORY_LIMIT as u64,
+            statement_memory_budget: canyon_sql::DEFAULT_STATEMENT_MEMORY_BUDGET as u64,
             in_memory: false,
             socket: String::new(),
             tls_cert: String::new(),
@@ -254,6 +263,12 @@ impl Config {
         if let Some(v) = get("CANYON_HISTORY_MEMORY_BYTES") {
             self.history_memory_bytes = parse("CANYON_HISTORY_MEMORY_BYTES", &v)?;
         }
+        if let Some(v) = get("CANYON_STATEMENT_MEMORY_LIMIT") {
+            self.statement_memory_limit = parse("CANYON_STATEMENT_MEMORY_LIMIT", &v)?;
+        }
+        if let Some(v) = get("CANYON_STATEMENT_MEMORY_BUDGET") {
+            self.statement_memory_budget = parse("CANYON_STATEMENT_MEMORY_BUDGET", &v)?;
+        }
         if let Some(v) = get("CANYON_SOCKET") {
             self.socket = v;
         }
@@ -294,6 +309,15 @@ impl Config {
             return Err(ConfigError(format!(
                 "max_allowed_packet must be between 1024 and 1073741824, not {}",
                 self.max_allowed_packet
+            )));
+        }
+        if self.statement_memory_limit < 1 << 20
+            || self.statement_memory_budget < self.statement_memory_limit
+        {
+            return Err(ConfigError(format!(
+                "statement_memory_limit must be at least 1 MiB and statement_memory_budget at \
+                 least statement_memory_limit, not {} and {}",
+                self.statement_memory_limit, self.statement_memory_budget
             )));
         }
         if self.worker_threads == 0 {

@@ -25,8 +25,10 @@ pub fn engine_config(config: &Config) -> EngineConfig {
         port: config.port,
         row_cache_bytes: usize::try_from(config.row_cache_bytes).unwrap_or(usize::MAX),
         history_memory_bytes: usize::try_from(config.history_memory_bytes).unwrap_or(usize::MAX),
-        statement_memory_limit: canyon_sql::DEFAULT_STATEMENT_MEMORY_LIMIT,
-        statement_memory_budget: canyon_sql::DEFAULT_STATEMENT_MEMORY_BUDGET,
+        statement_memory_limit: usize::try_from(config.statement_memory_limit)
+            .unwrap_or(usize::MAX),
+        statement_memory_budget: usize::try_from(config.statement_memory_budget)
+            .unwrap_or(usize::MAX),
     }
 }
 
