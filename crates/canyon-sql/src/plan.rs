@@ -245,6 +245,10 @@ pub struct PlanContext<'a> {
     /// CTE references planned so far by this statement (each plans the
     /// CTE's body again): bounded by [`crate::limits::MAX_CTE_EXPANSIONS`].
     pub(crate) cte_expansions: std::cell::Cell<usize>,
+    /// The session's KILL flag (`procs::Process::kill_flag`), read before each
+    /// query block and CTE reference is planned, so that KILL QUERY stops a
+    /// long plan too. `None` where nothing can kill the planning.
+    pub kill: Option<&'a std::sync::atomic::AtomicU32>,
 }
 
 /// A common table expression in scope.
@@ -276,6 +280,15 @@ impl<'a> PlanContext<'a> {
             conn_coll,
             ctes: RefCell::new(Vec::new()),
             cte_expansions: std::cell::Cell::new(0),
+            kill: None,
+        }
+    }
+
+    /// Stops the planning of a statement killed meanwhile (1317).
+    pub(crate) fn check_kill(&self) -> Result<()> {
+        match self.kill {
+            Some(k) if k.load(std::sync::atomic::Ordering::Relaxed) != 0 => Err(Error::Interrupted),
+            _ => Ok(()),
         }
     }
 

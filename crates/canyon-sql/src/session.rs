@@ -1284,11 +1284,12 @@ impl Session {
         let Parsed::Sql(stmt) = parsed else {
             return Ok(None);
         };
-        let ctx = PlanContext::new(
+        let mut ctx = PlanContext::new(
             cat,
             self.state.db.as_deref(),
             self.state.connection_collation(),
         );
+        ctx.kill = Some(self.state.process.kill_flag());
         let planned = match stmt.as_ref() {
             Statement::Query(q) => {
                 crate::query::plan_select(&ctx, q).map(|p| Plan::Select(Box::new(p)))

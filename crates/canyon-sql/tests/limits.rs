@@ -471,8 +471,26 @@ fn kill_and_max_execution_time_stop_a_parse() {
             break;
         }
     }
+    // A short text that plans for long: 13 CTEs each reading the one before
+    // twice plan 2^13 derived tables.
+    let mut planned_long = "WITH c0 AS (SELECT 1 AS x)".to_string();
+    for i in 1..14 {
+        planned_long.push_str(&format!(
+            ", c{i} AS (SELECT x FROM c{p} UNION ALL SELECT x FROM c{p})",
+            p = i - 1
+        ));
+    }
+    planned_long.push_str(" SELECT COUNT(*) FROM c13");
+    let mut plan_interrupted = false;
+    for _ in 0..200 {
+        if matches!(run(&mut s, &planned_long), Err(Error::Interrupted)) {
+            plan_interrupted = true;
+            break;
+        }
+    }
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     killer.join().expect("killer");
     assert!(interrupted, "no KILL QUERY stopped a parse");
+    assert!(plan_interrupted, "no KILL QUERY stopped a long plan");
     serves(&mut s);
 }
