@@ -11,8 +11,10 @@ export CARGO_TARGET_DIR
 CARGO ?= cargo
 DATA_DIR ?= ./data
 PORT ?= 3306
+# Seconds per fuzz target in `make test` (scripts/fuzz.sh; skipped without nightly).
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build run test fmt
+.PHONY: all deps build run test fmt fuzz
 
 all: build
 
@@ -28,12 +30,17 @@ build:
 run: deps build
 	$(CARGO_TARGET_DIR)/release/canyon serve --data-dir $(DATA_DIR) --port $(PORT)
 
-## test: the gate CI runs: formatting, lints, every test, documentation
+## test: the gate CI runs: formatting, lints, every test, documentation, a bounded fuzz run
 test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --workspace --all-targets -- -D warnings
 	$(CARGO) test --release --workspace --no-fail-fast
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --workspace --no-deps
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
+
+## fuzz: every fuzz target for FUZZ_SECONDS each (e.g. make fuzz FUZZ_SECONDS=3600)
+fuzz:
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
 
 ## fmt: reformat the workspace
 fmt:

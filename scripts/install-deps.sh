@@ -24,7 +24,10 @@
 #           ~/.cache/canyon-tools/node (tests/drivers_node.rs); Debian's nodejs and
 #           npm are installed only when there is no node / npm at all
 # The Rust toolchain is not installed here: rust-toolchain.toml pins it and rustup
-# fetches it on first use.
+# fetches it on first use. cargo-fuzz (scripts/fuzz.sh, the fuzz run of `make
+# test`) is installed with `cargo +nightly install cargo-fuzz --locked` only where
+# a nightly toolchain already is and cargo-fuzz is not (a no-op on later runs);
+# without nightly the fuzz run is skipped and the stable corpus replay remains.
 set -euo pipefail
 
 packages=(clang libclang-dev sysbench mariadb-client mariadb-server chromium openjdk-17-jdk-headless)
@@ -113,7 +116,16 @@ install_node_drivers() {
   fi
 }
 
+# cargo-fuzz for scripts/fuzz.sh, when nightly is there and cargo-fuzz is not.
+install_cargo_fuzz() {
+  if cargo +nightly --version >/dev/null 2>&1 && ! cargo +nightly fuzz --help >/dev/null 2>&1; then
+    echo "install-deps: installing cargo-fuzz (cargo +nightly install cargo-fuzz --locked)"
+    cargo +nightly install cargo-fuzz --locked
+  fi
+}
+
 install_client_drivers() {
+  install_cargo_fuzz
   install_python_drivers
   install_go_tpc
   install_go_driver

@@ -59,7 +59,8 @@
 //!
 //! # Modules
 //!
-//! - [`protocol`]: bytes only — packets, handshake, result sets, errors.
+//! - [`protocol`]: bytes only — packets, handshake, result sets, errors (the
+//!   `canyon-protocol` crate, re-exported).
 //! - `connection`: one connection's state machine and command dispatch.
 //! - `auth`: the password exchange of the login and COM_CHANGE_USER, with
 //!   caching_sha2_password's in-memory cache.
@@ -71,10 +72,13 @@
 mod auth;
 pub mod config;
 mod connection;
-pub mod protocol;
 mod server;
 mod startup;
 pub mod tls;
+
+/// The wire format, a crate of its own (`canyon-protocol`); re-exported under its
+/// old path so `crate::protocol::..` keeps reading as one layer of this server.
+pub use canyon_protocol as protocol;
 
 pub use config::{Config, ConfigError, DurabilityMode, Overrides};
 pub use server::{blocking_hook, serve, server_version, ServerOptions, DRAIN_TIMEOUT};

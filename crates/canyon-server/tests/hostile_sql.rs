@@ -35,7 +35,12 @@ fn chain(first: &str, sep: &str, n: usize) -> String {
 fn still_serves(server: &mut Server) {
     server.assert_running();
     let (out, err) = cli(server, "SELECT 1");
-    assert_eq!(out.trim(), "1", "SELECT 1 after it: {err}\n{}", server.log_tail());
+    assert_eq!(
+        out.trim(),
+        "1",
+        "SELECT 1 after it: {err}\n{}",
+        server.log_tail()
+    );
 }
 
 #[test]

@@ -59,9 +59,14 @@
 //!    client gets an error, and the tests that search for each construct's
 //!    largest accepted size (`tests/limits.rs`) show that it is not reached.
 //!
-//! sqlparser's own `Visit` and `Display` grow their stack on demand (its
-//! `recursive-protection` feature), so [`check_depth`] and [`dispose`] are
-//! safe at any depth.
+//! sqlparser's own `Visit` and expression `Display` grow their stack on
+//! demand (its `recursive-protection` feature), so [`check_depth`],
+//! [`dispose`] and [`count_placeholders`] are safe at any depth. Its derived
+//! `Clone` is not, and copies a whole `Select` inline per set-operation level
+//! (3.5 KiB of stack each): the planner copies query bodies through
+//! [`clone_query`] and [`clone_set_expr`], which run the copy on a stack
+//! sized for the chain. sqlparser's `Drop` of a refused or half-built tree is
+//! covered by [`with_parse_stack`].
 //!
 //! # Not bounded here
 //! Execution memory (a large sort or join result is held in memory) and the

@@ -330,7 +330,7 @@ fn gcvt(v: f64, sci: String, width: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::codec::Cursor;
+    use crate::codec::Cursor;
     use canyon_sql::charset;
     use std::sync::Arc;
 

@@ -24,7 +24,7 @@
 //! caching_sha2_password's fast path is the same construction with SHA-256 (the
 //! client sends `SHA256(pw) XOR SHA256(SHA256(SHA256(pw)) ++ scramble)`) against
 //! `SHA256(SHA256(pw))`, which the server holds only in memory; its full path and
-//! the cache are in `crate::auth`.
+//! the cache are in canyon-server's `auth` module.
 
 use super::codec::{put_nul_bytes, put_u16, put_u32, Cursor, Truncated};
 use super::constants::{capability, status, HANDSHAKE_CHARSET, NATIVE_PASSWORD_PLUGIN};
@@ -303,7 +303,7 @@ pub fn parse_change_user(body: &[u8], capabilities: u32) -> Result<ChangeUser, T
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::codec::put_lenenc_bytes;
+    use crate::codec::put_lenenc_bytes;
 
     /// The client side of mysql_native_password, written out independently:
     /// SHA1(pw) XOR SHA1(scramble ++ SHA1(SHA1(pw))).

@@ -16,11 +16,26 @@
 //! literals of raw bytes) -> `text` (OK/ERR/EOF, column definitions, text rows) ->
 //! `binary` (prepared statements) -> `errors` (the Error -> errno mapping).
 //! The reference is the MySQL manual's "Client/Server Protocol" chapter.
+//!
+//! # Why a crate of its own
+//!
+//! The wire format is a layer of its own, below the server (which owns sockets,
+//! sessions and authentication state) and above the engine (whose `Value` and
+//! `Column` it encodes); as a crate, nothing from the server can leak into it.
+//! And it must build without canyon-server's dependencies: the fuzz targets in
+//! `fuzz/` link this crate with sanitizer instrumentation on nightly, and pulling
+//! in canyon-server would mean a second RocksDB C++ build (15 minutes on two
+//! cores) for code the decoders never touch. canyon-server re-exports it as
+//! `canyon_server::protocol`.
+//!
+//! [`fuzzing`] holds one never-panics entry point per client-reachable decoder:
+//! the bodies of the cargo-fuzz targets and of the `fuzz_replay` test.
 
 mod binary;
 mod codec;
 mod constants;
 mod errors;
+pub mod fuzzing;
 mod handshake;
 mod packet;
 mod query_text;

@@ -553,7 +553,7 @@ fn parse_time_text(s: &str) -> Option<TimeParts> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::codec::put_lenenc_bytes;
+    use crate::codec::put_lenenc_bytes;
 
     fn ty(code: u8, unsigned: bool) -> [u8; 2] {
         [code, if unsigned { 0x80 } else { 0 }]

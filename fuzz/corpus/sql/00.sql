@@ -1,0 +1,1 @@
+SELECT id, k, c, d, f FROM t ORDER BY id

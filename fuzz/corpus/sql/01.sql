@@ -1,0 +1,1 @@
+SELECT id FROM t WHERE k = 10 ORDER BY id

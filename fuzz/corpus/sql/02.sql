@@ -1,0 +1,1 @@
+UPDATE t SET k = k + 1 WHERE id = 1

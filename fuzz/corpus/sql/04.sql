@@ -1,0 +1,1 @@
+INSERT INTO t (id, k, c) VALUES (9, 1, 'nine') ON DUPLICATE KEY UPDATE k = VALUES(k) + 1

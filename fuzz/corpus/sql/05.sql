@@ -1,0 +1,1 @@
+REPLACE INTO u VALUES (5, 'r', 2.25)

@@ -1,0 +1,1 @@
+INSERT INTO u SELECT id, c, f FROM t WHERE id < 3

@@ -1,0 +1,1 @@
+SELECT a, b FROM u WHERE a = 1 AND b LIKE 'x%' ORDER BY a DESC LIMIT 3

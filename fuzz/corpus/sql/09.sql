@@ -1,0 +1,1 @@
+SELECT * FROM t JOIN u ON t.id = u.a WHERE u.a IN (1, 2, 3)

@@ -1,0 +1,1 @@
+SELECT t.id, u.b FROM t LEFT JOIN u ON u.a = t.id AND u.b = 'x' ORDER BY t.id

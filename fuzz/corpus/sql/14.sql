@@ -1,0 +1,1 @@
+SELECT id, (SELECT SUM(m) FROM u WHERE u.a = t.id) s FROM t WHERE EXISTS (SELECT 1 FROM u WHERE a = id)

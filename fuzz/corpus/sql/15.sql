@@ -1,0 +1,1 @@
+SELECT CONCAT(c, '-', k), UPPER(c), SUBSTRING(c, 2, 3), LENGTH(c), COALESCE(d, NOW()) FROM t

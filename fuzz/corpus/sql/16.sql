@@ -1,0 +1,1 @@
+SELECT CAST(f AS DECIMAL(10,3)), ROUND(f, 1), k DIV 3, k % 7, -k, ~k FROM t

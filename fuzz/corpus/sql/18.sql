@@ -1,0 +1,1 @@
+SELECT CASE WHEN k > 10 THEN 'big' ELSE 'small' END, IF(c IS NULL, 0, 1), NULLIF(k, 10) FROM t

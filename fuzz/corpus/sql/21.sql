@@ -1,0 +1,1 @@
+SELECT (1, 2) = (1, 2), 1 IN (NULL, 1), 'a' = 'A' COLLATE utf8mb4_bin, x'4142', _binary'ab', 0x10 + 1

@@ -1,0 +1,1 @@
+EXPLAIN SELECT * FROM t WHERE k = 10 AND id > 1

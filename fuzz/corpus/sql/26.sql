@@ -1,0 +1,1 @@
+CREATE INDEX c_1 ON t (c(4), d)

@@ -1,0 +1,1 @@
+SET @x = 5; SELECT @x + 1, @@autocommit, @@session.sql_mode
