@@ -100,5 +100,5 @@ pub use api::{
 };
 pub use auth::{native_hash, AuthPlugin};
 pub use engine::Engine;
-pub use session::{Session, MAX_PREPARED_STATEMENTS};
+pub use session::{Session, LARGE_TEXT, MAX_PREPARED_STATEMENTS};
 pub use value::Value;

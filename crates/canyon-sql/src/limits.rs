@@ -438,6 +438,28 @@ pub fn clone_query(q: &Query) -> Query {
     )
 }
 
+/// `s.clone()` on a stack deep enough for the set operations of every query
+/// in it (EXPLAIN copies the statement it plans).
+pub fn clone_statement(s: &Statement) -> Statement {
+    struct Deepest(usize);
+    impl Visitor for Deepest {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+            self.0 = self.0.max(set_depth(&q.body));
+            ControlFlow::Continue(())
+        }
+    }
+    let mut deepest = Deepest(0);
+    let _ = Visit::visit(s, &mut deepest);
+    if deepest.0 < 64 {
+        return s.clone();
+    }
+    stacker::grow(
+        STATEMENT_STACK.saturating_add(deepest.0.saturating_mul(CLONE_STACK_PER_SET_LEVEL)),
+        || s.clone(),
+    )
+}
+
 /// The `?` placeholders in `q`, counted by sqlparser's `Visit` (which grows
 /// its stack) rather than by printing and tokenizing the query again, whose
 /// `Display` recurses once per set operation without that protection.

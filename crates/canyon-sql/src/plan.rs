@@ -249,7 +249,18 @@ pub struct PlanContext<'a> {
     /// query block and CTE reference is planned, so that KILL QUERY stops a
     /// long plan too. `None` where nothing can kill the planning.
     pub kill: Option<&'a std::sync::atomic::AtomicU32>,
+    /// The engine's blocking hook: a plan still running [`PLAN_OFFLOAD`]
+    /// after it started asks, through it, to leave the connection-serving
+    /// worker (as a long execution does; see `session.rs`, `LONG_STATEMENT`).
+    pub blocking_hook: Option<fn(&mut dyn FnMut())>,
+    /// When planning started, checkpoints passed, and hand-offs asked for.
+    progress: std::cell::Cell<(Option<std::time::Instant>, u32, u32)>,
 }
+
+/// A plan still running this long after its first checkpoint asks to leave
+/// the connection-serving worker, and again at 10x, 100x, ... this age (the
+/// hand-off can fail on a loaded machine; see `session.rs`).
+pub const PLAN_OFFLOAD: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// A common table expression in scope.
 #[derive(Debug, Clone)]
@@ -281,15 +292,47 @@ impl<'a> PlanContext<'a> {
             ctes: RefCell::new(Vec::new()),
             cte_expansions: std::cell::Cell::new(0),
             kill: None,
+            blocking_hook: None,
+            progress: std::cell::Cell::new((None, 0, 0)),
         }
     }
 
-    /// Stops the planning of a statement killed meanwhile (1317).
-    pub(crate) fn check_kill(&self) -> Result<()> {
-        match self.kill {
-            Some(k) if k.load(std::sync::atomic::Ordering::Relaxed) != 0 => Err(Error::Interrupted),
-            _ => Ok(()),
+    /// Called before each query block and CTE reference is planned: stops
+    /// the planning of a statement killed meanwhile (1317), and every 16
+    /// calls reads the clock to move a long plan off the connection-serving
+    /// worker ([`PLAN_OFFLOAD`]).
+    pub(crate) fn checkpoint(&self) -> Result<()> {
+        if let Some(k) = self.kill {
+            if k.load(std::sync::atomic::Ordering::Relaxed) != 0 {
+                return Err(Error::Interrupted);
+            }
         }
+        let Some(hook) = self.blocking_hook else {
+            return Ok(());
+        };
+        let (started, calls, tries) = self.progress.get();
+        let calls = calls.wrapping_add(1);
+        let now = match started {
+            None => {
+                self.progress
+                    .set((Some(std::time::Instant::now()), calls, tries));
+                return Ok(());
+            }
+            Some(_) if calls % 16 != 0 => {
+                self.progress.set((started, calls, tries));
+                return Ok(());
+            }
+            Some(t0) => std::time::Instant::now().duration_since(t0),
+        };
+        let due = PLAN_OFFLOAD.saturating_mul(10u32.saturating_pow(tries));
+        if now < due {
+            self.progress.set((started, calls, tries));
+            return Ok(());
+        }
+        self.progress.set((started, calls, tries + 1));
+        let pause = std::time::Duration::from_millis(1 << tries.min(3));
+        hook(&mut || std::thread::sleep(pause));
+        Ok(())
     }
 
     /// The innermost common table expression in scope named by `name` (an

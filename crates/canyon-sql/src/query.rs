@@ -491,7 +491,7 @@ impl From<'_> {
             )));
         }
         self.ctx.cte_expansions.set(n);
-        self.ctx.check_kill()?;
+        self.ctx.checkpoint()?;
         let hidden = self.ctx.ctes.borrow_mut().split_off(cte.visible);
         let r = self.derived(&cte.query, name, cte.columns.clone(), cte.params);
         self.ctx.ctes.borrow_mut().extend(hidden);
@@ -737,7 +737,7 @@ fn plan_query(
     params_start: usize,
 ) -> Result<(SelectPlan, usize, Option<usize>)> {
     crate::limits::check_stack()?;
-    ctx.check_kill()?;
+    ctx.checkpoint()?;
     if let Some(with) = &q.with {
         return plan_with(ctx, q, with, outer_scopes, outer_len, params_start);
     }

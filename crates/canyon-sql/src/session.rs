@@ -1290,6 +1290,7 @@ impl Session {
             self.state.connection_collation(),
         );
         ctx.kill = Some(self.state.process.kill_flag());
+        ctx.blocking_hook = self.state.engine.config.blocking_hook;
         let planned = match stmt.as_ref() {
             Statement::Query(q) => {
                 crate::query::plan_select(&ctx, q).map(|p| Plan::Select(Box::new(p)))
@@ -2458,7 +2459,8 @@ impl Session {
                     return Err(Error::Unsupported("EXPLAIN ANALYZE".into()));
                 }
                 let format = crate::explain::Format::from_ast(format.as_ref())?;
-                match self.plan_dml(&cat, &Parsed::Sql(statement.clone()))? {
+                let copy = Box::new(limits::clone_statement(statement));
+                match self.plan_dml(&cat, &Parsed::Sql(copy))? {
                     Some(plan) => Ok(crate::explain::explain(&plan, format)),
                     None => Err(Error::Unsupported("EXPLAIN of this statement".into())),
                 }

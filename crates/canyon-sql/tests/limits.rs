@@ -149,6 +149,15 @@ fn set_operation_chains_run_up_to_the_limit() {
         assert!(matches!(next, Err(Error::TooDeep)), "{op}: {next:?}");
         serves(&mut s);
     }
+    // EXPLAIN copies the statement it plans: at the limit too.
+    let explained = run(
+        &mut s,
+        &format!(
+            "EXPLAIN {}",
+            chain("SELECT 1", " UNION ALL ", limits::MAX_SET_OPERATIONS)
+        ),
+    );
+    assert!(explained.is_ok(), "{explained:?}");
     // The full chain returns its rows.
     match run(&mut s, &chain("SELECT 1", " UNION ALL ", 2_400)) {
         Ok(QueryResult::Rows { rows, .. }) => assert_eq!(rows.len(), 2_401),
@@ -493,4 +502,47 @@ fn kill_and_max_execution_time_stop_a_parse() {
     assert!(interrupted, "no KILL QUERY stopped a parse");
     assert!(plan_interrupted, "no KILL QUERY stopped a long plan");
     serves(&mut s);
+}
+
+/// Hand-offs asked for through the engine's blocking hook.
+static HANDOFFS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn counting_hook(f: &mut dyn FnMut()) {
+    HANDOFFS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    f();
+}
+
+#[test]
+fn a_long_plan_asks_to_leave_the_worker() {
+    let mut config = common::config(Duration::from_secs(5));
+    config.blocking_hook = Some(counting_hook);
+    let e =
+        Engine::open(Arc::new(canyon_storage::MemoryStorage::new()), config).expect("engine opens");
+    e.bootstrap_root("").expect("root");
+    let mut s = session(&e);
+    // A short text (not offloaded for its size) whose plan covers 2^12
+    // derived tables; EXPLAIN plans without running it.
+    let mut q = "EXPLAIN WITH c0 AS (SELECT 1 AS x)".to_string();
+    for i in 1..13 {
+        q.push_str(&format!(
+            ", c{i} AS (SELECT x FROM c{p} UNION ALL SELECT x FROM c{p})",
+            p = i - 1
+        ));
+    }
+    q.push_str(" SELECT COUNT(*) FROM c12");
+    assert!(q.len() < canyon_sql::LARGE_TEXT);
+    let before = HANDOFFS.load(std::sync::atomic::Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    let r = run(&mut s, &q);
+    assert!(r.is_ok(), "{r:?}");
+    let took = started.elapsed();
+    let handoffs = HANDOFFS.load(std::sync::atomic::Ordering::Relaxed) - before;
+    println!("plan of 2^12 CTE references: {took:?}, {handoffs} hand-offs asked");
+    // Only meaningful when the plan outlasts the first threshold.
+    if took > canyon_sql::plan::PLAN_OFFLOAD * 2 {
+        assert!(
+            handoffs > 0,
+            "a {took:?} plan never asked to leave the worker"
+        );
+    }
 }
