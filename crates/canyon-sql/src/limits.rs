@@ -563,6 +563,27 @@ pub struct Reservation<'a> {
     bytes: usize,
 }
 
+impl Reservation<'_> {
+    /// The reserved bytes, no longer given back by this guard: the caller
+    /// gives them back with [`MemoryBudget::release`]. (Lets a session keep a
+    /// large statement's reservation without borrowing its engine, and a
+    /// small statement's without touching the engine at all.)
+    pub fn into_bytes(self) -> usize {
+        let bytes = self.bytes;
+        std::mem::forget(self);
+        bytes
+    }
+}
+
+impl MemoryBudget {
+    /// Gives back `bytes` taken with [`Reservation::into_bytes`].
+    pub fn release(&self, bytes: usize) {
+        if bytes > 0 {
+            self.used.fetch_sub(bytes, Ordering::Relaxed);
+        }
+    }
+}
+
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         if self.bytes > 0 {

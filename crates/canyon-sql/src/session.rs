@@ -199,6 +199,19 @@ const LONG_STATEMENT: Duration = Duration::from_millis(5);
 /// multi-row INSERTs of `prepare` up to 512 KiB).
 pub const LARGE_TEXT: usize = 16 << 10;
 
+/// Statement memory a running text holds (see `crate::limits`), given back
+/// when it drops.
+struct Held {
+    engine: Arc<Engine>,
+    bytes: usize,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.engine.statement_memory.release(self.bytes);
+    }
+}
+
 /// The first hand-off's pause (see [`LONG_STATEMENT`]).
 const OFFLOAD_PAUSE: Duration = Duration::from_millis(1);
 
@@ -739,7 +752,7 @@ impl Session {
     /// max_execution_time can stop its parse. Every request runs with
     /// [`limits::STATEMENT_STACK`] of stack, and a panic in it (a bug) is
     /// answered with an error rather than ending the connection (see
-    /// [`Session::guarded`]).
+    /// `Session::guarded`).
     pub fn execute(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
         if sql.len() >= LARGE_TEXT {
             if let Some(hook) = self.state.engine.config.blocking_hook {
@@ -848,12 +861,21 @@ impl Session {
             }
             return vec![r];
         }
-        let engine = self.state.engine.clone();
         let interrupt = (sql.len() >= LARGE_TEXT).then(|| self.parse_interrupt(sql));
+        // The reservation outlives the borrow of the engine it came from; a
+        // large statement's keeps its own handle on the engine (`Held`), a
+        // small one (nothing reserved) clones nothing shared.
         let (parsed, _reservation) = match transaction_control(sql) {
             Some(cached) => (Ok(cached.to_vec()), None),
-            None => match parse_with(sql, Some(&engine.statement_memory), interrupt) {
-                Ok((stmts, reservation)) => (Ok(stmts), reservation),
+            None => match parse_with(sql, Some(&self.state.engine.statement_memory), interrupt) {
+                Ok((stmts, reservation)) => {
+                    let bytes = reservation.map_or(0, |r| r.into_bytes());
+                    let held = (bytes > 0).then(|| Held {
+                        engine: self.state.engine.clone(),
+                        bytes,
+                    });
+                    (Ok(stmts), held)
+                }
                 Err(e) => (Err(e), None),
             },
         };

@@ -421,6 +421,7 @@ fn statement_memory_is_limited() {
     let fits = format!("SELECT 1 IN ({})", chain("1", ",", items));
     assert!(limits::scan(&fits).memory() < 8 << 20);
     assert!(run(&mut s, &fits).is_ok());
+    assert_eq!(e.statement_memory_used(), 0, "a finished statement gives back");
     let over = format!("SELECT 1 IN ({})", chain("1", ",", 2 * items));
     let r = run(&mut s, &over);
     assert!(
