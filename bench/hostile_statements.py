@@ -18,7 +18,8 @@ MariaDB 10.11 run alternately, each with max_allowed_packet = 64 MiB, and write
 section `hostile-statements` of docs/benchmarks.md with the machine described.
 
 Usage: bench/hostile_statements.py [--sizes 1,4,16] [--rounds 1]
-       [--canyon PATH] [--out docs/benchmarks.md]
+       [--shapes whitespace,in_list,...] [--servers canyon,mariadb]
+       [--section hostile-statements] [--canyon PATH] [--out docs/benchmarks.md]
 
 This is a benchmark, not a test: nothing here asserts a timing.
 """
@@ -147,23 +148,31 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1,4,16")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--servers", default="canyon,mariadb")
+    ap.add_argument("--section", default="hostile-statements")
     ap.add_argument("--canyon", default=os.path.join(
         os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/canyon-target")),
         "release", "canyon"))
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "benchmarks.md"))
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    shapes = args.shapes.split(",")
+    names = args.servers.split(",")
     work = tempfile.mkdtemp(prefix="hostile-")
     results = {}
-    canyon = Canyon(args.canyon, work)
-    mariadb = MariaDB(work)
+    servers = []
+    if "canyon" in names:
+        servers.append(Canyon(args.canyon, work))
+    if "mariadb" in names:
+        servers.append(MariaDB(work))
     try:
-        for server in (canyon, mariadb):
+        for server in servers:
             prepare(server)
         for r in range(args.rounds):
-            for shape in SHAPES:
+            for shape in shapes:
                 for size in sizes:
-                    order = (canyon, mariadb) if r % 2 == 0 else (mariadb, canyon)
+                    order = servers if r % 2 == 0 else servers[::-1]
                     for server in order:
                         if server.proc.poll() is not None:
                             continue
@@ -171,14 +180,15 @@ def main():
                         print(server.name, shape, size, res, flush=True)
                         results.setdefault((server.name, shape, size), []).append(res)
     finally:
-        canyon.stop()
-        mariadb.stop()
+        for server in servers:
+            server.stop()
 
     lines = [
         "## Hostile statements: one client's largest statements, everyone else's latency",
         "",
         f"Machine: {machine()}.",
-        f"`bench/hostile_statements.py --sizes {args.sizes} --rounds {args.rounds}`: one "
+        f"`bench/hostile_statements.py --sizes {args.sizes} --rounds {args.rounds} "
+        f"--shapes {args.shapes} --servers {args.servers}`: one "
         "client sends one statement of each shape and size while an idle client on another "
         "connection runs `SELECT 1` every 10 ms; both servers with max_allowed_packet = "
         "64 MiB. *idle max / p99*: that client's worst and 99th-percentile latency while "
@@ -190,9 +200,9 @@ def main():
         "| shape | MiB | server | outcome | wall s | idle max ms | idle p99 ms | RSS MiB | RSS / size |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for shape in SHAPES:
+    for shape in shapes:
         for size in sizes:
-            for name in ("Canyon", "MariaDB"):
+            for name in [s.name for s in servers]:
                 rs = results.get((name, shape, size))
                 if not rs:
                     lines.append(f"| {shape} | {size} | {name} | not run (server gone) | | | | | |")
@@ -203,7 +213,7 @@ def main():
                     f"| {shape} | {size} | {name} | {outcome} | {med('wall_s'):.2f} | "
                     f"{med('max_ms'):.1f} | {med('p99_ms'):.1f} | {med('rss_mib'):.0f} | "
                     f"{med('rss_x'):.1f} |")
-    write_section(args.out, "hostile-statements", "\n".join(lines) + "\n",
+    write_section(args.out, args.section, "\n".join(lines) + "\n",
                   "bench/hostile_statements.py")
     print("\n".join(lines))
 
