@@ -1037,11 +1037,19 @@ impl<'a> Binder<'a> {
                 }
             }
             A::Value(v) => match &v.value {
-                ast::Value::Placeholder(_) => {
+                ast::Value::Placeholder(p) if p == "?" => {
                     let i = self.params;
                     self.params += 1;
                     Expr::Param(i)
                 }
+                // sqlparser reads `@` before a quoted name (`@`my var``) as a
+                // placeholder; in MySQL it is a user variable. (Found by the
+                // `sql` fuzz target: it was numbered as a `?`, which broke
+                // the select list's placeholder numbering, 1105.)
+                ast::Value::Placeholder(p) if p.starts_with('@') && !p.starts_with("@@") => {
+                    Expr::UserVar(p[1..].to_ascii_lowercase())
+                }
+                ast::Value::Placeholder(p) => return Err(Error::Syntax(p.clone())),
                 // X'..' is a binary string: it compares bytewise, unless a
                 // column's collation wins (see `Binder::derive`).
                 hex @ ast::Value::HexStringLiteral(_) => {

@@ -468,7 +468,7 @@ pub fn count_placeholders(q: &Query) -> usize {
     impl Visitor for Count {
         type Break = ();
         fn pre_visit_value(&mut self, v: &sqlparser::ast::ValueWithSpan) -> ControlFlow<()> {
-            if matches!(v.value, Value::Placeholder(_)) {
+            if matches!(&v.value, Value::Placeholder(p) if p == "?") {
                 self.0 += 1;
             }
             ControlFlow::Continue(())

@@ -627,7 +627,7 @@ pub fn count_placeholders(sql: &str) -> Result<usize> {
         .map_err(|e| Error::Syntax(e.message))?;
     Ok(tokens
         .iter()
-        .filter(|t| matches!(t, Token::Placeholder(_)))
+        .filter(|t| matches!(t, Token::Placeholder(p) if p == "?"))
         .count())
 }
 

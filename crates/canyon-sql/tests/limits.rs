@@ -264,6 +264,20 @@ fn texts_that_once_panicked_get_answers() {
         let r = run(&mut s, sql);
         assert!(!matches!(r, Err(Error::Internal(_))), "{sql}: {r:?}");
     }
+    // Found by the `sql` fuzz target: `@` before a quoted name is a user
+    // variable, not a placeholder (it broke the select list's numbering: 1105).
+    let fuzz_found = "SET @x = 0; SELECT @x + 1, @`autocommit, @4@session.sq 0; \
+                      SELECT @x + 1, @`autocomml_mode";
+    for r in s.execute(fuzz_found, true) {
+        assert!(!matches!(r, Err(Error::Internal(_))), "{r:?}");
+    }
+    run(&mut s, "SET @my_var = 5").expect("set a user variable");
+    match run(&mut s, "SELECT @`my_var` + 1, @`unset`") {
+        Ok(QueryResult::Rows { rows, .. }) => {
+            assert_eq!(rows, vec![vec![Value::Int(6), Value::Null]])
+        }
+        other => panic!("{other:?}"),
+    }
     match run(&mut s, "/*ñ*/ SELECT 1") {
         Ok(QueryResult::Rows { rows, .. }) => assert_eq!(rows, vec![vec![Value::Int(1)]]),
         other => panic!("{other:?}"),
@@ -421,7 +435,11 @@ fn statement_memory_is_limited() {
     let fits = format!("SELECT 1 IN ({})", chain("1", ",", items));
     assert!(limits::scan(&fits).memory() < 8 << 20);
     assert!(run(&mut s, &fits).is_ok());
-    assert_eq!(e.statement_memory_used(), 0, "a finished statement gives back");
+    assert_eq!(
+        e.statement_memory_used(),
+        0,
+        "a finished statement gives back"
+    );
     let over = format!("SELECT 1 IN ({})", chain("1", ",", 2 * items));
     let r = run(&mut s, &over);
     assert!(
