@@ -183,8 +183,11 @@ def main():
         for server in servers:
             server.stop()
 
+    title = ("Hostile statements: one client's largest statements, everyone else's latency"
+             if args.section == "hostile-statements"
+             else f"Hostile statements ({args.sizes} MiB; {args.servers})")
     lines = [
-        "## Hostile statements: one client's largest statements, everyone else's latency",
+        f"## {title}",
         "",
         f"Machine: {machine()}.",
         f"`bench/hostile_statements.py --sizes {args.sizes} --rounds {args.rounds} "
