@@ -53,6 +53,10 @@ for target in $(cargo +nightly fuzz list); do
     tail -n 40 "$log"
     artifact=$(grep -oE "(Test unit written to|artifact_prefix='[^']*'; Test unit written to) [^ ]+" "$log" | awk '{print $NF}' | tail -n 1)
     echo "fuzz: $target FAILED; input: ${artifact:-see the log above}" >&2
+    # CI keeps only its output: the input itself, to reproduce from there.
+    if [ -n "${artifact:-}" ] && [ -f "$artifact" ]; then
+      echo "fuzz: $target input (base64): $(base64 -w0 "$artifact")" >&2
+    fi
     failed+=("$target")
   fi
 done

@@ -460,10 +460,12 @@ pub fn clone_statement(s: &Statement) -> Statement {
     )
 }
 
-/// The `?` placeholders in `q`, counted by sqlparser's `Visit` (which grows
-/// its stack) rather than by printing and tokenizing the query again, whose
-/// `Display` recurses once per set operation without that protection.
-pub fn count_placeholders(q: &Query) -> usize {
+/// The `?` placeholders in `q` (a query, a select item, an expression),
+/// counted by sqlparser's `Visit` (which grows its stack) rather than by
+/// printing and scanning the text again: `Display` recurses once per set
+/// operation without that protection, and a printed quoted name can hold a
+/// `?` or an unbalanced quote (`@`a?``, found by the `sql` fuzz target).
+pub fn count_placeholders<V: Visit>(q: &V) -> usize {
     struct Count(usize);
     impl Visitor for Count {
         type Break = ();

@@ -272,31 +272,6 @@ struct FromItem {
     on: Option<Expr>,
 }
 
-/// Counts the `?` placeholders in an expression's text (outside quotes), to
-/// number placeholders in textual order although FROM is planned before the
-/// select list is bound.
-fn count_placeholders(text: &str) -> usize {
-    let mut n = 0;
-    let mut quote: Option<char> = None;
-    let mut prev = ' ';
-    for ch in text.chars() {
-        match quote {
-            Some(q) => {
-                if ch == q && prev != '\\' {
-                    quote = None;
-                }
-            }
-            None => match ch {
-                '\'' | '"' | '`' => quote = Some(ch),
-                '?' => n += 1,
-                _ => {}
-            },
-        }
-        prev = ch;
-    }
-    n
-}
-
 /// Planner state for one query block's FROM clause.
 struct From<'c> {
     ctx: &'c PlanContext<'c>,
@@ -764,7 +739,7 @@ fn plan_query(
     let projection_params: usize = select
         .projection
         .iter()
-        .map(|i| count_placeholders(&i.to_string()))
+        .map(crate::limits::count_placeholders)
         .sum();
     let mut from = From {
         ctx,
