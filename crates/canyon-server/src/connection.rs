@@ -137,6 +137,7 @@ async fn serve_stream<S>(
 {
     let (reader, writer) = tokio::io::split(stream);
     let mut io = PacketIo::new(reader, writer, shared.max_allowed_packet);
+    io.set_offload(crate::blocking_hook);
     let id = shared.next_connection_id();
     let deadline = Instant::now() + shared.connect_timeout;
     // Taken before anything is sent, so that the count covers the greeting too.
@@ -206,6 +207,7 @@ async fn serve_stream<S>(
     };
     let (reader, writer) = tokio::io::split(tls);
     let mut io = PacketIo::new(reader, writer, shared.max_allowed_packet);
+    io.set_offload(crate::blocking_hook);
     io.set_sequence(seq);
     if !matches!(
         timeout_at(deadline, read_or_report(&mut io, &mut buf)).await,
@@ -663,7 +665,16 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
 
     /// COM_QUERY: run the text, answer each statement's result in order.
     async fn com_query(&mut self, body: &[u8]) {
-        let sql = match protocol::decode_query(body) {
+        // Checking a large text's UTF-8 (tens of milliseconds at 64 MiB) is
+        // work like its parse: off the worker, as `Session::execute` does there.
+        let decoded = if body.len() >= canyon_sql::LARGE_TEXT {
+            let mut out = None;
+            crate::blocking_hook(&mut || out = Some(protocol::decode_query(body)));
+            out.unwrap_or_else(|| protocol::decode_query(body))
+        } else {
+            protocol::decode_query(body)
+        };
+        let sql = match decoded {
             Ok(sql) => sql,
             Err(e) => {
                 self.write_error(&e);
