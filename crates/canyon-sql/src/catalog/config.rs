@@ -1,0 +1,57 @@
+//! The engine's configuration, and what it tells the server about an account.
+
+pub use canyon_txn::{Durability, IsolationLevel};
+
+/// Engine configuration.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// How commits are made durable.
+    pub durability: Durability,
+    /// Default innodb_lock_wait_timeout.
+    pub lock_wait_timeout: std::time::Duration,
+    /// Wraps every blocking wait (see `canyon_txn::TxnConfig`).
+    pub blocking_hook: Option<fn(&mut dyn FnMut())>,
+    /// The server version string reported by VERSION() and @@version.
+    pub version: String,
+    /// Reported as @@max_allowed_packet (the server enforces it).
+    pub max_allowed_packet: u64,
+    /// Reported as @@max_connections (the server enforces it).
+    pub max_connections: u32,
+    /// Reported as @@port.
+    pub port: u16,
+    /// Memory for the MVCC layer's row cache (see `canyon_txn::TxnConfig`).
+    pub row_cache_bytes: usize,
+    /// Memory for old row versions (see `canyon_txn::TxnConfig`).
+    pub history_memory_bytes: usize,
+    /// Most memory one statement's parse may be estimated to need (its
+    /// tokens and tree; see `crate::parse::limits`); beyond, error 1037.
+    pub statement_memory_limit: usize,
+    /// Most memory all statements being parsed at once may be estimated to
+    /// need together; beyond, error 1037 for the statement that would pass it.
+    pub statement_memory_budget: usize,
+}
+
+/// Default of [`EngineConfig::statement_memory_limit`]: 512 MiB, room for
+/// a 4 MiB multi-row INSERT of ordinary rows (estimated 480 MiB, measured
+/// 370 MiB: sqlparser's tree costs 200–400 bytes per token; see
+/// `crate::parse::limits` and docs/benchmarks.md, section hostile-statements).
+pub const DEFAULT_STATEMENT_MEMORY_LIMIT: usize = 512 << 20;
+
+/// Default of [`EngineConfig::statement_memory_budget`]: two statements at
+/// the per-statement limit.
+pub const DEFAULT_STATEMENT_MEMORY_BUDGET: usize = 1 << 30;
+
+/// How a stored account authenticates (see [`crate::catalog::auth`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthInfo {
+    /// The account's plugin.
+    pub plugin: crate::catalog::auth::AuthPlugin,
+    /// Whether the account has an empty password (any plugin accepts only an
+    /// empty response then).
+    pub empty_password: bool,
+    /// mysql_native_password: SHA1(SHA1(password)).
+    pub native_hash: Option<[u8; 20]>,
+    /// caching_sha2_password: the stored verifier (also the key under which the
+    /// server caches the fast-path hash, so a changed password misses the cache).
+    pub sha2_verifier: String,
+}

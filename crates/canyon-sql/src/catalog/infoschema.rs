@@ -1,0 +1,1227 @@
+//! `information_schema`: a read-only virtual database whose tables are
+//! generated from the catalog snapshot (and the process registry) for each
+//! statement that reads them.
+//!
+//! # How a query reads it
+//! ```text
+//!   FROM information_schema.TABLES t      query.rs: SourceKind::System(SystemSource)
+//!   WHERE t.TABLE_SCHEMA = 'd'            push_into_system: the equality (or IN list)
+//!     AND t.TABLE_NAME = ?                on TABLE_SCHEMA / TABLE_NAME is kept as
+//!                                         constant expressions in the source
+//!   execution (select.rs)                 the source is materialised once per
+//!                                         statement: the pushed expressions are
+//!                                         evaluated, then EvalContext::system_rows
+//!                                         -> generate() walks only database 'd',
+//!                                         table `?`: one table, not all of them
+//! ```
+//! The rest of the SELECT machinery (joins, hash joins, WHERE, ORDER BY, LIKE,
+//! subqueries) treats the generated rows like a derived table's. The WHERE
+//! clause is still checked on every generated row, so the push-down only has
+//! to produce a superset: it may never drop a row the filter would keep.
+//! Lookups compare names bytewise (Canyon's names are case-sensitive, like
+//! MySQL's on Linux) after removing trailing spaces (PAD SPACE comparison).
+//!
+//! # What is listed
+//! As in MySQL, only what the account holds a privilege on: databases it may
+//! use, and their tables. `information_schema` itself is always listed (its
+//! tables as `SYSTEM VIEW`s). PROCESSLIST shows every session to an account
+//! with global privileges (MySQL's PROCESS privilege), else only the account's
+//! own. Writes to any of these tables fail with 1044, as in MySQL.
+//!
+//! Column names and types follow MySQL 8.0's data-dictionary views. Not
+//! implemented: CREATE_TIME / UPDATE_TIME (Canyon does not record them: NULL),
+//! byte sizes (DATA_LENGTH etc. are rough constants), foreign keys, views,
+//! routines, triggers, events and tablespaces (empty tables), and the 8.0 behaviour of
+//! upper-casing unaliased column names in the result metadata (Canyon returns
+//! names as written in the select list, as MariaDB does).
+
+use crate::catalog::{Catalog, DefaultValue, Table, UserDef};
+use crate::expr::Expr;
+use crate::types::value::Value;
+use crate::types::{ExprKind, SqlType};
+use std::sync::Arc;
+
+/// The database's name, as SHOW DATABASES lists it.
+pub const NAME: &str = "information_schema";
+
+/// Whether `db` names `information_schema` (case-insensitive, as in MySQL).
+pub fn is_info_schema(db: &str) -> bool {
+    db.eq_ignore_ascii_case(NAME)
+}
+
+/// One table of `information_schema`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SystemTable {
+    /// SCHEMATA: one row per database.
+    Schemata,
+    /// TABLES: one row per table.
+    Tables,
+    /// COLUMNS: one row per column.
+    Columns,
+    /// STATISTICS: one row per index column.
+    Statistics,
+    /// KEY_COLUMN_USAGE: one row per PRIMARY / UNIQUE key column and per
+    /// FOREIGN KEY column.
+    KeyColumnUsage,
+    /// TABLE_CONSTRAINTS: one row per PRIMARY / UNIQUE key and FOREIGN KEY.
+    TableConstraints,
+    /// REFERENTIAL_CONSTRAINTS: one row per FOREIGN KEY.
+    ReferentialConstraints,
+    /// ENGINES.
+    Engines,
+    /// CHARACTER_SETS.
+    CharacterSets,
+    /// COLLATIONS.
+    Collations,
+    /// PROCESSLIST: the process registry.
+    Processlist,
+    /// ROUTINES: empty.
+    Routines,
+    /// VIEWS: empty.
+    Views,
+    /// TRIGGERS: empty.
+    Triggers,
+    /// PARTITIONS: one unpartitioned row per table.
+    Partitions,
+    /// EVENTS: empty.
+    Events,
+    /// PLUGINS: the storage engine and the authentication plugin.
+    Plugins,
+    /// FILES: empty (no tablespaces; mariadb-dump and mysqldump query it).
+    Files,
+}
+
+use ExprKind::{DateTime as D, Int as I, String as S, UInt as U};
+
+const SCHEMATA: &[(&str, ExprKind)] = &[
+    ("CATALOG_NAME", S),
+    ("SCHEMA_NAME", S),
+    ("DEFAULT_CHARACTER_SET_NAME", S),
+    ("DEFAULT_COLLATION_NAME", S),
+    ("SQL_PATH", S),
+    ("DEFAULT_ENCRYPTION", S),
+];
+const TABLES: &[(&str, ExprKind)] = &[
+    ("TABLE_CATALOG", S),
+    ("TABLE_SCHEMA", S),
+    ("TABLE_NAME", S),
+    ("TABLE_TYPE", S),
+    ("ENGINE", S),
+    ("VERSION", I),
+    ("ROW_FORMAT", S),
+    ("TABLE_ROWS", U),
+    ("AVG_ROW_LENGTH", U),
+    ("DATA_LENGTH", U),
+    ("MAX_DATA_LENGTH", U),
+    ("INDEX_LENGTH", U),
+    ("DATA_FREE", U),
+    ("AUTO_INCREMENT", U),
+    ("CREATE_TIME", D),
+    ("UPDATE_TIME", D),
+    ("CHECK_TIME", D),
+    ("TABLE_COLLATION", S),
+    ("CHECKSUM", I),
+    ("CREATE_OPTIONS", S),
+    ("TABLE_COMMENT", S),
+];
+const COLUMNS: &[(&str, ExprKind)] = &[
+    ("TABLE_CATALOG", S),
+    ("TABLE_SCHEMA", S),
+    ("TABLE_NAME", S),
+    ("COLUMN_NAME", S),
+    ("ORDINAL_POSITION", U),
+    ("COLUMN_DEFAULT", S),
+    ("IS_NULLABLE", S),
+    ("DATA_TYPE", S),
+    ("CHARACTER_MAXIMUM_LENGTH", I),
+    ("CHARACTER_OCTET_LENGTH", I),
+    ("NUMERIC_PRECISION", U),
+    ("NUMERIC_SCALE", U),
+    ("DATETIME_PRECISION", U),
+    ("CHARACTER_SET_NAME", S),
+    ("COLLATION_NAME", S),
+    ("COLUMN_TYPE", S),
+    ("COLUMN_KEY", S),
+    ("EXTRA", S),
+    ("PRIVILEGES", S),
+    ("COLUMN_COMMENT", S),
+    ("GENERATION_EXPRESSION", S),
+    ("SRS_ID", U),
+];
+const STATISTICS: &[(&str, ExprKind)] = &[
+    ("TABLE_CATALOG", S),
+    ("TABLE_SCHEMA", S),
+    ("TABLE_NAME", S),
+    ("NON_UNIQUE", I),
+    ("INDEX_SCHEMA", S),
+    ("INDEX_NAME", S),
+    ("SEQ_IN_INDEX", U),
+    ("COLUMN_NAME", S),
+    ("COLLATION", S),
+    ("CARDINALITY", I),
+    ("SUB_PART", I),
+    ("PACKED", S),
+    ("NULLABLE", S),
+    ("INDEX_TYPE", S),
+    ("COMMENT", S),
+    ("INDEX_COMMENT", S),
+    ("IS_VISIBLE", S),
+    ("EXPRESSION", S),
+];
+const KEY_COLUMN_USAGE: &[(&str, ExprKind)] = &[
+    ("CONSTRAINT_CATALOG", S),
+    ("CONSTRAINT_SCHEMA", S),
+    ("CONSTRAINT_NAME", S),
+    ("TABLE_CATALOG", S),
+    ("TABLE_SCHEMA", S),
+    ("TABLE_NAME", S),
+    ("COLUMN_NAME", S),
+    ("ORDINAL_POSITION", U),
+    ("POSITION_IN_UNIQUE_CONSTRAINT", U),
+    ("REFERENCED_TABLE_SCHEMA", S),
+    ("REFERENCED_TABLE_NAME", S),
+    ("REFERENCED_COLUMN_NAME", S),
+];
+const TABLE_CONSTRAINTS: &[(&str, ExprKind)] = &[
+    ("CONSTRAINT_CATALOG", S),
+    ("CONSTRAINT_SCHEMA", S),
+    ("CONSTRAINT_NAME", S),
+    ("TABLE_SCHEMA", S),
+    ("TABLE_NAME", S),
+    ("CONSTRAINT_TYPE", S),
+    ("ENFORCED", S),
+];
+const REFERENTIAL_CONSTRAINTS: &[(&str, ExprKind)] = &[
+    ("CONSTRAINT_CATALOG", S),
+    ("CONSTRAINT_SCHEMA", S),
+    ("CONSTRAINT_NAME", S),
+    ("UNIQUE_CONSTRAINT_CATALOG", S),
+    ("UNIQUE_CONSTRAINT_SCHEMA", S),
+    ("UNIQUE_CONSTRAINT_NAME", S),
+    ("MATCH_OPTION", S),
+    ("UPDATE_RULE", S),
+    ("DELETE_RULE", S),
+    ("TABLE_NAME", S),
+    ("REFERENCED_TABLE_NAME", S),
+];
+const ENGINES: &[(&str, ExprKind)] = &[
+    ("ENGINE", S),
+    ("SUPPORT", S),
+    ("COMMENT", S),
+    ("TRANSACTIONS", S),
+    ("XA", S),
+    ("SAVEPOINTS", S),
+];
+const CHARACTER_SETS: &[(&str, ExprKind)] = &[
+    ("CHARACTER_SET_NAME", S),
+    ("DEFAULT_COLLATE_NAME", S),
+    ("DESCRIPTION", S),
+    ("MAXLEN", U),
+];
+const COLLATIONS: &[(&str, ExprKind)] = &[
+    ("COLLATION_NAME", S),
+    ("CHARACTER_SET_NAME", S),
+    ("ID", U),
+    ("IS_DEFAULT", S),
+    ("IS_COMPILED", S),
+    ("SORTLEN", U),
+    ("PAD_ATTRIBUTE", S),
+];
+const PROCESSLIST: &[(&str, ExprKind)] = &[
+    ("ID", U),
+    ("USER", S),
+    ("HOST", S),
+    ("DB", S),
+    ("COMMAND", S),
+    ("TIME", I),
+    ("STATE", S),
+    ("INFO", S),
+];
+const ROUTINES: &[(&str, ExprKind)] = &[
+    ("SPECIFIC_NAME", S),
+    ("ROUTINE_CATALOG", S),
+    ("ROUTINE_SCHEMA", S),
+    ("ROUTINE_NAME", S),
+    ("ROUTINE_TYPE", S),
+    ("DATA_TYPE", S),
+    ("CHARACTER_MAXIMUM_LENGTH", I),
+    ("CHARACTER_OCTET_LENGTH", I),
+    ("NUMERIC_PRECISION", U),
+    ("NUMERIC_SCALE", U),
+    ("DATETIME_PRECISION", U),
+    ("CHARACTER_SET_NAME", S),
+    ("COLLATION_NAME", S),
+    ("DTD_IDENTIFIER", S),
+    ("ROUTINE_BODY", S),
+    ("ROUTINE_DEFINITION", S),
+    ("EXTERNAL_NAME", S),
+    ("EXTERNAL_LANGUAGE", S),
+    ("PARAMETER_STYLE", S),
+    ("IS_DETERMINISTIC", S),
+    ("SQL_DATA_ACCESS", S),
+    ("SQL_PATH", S),
+    ("SECURITY_TYPE", S),
+    ("CREATED", D),
+    ("LAST_ALTERED", D),
+    ("SQL_MODE", S),
+    ("ROUTINE_COMMENT", S),
+    ("DEFINER", S),
+    ("CHARACTER_SET_CLIENT", S),
+    ("COLLATION_CONNECTION", S),
+    ("DATABASE_COLLATION", S),
+];
+const VIEWS: &[(&str, ExprKind)] = &[
+    ("TABLE_CATALOG", S),
+    ("TABLE_SCHEMA", S),
+    ("TABLE_NAME", S),
+    ("VIEW_DEFINITION", S),
+    ("CHECK_OPTION", S),
+    ("IS_UPDATABLE", S),
+    ("DEFINER", S),
+    ("SECURITY_TYPE", S),
+    ("CHARACTER_SET_CLIENT", S),
+    ("COLLATION_CONNECTION", S),
+];
+const TRIGGERS: &[(&str, ExprKind)] = &[
+    ("TRIGGER_CATALOG", S),
+    ("TRIGGER_SCHEMA", S),
+    ("TRIGGER_NAME", S),
+    ("EVENT_MANIPULATION", S),
+    ("EVENT_OBJECT_CATALOG", S),
+    ("EVENT_OBJECT_SCHEMA", S),
+    ("EVENT_OBJECT_TABLE", S),
+    ("ACTION_ORDER", U),
+    ("ACTION_CONDITION", S),
+    ("ACTION_STATEMENT", S),
+    ("ACTION_ORIENTATION", S),
+    ("ACTION_TIMING", S),
+    ("ACTION_REFERENCE_OLD_TABLE", S),
+    ("ACTION_REFERENCE_NEW_TABLE", S),
+    ("ACTION_REFERENCE_OLD_ROW", S),
+    ("ACTION_REFERENCE_NEW_ROW", S),
+    ("CREATED", D),
+    ("SQL_MODE", S),
+    ("DEFINER", S),
+    ("CHARACTER_SET_CLIENT", S),
+    ("COLLATION_CONNECTION", S),
+    ("DATABASE_COLLATION", S),
+];
+const PARTITIONS: &[(&str, ExprKind)] = &[
+    ("TABLE_CATALOG", S),
+    ("TABLE_SCHEMA", S),
+    ("TABLE_NAME", S),
+    ("PARTITION_NAME", S),
+    ("SUBPARTITION_NAME", S),
+    ("PARTITION_ORDINAL_POSITION", U),
+    ("SUBPARTITION_ORDINAL_POSITION", U),
+    ("PARTITION_METHOD", S),
+    ("SUBPARTITION_METHOD", S),
+    ("PARTITION_EXPRESSION", S),
+    ("SUBPARTITION_EXPRESSION", S),
+    ("PARTITION_DESCRIPTION", S),
+    ("TABLE_ROWS", U),
+    ("AVG_ROW_LENGTH", U),
+    ("DATA_LENGTH", U),
+    ("MAX_DATA_LENGTH", U),
+    ("INDEX_LENGTH", U),
+    ("DATA_FREE", U),
+    ("CREATE_TIME", D),
+    ("UPDATE_TIME", D),
+    ("CHECK_TIME", D),
+    ("CHECKSUM", I),
+    ("PARTITION_COMMENT", S),
+    ("NODEGROUP", S),
+    ("TABLESPACE_NAME", S),
+];
+const EVENTS: &[(&str, ExprKind)] = &[
+    ("EVENT_CATALOG", S),
+    ("EVENT_SCHEMA", S),
+    ("EVENT_NAME", S),
+    ("DEFINER", S),
+    ("TIME_ZONE", S),
+    ("EVENT_BODY", S),
+    ("EVENT_DEFINITION", S),
+    ("EVENT_TYPE", S),
+    ("EXECUTE_AT", D),
+    ("INTERVAL_VALUE", S),
+    ("INTERVAL_FIELD", S),
+    ("SQL_MODE", S),
+    ("STARTS", D),
+    ("ENDS", D),
+    ("STATUS", S),
+    ("ON_COMPLETION", S),
+    ("CREATED", D),
+    ("LAST_ALTERED", D),
+    ("LAST_EXECUTED", D),
+    ("EVENT_COMMENT", S),
+    ("ORIGINATOR", U),
+    ("CHARACTER_SET_CLIENT", S),
+    ("COLLATION_CONNECTION", S),
+    ("DATABASE_COLLATION", S),
+];
+const FILES: &[(&str, ExprKind)] = &[
+    ("FILE_ID", I),
+    ("FILE_NAME", S),
+    ("FILE_TYPE", S),
+    ("TABLESPACE_NAME", S),
+    ("TABLE_CATALOG", S),
+    ("TABLE_SCHEMA", S),
+    ("TABLE_NAME", S),
+    ("LOGFILE_GROUP_NAME", S),
+    ("LOGFILE_GROUP_NUMBER", I),
+    ("ENGINE", S),
+    ("FULLTEXT_KEYS", S),
+    ("DELETED_ROWS", S),
+    ("UPDATE_COUNT", S),
+    ("FREE_EXTENTS", I),
+    ("TOTAL_EXTENTS", I),
+    ("EXTENT_SIZE", I),
+    ("INITIAL_SIZE", I),
+    ("MAXIMUM_SIZE", I),
+    ("AUTOEXTEND_SIZE", I),
+    ("CREATION_TIME", S),
+    ("LAST_UPDATE_TIME", S),
+    ("LAST_ACCESS_TIME", S),
+    ("RECOVER_TIME", S),
+    ("TRANSACTION_COUNTER", S),
+    ("VERSION", I),
+    ("ROW_FORMAT", S),
+    ("TABLE_ROWS", S),
+    ("AVG_ROW_LENGTH", S),
+    ("DATA_LENGTH", S),
+    ("MAX_DATA_LENGTH", S),
+    ("INDEX_LENGTH", S),
+    ("DATA_FREE", I),
+    ("CREATE_TIME", S),
+    ("UPDATE_TIME", S),
+    ("CHECK_TIME", S),
+    ("CHECKSUM", S),
+    ("STATUS", S),
+    ("EXTRA", S),
+];
+const PLUGINS: &[(&str, ExprKind)] = &[
+    ("PLUGIN_NAME", S),
+    ("PLUGIN_VERSION", S),
+    ("PLUGIN_STATUS", S),
+    ("PLUGIN_TYPE", S),
+    ("PLUGIN_TYPE_VERSION", S),
+    ("PLUGIN_LIBRARY", S),
+    ("PLUGIN_LIBRARY_VERSION", S),
+    ("PLUGIN_AUTHOR", S),
+    ("PLUGIN_DESCRIPTION", S),
+    ("PLUGIN_LICENSE", S),
+    ("LOAD_OPTION", S),
+];
+
+impl SystemTable {
+    /// Every table, in SHOW TABLES order.
+    pub const ALL: &'static [SystemTable] = &[
+        SystemTable::CharacterSets,
+        SystemTable::Collations,
+        SystemTable::Columns,
+        SystemTable::Engines,
+        SystemTable::Events,
+        SystemTable::Files,
+        SystemTable::KeyColumnUsage,
+        SystemTable::Partitions,
+        SystemTable::Plugins,
+        SystemTable::Processlist,
+        SystemTable::ReferentialConstraints,
+        SystemTable::Routines,
+        SystemTable::Schemata,
+        SystemTable::Statistics,
+        SystemTable::TableConstraints,
+        SystemTable::Tables,
+        SystemTable::Triggers,
+        SystemTable::Views,
+    ];
+
+    /// The table's name (upper case, as MySQL 8 shows it).
+    pub fn name(self) -> &'static str {
+        match self {
+            SystemTable::Schemata => "SCHEMATA",
+            SystemTable::Tables => "TABLES",
+            SystemTable::Columns => "COLUMNS",
+            SystemTable::Statistics => "STATISTICS",
+            SystemTable::KeyColumnUsage => "KEY_COLUMN_USAGE",
+            SystemTable::TableConstraints => "TABLE_CONSTRAINTS",
+            SystemTable::ReferentialConstraints => "REFERENTIAL_CONSTRAINTS",
+            SystemTable::Engines => "ENGINES",
+            SystemTable::CharacterSets => "CHARACTER_SETS",
+            SystemTable::Collations => "COLLATIONS",
+            SystemTable::Processlist => "PROCESSLIST",
+            SystemTable::Routines => "ROUTINES",
+            SystemTable::Views => "VIEWS",
+            SystemTable::Triggers => "TRIGGERS",
+            SystemTable::Partitions => "PARTITIONS",
+            SystemTable::Events => "EVENTS",
+            SystemTable::Plugins => "PLUGINS",
+            SystemTable::Files => "FILES",
+        }
+    }
+
+    /// Looks a table up by name (case-insensitive, as MySQL does for
+    /// `information_schema`).
+    pub fn lookup(name: &str) -> Option<SystemTable> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|t| t.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Column names and kinds.
+    pub fn columns(self) -> &'static [(&'static str, ExprKind)] {
+        match self {
+            SystemTable::Schemata => SCHEMATA,
+            SystemTable::Tables => TABLES,
+            SystemTable::Columns => COLUMNS,
+            SystemTable::Statistics => STATISTICS,
+            SystemTable::KeyColumnUsage => KEY_COLUMN_USAGE,
+            SystemTable::TableConstraints => TABLE_CONSTRAINTS,
+            SystemTable::ReferentialConstraints => REFERENTIAL_CONSTRAINTS,
+            SystemTable::Engines => ENGINES,
+            SystemTable::CharacterSets => CHARACTER_SETS,
+            SystemTable::Collations => COLLATIONS,
+            SystemTable::Processlist => PROCESSLIST,
+            SystemTable::Routines => ROUTINES,
+            SystemTable::Views => VIEWS,
+            SystemTable::Triggers => TRIGGERS,
+            SystemTable::Partitions => PARTITIONS,
+            SystemTable::Events => EVENTS,
+            SystemTable::Plugins => PLUGINS,
+            SystemTable::Files => FILES,
+        }
+    }
+
+    /// The positions of the (schema, table name) columns a filter may be
+    /// pushed into the generator on.
+    pub fn key_columns(self) -> (Option<usize>, Option<usize>) {
+        match self {
+            SystemTable::Schemata => (Some(1), None),
+            SystemTable::Tables
+            | SystemTable::Columns
+            | SystemTable::Statistics
+            | SystemTable::Partitions => (Some(1), Some(2)),
+            SystemTable::KeyColumnUsage => (Some(4), Some(5)),
+            SystemTable::TableConstraints => (Some(3), Some(4)),
+            _ => (None, None),
+        }
+    }
+}
+
+/// A system table as a FROM source: the table and the constant expressions
+/// pushed into its generator (see the module doc).
+#[derive(Debug, Clone)]
+pub struct SystemSource {
+    /// Which table.
+    pub table: SystemTable,
+    /// Allowed schema names (`None`: any), as constant expressions.
+    pub schemas: Option<Vec<Expr>>,
+    /// Allowed table names (`None`: any), as constant expressions.
+    pub names: Option<Vec<Expr>>,
+}
+
+impl SystemSource {
+    /// A source with nothing pushed.
+    pub fn new(table: SystemTable) -> SystemSource {
+        SystemSource {
+            table,
+            schemas: None,
+            names: None,
+        }
+    }
+
+    /// Takes a conjunct over this source's own columns (local positions) if it
+    /// is `key = const` or `key IN (consts)` on a key column; `true` when taken.
+    pub fn push(&mut self, conjunct: &Expr) -> bool {
+        let (schema_col, name_col) = self.table.key_columns();
+        let (col, values) = match conjunct {
+            Expr::Binary(crate::expr::BinOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
+                (Expr::Column(c), v) | (v, Expr::Column(c)) if v.is_constant() => {
+                    (*c, vec![v.clone()])
+                }
+                _ => return false,
+            },
+            Expr::InList(a, list, false) => match a.as_ref() {
+                Expr::Column(c) if list.iter().all(Expr::is_constant) => (*c, list.clone()),
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let slot = if Some(col) == schema_col {
+            &mut self.schemas
+        } else if Some(col) == name_col {
+            &mut self.names
+        } else {
+            return false;
+        };
+        // The first usable conjunct per column narrows enough; a second one is
+        // still checked row by row.
+        if slot.is_some() {
+            return false;
+        }
+        *slot = Some(values);
+        true
+    }
+
+    /// Whether a table name is pushed (the generator touches few tables).
+    pub fn selective(&self) -> (bool, bool) {
+        (self.schemas.is_some(), self.names.is_some())
+    }
+}
+
+/// The pushed filters, evaluated for one execution.
+#[derive(Debug, Clone, Default)]
+pub struct Pushed {
+    /// Allowed schema names (`None`: any).
+    pub schemas: Option<Vec<String>>,
+    /// Allowed table names (`None`: any).
+    pub names: Option<Vec<String>>,
+}
+
+impl Pushed {
+    /// Evaluates a source's pushed expressions (NULL matches nothing).
+    pub fn evaluate(
+        src: &SystemSource,
+        env: &crate::expr::Env<'_>,
+    ) -> canyon_common::Result<Pushed> {
+        let eval = |l: &Option<Vec<Expr>>| -> canyon_common::Result<Option<Vec<String>>> {
+            let Some(l) = l else { return Ok(None) };
+            let mut out = Vec::with_capacity(l.len());
+            for e in l {
+                let v = crate::expr::eval(e, env)?;
+                if let Some(t) = v.to_text() {
+                    let s = String::from_utf8_lossy(&t).into_owned();
+                    out.push(s.trim_end_matches(' ').to_string());
+                }
+            }
+            Ok(Some(out))
+        };
+        Ok(Pushed {
+            schemas: eval(&src.schemas)?,
+            names: eval(&src.names)?,
+        })
+    }
+}
+
+/// One session as the generator sees it.
+#[derive(Debug, Clone)]
+pub struct ProcessRow {
+    /// Connection id.
+    pub id: u32,
+    /// User.
+    pub user: String,
+    /// Host.
+    pub host: String,
+    /// Current database.
+    pub db: Option<String>,
+    /// Query or Sleep.
+    pub running: bool,
+    /// Seconds in the current state.
+    pub time: i64,
+    /// The statement text (whole).
+    pub info: String,
+}
+
+/// What the generator reads.
+pub struct GenCtx<'a> {
+    /// The catalog snapshot.
+    pub catalog: &'a Catalog,
+    /// The account (privilege filter); `None` sees nothing but
+    /// `information_schema`.
+    pub account: Option<&'a UserDef>,
+    /// The sessions PROCESSLIST may show (already filtered by privilege).
+    pub processes: &'a dyn Fn() -> Vec<ProcessRow>,
+}
+
+fn s(x: &str) -> Value {
+    Value::str(x)
+}
+
+fn u(x: u64) -> Value {
+    Value::UInt(x)
+}
+
+/// The `(database, table)` pairs to visit, honouring the pushed filters and
+/// the account's privileges, in (database, table) order.
+fn visible_tables<'c>(g: &GenCtx<'c>, p: &Pushed) -> Vec<(&'c str, &'c Arc<Table>)> {
+    let mut out = Vec::new();
+    let dbs: Vec<&'c str> = match &p.schemas {
+        Some(list) => {
+            let mut v: Vec<&str> = list
+                .iter()
+                .filter_map(|d| g.catalog.databases.get_key_value(d.as_str()))
+                .map(|(k, _)| k.as_str())
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        }
+        None => g.catalog.databases.keys().map(String::as_str).collect(),
+    };
+    for db in dbs {
+        if !g.account.is_some_and(|a| a.can_use_db(db)) {
+            continue;
+        }
+        let Some(d) = g.catalog.databases.get(db) else {
+            continue;
+        };
+        match &p.names {
+            Some(names) => {
+                let mut hits: Vec<(&str, &Arc<Table>)> = names
+                    .iter()
+                    .filter_map(|n| d.tables.get_key_value(n.as_str()))
+                    .map(|(k, t)| (k.as_str(), t))
+                    .collect();
+                hits.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                hits.dedup_by(|a, b| a.0 == b.0);
+                out.extend(hits.into_iter().map(|(_, t)| (db, t)));
+            }
+            None => out.extend(d.tables.values().map(|t| (db, t))),
+        }
+    }
+    out
+}
+
+/// Whether `information_schema`'s own tables pass the pushed filters; the
+/// matching system tables.
+fn visible_system_tables(p: &Pushed) -> Vec<SystemTable> {
+    if p.schemas
+        .as_ref()
+        .is_some_and(|l| !l.iter().any(|d| is_info_schema(d)))
+    {
+        return Vec::new();
+    }
+    SystemTable::ALL
+        .iter()
+        .copied()
+        .filter(|t| {
+            p.names
+                .as_ref()
+                .is_none_or(|l| l.iter().any(|n| n.as_str() == t.name()))
+        })
+        .collect()
+}
+
+/// `DATA_TYPE`, `CHARACTER_MAXIMUM_LENGTH`, `CHARACTER_OCTET_LENGTH`,
+/// `NUMERIC_PRECISION`, `NUMERIC_SCALE`, `DATETIME_PRECISION` of a column type,
+/// as MySQL 8 reports them (utf8mb4: 4 bytes per character).
+fn type_facts(ty: SqlType) -> (String, Value, Value, Value, Value, Value) {
+    let null = Value::Null;
+    let name = ty.sql_name();
+    let base = name
+        .split(['(', ' '])
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let chars = |n: u32, bytes_per: i64| (Value::Int(n as i64), Value::Int(n as i64 * bytes_per));
+    match ty {
+        SqlType::TinyInt { .. } => (base, null.clone(), null.clone(), u(3), u(0), null),
+        SqlType::SmallInt { .. } => (base, null.clone(), null.clone(), u(5), u(0), null),
+        SqlType::MediumInt { .. } => (base, null.clone(), null.clone(), u(7), u(0), null),
+        SqlType::Int { .. } => (base, null.clone(), null.clone(), u(10), u(0), null),
+        SqlType::BigInt { unsigned } => (
+            base,
+            null.clone(),
+            null.clone(),
+            u(if unsigned { 20 } else { 19 }),
+            u(0),
+            null,
+        ),
+        SqlType::Float => (base, null.clone(), null.clone(), u(12), null.clone(), null),
+        SqlType::Double => (base, null.clone(), null.clone(), u(22), null.clone(), null),
+        SqlType::Decimal { precision, scale } => (
+            base,
+            null.clone(),
+            null.clone(),
+            u(precision as u64),
+            u(scale as u64),
+            null,
+        ),
+        SqlType::Char(n) | SqlType::VarChar(n) => {
+            let (c, o) = chars(n, 4);
+            (base, c, o, null.clone(), null.clone(), null)
+        }
+        SqlType::Binary(n) | SqlType::VarBinary(n) | SqlType::Blob(n) => {
+            let (c, o) = chars(n, 1);
+            (base, c, o, null.clone(), null.clone(), null)
+        }
+        SqlType::Text(n) => {
+            // A TEXT column's limit is in bytes; MySQL reports it as both.
+            let (c, o) = chars(n, 1);
+            (base, c, o, null.clone(), null.clone(), null)
+        }
+        SqlType::Date => (
+            base,
+            null.clone(),
+            null.clone(),
+            null.clone(),
+            null.clone(),
+            null,
+        ),
+        SqlType::DateTime | SqlType::Timestamp => (
+            base,
+            null.clone(),
+            null.clone(),
+            null.clone(),
+            null.clone(),
+            u(0),
+        ),
+    }
+}
+
+/// COLUMN_KEY of column `i`, as DESCRIBE's Key column.
+pub fn column_key(t: &Table, i: usize) -> &'static str {
+    let def = &t.def;
+    if def.primary_key.contains(&i) {
+        "PRI"
+    } else if def
+        .indexes
+        .iter()
+        .any(|x| x.unique && x.columns.len() == 1 && x.columns[0] == i)
+    {
+        "UNI"
+    } else if def.indexes.iter().any(|x| x.columns.first() == Some(&i)) {
+        "MUL"
+    } else {
+        ""
+    }
+}
+
+/// The keys of a table: (name, unique, columns, index id for statistics).
+fn keys_of(t: &Table) -> Vec<(&str, bool, &[usize], Option<canyon_txn::IndexId>)> {
+    let mut keys: Vec<(&str, bool, &[usize], Option<canyon_txn::IndexId>)> = Vec::new();
+    if !t.def.primary_key.is_empty() {
+        keys.push(("PRIMARY", true, &t.def.primary_key, None));
+    }
+    for x in &t.def.indexes {
+        keys.push((&x.name, x.unique, &x.columns, Some(x.id)));
+    }
+    keys
+}
+
+/// The TABLES row of a base table (also SHOW TABLE STATUS's source).
+pub fn tables_row(db: &str, t: &Table) -> Vec<Value> {
+    let rows = t.stats.rows().unwrap_or(0.0).round() as u64;
+    let auto_inc = match t.auto_increment_column() {
+        Some(_) => u(t
+            .auto_increment
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .saturating_add(1)),
+        None => Value::Null,
+    };
+    vec![
+        s("def"),
+        s(db),
+        s(&t.def.name),
+        s("BASE TABLE"),
+        s("InnoDB"),
+        Value::Int(10),
+        s("Dynamic"),
+        u(rows),
+        u(0),
+        u(16384),
+        u(0),
+        u(16384 * t.def.indexes.len() as u64),
+        u(0),
+        auto_inc,
+        Value::Null,
+        Value::Null,
+        Value::Null,
+        s(t.def.default_collation.name()),
+        Value::Null,
+        s(""),
+        s(""),
+    ]
+}
+
+/// The rows of `table` under the pushed filters.
+pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    match table {
+        SystemTable::Schemata => {
+            let mut names: Vec<&str> = vec![NAME];
+            names.extend(
+                g.catalog
+                    .databases
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|d| g.account.is_some_and(|a| a.can_use_db(d))),
+            );
+            names.sort_unstable();
+            for d in names {
+                if p.schemas
+                    .as_ref()
+                    .is_some_and(|l| !l.iter().any(|x| x == d))
+                {
+                    continue;
+                }
+                let coll = match g.catalog.databases.get(d) {
+                    Some(db) => db.default_collation,
+                    None => crate::types::collation::Collation::Utf8mb3GeneralCi, // information_schema
+                };
+                out.push(vec![
+                    s("def"),
+                    s(d),
+                    s(coll.charset()),
+                    s(coll.name()),
+                    Value::Null,
+                    s("NO"),
+                ]);
+            }
+        }
+        SystemTable::Tables => {
+            for st in visible_system_tables(p) {
+                let mut r = vec![Value::Null; TABLES.len()];
+                r[0] = s("def");
+                r[1] = s(NAME);
+                r[2] = s(st.name());
+                r[3] = s("SYSTEM VIEW");
+                r[5] = Value::Int(10);
+                r[19] = s("");
+                r[20] = s("");
+                out.push(r);
+            }
+            for (db, t) in visible_tables(g, p) {
+                out.push(tables_row(db, t));
+            }
+        }
+        SystemTable::Columns => {
+            for st in visible_system_tables(p) {
+                for (i, (c, kind)) in st.columns().iter().enumerate() {
+                    let (dt, ct) = match kind {
+                        ExprKind::UInt => ("bigint", "bigint unsigned"),
+                        ExprKind::Int => ("bigint", "bigint"),
+                        ExprKind::DateTime => ("datetime", "datetime"),
+                        _ => ("varchar", "varchar(64)"),
+                    };
+                    let is_str = dt == "varchar";
+                    out.push(vec![
+                        s("def"),
+                        s(NAME),
+                        s(st.name()),
+                        s(c),
+                        u(i as u64 + 1),
+                        Value::Null,
+                        s("YES"),
+                        s(dt),
+                        if is_str { Value::Int(64) } else { Value::Null },
+                        if is_str { Value::Int(192) } else { Value::Null },
+                        if dt == "bigint" {
+                            u(19 + ct.ends_with("unsigned") as u64)
+                        } else {
+                            Value::Null
+                        },
+                        if dt == "bigint" { u(0) } else { Value::Null },
+                        if dt == "datetime" { u(0) } else { Value::Null },
+                        if is_str { s("utf8mb3") } else { Value::Null },
+                        if is_str {
+                            s("utf8mb3_general_ci")
+                        } else {
+                            Value::Null
+                        },
+                        s(ct),
+                        s(""),
+                        s(""),
+                        s("select"),
+                        s(""),
+                        s(""),
+                        Value::Null,
+                    ]);
+                }
+            }
+            for (db, t) in visible_tables(g, p) {
+                for (i, c) in t.def.columns.iter().enumerate() {
+                    let (dt, maxlen, octets, prec, scale, dtprec) = type_facts(c.ty);
+                    let textual = c.ty.is_string() && !c.ty.is_binary();
+                    let default = match &c.default {
+                        None | Some(DefaultValue::Null) => Value::Null,
+                        Some(DefaultValue::Literal(v)) | Some(DefaultValue::Number(v)) => s(v),
+                        Some(DefaultValue::CurrentTimestamp) => s("CURRENT_TIMESTAMP"),
+                    };
+                    let extra = if c.auto_increment {
+                        "auto_increment"
+                    } else if matches!(c.default, Some(DefaultValue::CurrentTimestamp)) {
+                        "DEFAULT_GENERATED"
+                    } else {
+                        ""
+                    };
+                    out.push(vec![
+                        s("def"),
+                        s(db),
+                        s(&t.def.name),
+                        s(&c.name),
+                        u(i as u64 + 1),
+                        default,
+                        s(if c.nullable { "YES" } else { "NO" }),
+                        s(&dt),
+                        maxlen,
+                        octets,
+                        prec,
+                        scale,
+                        dtprec,
+                        if textual {
+                            s(c.collation.charset())
+                        } else {
+                            Value::Null
+                        },
+                        if textual {
+                            s(c.collation.name())
+                        } else {
+                            Value::Null
+                        },
+                        s(&c.ty.sql_name()),
+                        s(column_key(t, i)),
+                        s(extra),
+                        s("select,insert,update,references"),
+                        s(""),
+                        s(""),
+                        Value::Null,
+                    ]);
+                }
+            }
+        }
+        SystemTable::Statistics => {
+            for (db, t) in visible_tables(g, p) {
+                for (name, unique, cols, id) in keys_of(t) {
+                    for (seq, &c) in cols.iter().enumerate() {
+                        let col = &t.def.columns[c];
+                        let card = t.stats.n_diff(id, seq + 1);
+                        out.push(vec![
+                            s("def"),
+                            s(db),
+                            s(&t.def.name),
+                            Value::Int(!unique as i64),
+                            s(db),
+                            s(name),
+                            u(seq as u64 + 1),
+                            s(&col.name),
+                            s("A"),
+                            card.map_or(Value::Null, |c| Value::Int(c.round() as i64)),
+                            Value::Null,
+                            Value::Null,
+                            s(if col.nullable { "YES" } else { "" }),
+                            s("BTREE"),
+                            s(""),
+                            s(""),
+                            s("YES"),
+                            Value::Null,
+                        ]);
+                    }
+                }
+            }
+        }
+        SystemTable::KeyColumnUsage => {
+            for (db, t) in visible_tables(g, p) {
+                for (name, unique, cols, _) in keys_of(t) {
+                    if !unique {
+                        continue;
+                    }
+                    for (seq, &c) in cols.iter().enumerate() {
+                        out.push(vec![
+                            s("def"),
+                            s(db),
+                            s(name),
+                            s("def"),
+                            s(db),
+                            s(&t.def.name),
+                            s(&t.def.columns[c].name),
+                            u(seq as u64 + 1),
+                            Value::Null,
+                            Value::Null,
+                            Value::Null,
+                            Value::Null,
+                        ]);
+                    }
+                }
+                for fk in &t.def.foreign_keys {
+                    for (seq, (&c, rc)) in fk.columns.iter().zip(&fk.ref_columns).enumerate() {
+                        out.push(vec![
+                            s("def"),
+                            s(db),
+                            s(&fk.name),
+                            s("def"),
+                            s(db),
+                            s(&t.def.name),
+                            s(&t.def.columns[c].name),
+                            u(seq as u64 + 1),
+                            u(seq as u64 + 1),
+                            s(&fk.ref_db),
+                            s(&fk.ref_table),
+                            s(rc),
+                        ]);
+                    }
+                }
+            }
+        }
+        SystemTable::TableConstraints => {
+            for (db, t) in visible_tables(g, p) {
+                for (name, unique, _, id) in keys_of(t) {
+                    if !unique {
+                        continue;
+                    }
+                    out.push(vec![
+                        s("def"),
+                        s(db),
+                        s(name),
+                        s(db),
+                        s(&t.def.name),
+                        s(if id.is_none() {
+                            "PRIMARY KEY"
+                        } else {
+                            "UNIQUE"
+                        }),
+                        s("YES"),
+                    ]);
+                }
+                for fk in &t.def.foreign_keys {
+                    out.push(vec![
+                        s("def"),
+                        s(db),
+                        s(&fk.name),
+                        s(db),
+                        s(&t.def.name),
+                        s("FOREIGN KEY"),
+                        s("YES"),
+                    ]);
+                }
+            }
+        }
+        SystemTable::ReferentialConstraints => {
+            for (db, t) in visible_tables(g, p) {
+                for fk in &t.def.foreign_keys {
+                    // The parent's key the constraint leans on: PRIMARY or a
+                    // UNIQUE index on exactly the referenced columns (NULL
+                    // for a plain index, as in MySQL).
+                    let unique_name = g.catalog.table(&fk.ref_db, &fk.ref_table).and_then(|pt| {
+                        let refs: Option<Vec<usize>> =
+                            fk.ref_columns.iter().map(|c| pt.column(c)).collect();
+                        let refs = refs?;
+                        if pt.def.primary_key == refs {
+                            return Some("PRIMARY".to_string());
+                        }
+                        pt.def
+                            .indexes
+                            .iter()
+                            .find(|i| i.unique && i.columns == refs)
+                            .map(|i| i.name.clone())
+                    });
+                    out.push(vec![
+                        s("def"),
+                        s(db),
+                        s(&fk.name),
+                        s("def"),
+                        s(&fk.ref_db),
+                        unique_name.as_deref().map_or(Value::Null, s),
+                        s("NONE"),
+                        s(fk.on_update.sql()),
+                        s(fk.on_delete.sql()),
+                        s(&t.def.name),
+                        s(&fk.ref_table),
+                    ]);
+                }
+            }
+        }
+        SystemTable::Partitions => {
+            for (db, t) in visible_tables(g, p) {
+                let tr = tables_row(db, t);
+                let mut r = vec![Value::Null; PARTITIONS.len()];
+                r[0] = s("def");
+                r[1] = s(db);
+                r[2] = s(&t.def.name);
+                // TABLE_ROWS .. DATA_FREE as in TABLES.
+                r[12..18].clone_from_slice(&tr[7..13]);
+                r[21] = Value::Null;
+                r[22] = s("");
+                r[23] = s("");
+                out.push(r);
+            }
+        }
+        SystemTable::Engines => out.push(
+            [
+                "InnoDB",
+                "DEFAULT",
+                "Canyon's transactional storage (MVCC on RocksDB)",
+                "YES",
+                "NO",
+                "NO",
+            ]
+            .iter()
+            .map(|x| s(x))
+            .collect(),
+        ),
+        SystemTable::CharacterSets => {
+            for (cs, coll, desc, len) in crate::types::collation::CHARSETS {
+                out.push(vec![s(cs), s(coll.name()), s(desc), u(*len as u64)]);
+            }
+        }
+        SystemTable::Collations => {
+            for c in crate::types::collation::Collation::ALL {
+                out.push(vec![
+                    s(c.name()),
+                    s(c.charset()),
+                    u(c.id() as u64),
+                    s(if c.is_default() { "Yes" } else { "" }),
+                    s("Yes"),
+                    u(1),
+                    s(if c.pad_space() { "PAD SPACE" } else { "NO PAD" }),
+                ]);
+            }
+        }
+        SystemTable::Processlist => {
+            for p in (g.processes)() {
+                out.push(vec![
+                    u(p.id as u64),
+                    s(&p.user),
+                    s(&p.host),
+                    p.db.as_deref().map_or(Value::Null, s),
+                    s(if p.running { "Query" } else { "Sleep" }),
+                    Value::Int(p.time),
+                    s(if p.running { "executing" } else { "" }),
+                    if p.running { s(&p.info) } else { Value::Null },
+                ]);
+            }
+        }
+        SystemTable::Plugins => {
+            for (name, ty, desc, lic) in [
+                (
+                    "InnoDB",
+                    "STORAGE ENGINE",
+                    "Canyon's MVCC on RocksDB",
+                    "GPL",
+                ),
+                (
+                    "mysql_native_password",
+                    "AUTHENTICATION",
+                    "Native MySQL authentication",
+                    "GPL",
+                ),
+            ] {
+                out.push(vec![
+                    s(name),
+                    s("1.0"),
+                    s("ACTIVE"),
+                    s(ty),
+                    s("80036.0"),
+                    Value::Null,
+                    Value::Null,
+                    s("Canyon"),
+                    s(desc),
+                    s(lic),
+                    s("FORCE"),
+                ]);
+            }
+        }
+        SystemTable::Routines
+        | SystemTable::Views
+        | SystemTable::Triggers
+        | SystemTable::Events
+        | SystemTable::Files => {}
+    }
+    debug_assert!(
+        out.iter().all(|r| r.len() == table.columns().len()),
+        "every generated row of {} has the table's width",
+        table.name()
+    );
+    out
+}

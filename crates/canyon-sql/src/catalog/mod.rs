@@ -1,0 +1,35 @@
+//! Layer 2, **catalog**: the database instance and what it knows about itself.
+//!
+//! - [`schema`] (re-exported here): databases, tables, indexes and accounts
+//!   as immutable snapshots, swapped atomically (its essay says why no
+//!   statement takes a dictionary lock);
+//! - [`stats`]: planner statistics, held as data in those snapshots;
+//! - [`privileges`] and [`auth`]: privilege bits, grants, password verifiers;
+//! - [`vars`]: system variables, their kinds and defaults;
+//! - [`infoschema`]: the `information_schema` tables, generated from a
+//!   snapshot;
+//! - [`engine`]: the instance itself — storage, the transaction manager, the
+//!   published catalog, the process registry ([`procs`]) and status counters
+//!   ([`status`]) — configured by [`config`].
+//!
+//! Contract: a catalog snapshot is read without a lock and never changes;
+//! changing one (DDL, accounts) is the `ddl` layer's work, which publishes a
+//! new snapshot through [`engine::Engine`]. Imports: `types` only (the
+//! exceptions still to remove are listed in `tests/layers.rs`).
+//!
+//! One circle inside this folder: a table's snapshot holds its statistics,
+//! and `stats` reads the table's definition to compute them (`schema` and
+//! `stats`).
+
+pub mod auth;
+pub mod config;
+pub mod engine;
+pub mod infoschema;
+pub mod privileges;
+pub mod procs;
+pub mod schema;
+pub mod stats;
+pub mod status;
+pub mod vars;
+
+pub use schema::*;

@@ -1,0 +1,502 @@
+//! The catalog: databases, tables, indexes and accounts, as immutable snapshots.
+//!
+//! # Why snapshots
+//! MySQL's LOCK_grant and dictionary locks are read-locked by every statement, and
+//! at high core counts that read lock itself became the bottleneck. Canyon's
+//! catalog is a tree of `Arc`s that is never modified in place: a statement loads
+//! the current [`Catalog`] with one `ArcSwap::load` (no lock, no shared counter
+//! written on arc-swap's fast path) and reads it freely. DDL and account
+//! statements serialise on one DDL mutex, build a modified copy (sharing every
+//! unchanged table), persist the changed records with a synced write, and swap
+//! the new root in. Readers that loaded the old root keep a consistent old view.
+//!
+//! # Persistence
+//! Records live in the Meta keyspace as JSON (human-inspectable; the catalog is
+//! tiny next to the data): see docs/format.md. DDL is not transactional, as in
+//! MySQL: each DDL statement commits the open transaction first and is durable
+//! when it returns.
+//!
+//! What this module does not do: no MDL. DROP / TRUNCATE do not wait for
+//! transactions that use the table; a concurrent DML on a dropped table fails or
+//! writes rows that the drop's cleanup removes. ALTER TABLE and CREATE / DROP
+//! INDEX wait for the transactions that ran on an older catalog through catalog
+//! pins, without blocking anyone: see `crate::ddl::alter`.
+
+use crate::types::collation::Collation;
+use crate::types::value::Value;
+use crate::types::SqlType;
+use canyon_txn::{IndexId, TableId};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+/// A column's default, as stored in the catalog.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum DefaultValue {
+    /// DEFAULT NULL (or no DEFAULT on a nullable column).
+    Null,
+    /// A constant, stored as its text form and coerced to the column type on use.
+    Literal(String),
+    /// A numeric constant.
+    Number(String),
+    /// DEFAULT CURRENT_TIMESTAMP / NOW().
+    CurrentTimestamp,
+}
+
+/// One column of a table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    /// Name as declared (compared case-insensitively, as MySQL does).
+    pub name: String,
+    /// Declared type.
+    pub ty: SqlType,
+    /// Whether NULL is allowed.
+    pub nullable: bool,
+    /// DEFAULT clause; `None` means "no default" (an error in strict mode when
+    /// omitted from an INSERT of a NOT NULL column).
+    pub default: Option<DefaultValue>,
+    /// AUTO_INCREMENT.
+    pub auto_increment: bool,
+    /// The collation of a character column (`binary` for binary strings; not
+    /// used by other types). Records written before Canyon knew collations
+    /// lack the field: their string keys hold raw bytes, which is
+    /// `utf8mb4_0900_bin` (see `crate::types::collation`).
+    #[serde(default = "legacy_collation")]
+    pub collation: Collation,
+    /// For a column added by ALTER TABLE ADD COLUMN: the value that rows stored
+    /// before the ADD (which lack the column's slot) read as — the DEFAULT at
+    /// ALTER time (CURRENT_TIMESTAMP frozen to the ALTER's time), or the type's
+    /// implicit default for a NOT NULL column without one, as MySQL fills it.
+    /// `None` for columns of CREATE TABLE: rows always hold them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub added_default: Option<DefaultValue>,
+}
+
+fn legacy_collation() -> Collation {
+    Collation::Utf8mb4_0900Bin
+}
+
+/// A secondary index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexDef {
+    /// Globally unique id (the key prefix of its entries).
+    pub id: IndexId,
+    /// Name ("k_1"); unique within the table.
+    pub name: String,
+    /// Column positions, in key order.
+    pub columns: Vec<usize>,
+    /// UNIQUE.
+    pub unique: bool,
+    /// Where the index is in the online build protocol (see `crate::ddl::alter`).
+    #[serde(default, skip_serializing_if = "IndexState::is_public")]
+    pub state: IndexState,
+}
+
+/// The state of a secondary index in the online ADD INDEX protocol (see
+/// `crate::ddl::alter`): writers maintain every index in `def.indexes`; the planner
+/// reads only public ones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IndexState {
+    /// Maintained by every writer and read by the planner.
+    #[default]
+    Public,
+    /// Maintained by every writer, not yet complete: never read, never shown.
+    WriteOnly,
+}
+
+impl IndexState {
+    /// Whether readers may use the index.
+    pub fn is_public(&self) -> bool {
+        matches!(self, IndexState::Public)
+    }
+}
+
+/// What a foreign key does to the child rows of a parent row that is deleted,
+/// or whose referenced columns are updated (`ON DELETE` / `ON UPDATE`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FkAction {
+    /// RESTRICT: the parent change fails with 1451 while a child row exists.
+    Restrict,
+    /// NO ACTION (the default): as RESTRICT — InnoDB checks immediately, it
+    /// has no deferred constraints.
+    #[default]
+    NoAction,
+    /// CASCADE: child rows are deleted, or their columns follow the update.
+    Cascade,
+    /// SET NULL: the child columns become NULL.
+    SetNull,
+}
+
+impl FkAction {
+    /// The SQL words, as SHOW CREATE TABLE and information_schema print them.
+    pub fn sql(self) -> &'static str {
+        match self {
+            FkAction::Restrict => "RESTRICT",
+            FkAction::NoAction => "NO ACTION",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+        }
+    }
+}
+
+/// A FOREIGN KEY constraint of the table that holds it (the child). See
+/// `crate::exec::foreign` for how it is enforced.
+///
+/// The parent is named, not referenced by id: a foreign key may name a table
+/// that does not exist (created with `foreign_key_checks = 0`, as mysqldump
+/// output does), and RENAME TABLE of the parent rewrites the names, as InnoDB
+/// does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForeignKeyDef {
+    /// Constraint name, unique within the database (`<table>_ibfk_<n>` when
+    /// not given, as InnoDB names them).
+    pub name: String,
+    /// The child's column positions, in constraint order.
+    pub columns: Vec<usize>,
+    /// The parent's database.
+    pub ref_db: String,
+    /// The parent table.
+    pub ref_table: String,
+    /// The parent's column names, pairwise with `columns`.
+    pub ref_columns: Vec<String>,
+    /// ON DELETE.
+    pub on_delete: FkAction,
+    /// ON UPDATE.
+    pub on_update: FkAction,
+}
+
+/// A table's persistent definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableDef {
+    /// Id (the key prefix of its rows); TRUNCATE gives the table a new one.
+    pub id: TableId,
+    /// Database name.
+    pub db: String,
+    /// Table name (case-sensitive, like MySQL on Linux).
+    pub name: String,
+    /// Columns in declaration order.
+    pub columns: Vec<ColumnDef>,
+    /// Primary key column positions; empty means a hidden 8-byte row id (as
+    /// InnoDB's DB_ROW_ID).
+    pub primary_key: Vec<usize>,
+    /// Secondary indexes (UNIQUE and plain), public and write-only.
+    pub indexes: Vec<IndexDef>,
+    /// The physical slot of each column in a stored row (see "Instant ADD / DROP
+    /// COLUMN" in `crate::ddl::alter`). Empty means the identity: column `i` is slot
+    /// `i` and rows have `columns.len()` slots — every table CREATE TABLE made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slots: Vec<u32>,
+    /// Number of slots a row written now has (dropped columns keep theirs, as
+    /// NULL); 0 with empty `slots`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub slot_count: u32,
+    /// The table's default collation (`DEFAULT CHARSET` / `COLLATE` table
+    /// options, else the server's), which ADD COLUMN gives new character
+    /// columns. Legacy records lack it (see [`ColumnDef::collation`]).
+    #[serde(default = "legacy_collation")]
+    pub default_collation: Collation,
+    /// FOREIGN KEY constraints this table (as the child) holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<ForeignKeyDef>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl TableDef {
+    /// Column `c`'s physical slot.
+    pub fn slot(&self, c: usize) -> usize {
+        self.slots.get(c).map_or(c, |&s| s as usize)
+    }
+
+    /// Slots of a row written now.
+    pub fn physical_width(&self) -> usize {
+        if self.slots.is_empty() {
+            self.columns.len()
+        } else {
+            self.slot_count as usize
+        }
+    }
+
+    /// Whether logical and physical layout coincide (no ALTER moved or dropped a
+    /// column): rows encode and decode without a map.
+    pub fn identity_layout(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The public secondary indexes with their positions in `indexes`.
+    pub fn public_indexes(&self) -> impl Iterator<Item = (usize, &IndexDef)> {
+        self.indexes
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.state.is_public())
+    }
+}
+
+/// A table as statements use it: the definition plus runtime state shared by
+/// every catalog snapshot that contains this table.
+#[derive(Debug)]
+pub struct Table {
+    /// The definition.
+    pub def: TableDef,
+    /// Next AUTO_INCREMENT value minus one (the largest value handed out or seen).
+    pub auto_increment: Arc<AtomicU64>,
+    /// Largest hidden row id handed out (tables without a primary key).
+    pub row_id: Arc<AtomicU64>,
+    /// Planner statistics (see `crate::catalog::stats`).
+    pub stats: Arc<crate::catalog::stats::TableStats>,
+    column_lookup: HashMap<String, usize>,
+    /// What each column reads as in a row stored without its slot.
+    missing: Vec<Value>,
+    /// Set when an ALTER published a newer definition of this table with more
+    /// slots: statements still running on this one then carry unknown slots
+    /// over when they rewrite a row (`crate::exec`'s `encode_over`).
+    pub superseded: std::sync::atomic::AtomicBool,
+}
+
+impl Table {
+    /// Wraps a definition with fresh runtime state.
+    pub fn new(def: TableDef) -> Table {
+        Self::with_counters(def, Arc::default(), Arc::default())
+    }
+
+    /// Wraps a definition, sharing runtime counters with a previous version.
+    pub fn with_counters(def: TableDef, auto_inc: Arc<AtomicU64>, row_id: Arc<AtomicU64>) -> Table {
+        let column_lookup = def
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.to_ascii_lowercase(), i))
+            .collect();
+        let missing = def
+            .columns
+            .iter()
+            .map(|col| {
+                let Some(d) = col.added_default.as_ref().or(col.default.as_ref()) else {
+                    return Value::Null;
+                };
+                let v = default_value(d, || chrono::DateTime::UNIX_EPOCH.naive_utc());
+                crate::types::coerce(v.clone(), col.ty, &col.name, 0).unwrap_or(v)
+            })
+            .collect();
+        Table {
+            def,
+            auto_increment: auto_inc,
+            row_id,
+            stats: Arc::default(),
+            column_lookup,
+            missing,
+            superseded: Default::default(),
+        }
+    }
+
+    /// A new definition of `cur` (same table id), sharing its runtime state:
+    /// counters and statistics.
+    pub fn sharing_runtime(def: TableDef, cur: &Table) -> Table {
+        let mut t = Self::with_counters(def, cur.auto_increment.clone(), cur.row_id.clone());
+        t.stats = cur.stats.clone();
+        t
+    }
+
+    /// Position of a column by (case-insensitive) name.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.column_lookup
+            .get(&name.to_ascii_lowercase())
+            .copied()
+            .or_else(|| {
+                self.def
+                    .columns
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(name))
+            })
+    }
+
+    /// What column `c` reads as in a row stored before it was added (see
+    /// `crate::exec::decode_table_row`).
+    pub fn missing_value(&self, c: usize) -> Value {
+        self.missing.get(c).cloned().unwrap_or(Value::Null)
+    }
+
+    /// The AUTO_INCREMENT column, if any.
+    pub fn auto_increment_column(&self) -> Option<usize> {
+        self.def.columns.iter().position(|c| c.auto_increment)
+    }
+
+    /// Whether the primary key is the hidden row id.
+    pub fn hidden_pk(&self) -> bool {
+        self.def.primary_key.is_empty()
+    }
+}
+
+/// A database.
+#[derive(Debug, Clone)]
+pub struct Database {
+    /// Name.
+    pub name: String,
+    /// The default collation of its new tables (CREATE DATABASE ... CHARACTER
+    /// SET / COLLATE; the server's when not given).
+    pub default_collation: Collation,
+    /// Tables by name.
+    pub tables: BTreeMap<String, Arc<Table>>,
+}
+
+/// A database's persisted record (`{}` before collations: the server default).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct DatabaseRecord {
+    /// See [`Database::default_collation`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_collation: Option<Collation>,
+}
+
+/// A privilege grant at one level: global (`*.*`), database (`db.*`) or table
+/// (`db.t`). See [`crate::catalog::privileges`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Grant {
+    /// `None` for `*.*`, else the database.
+    pub db: Option<String>,
+    /// With `db`: the table, for a table-level grant.
+    #[serde(default)]
+    pub table: Option<String>,
+    /// Every privilege of the level (how grants were stored before privilege
+    /// lists; new grants use `privs`).
+    pub all: bool,
+    /// The privileges, as [`crate::catalog::privileges::Privs`] bits.
+    #[serde(default)]
+    pub privs: u32,
+    /// WITH GRANT OPTION.
+    pub grant_option: bool,
+}
+
+/// An account.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserDef {
+    /// User name.
+    pub user: String,
+    /// Host pattern ('%' or a literal host).
+    pub host: String,
+    /// mysql_native_password: SHA1(SHA1(password)) as hex; empty for no
+    /// password or another plugin.
+    pub native_hash_hex: String,
+    /// The authentication plugin's name (see [`crate::catalog::auth`]); accounts stored
+    /// before plugins existed are mysql_native_password.
+    #[serde(default = "native_plugin_name")]
+    pub plugin: String,
+    /// caching_sha2_password: the salted verifier of [`crate::catalog::auth::sha2_verifier`];
+    /// empty for no password or another plugin.
+    #[serde(default)]
+    pub sha2_verifier: String,
+    /// Grants.
+    pub grants: Vec<Grant>,
+}
+
+fn native_plugin_name() -> String {
+    crate::catalog::auth::AuthPlugin::NativePassword
+        .name()
+        .to_string()
+}
+
+/// Parent database → parent table → the (database, table) of each child
+/// holding a foreign key that references it.
+pub type ReferencedBy = BTreeMap<String, BTreeMap<String, Vec<(String, String)>>>;
+
+/// One immutable catalog snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    /// Databases by name.
+    pub databases: BTreeMap<String, Arc<Database>>,
+    /// Accounts by (user, host).
+    pub users: BTreeMap<(String, String), Arc<UserDef>>,
+    /// Incremented by every change; prepared statements re-plan when it moved.
+    pub version: u64,
+    /// The foreign keys that reference each table, by parent database, then
+    /// parent table: the (database, table) of each child that holds one.
+    /// Nested so a lookup needs no owned key (it runs at every DML plan once
+    /// any foreign key exists). Derived from the
+    /// tables' definitions by [`Catalog::index_foreign_keys`], which every
+    /// catalog change runs before publishing; shared between snapshots.
+    pub referenced_by: Arc<ReferencedBy>,
+}
+
+impl Catalog {
+    /// Rebuilds [`Catalog::referenced_by`] from the tables' foreign keys. One
+    /// pass over the tables (a pointer test for each table without foreign
+    /// keys); DDL only.
+    pub fn index_foreign_keys(&mut self) {
+        let mut map = ReferencedBy::new();
+        for db in self.databases.values() {
+            for t in db.tables.values() {
+                for fk in &t.def.foreign_keys {
+                    let children = map
+                        .entry(fk.ref_db.clone())
+                        .or_default()
+                        .entry(fk.ref_table.clone())
+                        .or_default();
+                    let child = (t.def.db.clone(), t.def.name.clone());
+                    if !children.contains(&child) {
+                        children.push(child);
+                    }
+                }
+            }
+        }
+        if map != *self.referenced_by {
+            self.referenced_by = Arc::new(map);
+        }
+    }
+
+    /// The tables holding a foreign key that references `db`.`table`.
+    pub fn children_of(&self, db: &str, table: &str) -> &[(String, String)] {
+        self.referenced_by
+            .get(db)
+            .and_then(|tables| tables.get(table))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether a write to `table` has foreign keys to honour: it holds one, or
+    /// one references it.
+    pub fn has_foreign_keys(&self, table: &Table) -> bool {
+        !table.def.foreign_keys.is_empty()
+            || (!self.referenced_by.is_empty()
+                && !self.children_of(&table.def.db, &table.def.name).is_empty())
+    }
+
+    /// Looks up a table.
+    pub fn table(&self, db: &str, name: &str) -> Option<&Arc<Table>> {
+        self.databases.get(db)?.tables.get(name)
+    }
+
+    /// Finds the account for a login: exact host first, then '%'.
+    pub fn user(&self, user: &str, host: &str) -> Option<&Arc<UserDef>> {
+        self.users
+            .get(&(user.to_string(), host.to_string()))
+            .or_else(|| {
+                if host == "127.0.0.1" || host == "::1" {
+                    self.users.get(&(user.to_string(), "localhost".to_string()))
+                } else {
+                    None
+                }
+            })
+            .or_else(|| self.users.get(&(user.to_string(), "%".to_string())))
+    }
+}
+
+/// Turns a stored default into a value (before coercion to the column type).
+pub fn default_value(d: &DefaultValue, now: impl FnOnce() -> chrono::NaiveDateTime) -> Value {
+    match d {
+        DefaultValue::Null => Value::Null,
+        DefaultValue::Literal(s) => Value::str(s),
+        DefaultValue::Number(s) => {
+            if let Ok(i) = s.parse::<i64>() {
+                Value::Int(i)
+            } else if let Ok(u) = s.parse::<u64>() {
+                Value::UInt(u)
+            } else if let Ok(d) = rust_decimal::Decimal::from_str_exact(s) {
+                Value::Decimal(d)
+            } else {
+                Value::Double(s.parse().unwrap_or(0.0))
+            }
+        }
+        DefaultValue::CurrentTimestamp => Value::DateTime(now()),
+    }
+}

@@ -1,0 +1,348 @@
+//! System variables: defaults, session values, and what SET may change.
+//!
+//! Reads (`SELECT @@x`, `SHOW VARIABLES`) see the session value if the session set
+//! one, else the global value: what SET GLOBAL stored (kept by the engine in an
+//! atomically swapped map, copied into each new session as its starting
+//! values, not persisted — as MySQL's SET GLOBAL), else the default here.
+//! [`scope`] says which of SET GLOBAL / SET SESSION a variable takes. Only the variables Canyon acts on change
+//! behaviour (autocommit, transaction isolation, innodb_lock_wait_timeout); the
+//! others are accepted and reflected so that drivers' connect-time SET statements
+//! succeed. Unknown names are error 1193, read-only ones 1238.
+
+use crate::catalog::config::EngineConfig;
+use crate::types::value::Value;
+use canyon_common::{Error, Result};
+
+/// Whether a variable may be SET.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// SET [SESSION|GLOBAL] works.
+    ReadWrite,
+    /// SET is refused (1238).
+    ReadOnly,
+}
+
+/// The variables Canyon knows, with their defaults. `@@version` etc. come from
+/// the configuration.
+pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> {
+    use Access::*;
+    let s = |x: &str| Value::str(x);
+    let i = |x: i64| Value::Int(x);
+    Some(match name {
+        "version" => (s(&cfg.version), ReadOnly),
+        "version_comment" => (s("Canyon (Apache-2.0)"), ReadOnly),
+        "version_compile_os" => (s("Linux"), ReadOnly),
+        "version_compile_machine" => (s(std::env::consts::ARCH), ReadOnly),
+        "protocol_version" => (i(10), ReadOnly),
+        "port" => (i(cfg.port as i64), ReadOnly),
+        "hostname" => (s("localhost"), ReadOnly),
+        "license" => (s("Apache-2.0"), ReadOnly),
+        "have_ssl" | "have_openssl" => (s("DISABLED"), ReadOnly),
+        "lower_case_table_names" => (i(0), ReadOnly),
+        "max_allowed_packet" => (Value::UInt(cfg.max_allowed_packet), ReadWrite),
+        "max_connections" => (i(cfg.max_connections as i64), ReadWrite),
+        "autocommit" => (i(1), ReadWrite),
+        "transaction_isolation" | "tx_isolation" => (s("REPEATABLE-READ"), ReadWrite),
+        "transaction_read_only" | "tx_read_only" => (i(0), ReadWrite),
+        "innodb_lock_wait_timeout" => (i(cfg.lock_wait_timeout.as_secs() as i64), ReadWrite),
+        "lock_wait_timeout" => (i(31_536_000), ReadWrite),
+        "sql_mode" => (
+            s("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
+            ReadWrite,
+        ),
+        "character_set_client" | "character_set_connection" | "character_set_results" | "character_set_server" | "character_set_database" => {
+            (s("utf8mb4"), ReadWrite)
+        }
+        "character_set_system" => (s("utf8mb3"), ReadOnly),
+        "character_set_filesystem" => (s("binary"), ReadWrite),
+        "collation_connection" | "collation_server" | "collation_database" => (s("utf8mb4_0900_ai_ci"), ReadWrite),
+        "time_zone" => (s("SYSTEM"), ReadWrite),
+        "system_time_zone" => (s("UTC"), ReadOnly),
+        "wait_timeout" | "interactive_timeout" => (i(28800), ReadWrite),
+        "net_read_timeout" => (i(30), ReadWrite),
+        "net_write_timeout" => (i(60), ReadWrite),
+        "net_buffer_length" => (i(16384), ReadWrite),
+        "auto_increment_increment" | "auto_increment_offset" => (i(1), ReadWrite),
+        "max_execution_time" => (i(0), ReadWrite),
+        "sql_select_limit" => (Value::UInt(u64::MAX), ReadWrite),
+        "sql_safe_updates" | "sql_auto_is_null" | "big_tables" | "sql_notes_off" => (i(0), ReadWrite),
+        "sql_notes" | "sql_warnings" | "sql_quote_show_create" => (i(1), ReadWrite),
+        "foreign_key_checks" | "unique_checks" => (i(1), ReadWrite),
+        "init_connect" => (s(""), ReadWrite),
+        "performance_schema" => (i(0), ReadOnly),
+        "query_cache_size" => (i(0), ReadWrite),
+        "query_cache_type" => (s("OFF"), ReadWrite),
+        "default_storage_engine" | "default_tmp_storage_engine" | "storage_engine" => (s("InnoDB"), ReadWrite),
+        "div_precision_increment" => (i(4), ReadWrite),
+        "group_concat_max_len" => (i(1024), ReadWrite),
+        "long_query_time" => (Value::Double(10.0), ReadWrite),
+        "default_week_format" => (i(0), ReadWrite),
+        "session_track_gtids" => (s("OFF"), ReadWrite),
+        "session_track_schema" | "session_track_state_change" => (i(0), ReadWrite),
+        "session_track_system_variables" => (s(""), ReadWrite),
+        "session_track_transaction_info" => (s("OFF"), ReadWrite),
+        "max_join_size" => (Value::UInt(u64::MAX), ReadWrite),
+        "optimizer_switch" => (s(""), ReadWrite),
+        "explicit_defaults_for_timestamp" => (i(1), ReadWrite),
+        "binlog_format" => (s("ROW"), ReadWrite),
+        "log_bin" => (i(0), ReadOnly),
+        "server_id" => (i(1), ReadWrite),
+        "read_only" | "super_read_only" => (i(0), ReadWrite),
+        "innodb_flush_log_at_trx_commit" => (
+            i(match cfg.durability {
+                canyon_txn::Durability::SyncEveryCommit => 1,
+                canyon_txn::Durability::SyncPeriodically { .. } => 2,
+            }),
+            ReadOnly,
+        ),
+        "gtid_mode" => (s("OFF"), ReadOnly),
+        "profiling" => (i(0), ReadWrite),
+        "transaction_allow_batching" => (i(0), ReadWrite),
+        "last_insert_id" | "identity" | "warning_count" | "error_count" => (i(0), ReadWrite),
+        _ => return None,
+    })
+}
+
+/// Which SET forms a variable takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// SET SESSION and SET GLOBAL (the global value is new sessions' default).
+    Both,
+    /// Only the session's (1228 for SET GLOBAL).
+    SessionOnly,
+    /// A server setting (1229 for SET SESSION); SET GLOBAL is refused too
+    /// (1235) because Canyon reads it from the configuration at start-up.
+    ServerOnly,
+}
+
+/// The SET forms `name` takes.
+pub fn scope(name: &str) -> Scope {
+    match name {
+        "last_insert_id"
+        | "identity"
+        | "warning_count"
+        | "error_count"
+        | "insert_id"
+        | "timestamp"
+        | "transaction_allow_batching" => Scope::SessionOnly,
+        "max_connections" | "read_only" | "super_read_only" | "server_id" | "init_connect"
+        | "binlog_format" => Scope::ServerOnly,
+        _ => Scope::Both,
+    }
+}
+
+/// Checks a value for SET GLOBAL and returns it as stored (the session
+/// form's parsing, applied up front, since no session applies it now).
+pub fn normalize_global(name: &str, v: Value) -> Result<Value> {
+    let wrong = |v: &Value| Error::WrongValueForVar {
+        name: name.to_string(),
+        value: v.to_display(),
+    };
+    Ok(match name {
+        "autocommit" | "transaction_read_only" | "tx_read_only" => {
+            Value::Int(parse_bool(name, &v)? as i64)
+        }
+        "transaction_isolation" | "tx_isolation" => {
+            Value::str(isolation_name(parse_isolation(&v)?))
+        }
+        "innodb_lock_wait_timeout" => {
+            Value::Int(v.to_i64().filter(|s| *s >= 1).ok_or_else(|| wrong(&v))?)
+        }
+        "max_execution_time" => {
+            Value::Int(v.to_i64().filter(|s| *s >= 0).ok_or_else(|| wrong(&v))?)
+        }
+        "long_query_time" => match &v {
+            Value::Bytes(_) => return Err(wrong(&v)),
+            n => Value::Double(n.to_f64().filter(|s| *s >= 0.0).ok_or_else(|| wrong(&v))?),
+        },
+        "collation_connection" | "collation_server" | "collation_database" => {
+            let n = v.to_display();
+            let c = crate::types::collation::Collation::from_name(&n)
+                .ok_or_else(|| Error::UnknownCollation(n.to_ascii_lowercase()))?;
+            Value::str(c.name())
+        }
+        _ => v,
+    })
+}
+
+/// Every known variable name, sorted (for SHOW VARIABLES).
+pub const NAMES: &[&str] = &[
+    "auto_increment_increment",
+    "auto_increment_offset",
+    "autocommit",
+    "big_tables",
+    "binlog_format",
+    "character_set_client",
+    "character_set_connection",
+    "character_set_database",
+    "character_set_filesystem",
+    "character_set_results",
+    "character_set_server",
+    "character_set_system",
+    "collation_connection",
+    "collation_database",
+    "collation_server",
+    "default_storage_engine",
+    "default_tmp_storage_engine",
+    "default_week_format",
+    "div_precision_increment",
+    "explicit_defaults_for_timestamp",
+    "foreign_key_checks",
+    "group_concat_max_len",
+    "gtid_mode",
+    "have_openssl",
+    "have_ssl",
+    "hostname",
+    "init_connect",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_lock_wait_timeout",
+    "interactive_timeout",
+    "license",
+    "lock_wait_timeout",
+    "log_bin",
+    "long_query_time",
+    "lower_case_table_names",
+    "max_allowed_packet",
+    "max_connections",
+    "max_execution_time",
+    "max_join_size",
+    "net_buffer_length",
+    "net_read_timeout",
+    "net_write_timeout",
+    "optimizer_switch",
+    "performance_schema",
+    "port",
+    "profiling",
+    "protocol_version",
+    "query_cache_size",
+    "query_cache_type",
+    "read_only",
+    "server_id",
+    "session_track_gtids",
+    "session_track_schema",
+    "session_track_state_change",
+    "session_track_system_variables",
+    "session_track_transaction_info",
+    "sql_auto_is_null",
+    "sql_mode",
+    "sql_notes",
+    "sql_quote_show_create",
+    "sql_safe_updates",
+    "sql_select_limit",
+    "sql_warnings",
+    "super_read_only",
+    "system_time_zone",
+    "time_zone",
+    "transaction_allow_batching",
+    "transaction_isolation",
+    "transaction_read_only",
+    "tx_isolation",
+    "tx_read_only",
+    "unique_checks",
+    "version",
+    "version_comment",
+    "version_compile_machine",
+    "version_compile_os",
+    "wait_timeout",
+];
+
+/// Normalises a value assigned to a boolean variable ("ON", 1, true ...).
+pub fn parse_bool(name: &str, v: &Value) -> Result<bool> {
+    let bad = || Error::WrongValueForVar {
+        name: name.to_string(),
+        value: v.to_display(),
+    };
+    match v {
+        Value::Int(0) | Value::UInt(0) => Ok(false),
+        Value::Int(1) | Value::UInt(1) => Ok(true),
+        Value::Bytes(b) => match String::from_utf8_lossy(b).to_ascii_uppercase().as_str() {
+            "ON" | "TRUE" | "1" => Ok(true),
+            "OFF" | "FALSE" | "0" => Ok(false),
+            _ => Err(bad()),
+        },
+        _ => Err(bad()),
+    }
+}
+
+/// Parses an isolation level name as MySQL accepts it.
+pub fn parse_isolation(v: &Value) -> Result<canyon_txn::IsolationLevel> {
+    use canyon_txn::IsolationLevel::*;
+    let s = v.to_display().to_ascii_uppercase().replace(' ', "-");
+    Ok(match s.as_str() {
+        "READ-UNCOMMITTED" => ReadUncommitted,
+        "READ-COMMITTED" => ReadCommitted,
+        "REPEATABLE-READ" => RepeatableRead,
+        "SERIALIZABLE" => Serializable,
+        _ => {
+            return Err(Error::WrongValueForVar {
+                name: "transaction_isolation".into(),
+                value: v.to_display(),
+            })
+        }
+    })
+}
+
+/// The variable value MySQL shows for an isolation level.
+pub fn isolation_name(l: canyon_txn::IsolationLevel) -> &'static str {
+    use canyon_txn::IsolationLevel::*;
+    match l {
+        ReadUncommitted => "READ-UNCOMMITTED",
+        ReadCommitted => "READ-COMMITTED",
+        RepeatableRead => "REPEATABLE-READ",
+        Serializable => "SERIALIZABLE",
+    }
+}
+
+/// The static type a variable's value has (for result-set metadata: MySQL
+/// reports `SELECT @@autocommit` as a BIGINT column, and drivers convert by it).
+pub fn kind(name: &str) -> crate::types::ExprKind {
+    use crate::types::ExprKind;
+    let name = name.strip_prefix("global.").unwrap_or(name);
+    match name {
+        "max_allowed_packet" | "sql_select_limit" | "max_join_size" => ExprKind::UInt,
+        "long_query_time" => ExprKind::Double,
+        "autocommit"
+        | "transaction_read_only"
+        | "tx_read_only"
+        | "innodb_lock_wait_timeout"
+        | "lock_wait_timeout"
+        | "port"
+        | "protocol_version"
+        | "lower_case_table_names"
+        | "max_connections"
+        | "wait_timeout"
+        | "interactive_timeout"
+        | "net_read_timeout"
+        | "net_write_timeout"
+        | "net_buffer_length"
+        | "auto_increment_increment"
+        | "auto_increment_offset"
+        | "max_execution_time"
+        | "sql_safe_updates"
+        | "sql_auto_is_null"
+        | "big_tables"
+        | "sql_notes"
+        | "sql_warnings"
+        | "foreign_key_checks"
+        | "unique_checks"
+        | "performance_schema"
+        | "query_cache_size"
+        | "div_precision_increment"
+        | "group_concat_max_len"
+        | "default_week_format"
+        | "session_track_schema"
+        | "session_track_state_change"
+        | "explicit_defaults_for_timestamp"
+        | "log_bin"
+        | "server_id"
+        | "read_only"
+        | "super_read_only"
+        | "innodb_flush_log_at_trx_commit"
+        | "profiling"
+        | "transaction_allow_batching"
+        | "warning_count"
+        | "error_count" => ExprKind::Int,
+        "last_insert_id" | "identity" => ExprKind::UInt,
+        _ => ExprKind::String,
+    }
+}

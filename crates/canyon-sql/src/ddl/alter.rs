@@ -1,0 +1,868 @@
+//! Online schema change: ALTER TABLE ADD / DROP COLUMN, ADD / DROP INDEX,
+//! RENAME TO; CREATE / DROP INDEX; RENAME TABLE — without blocking reads and
+//! writes of the table.
+//!
+//! # Catalog pins (the "lease" of F1)
+//! The catalog is an immutable snapshot (see `crate::catalog`), so a statement
+//! that loaded version `v` keeps executing against `v` while a DDL publishes
+//! `v + 1`; a transaction's writes are computed per statement (row bytes and
+//! index keys) and reach storage only at COMMIT. A schema change therefore has
+//! to know when no transaction that ran a statement on an older version can
+//! still commit. Each session owns a **pin** (`Engine::register_pin`): the
+//! oldest catalog version any statement of its open transaction ran on, or idle.
+//!
+//! - **P1** A session pins before it loads the catalog for a statement
+//!   (`Engine::pin_catalog`: store, then re-check that the published version did
+//!   not move — a Dekker handshake with the DDL's "publish, then read the pins"),
+//!   and keeps the pin until its transaction ends (autocommit: the statement).
+//! - **P2** `Engine::wait_for_pins_below(v)` returns once every pin is idle or
+//!   `>= v`: from then on, every running and future statement uses a catalog
+//!   `>= v`, and every transaction that used an older one has committed or
+//!   rolled back. It gives up after `lock_wait_timeout` (1205), as MySQL's
+//!   metadata-lock wait would; an idle open transaction holds DDL back, as an
+//!   MDL does.
+//!
+//! This is the F1 scheme (Rae et al., "Online, Asynchronous Schema Change in
+//! F1", VLDB 2013) with the schema lease replaced by an exact, local count: at
+//! most two versions are in use at any moment once a DDL has waited.
+//!
+//! # Instant ADD / DROP COLUMN (no table rewrite)
+//! A stored row is a list of **slots** (see `crate::types::encoding`). `TableDef::slots`
+//! maps each column (declaration order) to its slot, `slot_count` is the width of
+//! a row written now; both are empty/zero for the identity layout of a table no
+//! ALTER reshaped (then encoding and decoding need no map at all).
+//!
+//! ```text
+//!   CREATE TABLE t (a, b, c)           columns a b c     slots (identity)
+//!   ALTER TABLE t ADD d FIRST          columns d a b c   slots 3 0 1 2   width 4
+//!   ALTER TABLE t DROP b               columns d a c     slots 3 0 2     width 4
+//!   rows written before the ADD: [a b c]      -> d reads its added_default
+//!   rows written now:            [a NULL c d] -> slot 1 (b) is never read again
+//! ```
+//!
+//! - ADD COLUMN appends a slot (FIRST / AFTER only change the logical order) and
+//!   records `added_default`: what rows without the slot read as — the DEFAULT,
+//!   CURRENT_TIMESTAMP frozen at ALTER time, or for NOT NULL without DEFAULT the
+//!   type's implicit default (0, ''), as MySQL fills existing rows.
+//! - DROP COLUMN forgets the column's slot; new rows store NULL there (one byte).
+//!   Slots are never reused, so a row written by a statement on the older
+//!   definition (its value in the dropped slot, or no value for an added one)
+//!   is read correctly by the newer one, and slots beyond a definition's width
+//!   are ignored by it (`crate::exec::decode_table_row`).
+//! - Indexes containing a dropped column lose it, as in MySQL 8: an index left
+//!   with no columns is dropped; a narrowed one is rebuilt under a new id by the
+//!   ADD INDEX protocol below (under its old name).
+//! - A statement still running on the older definition that rewrites a row
+//!   written on the newer one (UPDATE, ON DUPLICATE KEY UPDATE, REPLACE in
+//!   place) carries over the slots it does not know (`Table::superseded`), so
+//!   the added column keeps its value. Such a statement sees a column dropped
+//!   meanwhile as NULL in rows written after the DROP. The DDL waits (P2)
+//!   before returning, so after ALTER returns no statement runs on the older
+//!   definition.
+//!
+//! # Online ADD INDEX (CREATE INDEX, ALTER TABLE ADD INDEX / UNIQUE)
+//! States of the index (`crate::catalog::IndexState`) and the moves:
+//!
+//! | step | catalog | made by |
+//! |---|---|---|
+//! | 1 | index in `def.indexes` as WriteOnly, version `v1` | `alter_catalog` |
+//! | 2 | wait for pins `< v1` | `wait_for_pins_below` |
+//! | 3 | back-fill entries of every live row | `backfill`, `TxnManager::backfill_index` |
+//! | 4 | version `v2` (no change), wait for pins `< v2` | `finish_alter` |
+//! | 5 | UNIQUE: scan the index for a duplicate -> 1062, the index is dropped | `find_duplicate` |
+//! | 6 | Public, version `v3` | `set_index_states` |
+//!
+//! Invariants:
+//! - **I1** Every writer maintains every index in `def.indexes`, write-only
+//!   included (`crate::exec::index_keys`); the planner, EXPLAIN and SHOW read
+//!   only public ones (`TableDef::public_indexes`).
+//! - **I2** After step 2 every commit maintains the index; the back-fill writes
+//!   the entry of the newest version of each row under the commit mutex, so
+//!   after step 3 every live row has its live entry (the argument is in
+//!   canyon-txn's `backfill.rs`). Old versions get no entries.
+//! - **I3** After step 4 every transaction started after the back-fill ended:
+//!   its snapshot is newer than every version the back-fill skipped, so making
+//!   the index readable (step 6) never shows an old snapshot a missing entry;
+//!   and its unique checks ran against a complete index (writers check
+//!   write-only unique indexes too), so the scan of step 5 sees every duplicate
+//!   that older checks could have let in, and none can be added after it.
+//! - **I4** A crash before step 6 leaves a WriteOnly index in the catalog:
+//!   `Engine::open` removes it and its entries (the statement never returned
+//!   OK). Catalog records are written synced; on RocksDB that sync also makes
+//!   the back-fill's entries durable before the index is public. (Not done: a
+//!   crash between a DROP INDEX's catalog write and its purge leaves entries
+//!   of an id no definition names — never read, but not reclaimed either.)
+//!
+//! DROP INDEX removes the index from the catalog, waits (P2) so no writer still
+//! adds entries, then purges them. RENAME changes only the catalog record (the
+//! table id, and so every key, stays): statements on the old name finish on the
+//! old snapshot. Every ALTER waits (P2) before it returns — for RENAME and the
+//! column operations the wait is not needed for correctness and its timeout is
+//! not an error; it keeps "no statement runs on a definition older than the
+//! previous one" true for the next ALTER. Pins are per session, not per table:
+//! a long transaction on any table delays every schema change (it blocks no
+//! read or write).
+//!
+//! Schema changes serialise on `Engine::alter_lock`; DML never takes it.
+//!
+//! # Not implemented (refused with 1235)
+//! MODIFY / CHANGE / ALTER COLUMN, RENAME COLUMN, ADD / DROP PRIMARY KEY,
+//! dropping a primary-key column, ADD COLUMN with AUTO_INCREMENT or PRIMARY KEY,
+//! NOT NULL date/time columns without DEFAULT, ALGORITHM / LOCK clauses other
+//! than accepted-and-ignored. (ADD / DROP FOREIGN KEY are done here: the
+//! index a constraint needs is added online like any other, and the rows
+//! already stored are checked once the constraint is published and older
+//! writers have drained; see `crate::exec::foreign`.) An ALTER with several operations is
+//! not atomic when its ADD INDEX fails (1062 or 1205): the other operations stay
+//! applied and the failed index is removed (MySQL would undo the whole
+//! statement). A write-only UNIQUE index is enforced for the writes it sees
+//! (as F1's write-only constraints are): while ADD UNIQUE builds, an INSERT of
+//! a value the index already holds fails with 1062 (and REPLACE / ON DUPLICATE
+//! KEY UPDATE treat it as a conflict), where MySQL would let the write through
+//! and fail the ALTER.
+
+use crate::catalog::engine::{json, meta_key, take_id, validate_name, Engine, META_TABLE};
+use crate::catalog::{ColumnDef, DefaultValue, IndexDef, IndexState, Table, TableDef};
+use crate::exec::{decode_table_row, index_key};
+use crate::types::SqlType;
+use canyon_common::{Error, Result};
+use canyon_storage::{KeyRange, Keyspace};
+use canyon_txn::{IndexId, IsolationLevel, ReadMode, TableId};
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+/// Rows per back-fill chunk (one hold of the commit mutex each).
+const BACKFILL_CHUNK: usize = 512;
+
+/// Where ADD COLUMN puts the column.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ColumnPosition {
+    /// At the end (the default).
+    Last,
+    /// FIRST.
+    First,
+    /// AFTER the named column.
+    After(String),
+}
+
+/// One operation of an ALTER TABLE (CREATE / DROP INDEX and RENAME TABLE are one
+/// operation each).
+#[derive(Debug, Clone)]
+pub enum AlterOp {
+    /// ADD COLUMN; `unique` for an inline UNIQUE (an index is added too).
+    AddColumn {
+        /// The column (its `added_default` is filled in here).
+        column: ColumnDef,
+        /// FIRST / AFTER.
+        position: ColumnPosition,
+    },
+    /// DROP COLUMN.
+    DropColumn {
+        /// Column name.
+        name: String,
+        /// DROP COLUMN IF EXISTS.
+        if_exists: bool,
+    },
+    /// ADD INDEX / KEY / UNIQUE, CREATE INDEX.
+    AddIndex {
+        /// Name; `None` names it after its first column, as MySQL does.
+        name: Option<String>,
+        /// Column names, in key order.
+        columns: Vec<String>,
+        /// UNIQUE.
+        unique: bool,
+    },
+    /// DROP INDEX / KEY.
+    DropIndex {
+        /// Index name.
+        name: String,
+    },
+    /// ADD [CONSTRAINT name] FOREIGN KEY: the index it needs is added
+    /// (online) when none leads with its columns; existing rows are checked
+    /// once the constraint is published (`crate::exec::foreign`).
+    AddForeignKey {
+        /// The constraint as written (positions refer to the table before
+        /// this ALTER's column operations: give it after them).
+        fk: crate::ddl::NewForeignKey,
+        /// `foreign_key_checks` of the session.
+        checks: bool,
+    },
+    /// DROP FOREIGN KEY name (its index stays, as in MySQL).
+    DropForeignKey {
+        /// Constraint name.
+        name: String,
+    },
+    /// RENAME TO, RENAME TABLE.
+    RenameTo {
+        /// Target database.
+        db: String,
+        /// Target name.
+        name: String,
+    },
+}
+
+/// What the catalog step of an ALTER decided.
+struct Phase1 {
+    table: Arc<Table>,
+    /// The catalog version that holds the change.
+    version: u64,
+    /// Indexes whose entries must go once no writer maintains them.
+    dropped: Vec<IndexId>,
+    /// WriteOnly indexes to build.
+    added: Vec<IndexId>,
+    /// Foreign keys added whose existing rows must be checked.
+    checked_fks: Vec<String>,
+}
+
+impl Engine {
+    /// ALTER TABLE (and CREATE / DROP INDEX, RENAME TABLE): applies `ops` to one
+    /// table online. See the module doc for the protocol.
+    pub fn alter_table(&self, db: &str, table: &str, ops: Vec<AlterOp>) -> Result<()> {
+        let _alter = self.alter_lock.lock();
+        let p = self.alter_catalog(db, table, ops)?;
+        let id = p.table.def.id;
+        let fks = p.checked_fks.clone();
+        self.finish_alter(p)?;
+        if fks.is_empty() {
+            return Ok(());
+        }
+        // The constraints are published and every writer on an older
+        // catalog has ended (finish_alter waited for their pins): a row
+        // without a parent now is one that was there before, and the ALTER
+        // fails with 1452, leaving the table without the new constraints
+        // (their indexes stay).
+        let orphan = {
+            let cat = self.catalog();
+            match cat
+                .databases
+                .values()
+                .flat_map(|d| d.tables.values())
+                .find(|t| t.def.id == id)
+            {
+                Some(t) => crate::exec::foreign::find_orphan(&self.txn, &cat, t, &fks)?,
+                None => None,
+            }
+        };
+        if let Some(e) = orphan {
+            self.change_table(id, |def| {
+                def.foreign_keys.retain(|f| !fks.contains(&f.name))
+            })?;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// RENAME TABLE `db.name` TO `new_db.new_name`.
+    pub fn rename_table(&self, db: &str, name: &str, new_db: &str, new_name: &str) -> Result<()> {
+        self.alter_table(
+            db,
+            name,
+            vec![AlterOp::RenameTo {
+                db: new_db.to_string(),
+                name: new_name.to_string(),
+            }],
+        )
+    }
+
+    /// Step 1: one catalog change holding every operation.
+    fn alter_catalog(&self, db: &str, table: &str, ops: Vec<AlterOp>) -> Result<Phase1> {
+        self.change(|cat, next_id, batch| {
+            let cur = cat
+                .table(db, table)
+                .cloned()
+                .ok_or_else(|| Error::UnknownTable {
+                    db: db.to_string(),
+                    table: table.to_string(),
+                })?;
+            let mut def = cur.def.clone();
+            crate::exec::foreign::check_alter(cat, &cur.def, &ops)?;
+            let mut ch = Changes::default();
+            let now = chrono::Local::now().naive_local();
+            for op in ops {
+                apply(&mut def, op, next_id, &mut ch, now)?;
+            }
+            normalize_slots(&mut def);
+            let new_fks = std::mem::take(&mut ch.foreign_keys);
+            let mut added_fk_names = Vec::new();
+            if !new_fks.is_empty() {
+                let added = crate::exec::foreign::resolve_new(cat, &def, new_fks, ch.check_rows)?;
+                added_fk_names = added.iter().map(|f| f.name.clone()).collect();
+                def.foreign_keys.extend(added);
+            }
+            let (new_db, new_name) = ch
+                .rename
+                .clone()
+                .unwrap_or_else(|| (db.to_string(), table.to_string()));
+            if (new_db.as_str(), new_name.as_str()) != (db, table) {
+                validate_name(&new_name)?;
+                let target = cat
+                    .databases
+                    .get(&new_db)
+                    .ok_or_else(|| Error::UnknownDatabase(new_db.clone()))?;
+                if target.tables.contains_key(&new_name) {
+                    return Err(Error::TableExists(new_name));
+                }
+                let old = cat
+                    .databases
+                    .get_mut(db)
+                    .expect("the table was found in this database above");
+                Arc::make_mut(old).tables.remove(table);
+                def.db = new_db.clone();
+                def.name = new_name.clone();
+                // Foreign keys follow a renamed parent, as in InnoDB.
+                for fk in def.foreign_keys.iter_mut() {
+                    if fk.ref_db == db && fk.ref_table == table {
+                        fk.ref_db = new_db.clone();
+                        fk.ref_table = new_name.clone();
+                    }
+                }
+                for (cdb, cname) in cat.children_of(db, table).to_vec() {
+                    let Some(child) = cat.table(&cdb, &cname).cloned() else {
+                        continue;
+                    };
+                    let mut cdef = child.def.clone();
+                    for fk in cdef.foreign_keys.iter_mut() {
+                        if fk.ref_db == db && fk.ref_table == table {
+                            fk.ref_db = new_db.clone();
+                            fk.ref_table = new_name.clone();
+                        }
+                    }
+                    batch.put(
+                        Keyspace::Meta,
+                        meta_key(META_TABLE, &cdef.id.to_be_bytes()),
+                        json(&cdef)?,
+                    );
+                    let nt = Arc::new(Table::sharing_runtime(cdef, &child));
+                    if let Some(d) = cat.databases.get_mut(&cdb) {
+                        Arc::make_mut(d).tables.insert(cname, nt);
+                    }
+                }
+            }
+            batch.put(
+                Keyspace::Meta,
+                meta_key(META_TABLE, &def.id.to_be_bytes()),
+                json(&def)?,
+            );
+            if def.physical_width() > cur.def.physical_width() {
+                // Set before the new definition is published: a statement on
+                // `cur` that meets a row written on the new one keeps its slots.
+                cur.superseded
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            let nt = Arc::new(Table::sharing_runtime(def, &cur));
+            let target = cat
+                .databases
+                .get_mut(&new_db)
+                .expect("the target database was checked above");
+            Arc::make_mut(target).tables.insert(new_name, nt.clone());
+            Ok(Phase1 {
+                table: nt,
+                version: cat.version + 1,
+                dropped: ch.dropped,
+                added: ch.added,
+                checked_fks: if ch.check_rows {
+                    added_fk_names
+                } else {
+                    Vec::new()
+                },
+            })
+        })
+    }
+
+    /// Steps 2 to 6.
+    fn finish_alter(&self, p: Phase1) -> Result<()> {
+        let drained = self.wait_for_pins_below(p.version);
+        // Entries of dropped indexes: a writer still on the old definition
+        // could add one after the purge only if the wait timed out (an orphan
+        // entry of an id no definition names: never read).
+        for &id in &p.dropped {
+            self.txn.purge_index(id)?;
+        }
+        if p.added.is_empty() {
+            return Ok(());
+        }
+        if !drained {
+            self.abandon_indexes(p.table.def.id, &p.added)?;
+            return Err(Error::LockWaitTimeout);
+        }
+        let built = self.build_indexes(&p);
+        if let Err(e) = built {
+            self.abandon_indexes(p.table.def.id, &p.added)?;
+            return Err(e);
+        }
+        self.set_index_states(p.table.def.id, &p.added, IndexState::Public)
+    }
+
+    /// Steps 3 to 5.
+    fn build_indexes(&self, p: &Phase1) -> Result<()> {
+        for &id in &p.added {
+            self.backfill(&p.table, id)?;
+        }
+        let v2 = self.change(|cat, _, _| Ok(cat.version + 1))?;
+        if !self.wait_for_pins_below(v2) {
+            return Err(Error::LockWaitTimeout);
+        }
+        for &id in &p.added {
+            if let Some(value) = self.find_duplicate(&p.table, id)? {
+                let name = p
+                    .table
+                    .def
+                    .indexes
+                    .iter()
+                    .find(|i| i.id == id)
+                    .map(|i| i.name.clone())
+                    .unwrap_or_default();
+                return Err(Error::DuplicateEntry {
+                    value,
+                    key: format!("{}.{name}", p.table.def.name),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Step 3 for one index.
+    fn backfill(&self, t: &Table, id: IndexId) -> Result<()> {
+        let pos = t
+            .def
+            .indexes
+            .iter()
+            .position(|i| i.id == id)
+            .expect("the index was added to this definition in step 1");
+        let mut row = Vec::new();
+        let mut after: Option<Vec<u8>> = None;
+        let mut result = Ok(());
+        let mut run = || loop {
+            let mut key_of = |bytes: &[u8]| -> Result<Vec<u8>> {
+                decode_table_row(t, bytes, &mut row)?;
+                Ok(index_key(t, pos, &row))
+            };
+            match self.txn.backfill_index(
+                t.def.id,
+                id,
+                after.as_deref(),
+                BACKFILL_CHUNK,
+                &mut key_of,
+            ) {
+                Ok(Some(last)) => after = Some(last),
+                Ok(None) => return,
+                Err(e) => {
+                    result = Err(e);
+                    return;
+                }
+            }
+        };
+        match self.config.blocking_hook {
+            Some(hook) => hook(&mut run),
+            None => run(),
+        }
+        result
+    }
+
+    /// Step 5: the first duplicate value of a UNIQUE index (rows with a NULL in
+    /// the key never collide, as in MySQL), displayed as in error 1062.
+    fn find_duplicate(&self, t: &Table, id: IndexId) -> Result<Option<String>> {
+        let pos = t
+            .def
+            .indexes
+            .iter()
+            .position(|i| i.id == id)
+            .expect("the index was added to this definition in step 1");
+        let idx = &t.def.indexes[pos];
+        if !idx.unique {
+            return Ok(None);
+        }
+        let session = self.txn.session();
+        let mut txn = session.begin(IsolationLevel::ReadCommitted);
+        txn.begin_statement();
+        let mut prev: Option<Vec<u8>> = None;
+        let mut dup = None;
+        let mut err = None;
+        let mut row = Vec::new();
+        txn.scan_index(
+            t.def.id,
+            id,
+            &KeyRange::all(),
+            false,
+            ReadMode::Current,
+            &mut |k, _pk, bytes| {
+                if let Err(e) = decode_table_row(t, bytes, &mut row) {
+                    err = Some(e);
+                    return ControlFlow::Break(());
+                }
+                // Each pk comes once; an entry whose row has moved on is not
+                // this key's.
+                if index_key(t, pos, &row) != k || idx.columns.iter().any(|&c| row[c].is_null()) {
+                    return ControlFlow::Continue(());
+                }
+                if prev.as_deref() == Some(k) {
+                    dup = Some(
+                        idx.columns
+                            .iter()
+                            .map(|&c| row[c].to_display())
+                            .collect::<Vec<_>>()
+                            .join("-"),
+                    );
+                    return ControlFlow::Break(());
+                }
+                prev = Some(k.to_vec());
+                ControlFlow::Continue(())
+            },
+        )?;
+        txn.rollback();
+        match err {
+            Some(e) => Err(e),
+            None => Ok(dup),
+        }
+    }
+
+    /// Step 6 (or a state change of recovery): sets the state of `ids` in the
+    /// table with id `table`, wherever it is now.
+    fn set_index_states(&self, table: TableId, ids: &[IndexId], state: IndexState) -> Result<()> {
+        self.change_table(table, |def| {
+            for ix in def.indexes.iter_mut().filter(|i| ids.contains(&i.id)) {
+                ix.state = state;
+            }
+        })
+    }
+
+    /// Removes unfinished indexes from the catalog, waits for their writers,
+    /// purges their entries.
+    fn abandon_indexes(&self, table: TableId, ids: &[IndexId]) -> Result<()> {
+        self.change_table(table, |def| def.indexes.retain(|i| !ids.contains(&i.id)))?;
+        let v = self.catalog().version;
+        self.wait_for_pins_below(v);
+        for &id in ids {
+            self.txn.purge_index(id)?;
+        }
+        Ok(())
+    }
+
+    /// Edits the definition of the table with id `table` (a no-op if it is gone).
+    fn change_table(&self, table: TableId, f: impl FnOnce(&mut TableDef)) -> Result<()> {
+        self.change(|cat, _, batch| {
+            let Some(cur) = cat
+                .databases
+                .values()
+                .flat_map(|d| d.tables.values())
+                .find(|t| t.def.id == table)
+                .cloned()
+            else {
+                return Ok(());
+            };
+            let mut def = cur.def.clone();
+            f(&mut def);
+            batch.put(
+                Keyspace::Meta,
+                meta_key(META_TABLE, &def.id.to_be_bytes()),
+                json(&def)?,
+            );
+            let name = def.name.clone();
+            let db = cat
+                .databases
+                .get_mut(&def.db)
+                .expect("the table was found in its database");
+            Arc::make_mut(db)
+                .tables
+                .insert(name, Arc::new(Table::sharing_runtime(def, &cur)));
+            Ok(())
+        })
+    }
+
+    /// Invariant I4, at open: an index still WriteOnly belongs to an ALTER that
+    /// never returned; remove it and its entries.
+    pub(crate) fn abandon_unfinished_indexes(&self) -> Result<()> {
+        let cat = self.catalog();
+        let unfinished: Vec<(TableId, Vec<IndexId>)> = cat
+            .databases
+            .values()
+            .flat_map(|d| d.tables.values())
+            .map(|t| {
+                let ids = t
+                    .def
+                    .indexes
+                    .iter()
+                    .filter(|i| !i.state.is_public())
+                    .map(|i| i.id)
+                    .collect::<Vec<_>>();
+                (t.def.id, ids)
+            })
+            .filter(|(_, ids)| !ids.is_empty())
+            .collect();
+        drop(cat);
+        for (table, ids) in unfinished {
+            tracing::info!(table, indexes = ?ids, "removing indexes of an unfinished ALTER");
+            self.abandon_indexes(table, &ids)?;
+        }
+        Ok(())
+    }
+}
+
+/// What the operations of one ALTER changed besides the definition.
+#[derive(Default)]
+struct Changes {
+    dropped: Vec<IndexId>,
+    added: Vec<IndexId>,
+    rename: Option<(String, String)>,
+    /// Foreign keys to add (checked against the catalog after every
+    /// operation is applied) and whether to check existing rows.
+    foreign_keys: Vec<crate::ddl::NewForeignKey>,
+    check_rows: bool,
+}
+
+fn column_position(def: &TableDef, name: &str) -> Option<usize> {
+    def.columns
+        .iter()
+        .position(|c| c.name.eq_ignore_ascii_case(name))
+}
+
+/// Switches an identity layout to an explicit slot map before a column op.
+fn explicit_slots(def: &mut TableDef) {
+    if def.slots.is_empty() {
+        def.slots = (0..def.columns.len() as u32).collect();
+        def.slot_count = def.columns.len() as u32;
+    }
+}
+
+/// Back to the identity layout when the map is one (e.g. ADD COLUMN at the end
+/// of a table no ALTER reshaped): rows then need no map.
+fn normalize_slots(def: &mut TableDef) {
+    let n = def.columns.len();
+    if !def.slots.is_empty()
+        && def.slot_count as usize == n
+        && def.slots.iter().enumerate().all(|(i, &s)| s as usize == i)
+    {
+        def.slots.clear();
+        def.slot_count = 0;
+    }
+}
+
+/// What rows stored before ADD COLUMN read the column as.
+fn added_default(col: &ColumnDef, now: chrono::NaiveDateTime) -> Result<DefaultValue> {
+    Ok(match &col.default {
+        Some(DefaultValue::CurrentTimestamp) => {
+            DefaultValue::Literal(now.format("%Y-%m-%d %H:%M:%S").to_string())
+        }
+        Some(d) => d.clone(),
+        None if col.nullable => DefaultValue::Null,
+        None => match col.ty {
+            SqlType::Date | SqlType::DateTime | SqlType::Timestamp => {
+                return Err(Error::Unsupported(format!(
+                    "ADD COLUMN {} NOT NULL without DEFAULT on a date/time column \
+                     (MySQL fills existing rows with a zero date)",
+                    col.name
+                )))
+            }
+            SqlType::Char(_)
+            | SqlType::VarChar(_)
+            | SqlType::Text(_)
+            | SqlType::Binary(_)
+            | SqlType::VarBinary(_)
+            | SqlType::Blob(_) => DefaultValue::Literal(String::new()),
+            _ => DefaultValue::Number("0".into()),
+        },
+    })
+}
+
+fn shift_columns(def: &mut TableDef, f: impl Fn(usize) -> usize) {
+    for c in def.primary_key.iter_mut() {
+        *c = f(*c);
+    }
+    for ix in def.indexes.iter_mut() {
+        for c in ix.columns.iter_mut() {
+            *c = f(*c);
+        }
+    }
+    for fk in def.foreign_keys.iter_mut() {
+        for c in fk.columns.iter_mut() {
+            *c = f(*c);
+        }
+    }
+}
+
+/// Applies one operation to the definition.
+fn apply(
+    def: &mut TableDef,
+    op: AlterOp,
+    next_id: &mut u32,
+    ch: &mut Changes,
+    now: chrono::NaiveDateTime,
+) -> Result<()> {
+    match op {
+        AlterOp::AddColumn {
+            mut column,
+            position,
+        } => {
+            if column_position(def, &column.name).is_some() {
+                return Err(Error::DuplicateColumn(column.name));
+            }
+            if column.auto_increment {
+                return Err(Error::Unsupported(
+                    "ADD COLUMN ... AUTO_INCREMENT (it needs a table rewrite)".into(),
+                ));
+            }
+            column.added_default = Some(added_default(&column, now)?);
+            let pos = match &position {
+                ColumnPosition::Last => def.columns.len(),
+                ColumnPosition::First => 0,
+                ColumnPosition::After(c) => {
+                    column_position(def, c).ok_or_else(|| Error::UnknownColumn {
+                        column: c.clone(),
+                        context: def.name.clone(),
+                    })? + 1
+                }
+            };
+            explicit_slots(def);
+            let slot = def.slot_count;
+            def.slot_count += 1;
+            shift_columns(def, |c| if c >= pos { c + 1 } else { c });
+            def.columns.insert(pos, column);
+            def.slots.insert(pos, slot);
+        }
+        AlterOp::DropColumn { name, if_exists } => {
+            let Some(pos) = column_position(def, &name) else {
+                return if if_exists {
+                    Ok(())
+                } else {
+                    Err(Error::CantDropKey(name))
+                };
+            };
+            if def.primary_key.contains(&pos) {
+                return Err(Error::Unsupported(format!(
+                    "dropping primary key column '{name}' (it needs a table rewrite)"
+                )));
+            }
+            if def.columns.len() == 1 {
+                return Err(Error::CantRemoveAllFields);
+            }
+            explicit_slots(def);
+            def.columns.remove(pos);
+            def.slots.remove(pos);
+            let mut kept = Vec::with_capacity(def.indexes.len());
+            for mut ix in std::mem::take(&mut def.indexes) {
+                if !ix.columns.contains(&pos) {
+                    kept.push(ix);
+                    continue;
+                }
+                ix.columns.retain(|&c| c != pos);
+                let new_here = ch.added.contains(&ix.id);
+                if ix.columns.is_empty() {
+                    // MySQL drops an index whose every column is gone.
+                    ch.added.retain(|&i| i != ix.id);
+                    ch.dropped.push(ix.id);
+                    continue;
+                }
+                if !new_here {
+                    // A narrowed index is a different key: rebuild it online.
+                    ch.dropped.push(ix.id);
+                    ix.id = take_id(next_id);
+                    ix.state = IndexState::WriteOnly;
+                    ch.added.push(ix.id);
+                }
+                kept.push(ix);
+            }
+            def.indexes = kept;
+            shift_columns(def, |c| if c > pos { c - 1 } else { c });
+        }
+        AlterOp::AddIndex {
+            name,
+            columns,
+            unique,
+        } => {
+            if columns.is_empty() {
+                return Err(Error::Syntax("an index needs at least one column".into()));
+            }
+            let cols = columns
+                .iter()
+                .map(|c| {
+                    column_position(def, c).ok_or_else(|| Error::UnknownColumn {
+                        column: c.clone(),
+                        context: "key column".into(),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let taken = |def: &TableDef, n: &str| {
+                n.eq_ignore_ascii_case("PRIMARY")
+                    || def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(n))
+            };
+            let name = match name {
+                Some(n) if taken(def, &n) => return Err(Error::DuplicateKeyName(n)),
+                Some(n) => n,
+                None => {
+                    // MySQL: the first column's name, then _2, _3, ...
+                    let base = def.columns[cols[0]].name.clone();
+                    let mut n = base.clone();
+                    let mut k = 2;
+                    while taken(def, &n) {
+                        n = format!("{base}_{k}");
+                        k += 1;
+                    }
+                    n
+                }
+            };
+            let id = take_id(next_id);
+            def.indexes.push(IndexDef {
+                id,
+                name,
+                columns: cols,
+                unique,
+                state: IndexState::WriteOnly,
+            });
+            ch.added.push(id);
+        }
+        AlterOp::DropIndex { name } => {
+            if name.eq_ignore_ascii_case("PRIMARY") {
+                return Err(Error::Unsupported("DROP PRIMARY KEY".into()));
+            }
+            let pos = def
+                .indexes
+                .iter()
+                .position(|i| i.name.eq_ignore_ascii_case(&name))
+                .ok_or(Error::CantDropKey(name))?;
+            let ix = def.indexes.remove(pos);
+            ch.added.retain(|&i| i != ix.id);
+            ch.dropped.push(ix.id);
+        }
+        AlterOp::AddForeignKey { fk, checks } => {
+            let indexes: Vec<(String, Vec<usize>, bool)> = def
+                .indexes
+                .iter()
+                .map(|i| (i.name.clone(), i.columns.clone(), i.unique))
+                .collect();
+            if let Some((name, cols, _)) =
+                crate::ddl::fk_index(&fk, &def.columns, &def.primary_key, &indexes)
+            {
+                let columns = cols.iter().map(|&c| def.columns[c].name.clone()).collect();
+                let free = !indexes
+                    .iter()
+                    .any(|(n, _, _)| n.eq_ignore_ascii_case(&name));
+                apply(
+                    def,
+                    AlterOp::AddIndex {
+                        name: free.then_some(name),
+                        columns,
+                        unique: false,
+                    },
+                    next_id,
+                    ch,
+                    now,
+                )?;
+            }
+            ch.check_rows |= checks;
+            ch.foreign_keys.push(fk);
+        }
+        AlterOp::DropForeignKey { name } => {
+            let before = def.foreign_keys.len();
+            def.foreign_keys
+                .retain(|f| !f.name.eq_ignore_ascii_case(&name));
+            if def.foreign_keys.len() == before {
+                return Err(Error::ForeignKey {
+                    code: 1091,
+                    message: format!("Can't DROP FOREIGN KEY `{name}`; check that it exists"),
+                });
+            }
+        }
+        AlterOp::RenameTo { db, name } => ch.rename = Some((db, name)),
+    }
+    Ok(())
+}

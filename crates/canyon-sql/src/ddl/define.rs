@@ -1,0 +1,719 @@
+//! Translating CREATE TABLE / CREATE INDEX / ALTER TABLE from the AST into catalog
+//! definitions and schema-change operations.
+//!
+//! Accepted and ignored, as MySQL users expect: table options (ENGINE, CHARSET,
+//! COLLATE, ROW_FORMAT, COMMENT, AUTO_INCREMENT=n is honoured), column
+//! CHARACTER SET / COLLATE / COMMENT, display widths, ZEROFILL-free integer
+//! forms. FOREIGN KEY constraints (table and column level, as MariaDB and
+//! MySQL 9 honour both) are translated here and checked against the catalog
+//! in `crate::exec::foreign`. Refused with 1235: CHECK, generated columns,
+//! ENUM/SET/JSON, TIME, spatial types, ON DELETE / ON UPDATE SET DEFAULT
+//! (InnoDB refuses it too).
+
+use crate::catalog::{ColumnDef, DefaultValue, FkAction, IndexDef, TableDef};
+use crate::ddl::alter::{AlterOp, ColumnPosition};
+use crate::types::collation::Collation;
+use crate::types::SqlType;
+use canyon_common::{Error, Result};
+use sqlparser::ast;
+
+/// A table definition before ids are assigned.
+#[derive(Debug)]
+pub struct NewTable {
+    /// Columns.
+    pub columns: Vec<ColumnDef>,
+    /// Primary key column positions.
+    pub primary_key: Vec<usize>,
+    /// Indexes (ids assigned later): (name, columns, unique).
+    pub indexes: Vec<(String, Vec<usize>, bool)>,
+    /// AUTO_INCREMENT=n table option.
+    pub auto_increment_start: Option<u64>,
+    /// The table's default collation.
+    pub default_collation: Collation,
+    /// FOREIGN KEY constraints, before they are checked against the catalog.
+    pub foreign_keys: Vec<NewForeignKey>,
+}
+
+/// A FOREIGN KEY constraint as written.
+#[derive(Debug, Clone)]
+pub struct NewForeignKey {
+    /// `CONSTRAINT name`, else the MySQL index name after `FOREIGN KEY`
+    /// (MariaDB names the constraint by it); `None`: generated.
+    pub name: Option<String>,
+    /// The child's columns (positions).
+    pub columns: Vec<usize>,
+    /// The parent's database, when written (else the child's).
+    pub ref_db: Option<String>,
+    /// The parent table.
+    pub ref_table: String,
+    /// The parent's columns.
+    pub ref_columns: Vec<String>,
+    /// ON DELETE.
+    pub on_delete: FkAction,
+    /// ON UPDATE.
+    pub on_update: FkAction,
+}
+
+/// The referential action as stored (SET DEFAULT: 1235).
+fn fk_action(a: &Option<ast::ReferentialAction>) -> Result<FkAction> {
+    Ok(match a {
+        None | Some(ast::ReferentialAction::NoAction) => FkAction::NoAction,
+        Some(ast::ReferentialAction::Restrict) => FkAction::Restrict,
+        Some(ast::ReferentialAction::Cascade) => FkAction::Cascade,
+        Some(ast::ReferentialAction::SetNull) => FkAction::SetNull,
+        Some(ast::ReferentialAction::SetDefault) => {
+            return Err(Error::Unsupported(
+                "ON DELETE / ON UPDATE SET DEFAULT".into(),
+            ))
+        }
+    })
+}
+
+/// Translates a FOREIGN KEY constraint over `columns`; `own` is the column a
+/// column-level REFERENCES stands on.
+pub fn foreign_key(
+    fk: &ast::ForeignKeyConstraint,
+    columns: &[ColumnDef],
+    own: Option<usize>,
+) -> Result<NewForeignKey> {
+    let cols = match own {
+        Some(c) => vec![c],
+        None => fk
+            .columns
+            .iter()
+            .map(|id| {
+                columns
+                    .iter()
+                    .position(|c| c.name.eq_ignore_ascii_case(&id.value))
+                    .ok_or(Error::UnknownColumn {
+                        column: id.value.clone(),
+                        context: "foreign key".into(),
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?,
+    };
+    let parts: Vec<String> = fk
+        .foreign_table
+        .0
+        .iter()
+        .map(|p| p.to_string().trim_matches('`').to_string())
+        .collect();
+    let (ref_db, ref_table) = match parts.as_slice() {
+        [t] => (None, t.clone()),
+        [d, t] => (Some(d.clone()), t.clone()),
+        _ => return Err(Error::Syntax(fk.foreign_table.to_string())),
+    };
+    let name = fk.name.as_ref().or(fk.index_name.as_ref());
+    if fk.match_kind.is_some() || fk.characteristics.is_some() {
+        return Err(Error::Unsupported(
+            "MATCH / DEFERRABLE in FOREIGN KEY".into(),
+        ));
+    }
+    let nf = NewForeignKey {
+        name: name.map(|n| n.value.clone()),
+        columns: cols,
+        ref_db,
+        ref_table,
+        ref_columns: fk
+            .referred_columns
+            .iter()
+            .map(|c| c.value.clone())
+            .collect(),
+        on_delete: fk_action(&fk.on_delete)?,
+        on_update: fk_action(&fk.on_update)?,
+    };
+    if nf.ref_columns.len() != nf.columns.len() {
+        return Err(Error::ForeignKey {
+            code: 1239,
+            message: format!(
+                "Incorrect foreign key definition for '{}': Key reference and table reference don't match",
+                nf.name.as_deref().unwrap_or("foreign key without name")
+            ),
+        });
+    }
+    Ok(nf)
+}
+
+/// The index a new foreign key needs on the child (invariant 1 of
+/// `crate::exec::foreign`), when none of `indexes` (nor the primary key) leads with
+/// its columns: named as MariaDB and MySQL name it — the constraint's name
+/// if written, else the first column's.
+pub fn fk_index(
+    fk: &NewForeignKey,
+    columns: &[ColumnDef],
+    primary_key: &[usize],
+    indexes: &[(String, Vec<usize>, bool)],
+) -> Option<(String, Vec<usize>, bool)> {
+    let covered = (!primary_key.is_empty() && primary_key.starts_with(&fk.columns))
+        || indexes
+            .iter()
+            .any(|(_, cols, _)| cols.starts_with(&fk.columns));
+    if covered {
+        return None;
+    }
+    let name = fk
+        .name
+        .clone()
+        .unwrap_or_else(|| columns[fk.columns[0]].name.clone());
+    Some((name, fk.columns.clone(), false))
+}
+
+/// Maps a declared SQL type.
+pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
+    use ast::DataType as D;
+    let len = |l: &Option<ast::CharacterLength>, default: u32| -> u32 {
+        match l {
+            Some(ast::CharacterLength::IntegerLength { length, .. }) => {
+                (*length).min(u32::MAX as u64) as u32
+            }
+            Some(ast::CharacterLength::Max) => 65535,
+            None => default,
+        }
+    };
+    Ok(match t {
+        D::TinyInt(_) => SqlType::TinyInt { unsigned: false },
+        D::TinyIntUnsigned(_) | D::UTinyInt => SqlType::TinyInt { unsigned: true },
+        D::Bool | D::Boolean => SqlType::TinyInt { unsigned: false },
+        D::SmallInt(_) | D::Int2(_) => SqlType::SmallInt { unsigned: false },
+        D::SmallIntUnsigned(_) | D::Int2Unsigned(_) | D::USmallInt => {
+            SqlType::SmallInt { unsigned: true }
+        }
+        D::MediumInt(_) => SqlType::MediumInt { unsigned: false },
+        D::MediumIntUnsigned(_) => SqlType::MediumInt { unsigned: true },
+        D::Int(_) | D::Integer(_) | D::Int4(_) => SqlType::Int { unsigned: false },
+        D::IntUnsigned(_) | D::IntegerUnsigned(_) | D::Int4Unsigned(_) => {
+            SqlType::Int { unsigned: true }
+        }
+        D::BigInt(_) | D::Int8(_) => SqlType::BigInt { unsigned: false },
+        D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => {
+            SqlType::BigInt { unsigned: true }
+        }
+        D::Float(_) | D::Float4 | D::FloatUnsigned(_) => SqlType::Float,
+        D::Double(_)
+        | D::DoublePrecision
+        | D::Real
+        | D::Float8
+        | D::DoubleUnsigned(_)
+        | D::DoublePrecisionUnsigned => SqlType::Double,
+        D::Decimal(info)
+        | D::Numeric(info)
+        | D::Dec(info)
+        | D::DecimalUnsigned(info)
+        | D::DecUnsigned(info) => {
+            let (p, s) = match info {
+                ast::ExactNumberInfo::None => (10, 0),
+                ast::ExactNumberInfo::Precision(p) => (*p, 0),
+                ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, (*s).max(0) as u64),
+            };
+            if p > 28 || s > 28 || s > p {
+                return Err(Error::Unsupported(format!(
+                    "DECIMAL({p},{s}): Canyon stores DECIMAL up to 28 digits"
+                )));
+            }
+            SqlType::Decimal {
+                precision: p as u8,
+                scale: s as u8,
+            }
+        }
+        D::Char(l) | D::Character(l) => SqlType::Char(len(l, 1)),
+        D::Varchar(l) | D::CharacterVarying(l) | D::CharVarying(l) | D::Nvarchar(l) => {
+            if l.is_none() {
+                return Err(Error::Syntax("VARCHAR needs a length".into()));
+            }
+            SqlType::VarChar(len(l, 255))
+        }
+        D::Binary(n) => SqlType::Binary(n.unwrap_or(1) as u32),
+        D::Varbinary(n) => SqlType::VarBinary(match n {
+            Some(ast::BinaryLength::IntegerLength { length }) => *length as u32,
+            _ => 65535,
+        }),
+        D::TinyText => SqlType::Text(255),
+        D::Text => SqlType::Text(65535),
+        D::MediumText => SqlType::Text(16_777_215),
+        D::LongText => SqlType::Text(u32::MAX),
+        D::TinyBlob => SqlType::Blob(255),
+        D::Blob(_) => SqlType::Blob(65535),
+        D::MediumBlob => SqlType::Blob(16_777_215),
+        D::LongBlob => SqlType::Blob(u32::MAX),
+        D::Date => SqlType::Date,
+        D::Datetime(_) => SqlType::DateTime,
+        D::Timestamp(..) => SqlType::Timestamp,
+        other => return Err(Error::Unsupported(format!("column type {other}"))),
+    })
+}
+
+fn default_of(e: &ast::Expr) -> Result<DefaultValue> {
+    Ok(match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Null => DefaultValue::Null,
+            ast::Value::Number(n, _) => DefaultValue::Number(n.clone()),
+            ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                DefaultValue::Literal(s.clone())
+            }
+            ast::Value::Boolean(b) => DefaultValue::Number(if *b { "1" } else { "0" }.into()),
+            other => return Err(Error::Unsupported(format!("DEFAULT {other}"))),
+        },
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => match default_of(expr)? {
+            DefaultValue::Number(n) => DefaultValue::Number(format!("-{n}")),
+            _ => return Err(Error::Unsupported("this DEFAULT expression".into())),
+        },
+        ast::Expr::Function(f) => {
+            let name = f.name.to_string().to_ascii_uppercase();
+            if matches!(
+                name.as_str(),
+                "CURRENT_TIMESTAMP" | "NOW" | "LOCALTIMESTAMP" | "LOCALTIME"
+            ) {
+                DefaultValue::CurrentTimestamp
+            } else {
+                return Err(Error::Unsupported(format!("DEFAULT {name}()")));
+            }
+        }
+        ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("CURRENT_TIMESTAMP") => {
+            DefaultValue::CurrentTimestamp
+        }
+        ast::Expr::Nested(inner) => default_of(inner)?,
+        other => return Err(Error::Unsupported(format!("DEFAULT {other}"))),
+    })
+}
+
+fn index_columns(cols: &[ast::IndexColumn], columns: &[ColumnDef]) -> Result<Vec<usize>> {
+    cols.iter()
+        .map(|ic| {
+            let name = match &ic.column.expr {
+                ast::Expr::Identifier(id) => id.value.clone(),
+                // `col(10)` prefix lengths parse as a function call.
+                ast::Expr::Function(f) => f.name.to_string(),
+                other => return Err(Error::Unsupported(format!("index on expression {other}"))),
+            };
+            columns
+                .iter()
+                .position(|c| c.name.eq_ignore_ascii_case(&name))
+                .ok_or(Error::UnknownColumn {
+                    column: name,
+                    context: "key column".into(),
+                })
+        })
+        .collect()
+}
+
+/// Translates one column definition: the column, whether it is declared
+/// PRIMARY KEY, whether UNIQUE.
+///
+/// A character column's collation is its COLLATE option, else its CHARACTER
+/// SET's default collation, else `table_default`; binary strings (BINARY,
+/// VARBINARY, BLOB) are `binary` and refuse a character set.
+pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(ColumnDef, bool, bool)> {
+    let ty = sql_type(&c.data_type)?;
+    let mut col = ColumnDef {
+        name: c.name.value.clone(),
+        ty,
+        nullable: true,
+        default: None,
+        auto_increment: false,
+        collation: Collation::Binary,
+        added_default: None,
+    };
+    let (mut charset, mut collation) = (None, None);
+    let mut explicit_null = false;
+    let mut pk = false;
+    let mut unique = false;
+    for opt in &c.options {
+        match &opt.option {
+            ast::ColumnOption::Null => explicit_null = true,
+            ast::ColumnOption::NotNull => col.nullable = false,
+            ast::ColumnOption::Default(e) => col.default = Some(default_of(e)?),
+            ast::ColumnOption::PrimaryKey(_) => {
+                if pk {
+                    return Err(Error::MultiplePrimaryKey);
+                }
+                pk = true;
+                col.nullable = false;
+            }
+            ast::ColumnOption::Unique(_) => unique = true,
+            ast::ColumnOption::DialectSpecific(tokens) => {
+                let text = tokens
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if text.eq_ignore_ascii_case("AUTO_INCREMENT") {
+                    col.auto_increment = true;
+                } else {
+                    return Err(Error::Unsupported(format!("column option {text}")));
+                }
+            }
+            ast::ColumnOption::CharacterSet(cs) => charset = Some(object_name(cs)),
+            ast::ColumnOption::Collation(co) => collation = Some(object_name(co)),
+            ast::ColumnOption::Comment(_) => {}
+            ast::ColumnOption::OnUpdate(_) => {}
+            // Column-level REFERENCES: read by create_table.
+            ast::ColumnOption::ForeignKey(_) => {}
+            ast::ColumnOption::Check(_) => {
+                return Err(Error::Unsupported("CHECK constraints".into()))
+            }
+            ast::ColumnOption::Generated { .. } => {
+                return Err(Error::Unsupported("generated columns".into()))
+            }
+            other => return Err(Error::Unsupported(format!("column option {other}"))),
+        }
+    }
+    let _ = explicit_null;
+    if ty.is_string() && !ty.is_binary() {
+        col.collation =
+            Collation::resolve(charset.as_deref(), collation.as_deref(), table_default)?;
+    } else if ty.is_binary() {
+        let c = Collation::resolve(charset.as_deref(), collation.as_deref(), Collation::Binary)?;
+        if c != Collation::Binary {
+            return Err(Error::Unsupported(format!(
+                "CHARACTER SET / COLLATE {} on a binary column",
+                c.name()
+            )));
+        }
+    }
+    if col.auto_increment && !ty.is_integer() {
+        return Err(Error::Unsupported(
+            "AUTO_INCREMENT on a non-integer column".into(),
+        ));
+    }
+    if matches!(col.default, Some(DefaultValue::Null)) && !col.nullable {
+        return Err(Error::InvalidArgument(format!(
+            "Invalid default value for '{}'",
+            col.name
+        )));
+    }
+    Ok((col, pk, unique))
+}
+
+/// Translates a CREATE TABLE.
+/// Character columns without a collation of their own take the table's
+/// (table options), else `db_default` — the database's.
+pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewTable> {
+    if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() {
+        return Err(Error::Unsupported("CREATE TABLE ... SELECT / LIKE".into()));
+    }
+    if ct.temporary {
+        return Err(Error::Unsupported("TEMPORARY tables".into()));
+    }
+    let default_collation = table_collation(&ct.table_options.to_string(), db_default)?;
+    let mut columns = Vec::with_capacity(ct.columns.len());
+    let mut primary_key: Vec<usize> = Vec::new();
+    let mut indexes: Vec<(String, Vec<usize>, bool)> = Vec::new();
+    for (pos, c) in ct.columns.iter().enumerate() {
+        if columns
+            .iter()
+            .any(|x: &ColumnDef| x.name.eq_ignore_ascii_case(&c.name.value))
+        {
+            return Err(Error::DuplicateColumn(c.name.value.clone()));
+        }
+        let (col, pk, unique) = column_def(c, default_collation)?;
+        if pk {
+            if !primary_key.is_empty() {
+                return Err(Error::MultiplePrimaryKey);
+            }
+            primary_key = vec![pos];
+        }
+        if unique {
+            indexes.push((c.name.value.clone(), vec![pos], true));
+        }
+        columns.push(col);
+    }
+    let mut foreign_keys = Vec::new();
+    for (pos, c) in ct.columns.iter().enumerate() {
+        for opt in &c.options {
+            if let ast::ColumnOption::ForeignKey(fk) = &opt.option {
+                foreign_keys.push(foreign_key(fk, &columns, Some(pos))?);
+            }
+        }
+    }
+    for con in &ct.constraints {
+        match con {
+            ast::TableConstraint::PrimaryKey(pk) => {
+                if !primary_key.is_empty() {
+                    return Err(Error::MultiplePrimaryKey);
+                }
+                primary_key = index_columns(&pk.columns, &columns)?;
+                for &c in &primary_key {
+                    columns[c].nullable = false;
+                }
+            }
+            ast::TableConstraint::Unique(u) => {
+                let cols = index_columns(&u.columns, &columns)?;
+                let name = u
+                    .index_name
+                    .as_ref()
+                    .or(u.name.as_ref())
+                    .map(|n| n.value.clone())
+                    .unwrap_or_else(|| columns[cols[0]].name.clone());
+                indexes.push((name, cols, true));
+            }
+            ast::TableConstraint::Index(ix) => {
+                let cols = index_columns(&ix.columns, &columns)?;
+                let name = ix
+                    .name
+                    .as_ref()
+                    .map(|n| n.value.clone())
+                    .unwrap_or_else(|| columns[cols[0]].name.clone());
+                indexes.push((name, cols, false));
+            }
+            ast::TableConstraint::ForeignKey(fk) => {
+                foreign_keys.push(foreign_key(fk, &columns, None)?);
+            }
+            ast::TableConstraint::Check(_) => {
+                return Err(Error::Unsupported("CHECK constraints".into()))
+            }
+            other => return Err(Error::Unsupported(format!("table constraint {other}"))),
+        }
+    }
+    // Each constraint gets the child index it needs (named before the
+    // duplicate-name suffixes below are applied).
+    for fk in &foreign_keys {
+        if let Some(ix) = fk_index(fk, &columns, &primary_key, &indexes) {
+            indexes.push(ix);
+        }
+    }
+    // Unnamed duplicates get MySQL's _2, _3 suffixes.
+    let mut seen: Vec<String> = Vec::new();
+    for ix in &mut indexes {
+        let base = ix.0.clone();
+        let mut n = 2;
+        while seen.iter().any(|s| s.eq_ignore_ascii_case(&ix.0)) {
+            ix.0 = format!("{base}_{n}");
+            n += 1;
+        }
+        seen.push(ix.0.clone());
+    }
+    if ct.columns.is_empty() {
+        return Err(Error::Syntax("a table must have at least 1 column".into()));
+    }
+    let autos = columns.iter().filter(|c| c.auto_increment).count();
+    if autos > 1 {
+        return Err(Error::InvalidArgument(
+            "there can be only one auto column".into(),
+        ));
+    }
+    let auto_increment_start = table_auto_increment_option(ct);
+    Ok(NewTable {
+        columns,
+        primary_key,
+        indexes,
+        auto_increment_start,
+        default_collation,
+        foreign_keys,
+    })
+}
+
+/// The name an `ObjectName` spells (unquoted, as written).
+fn object_name(n: &ast::ObjectName) -> String {
+    n.to_string()
+        .trim_matches('`')
+        .trim_matches('\'')
+        .to_string()
+}
+
+/// The default collation the table options name (`[DEFAULT] CHARSET [=] cs`,
+/// `CHARACTER SET [=] cs`, `[DEFAULT] COLLATE [=] co`), else `default`.
+pub fn table_collation(options: &str, default: Collation) -> Result<Collation> {
+    let words: Vec<String> = options
+        .split(|c: char| c.is_whitespace() || c == '=' || c == ',')
+        .filter(|w| !w.is_empty())
+        .map(|w| w.trim_matches('`').trim_matches('\'').to_string())
+        .collect();
+    let (mut charset, mut collation) = (None, None);
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].to_ascii_uppercase();
+        let next = words.get(i + 1).cloned();
+        if w == "CHARSET" || w == "CHARACTER_SET" {
+            charset = next;
+            i += 2;
+        } else if w == "CHARACTER"
+            && words
+                .get(i + 1)
+                .is_some_and(|x| x.eq_ignore_ascii_case("SET"))
+        {
+            charset = words.get(i + 2).cloned();
+            i += 3;
+        } else if w == "COLLATE" {
+            collation = next;
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    Collation::resolve(charset.as_deref(), collation.as_deref(), default)
+}
+
+fn table_auto_increment_option(ct: &ast::CreateTable) -> Option<u64> {
+    let text = ct.table_options.to_string().to_ascii_uppercase();
+    let i = text.find("AUTO_INCREMENT")?;
+    let rest = text[i + "AUTO_INCREMENT".len()..]
+        .trim_start()
+        .trim_start_matches('=')
+        .trim_start();
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The definition with ids applied.
+pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> TableDef {
+    TableDef {
+        id,
+        db: db.to_string(),
+        name: name.to_string(),
+        columns: t.columns,
+        primary_key: t.primary_key,
+        indexes: t
+            .indexes
+            .into_iter()
+            .zip(index_ids)
+            .map(|((name, columns, unique), &id)| IndexDef {
+                id,
+                name,
+                columns,
+                unique,
+                state: Default::default(),
+            })
+            .collect(),
+        slots: Vec::new(),
+        slot_count: 0,
+        default_collation: t.default_collation,
+        foreign_keys: Vec::new(),
+    }
+}
+
+/// The column names of a CREATE INDEX.
+pub fn create_index_column_names(ci: &ast::CreateIndex) -> Result<Vec<String>> {
+    index_column_names(&ci.columns)
+}
+
+/// The column names of an index definition (a `col(10)` prefix indexes the
+/// whole column, as in CREATE TABLE).
+fn index_column_names(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
+    cols.iter()
+        .map(|ic| match &ic.column.expr {
+            ast::Expr::Identifier(id) => Ok(id.value.clone()),
+            ast::Expr::Function(f) => Ok(f.name.to_string()),
+            other => Err(Error::Unsupported(format!("index on expression {other}"))),
+        })
+        .collect()
+}
+
+/// Translates the operations of an ALTER TABLE; `resolve` turns a RENAME
+/// target into (database, table). Forms Canyon cannot do online (or at all)
+/// are refused with 1235; see `crate::ddl::alter`.
+/// `columns` are the table's (a FOREIGN KEY names them) and `fk_checks` the
+/// session's `foreign_key_checks`.
+pub fn alter_ops(
+    at: &ast::AlterTable,
+    table_default: Collation,
+    columns: &[ColumnDef],
+    fk_checks: bool,
+    resolve: &dyn Fn(&ast::ObjectName) -> Result<(String, String)>,
+) -> Result<Vec<AlterOp>> {
+    use ast::AlterTableOperation as Op;
+    let mut ops = Vec::with_capacity(at.operations.len());
+    for op in &at.operations {
+        match op {
+            Op::AddColumn {
+                column_def: c,
+                column_position,
+                ..
+            } => {
+                let (column, pk, unique) = column_def(c, table_default)?;
+                if pk {
+                    return Err(Error::Unsupported(
+                        "ADD COLUMN ... PRIMARY KEY (it needs a table rewrite)".into(),
+                    ));
+                }
+                if c.options
+                    .iter()
+                    .any(|o| matches!(o.option, ast::ColumnOption::ForeignKey(_)))
+                {
+                    // Never dropped silently: the constraint goes in its own
+                    // ADD FOREIGN KEY.
+                    return Err(Error::Unsupported(
+                        "REFERENCES in ADD COLUMN (use ADD FOREIGN KEY)".into(),
+                    ));
+                }
+                let name = column.name.clone();
+                ops.push(AlterOp::AddColumn {
+                    column,
+                    position: match column_position {
+                        None => ColumnPosition::Last,
+                        Some(ast::MySQLColumnPosition::First) => ColumnPosition::First,
+                        Some(ast::MySQLColumnPosition::After(c)) => {
+                            ColumnPosition::After(c.value.clone())
+                        }
+                    },
+                });
+                if unique {
+                    ops.push(AlterOp::AddIndex {
+                        name: None,
+                        columns: vec![name],
+                        unique: true,
+                    });
+                }
+            }
+            Op::DropColumn {
+                column_names,
+                if_exists,
+                ..
+            } => {
+                for c in column_names {
+                    ops.push(AlterOp::DropColumn {
+                        name: c.value.clone(),
+                        if_exists: *if_exists,
+                    });
+                }
+            }
+            Op::AddConstraint { constraint, .. } => match constraint {
+                ast::TableConstraint::Unique(u) => ops.push(AlterOp::AddIndex {
+                    name: u
+                        .index_name
+                        .as_ref()
+                        .or(u.name.as_ref())
+                        .map(|n| n.value.clone()),
+                    columns: index_column_names(&u.columns)?,
+                    unique: true,
+                }),
+                ast::TableConstraint::Index(ix) => ops.push(AlterOp::AddIndex {
+                    name: ix.name.as_ref().map(|n| n.value.clone()),
+                    columns: index_column_names(&ix.columns)?,
+                    unique: false,
+                }),
+                ast::TableConstraint::PrimaryKey(_) => {
+                    return Err(Error::Unsupported(
+                        "ADD PRIMARY KEY (it needs a table rewrite)".into(),
+                    ))
+                }
+                ast::TableConstraint::ForeignKey(fk) => ops.push(AlterOp::AddForeignKey {
+                    fk: foreign_key(fk, columns, None)?,
+                    checks: fk_checks,
+                }),
+                other => return Err(Error::Unsupported(format!("ALTER TABLE ADD {other}"))),
+            },
+            Op::DropIndex { name } => ops.push(AlterOp::DropIndex {
+                name: name.value.clone(),
+            }),
+            Op::DropForeignKey { name, .. } => ops.push(AlterOp::DropForeignKey {
+                name: name.value.clone(),
+            }),
+            Op::RenameTable { table_name } => {
+                let (ast::RenameTableNameKind::As(n) | ast::RenameTableNameKind::To(n)) =
+                    table_name;
+                let (db, name) = resolve(n)?;
+                ops.push(AlterOp::RenameTo { db, name });
+            }
+            // Every change is done in place without blocking; the requested
+            // algorithm and lock level are accepted and ignored.
+            Op::Algorithm { .. } | Op::Lock { .. } => {}
+            other => return Err(Error::Unsupported(format!("ALTER TABLE {other}"))),
+        }
+    }
+    Ok(ops)
+}

@@ -1,0 +1,19 @@
+//! Layer 7, **ddl**: changing the schema.
+//!
+//! [`define`] (re-exported here) translates CREATE TABLE / CREATE INDEX /
+//! ALTER TABLE into catalog definitions; [`alter`] runs schema changes,
+//! online where it can (its essay: instant ADD / DROP COLUMN, index builds
+//! while writers run, catalog pins).
+//!
+//! Contract: a new catalog snapshot is built, persisted and published
+//! through [`crate::catalog::engine::Engine`]; readers of the old one are
+//! never blocked. Imports: the layers below.
+//!
+//! One circle inside this folder: ALTER TABLE's definitions are translated by
+//! `define`, which builds the `alter` operations they run as (`alter` and
+//! `define`).
+
+pub mod alter;
+pub mod define;
+
+pub use define::*;

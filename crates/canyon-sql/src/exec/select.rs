@@ -1,0 +1,1057 @@
+//! Execution of SELECT plans (see [`crate::plan::select`] for their shape: frames,
+//! join steps, subqueries).
+//!
+//! Two paths:
+//! - the **single-table path** (the plan's `table` is set): the OLTP statement —
+//!   one access path, rows decoded straight into the frame, locking reads
+//!   supported; no reader indirection and nothing else on the hot path;
+//! - the **general path**: joins, derived tables, subqueries. It reads through a
+//!   [`Reader`] (a shared borrow of the transaction at the statement's snapshot),
+//!   so a join's inner step and a correlated subquery can read while an outer
+//!   scan is open. Uncorrelated subqueries run once per statement (cached by
+//!   plan); correlated ones once per outer row.
+//!
+//! Both feed a `Collector`: grouping and aggregates, HAVING, DISTINCT, ORDER BY,
+//! LIMIT/OFFSET, with an early stop when a streaming LIMIT is satisfied.
+
+use crate::exec::{
+    decode_table_row_columns, for_each_locked_row_dir, for_each_row, for_each_row_checked, no_row,
+    residual_filter,
+};
+use crate::expr::{
+    eval, eval_predicate, subquery_key, AggCall, AggFunc, Env, EvalContext, Expr, SubqueryExpr,
+    SubqueryRows, SubqueryRunner, WithSubqueries,
+};
+use crate::plan::access::{KeyRanges, Target};
+use crate::plan::eval_count;
+use crate::plan::select::{LockMode, SelectPlan, SourceKind, Step};
+use crate::types::encoding::encode_row;
+use crate::types::result::QueryResult;
+use crate::types::value::{collated, compare_as, sort_cmp_as, Value};
+use canyon_common::{Error, Result};
+use canyon_txn::{ReadMode, Reader, Transaction};
+use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
+use rust_decimal::Decimal;
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
+use std::rc::Rc;
+
+enum Acc {
+    Count(i64),
+    SumInt(i128, bool),
+    SumDec(Decimal, bool),
+    SumDbl(f64, bool),
+    Min(Value),
+    Max(Value),
+    AvgDec(Decimal, i64),
+    AvgDbl(f64, i64),
+}
+
+struct AggState {
+    accs: Vec<Acc>,
+    distinct: Vec<Option<HashSet<Vec<u8>>>>,
+    first_row: Vec<Value>,
+}
+
+impl AggState {
+    fn new(aggs: &[AggCall], first_row: Vec<Value>) -> AggState {
+        AggState {
+            accs: aggs
+                .iter()
+                .map(|a| match a.func {
+                    AggFunc::Count | AggFunc::CountStar => Acc::Count(0),
+                    AggFunc::Sum => Acc::SumInt(0, false),
+                    AggFunc::Min => Acc::Min(Value::Null),
+                    AggFunc::Max => Acc::Max(Value::Null),
+                    AggFunc::Avg => Acc::AvgDec(Decimal::ZERO, 0),
+                })
+                .collect(),
+            distinct: aggs
+                .iter()
+                .map(|a| {
+                    if a.distinct {
+                        Some(HashSet::new())
+                    } else {
+                        None
+                    }
+                })
+                .collect(),
+            first_row,
+        }
+    }
+
+    fn add(&mut self, aggs: &[AggCall], env: &Env<'_>) -> Result<()> {
+        for (i, a) in aggs.iter().enumerate() {
+            let v = match &a.arg {
+                None => Value::Int(1),
+                Some(e) => eval(e, env)?,
+            };
+            if v.is_null() {
+                continue;
+            }
+            if let Some(set) = &mut self.distinct[i] {
+                let one = std::slice::from_ref(&v);
+                if !set.insert(encode_row(&collated(one, &[a.coll]))) {
+                    continue;
+                }
+            }
+            let acc = &mut self.accs[i];
+            match acc {
+                Acc::Count(n) => *n += 1,
+                Acc::SumInt(s, seen) => match v {
+                    Value::Int(x) => {
+                        *s += x as i128;
+                        *seen = true;
+                    }
+                    Value::UInt(x) => {
+                        *s += x as i128;
+                        *seen = true;
+                    }
+                    Value::Decimal(d) => {
+                        *acc = Acc::SumDec(Decimal::from_i128_with_scale(*s, 0) + d, true)
+                    }
+                    other => *acc = Acc::SumDbl(*s as f64 + other.to_f64().unwrap_or(0.0), true),
+                },
+                Acc::SumDec(s, seen) => match v {
+                    Value::Double(_) | Value::Bytes(_) => {
+                        *acc =
+                            Acc::SumDbl(s.to_f64().unwrap_or(0.0) + v.to_f64().unwrap_or(0.0), true)
+                    }
+                    other => {
+                        *s += other.to_decimal().unwrap_or_default();
+                        *seen = true;
+                    }
+                },
+                Acc::SumDbl(s, seen) => {
+                    *s += v.to_f64().unwrap_or(0.0);
+                    *seen = true;
+                }
+                Acc::Min(m) => {
+                    if m.is_null() || compare_as(&v, m, a.coll) == Some(Ordering::Less) {
+                        *m = v;
+                    }
+                }
+                Acc::Max(m) => {
+                    if m.is_null() || compare_as(&v, m, a.coll) == Some(Ordering::Greater) {
+                        *m = v;
+                    }
+                }
+                Acc::AvgDec(s, n) => match v {
+                    Value::Double(_) | Value::Bytes(_) => {
+                        *acc = Acc::AvgDbl(
+                            s.to_f64().unwrap_or(0.0) + v.to_f64().unwrap_or(0.0),
+                            *n + 1,
+                        )
+                    }
+                    other => {
+                        *s += other.to_decimal().unwrap_or_default();
+                        *n += 1;
+                    }
+                },
+                Acc::AvgDbl(s, n) => {
+                    *s += v.to_f64().unwrap_or(0.0);
+                    *n += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&self, aggs: &[AggCall]) -> Vec<Value> {
+        self.accs
+            .iter()
+            .zip(aggs)
+            .map(|(acc, a)| match acc {
+                Acc::Count(n) => Value::Int(*n),
+                Acc::SumInt(s, seen) => {
+                    if *seen {
+                        Value::Decimal(Decimal::try_from_i128_with_scale(*s, 0).unwrap_or_default())
+                    } else {
+                        Value::Null
+                    }
+                }
+                Acc::SumDec(s, seen) => {
+                    if *seen {
+                        // A sum of negative zeros (`-2.00 MOD 2`) is 0.00: MySQL
+                        // adds to a positive zero.
+                        Value::Decimal(if s.is_zero() { s.abs() } else { *s })
+                    } else {
+                        Value::Null
+                    }
+                }
+                Acc::SumDbl(s, seen) => {
+                    if *seen {
+                        Value::Double(*s)
+                    } else {
+                        Value::Null
+                    }
+                }
+                Acc::Min(m) | Acc::Max(m) => m.clone(),
+                Acc::AvgDec(s, n) => {
+                    if *n == 0 {
+                        Value::Null
+                    } else {
+                        let scale = s.scale() + 4;
+                        let mut q = (*s / Decimal::from(*n)).round_dp_with_strategy(
+                            scale,
+                            rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                        );
+                        q.rescale(scale);
+                        let _ = a;
+                        Value::Decimal(q)
+                    }
+                }
+                Acc::AvgDbl(s, n) => {
+                    if *n == 0 {
+                        Value::Null
+                    } else {
+                        Value::Double(*s / *n as f64)
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+/// Runs a SELECT. `txn` is `None` for a SELECT that reads no table.
+/// `force_lock` makes a single-table read a locking read (SERIALIZABLE).
+pub fn run_select(
+    plan: &SelectPlan,
+    txn: Option<&mut Transaction>,
+    ctx: &dyn EvalContext,
+    force_lock: bool,
+) -> Result<QueryResult> {
+    let rows = match (&plan.table, txn) {
+        (Some(table), Some(txn)) => {
+            let mut col = Collector::new(plan, ctx)?;
+            let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
+            // The WHERE clause each row read must pass: none when the key
+            // ranges read already are the clause (`Access::implies`).
+            let filter = residual_filter(
+                plan.filter.as_ref(),
+                plan.filter_implied,
+                &plan.access,
+                table,
+                ctx,
+            )?;
+            if plan.lock == LockMode::Locking || force_lock {
+                // The helper checks the filter (unless implied) on the locked
+                // version, so `keep` is given none.
+                // A LIMIT the access order satisfies bounds what is locked:
+                // `ORDER BY pk LIMIT 1 FOR UPDATE` locks one row, not the range.
+                let lock_limit = stop_after(plan, ctx)?;
+                for_each_locked_row_dir(
+                    txn,
+                    table,
+                    &plan.access,
+                    filter,
+                    lock_limit,
+                    reverse,
+                    ctx,
+                    &mut |_t, _pk, mut row| keep(None, ctx, &mut col, &mut row).map(|_| ()),
+                )?;
+                col.finish(ctx, &[])?
+            } else if plan.order_from_access && plan.access.target != Target::Primary {
+                // Index order, checked row by row; a misplaced row (see
+                // `for_each_row_checked`) means: read again and sort.
+                let mut misplaced = false;
+                for_each_row_checked(
+                    txn,
+                    table,
+                    &plan.access,
+                    ReadMode::Snapshot,
+                    reverse,
+                    plan.needed.as_deref(),
+                    ctx,
+                    Some(&mut misplaced),
+                    &mut |_pk, row| keep(filter, ctx, &mut col, row),
+                )?;
+                if misplaced {
+                    let mut col = Collector::new(plan, ctx)?;
+                    col.sort_anyway = true;
+                    col.stop_after = None;
+                    for_each_row(
+                        txn,
+                        table,
+                        &plan.access,
+                        ReadMode::Snapshot,
+                        false,
+                        plan.needed.as_deref(),
+                        ctx,
+                        &mut |_pk, row| keep(filter, ctx, &mut col, row),
+                    )?;
+                    col.finish(ctx, &[])?
+                } else {
+                    col.finish(ctx, &[])?
+                }
+            } else {
+                for_each_row(
+                    txn,
+                    table,
+                    &plan.access,
+                    ReadMode::Snapshot,
+                    reverse,
+                    plan.needed.as_deref(),
+                    ctx,
+                    &mut |_pk, row| keep(filter, ctx, &mut col, row),
+                )?;
+                col.finish(ctx, &[])?
+            }
+        }
+        (Some(_), None) => {
+            return Err(Error::Internal(
+                "SELECT from a table without a transaction".into(),
+            ))
+        }
+        (None, txn) => {
+            let reader = match txn {
+                Some(t) => Some(t.reader(ReadMode::Snapshot)?),
+                None if plan.sources.is_empty() && !plan.has_subqueries => None,
+                None => {
+                    return Err(Error::Internal(
+                        "SELECT from a table without a transaction".into(),
+                    ))
+                }
+            };
+            let q = QueryCtx {
+                base: ctx,
+                state: QueryState {
+                    reader,
+                    cache: RefCell::new(HashMap::new()),
+                    mats: RefCell::new(HashMap::new()),
+                },
+            };
+            run_block(plan, &q, &[])?
+        }
+    };
+    Ok(QueryResult::Rows {
+        columns: plan.columns.clone(),
+        rows,
+        warnings: 0,
+    })
+}
+
+/// The single-table path's per-row step: the WHERE clause (`None`: already
+/// checked, or implied by the key ranges read), then the collector, which may
+/// take values out of `row` (the caller decodes the next row over it).
+fn keep(
+    filter: Option<&Expr>,
+    ctx: &dyn EvalContext,
+    col: &mut Collector<'_>,
+    row: &mut [Value],
+) -> Result<bool> {
+    if let Some(f) = filter {
+        let env = Env {
+            row,
+            aggs: &[],
+            ctx,
+        };
+        if !eval_predicate(f, &env)? {
+            return Ok(true);
+        }
+    }
+    col.add_taking(row, ctx)
+}
+
+/// [`Collector::takes`] for a plan.
+fn takeable(plan: &SelectPlan) -> Vec<Option<usize>> {
+    if plan.grouped {
+        return vec![None; plan.projection.len()];
+    }
+    let mut reads: HashMap<usize, usize> = HashMap::new();
+    for e in &plan.projection {
+        e.visit_columns(&mut |c| *reads.entry(c).or_default() += 1, &mut |_| {});
+    }
+    plan.projection
+        .iter()
+        .map(|e| match e {
+            Expr::Column(c) if reads.get(c) == Some(&1) => Some(*c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// LIMIT and OFFSET, evaluated (no LIMIT: `None`; no OFFSET: 0).
+fn limit_offset(plan: &SelectPlan, ctx: &dyn EvalContext) -> Result<(Option<u64>, u64)> {
+    let count = |e: &Option<crate::expr::Expr>| {
+        e.as_ref()
+            .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
+            .transpose()
+    };
+    Ok((count(&plan.limit)?, count(&plan.offset)?.unwrap_or(0)))
+}
+
+/// The number of rows after which a scan may stop: LIMIT + OFFSET when the rows
+/// come out in their final order with nothing grouped, deduplicated or sorted.
+fn stop_after(plan: &SelectPlan, ctx: &dyn EvalContext) -> Result<Option<u64>> {
+    let (limit, offset) = limit_offset(plan, ctx)?;
+    Ok(stop_after_of(plan, limit, offset))
+}
+
+/// [`stop_after`] for evaluated LIMIT and OFFSET.
+fn stop_after_of(plan: &SelectPlan, limit: Option<u64>, offset: u64) -> Option<u64> {
+    let streaming =
+        !plan.grouped && !plan.distinct && (plan.order_by.is_empty() || plan.order_from_access);
+    limit
+        .filter(|_| streaming)
+        .map(|l| l.saturating_add(offset))
+}
+
+/// Whether a statement needs a transaction: it reads a table (directly, in a
+/// derived table or in a subquery).
+pub fn needs_transaction(plan: &SelectPlan) -> bool {
+    plan.table.is_some() || !plan.sources.is_empty() || plan.has_subqueries
+}
+
+/// Grouping, aggregation, HAVING, DISTINCT, ORDER BY and LIMIT over the frames
+/// that passed the WHERE clause.
+struct Collector<'p> {
+    plan: &'p SelectPlan,
+    limit: Option<u64>,
+    offset: u64,
+    /// Stop after this many rows (a LIMIT that needs no sorting or grouping).
+    stop_after: Option<u64>,
+    out: Vec<Vec<Value>>,
+    groups: HashMap<Vec<u8>, usize>,
+    states: Vec<AggState>,
+    /// Sort although the plan expects the access path's order (its rows came
+    /// out of order).
+    sort_anyway: bool,
+    /// Per projection entry, the frame column [`Collector::add_taking`] may move
+    /// out instead of copying: a plain column that no other entry reads, in a
+    /// plan that keeps no frame (not grouped).
+    takes: Vec<Option<usize>>,
+}
+
+impl<'p> Collector<'p> {
+    fn new(plan: &'p SelectPlan, ctx: &dyn EvalContext) -> Result<Collector<'p>> {
+        let (limit, offset) = limit_offset(plan, ctx)?;
+        Ok(Collector {
+            plan,
+            limit,
+            offset,
+            stop_after: stop_after_of(plan, limit, offset),
+            out: Vec::new(),
+            groups: HashMap::new(),
+            states: Vec::new(),
+            sort_anyway: false,
+            takes: takeable(plan),
+        })
+    }
+
+    /// [`Collector::add`] for a frame the caller is done with: projected
+    /// columns are moved out of it (left NULL) rather than copied.
+    fn add_taking(&mut self, frame: &mut [Value], ctx: &dyn EvalContext) -> Result<bool> {
+        if self.plan.grouped || self.takes.iter().all(Option::is_none) {
+            return self.add(frame, ctx);
+        }
+        let Some(mut row) = self.project(frame, ctx, &self.takes)? else {
+            return Ok(true);
+        };
+        for (slot, take) in row.iter_mut().zip(&self.takes) {
+            if let Some(v) = take.and_then(|c| frame.get_mut(c)) {
+                *slot = std::mem::replace(v, Value::Null);
+            }
+        }
+        Ok(self.push(row))
+    }
+
+    /// An ungrouped frame's output row, `None` when HAVING drops it. Entries
+    /// marked in `skip` (missing entries: none) are left NULL for the caller
+    /// to fill.
+    fn project(
+        &self,
+        frame: &[Value],
+        ctx: &dyn EvalContext,
+        skip: &[Option<usize>],
+    ) -> Result<Option<Vec<Value>>> {
+        let plan = self.plan;
+        let env = Env {
+            row: frame,
+            aggs: &[],
+            ctx,
+        };
+        if let Some(h) = &plan.having {
+            // HAVING without grouping filters rows (a MySQL extension); output
+            // aliases in it are bound as their expressions, so the frame suffices.
+            if !eval_predicate(h, &env)? {
+                return Ok(None);
+            }
+        }
+        let mut row = Vec::with_capacity(plan.projection.len());
+        for (i, e) in plan.projection.iter().enumerate() {
+            row.push(match skip.get(i) {
+                Some(Some(_)) => Value::Null,
+                _ => eval(e, &env)?,
+            });
+        }
+        Ok(Some(row))
+    }
+
+    /// Keeps an output row; `false` when no more are needed.
+    fn push(&mut self, row: Vec<Value>) -> bool {
+        self.out.push(row);
+        self.stop_after.is_none_or(|w| (self.out.len() as u64) < w)
+    }
+
+    /// Takes one frame that passed the filters; `false` when no more are needed.
+    fn add(&mut self, frame: &[Value], ctx: &dyn EvalContext) -> Result<bool> {
+        let plan = self.plan;
+        let env = Env {
+            row: frame,
+            aggs: &[],
+            ctx,
+        };
+        if plan.grouped && plan.group_by.is_empty() {
+            // One group (an aggregate over all rows): no key to build or hash.
+            if self.states.is_empty() {
+                self.states.push(AggState::new(&plan.aggs, frame.to_vec()));
+            }
+            self.states[0].add(&plan.aggs, &env)?;
+            return Ok(true);
+        }
+        if plan.grouped {
+            let vals = plan
+                .group_by
+                .iter()
+                .map(|e| eval(e, &env))
+                .collect::<Result<Vec<_>>>()?;
+            let key = encode_row(&collated(&vals, &plan.group_colls));
+            let idx = match self.groups.get(&key) {
+                Some(&i) => i,
+                None => {
+                    self.states.push(AggState::new(&plan.aggs, frame.to_vec()));
+                    self.groups.insert(key, self.states.len() - 1);
+                    self.states.len() - 1
+                }
+            };
+            self.states[idx].add(&plan.aggs, &env)?;
+            return Ok(true);
+        }
+        Ok(match self.project(frame, ctx, &[])? {
+            Some(row) => self.push(row),
+            None => true,
+        })
+    }
+
+    /// The result rows. `outer` is the enclosing frame (for the one row of an
+    /// aggregate over no rows).
+    fn finish(mut self, ctx: &dyn EvalContext, outer: &[Value]) -> Result<Vec<Vec<Value>>> {
+        let plan = self.plan;
+        if plan.grouped {
+            if self.states.is_empty() && plan.group_by.is_empty() {
+                let mut frame = outer.to_vec();
+                frame.resize(plan.frame_len.max(outer.len()), Value::Null);
+                self.states.push(AggState::new(&plan.aggs, frame));
+            }
+            for st in &self.states {
+                let aggs = st.finish(&plan.aggs);
+                let env = Env {
+                    row: &st.first_row,
+                    aggs: &aggs,
+                    ctx,
+                };
+                if let Some(h) = &plan.having {
+                    if !eval_predicate(h, &env)? {
+                        continue;
+                    }
+                }
+                let row = plan
+                    .projection
+                    .iter()
+                    .map(|e| eval(e, &env))
+                    .collect::<Result<Vec<_>>>()?;
+                self.out.push(row);
+            }
+        }
+        let mut out = self.out;
+        let sort = !plan.order_by.is_empty() && (!plan.order_from_access || self.sort_anyway);
+        let order_cmp = |a: &Vec<Value>, b: &Vec<Value>| {
+            for &(pos, desc) in &plan.order_by {
+                let coll = plan.colls.get(pos).copied().flatten();
+                let o = sort_cmp_as(&a[pos], &b[pos], coll);
+                if o != Ordering::Equal {
+                    return if desc { o.reverse() } else { o };
+                }
+            }
+            Ordering::Equal
+        };
+        // DISTINCT ... ORDER BY over exactly the select list (sysbench's
+        // `SELECT DISTINCT c ... ORDER BY c`): sort first, then only runs of
+        // rows that sort equal can hold duplicates — hash within those runs,
+        // not every row (no sort key built for a distinct value).
+        let sorted_distinct = plan.distinct
+            && sort
+            && plan.order_by.iter().all(|o| o.0 < plan.visible)
+            && (0..plan.visible).all(|i| plan.order_by.iter().any(|o| o.0 == i));
+        if plan.distinct && !sorted_distinct {
+            let mut seen = HashSet::new();
+            out.retain(|r| seen.insert(encode_row(&collated(&r[..plan.visible], &plan.colls))));
+        }
+        if sort {
+            ctx.check_interrupt()?;
+            out.sort_by(order_cmp);
+        }
+        if sorted_distinct {
+            let mut kept: Vec<Vec<Value>> = Vec::with_capacity(out.len());
+            let mut run_start = 0;
+            let mut seen = HashSet::new();
+            for r in out {
+                if kept.len() > run_start && order_cmp(&kept[run_start], &r) != Ordering::Equal {
+                    run_start = kept.len();
+                    seen.clear();
+                }
+                if kept.len() == run_start {
+                    // First of a run: nothing before it can equal it.
+                    kept.push(r);
+                    continue;
+                }
+                if seen.is_empty() {
+                    let first = &kept[run_start];
+                    seen.insert(encode_row(&collated(&first[..plan.visible], &plan.colls)));
+                }
+                if seen.insert(encode_row(&collated(&r[..plan.visible], &plan.colls))) {
+                    kept.push(r);
+                }
+            }
+            out = kept;
+        }
+        let start = (self.offset as usize).min(out.len());
+        let end = match self.limit {
+            Some(l) => start.saturating_add(l as usize).min(out.len()),
+            None => out.len(),
+        };
+        let mut rows: Vec<Vec<Value>> = out.drain(start..end).collect();
+        if plan.projection.len() > plan.visible {
+            for r in &mut rows {
+                r.truncate(plan.visible);
+            }
+        }
+        // DECIMAL results leave at their declared scale: a quotient carries
+        // extra digits inside expressions (see `expr::arithmetic`).
+        let scales: Vec<(usize, u32)> = plan
+            .kinds
+            .iter()
+            .enumerate()
+            .filter_map(|(i, k)| match k {
+                crate::types::ExprKind::Decimal(s) => Some((i, *s as u32)),
+                _ => None,
+            })
+            .collect();
+        if !scales.is_empty() {
+            for r in &mut rows {
+                for &(i, s) in &scales {
+                    if let Some(Value::Decimal(d)) = r.get_mut(i) {
+                        if d.scale() > s {
+                            *d = d.round_dp_with_strategy(
+                                s,
+                                rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        Ok(rows)
+    }
+}
+
+// ----------------------------------------------------------------------------------
+// The general path
+// ----------------------------------------------------------------------------------
+
+/// The evaluation context of the general path: the statement's context plus
+/// the reader subqueries run with, and the per-statement cache of uncorrelated
+/// subqueries' rows.
+struct QueryState<'a> {
+    reader: Option<Reader<'a>>,
+    cache: RefCell<HashMap<usize, SubqueryRows>>,
+    /// Materialised join steps by (plan address, step): they depend on no
+    /// frame value, so one read serves every run of a correlated subquery.
+    mats: RefCell<HashMap<(usize, usize), Rc<Materialized>>>,
+}
+
+type QueryCtx<'a> = WithSubqueries<'a, QueryState<'a>>;
+
+impl SubqueryRunner for QueryState<'_> {
+    fn rows(ctx: &QueryCtx<'_>, sq: &SubqueryExpr, outer: &[Value]) -> Result<SubqueryRows> {
+        let key = subquery_key(sq);
+        if !sq.correlated {
+            if let Some(rows) = ctx.state.cache.borrow().get(&key) {
+                return Ok(rows.clone());
+            }
+        }
+        let rows = Rc::new(run_block(&sq.plan, ctx, outer)?);
+        if !sq.correlated {
+            ctx.state.cache.borrow_mut().insert(key, rows.clone());
+        }
+        Ok(rows)
+    }
+}
+
+/// Runs one query block over the enclosing frame `outer`.
+fn run_block(plan: &SelectPlan, q: &QueryCtx<'_>, outer: &[Value]) -> Result<Vec<Vec<Value>>> {
+    let mut col = Collector::new(plan, q)?;
+    if plan.order_from_access {
+        // A single-table block planned to take its ORDER BY from the access
+        // path (a derived table, an operand of a set operation) but run here:
+        // the join steps read forward and without `run_select`'s misplaced-row
+        // check, so sort, and read everything before the LIMIT applies.
+        // (`(SELECT a FROM t ORDER BY a DESC LIMIT 1)` as a derived table
+        // returned the smallest `a` before this.)
+        col.sort_anyway = true;
+        col.stop_after = None;
+    }
+    let mut frame = Vec::with_capacity(plan.frame_len);
+    frame.extend_from_slice(&outer[..plan.outer_len.min(outer.len())]);
+    frame.resize(plan.frame_len, Value::Null);
+    let pass = match &plan.pre_filter {
+        Some(f) => eval_predicate(
+            f,
+            &Env {
+                row: &frame,
+                aggs: &[],
+                ctx: q,
+            },
+        )?,
+        None => true,
+    };
+    if pass {
+        let join = Join { plan, q };
+        join.step(0, &mut frame, &mut |f| col.add(f, q))?;
+    }
+    col.finish(q, &frame[..plan.outer_len])
+}
+
+/// A materialised source: its rows, and a hash table on the step's keys.
+struct Materialized {
+    rows: Vec<Vec<Value>>,
+    hash: Option<HashMap<Vec<u8>, Vec<usize>>>,
+    /// The collation of each hash key (computed once, used by every probe).
+    hash_colls: Vec<Option<crate::types::collation::Collation>>,
+}
+
+/// The nested-loop join of one block execution.
+struct Join<'a, 'q> {
+    plan: &'a SelectPlan,
+    q: &'a QueryCtx<'q>,
+}
+
+/// The collation each hash-join key compares under (carried by its probe
+/// expression; see `Expr::Collate`).
+fn hash_collations(
+    step: &crate::plan::select::Step,
+) -> Vec<Option<crate::types::collation::Collation>> {
+    step.hash_keys
+        .iter()
+        .map(|(_, e)| crate::expr::collation_of(e))
+        .collect()
+}
+
+/// The hash key of a row of values; `None` when one is NULL (never equal).
+/// Equal values under MySQL comparison within one kind class give equal keys;
+/// the step filter re-checks every candidate, so extra matches are harmless.
+fn hash_key(vals: &[Value]) -> Option<Vec<u8>> {
+    let mut k = Vec::new();
+    for v in vals {
+        match v {
+            Value::Null => return None,
+            Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
+                let d = match v {
+                    Value::Int(i) => Decimal::from(*i),
+                    Value::UInt(u) => Decimal::from(*u),
+                    // -0.00 joins 0: one key for both.
+                    Value::Decimal(d) if d.is_zero() => Decimal::ZERO,
+                    Value::Decimal(d) => *d,
+                    _ => Decimal::ZERO,
+                };
+                k.push(1);
+                k.extend_from_slice(d.normalize().to_string().as_bytes());
+            }
+            Value::Double(f) => match Decimal::from_f64(*f).filter(|d| d.to_f64() == Some(*f)) {
+                Some(d) => {
+                    k.push(1);
+                    k.extend_from_slice(d.normalize().to_string().as_bytes());
+                }
+                None => {
+                    k.push(2);
+                    k.extend_from_slice(&(f + 0.0).to_bits().to_be_bytes());
+                }
+            },
+            Value::Bytes(b) => {
+                k.push(3);
+                let end = b.iter().rposition(|c| *c != b' ').map_or(0, |p| p + 1);
+                k.extend_from_slice(&b[..end]);
+            }
+            Value::Date(d) => {
+                k.push(4);
+                k.extend_from_slice(d.and_time(chrono::NaiveTime::MIN).to_string().as_bytes());
+            }
+            Value::DateTime(d) => {
+                k.push(4);
+                k.extend_from_slice(d.to_string().as_bytes());
+            }
+        }
+        k.push(0);
+    }
+    Some(k)
+}
+
+impl Join<'_, '_> {
+    fn reader(&self) -> Result<Reader<'_>> {
+        self.q
+            .state
+            .reader
+            .ok_or_else(|| Error::Internal("a table read without a transaction".into()))
+    }
+
+    /// The materialised rows of step `k`'s source.
+    fn materialized(&self, k: usize, step: &Step, frame: &[Value]) -> Result<Rc<Materialized>> {
+        let key = (self.plan as *const SelectPlan as usize, k);
+        if let Some(m) = self.q.state.mats.borrow().get(&key) {
+            return Ok(m.clone());
+        }
+        let src = &self.plan.sources[step.source];
+        let rows = match &src.kind {
+            SourceKind::Derived(d) => run_block(d, self.q, &[])?,
+            SourceKind::SetOp(sp) => {
+                let mut operands = Vec::with_capacity(sp.operands.len());
+                for o in &sp.operands {
+                    operands.push(run_block(o, self.q, &[])?);
+                }
+                sp.combine(operands)
+            }
+            SourceKind::System(sys) => {
+                let pushed = crate::catalog::infoschema::Pushed::evaluate(
+                    sys,
+                    &Env {
+                        row: frame,
+                        aggs: &[],
+                        ctx: self.q,
+                    },
+                )?;
+                self.q.system_rows(sys.table, &pushed)?
+            }
+            SourceKind::Table(t) => {
+                let mut rows = Vec::new();
+                let (ranges, _) = step.access.key_ranges_over(t, frame, self.q)?;
+                self.read_ranges(t, step, ranges, src.needed.as_deref(), &mut |row| {
+                    rows.push(std::mem::take(row));
+                    Ok(true)
+                })?;
+                rows
+            }
+        };
+        let hash_colls = hash_collations(step);
+        let colls = &hash_colls;
+        let hash = (!step.hash_keys.is_empty()).then(|| {
+            let mut h: HashMap<Vec<u8>, Vec<usize>> = HashMap::new();
+            for (i, r) in rows.iter().enumerate() {
+                let vals: Vec<Value> = step
+                    .hash_keys
+                    .iter()
+                    .map(|(c, _)| r.get(*c).cloned().unwrap_or(Value::Null))
+                    .collect();
+                if let Some(key) = hash_key(&collated(&vals, colls)) {
+                    h.entry(key).or_default().push(i);
+                }
+            }
+            h
+        });
+        let m = Rc::new(Materialized {
+            rows,
+            hash,
+            hash_colls,
+        });
+        self.q.state.mats.borrow_mut().insert(key, m.clone());
+        Ok(m)
+    }
+
+    /// Reads the rows of `table` in `ranges` (through the step's target key),
+    /// decoded, each passed to `f` (which may take the vector); `false` when `f`
+    /// asked to stop.
+    fn read_ranges(
+        &self,
+        table: &crate::catalog::Table,
+        step: &Step,
+        ranges: KeyRanges,
+        needed: Option<&[bool]>,
+        f: &mut dyn FnMut(&mut Vec<Value>) -> Result<bool>,
+    ) -> Result<bool> {
+        let reader = self.reader()?;
+        let mut buf = Vec::new();
+        match ranges {
+            KeyRanges::Empty => Ok(true),
+            KeyRanges::Points(points) => {
+                let mut seen = HashSet::new();
+                for pk in points {
+                    if !seen.insert(pk.clone()) {
+                        continue;
+                    }
+                    self.q.check_interrupt()?;
+                    if let Some(bytes) = reader.get(table.def.id, &pk)? {
+                        decode_table_row_columns(table, &bytes, needed, &mut buf)?;
+                        if !f(&mut buf)? {
+                            return Ok(false);
+                        }
+                    }
+                }
+                Ok(true)
+            }
+            KeyRanges::Ranges(list) => {
+                let dedup = list.len() > 1;
+                let mut seen: HashSet<Vec<u8>> = HashSet::new();
+                let mut err = None;
+                let mut go = true;
+                for range in list {
+                    let mut on_row = |pk: &[u8], bytes: &[u8]| -> ControlFlow<()> {
+                        if dedup && !seen.insert(pk.to_vec()) {
+                            return ControlFlow::Continue(());
+                        }
+                        let r = self
+                            .q
+                            .check_interrupt()
+                            .and_then(|_| decode_table_row_columns(table, bytes, needed, &mut buf))
+                            .and_then(|_| f(&mut buf));
+                        match r {
+                            Ok(true) => ControlFlow::Continue(()),
+                            Ok(false) => {
+                                go = false;
+                                ControlFlow::Break(())
+                            }
+                            Err(e) => {
+                                err = Some(e);
+                                ControlFlow::Break(())
+                            }
+                        }
+                    };
+                    match step.access.target {
+                        Target::Primary => reader.scan(table.def.id, &range, false, &mut on_row)?,
+                        Target::Index(i) => reader.scan_index(
+                            table.def.id,
+                            table.def.indexes[i].id,
+                            &range,
+                            false,
+                            &mut |_k, pk, bytes| on_row(pk, bytes),
+                        )?,
+                    }
+                    if let Some(e) = err.take() {
+                        return Err(e);
+                    }
+                    if !go {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Runs step `k` and the ones after it for the current frame; `false`
+    /// when the consumer needs no more rows.
+    fn step(
+        &self,
+        k: usize,
+        frame: &mut Vec<Value>,
+        emit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+    ) -> Result<bool> {
+        let Some(step) = self.plan.steps.get(k) else {
+            return emit(frame);
+        };
+        let src = &self.plan.sources[step.source];
+        let (off, width) = (src.offset, src.width);
+        let mut matched = false;
+        let mut go = true;
+        // Runs the rest of the join for a candidate bound into the frame.
+        let mut visit = |frame: &mut Vec<Value>| -> Result<bool> {
+            // Materialised rows and hash probes loop without reading storage.
+            self.q.check_interrupt()?;
+            let env = Env {
+                row: frame,
+                aggs: &[],
+                ctx: self.q,
+            };
+            if let Some(f) = &step.filter {
+                if !eval_predicate(f, &env)? {
+                    return Ok(true);
+                }
+            }
+            matched = true;
+            if let Some(pf) = &step.post_filter {
+                if !eval_predicate(pf, &env)? {
+                    return Ok(true);
+                }
+            }
+            self.step(k + 1, frame, emit)
+        };
+        if step.materialize {
+            let m = self.materialized(k, step, frame)?;
+            let bind = |frame: &mut Vec<Value>, row: &[Value]| {
+                frame[off..off + width].clone_from_slice(row);
+            };
+            match &m.hash {
+                Some(h) => {
+                    let env = Env {
+                        row: frame,
+                        aggs: &[],
+                        ctx: self.q,
+                    };
+                    let probe = step
+                        .hash_keys
+                        .iter()
+                        .map(|(_, e)| eval(e, &env))
+                        .collect::<Result<Vec<_>>>()?;
+                    let probe = collated(&probe, &m.hash_colls);
+                    if let Some(hits) = hash_key(&probe).and_then(|key| h.get(&key)) {
+                        for &i in hits {
+                            bind(frame, &m.rows[i]);
+                            if !visit(frame)? {
+                                go = false;
+                                break;
+                            }
+                        }
+                    }
+                }
+                None => {
+                    for r in &m.rows {
+                        bind(frame, r);
+                        if !visit(frame)? {
+                            go = false;
+                            break;
+                        }
+                    }
+                }
+            }
+        } else {
+            let SourceKind::Table(table) = &src.kind else {
+                return Err(Error::Internal("a derived table read by key".into()));
+            };
+            let (ranges, _) = step.access.key_ranges_over(table, frame, self.q)?;
+            go = self.read_ranges(table, step, ranges, src.needed.as_deref(), &mut |row| {
+                for (d, v) in frame[off..off + width].iter_mut().zip(row.drain(..)) {
+                    *d = v;
+                }
+                visit(frame)
+            })?;
+        }
+        if go && step.left && !matched {
+            for v in &mut frame[off..off + width] {
+                *v = Value::Null;
+            }
+            if let Some(pf) = &step.post_filter {
+                let env = Env {
+                    row: frame,
+                    aggs: &[],
+                    ctx: self.q,
+                };
+                if !eval_predicate(pf, &env)? {
+                    return Ok(true);
+                }
+            }
+            return self.step(k + 1, frame, emit);
+        }
+        Ok(go)
+    }
+}

@@ -1,0 +1,15 @@
+//! Layer 3, **parse**: from a statement's text to sqlparser's AST.
+//!
+//! [`limits`] is the gate every text passes first (its shape, the memory its
+//! parse may take, then its depth once parsed: the module essay gives the
+//! six rules); [`parser`] (re-exported here) expands MySQL's executable
+//! comments, runs sqlparser's MySQL dialect and parses the few account
+//! statements sqlparser does not.
+//!
+//! Contract: text in, statements or a MySQL error out; nothing here resolves
+//! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
+
+pub mod limits;
+pub mod parser;
+
+pub use parser::*;

@@ -1,0 +1,1226 @@
+//! Parsing: MySQL executable comments, sqlparser (MySQL dialect, pinned
+//! version), and the few account statements sqlparser 0.63 does not parse.
+//!
+//! Errors become [`Error::Syntax`] carrying the text near the error, as MySQL's
+//! 1064 message shows it; sqlparser's recursion limit becomes [`Error::TooDeep`].
+//! Every text passes [`crate::parse::limits`]' gate on its way through [`parse_with`]:
+//! its shape, its memory, its whitespace and, once parsed, its depth.
+//!
+//! The hand-written scanners here (account statements, `SET NAMES` lists,
+//! `ANALYZE`) compare ASCII bytes but slice the text only where an ASCII byte
+//! was matched, so no input can split a character (`/*ñ*/ SELECT 1` once did).
+
+use crate::catalog::privileges::{PrivSpec, Privs};
+use crate::parse::limits::{self, MemoryBudget, Reservation};
+use canyon_common::{Error, Result};
+use sqlparser::ast::{BinaryOperator, Expr, Statement};
+use sqlparser::dialect::{Dialect, MySqlDialect, Precedence};
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, Tokenizer};
+use std::cell::{Cell, RefCell};
+
+/// The server version executable comments are compared against (`/*!80000 ... */`).
+const VERSION_ID: u32 = 80036;
+
+/// sqlparser's nesting limit. Deeper statements are refused with a parse error.
+pub const RECURSION_LIMIT: usize = 64;
+
+/// How often (in calls of the dialect's hooks, about one per expression) a
+/// parse asks its [`Interrupt`] whether to stop.
+const INTERRUPT_EVERY: u32 = 1024;
+
+/// Asked while a statement parses whether it must stop: KILL QUERY and
+/// `max_execution_time` apply to parse time too (a 16 MB statement takes
+/// seconds). Returns the error to stop with.
+pub type Interrupt = Box<dyn Fn() -> Option<Error>>;
+
+/// sqlparser's MySQL dialect with MySQL's operator grammar where sqlparser 0.63
+/// departs from it (MySQL 8.0 manual, 14.4.1 "Operator Precedence"):
+///
+/// - `XOR` binds more loosely than `AND` and more tightly than `OR`; sqlparser
+///   ranks it above the comparisons, so `a <= 1 XOR b` parsed as
+///   `a <= (1 XOR b)`.
+/// - `MOD` is an infix operator, a synonym of `%` (`a MOD b`); sqlparser knows
+///   only the `MOD(a, b)` function.
+///
+/// Every other behaviour is MySqlDialect's: the methods it overrides are
+/// forwarded, and [`Dialect::dialect`] reports MySqlDialect's type, so that the
+/// parser's `dialect_of!(self is MySqlDialect)` checks hold (sqlparser supports
+/// such wrappers: its `parse_with_wrapped_dialect` test).
+///
+/// The dialect also carries the parse's [`Interrupt`]: its expression hooks
+/// (`parse_prefix`, `get_next_precedence`) run about once per expression, so
+/// they are where a long parse can be stopped.
+struct CanyonDialect {
+    base: MySqlDialect,
+    /// Asked every [`INTERRUPT_EVERY`] hook calls.
+    interrupt: Option<Interrupt>,
+    /// Hook calls so far.
+    calls: Cell<u32>,
+    /// The error the interrupt stopped the parse with.
+    stopped: RefCell<Option<Error>>,
+}
+
+impl std::fmt::Debug for CanyonDialect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CanyonDialect")
+    }
+}
+
+impl CanyonDialect {
+    fn new(interrupt: Option<Interrupt>) -> CanyonDialect {
+        CanyonDialect {
+            base: MySqlDialect {},
+            interrupt,
+            calls: Cell::new(0),
+            stopped: RefCell::new(None),
+        }
+    }
+
+    /// Every [`INTERRUPT_EVERY`] calls, whether the parse must stop: then a
+    /// parser error that [`CanyonDialect::stopped`] explains.
+    fn poll(&self) -> Option<ParserError> {
+        let interrupt = self.interrupt.as_ref()?;
+        let n = self.calls.get().wrapping_add(1);
+        self.calls.set(n);
+        if !n.is_multiple_of(INTERRUPT_EVERY) {
+            return None;
+        }
+        let e = interrupt()?;
+        *self.stopped.borrow_mut() = Some(e);
+        Some(ParserError::ParserError("interrupted".into()))
+    }
+}
+
+impl CanyonDialect {
+    /// Whether the next token is the bare word `MOD`.
+    fn next_is_mod(parser: &Parser) -> bool {
+        matches!(&parser.peek_token_ref().token,
+            Token::Word(w) if w.keyword == Keyword::MOD && w.quote_style.is_none())
+    }
+}
+
+impl Dialect for CanyonDialect {
+    fn dialect(&self) -> std::any::TypeId {
+        self.base.dialect()
+    }
+    fn prec_value(&self, prec: Precedence) -> u8 {
+        match prec {
+            // Between And (10) and Or (5).
+            Precedence::Xor => 7,
+            p => self.base.prec_value(p),
+        }
+    }
+    fn parse_prefix(&self, parser: &mut Parser) -> Option<Result<Expr, ParserError>> {
+        if let Some(e) = self.poll() {
+            return Some(Err(e));
+        }
+        self.base.parse_prefix(parser)
+    }
+    fn get_next_precedence(&self, parser: &Parser) -> Option<Result<u8, ParserError>> {
+        if let Some(e) = self.poll() {
+            return Some(Err(e));
+        }
+        if Self::next_is_mod(parser) {
+            return Some(Ok(self.prec_value(Precedence::MulDivModOp)));
+        }
+        self.base.get_next_precedence(parser)
+    }
+    fn parse_infix(
+        &self,
+        parser: &mut Parser,
+        expr: &Expr,
+        precedence: u8,
+    ) -> Option<Result<Expr, ParserError>> {
+        if Self::next_is_mod(parser) {
+            parser.next_token();
+            return Some(
+                parser
+                    .parse_subexpr(precedence)
+                    .map(|right| Expr::BinaryOp {
+                        left: Box::new(expr.clone()),
+                        op: BinaryOperator::Modulo,
+                        right: Box::new(right),
+                    }),
+            );
+        }
+        self.base.parse_infix(parser, expr, precedence)
+    }
+    // The rest forwards what MySqlDialect overrides (sqlparser 0.63.0,
+    // src/dialect/mysql.rs).
+    fn is_identifier_start(&self, ch: char) -> bool {
+        self.base.is_identifier_start(ch)
+    }
+    fn is_identifier_part(&self, ch: char) -> bool {
+        self.base.is_identifier_part(ch)
+    }
+    fn is_delimited_identifier_start(&self, ch: char) -> bool {
+        self.base.is_delimited_identifier_start(ch)
+    }
+    fn identifier_quote_style(&self, identifier: &str) -> Option<char> {
+        self.base.identifier_quote_style(identifier)
+    }
+    fn supports_string_literal_backslash_escape(&self) -> bool {
+        self.base.supports_string_literal_backslash_escape()
+    }
+    fn supports_string_literal_concatenation(&self) -> bool {
+        self.base.supports_string_literal_concatenation()
+    }
+    fn ignores_wildcard_escapes(&self) -> bool {
+        self.base.ignores_wildcard_escapes()
+    }
+    fn supports_numeric_prefix(&self) -> bool {
+        self.base.supports_numeric_prefix()
+    }
+    fn supports_bitwise_shift_operators(&self) -> bool {
+        self.base.supports_bitwise_shift_operators()
+    }
+    fn supports_multiline_comment_hints(&self) -> bool {
+        self.base.supports_multiline_comment_hints()
+    }
+    fn parse_statement(&self, parser: &mut Parser) -> Option<Result<Statement, ParserError>> {
+        self.base.parse_statement(parser)
+    }
+    fn require_interval_qualifier(&self) -> bool {
+        self.base.require_interval_qualifier()
+    }
+    fn supports_limit_comma(&self) -> bool {
+        self.base.supports_limit_comma()
+    }
+    fn supports_create_table_select(&self) -> bool {
+        self.base.supports_create_table_select()
+    }
+    fn supports_insert_set(&self) -> bool {
+        self.base.supports_insert_set()
+    }
+    fn supports_user_host_grantee(&self) -> bool {
+        self.base.supports_user_host_grantee()
+    }
+    fn is_table_factor_alias(&self, explicit: bool, kw: &Keyword, parser: &mut Parser) -> bool {
+        self.base.is_table_factor_alias(explicit, kw, parser)
+    }
+    fn supports_table_hints(&self) -> bool {
+        self.base.supports_table_hints()
+    }
+    fn requires_single_line_comment_whitespace(&self) -> bool {
+        self.base.requires_single_line_comment_whitespace()
+    }
+    fn supports_match_against(&self) -> bool {
+        self.base.supports_match_against()
+    }
+    fn supports_select_modifiers(&self) -> bool {
+        self.base.supports_select_modifiers()
+    }
+    fn supports_set_names(&self) -> bool {
+        self.base.supports_set_names()
+    }
+    fn supports_comma_separated_set_assignments(&self) -> bool {
+        self.base.supports_comma_separated_set_assignments()
+    }
+    fn supports_update_order_by(&self) -> bool {
+        self.base.supports_update_order_by()
+    }
+    fn supports_data_type_signed_suffix(&self) -> bool {
+        self.base.supports_data_type_signed_suffix()
+    }
+    fn supports_cross_join_constraint(&self) -> bool {
+        self.base.supports_cross_join_constraint()
+    }
+    fn supports_double_ampersand_operator(&self) -> bool {
+        self.base.supports_double_ampersand_operator()
+    }
+    fn supports_binary_kw_as_cast(&self) -> bool {
+        self.base.supports_binary_kw_as_cast()
+    }
+    fn supports_comment_optimizer_hint(&self) -> bool {
+        self.base.supports_comment_optimizer_hint()
+    }
+    fn supports_constraint_keyword_without_name(&self) -> bool {
+        self.base.supports_constraint_keyword_without_name()
+    }
+    fn supports_key_column_option(&self) -> bool {
+        self.base.supports_key_column_option()
+    }
+    fn supports_group_by_with_modifier(&self) -> bool {
+        self.base.supports_group_by_with_modifier()
+    }
+    fn supports_left_associative_joins_without_parens(&self) -> bool {
+        self.base.supports_left_associative_joins_without_parens()
+    }
+}
+
+/// A parsed statement.
+#[derive(Debug, Clone)]
+pub enum Parsed {
+    /// Anything sqlparser parses.
+    Sql(Box<Statement>),
+    /// CREATE USER [IF NOT EXISTS] 'u'@'h' [IDENTIFIED [WITH plugin] BY 'pw'].
+    CreateUser {
+        /// User.
+        user: String,
+        /// Host ('%' by default).
+        host: String,
+        /// The plugin named by IDENTIFIED WITH.
+        plugin: Option<String>,
+        /// Password.
+        password: String,
+        /// IF NOT EXISTS.
+        if_not_exists: bool,
+    },
+    /// ALTER USER [IF EXISTS] 'u'@'h' IDENTIFIED [WITH plugin] BY 'pw', and
+    /// SET PASSWORD \[FOR 'u'@'h'\] = 'pw' (`user` `None`: the current user).
+    AlterUser {
+        /// User and host; `None` for the session's own account.
+        account: Option<(String, String)>,
+        /// The plugin named by IDENTIFIED WITH.
+        plugin: Option<String>,
+        /// Password.
+        password: String,
+        /// IF EXISTS.
+        if_exists: bool,
+    },
+    /// GRANT privileges ON level TO accounts [WITH GRANT OPTION].
+    Grant {
+        /// The privileges.
+        privs: PrivSpec,
+        /// Where.
+        target: GrantTarget,
+        /// The accounts.
+        accounts: Vec<(String, String)>,
+        /// WITH GRANT OPTION.
+        grant_option: bool,
+    },
+    /// REVOKE privileges [, GRANT OPTION] ON level FROM accounts, or (with
+    /// `target` `None`) REVOKE ALL PRIVILEGES, GRANT OPTION FROM accounts.
+    Revoke {
+        /// The privileges.
+        privs: PrivSpec,
+        /// Where; `None`: every level.
+        target: Option<GrantTarget>,
+        /// The accounts.
+        accounts: Vec<(String, String)>,
+        /// GRANT OPTION was in the list.
+        grant_option: bool,
+    },
+    /// ALTER TABLE t {DISABLE | ENABLE} KEYS (dump files wrap their INSERTs
+    /// in it); InnoDB has no such option, and neither has Canyon.
+    AlterKeys {
+        /// `[table]` or `[db, table]`.
+        table: Vec<String>,
+    },
+    /// SHOW GRANTS \[FOR 'u'@'h' | CURRENT_USER\].
+    ShowGrants {
+        /// The account; `None` for the session's own.
+        account: Option<(String, String)>,
+    },
+    /// DROP USER [IF EXISTS] 'u'@'h'.
+    DropUser {
+        /// User.
+        user: String,
+        /// Host.
+        host: String,
+        /// IF EXISTS.
+        if_exists: bool,
+    },
+    /// SHOW WARNINGS / SHOW ERRORS.
+    ShowWarnings {
+        /// SHOW ERRORS (only errors).
+        errors_only: bool,
+    },
+    /// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...].
+    Analyze {
+        /// The tables, each as `[table]` or `[db, table]`.
+        tables: Vec<Vec<String>>,
+    },
+}
+
+/// Parses `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE a, db.b` (sqlparser only
+/// knows Hive's form).
+fn parse_analyze(trimmed: &str) -> Option<Result<Parsed>> {
+    let mut words = trimmed.split_whitespace();
+    if !words.next()?.eq_ignore_ascii_case("ANALYZE") {
+        return None;
+    }
+    let mut w = words.next()?;
+    if w.eq_ignore_ascii_case("NO_WRITE_TO_BINLOG") || w.eq_ignore_ascii_case("LOCAL") {
+        w = words.next()?;
+    }
+    if !w.eq_ignore_ascii_case("TABLE") && !w.eq_ignore_ascii_case("TABLES") {
+        return None;
+    }
+    let rest: String = words.collect::<Vec<_>>().join(" ");
+    let mut tables = Vec::new();
+    for name in rest.split(',') {
+        let parts: Vec<String> = name
+            .trim()
+            .split('.')
+            .map(|p| p.trim().trim_matches('`').to_string())
+            .collect();
+        if parts.is_empty() || parts.len() > 2 || parts.iter().any(|p| p.is_empty()) {
+            return Some(Err(Error::Syntax(trimmed.to_string())));
+        }
+        tables.push(parts);
+    }
+    Some(Ok(Parsed::Analyze { tables }))
+}
+
+/// Replaces MySQL executable comments `/*! ... */` and `/*!NNNNN ... */` by their
+/// contents (when the version applies), leaving strings and other comments alone.
+pub fn expand_executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
+    if !sql.contains("/*!") {
+        return std::borrow::Cow::Borrowed(sql);
+    }
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    let mut i = 0;
+    let mut quote: Option<u8> = None;
+    let mut last = 0;
+    while i < b.len() {
+        let c = b[i];
+        if let Some(q) = quote {
+            if c == b'\\' {
+                i += 2;
+                continue;
+            }
+            if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\'' | b'"' | b'`' => {
+                quote = Some(c);
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') && b.get(i + 2) == Some(&b'!') => {
+                let Some(end_rel) = sql[i + 3..].find("*/") else {
+                    break;
+                };
+                let end = i + 3 + end_rel;
+                let mut body = &sql[i + 3..end];
+                let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+                let applies = if digits >= 5 {
+                    body[..digits]
+                        .parse::<u32>()
+                        .map(|v| v <= VERSION_ID)
+                        .unwrap_or(false)
+                } else {
+                    true
+                };
+                body = &body[digits.min(6)..];
+                out.push_str(&sql[last..i]);
+                if applies {
+                    out.push(' ');
+                    out.push_str(body);
+                    out.push(' ');
+                }
+                i = end + 2;
+                last = i;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&sql[last..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// `START TRANSACTION WITH CONSISTENT SNAPSHOT [, mode ...]` without the
+/// snapshot clause, which sqlparser does not know (mariadb-dump
+/// --single-transaction sends it). The session sees the clause in the original
+/// text and takes the snapshot at once.
+fn without_consistent_snapshot(trimmed: &str) -> Option<String> {
+    let upper = trimmed.to_ascii_uppercase();
+    if !upper.starts_with("START TRANSACTION") {
+        return None;
+    }
+    let at = upper.find("WITH CONSISTENT SNAPSHOT")?;
+    let rest = trimmed[at + "WITH CONSISTENT SNAPSHOT".len()..].trim_start();
+    let rest = rest.strip_prefix(',').unwrap_or(rest);
+    Some(format!("{} {rest}", &trimmed[..at]))
+}
+
+/// Parses a query text into statements, with no memory budget and no
+/// interrupt (tests, and texts the engine writes itself). The depth and
+/// shape limits apply as in [`parse_with`].
+pub fn parse(sql: &str) -> Result<Vec<Parsed>> {
+    parse_with(sql, None, None).map(|(stmts, _)| stmts)
+}
+
+/// Parses a query text into statements through [`crate::parse::limits`]' gate (see
+/// its rules 1–4): the text's shape, then the memory its statements are
+/// estimated to need (reserved from `budget`, and held by the returned
+/// [`Reservation`] until the caller is done with them), then the parse, which
+/// `interrupt` may stop, then each statement's depth.
+pub fn parse_with<'b>(
+    sql: &str,
+    budget: Option<&'b MemoryBudget>,
+    interrupt: Option<Interrupt>,
+) -> Result<(Vec<Parsed>, Option<Reservation<'b>>)> {
+    let mut text = expand_executable_comments(sql);
+    if text.len() >= limits::COMPACT_FROM {
+        text = std::borrow::Cow::Owned(limits::compact_whitespace(&text));
+    }
+    let shape = limits::scan(&text);
+    if shape.set_operations > limits::MAX_SET_OPERATIONS {
+        return Err(Error::TooDeep);
+    }
+    let reservation = budget.map(|b| b.reserve(&shape)).transpose()?;
+    let stmts = limits::with_parse_stack(&shape, || parse_text(&text, &shape, interrupt))?;
+    Ok((stmts, reservation))
+}
+
+/// The parse of an expanded (and, when long, compacted) text.
+fn parse_text(
+    text: &str,
+    shape: &limits::Shape,
+    interrupt: Option<Interrupt>,
+) -> Result<Vec<Parsed>> {
+    if let Some(p) = parse_account_statement(text)? {
+        return Ok(vec![p]);
+    }
+    if let Some(p) = parse_grant_statement(text)? {
+        return Ok(vec![p]);
+    }
+    let trimmed = text.trim().trim_end_matches(';').trim();
+    let upper: String = trimmed
+        .chars()
+        .take(16)
+        .collect::<String>()
+        .to_ascii_uppercase();
+    if upper.starts_with("SHOW WARNINGS") || upper.starts_with("SHOW ERRORS") {
+        let errors_only = upper.starts_with("SHOW ERRORS");
+        return Ok(vec![Parsed::ShowWarnings { errors_only }]);
+    }
+    if trimmed.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let Some(r) = parse_analyze(trimmed) {
+        return r.map(|p| vec![p]);
+    }
+    let dialect = CanyonDialect::new(interrupt);
+    // Tokenized here rather than by `Parser::try_with_sql` so that the token
+    // vector is sized once from the scan: grown by doubling, a long text's
+    // tokens briefly took twice their memory.
+    let mut tokens = Vec::with_capacity(shape.tokens);
+    let parsed = Tokenizer::new(&dialect, text)
+        .tokenize_with_location_into_buf(&mut tokens)
+        .map_err(ParserError::from)
+        .and_then(|()| {
+            Parser::new(&dialect)
+                .with_recursion_limit(RECURSION_LIMIT)
+                .with_tokens_with_locations(tokens)
+                .parse_statements()
+        });
+    let stmts = match parsed {
+        Ok(stmts) => stmts,
+        Err(e) => {
+            if let Some(stopped) = dialect.stopped.take() {
+                return Err(stopped);
+            }
+            return match set_names_in_list(trimmed).or_else(|| without_consistent_snapshot(trimmed))
+            {
+                Some(rewritten) => parse_text(&rewritten, &limits::scan(&rewritten), None),
+                None => Err(unsupported_or(parse_error(text, e), trimmed)),
+            };
+        }
+    };
+    if stmts
+        .iter()
+        .any(|s| limits::check_depth(s, shape.tokens).is_err())
+    {
+        stmts.into_iter().for_each(limits::dispose);
+        return Err(Error::TooDeep);
+    }
+    Ok(stmts
+        .into_iter()
+        .map(|s| Parsed::Sql(Box::new(s)))
+        .collect())
+}
+
+/// `SET a = 1, NAMES cs [COLLATE c], ...` (MariaDB Connector/J sends
+/// `set sql_mode=...,NAMES utf8mb4` at connect), which sqlparser parses only
+/// alone: rewritten with `NAMES cs` as the three assignments it stands for
+/// (MySQL manual, 15.7.6.3 "SET NAMES Statement"). `None` when the text is not
+/// such a list.
+fn set_names_in_list(trimmed: &str) -> Option<String> {
+    let head = trimmed.get(..4)?;
+    if !head.eq_ignore_ascii_case("SET ") {
+        return None;
+    }
+    let items = split_top_level_commas(&trimmed[4..]);
+    if items.len() < 2 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(items.len() + 2);
+    let mut rewritten = false;
+    for item in items {
+        let words: Vec<&str> = item.split_whitespace().collect();
+        match words.as_slice() {
+            [names, cs, rest @ ..] if names.eq_ignore_ascii_case("NAMES") => {
+                let cs = cs.trim_matches(['\'', '"', '`']);
+                let value = if cs.eq_ignore_ascii_case("DEFAULT") {
+                    "DEFAULT".to_string()
+                } else {
+                    format!("'{cs}'")
+                };
+                for v in [
+                    "character_set_client",
+                    "character_set_connection",
+                    "character_set_results",
+                ] {
+                    out.push(format!("{v} = {value}"));
+                }
+                match rest {
+                    [] => {}
+                    [collate, c] if collate.eq_ignore_ascii_case("COLLATE") => {
+                        let c = c.trim_matches(['\'', '"', '`']);
+                        out.push(format!("collation_connection = '{c}'"));
+                    }
+                    _ => return None,
+                }
+                rewritten = true;
+            }
+            _ => out.push(item.to_string()),
+        }
+    }
+    rewritten.then(|| format!("SET {}", out.join(", ")))
+}
+
+/// Splits `text` at the commas outside parentheses and quotes.
+fn split_top_level_commas(text: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut quote, mut start) = (0i32, None::<char>, 0);
+    let mut chars = text.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                items.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(text[start..].trim());
+    items
+}
+
+/// Counts `?` placeholders with the same tokenizer the parser uses (on the
+/// text as [`parse_with`] prepares it).
+pub fn count_placeholders(sql: &str) -> Result<usize> {
+    let mut text = expand_executable_comments(sql);
+    if text.len() >= limits::COMPACT_FROM {
+        text = std::borrow::Cow::Owned(limits::compact_whitespace(&text));
+    }
+    let dialect = CanyonDialect::new(None);
+    let tokens = Tokenizer::new(&dialect, &text)
+        .tokenize()
+        .map_err(|e| Error::Syntax(e.message))?;
+    Ok(tokens
+        .iter()
+        .filter(|t| matches!(t, Token::Placeholder(p) if p == "?"))
+        .count())
+}
+
+/// MySQL statements Canyon does not implement: when sqlparser cannot parse one
+/// of these, the client gets 1235 "not supported" rather than a syntax error.
+const UNSUPPORTED_STATEMENTS: &[&str] = &[
+    "CREATE TRIGGER",
+    "CREATE PROCEDURE",
+    "CREATE FUNCTION",
+    "CREATE EVENT",
+    "CREATE VIEW",
+    "CREATE OR REPLACE",
+    "CREATE DEFINER",
+    "CREATE TEMPORARY",
+    "CREATE SPATIAL",
+    "CREATE FULLTEXT",
+    "ALTER",
+    "LOCK TABLE",
+    "UNLOCK TABLE",
+    "HANDLER",
+    "LOAD DATA",
+    "LOAD XML",
+    "CALL",
+    "DO ",
+    "XA ",
+    "PREPARE",
+    "EXECUTE",
+    "DEALLOCATE",
+    "RENAME",
+    "OPTIMIZE",
+    "ANALYZE",
+    "CHECK TABLE",
+    "REPAIR",
+    "FLUSH",
+    "SET PERSIST",
+    "RESET",
+    "PURGE",
+    "CHANGE",
+    "START REPLICA",
+    "START SLAVE",
+    "STOP",
+    "INSTALL",
+    "UNINSTALL",
+    "SAVEPOINT",
+    "RELEASE",
+    "SIGNAL",
+    "RESIGNAL",
+    "GET DIAGNOSTICS",
+    "SHUTDOWN",
+    "CLONE",
+    "IMPORT",
+    "TABLE ",
+    "WITH ",
+    "REVOKE",
+    "ALTER USER",
+    "SET PASSWORD",
+    "SET ROLE",
+    "SET DEFAULT ROLE",
+];
+
+fn unsupported_or(e: Error, sql: &str) -> Error {
+    if !matches!(e, Error::Syntax(_)) {
+        return e;
+    }
+    let head: String = sql
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_ascii_uppercase()
+        + " ";
+    match UNSUPPORTED_STATEMENTS.iter().find(|p| head.starts_with(*p)) {
+        Some(p) => Error::Unsupported(p.trim().to_string()),
+        None => e,
+    }
+}
+
+fn parse_error(sql: &str, e: ParserError) -> Error {
+    match e {
+        ParserError::RecursionLimitExceeded => Error::TooDeep,
+        ParserError::TokenizerError(m) | ParserError::ParserError(m) => {
+            Error::Syntax(near(sql, &m))
+        }
+    }
+}
+
+/// The text from the error's position on, as MySQL's message shows it.
+fn near(sql: &str, msg: &str) -> String {
+    let pos = |key: &str| -> Option<usize> {
+        let i = msg.rfind(key)? + key.len();
+        msg[i..]
+            .trim_start()
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    match (pos("Line:"), pos("Column:")) {
+        (Some(line), Some(col)) if line >= 1 && col >= 1 => {
+            let mut offset = 0;
+            for (n, l) in sql.split_inclusive('\n').enumerate() {
+                if n + 1 == line {
+                    let c = l
+                        .char_indices()
+                        .nth(col - 1)
+                        .map(|(i, _)| i)
+                        .unwrap_or(l.len());
+                    // sqlparser reports the token after the problem; MySQL quotes from
+                    // the offending token. Back up to the start of the previous token.
+                    let start = offset + c;
+                    return sql[start.min(sql.len())..].chars().take(80).collect();
+                }
+                offset += l.len();
+            }
+            String::new()
+        }
+        _ => sql.chars().take(80).collect(),
+    }
+}
+
+// ---- account statements -----------------------------------------------------------
+
+struct Lexer<'a> {
+    s: &'a str,
+    pos: usize,
+}
+
+impl<'a> Lexer<'a> {
+    fn skip_ws(&mut self) {
+        while self.pos < self.s.len() && self.s.as_bytes()[self.pos].is_ascii_whitespace() {
+            self.pos += 1;
+        }
+    }
+    /// Consumes the ASCII keyword `kw` (any case) if it comes next as a
+    /// whole word. Compares bytes: the text after an ASCII match starts at a
+    /// character boundary, wherever non-ASCII text stands.
+    fn keyword(&mut self, kw: &str) -> bool {
+        self.skip_ws();
+        let rest = &self.s.as_bytes()[self.pos..];
+        if rest.len() >= kw.len()
+            && rest[..kw.len()].eq_ignore_ascii_case(kw.as_bytes())
+            && rest
+                .get(kw.len())
+                .is_none_or(|&c| !c.is_ascii_alphanumeric() && c != b'_')
+        {
+            self.pos += kw.len();
+            true
+        } else {
+            false
+        }
+    }
+    fn name(&mut self) -> Option<String> {
+        self.skip_ws();
+        let b = self.s.as_bytes();
+        let c = *b.get(self.pos)?;
+        if c == b'\'' || c == b'"' || c == b'`' {
+            let end = self.s[self.pos + 1..].find(c as char)? + self.pos + 1;
+            let v = self.s[self.pos + 1..end].to_string();
+            self.pos = end + 1;
+            Some(v)
+        } else {
+            let start = self.pos;
+            while self.pos < b.len()
+                && (b[self.pos].is_ascii_alphanumeric()
+                    || b[self.pos] == b'_'
+                    || b[self.pos] == b'%'
+                    || b[self.pos] == b'.')
+            {
+                self.pos += 1;
+            }
+            (self.pos > start).then(|| self.s[start..self.pos].to_string())
+        }
+    }
+    fn user_host(&mut self) -> Option<(String, String)> {
+        let user = self.name()?;
+        self.skip_ws();
+        let host = if self.s[self.pos..].starts_with('@') {
+            self.pos += 1;
+            self.name()?
+        } else {
+            "%".to_string()
+        };
+        Some((user, host))
+    }
+    fn punct(&mut self, c: char) -> bool {
+        self.skip_ws();
+        if self.s[self.pos..].starts_with(c) {
+            self.pos += c.len_utf8();
+            true
+        } else {
+            false
+        }
+    }
+    fn at_end(&mut self) -> bool {
+        self.skip_ws();
+        let rest = self.s[self.pos..].trim_end_matches(|c: char| c == ';' || c.is_whitespace());
+        rest.is_empty()
+    }
+}
+
+/// The object of GRANT / REVOKE, as written (the current database is resolved
+/// when the statement runs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantTarget {
+    /// `*.*`
+    Global,
+    /// `*`: every table of the current database.
+    CurrentDb,
+    /// `db.*`
+    Db(String),
+    /// `[db.]table`
+    Table(Option<String>, String),
+}
+
+impl Lexer<'_> {
+    /// An identifier: backquoted, or letters, digits, `_` and `$`.
+    fn ident(&mut self) -> Option<String> {
+        self.skip_ws();
+        let rest = &self.s[self.pos..];
+        if let Some(quoted) = rest.strip_prefix('`') {
+            let end = quoted.find('`')?;
+            self.pos += end + 2;
+            return Some(quoted[..end].to_string());
+        }
+        let len = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+            .unwrap_or(rest.len());
+        (len > 0).then(|| {
+            self.pos += len;
+            rest[..len].to_string()
+        })
+    }
+
+    /// `*.*`, `*`, `db.*`, `db.t` or `t`.
+    fn grant_target(&mut self) -> Option<GrantTarget> {
+        if self.punct('*') {
+            if self.punct('.') {
+                return self.punct('*').then_some(GrantTarget::Global);
+            }
+            return Some(GrantTarget::CurrentDb);
+        }
+        let first = self.ident()?;
+        if !self.punct('.') {
+            return Some(GrantTarget::Table(None, first));
+        }
+        if self.punct('*') {
+            return Some(GrantTarget::Db(first));
+        }
+        Some(GrantTarget::Table(Some(first), self.ident()?))
+    }
+
+    /// A privilege list up to ON / FROM / TO: (privileges, GRANT OPTION named).
+    fn privilege_list(&mut self) -> Result<(PrivSpec, bool)> {
+        let mut privs = Privs::NONE;
+        let mut all = false;
+        let mut grant_option = false;
+        loop {
+            let mut words = Vec::new();
+            loop {
+                self.skip_ws();
+                let save = self.pos;
+                if self.keyword("ON") || self.keyword("FROM") || self.keyword("TO") {
+                    self.pos = save;
+                    break;
+                }
+                if self.s[self.pos..].starts_with([',', '(']) || self.at_end() {
+                    break;
+                }
+                match self.ident() {
+                    Some(w) => words.push(w.to_ascii_uppercase()),
+                    None => return Err(Error::Syntax(self.s[self.pos..].to_string())),
+                }
+            }
+            if self.s[self.pos..].starts_with('(') {
+                return Err(Error::Unsupported("column privileges".into()));
+            }
+            let name = words.join(" ");
+            match name.as_str() {
+                "ALL" | "ALL PRIVILEGES" => all = true,
+                "GRANT OPTION" => grant_option = true,
+                "USAGE" => {}
+                "" => return Err(Error::Syntax(self.s[self.pos..].to_string())),
+                _ => {
+                    privs = privs
+                        | Privs::from_name(&name)
+                            .ok_or_else(|| Error::Syntax(name.to_lowercase()))?;
+                }
+            }
+            if !self.punct(',') {
+                break;
+            }
+        }
+        let spec = if all {
+            PrivSpec::All
+        } else {
+            PrivSpec::Some(privs)
+        };
+        Ok((spec, grant_option))
+    }
+
+    /// `'u'@'h' [, 'u'@'h' ...]`.
+    fn accounts(&mut self) -> Option<Vec<(String, String)>> {
+        let mut out = vec![self.user_host()?];
+        while self.punct(',') {
+            out.push(self.user_host()?);
+        }
+        Some(out)
+    }
+}
+
+/// GRANT / REVOKE / SHOW GRANTS, or `None` for another statement.
+fn parse_grant_statement(sql: &str) -> Result<Option<Parsed>> {
+    let syntax =
+        |lx: &Lexer<'_>| Error::Syntax(sql[lx.pos.min(sql.len())..].chars().take(80).collect());
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("GRANT") {
+        let (privs, named_option) = lx.privilege_list()?;
+        if !lx.keyword("ON") {
+            return Err(syntax(&lx));
+        }
+        lx.keyword("TABLE");
+        let target = lx.grant_target().ok_or_else(|| syntax(&lx))?;
+        if !lx.keyword("TO") {
+            return Err(syntax(&lx));
+        }
+        let accounts = lx.accounts().ok_or_else(|| syntax(&lx))?;
+        let grant_option =
+            named_option || (lx.keyword("WITH") && lx.keyword("GRANT") && lx.keyword("OPTION"));
+        if !lx.at_end() {
+            return Err(Error::Unsupported("GRANT options".into()));
+        }
+        return Ok(Some(Parsed::Grant {
+            privs,
+            target,
+            accounts,
+            grant_option,
+        }));
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("REVOKE") {
+        let (privs, grant_option) = lx.privilege_list()?;
+        let target = if lx.keyword("ON") {
+            lx.keyword("TABLE");
+            Some(lx.grant_target().ok_or_else(|| syntax(&lx))?)
+        } else if privs == PrivSpec::All && grant_option {
+            None
+        } else {
+            return Err(syntax(&lx));
+        };
+        if !lx.keyword("FROM") {
+            return Err(syntax(&lx));
+        }
+        let accounts = lx.accounts().ok_or_else(|| syntax(&lx))?;
+        if !lx.at_end() {
+            return Err(syntax(&lx));
+        }
+        return Ok(Some(Parsed::Revoke {
+            privs,
+            target,
+            accounts,
+            grant_option,
+        }));
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("ALTER") && lx.keyword("TABLE") {
+        let mut table = vec![lx.ident().ok_or_else(|| syntax(&lx))?];
+        if lx.punct('.') {
+            table.push(lx.ident().ok_or_else(|| syntax(&lx))?);
+        }
+        if (lx.keyword("DISABLE") || lx.keyword("ENABLE")) && lx.keyword("KEYS") && lx.at_end() {
+            return Ok(Some(Parsed::AlterKeys { table }));
+        }
+        return Ok(None);
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("SHOW") && lx.keyword("GRANTS") {
+        let account = if lx.keyword("FOR") {
+            if lx.keyword("CURRENT_USER") {
+                if lx.punct('(') && !lx.punct(')') {
+                    return Err(syntax(&lx));
+                }
+                None
+            } else {
+                Some(lx.user_host().ok_or_else(|| syntax(&lx))?)
+            }
+        } else {
+            None
+        };
+        if !lx.at_end() {
+            return Err(syntax(&lx));
+        }
+        return Ok(Some(Parsed::ShowGrants { account }));
+    }
+    Ok(None)
+}
+
+/// `[IDENTIFIED [WITH plugin] [BY 'pw']]` → (plugin, password); `None` on a
+/// syntax error.
+fn identified(lx: &mut Lexer<'_>) -> Option<(Option<String>, String)> {
+    if !lx.keyword("IDENTIFIED") {
+        return Some((None, String::new()));
+    }
+    let plugin = if lx.keyword("WITH") {
+        Some(lx.name()?)
+    } else {
+        None
+    };
+    let password = if lx.keyword("BY") {
+        lx.name()?
+    } else if plugin.is_some() {
+        String::new()
+    } else {
+        return None;
+    };
+    Some((plugin, password))
+}
+
+fn parse_account_statement(sql: &str) -> Result<Option<Parsed>> {
+    let mut lx = Lexer { s: sql, pos: 0 };
+    let syntax =
+        |lx: &Lexer<'_>| Error::Syntax(sql[lx.pos.min(sql.len())..].chars().take(80).collect());
+    if lx.keyword("CREATE") && lx.keyword("USER") {
+        let if_not_exists = lx.keyword("IF") && lx.keyword("NOT") && lx.keyword("EXISTS");
+        let (user, host) = lx.user_host().ok_or_else(|| syntax(&lx))?;
+        let (plugin, password) = identified(&mut lx).ok_or_else(|| syntax(&lx))?;
+        if !lx.at_end() {
+            return Err(Error::Unsupported("CREATE USER options".into()));
+        }
+        return Ok(Some(Parsed::CreateUser {
+            user,
+            host,
+            plugin,
+            password,
+            if_not_exists,
+        }));
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("ALTER") && lx.keyword("USER") {
+        let if_exists = lx.keyword("IF") && lx.keyword("EXISTS");
+        let (user, host) = lx.user_host().ok_or_else(|| syntax(&lx))?;
+        let (plugin, password) = identified(&mut lx).ok_or_else(|| syntax(&lx))?;
+        if !lx.at_end() {
+            return Err(Error::Unsupported("ALTER USER options".into()));
+        }
+        return Ok(Some(Parsed::AlterUser {
+            account: Some((user, host)),
+            plugin,
+            password,
+            if_exists,
+        }));
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("SET") && lx.keyword("PASSWORD") {
+        let account = if lx.keyword("FOR") {
+            Some(lx.user_host().ok_or_else(|| syntax(&lx))?)
+        } else {
+            None
+        };
+        if !lx.punct('=') {
+            return Err(syntax(&lx));
+        }
+        let password = lx.name().ok_or_else(|| syntax(&lx))?;
+        if !lx.at_end() {
+            return Err(syntax(&lx));
+        }
+        return Ok(Some(Parsed::AlterUser {
+            account,
+            plugin: None,
+            password,
+            if_exists: false,
+        }));
+    }
+    let mut lx = Lexer { s: sql, pos: 0 };
+    if lx.keyword("DROP") && lx.keyword("USER") {
+        let if_exists = lx.keyword("IF") && lx.keyword("EXISTS");
+        let (user, host) = lx.user_host().ok_or_else(|| syntax(&lx))?;
+        if !lx.at_end() {
+            return Err(Error::Unsupported("DROP USER of several accounts".into()));
+        }
+        return Ok(Some(Parsed::DropUser {
+            user,
+            host,
+            if_exists,
+        }));
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consistent_snapshot_clause_is_set_aside() {
+        assert_eq!(
+            without_consistent_snapshot("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")
+                .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")),
+            Some("START TRANSACTION READ ONLY".to_string())
+        );
+        assert!(matches!(
+            parse("START TRANSACTION /*!40100 WITH CONSISTENT SNAPSHOT */").as_deref(),
+            Ok([Parsed::Sql(_)])
+        ));
+        assert_eq!(without_consistent_snapshot("SELECT 1"), None);
+    }
+
+    #[test]
+    fn executable_comments_are_expanded() {
+        let words = |s: &str| {
+            expand_executable_comments(s)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(
+            words("CREATE TABLE t(a INT) /*! ENGINE = innodb */"),
+            "CREATE TABLE t(a INT) ENGINE = innodb"
+        );
+        assert_eq!(
+            words("SELECT /*!40001 SQL_NO_CACHE */ 1"),
+            "SELECT SQL_NO_CACHE 1"
+        );
+        assert_eq!(words("SELECT /*!99999 nope */ 1"), "SELECT 1");
+        assert_eq!(
+            expand_executable_comments("SELECT '/*!x*/'"),
+            "SELECT '/*!x*/'"
+        );
+    }
+
+    #[test]
+    fn set_names_inside_an_assignment_list() {
+        assert_eq!(
+            set_names_in_list(
+                "set sql_mode=CONCAT(@@sql_mode,',STRICT_TRANS_TABLES'),NAMES utf8mb4"
+            )
+            .as_deref(),
+            Some(
+                "SET sql_mode=CONCAT(@@sql_mode,',STRICT_TRANS_TABLES'), \
+                 character_set_client = 'utf8mb4', character_set_connection = 'utf8mb4', \
+                 character_set_results = 'utf8mb4'"
+            )
+        );
+        assert_eq!(
+            set_names_in_list("SET NAMES 'utf8mb4' COLLATE utf8mb4_bin, autocommit=1").as_deref(),
+            Some(
+                "SET character_set_client = 'utf8mb4', character_set_connection = 'utf8mb4', \
+                 character_set_results = 'utf8mb4', collation_connection = 'utf8mb4_bin', autocommit=1"
+            )
+        );
+        assert_eq!(set_names_in_list("SET NAMES utf8mb4"), None);
+        assert_eq!(set_names_in_list("SET a = 1, b = 'x,NAMES y'"), None);
+        let parsed = parse("set autocommit=1, NAMES utf8mb4").expect("parses");
+        assert!(matches!(
+            parsed.as_slice(),
+            [Parsed::Sql(s)] if matches!(**s, Statement::Set(_))
+        ));
+    }
+
+    #[test]
+    fn syntax_errors_carry_near_text() {
+        match parse("SELECT * FRM t") {
+            Err(Error::Syntax(near)) => assert!(near.contains("t"), "{near}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let sql = format!("SELECT {}1{}", "(".repeat(10_000), ")".repeat(10_000));
+        assert!(matches!(
+            parse(&sql),
+            Err(Error::TooDeep) | Err(Error::Syntax(_))
+        ));
+    }
+
+    #[test]
+    fn account_statements() {
+        assert!(matches!(
+            parse("CREATE USER 'a'@'%' IDENTIFIED BY 'pw'").expect("parses").as_slice(),
+            [Parsed::CreateUser { user, host, password, .. }] if user == "a" && host == "%" && password == "pw"
+        ));
+        assert!(matches!(
+            parse("drop user if exists bob").expect("parses").as_slice(),
+            [Parsed::DropUser { user, if_exists: true, .. }] if user == "bob"
+        ));
+    }
+
+    #[test]
+    fn placeholders_are_counted() {
+        assert_eq!(
+            count_placeholders("SELECT c FROM t WHERE id = ? AND k IN (?, ?) AND s = '?'")
+                .expect("tokenizes"),
+            3
+        );
+    }
+}

@@ -1,0 +1,20 @@
+//! Layer 1, **types**: what a value is, before any table exists.
+//!
+//! Values and MySQL's comparison rules ([`value`]), column types and strict
+//! coercion ([`sqltype`], whose items are re-exported here), collations and
+//! character sets ([`collation`]), the date/time arithmetic ([`datetime`]),
+//! the memcomparable key and row encodings ([`encoding`]) and the result-set
+//! shapes that cross the engine boundary ([`result`]).
+//!
+//! Contract: pure functions over values and bytes. Nothing here knows a
+//! table, a statement or a transaction; every other layer may import this
+//! one, and it imports none of them.
+
+pub mod collation;
+pub mod datetime;
+pub mod encoding;
+pub mod result;
+pub mod sqltype;
+pub mod value;
+
+pub use sqltype::*;

@@ -1,0 +1,612 @@
+//! Column types: declaration, result-set metadata, and coercion of values into a
+//! column under MySQL 8.0's default strict SQL mode (STRICT_TRANS_TABLES).
+
+use crate::types::result::{charset, column_flags, Column, ColumnType};
+use crate::types::value::{parse_datetime_bytes, Value};
+use canyon_common::{Error, Result};
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::{Decimal, RoundingStrategy};
+use serde::{Deserialize, Serialize};
+
+/// A declared column type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SqlType {
+    /// TINYINT (1 byte).
+    TinyInt {
+        /// UNSIGNED.
+        unsigned: bool,
+    },
+    /// SMALLINT (2 bytes).
+    SmallInt {
+        /// UNSIGNED.
+        unsigned: bool,
+    },
+    /// MEDIUMINT (3 bytes).
+    MediumInt {
+        /// UNSIGNED.
+        unsigned: bool,
+    },
+    /// INT / INTEGER (4 bytes).
+    Int {
+        /// UNSIGNED.
+        unsigned: bool,
+    },
+    /// BIGINT (8 bytes).
+    BigInt {
+        /// UNSIGNED.
+        unsigned: bool,
+    },
+    /// FLOAT (stored as a double, reported as FLOAT).
+    Float,
+    /// DOUBLE / REAL.
+    Double,
+    /// DECIMAL(precision, scale), exact. Canyon stores up to 28 digits (the range of
+    /// its decimal library); MySQL allows 65.
+    Decimal {
+        /// Total digits.
+        precision: u8,
+        /// Digits after the point.
+        scale: u8,
+    },
+    /// CHAR(n): trailing spaces are removed on store, as MySQL removes them on read.
+    Char(u32),
+    /// VARCHAR(n), n in characters.
+    VarChar(u32),
+    /// BINARY(n).
+    Binary(u32),
+    /// VARBINARY(n), n in bytes.
+    VarBinary(u32),
+    /// TINYTEXT/TEXT/MEDIUMTEXT/LONGTEXT with their byte limit.
+    Text(u32),
+    /// TINYBLOB/BLOB/MEDIUMBLOB/LONGBLOB with their byte limit.
+    Blob(u32),
+    /// DATE.
+    Date,
+    /// DATETIME.
+    DateTime,
+    /// TIMESTAMP (stored like DATETIME; no time-zone conversion yet).
+    Timestamp,
+}
+
+impl SqlType {
+    /// Whether values are integers.
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            SqlType::TinyInt { .. }
+                | SqlType::SmallInt { .. }
+                | SqlType::MediumInt { .. }
+                | SqlType::Int { .. }
+                | SqlType::BigInt { .. }
+        )
+    }
+
+    /// Whether the type is UNSIGNED.
+    pub fn is_unsigned(self) -> bool {
+        matches!(
+            self,
+            SqlType::TinyInt { unsigned: true }
+                | SqlType::SmallInt { unsigned: true }
+                | SqlType::MediumInt { unsigned: true }
+                | SqlType::Int { unsigned: true }
+                | SqlType::BigInt { unsigned: true }
+        )
+    }
+
+    /// Whether values are character or binary strings.
+    pub fn is_string(self) -> bool {
+        matches!(
+            self,
+            SqlType::Char(_)
+                | SqlType::VarChar(_)
+                | SqlType::Binary(_)
+                | SqlType::VarBinary(_)
+                | SqlType::Text(_)
+                | SqlType::Blob(_)
+        )
+    }
+
+    /// Whether the type holds binary (not character) strings.
+    pub fn is_binary(self) -> bool {
+        matches!(
+            self,
+            SqlType::Binary(_) | SqlType::VarBinary(_) | SqlType::Blob(_)
+        )
+    }
+
+    /// Integer range of the type.
+    fn int_range(self) -> (i128, i128) {
+        let (bits, unsigned) = match self {
+            SqlType::TinyInt { unsigned } => (8, unsigned),
+            SqlType::SmallInt { unsigned } => (16, unsigned),
+            SqlType::MediumInt { unsigned } => (24, unsigned),
+            SqlType::Int { unsigned } => (32, unsigned),
+            SqlType::BigInt { unsigned } => (64, unsigned),
+            _ => (64, false),
+        };
+        if unsigned {
+            (0, (1i128 << bits) - 1)
+        } else {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        }
+    }
+
+    /// The protocol type code, display length and decimals of the type.
+    pub fn protocol(self) -> (ColumnType, u32, u8) {
+        match self {
+            SqlType::TinyInt { .. } => (ColumnType::Tiny, 4, 0),
+            SqlType::SmallInt { .. } => (ColumnType::Short, 6, 0),
+            SqlType::MediumInt { .. } => (ColumnType::Int24, 9, 0),
+            SqlType::Int { .. } => (ColumnType::Long, 11, 0),
+            SqlType::BigInt { .. } => (ColumnType::LongLong, 20, 0),
+            SqlType::Float => (ColumnType::Float, 12, 31),
+            SqlType::Double => (ColumnType::Double, 22, 31),
+            SqlType::Decimal { precision, scale } => {
+                (ColumnType::NewDecimal, precision as u32 + 2, scale)
+            }
+            SqlType::Char(n) | SqlType::Binary(n) => (ColumnType::String, n * 4, 0),
+            SqlType::VarChar(n) | SqlType::VarBinary(n) => (ColumnType::VarString, n * 4, 0),
+            SqlType::Text(n) | SqlType::Blob(n) => (ColumnType::Blob, n, 0),
+            SqlType::Date => (ColumnType::Date, 10, 0),
+            SqlType::DateTime => (ColumnType::DateTime, 19, 0),
+            SqlType::Timestamp => (ColumnType::Timestamp, 19, 0),
+        }
+    }
+
+    /// The type as SHOW COLUMNS / DESCRIBE print it.
+    pub fn sql_name(self) -> String {
+        let int = |n: &str, u: bool| {
+            if u {
+                format!("{n} unsigned")
+            } else {
+                n.to_string()
+            }
+        };
+        match self {
+            SqlType::TinyInt { unsigned } => int("tinyint", unsigned),
+            SqlType::SmallInt { unsigned } => int("smallint", unsigned),
+            SqlType::MediumInt { unsigned } => int("mediumint", unsigned),
+            SqlType::Int { unsigned } => int("int", unsigned),
+            SqlType::BigInt { unsigned } => int("bigint", unsigned),
+            SqlType::Float => "float".into(),
+            SqlType::Double => "double".into(),
+            SqlType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+            SqlType::Char(n) => format!("char({n})"),
+            SqlType::VarChar(n) => format!("varchar({n})"),
+            SqlType::Binary(n) => format!("binary({n})"),
+            SqlType::VarBinary(n) => format!("varbinary({n})"),
+            SqlType::Text(n) => match n {
+                255 => "tinytext".into(),
+                65535 => "text".into(),
+                16777215 => "mediumtext".into(),
+                _ => "longtext".into(),
+            },
+            SqlType::Blob(n) => match n {
+                255 => "tinyblob".into(),
+                65535 => "blob".into(),
+                16777215 => "mediumblob".into(),
+                _ => "longblob".into(),
+            },
+            SqlType::Date => "date".into(),
+            SqlType::DateTime => "datetime".into(),
+            SqlType::Timestamp => "timestamp".into(),
+        }
+    }
+}
+
+/// Result-set metadata for a table column.
+pub fn table_column(
+    db: &str,
+    table: &str,
+    alias: &str,
+    name: &str,
+    ty: SqlType,
+    extra_flags: u16,
+) -> Column {
+    let (column_type, length, decimals) = ty.protocol();
+    let mut flags = extra_flags;
+    if ty.is_unsigned() {
+        flags |= column_flags::UNSIGNED;
+    }
+    if ty.is_integer()
+        || matches!(
+            ty,
+            SqlType::Decimal { .. } | SqlType::Double | SqlType::Float
+        )
+    {
+        flags |= column_flags::NUM;
+    }
+    if matches!(ty, SqlType::Text(_) | SqlType::Blob(_)) {
+        flags |= column_flags::BLOB;
+    }
+    let cs = if ty.is_binary() {
+        flags |= column_flags::BINARY;
+        charset::BINARY
+    } else if ty.is_string() {
+        charset::UTF8MB4_GENERAL
+    } else {
+        charset::BINARY
+    };
+    Column {
+        schema: db.to_string(),
+        table: alias.to_string(),
+        org_table: table.to_string(),
+        name: name.to_string(),
+        org_name: name.to_string(),
+        charset: cs,
+        length,
+        column_type,
+        flags: if ty.is_string() {
+            flags
+        } else {
+            flags | column_flags::BINARY
+        },
+        decimals,
+    }
+}
+
+/// Metadata for a computed (expression) column of a given runtime kind.
+pub fn expr_column(name: &str, kind: ExprKind) -> Column {
+    let (column_type, length, decimals, cs, flags) = match kind {
+        ExprKind::Int => (
+            ColumnType::LongLong,
+            21,
+            0,
+            charset::BINARY,
+            column_flags::NUM | column_flags::BINARY,
+        ),
+        ExprKind::UInt => (
+            ColumnType::LongLong,
+            21,
+            0,
+            charset::BINARY,
+            column_flags::NUM | column_flags::BINARY | column_flags::UNSIGNED,
+        ),
+        ExprKind::Double => (
+            ColumnType::Double,
+            23,
+            31,
+            charset::BINARY,
+            column_flags::NUM | column_flags::BINARY,
+        ),
+        ExprKind::Decimal(scale) => (
+            ColumnType::NewDecimal,
+            67,
+            scale,
+            charset::BINARY,
+            column_flags::NUM | column_flags::BINARY,
+        ),
+        ExprKind::String => (ColumnType::VarString, 1024, 31, charset::UTF8MB4_GENERAL, 0),
+        ExprKind::Date => (
+            ColumnType::Date,
+            10,
+            0,
+            charset::BINARY,
+            column_flags::BINARY,
+        ),
+        ExprKind::DateTime => (
+            ColumnType::DateTime,
+            19,
+            0,
+            charset::BINARY,
+            column_flags::BINARY,
+        ),
+        ExprKind::Null => (
+            ColumnType::Null,
+            0,
+            0,
+            charset::BINARY,
+            column_flags::BINARY,
+        ),
+    };
+    Column {
+        schema: String::new(),
+        table: String::new(),
+        org_table: String::new(),
+        name: name.to_string(),
+        org_name: String::new(),
+        charset: cs,
+        length,
+        column_type,
+        flags,
+        decimals,
+    }
+}
+
+/// The static kind of an expression's result, for result-set metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExprKind {
+    /// BIGINT.
+    Int,
+    /// BIGINT UNSIGNED.
+    UInt,
+    /// DOUBLE.
+    Double,
+    /// DECIMAL with the given scale.
+    Decimal(u8),
+    /// VARCHAR.
+    String,
+    /// DATE.
+    Date,
+    /// DATETIME.
+    DateTime,
+    /// The NULL literal.
+    Null,
+}
+
+impl ExprKind {
+    /// The kind a stored column of type `ty` evaluates to.
+    pub fn of(ty: SqlType) -> ExprKind {
+        match ty {
+            t if t.is_integer() && t.is_unsigned() => ExprKind::UInt,
+            t if t.is_integer() => ExprKind::Int,
+            SqlType::Float | SqlType::Double => ExprKind::Double,
+            SqlType::Decimal { scale, .. } => ExprKind::Decimal(scale),
+            SqlType::Date => ExprKind::Date,
+            SqlType::DateTime | SqlType::Timestamp => ExprKind::DateTime,
+            _ => ExprKind::String,
+        }
+    }
+
+    /// The kind of a runtime value.
+    pub fn of_value(v: &Value) -> ExprKind {
+        match v {
+            Value::Null => ExprKind::Null,
+            Value::Int(_) => ExprKind::Int,
+            Value::UInt(_) => ExprKind::UInt,
+            Value::Double(_) => ExprKind::Double,
+            Value::Decimal(d) => ExprKind::Decimal(d.scale() as u8),
+            Value::Bytes(_) => ExprKind::String,
+            Value::Date(_) => ExprKind::Date,
+            Value::DateTime(_) => ExprKind::DateTime,
+        }
+    }
+}
+
+/// A character column holds UTF-8 (every character set Canyon accepts is
+/// stored as UTF-8, and collations weigh characters): other bytes are MySQL's
+/// 1366, quoting the bytes from the first bad one as MySQL does.
+fn check_utf8(b: &[u8], column: &str, row: u64) -> Result<()> {
+    if let Err(e) = std::str::from_utf8(b) {
+        let bad = &b[e.valid_up_to()..];
+        let value: String = bad.iter().take(6).map(|x| format!("\\x{x:02X}")).collect();
+        return Err(Error::IncorrectValue {
+            type_name: "string".into(),
+            value: if bad.len() > 6 {
+                format!("{value}...")
+            } else {
+                value
+            },
+            column: column.to_string(),
+            row,
+        });
+    }
+    Ok(())
+}
+
+/// Converts `v` into a value of column type `ty` as an INSERT or UPDATE stores it,
+/// with strict-mode errors (1264 out of range, 1406 too long, 1366 bad value).
+/// NULL passes through; the caller checks NOT NULL.
+pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let out_of_range = || Error::OutOfRange {
+        column: column.to_string(),
+        row,
+    };
+    let incorrect = |type_name: &str, v: &Value| Error::IncorrectValue {
+        type_name: type_name.to_string(),
+        value: v.to_display(),
+        column: column.to_string(),
+        row,
+    };
+    match ty {
+        // MySQL keeps a negative DECIMAL's sign through the rounding, so -0.3
+        // for an UNSIGNED column is out of range (1264), not 0. (A DOUBLE is
+        // rint()-ed first: -0.3e0 stores 0.)
+        t if t.is_integer()
+            && t.is_unsigned()
+            && matches!(&v, Value::Decimal(d) if d.is_sign_negative() && !d.is_zero()) =>
+        {
+            Err(out_of_range())
+        }
+        t if t.is_integer() => {
+            let n: i128 = match &v {
+                Value::Int(i) => *i as i128,
+                Value::UInt(u) => *u as i128,
+                Value::Double(d) => {
+                    if !d.is_finite() {
+                        return Err(out_of_range());
+                    }
+                    // MySQL's Field_long::store(double): rint(), half to even
+                    // (2.5 is stored as 2, 3.5 as 4).
+                    d.round_ties_even() as i128
+                }
+                Value::Decimal(d) => d
+                    .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
+                    .to_i128()
+                    .ok_or_else(out_of_range)?,
+                Value::Bytes(b) => {
+                    let s = std::str::from_utf8(b)
+                        .map_err(|_| incorrect("integer", &v))?
+                        .trim();
+                    if let Ok(i) = s.parse::<i128>() {
+                        i
+                    } else if let Ok(d) = Decimal::from_str_exact(s) {
+                        d.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
+                            .to_i128()
+                            .ok_or_else(out_of_range)?
+                    } else if let Ok(f) = s.parse::<f64>() {
+                        f.round() as i128
+                    } else {
+                        return Err(incorrect("integer", &v));
+                    }
+                }
+                Value::Date(_) | Value::DateTime(_) => v.to_i64().unwrap_or(0) as i128,
+                Value::Null => unreachable!("NULL handled above"),
+            };
+            let (lo, hi) = t.int_range();
+            if n < lo || n > hi {
+                return Err(out_of_range());
+            }
+            Ok(if t.is_unsigned() {
+                Value::UInt(n as u64)
+            } else {
+                Value::Int(n as i64)
+            })
+        }
+        SqlType::Float | SqlType::Double => match &v {
+            Value::Bytes(b) => {
+                let s = std::str::from_utf8(b).map_err(|_| incorrect("double", &v))?;
+                s.trim()
+                    .parse::<f64>()
+                    .map(Value::Double)
+                    .map_err(|_| incorrect("double", &v))
+            }
+            other => Ok(Value::Double(other.to_f64().unwrap_or(0.0))),
+        },
+        SqlType::Decimal { precision, scale } => {
+            let d = match &v {
+                Value::Bytes(b) => {
+                    let s = std::str::from_utf8(b).map_err(|_| incorrect("decimal", &v))?;
+                    Decimal::from_str_exact(s.trim())
+                        .or_else(|_| {
+                            s.trim()
+                                .parse::<f64>()
+                                .ok()
+                                .and_then(|f| Decimal::try_from(f).ok())
+                                .ok_or(())
+                        })
+                        .map_err(|_| incorrect("decimal", &v))?
+                }
+                Value::Double(f) => Decimal::try_from(*f).map_err(|_| out_of_range())?,
+                other => other.to_decimal().ok_or_else(out_of_range)?,
+            };
+            let mut d =
+                d.round_dp_with_strategy(scale as u32, RoundingStrategy::MidpointAwayFromZero);
+            d.rescale(scale as u32);
+            let int_digits = precision.saturating_sub(scale) as u32;
+            let limit = Decimal::from(10u64.pow(int_digits.min(19)));
+            if d.abs() >= limit && int_digits < 19 {
+                return Err(out_of_range());
+            }
+            Ok(Value::Decimal(d))
+        }
+        SqlType::Char(n) | SqlType::VarChar(n) => {
+            let mut b = v.to_bytes().unwrap_or_default();
+            check_utf8(&b, column, row)?;
+            if matches!(ty, SqlType::Char(_)) {
+                while b.last() == Some(&b' ') {
+                    b.pop();
+                }
+            }
+            let chars = std::str::from_utf8(&b)
+                .map(|s| s.chars().count())
+                .unwrap_or(b.len());
+            if chars > n as usize {
+                return Err(Error::DataTooLong {
+                    column: column.to_string(),
+                    row,
+                });
+            }
+            Ok(Value::Bytes(b))
+        }
+        SqlType::Binary(n) | SqlType::VarBinary(n) | SqlType::Text(n) | SqlType::Blob(n) => {
+            let b = v.to_bytes().unwrap_or_default();
+            if matches!(ty, SqlType::Text(_)) {
+                check_utf8(&b, column, row)?;
+            }
+            if b.len() > n as usize {
+                return Err(Error::DataTooLong {
+                    column: column.to_string(),
+                    row,
+                });
+            }
+            Ok(Value::Bytes(b))
+        }
+        SqlType::Date => match v {
+            Value::Date(_) => Ok(v),
+            Value::DateTime(dt) => Ok(Value::Date(dt.date())),
+            Value::Bytes(ref b) => match parse_datetime_bytes(b) {
+                Some(Value::DateTime(dt)) => Ok(Value::Date(dt.date())),
+                Some(d) => Ok(d),
+                None => Err(incorrect("date", &v)),
+            },
+            other => Err(incorrect("date", &other)),
+        },
+        SqlType::DateTime | SqlType::Timestamp => match v {
+            Value::DateTime(_) => Ok(v),
+            Value::Date(d) => Ok(Value::DateTime(d.and_time(chrono::NaiveTime::MIN))),
+            Value::Bytes(ref b) => match parse_datetime_bytes(b) {
+                Some(Value::Date(d)) => Ok(Value::DateTime(d.and_time(chrono::NaiveTime::MIN))),
+                Some(dt) => Ok(dt),
+                None => Err(incorrect("datetime", &v)),
+            },
+            other => Err(incorrect("datetime", &other)),
+        },
+        _ => Ok(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_integer_ranges() {
+        let t = SqlType::TinyInt { unsigned: false };
+        assert_eq!(coerce(Value::Int(127), t, "c", 1), Ok(Value::Int(127)));
+        assert!(matches!(
+            coerce(Value::Int(128), t, "c", 1),
+            Err(Error::OutOfRange { .. })
+        ));
+        let u = SqlType::Int { unsigned: true };
+        assert!(matches!(
+            coerce(Value::Int(-1), u, "c", 1),
+            Err(Error::OutOfRange { .. })
+        ));
+        assert_eq!(coerce(Value::str(" 42 "), u, "c", 1), Ok(Value::UInt(42)));
+        assert!(matches!(
+            coerce(Value::str("x1"), u, "c", 1),
+            Err(Error::IncorrectValue { .. })
+        ));
+    }
+
+    #[test]
+    fn strings_and_decimals() {
+        assert!(matches!(
+            coerce(Value::str("abcd"), SqlType::VarChar(3), "c", 2),
+            Err(Error::DataTooLong { row: 2, .. })
+        ));
+        assert!(matches!(
+            coerce(Value::Bytes(b"ok\xF0\x9F".to_vec()), SqlType::VarChar(9), "c", 3),
+            Err(Error::IncorrectValue { ref value, row: 3, .. }) if value == "\\xF0\\x9F"
+        ));
+        assert!(matches!(
+            coerce(
+                Value::Bytes(b"\xFF".to_vec()),
+                SqlType::VarBinary(9),
+                "c",
+                1
+            ),
+            Ok(Value::Bytes(_))
+        ));
+        assert_eq!(
+            coerce(Value::str("ab  "), SqlType::Char(3), "c", 1),
+            Ok(Value::str("ab"))
+        );
+        let d = SqlType::Decimal {
+            precision: 5,
+            scale: 2,
+        };
+        assert_eq!(
+            coerce(Value::str("1.005"), d, "c", 1),
+            Ok(Value::Decimal(Decimal::new(101, 2)))
+        );
+        assert!(matches!(
+            coerce(Value::Int(1000), d, "c", 1),
+            Err(Error::OutOfRange { .. })
+        ));
+    }
+}

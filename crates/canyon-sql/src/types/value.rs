@@ -1,0 +1,417 @@
+//! SQL values and MySQL's comparison and conversion rules.
+//!
+//! [`Value`] is what expressions evaluate to and what crosses the engine boundary.
+//! Comparisons follow MySQL's "type conversion in expression evaluation" rules
+//! (manual, section 14.3): two integers compare as integers; an exact number with a
+//! DECIMAL compares as DECIMAL; anything with a DOUBLE, or a string with a number,
+//! compares as DOUBLE; two strings compare as strings; a temporal value with a
+//! string compares as temporal values when the string parses.
+//!
+//! [`compare`] compares strings bytewise; [`compare_as`] and [`sort_cmp_as`]
+//! compare them under a collation (`crate::types::collation`), which the binder
+//! decides per operation.
+
+use crate::types::collation::Collation;
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
+use rust_decimal::Decimal;
+use std::cmp::Ordering;
+
+/// A SQL value as it crosses the engine boundary.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// SQL NULL.
+    Null,
+    /// Signed integers (all signed integer column types).
+    Int(i64),
+    /// Unsigned integers (UNSIGNED columns, and values above i64::MAX).
+    UInt(u64),
+    /// DOUBLE / FLOAT.
+    Double(f64),
+    /// DECIMAL, exact.
+    Decimal(Decimal),
+    /// Character and binary strings (CHAR, VARCHAR, TEXT, BLOB, VARBINARY).
+    Bytes(Vec<u8>),
+    /// DATE.
+    Date(NaiveDate),
+    /// DATETIME and TIMESTAMP.
+    DateTime(NaiveDateTime),
+}
+
+impl Value {
+    /// A string value from text.
+    pub fn str(s: &str) -> Value {
+        Value::Bytes(s.as_bytes().to_vec())
+    }
+
+    /// Whether the value is SQL NULL.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// The value as MySQL's text protocol shows it; `None` for NULL.
+    pub fn to_text(&self) -> Option<Vec<u8>> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Int(i) => i.to_string().into_bytes(),
+            Value::UInt(u) => u.to_string().into_bytes(),
+            Value::Double(d) => format_double(*d).into_bytes(),
+            Value::Decimal(d) => d.to_string().into_bytes(),
+            Value::Bytes(b) => b.clone(),
+            Value::Date(d) => d.format("%Y-%m-%d").to_string().into_bytes(),
+            Value::DateTime(dt) => format_datetime(dt).into_bytes(),
+        })
+    }
+
+    /// The value as a Rust string (lossy for invalid UTF-8), "NULL" for NULL.
+    pub fn to_display(&self) -> String {
+        match self.to_text() {
+            None => "NULL".to_string(),
+            Some(b) => String::from_utf8_lossy(&b).into_owned(),
+        }
+    }
+
+    /// SQL truth: NULL is unknown (`None`), zero is false, anything else true.
+    /// Strings are converted to numbers as MySQL does ('abc' is 0, false).
+    pub fn truth(&self) -> Option<bool> {
+        match self {
+            Value::Null => None,
+            Value::Int(i) => Some(*i != 0),
+            Value::UInt(u) => Some(*u != 0),
+            Value::Double(d) => Some(*d != 0.0),
+            Value::Decimal(d) => Some(!d.is_zero()),
+            Value::Bytes(b) => Some(parse_double_prefix(b) != 0.0),
+            Value::Date(_) | Value::DateTime(_) => Some(true),
+        }
+    }
+
+    /// The value as a double (MySQL's numeric context). NULL is `None`.
+    pub fn to_f64(&self) -> Option<f64> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Int(i) => *i as f64,
+            Value::UInt(u) => *u as f64,
+            Value::Double(d) => *d,
+            Value::Decimal(d) => d.to_f64().unwrap_or(0.0),
+            Value::Bytes(b) => parse_double_prefix(b),
+            Value::Date(d) => date_number(d) as f64,
+            Value::DateTime(dt) => datetime_number(dt) as f64,
+        })
+    }
+
+    /// The value as a signed integer, rounding as MySQL does for assignment.
+    pub fn to_i64(&self) -> Option<i64> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Int(i) => *i,
+            Value::UInt(u) => *u as i64,
+            // MySQL: a DOUBLE (and a string, read as one) becomes an integer by
+            // rint(), half to even; a DECIMAL rounds half away from zero.
+            Value::Double(d) => d.round_ties_even() as i64,
+            Value::Decimal(d) => d
+                .round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+                .to_i64()
+                .unwrap_or(0),
+            Value::Bytes(b) => parse_double_prefix(b).round_ties_even() as i64,
+            Value::Date(d) => date_number(d),
+            Value::DateTime(dt) => datetime_number(dt),
+        })
+    }
+
+    /// The value as an exact decimal when it has one.
+    pub fn to_decimal(&self) -> Option<Decimal> {
+        match self {
+            Value::Null => None,
+            Value::Int(i) => Some(Decimal::from(*i)),
+            Value::UInt(u) => Some(Decimal::from(*u)),
+            Value::Double(d) => Decimal::from_f64(*d),
+            Value::Decimal(d) => Some(*d),
+            Value::Bytes(b) => {
+                let s = std::str::from_utf8(b).ok()?.trim();
+                Decimal::from_str_exact(s)
+                    .ok()
+                    .or_else(|| Decimal::from_f64(parse_double_prefix(b)))
+            }
+            Value::Date(d) => Some(Decimal::from(date_number(d))),
+            Value::DateTime(dt) => Some(Decimal::from(datetime_number(dt))),
+        }
+    }
+
+    /// The bytes of a string value, or the text form of anything else.
+    pub fn to_bytes(&self) -> Option<Vec<u8>> {
+        self.to_text()
+    }
+
+    fn is_exact_number(&self) -> bool {
+        matches!(self, Value::Int(_) | Value::UInt(_) | Value::Decimal(_))
+    }
+
+    fn is_temporal(&self) -> bool {
+        matches!(self, Value::Date(_) | Value::DateTime(_))
+    }
+}
+
+/// Compares two non-NULL values with MySQL's conversion rules. Returns `None` when
+/// either side is NULL.
+pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
+    use Value::*;
+    Some(match (a, b) {
+        (Null, _) | (_, Null) => return None,
+        (Int(x), Int(y)) => x.cmp(y),
+        (UInt(x), UInt(y)) => x.cmp(y),
+        (Int(x), UInt(y)) => {
+            if *x < 0 {
+                Ordering::Less
+            } else {
+                (*x as u64).cmp(y)
+            }
+        }
+        (UInt(x), Int(y)) => {
+            if *y < 0 {
+                Ordering::Greater
+            } else {
+                x.cmp(&(*y as u64))
+            }
+        }
+        (Bytes(x), Bytes(y)) => x.cmp(y),
+        (Date(x), Date(y)) => x.cmp(y),
+        (DateTime(x), DateTime(y)) => x.cmp(y),
+        (Date(x), DateTime(y)) => x.and_time(NaiveTime::MIN).cmp(y),
+        (DateTime(x), Date(y)) => x.cmp(&y.and_time(NaiveTime::MIN)),
+        (t, Bytes(s)) if t.is_temporal() => match parse_datetime_bytes(s) {
+            Some(parsed) => return compare(t, &parsed),
+            None => return compare_f64(a, b),
+        },
+        (Bytes(s), t) if t.is_temporal() => match parse_datetime_bytes(s) {
+            Some(parsed) => return compare(&parsed, t),
+            None => return compare_f64(a, b),
+        },
+        (x, y) if x.is_exact_number() && y.is_exact_number() => {
+            let (dx, dy) = (x.to_decimal()?, y.to_decimal()?);
+            dx.cmp(&dy)
+        }
+        _ => return compare_f64(a, b),
+    })
+}
+
+fn compare_f64(a: &Value, b: &Value) -> Option<Ordering> {
+    let (x, y) = (a.to_f64()?, b.to_f64()?);
+    Some(x.partial_cmp(&y).unwrap_or(Ordering::Equal))
+}
+
+/// A total order for sorting (ORDER BY, DISTINCT, GROUP BY): NULL first, then by
+/// [`compare`].
+pub fn sort_cmp(a: &Value, b: &Value) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => compare(a, b).unwrap_or(Ordering::Equal),
+    }
+}
+
+/// [`compare`] under a collation: two strings compare by its weights; any
+/// other pair (a string with a number, say) by MySQL's type rules.
+pub fn compare_as(l: &Value, r: &Value, coll: Option<Collation>) -> Option<Ordering> {
+    match (l, r, coll) {
+        (Value::Bytes(x), Value::Bytes(y), Some(c)) => Some(c.compare(x, y)),
+        _ => compare(l, r),
+    }
+}
+
+/// [`sort_cmp`] under a collation.
+pub fn sort_cmp_as(a: &Value, b: &Value, coll: Option<Collation>) -> Ordering {
+    match (a, b, coll) {
+        (Value::Bytes(x), Value::Bytes(y), Some(c)) => c.compare(x, y),
+        _ => sort_cmp(a, b),
+    }
+}
+
+/// `vals` with each string replaced by its sort key under the matching
+/// collation of `colls` (absent or `None`: kept), so that values equal under
+/// the collations become equal values — for hashing GROUP BY, DISTINCT and
+/// join keys. Borrows when nothing changes.
+pub fn collated<'a>(
+    vals: &'a [Value],
+    colls: &[Option<Collation>],
+) -> std::borrow::Cow<'a, [Value]> {
+    // Equal numbers spelled differently get one key: a DECIMAL's scale varies
+    // with the expression that made it (`4.00 MOD 2` is 0, `2.00 MOD 2` 0.00)
+    // and a zero may be negative (`-2.00 MOD 2` is -0.00).
+    let respelled = |v: &Value| match v {
+        Value::Decimal(d) => {
+            d.scale() != d.normalize().scale() || (d.is_zero() && d.is_sign_negative())
+        }
+        Value::Double(f) => *f == 0.0 && f.is_sign_negative(),
+        _ => false,
+    };
+    let applies = |i: usize, v: &Value| {
+        respelled(v) || (matches!(v, Value::Bytes(_)) && colls.get(i).copied().flatten().is_some())
+    };
+    if !vals.iter().enumerate().any(|(i, v)| applies(i, v)) {
+        return std::borrow::Cow::Borrowed(vals);
+    }
+    std::borrow::Cow::Owned(
+        vals.iter()
+            .enumerate()
+            .map(|(i, v)| match (v, colls.get(i).copied().flatten()) {
+                (Value::Bytes(b), Some(c)) => {
+                    let mut k = Vec::with_capacity(b.len() * 2);
+                    c.sort_key(b, &mut k);
+                    Value::Bytes(k)
+                }
+                (Value::Decimal(d), _) => Value::Decimal(d.normalize()),
+                (Value::Double(f), _) if *f == 0.0 => Value::Double(0.0),
+                _ => v.clone(),
+            })
+            .collect(),
+    )
+}
+
+/// Formats a double as MySQL prints it: shortest round-trip digits, no trailing
+/// ".0", exponent form for very large or small magnitudes.
+pub fn format_double(d: f64) -> String {
+    if d.is_nan() {
+        return "NaN".into();
+    }
+    if d.is_infinite() {
+        return if d > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if d == 0.0 {
+        return "0".into();
+    }
+    let abs = d.abs();
+    if (1e-6..1e15).contains(&abs) {
+        let s = format!("{d}");
+        s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+    } else {
+        // Rust's `{:e}` gives "1e20" / "1.5e-7"; MySQL prints "1e20" / "1.5e-7".
+        format!("{d:e}")
+    }
+}
+
+/// Formats a datetime as MySQL does: fractional seconds only when nonzero.
+pub fn format_datetime(dt: &NaiveDateTime) -> String {
+    let micros = dt.and_utc().timestamp_subsec_micros();
+    if micros == 0 {
+        dt.format("%Y-%m-%d %H:%M:%S").to_string()
+    } else {
+        format!("{}.{:06}", dt.format("%Y-%m-%d %H:%M:%S"), micros)
+    }
+}
+
+/// Parses the longest numeric prefix of a string as MySQL does in numeric context
+/// ('12abc' is 12, 'abc' is 0); leading spaces are skipped.
+pub fn parse_double_prefix(b: &[u8]) -> f64 {
+    let s = match std::str::from_utf8(b) {
+        Ok(s) => s.trim_start(),
+        Err(_) => return 0.0,
+    };
+    let bytes = s.as_bytes();
+    let mut end = 0;
+    let mut seen_digit = false;
+    let mut seen_dot = false;
+    let mut seen_exp = false;
+    while end < bytes.len() {
+        let c = bytes[end];
+        match c {
+            b'0'..=b'9' => seen_digit = true,
+            b'+' | b'-' if end == 0 => {}
+            b'+' | b'-' if seen_exp && matches!(bytes[end - 1], b'e' | b'E') => {}
+            b'.' if !seen_dot && !seen_exp => seen_dot = true,
+            b'e' | b'E' if seen_digit && !seen_exp => seen_exp = true,
+            _ => break,
+        }
+        end += 1;
+    }
+    // Back off a dangling exponent or sign ("1e", "1e+").
+    while end > 0 && matches!(bytes[end - 1], b'e' | b'E' | b'+' | b'-') {
+        end -= 1;
+    }
+    s[..end].parse::<f64>().unwrap_or(0.0)
+}
+
+/// Parses 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS[.ffffff]' (also with 'T').
+pub fn parse_datetime_bytes(b: &[u8]) -> Option<Value> {
+    let s = std::str::from_utf8(b).ok()?.trim();
+    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return Some(Value::Date(d));
+    }
+    for fmt in [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+        "%Y%m%d%H%M%S",
+    ] {
+        if let Ok(dt) = NaiveDateTime::parse_from_str(s, fmt) {
+            return Some(Value::DateTime(dt));
+        }
+    }
+    if s.len() == 8 {
+        if let Ok(d) = NaiveDate::parse_from_str(s, "%Y%m%d") {
+            return Some(Value::Date(d));
+        }
+    }
+    None
+}
+
+fn date_number(d: &NaiveDate) -> i64 {
+    use chrono::Datelike;
+    d.year() as i64 * 10000 + d.month() as i64 * 100 + d.day() as i64
+}
+
+fn datetime_number(dt: &NaiveDateTime) -> i64 {
+    use chrono::Timelike;
+    date_number(&dt.date()) * 1_000_000
+        + dt.hour() as i64 * 10000
+        + dt.minute() as i64 * 100
+        + dt.second() as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mysql_comparison_rules() {
+        assert_eq!(
+            compare(&Value::Int(-1), &Value::UInt(1)),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            compare(&Value::str("10"), &Value::Int(9)),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            compare(&Value::str("abc"), &Value::Int(0)),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(compare(&Value::Null, &Value::Int(0)), None);
+        assert_eq!(
+            compare(&Value::Decimal(Decimal::new(150, 2)), &Value::Double(1.5)),
+            Some(Ordering::Equal)
+        );
+        let d = NaiveDate::from_ymd_opt(2024, 1, 2).expect("valid date");
+        assert_eq!(
+            compare(&Value::Date(d), &Value::str("2024-01-02")),
+            Some(Ordering::Equal)
+        );
+    }
+
+    #[test]
+    fn doubles_print_like_mysql() {
+        assert_eq!(format_double(1.0), "1");
+        assert_eq!(format_double(0.5), "0.5");
+        assert_eq!(format_double(-2.25), "-2.25");
+        assert_eq!(format_double(1e20), "1e20");
+        assert_eq!(format_double(0.0), "0");
+    }
+
+    #[test]
+    fn numeric_prefix() {
+        assert_eq!(parse_double_prefix(b"12abc"), 12.0);
+        assert_eq!(parse_double_prefix(b" -3.5e2x"), -350.0);
+        assert_eq!(parse_double_prefix(b"abc"), 0.0);
+        assert_eq!(parse_double_prefix(b"1e"), 1.0);
+    }
+}
