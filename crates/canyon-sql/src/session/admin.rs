@@ -1,0 +1,149 @@
+//! Administration statements: KILL, FLUSH, ANALYZE TABLE, EXPLAIN.
+
+use super::{dispatch::*, state::*};
+use crate::catalog::procs::{KILL_CONNECTION, KILL_QUERY};
+use crate::catalog::Catalog;
+use crate::parse::limits;
+use crate::parse::Parsed;
+use crate::types::result::QueryResult;
+use crate::types::value::Value;
+use canyon_common::{Error, Result};
+use sqlparser::ast::{self, Statement};
+use std::sync::Arc;
+
+impl Session {
+    /// KILL [QUERY | CONNECTION] id. An account may kill its own user's
+    /// sessions; global privileges (MySQL's SUPER / CONNECTION_ADMIN) kill any.
+    /// Killing the own session fails this very statement with 1317, as MySQL.
+    pub(super) fn kill(&mut self, cat: &Catalog, id: u64, how: u32) -> Result<QueryResult> {
+        let targets = u32::try_from(id)
+            .map(|i| self.state.engine.processes.find(i))
+            .unwrap_or_default();
+        if targets.is_empty() {
+            return Err(Error::UnknownThread(id));
+        }
+        let superuser = self.state.account(cat).is_some_and(|a| a.is_superuser());
+        if !superuser && targets.iter().any(|p| p.user != self.state.user) {
+            return Err(Error::KillDenied(id));
+        }
+        let mut own = false;
+        for p in &targets {
+            own |= Arc::ptr_eq(p, &self.state.process);
+            p.kill(how);
+        }
+        if own {
+            if how == KILL_QUERY {
+                // The flag was meant for this statement: it ends here.
+                self.state.process.begin_statement("");
+            }
+            return Err(Error::Interrupted);
+        }
+        Ok(ok(0))
+    }
+}
+
+impl Session {
+    /// ANALYZE TABLE.
+    pub(super) fn run_analyze(
+        &mut self,
+        cat: &Arc<Catalog>,
+        parsed: &Parsed,
+    ) -> Result<QueryResult> {
+        let engine = self.state.engine.clone();
+        match parsed {
+            Parsed::Analyze { tables } => {
+                // As MySQL: one result row per table, errors reported in the
+                // rows rather than failing the statement.
+                let mut rows = Vec::new();
+                for parts in tables {
+                    let (db, name) = match parts.as_slice() {
+                        [t] => (
+                            self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                            t.clone(),
+                        ),
+                        [d, t] => (d.clone(), t.clone()),
+                        _ => return Err(Error::Syntax("ANALYZE TABLE".into())),
+                    };
+                    self.state.check_db(cat, &db, "SELECT", Some(&name))?;
+                    let label = Value::str(&format!("{db}.{name}"));
+                    let (kind, text) = match cat.table(&db, &name) {
+                        None => ("Error", format!("Table '{db}.{name}' doesn't exist")),
+                        Some(t) if !t.stats.begin_analysis() => {
+                            ("status", "Analysis already running".to_string())
+                        }
+                        // Asked for, an analysis reads every key: exact, and
+                        // it resets the running row count.
+                        Some(t) => {
+                            match engine.analyze_table(t, crate::catalog::stats::Method::Scan) {
+                                Ok(()) => ("status", "OK".to_string()),
+                                Err(e) => ("Error", e.to_string()),
+                            }
+                        }
+                    };
+                    rows.push(vec![
+                        label,
+                        Value::str("analyze"),
+                        Value::str(kind),
+                        Value::str(&text),
+                    ]);
+                }
+                Ok(text_rows(&["Table", "Op", "Msg_type", "Msg_text"], rows))
+            }
+            _ => Err(Error::Internal("not ANALYZE TABLE".into())),
+        }
+    }
+}
+
+impl Session {
+    /// FLUSH STATUS, KILL, EXPLAIN.
+    pub(super) fn run_admin(
+        &mut self,
+        cat: &Arc<Catalog>,
+        stmt: &Statement,
+    ) -> Result<QueryResult> {
+        let engine = self.state.engine.clone();
+        match stmt {
+            Statement::Flush {
+                object_type: ast::FlushType::Status,
+                ..
+            } => {
+                // MySQL: the session's counts join the global ones, then
+                // restart from zero; GLOBAL totals never go back.
+                let counts = std::mem::take(&mut self.state.counts);
+                engine.status.fold(&counts);
+                self.state.process.end_statement(&self.state.counts);
+                self.state.flushed_at = std::time::Instant::now();
+                Ok(ok(0))
+            }
+            Statement::Kill { modifier, id } => {
+                let how = match modifier {
+                    Some(ast::KillType::Query) => KILL_QUERY,
+                    Some(ast::KillType::Connection) | None => KILL_CONNECTION,
+                    Some(ast::KillType::Mutation) => {
+                        return Err(Error::Unsupported("KILL MUTATION".into()))
+                    }
+                };
+                self.kill(cat, *id, how)
+            }
+            Statement::Explain {
+                statement,
+                analyze,
+                format,
+                ..
+            } => {
+                // Plans (and checks privileges) exactly as the statement itself
+                // would, then describes the plan; nothing is executed.
+                if *analyze {
+                    return Err(Error::Unsupported("EXPLAIN ANALYZE".into()));
+                }
+                let format = crate::plan::explain::Format::from_ast(format.as_ref())?;
+                let copy = Box::new(limits::clone_statement(statement));
+                match self.plan_dml(cat, &Parsed::Sql(copy))? {
+                    Some(plan) => Ok(crate::plan::explain::explain(&plan, format)),
+                    None => Err(Error::Unsupported("EXPLAIN of this statement".into())),
+                }
+            }
+            other => Err(Error::Unsupported(statement_kind(other))),
+        }
+    }
+}

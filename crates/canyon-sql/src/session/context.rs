@@ -1,0 +1,284 @@
+//! The context one statement evaluates in ([`StmtCtx`], the session's side of
+//! [`EvalContext`]): parameters, variables, warnings, strict mode, and the
+//! interrupt checks that KILL and max_execution_time reach a running
+//! statement through (with the hand-off of a long statement off the
+//! connection-serving worker).
+
+use super::state::*;
+use crate::catalog::engine::Engine;
+use crate::catalog::infoschema::SystemTable;
+use crate::catalog::privileges::Privs;
+use crate::catalog::procs::KILL_NONE;
+use crate::expr::functions::Func;
+use crate::expr::EvalContext;
+use crate::types::value::Value;
+use canyon_common::{Error, Result};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The context one statement evaluates in.
+pub(super) struct StmtCtx<'a> {
+    pub(super) state: &'a State,
+    pub(super) params: &'a [Value],
+    /// The statement's time, read on first use: most statements never call
+    /// NOW(), and reading the local time zone costs a system call in chrono.
+    pub(super) now: std::cell::OnceCell<chrono::NaiveDateTime>,
+    pub(super) warnings: std::cell::RefCell<Vec<(u16, String)>>,
+    /// The first warning of each code strict mode turns into an error in
+    /// data-change statements ([`STRICT_WARNINGS`]), kept even past the
+    /// warning list's cap.
+    pub(super) strict_warnings: std::cell::RefCell<Vec<(u16, String)>>,
+    /// max_execution_time's deadline (SELECT only).
+    pub(super) deadline: Option<std::time::Instant>,
+    /// Interrupt checks so far: the clock is read every `CLOCK_EVERY`.
+    pub(super) ticks: std::cell::Cell<u32>,
+    /// When the statement had read its first `CLOCK_EVERY` rows, and how many
+    /// times it has asked to be moved off the connection-serving thread (see
+    /// [`LONG_STATEMENT`]).
+    pub(super) long: std::cell::Cell<(Option<std::time::Instant>, u32)>,
+}
+
+/// Warnings that strict SQL mode (STRICT_TRANS_TABLES or STRICT_ALL_TABLES,
+/// MySQL 8's default) turns into errors in INSERT, UPDATE and DELETE: out of
+/// range (1264), data truncated (1265), truncated incorrect value (1292),
+/// incorrect value (1366), data too long (1406), and division by zero (1365)
+/// when ERROR_FOR_DIVISION_BY_ZERO is set too. INSERT IGNORE keeps them
+/// warnings; SELECT always does.
+pub(super) const STRICT_WARNINGS: [u16; 6] = [1264, 1265, 1292, 1365, 1366, 1406];
+
+/// How many interrupt checks (rows) pass between two reads of the clock for
+/// max_execution_time: reading it per row would cost more than the row.
+pub(super) const CLOCK_EVERY: u32 = 1024;
+
+/// A statement still reading rows this long after its first `CLOCK_EVERY`
+/// rows is moved off the runtime worker that serves connections: it calls
+/// the engine's blocking hook (`block_in_place` in the server), which hands
+/// the worker's other connections to another thread for the rest of the
+/// statement. Without this one long join stalls every connection queued on
+/// its worker — KILL QUERY for it included. Short statements never read the
+/// clock, and OLTP statements never reach the threshold.
+///
+/// The hand-off can fail: tokio gives the worker's core to a pool thread,
+/// and if that thread has not started by the time the hook returns, the
+/// statement's thread takes the core back. On an oversubscribed machine
+/// starting a thread takes longer than the hook's pause, so one attempt was
+/// not enough (a 64M-row join then held its worker, and the connections
+/// queued on it, to the end: tests/kill.rs failed with two busy loops beside
+/// it). The statement therefore asks again at 10×, 100×, ... this age, each
+/// time pausing twice as long ([`OFFLOAD_PAUSE`], at most 8 ms): 7 ms of
+/// pauses by half a second, 15 ms by five seconds. A request after a
+/// hand-off that worked only pauses.
+pub(super) const LONG_STATEMENT: Duration = Duration::from_millis(5);
+
+/// Statement memory a running text holds (see `crate::parse::limits`), given back
+/// when it drops.
+pub(super) struct Held {
+    pub(super) engine: Arc<Engine>,
+    pub(super) bytes: usize,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.engine.statement_memory.release(self.bytes);
+    }
+}
+
+/// The first hand-off's pause (see [`LONG_STATEMENT`]).
+pub(super) const OFFLOAD_PAUSE: Duration = Duration::from_millis(1);
+
+impl<'a> StmtCtx<'a> {
+    pub(super) fn new(state: &'a State, params: &'a [Value]) -> StmtCtx<'a> {
+        StmtCtx {
+            state,
+            params,
+            now: std::cell::OnceCell::new(),
+            warnings: Default::default(),
+            strict_warnings: Default::default(),
+            deadline: None,
+            ticks: std::cell::Cell::new(0),
+            long: std::cell::Cell::new((None, 0)),
+        }
+    }
+
+    /// The error a data-change statement ends with under strict SQL mode: the
+    /// first of its warnings the mode turns into errors ([`STRICT_WARNINGS`]),
+    /// if any and if the session's `sql_mode` is strict. (MySQL stops at the
+    /// offending row; here the statement finishes first and is then rolled
+    /// back, which ends the same way.)
+    pub(super) fn strict_mode_error(&self) -> Option<Error> {
+        let found = self.strict_warnings.borrow();
+        let (code, message) = found.first()?;
+        if !self.sql_mode_has("STRICT_TRANS_TABLES") && !self.sql_mode_has("STRICT_ALL_TABLES") {
+            return None;
+        }
+        Some(Error::StrictModeError {
+            code: *code,
+            message: message.clone(),
+        })
+    }
+
+    /// Whether the session's `sql_mode` names `flag` (read only when a
+    /// warning asks: never on a statement's ordinary path).
+    pub(super) fn sql_mode_has(&self, flag: &str) -> bool {
+        self.state.get_var("sql_mode").is_ok_and(|v| {
+            v.to_display()
+                .split(',')
+                .any(|m| m.trim().eq_ignore_ascii_case(flag))
+        })
+    }
+
+    /// Every `CLOCK_EVERY` rows: asks to move a statement that has run for
+    /// [`LONG_STATEMENT`] (then 10×, 100×, ... that) off the
+    /// connection-serving worker.
+    pub(super) fn offload_if_long(&self, now: std::time::Instant) {
+        let (t0, tries) = match self.long.get() {
+            (None, _) => {
+                self.long.set((Some(now), 0));
+                return;
+            }
+            (Some(t0), tries) => (t0, tries),
+        };
+        let due = LONG_STATEMENT.saturating_mul(10u32.saturating_pow(tries));
+        if now.duration_since(t0) < due {
+            return;
+        }
+        self.long.set((Some(t0), tries + 1));
+        tracing::debug!(
+            conn = self.state.connection_id,
+            tries = tries + 1,
+            "long statement: off the worker"
+        );
+        if let Some(hook) = self.state.engine.config.blocking_hook {
+            // What matters is that the worker's other tasks move to a new
+            // thread; this statement goes on here afterwards. The pause lets
+            // that thread start (see LONG_STATEMENT for why it may take more
+            // than one try).
+            let pause = OFFLOAD_PAUSE.saturating_mul(1 << tries.min(3));
+            hook(&mut || std::thread::sleep(pause));
+        }
+    }
+}
+
+impl EvalContext for StmtCtx<'_> {
+    fn params(&self) -> &[Value] {
+        self.params
+    }
+    fn sys_var(&self, name: &str) -> Result<Value> {
+        self.state.get_var(name)
+    }
+    fn user_var(&self, name: &str) -> Value {
+        self.state
+            .user_vars
+            .get(name)
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+    fn session_fact(&self, f: Func) -> Value {
+        let s = self.state;
+        match f {
+            Func::Version => Value::str(&s.engine.config.version),
+            Func::Database => s.db.as_deref().map(Value::str).unwrap_or(Value::Null),
+            Func::User => Value::str(&format!("{}@{}", s.user, s.host)),
+            Func::CurrentUser => {
+                // The account the login matched ('root'@'%'), not the client host.
+                let host = match &s.account {
+                    Some((_, Some(u))) => u.host.clone(),
+                    _ => s
+                        .engine
+                        .catalog()
+                        .user(&s.user, &s.host)
+                        .map(|u| u.host.clone())
+                        .unwrap_or_else(|| s.host.clone()),
+                };
+                Value::str(&format!("{}@{}", s.user, host))
+            }
+            Func::ConnectionId => Value::Int(s.connection_id as i64),
+            Func::LastInsertId => Value::UInt(s.last_insert_id),
+            Func::RowCount => Value::Int(s.row_count),
+            Func::FoundRows => Value::UInt(s.found_rows),
+            _ => Value::Null,
+        }
+    }
+    fn now(&self) -> chrono::NaiveDateTime {
+        *self.now.get_or_init(|| chrono::Local::now().naive_local())
+    }
+    fn warn(&self, code: u16, message: &str) {
+        if code == 1365 && !self.sql_mode_has("ERROR_FOR_DIVISION_BY_ZERO") {
+            // MySQL: without ERROR_FOR_DIVISION_BY_ZERO a division by zero is
+            // NULL without a warning.
+            return;
+        }
+        if STRICT_WARNINGS.contains(&code) {
+            let mut strict = self.strict_warnings.borrow_mut();
+            if strict.iter().all(|(c, _)| *c != code) {
+                strict.push((code, message.to_string()));
+            }
+        }
+        let mut w = self.warnings.borrow_mut();
+        // MySQL caps the list at max_error_count (64).
+        if w.len() < 64 {
+            w.push((code, message.to_string()));
+        }
+    }
+    fn check_interrupt(&self) -> Result<()> {
+        if self.state.process.kill_state() != KILL_NONE {
+            return Err(Error::Interrupted);
+        }
+        let n = self.ticks.get().wrapping_add(1);
+        self.ticks.set(n);
+        if n.is_multiple_of(CLOCK_EVERY) {
+            let now = std::time::Instant::now();
+            if self.deadline.is_some_and(|d| now >= d) {
+                return Err(Error::QueryTimeout);
+            }
+            self.offload_if_long(now);
+        }
+        Ok(())
+    }
+    fn system_rows(
+        &self,
+        table: SystemTable,
+        filter: &crate::catalog::infoschema::Pushed,
+    ) -> Result<Vec<Vec<Value>>> {
+        let s = self.state;
+        let cat = s.engine.catalog();
+        let account = cat.user(&s.user, &s.host).cloned();
+        let see_all = account
+            .as_ref()
+            .is_some_and(|a| a.allows_global(Privs::PROCESS));
+        let processes = || process_rows(&s.engine, &s.user, see_all);
+        let g = crate::catalog::infoschema::GenCtx {
+            catalog: &cat,
+            account: account.as_deref(),
+            processes: &processes,
+        };
+        Ok(crate::catalog::infoschema::generate(table, filter, &g))
+    }
+}
+
+/// The sessions an account may see in the process list: all of them with
+/// global privileges (MySQL's PROCESS privilege), else its own user's.
+pub(super) fn process_rows(
+    engine: &Engine,
+    user: &str,
+    see_all: bool,
+) -> Vec<crate::catalog::infoschema::ProcessRow> {
+    engine
+        .processes()
+        .all()
+        .into_iter()
+        .filter(|p| see_all || p.user == user)
+        .map(|p| {
+            let i = p.info();
+            crate::catalog::infoschema::ProcessRow {
+                id: p.id,
+                user: p.user.clone(),
+                host: p.host.clone(),
+                db: i.db,
+                running: i.running,
+                time: i.since.elapsed().as_secs() as i64,
+                info: i.query,
+            }
+        })
+        .collect()
+}

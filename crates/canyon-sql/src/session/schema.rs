@@ -1,0 +1,256 @@
+//! DDL statements as the session runs them: privilege checks, the implicit
+//! commit, then the `ddl` layer.
+
+use super::{dispatch::*, state::*};
+use crate::catalog::Catalog;
+use crate::parse::Parsed;
+use crate::types::result::QueryResult;
+use canyon_common::{Error, Result};
+use sqlparser::ast::{self, Statement};
+use std::sync::Arc;
+
+impl Session {
+    /// The session's `foreign_key_checks`.
+    pub(super) fn fk_checks(&self) -> Result<bool> {
+        Ok(self.state.get_var("foreign_key_checks")?.to_i64() != Some(0))
+    }
+
+    pub(super) fn split_name(&self, n: &ast::ObjectName) -> Result<(String, String)> {
+        let parts = object_name(n);
+        match parts.as_slice() {
+            [t] => Ok((
+                self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                t.clone(),
+            )),
+            [d, t] => Ok((d.clone(), t.clone())),
+            _ => Err(Error::Syntax(n.to_string())),
+        }
+    }
+}
+
+impl Session {
+    /// ALTER TABLE ... DISABLE / ENABLE KEYS.
+    pub(super) fn run_parsed_ddl(
+        &mut self,
+        cat: &Arc<Catalog>,
+        parsed: &Parsed,
+    ) -> Result<QueryResult> {
+        let _engine = self.state.engine.clone();
+        match parsed {
+            Parsed::AlterKeys { table } => {
+                let (db, t) = match table.as_slice() {
+                    [t] => (
+                        self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                        t.clone(),
+                    ),
+                    [d, t] => (d.clone(), t.clone()),
+                    _ => return Err(Error::Syntax("ALTER TABLE".into())),
+                };
+                self.state.check_db(cat, &db, "ALTER", Some(&t))?;
+                if cat.table(&db, &t).is_none() {
+                    return Err(Error::UnknownTable { db, table: t });
+                }
+                self.commit()?;
+                // What InnoDB answers: a note, nothing done.
+                self.note(
+                    1031,
+                    format!("Table storage engine for '{t}' doesn't have this option"),
+                );
+                Ok(ok(0))
+            }
+            _ => Err(Error::Internal("not ALTER TABLE ... KEYS".into())),
+        }
+    }
+}
+
+impl Session {
+    /// DDL statements: CREATE / DROP DATABASE, CREATE / DROP / ALTER /
+    /// RENAME / TRUNCATE TABLE, CREATE / DROP INDEX (each commits first).
+    ///
+    /// Takes the catalog snapshot by value: the statements that change a
+    /// table drop it before the `ddl` layer runs, as they always have.
+    pub(super) fn run_ddl(
+        &mut self,
+        cat: arc_swap::Guard<Arc<Catalog>>,
+        stmt: &Statement,
+    ) -> Result<QueryResult> {
+        let engine = self.state.engine.clone();
+        match stmt {
+            Statement::CreateDatabase {
+                db_name,
+                if_not_exists,
+                default_charset,
+                default_collation,
+                ..
+            } => {
+                let name = object_name(db_name).last().cloned().unwrap_or_default();
+                self.state.check_db(&cat, &name, "CREATE", None)?;
+                let collation = crate::types::collation::Collation::resolve(
+                    default_charset.as_deref(),
+                    default_collation.as_deref(),
+                    crate::types::collation::Collation::DEFAULT,
+                )?;
+                self.commit()?;
+                let created = engine.create_database(&name, *if_not_exists, collation)?;
+                if !created {
+                    self.note(
+                        1007,
+                        format!("Can't create database '{name}'; database exists"),
+                    );
+                }
+                Ok(ok(created as u64))
+            }
+            Statement::CreateSchema { .. } => {
+                Err(Error::Unsupported("CREATE SCHEMA with options".into()))
+            }
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                table,
+                ..
+            } => {
+                self.commit()?;
+                match object_type {
+                    ast::ObjectType::Database | ast::ObjectType::Schema => {
+                        let mut n = 0;
+                        for name in names {
+                            let db = object_name(name).last().cloned().unwrap_or_default();
+                            self.state.check_db(&cat, &db, "DROP", None)?;
+                            match engine.drop_database(&db, *if_exists, self.fk_checks()?)? {
+                                Some(k) => {
+                                    n += k;
+                                    if self.state.db.as_deref() == Some(db.as_str()) {
+                                        self.state.db = None;
+                                        self.state.process.set_db(None);
+                                    }
+                                }
+                                None => self.note(
+                                    1008,
+                                    format!("Can't drop database '{db}'; database doesn't exist"),
+                                ),
+                            }
+                        }
+                        Ok(ok(n as u64))
+                    }
+                    ast::ObjectType::Table => {
+                        let checks = self.fk_checks()?;
+                        let all = names
+                            .iter()
+                            .map(|n| self.split_name(n))
+                            .collect::<Result<Vec<_>>>()?;
+                        for (i, (db, t)) in all.iter().enumerate() {
+                            let (db, t) = (db.clone(), t.clone());
+                            self.state.check_db(&cat, &db, "DROP", Some(&t))?;
+                            if !engine.drop_table(&db, &t, *if_exists, checks, &all[i + 1..])? {
+                                self.note(1051, format!("Unknown table '{db}.{t}'"));
+                            }
+                        }
+                        Ok(ok(0))
+                    }
+                    ast::ObjectType::Index => {
+                        let table = table
+                            .as_ref()
+                            .ok_or_else(|| Error::Syntax("DROP INDEX needs ON table".into()))?;
+                        let (db, t) = self.split_name(table)?;
+                        self.state.check_db(&cat, &db, "INDEX", Some(&t))?;
+                        for name in names {
+                            let idx = object_name(name).last().cloned().unwrap_or_default();
+                            engine.drop_index(&db, &t, &idx)?;
+                        }
+                        Ok(alter_ok())
+                    }
+                    other => Err(Error::Unsupported(format!("DROP {other}"))),
+                }
+            }
+            Statement::CreateTable(ct) => {
+                let (db, t) = self.split_name(&ct.name)?;
+                // The privilege first (MySQL answers 1044 before 1049).
+                self.state.check_db(&cat, &db, "CREATE", Some(&t))?;
+                let Some(database) = cat.databases.get(&db) else {
+                    return Err(Error::UnknownDatabase(db));
+                };
+                let def = crate::ddl::create_table(ct, database.default_collation)?;
+                self.commit()?;
+                let checks = self.fk_checks()?;
+                if !engine.create_table(&db, &t, def, ct.if_not_exists, checks)? {
+                    self.note(1050, format!("Table '{t}' already exists"));
+                }
+                Ok(ok(0))
+            }
+            Statement::CreateIndex(ci) => {
+                let (db, t) = self.split_name(&ci.table_name)?;
+                self.state.check_db(&cat, &db, "INDEX", Some(&t))?;
+                if cat.table(&db, &t).is_none() {
+                    return Err(Error::UnknownTable { db, table: t });
+                }
+                let op = crate::ddl::alter::AlterOp::AddIndex {
+                    name: ci
+                        .name
+                        .as_ref()
+                        .and_then(|n| object_name(n).last().cloned()),
+                    columns: crate::ddl::create_index_column_names(ci)?,
+                    unique: ci.unique,
+                };
+                self.commit()?;
+                drop(cat);
+                engine.alter_table(&db, &t, vec![op])?;
+                Ok(alter_ok())
+            }
+            Statement::AlterTable(at) => {
+                let (db, t) = self.split_name(&at.name)?;
+                self.state.check_db(&cat, &db, "ALTER", Some(&t))?;
+                let Some(table) = cat.table(&db, &t) else {
+                    return Err(Error::UnknownTable { db, table: t });
+                };
+                let default = table.def.default_collation;
+                let checks = self.fk_checks()?;
+                let ops = crate::ddl::alter_ops(at, default, &table.def.columns, checks, &|n| {
+                    self.split_name(n)
+                })?;
+                for op in &ops {
+                    if let crate::ddl::alter::AlterOp::RenameTo { db: to, .. } = op {
+                        self.state.check_db(&cat, to, "CREATE", None)?;
+                    }
+                }
+                // MySQL reports no record counts for a bare rename.
+                let rename_only = ops
+                    .iter()
+                    .all(|o| matches!(o, crate::ddl::alter::AlterOp::RenameTo { .. }));
+                self.commit()?;
+                drop(cat);
+                engine.alter_table(&db, &t, ops)?;
+                Ok(if rename_only { ok(0) } else { alter_ok() })
+            }
+            Statement::RenameTable(list) => {
+                let mut pairs = Vec::with_capacity(list.len());
+                for r in list {
+                    let (db, t) = self.split_name(&r.old_name)?;
+                    let (to_db, to) = self.split_name(&r.new_name)?;
+                    self.state.check_db(&cat, &db, "ALTER", Some(&t))?;
+                    self.state.check_db(&cat, &to_db, "CREATE", None)?;
+                    pairs.push((db, t, to_db, to));
+                }
+                self.commit()?;
+                drop(cat);
+                // MySQL renames the pairs atomically; Canyon one after the other.
+                for (db, t, to_db, to) in pairs {
+                    engine.rename_table(&db, &t, &to_db, &to)?;
+                }
+                Ok(ok(0))
+            }
+            Statement::Truncate(tr) => {
+                self.commit()?;
+                for target in &tr.table_names {
+                    let (db, t) = self.split_name(&target.name)?;
+                    self.state.check_db(&cat, &db, "DROP", Some(&t))?;
+                    engine.truncate_table(&db, &t, self.fk_checks()?)?;
+                }
+                Ok(ok(0))
+            }
+            // GRANT / REVOKE are parsed by `parse`; a form it does not know
+            // never reaches sqlparser's (Snowflake-shaped) statements.
+            other => Err(Error::Unsupported(statement_kind(other))),
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! SET: session and global variables, user variables, SET NAMES, SET
+//! TRANSACTION.
+
+use super::{context::*, state::*, txn::*};
+use crate::catalog::privileges::Privs;
+use crate::catalog::vars;
+use crate::expr::{eval, Binder, Env};
+use crate::types::result::QueryResult;
+use crate::types::value::Value;
+use canyon_common::{Error, Result};
+use sqlparser::ast::{self};
+use std::time::Duration;
+
+impl Session {
+    pub(super) fn run_set(
+        &mut self,
+        set: &ast::Set,
+        params: &[Value],
+        sql: &str,
+    ) -> Result<QueryResult> {
+        match set {
+            ast::Set::SingleAssignment {
+                scope,
+                variable,
+                values,
+                ..
+            } => {
+                let v = values.first().ok_or_else(|| Error::Syntax("SET".into()))?;
+                self.assign(scope.as_ref(), variable, v, params)?;
+            }
+            ast::Set::MultipleAssignments { assignments } => {
+                for a in assignments {
+                    self.assign(a.scope.as_ref(), &a.name, &a.value, params)?;
+                }
+            }
+            ast::Set::SetNames {
+                charset_name,
+                collation_name,
+            } => {
+                // 1115 / 1273 / 1253 for unknown or mismatched names; without
+                // COLLATE the character set's default collation.
+                let coll = crate::types::collation::Collation::resolve(
+                    Some(&charset_name.value),
+                    collation_name.as_deref(),
+                    crate::types::collation::Collation::DEFAULT,
+                )?;
+                let cs = Value::str(&charset_name.value);
+                for v in [
+                    "character_set_client",
+                    "character_set_connection",
+                    "character_set_results",
+                ] {
+                    self.state.vars.insert(v.into(), cs.clone());
+                }
+                self.state
+                    .vars
+                    .insert("collation_connection".into(), Value::str(coll.name()));
+            }
+            ast::Set::SetNamesDefault {} => {
+                for v in [
+                    "character_set_client",
+                    "character_set_connection",
+                    "character_set_results",
+                    "collation_connection",
+                ] {
+                    self.state.vars.remove(v);
+                }
+            }
+            ast::Set::SetTransaction { modes, .. } => {
+                let upper = sql.to_ascii_uppercase();
+                let session_scope =
+                    upper.contains("SESSION TRANSACTION") || upper.contains("GLOBAL TRANSACTION");
+                if !session_scope && self.txn.is_some() {
+                    return Err(Error::CantChangeTxCharacteristics);
+                }
+                for m in modes {
+                    match m {
+                        ast::TransactionMode::IsolationLevel(l) => {
+                            let iso = map_isolation(l);
+                            if session_scope {
+                                self.state.isolation = iso;
+                            } else {
+                                self.state.next_isolation = Some(iso);
+                            }
+                        }
+                        ast::TransactionMode::AccessMode(a) => {
+                            let ro = matches!(a, ast::TransactionAccessMode::ReadOnly);
+                            if session_scope {
+                                self.set_session_read_only(ro);
+                            } else {
+                                self.state.next_read_only = Some(ro);
+                            }
+                        }
+                    }
+                }
+            }
+            ast::Set::SetTimeZone { value, .. } => {
+                let v = self.eval_set_value(value, params)?;
+                self.state.vars.insert("time_zone".into(), v);
+            }
+            _ => return Err(Error::Unsupported("this SET form".into())),
+        }
+        Ok(ok(0))
+    }
+
+    /// The session's access mode, reflected in both variable names.
+    pub(super) fn set_session_read_only(&mut self, ro: bool) {
+        self.state.read_only = ro;
+        for v in ["transaction_read_only", "tx_read_only"] {
+            self.state.vars.insert(v.into(), Value::Int(ro as i64));
+        }
+    }
+
+    pub(super) fn eval_set_value(&self, e: &ast::Expr, params: &[Value]) -> Result<Value> {
+        // `SET x = ON` / `= OFF` / `= REPEATABLE-READ` style bare words are strings.
+        if let ast::Expr::Identifier(id) = e {
+            if !id.value.starts_with('@') {
+                return Ok(Value::str(&id.value));
+            }
+        }
+        let mut b = Binder::new(None, None);
+        let bound = b.bind(e)?;
+        let ctx = StmtCtx::new(&self.state, params);
+        eval(
+            &bound,
+            &Env {
+                row: &[],
+                aggs: &[],
+                ctx: &ctx,
+            },
+        )
+    }
+
+    pub(super) fn assign(
+        &mut self,
+        scope: Option<&ast::ContextModifier>,
+        name: &ast::ObjectName,
+        e: &ast::Expr,
+        params: &[Value],
+    ) -> Result<()> {
+        let parts = object_name(name);
+        let (mut global, var) = match parts.as_slice() {
+            [v] if v.starts_with("@@") => (false, v[2..].to_string()),
+            [v] if v.starts_with('@') => {
+                let val = self.eval_set_value(e, params)?;
+                self.state
+                    .user_vars
+                    .insert(v[1..].to_ascii_lowercase(), val);
+                return Ok(());
+            }
+            [s, v] if s.eq_ignore_ascii_case("@@global") => (true, v.clone()),
+            [s, v] if s.eq_ignore_ascii_case("@@session") || s.eq_ignore_ascii_case("@@local") => {
+                (false, v.clone())
+            }
+            [v] => (false, v.clone()),
+            _ => return Err(Error::Syntax(name.to_string())),
+        };
+        if matches!(scope, Some(ast::ContextModifier::Global)) {
+            global = true;
+        }
+        let var = var.to_ascii_lowercase();
+        let (default, access) = vars::default_value(&var, &self.state.engine.config)
+            .ok_or_else(|| Error::UnknownSystemVariable(var.clone()))?;
+        if access == vars::Access::ReadOnly {
+            return Err(Error::ReadOnlyVariable(var));
+        }
+        let is_default =
+            matches!(e, ast::Expr::Identifier(id) if id.value.eq_ignore_ascii_case("DEFAULT"));
+        let value = if is_default {
+            default.clone()
+        } else {
+            self.eval_set_value(e, params)?
+        };
+        match (global, vars::scope(&var)) {
+            (true, vars::Scope::SessionOnly) => return Err(Error::SessionOnlyVariable(var)),
+            (true, vars::Scope::ServerOnly) => {
+                return Err(Error::Unsupported(format!(
+                    "SET GLOBAL {var} (a server setting: set it in the configuration file)"
+                )))
+            }
+            (false, vars::Scope::ServerOnly) => return Err(Error::GlobalOnlyVariable(var)),
+            (true, vars::Scope::Both) => {
+                let cat = self.state.engine.catalog();
+                let allowed = self
+                    .state
+                    .account(&cat)
+                    .is_some_and(|a| a.allows_global(Privs::SUPER));
+                if !allowed {
+                    return Err(Error::SpecificAccessDenied(
+                        "SUPER or SYSTEM_VARIABLES_ADMIN".into(),
+                    ));
+                }
+                let stored = if is_default {
+                    None
+                } else {
+                    Some(vars::normalize_global(&var, value)?)
+                };
+                // New sessions start from it; this one keeps its own value.
+                self.state.engine.set_global(&var, stored);
+                return Ok(());
+            }
+            (false, _) => {}
+        }
+        self.apply_session_var(var, value, is_default)
+    }
+
+    /// Sets a session variable (SET SESSION, and a new session's globals),
+    /// with the effects of those Canyon acts on.
+    pub(super) fn apply_session_var(
+        &mut self,
+        var: String,
+        value: Value,
+        is_default: bool,
+    ) -> Result<()> {
+        match var.as_str() {
+            "autocommit" => {
+                let on = vars::parse_bool(&var, &value)?;
+                if on && !self.state.autocommit {
+                    // MySQL commits the open transaction when autocommit is switched on.
+                    self.commit()?;
+                }
+                self.state.autocommit = on;
+            }
+            "transaction_isolation" | "tx_isolation" => {
+                self.state.isolation = vars::parse_isolation(&value)?;
+            }
+            "innodb_lock_wait_timeout" => {
+                let secs =
+                    value
+                        .to_i64()
+                        .filter(|s| *s >= 1)
+                        .ok_or_else(|| Error::WrongValueForVar {
+                            name: var.clone(),
+                            value: value.to_display(),
+                        })?;
+                self.state.lock_wait_timeout = Duration::from_secs(secs as u64);
+                self.state.vars.insert(var, Value::Int(secs));
+                if let Some(t) = self.txn.as_mut() {
+                    t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+                }
+            }
+            "transaction_read_only" | "tx_read_only" => {
+                let ro = vars::parse_bool(&var, &value)?;
+                self.set_session_read_only(ro);
+            }
+            "max_execution_time" => {
+                let ms =
+                    value
+                        .to_i64()
+                        .filter(|v| *v >= 0)
+                        .ok_or_else(|| Error::WrongValueForVar {
+                            name: var.clone(),
+                            value: value.to_display(),
+                        })?;
+                self.state.max_execution_ms = ms as u64;
+                self.state.vars.insert(var, Value::Int(ms));
+            }
+            "sql_mode" => {
+                self.state
+                    .vars
+                    .insert(var, Value::Bytes(value.to_text().unwrap_or_default()));
+            }
+            "long_query_time" => {
+                // A number of seconds, not a string that reads as 0 (1232
+                // in MySQL; Canyon's closest is 1231).
+                let secs = match &value {
+                    Value::Bytes(_) => None,
+                    v => v.to_f64().filter(|s| *s >= 0.0),
+                }
+                .ok_or_else(|| Error::WrongValueForVar {
+                    name: var.clone(),
+                    value: value.to_display(),
+                })?;
+                self.state.long_query_secs = secs;
+                self.state.vars.insert(var, Value::Double(secs));
+            }
+            "collation_connection" | "collation_server" | "collation_database" if !is_default => {
+                let name = value.to_display();
+                let c = crate::types::collation::Collation::from_name(&name)
+                    .ok_or_else(|| Error::UnknownCollation(name.to_ascii_lowercase()))?;
+                self.state.vars.insert(var, Value::str(c.name()));
+            }
+            _ => {
+                if is_default {
+                    self.state.vars.remove(&var);
+                } else {
+                    self.state.vars.insert(var, value);
+                }
+            }
+        }
+        Ok(())
+    }
+}

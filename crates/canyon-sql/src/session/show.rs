@@ -1,0 +1,952 @@
+//! SHOW statements answered from the catalog snapshot, with MySQL's column
+//! names (see the layer's essay for the list), and the forms sqlparser does
+//! not parse ([`show_extra`]).
+
+use super::{context::*, dispatch::*, state::*};
+use crate::catalog::privileges::Privs;
+use crate::catalog::status::Counter;
+use crate::catalog::vars;
+use crate::catalog::Catalog;
+use crate::parse::Parsed;
+use crate::types::result::QueryResult;
+use crate::types::value::Value;
+use crate::types::ExprKind;
+use canyon_common::{Error, Result};
+use sqlparser::ast::{self, Statement};
+use std::sync::Arc;
+
+impl Session {
+    /// SHOW [GLOBAL] STATUS: (name, value) sorted by name. The Com_* style
+    /// counters are this session's, or with `global` every session's plus
+    /// those of closed ones; connection figures and Uptime are global in
+    /// both scopes, as in MySQL. See `crate::catalog::status`.
+    pub(super) fn status_rows(&self, global: bool) -> Vec<(String, u64)> {
+        let engine = &self.state.engine;
+        let (closed, procs) = engine.status.closed_with(|| engine.processes.all());
+        let counts = if global {
+            let mut total = closed;
+            for p in &procs {
+                if !Arc::ptr_eq(p, &self.state.process) {
+                    total.absorb(&p.info().counts);
+                }
+            }
+            total.absorb(&self.state.counts);
+            total
+        } else {
+            self.state.counts.clone()
+        };
+        let mut rows: Vec<(String, u64)> = Counter::ALL
+            .iter()
+            .map(|c| (c.name().to_string(), counts.get(*c)))
+            .collect();
+        rows.push(("Queries".into(), counts.get(Counter::Questions)));
+        for (n, v) in engine.status.connection_figures() {
+            rows.push((n.into(), v));
+        }
+        let running = procs.iter().filter(|p| p.info().running).count() as u64;
+        rows.push(("Threads_running".into(), running));
+        rows.push(("Uptime".into(), engine.started().elapsed().as_secs()));
+        // The row cache is the server's, so its figures are global in both
+        // scopes (as InnoDB's buffer pool figures are).
+        let rc = engine.txn.row_cache_stats();
+        rows.push(("Canyon_row_cache_hits".into(), rc.hits));
+        rows.push(("Canyon_row_cache_misses".into(), rc.misses));
+        rows.push(("Canyon_row_cache_rows".into(), rc.entries));
+        rows.push(("Canyon_row_cache_bytes".into(), rc.bytes));
+        rows.push(("Canyon_row_cache_capacity".into(), rc.capacity));
+        let h = engine.txn.history_stats();
+        rows.push(("Canyon_history_versions".into(), h.versions));
+        rows.push(("Canyon_history_bytes".into(), h.bytes));
+        rows.push(("Canyon_history_spilled".into(), h.spilled));
+        rows.push(("Canyon_gc_queued_keys".into(), engine.txn.gc_queued_keys()));
+        rows.push(("Canyon_dead_runs".into(), engine.txn.dead_runs() as u64));
+        // Row lock waits are counted by the lock table, server-wide (as
+        // InnoDB's are): the same in both scopes.
+        let l = engine.txn.lock_stats();
+        rows.push(("Innodb_row_lock_current_waits".into(), l.current_waits));
+        rows.push(("Innodb_row_lock_time".into(), l.time_ms));
+        rows.push((
+            "Innodb_row_lock_time_avg".into(),
+            l.time_ms
+                .checked_div(l.waits - l.current_waits)
+                .unwrap_or(0),
+        ));
+        rows.push(("Innodb_row_lock_time_max".into(), l.time_max_ms));
+        rows.push(("Innodb_row_lock_waits".into(), l.waits));
+        let since = if global {
+            engine.started()
+        } else {
+            self.state.flushed_at
+        };
+        rows.push((
+            "Uptime_since_flush_status".into(),
+            since.elapsed().as_secs(),
+        ));
+        rows.sort_by_key(|r| r.0.to_ascii_lowercase());
+        rows
+    }
+
+    pub(super) fn describe(
+        &mut self,
+        cat: &Catalog,
+        name: &ast::ObjectName,
+    ) -> Result<QueryResult> {
+        let (db, t) = self.split_name(name)?;
+        self.state.check_db(cat, &db, "SELECT", Some(&t))?;
+        let table = cat.table(&db, &t).ok_or_else(|| Error::UnknownTable {
+            db: db.clone(),
+            table: t.clone(),
+        })?;
+        let rows = table
+            .def
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let key = if table.def.primary_key.contains(&i) {
+                    "PRI"
+                } else if table
+                    .def
+                    .public_indexes()
+                    .any(|(_, x)| x.unique && x.columns.len() == 1 && x.columns[0] == i)
+                {
+                    "UNI"
+                } else if table
+                    .def
+                    .public_indexes()
+                    .any(|(_, x)| x.columns.first() == Some(&i))
+                {
+                    "MUL"
+                } else {
+                    ""
+                };
+                let default = match &c.default {
+                    None | Some(crate::catalog::DefaultValue::Null) => Value::Null,
+                    Some(crate::catalog::DefaultValue::Literal(s))
+                    | Some(crate::catalog::DefaultValue::Number(s)) => Value::str(s),
+                    Some(crate::catalog::DefaultValue::CurrentTimestamp) => {
+                        Value::str("CURRENT_TIMESTAMP")
+                    }
+                };
+                vec![
+                    Value::str(&c.name),
+                    Value::str(&c.ty.sql_name()),
+                    Value::str(if c.nullable { "YES" } else { "NO" }),
+                    Value::str(key),
+                    default,
+                    Value::str(if c.auto_increment {
+                        "auto_increment"
+                    } else {
+                        ""
+                    }),
+                ]
+            })
+            .collect();
+        Ok(text_rows(
+            &["Field", "Type", "Null", "Key", "Default", "Extra"],
+            rows,
+        ))
+    }
+
+    /// The table `name` names, after the SELECT privilege check (SHOW on a table).
+    pub(super) fn shown_table<'c>(
+        &mut self,
+        cat: &'c Catalog,
+        name: &ast::ObjectName,
+    ) -> Result<&'c crate::catalog::Table> {
+        let (db, t) = self.split_name(name)?;
+        self.show_table_named(cat, db, t)
+    }
+
+    pub(super) fn show_table_named<'c>(
+        &mut self,
+        cat: &'c Catalog,
+        db: String,
+        t: String,
+    ) -> Result<&'c crate::catalog::Table> {
+        self.state.check_db(cat, &db, "SELECT", Some(&t))?;
+        cat.table(&db, &t)
+            .map(|t| &**t)
+            .ok_or(Error::UnknownTable { db, table: t })
+    }
+
+    /// SHOW FULL COLUMNS: DESCRIBE's columns plus Collation, Privileges, Comment.
+    pub(super) fn show_full_columns(
+        &mut self,
+        cat: &Catalog,
+        name: &ast::ObjectName,
+    ) -> Result<QueryResult> {
+        let table = self.shown_table(cat, name)?;
+        let QueryResult::Rows { rows, .. } = self.describe(cat, name)? else {
+            return Err(Error::Internal("DESCRIBE returned no rows".into()));
+        };
+        let rows = rows
+            .into_iter()
+            .zip(&table.def.columns)
+            .map(|(mut r, c)| {
+                let collation = if c.ty.is_string() && !c.ty.is_binary() {
+                    Value::str(c.collation.name())
+                } else {
+                    Value::Null
+                };
+                r.insert(2, collation);
+                r.push(Value::str("select,insert,update,references"));
+                r.push(Value::str(""));
+                r
+            })
+            .collect();
+        Ok(text_rows(
+            &[
+                "Field",
+                "Type",
+                "Collation",
+                "Null",
+                "Key",
+                "Default",
+                "Extra",
+                "Privileges",
+                "Comment",
+            ],
+            rows,
+        ))
+    }
+
+    /// SHOW CREATE TABLE: a CREATE TABLE statement that re-creates the table.
+    pub(super) fn show_create_table(
+        &mut self,
+        cat: &Catalog,
+        name: &ast::ObjectName,
+    ) -> Result<QueryResult> {
+        let table = self.shown_table(cat, name)?;
+        let def = &table.def;
+        let quote = |n: &str| format!("`{}`", n.replace('`', "``"));
+        let col_list = |cols: &[usize]| {
+            cols.iter()
+                .map(|&i| quote(&def.columns[i].name))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let mut lines = Vec::new();
+        for c in &def.columns {
+            let mut l = format!("  {} {}", quote(&c.name), c.ty.sql_name());
+            // As MySQL 8: the column's collation where it is not the table's.
+            let table_coll = def.default_collation;
+            if c.ty.is_string() && !c.ty.is_binary() && c.collation != table_coll {
+                if c.collation.charset() != table_coll.charset() {
+                    l.push_str(&format!(" CHARACTER SET {}", c.collation.charset()));
+                }
+                l.push_str(&format!(" COLLATE {}", c.collation.name()));
+            }
+            if !c.nullable {
+                l.push_str(" NOT NULL");
+            }
+            match &c.default {
+                Some(crate::catalog::DefaultValue::Literal(v))
+                | Some(crate::catalog::DefaultValue::Number(v)) => {
+                    l.push_str(&format!(
+                        " DEFAULT '{}'",
+                        v.replace('\\', "\\\\").replace('\'', "''")
+                    ));
+                }
+                Some(crate::catalog::DefaultValue::CurrentTimestamp) => {
+                    l.push_str(" DEFAULT CURRENT_TIMESTAMP");
+                }
+                Some(crate::catalog::DefaultValue::Null) | None if c.nullable => {
+                    l.push_str(" DEFAULT NULL");
+                }
+                _ => {}
+            }
+            if c.auto_increment {
+                l.push_str(" AUTO_INCREMENT");
+            }
+            lines.push(l);
+        }
+        if !def.primary_key.is_empty() {
+            lines.push(format!("  PRIMARY KEY ({})", col_list(&def.primary_key)));
+        }
+        for (_, x) in def.public_indexes() {
+            let kind = if x.unique { "UNIQUE KEY" } else { "KEY" };
+            lines.push(format!(
+                "  {kind} {} ({})",
+                quote(&x.name),
+                col_list(&x.columns)
+            ));
+        }
+        for fk in &def.foreign_keys {
+            lines.push(format!(
+                "  {}",
+                crate::exec::foreign::constraint_clause(def, fk)
+            ));
+        }
+        let text = format!(
+            "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET={} COLLATE={}",
+            quote(&def.name),
+            lines.join(",\n"),
+            def.default_collation.charset(),
+            def.default_collation.name(),
+        );
+        Ok(text_rows(
+            &["Table", "Create Table"],
+            vec![vec![Value::str(&def.name), Value::str(&text)]],
+        ))
+    }
+
+    /// Runs a SHOW statement that sqlparser does not parse (see [`show_extra`]).
+    pub(super) fn run_show_extra(&mut self, show: &ShowExtra) -> Result<QueryResult> {
+        match show {
+            ShowExtra::Empty(columns) => Ok(text_rows(columns, Vec::new())),
+            ShowExtra::TableStatus { db, like } => {
+                let cat = self.state.engine.catalog();
+                let db = match db {
+                    Some(d) => d.clone(),
+                    None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                };
+                self.state.check_db(&cat, &db, "SHOW", None)?;
+                let mut rows = Vec::new();
+                if crate::catalog::infoschema::is_info_schema(&db) {
+                    for t in crate::catalog::infoschema::SystemTable::ALL {
+                        if like_match(like, t.name()) {
+                            let mut r = vec![Value::Null; 18];
+                            r[0] = Value::str(t.name());
+                            r[2] = Value::Int(10);
+                            r[16] = Value::str("");
+                            r[17] = Value::str("");
+                            rows.push(r);
+                        }
+                    }
+                } else {
+                    let database = cat
+                        .databases
+                        .get(&db)
+                        .ok_or_else(|| Error::UnknownDatabase(db.clone()))?;
+                    for t in database.tables.values() {
+                        if !like_match(like, &t.def.name) {
+                            continue;
+                        }
+                        // TABLES' row without TABLE_CATALOG, TABLE_SCHEMA and
+                        // TABLE_TYPE: SHOW TABLE STATUS's columns.
+                        let mut r = crate::catalog::infoschema::tables_row(&db, t);
+                        r.remove(3);
+                        r.drain(..2);
+                        rows.push(r);
+                    }
+                }
+                use ExprKind::{DateTime, Int, String as Str, UInt};
+                Ok(typed_rows(
+                    &[
+                        ("Name", Str),
+                        ("Engine", Str),
+                        ("Version", Int),
+                        ("Row_format", Str),
+                        ("Rows", UInt),
+                        ("Avg_row_length", UInt),
+                        ("Data_length", UInt),
+                        ("Max_data_length", UInt),
+                        ("Index_length", UInt),
+                        ("Data_free", UInt),
+                        ("Auto_increment", UInt),
+                        ("Create_time", DateTime),
+                        ("Update_time", DateTime),
+                        ("Check_time", DateTime),
+                        ("Collation", Str),
+                        ("Checksum", Int),
+                        ("Create_options", Str),
+                        ("Comment", Str),
+                    ],
+                    rows,
+                ))
+            }
+            ShowExtra::CreateDatabase { db, if_not_exists } => {
+                let cat = self.state.engine.catalog();
+                let (name, collation) = if crate::catalog::infoschema::is_info_schema(db) {
+                    (crate::catalog::infoschema::NAME, "utf8mb3_general_ci")
+                } else {
+                    let d = cat
+                        .databases
+                        .get(db.as_str())
+                        .ok_or_else(|| Error::UnknownDatabase(db.clone()))?;
+                    (d.name.as_str(), d.default_collation.name())
+                };
+                self.state.check_db(&cat, name, "SHOW", None)?;
+                let charset = collation.split('_').next().unwrap_or("utf8mb4");
+                // MySQL 8 adds `/*!80016 DEFAULT ENCRYPTION='N' */`; Canyon's
+                // parser would read that version comment and refuse it, and
+                // the statement must re-create the database (dump tools).
+                let text = format!(
+                    "CREATE DATABASE {}`{}` /*!40100 DEFAULT CHARACTER SET {charset} COLLATE {collation} */",
+                    if *if_not_exists { "/*!32312 IF NOT EXISTS*/ " } else { "" },
+                    name.replace('`', "``"),
+                );
+                Ok(text_rows(
+                    &["Database", "Create Database"],
+                    vec![vec![Value::str(name), Value::str(&text)]],
+                ))
+            }
+            ShowExtra::Engines => Ok(text_rows(
+                &[
+                    "Engine",
+                    "Support",
+                    "Comment",
+                    "Transactions",
+                    "XA",
+                    "Savepoints",
+                ],
+                vec![[
+                    "InnoDB",
+                    "DEFAULT",
+                    "Canyon's transactional storage (MVCC on RocksDB)",
+                    "YES",
+                    "NO",
+                    "NO",
+                ]
+                .iter()
+                .map(|s| Value::str(s))
+                .collect()],
+            )),
+            ShowExtra::Index { db, table } => {
+                let cat = self.state.engine.catalog();
+                let db = match db {
+                    Some(d) => d.clone(),
+                    None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                };
+                let t = self.show_table_named(&cat, db, table.clone())?;
+                let def = &t.def;
+                let mut keys: Vec<(&str, bool, &[usize], Option<_>)> = Vec::new();
+                if !def.primary_key.is_empty() {
+                    keys.push(("PRIMARY", true, &def.primary_key, None));
+                }
+                for (_, x) in def.public_indexes() {
+                    keys.push((&x.name, x.unique, &x.columns, Some(x.id)));
+                }
+                let mut rows = Vec::new();
+                for (name, unique, cols, id) in keys {
+                    for (seq, &c) in cols.iter().enumerate() {
+                        let col = &def.columns[c];
+                        // Distinct values of the key's first seq+1 columns, from
+                        // the table's statistics (0 before the first analysis).
+                        let cardinality = t.stats.n_diff(id, seq + 1).unwrap_or(0.0);
+                        rows.push(vec![
+                            Value::str(&def.name),
+                            Value::Int(!unique as i64),
+                            Value::str(name),
+                            Value::Int(seq as i64 + 1),
+                            Value::str(&col.name),
+                            Value::str("A"),
+                            Value::Int(cardinality.round() as i64),
+                            Value::Null,
+                            Value::Null,
+                            Value::str(if col.nullable { "YES" } else { "" }),
+                            Value::str("BTREE"),
+                            Value::str(""),
+                            Value::str(""),
+                            Value::str("YES"),
+                            Value::Null,
+                        ]);
+                    }
+                }
+                use ExprKind::{Int, String as Str};
+                Ok(typed_rows(
+                    &[
+                        ("Table", Str),
+                        ("Non_unique", Int),
+                        ("Key_name", Str),
+                        ("Seq_in_index", Int),
+                        ("Column_name", Str),
+                        ("Collation", Str),
+                        ("Cardinality", Int),
+                        ("Sub_part", Int),
+                        ("Packed", Str),
+                        ("Null", Str),
+                        ("Index_type", Str),
+                        ("Comment", Str),
+                        ("Index_comment", Str),
+                        ("Visible", Str),
+                        ("Expression", Str),
+                    ],
+                    rows,
+                ))
+            }
+        }
+    }
+}
+
+pub(super) fn like_filter(f: Option<&ast::ShowStatementFilter>) -> Result<Option<String>> {
+    match f {
+        None => Ok(None),
+        Some(ast::ShowStatementFilter::Like(p)) | Some(ast::ShowStatementFilter::NoKeyword(p)) => {
+            Ok(Some(p.clone()))
+        }
+        Some(_) => Err(Error::Unsupported("SHOW ... WHERE".into())),
+    }
+}
+
+pub(super) fn show_like(o: &ast::ShowStatementOptions) -> Result<Option<String>> {
+    match &o.filter_position {
+        None => Ok(None),
+        Some(ast::ShowStatementFilterPosition::Infix(f))
+        | Some(ast::ShowStatementFilterPosition::Suffix(f)) => like_filter(Some(f)),
+    }
+}
+
+/// Whether `name` passes an optional LIKE pattern.
+pub(super) fn like_match(pattern: &Option<String>, name: &str) -> bool {
+    pattern
+        .as_ref()
+        .is_none_or(|p| crate::expr::like(name.as_bytes(), p.as_bytes(), b'\\'))
+}
+
+/// A SHOW statement sqlparser 0.63 does not parse.
+#[derive(Debug, PartialEq)]
+pub(super) enum ShowExtra {
+    /// SHOW [STORAGE] ENGINES.
+    Engines,
+    /// SHOW {INDEX | INDEXES | KEYS} {FROM | IN} t [{FROM | IN} db].
+    Index {
+        /// The database, if named.
+        db: Option<String>,
+        /// The table.
+        table: String,
+    },
+    /// SHOW TABLE STATUS [{FROM | IN} db] [LIKE 'pattern'].
+    TableStatus {
+        /// The database, if named.
+        db: Option<String>,
+        /// The LIKE pattern.
+        like: Option<String>,
+    },
+    /// SHOW CREATE {DATABASE | SCHEMA} [IF NOT EXISTS] db.
+    CreateDatabase {
+        /// The database.
+        db: String,
+        /// IF NOT EXISTS.
+        if_not_exists: bool,
+    },
+    /// SHOW EVENTS / TRIGGERS / {PROCEDURE | FUNCTION} STATUS [...]: always
+    /// empty (Canyon has none of these objects), with MySQL's columns; dump
+    /// tools send them.
+    Empty(&'static [&'static str]),
+}
+
+pub(super) const SHOW_EVENTS: &[&str] = &[
+    "Db",
+    "Name",
+    "Definer",
+    "Time zone",
+    "Type",
+    "Execute at",
+    "Interval value",
+    "Interval field",
+    "Starts",
+    "Ends",
+    "Status",
+    "Originator",
+    "character_set_client",
+    "collation_connection",
+    "Database Collation",
+];
+
+pub(super) const SHOW_TRIGGERS: &[&str] = &[
+    "Trigger",
+    "Event",
+    "Table",
+    "Statement",
+    "Timing",
+    "Created",
+    "sql_mode",
+    "Definer",
+    "character_set_client",
+    "collation_connection",
+    "Database Collation",
+];
+
+pub(super) const SHOW_ROUTINE_STATUS: &[&str] = &[
+    "Db",
+    "Name",
+    "Type",
+    "Definer",
+    "Modified",
+    "Created",
+    "Security_type",
+    "Comment",
+    "character_set_client",
+    "collation_connection",
+    "Database Collation",
+];
+
+/// The value of a quoted string literal that is the whole of `w` ('...' or
+/// "...", with doubled quotes or backslash escapes); `None` otherwise.
+pub(super) fn string_literal(w: &str) -> Option<String> {
+    let q = w.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let inner = w.strip_prefix(q)?.strip_suffix(q)?;
+    let mut out = String::new();
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            out.push(chars.next()?);
+        } else if c == q {
+            // Only a doubled quote may appear inside.
+            if chars.next() != Some(q) {
+                return None;
+            }
+            out.push(q);
+        } else {
+            out.push(c);
+        }
+    }
+    Some(out)
+}
+
+/// Recognises the SHOW forms of [`ShowExtra`] in a whole query text (one
+/// statement, an optional `;`); `None` for anything else, which then goes to the
+/// parser as usual.
+pub(super) fn show_extra(sql: &str) -> Option<ShowExtra> {
+    let text = sql.trim();
+    if !text
+        .get(..5)
+        .is_some_and(|p| p.eq_ignore_ascii_case("SHOW "))
+    {
+        return None;
+    }
+    let text = text.strip_suffix(';').unwrap_or(text);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let is = |w: &str, k: &str| w.eq_ignore_ascii_case(k);
+    let ident = |w: &str| -> Option<String> {
+        let w = match w.strip_prefix('`') {
+            Some(r) => r.strip_suffix('`')?,
+            None => w,
+        };
+        (!w.is_empty() && !w.contains(['`', '\'', '"', ';', '('])).then(|| w.to_string())
+    };
+    match words.as_slice() {
+        [_, e] if is(e, "ENGINES") => Some(ShowExtra::Engines),
+        [_, s, e] if is(s, "STORAGE") && is(e, "ENGINES") => Some(ShowExtra::Engines),
+        [_, k, f, rest @ ..]
+            if ["INDEX", "INDEXES", "KEYS"].iter().any(|x| is(k, x))
+                && (is(f, "FROM") || is(f, "IN")) =>
+        {
+            let (db, table) = match rest {
+                [t] => match ident(t)?.split_once('.') {
+                    Some((d, t)) => (Some(ident(d)?), ident(t)?),
+                    None => (None, ident(t)?),
+                },
+                [t, f2, d] if is(f2, "FROM") || is(f2, "IN") => (Some(ident(d)?), ident(t)?),
+                _ => return None,
+            };
+            Some(ShowExtra::Index { db, table })
+        }
+        [_, t, st, rest @ ..] if is(t, "TABLE") && is(st, "STATUS") => {
+            let (db, rest) = match rest {
+                [f, d, r @ ..] if is(f, "FROM") || is(f, "IN") => (Some(ident(d)?), r),
+                r => (None, r),
+            };
+            let like = match rest {
+                [] => None,
+                [l, _, ..] if is(l, "LIKE") => {
+                    // The pattern may hold spaces: take the text after LIKE.
+                    let at = text.to_ascii_uppercase().rfind(" LIKE ")?;
+                    Some(string_literal(text[at + 6..].trim())?)
+                }
+                _ => return None,
+            };
+            Some(ShowExtra::TableStatus { db, like })
+        }
+        [_, c, d, rest @ ..] if is(c, "CREATE") && (is(d, "DATABASE") || is(d, "SCHEMA")) => {
+            match rest {
+                [i, n, e, db] if is(i, "IF") && is(n, "NOT") && is(e, "EXISTS") => {
+                    Some(ShowExtra::CreateDatabase {
+                        db: ident(db)?,
+                        if_not_exists: true,
+                    })
+                }
+                [db] => Some(ShowExtra::CreateDatabase {
+                    db: ident(db)?,
+                    if_not_exists: false,
+                }),
+                _ => None,
+            }
+        }
+        [_, e, ..] if is(e, "EVENTS") => Some(ShowExtra::Empty(SHOW_EVENTS)),
+        [_, t, ..] if is(t, "TRIGGERS") => Some(ShowExtra::Empty(SHOW_TRIGGERS)),
+        [_, r, st, ..] if (is(r, "PROCEDURE") || is(r, "FUNCTION")) && is(st, "STATUS") => {
+            Some(ShowExtra::Empty(SHOW_ROUTINE_STATUS))
+        }
+        _ => None,
+    }
+}
+
+impl Session {
+    /// SHOW WARNINGS / SHOW ERRORS.
+    pub(super) fn show_warnings(
+        &mut self,
+        _cat: &Arc<Catalog>,
+        parsed: &Parsed,
+    ) -> Result<QueryResult> {
+        match parsed {
+            Parsed::ShowWarnings { errors_only } => {
+                let rows = self
+                    .state
+                    .warnings
+                    .iter()
+                    .filter(|w| !errors_only || w.0 == "Error")
+                    .map(|(level, code, msg)| {
+                        vec![Value::str(level), Value::Int(*code as i64), Value::str(msg)]
+                    })
+                    .collect();
+                Ok(text_rows(&["Level", "Code", "Message"], rows))
+            }
+            _ => Err(Error::Internal("not SHOW WARNINGS".into())),
+        }
+    }
+}
+
+impl Session {
+    /// The SHOW statements sqlparser parses, and DESCRIBE.
+    pub(super) fn run_show(&mut self, cat: &Arc<Catalog>, stmt: &Statement) -> Result<QueryResult> {
+        let engine = self.state.engine.clone();
+        match stmt {
+            Statement::ShowVariables { filter, global, .. } => {
+                let pattern = like_filter(filter.as_ref())?;
+                let mut rows = Vec::new();
+                for name in vars::NAMES {
+                    if pattern
+                        .as_ref()
+                        .is_some_and(|p| !crate::expr::like(name.as_bytes(), p.as_bytes(), b'\\'))
+                    {
+                        continue;
+                    }
+                    let v = if *global {
+                        engine.global_var(name).unwrap_or(Value::Null)
+                    } else {
+                        self.state.get_var(name)?
+                    };
+                    rows.push(vec![
+                        Value::str(name),
+                        Value::Bytes(v.to_text().unwrap_or_default()),
+                    ]);
+                }
+                Ok(text_rows(&["Variable_name", "Value"], rows))
+            }
+            Statement::ShowDatabases { show_options, .. } => {
+                let pattern = show_like(show_options)?;
+                let header = match &pattern {
+                    Some(p) => format!("Database ({p})"),
+                    None => "Database".to_string(),
+                };
+                let mut account = self.state.account(cat);
+                let mut names: Vec<&str> = cat.databases.keys().map(String::as_str).collect();
+                // Every account sees information_schema (MySQL lists it first:
+                // it sorts before any name a user is likely to pick).
+                names.push(crate::catalog::infoschema::NAME);
+                names.sort_unstable();
+                let rows = names
+                    .into_iter()
+                    .filter(|d| {
+                        crate::catalog::infoschema::is_info_schema(d)
+                            || account.as_mut().is_some_and(|a| a.can_use_db(d))
+                    })
+                    .filter(|d| {
+                        pattern
+                            .as_ref()
+                            .is_none_or(|p| crate::expr::like(d.as_bytes(), p.as_bytes(), b'\\'))
+                    })
+                    .map(|d| vec![Value::str(d)])
+                    .collect();
+                Ok(text_rows(&[&header], rows))
+            }
+            Statement::ShowTables {
+                show_options, full, ..
+            } => {
+                let db = match show_options
+                    .show_in
+                    .as_ref()
+                    .and_then(|s| s.parent_name.as_ref())
+                {
+                    Some(n) => object_name(n).last().cloned().unwrap_or_default(),
+                    None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                };
+                if crate::catalog::infoschema::is_info_schema(&db) {
+                    let pattern = show_like(show_options)?;
+                    let header = format!("Tables_in_{}", crate::catalog::infoschema::NAME);
+                    let rows: Vec<Vec<Value>> = crate::catalog::infoschema::SystemTable::ALL
+                        .iter()
+                        .filter(|t| like_match(&pattern, t.name()))
+                        .map(|t| {
+                            let mut r = vec![Value::str(t.name())];
+                            if *full {
+                                r.push(Value::str("SYSTEM VIEW"));
+                            }
+                            r
+                        })
+                        .collect();
+                    return if *full {
+                        Ok(text_rows(&[&header, "Table_type"], rows))
+                    } else {
+                        Ok(text_rows(&[&header], rows))
+                    };
+                }
+                let database = cat
+                    .databases
+                    .get(&db)
+                    .ok_or_else(|| Error::UnknownDatabase(db.clone()))?;
+                self.state.check_db(cat, &db, "SHOW", None)?;
+                let pattern = show_like(show_options)?;
+                let header = format!("Tables_in_{db}");
+                let rows: Vec<Vec<Value>> = database
+                    .tables
+                    .keys()
+                    .filter(|t| {
+                        pattern
+                            .as_ref()
+                            .is_none_or(|p| crate::expr::like(t.as_bytes(), p.as_bytes(), b'\\'))
+                    })
+                    .map(|t| {
+                        if *full {
+                            vec![Value::str(t), Value::str("BASE TABLE")]
+                        } else {
+                            vec![Value::str(t)]
+                        }
+                    })
+                    .collect();
+                if *full {
+                    Ok(text_rows(&[&header, "Table_type"], rows))
+                } else {
+                    Ok(text_rows(&[&header], rows))
+                }
+            }
+            Statement::ShowColumns {
+                show_options, full, ..
+            } => {
+                let name = show_options
+                    .show_in
+                    .as_ref()
+                    .and_then(|s| s.parent_name.as_ref())
+                    .ok_or_else(|| Error::Syntax("SHOW COLUMNS needs FROM table".into()))?;
+                if *full {
+                    self.show_full_columns(cat, name)
+                } else {
+                    self.describe(cat, name)
+                }
+            }
+            Statement::ShowCreate {
+                obj_type: ast::ShowCreateObject::Table,
+                obj_name,
+            } => self.show_create_table(cat, obj_name),
+            Statement::ShowCharset(c) => {
+                let pattern = like_filter(c.filter.as_ref())?;
+                let rows = crate::types::collation::CHARSETS
+                    .iter()
+                    .filter(|r| like_match(&pattern, r.0))
+                    .map(|(c, coll, d, len)| {
+                        vec![
+                            Value::str(c),
+                            Value::str(d),
+                            Value::str(coll.name()),
+                            Value::Int(*len as i64),
+                        ]
+                    })
+                    .collect();
+                Ok(typed_rows(
+                    &[
+                        ("Charset", ExprKind::String),
+                        ("Description", ExprKind::String),
+                        ("Default collation", ExprKind::String),
+                        ("Maxlen", ExprKind::Int),
+                    ],
+                    rows,
+                ))
+            }
+            Statement::ShowCollation { filter } => {
+                let pattern = like_filter(filter.as_ref())?;
+                let rows = crate::types::collation::Collation::ALL
+                    .into_iter()
+                    .filter(|c| like_match(&pattern, c.name()))
+                    .map(|c| {
+                        vec![
+                            Value::str(c.name()),
+                            Value::str(c.charset()),
+                            Value::Int(c.id() as i64),
+                            Value::str(if c.is_default() { "Yes" } else { "" }),
+                            Value::str("Yes"),
+                            Value::Int(1),
+                            Value::str(if c.pad_space() { "PAD SPACE" } else { "NO PAD" }),
+                        ]
+                    })
+                    .collect();
+                Ok(typed_rows(
+                    &[
+                        ("Collation", ExprKind::String),
+                        ("Charset", ExprKind::String),
+                        ("Id", ExprKind::Int),
+                        ("Default", ExprKind::String),
+                        ("Compiled", ExprKind::String),
+                        ("Sortlen", ExprKind::Int),
+                        ("Pad_attribute", ExprKind::String),
+                    ],
+                    rows,
+                ))
+            }
+            Statement::ShowStatus { filter, global, .. } => {
+                let pattern = like_filter(filter.as_ref())?;
+                let rows = self
+                    .status_rows(*global)
+                    .into_iter()
+                    .filter(|r| like_match(&pattern, &r.0))
+                    .map(|(n, v)| vec![Value::str(&n), Value::str(&v.to_string())])
+                    .collect();
+                Ok(text_rows(&["Variable_name", "Value"], rows))
+            }
+            Statement::ExplainTable { table_name, .. } => self.describe(cat, table_name),
+            Statement::ShowProcessList { full } => self.show_processlist(cat, *full),
+            other => Err(Error::Unsupported(statement_kind(other))),
+        }
+    }
+}
+
+impl Session {
+    /// SHOW [FULL] PROCESSLIST: every session for an account with PROCESS, its
+    /// own user's otherwise; Info is cut to 100 characters without FULL.
+    fn show_processlist(&mut self, cat: &Arc<Catalog>, full: bool) -> Result<QueryResult> {
+        let engine = self.state.engine.clone();
+        let see_all = self
+            .state
+            .account(cat)
+            .is_some_and(|a| a.allows_global(Privs::PROCESS));
+        let rows = process_rows(&engine, &self.state.user, see_all)
+            .into_iter()
+            .map(|p| {
+                // Info: the statement, its first 100 characters without FULL.
+                let info = if !p.running {
+                    Value::Null
+                } else if full {
+                    Value::str(&p.info)
+                } else {
+                    Value::str(&p.info.chars().take(100).collect::<String>())
+                };
+                vec![
+                    Value::UInt(p.id as u64),
+                    Value::str(&p.user),
+                    Value::str(&p.host),
+                    p.db.as_deref().map_or(Value::Null, Value::str),
+                    Value::str(if p.running { "Query" } else { "Sleep" }),
+                    Value::Int(p.time),
+                    Value::str(if p.running { "executing" } else { "" }),
+                    info,
+                ]
+            })
+            .collect();
+        use ExprKind::{Int, String as Str, UInt};
+        Ok(typed_rows(
+            &[
+                ("Id", UInt),
+                ("User", Str),
+                ("Host", Str),
+                ("db", Str),
+                ("Command", Str),
+                ("Time", Int),
+                ("State", Str),
+                ("Info", Str),
+            ],
+            rows,
+        ))
+    }
+}

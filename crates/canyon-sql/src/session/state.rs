@@ -1,0 +1,426 @@
+//! The session's state: [`Session`] itself, the [`State`] its statements read
+//! (database, variables, warnings, the account), prepared statements, and
+//! the small accessors the server calls between requests.
+
+use crate::catalog::engine::Engine;
+use crate::catalog::privileges::Privs;
+use crate::catalog::procs::{Process, KILL_CONNECTION};
+use crate::catalog::status::Counter;
+use crate::catalog::vars;
+use crate::catalog::{Catalog, UserDef};
+use crate::parse::Parsed;
+use crate::plan::Plan;
+use crate::types::result::{Column, QueryResult};
+use crate::types::value::Value;
+use crate::types::{expr_column, ExprKind};
+use canyon_common::{Error, Result};
+use canyon_txn::{Committing, IsolationLevel, Transaction, TxnSession};
+use sqlparser::ast::{self};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A prepared statement.
+pub(super) struct Prepared {
+    /// The statement's text (SHOW PROCESSLIST's Info while it executes).
+    pub(super) text: String,
+    pub(super) parsed: Parsed,
+    /// `command_counter(&parsed)`, found once: on every execution it would read
+    /// the statement's tree, cold in the cache by then.
+    pub(super) counter: Option<Counter>,
+    pub(super) params: usize,
+    pub(super) plan: Option<(u64, Arc<Plan>)>,
+}
+
+/// The session state expressions may read (everything but the transaction).
+pub(super) struct State {
+    pub(super) engine: Arc<Engine>,
+    pub(super) connection_id: u32,
+    pub(super) user: String,
+    pub(super) host: String,
+    pub(super) db: Option<String>,
+    pub(super) autocommit: bool,
+    pub(super) isolation: IsolationLevel,
+    pub(super) next_isolation: Option<IsolationLevel>,
+    /// The session's access mode (`transaction_read_only`).
+    pub(super) read_only: bool,
+    /// LOCK TABLES ... READ opened the current transaction; UNLOCK TABLES
+    /// commits it.
+    pub(super) table_locks: bool,
+    /// `SET TRANSACTION READ ONLY / READ WRITE`: the next transaction's mode only.
+    pub(super) next_read_only: Option<bool>,
+    /// Whether the open transaction is READ ONLY: its writes fail with 1792.
+    pub(super) txn_read_only: bool,
+    pub(super) lock_wait_timeout: Duration,
+    pub(super) vars: HashMap<String, Value>,
+    pub(super) user_vars: HashMap<String, Value>,
+    pub(super) last_insert_id: u64,
+    pub(super) row_count: i64,
+    pub(super) found_rows: u64,
+    pub(super) client_found_rows: bool,
+    /// (level, code, message) of the last statement.
+    pub(super) warnings: Vec<(&'static str, u16, String)>,
+    /// Cached account, valid for one catalog version.
+    pub(super) account: Option<(u64, Option<Arc<UserDef>>)>,
+    /// This session's entry in the process registry (SHOW PROCESSLIST, KILL).
+    pub(super) process: Arc<Process>,
+    /// SHOW SESSION STATUS counters, published to `process` after each
+    /// statement (see `crate::catalog::status`).
+    pub(super) counts: crate::catalog::status::Counts,
+    /// The last FLUSH STATUS (session start before one).
+    pub(super) flushed_at: std::time::Instant,
+    /// `long_query_time` in seconds (Slow_queries), kept here so that the end
+    /// of every statement does not look it up by name.
+    pub(super) long_query_secs: f64,
+    /// max_execution_time in milliseconds (0: no limit), for SELECT.
+    pub(super) max_execution_ms: u64,
+}
+
+impl State {
+    /// The collation of literals and parameters: `collation_connection`.
+    pub(super) fn connection_collation(&self) -> crate::types::collation::Collation {
+        self.vars
+            .get("collation_connection")
+            .and_then(|v| crate::types::collation::Collation::from_name(&v.to_display()))
+            .unwrap_or(crate::types::collation::Collation::DEFAULT)
+    }
+
+    pub(super) fn get_var(&self, name: &str) -> Result<Value> {
+        if let Some(g) = name.strip_prefix("global.") {
+            return self
+                .engine
+                .global_var(g)
+                .ok_or_else(|| Error::UnknownSystemVariable(g.to_string()));
+        }
+        Ok(match name {
+            "autocommit" => Value::Int(self.autocommit as i64),
+            "transaction_isolation" | "tx_isolation" => {
+                Value::str(vars::isolation_name(self.isolation))
+            }
+            "innodb_lock_wait_timeout" => Value::Int(self.lock_wait_timeout.as_secs() as i64),
+            "last_insert_id" | "identity" => Value::UInt(self.last_insert_id),
+            "warning_count" => {
+                Value::Int(self.warnings.iter().filter(|w| w.0 != "Error").count() as i64)
+            }
+            "error_count" => {
+                Value::Int(self.warnings.iter().filter(|w| w.0 == "Error").count() as i64)
+            }
+            _ => match self.vars.get(name) {
+                Some(v) => v.clone(),
+                None => vars::default_value(name, &self.engine.config)
+                    .map(|(v, _)| v)
+                    .ok_or_else(|| Error::UnknownSystemVariable(name.to_string()))?,
+            },
+        })
+    }
+
+    pub(super) fn account(&mut self, cat: &Catalog) -> Option<Arc<UserDef>> {
+        match &self.account {
+            Some((v, a)) if *v == cat.version => a.clone(),
+            _ => {
+                let a = cat.user(&self.user, &self.host).cloned();
+                self.account = Some((cat.version, a.clone()));
+                a
+            }
+        }
+    }
+
+    /// Checks that the account holds `command`'s privilege on `db` (with
+    /// `table`, on that table): MySQL 1142 for a table, 1044 for a database.
+    /// USE and SHOW need any privilege on the database.
+    pub(super) fn check_db(
+        &mut self,
+        cat: &Catalog,
+        db: &str,
+        command: &str,
+        table: Option<&str>,
+    ) -> Result<()> {
+        if crate::catalog::infoschema::is_info_schema(db) {
+            // Everyone may read information_schema; nobody may change it.
+            return match command {
+                "SELECT" | "SHOW" | "USE" => Ok(()),
+                _ => Err(Error::DbAccessDenied {
+                    user: self.user.clone(),
+                    host: self.host.clone(),
+                    db: crate::catalog::infoschema::NAME.to_string(),
+                }),
+            };
+        }
+        let allowed = self
+            .account(cat)
+            .is_some_and(|u| match Privs::from_name(command) {
+                Some(needed) => u.allows(db, table, needed),
+                None => u.can_use_db(db),
+            });
+        if allowed {
+            return Ok(());
+        }
+        Err(match table {
+            Some(t) => Error::TableAccessDenied {
+                command: command.to_string(),
+                user: self.user.clone(),
+                host: self.host.clone(),
+                table: t.to_string(),
+            },
+            None => Error::DbAccessDenied {
+                user: self.user.clone(),
+                host: self.host.clone(),
+                db: db.to_string(),
+            },
+        })
+    }
+
+    /// Fills the account into a 1044 raised below the session (the planner
+    /// refusing a write to information_schema: see `PlanContext::resolve`).
+    pub(super) fn fill_account(&self, e: Error) -> Error {
+        match e {
+            Error::DbAccessDenied { user, host, db } if user.is_empty() && host.is_empty() => {
+                Error::DbAccessDenied {
+                    user: self.user.clone(),
+                    host: self.host.clone(),
+                    db,
+                }
+            }
+            e => e,
+        }
+    }
+
+    /// When a SELECT starting now must stop (max_execution_time).
+    pub(super) fn select_deadline(&self) -> Option<std::time::Instant> {
+        (self.max_execution_ms > 0)
+            .then(|| std::time::Instant::now() + Duration::from_millis(self.max_execution_ms))
+    }
+
+    /// Checks a global privilege named `what` (e.g. "CREATE USER"); an unknown
+    /// name needs SUPER. MySQL 1227.
+    pub(super) fn check_super(&mut self, cat: &Catalog, what: &str) -> Result<()> {
+        let needed = Privs::from_name(what).unwrap_or(Privs::SUPER);
+        match self.account(cat) {
+            Some(u) if u.allows_global(needed) => Ok(()),
+            _ => Err(Error::SpecificAccessDenied(what.to_string())),
+        }
+    }
+}
+
+/// One client's session state: current database, variables, the open transaction,
+/// prepared statements. Dropping it rolls back any open transaction.
+pub struct Session {
+    pub(super) state: State,
+    pub(super) txn_session: TxnSession,
+    pub(super) txn: Option<Transaction>,
+    pub(super) prepared: HashMap<u32, Prepared>,
+    pub(super) next_statement_id: u32,
+    /// This session's catalog pin (see `crate::ddl::alter`).
+    pub(super) pin: Arc<std::sync::atomic::AtomicU64>,
+    /// Whether the caller awaits [`Session::take_pending_commit`] itself.
+    pub(super) defer_durability: bool,
+    /// A written commit the caller has yet to await (deferred durability). While
+    /// it is here nothing else runs: every entry point settles it first.
+    pub(super) pending_commit: Option<Committing>,
+    /// Whether the caller awaits row lock waits itself (see
+    /// [`Session::set_async_lock_waits`]).
+    pub(super) async_lock_waits: bool,
+    /// Lock waits of the statement now running are deferred: the caller
+    /// allows it and the request is one statement (a multi-statement text
+    /// cannot be resumed in its middle, so it blocks).
+    pub(super) defer_waits_now: bool,
+    /// The open transaction was begun for one autocommitted statement that is
+    /// waiting for a row lock: it commits when the statement, run again,
+    /// succeeds, and rolls back if the wait is given up.
+    pub(super) implicit_txn: bool,
+    /// The statement is waiting for a row lock, or running again after one: it
+    /// was counted, and shown in the process list, when it first ran. Holds
+    /// when it started.
+    pub(super) lock_retry: Option<std::time::Instant>,
+}
+
+pub(super) fn ok(affected_rows: u64) -> QueryResult {
+    QueryResult::Ok {
+        affected_rows,
+        last_insert_id: 0,
+        info: String::new(),
+        warnings: 0,
+    }
+}
+
+/// The OK packet of ALTER TABLE / CREATE INDEX (MySQL's info string).
+pub(super) fn alter_ok() -> QueryResult {
+    QueryResult::Ok {
+        affected_rows: 0,
+        last_insert_id: 0,
+        info: "Records: 0  Duplicates: 0  Warnings: 0".into(),
+        warnings: 0,
+    }
+}
+
+pub(super) fn text_rows(names: &[&str], rows: Vec<Vec<Value>>) -> QueryResult {
+    let columns: Vec<Column> = names
+        .iter()
+        .map(|n| expr_column(n, ExprKind::String))
+        .collect();
+    QueryResult::Rows {
+        columns: columns.into(),
+        rows,
+        warnings: 0,
+    }
+}
+
+/// A result set whose columns have the given names and kinds (SHOW statements
+/// with numeric columns).
+pub(super) fn typed_rows(cols: &[(&str, ExprKind)], rows: Vec<Vec<Value>>) -> QueryResult {
+    let columns: Vec<Column> = cols.iter().map(|(n, k)| expr_column(n, *k)).collect();
+    QueryResult::Rows {
+        columns: columns.into(),
+        rows,
+        warnings: 0,
+    }
+}
+
+pub(super) fn object_name(n: &ast::ObjectName) -> Vec<String> {
+    n.0.iter()
+        .map(|p| p.as_ident().map(|i| i.value.clone()).unwrap_or_default())
+        .collect()
+}
+
+impl Session {
+    pub(crate) fn new(engine: Arc<Engine>, connection_id: u32, user: &str, host: &str) -> Session {
+        let txn_session = engine.txn.session();
+        let pin = engine.register_pin();
+        let lock_wait_timeout = engine.config.lock_wait_timeout;
+        let process = engine.processes.register(connection_id, user, host);
+        engine.status.connect();
+        let globals = engine.globals();
+        let mut session = Session {
+            state: State {
+                engine,
+                connection_id,
+                user: user.to_string(),
+                host: host.to_string(),
+                db: None,
+                autocommit: true,
+                isolation: IsolationLevel::RepeatableRead,
+                next_isolation: None,
+                read_only: false,
+                table_locks: false,
+                next_read_only: None,
+                txn_read_only: false,
+                lock_wait_timeout,
+                vars: HashMap::new(),
+                user_vars: HashMap::new(),
+                last_insert_id: 0,
+                row_count: -1,
+                found_rows: 0,
+                client_found_rows: false,
+                warnings: Vec::new(),
+                account: None,
+                process,
+                counts: Default::default(),
+                flushed_at: std::time::Instant::now(),
+                long_query_secs: 10.0,
+                max_execution_ms: 0,
+            },
+            txn_session,
+            txn: None,
+            prepared: HashMap::new(),
+            next_statement_id: 1,
+            pin,
+            defer_durability: false,
+            pending_commit: None,
+            async_lock_waits: false,
+            defer_waits_now: false,
+            implicit_txn: false,
+            lock_retry: None,
+        };
+        // SET GLOBAL values are the new session's starting values (checked
+        // when they were set, so they apply).
+        for (name, value) in globals.iter() {
+            if let Err(e) = session.apply_session_var(name.clone(), value.clone(), false) {
+                tracing::warn!(var = %name, "global value not applied: {e}");
+            }
+        }
+        session
+    }
+
+    /// Installs the server's wake-up for KILL: called (from the killing
+    /// session's thread) after this session is marked killed, so that a
+    /// connection task waiting for the next packet can close the socket (KILL
+    /// CONNECTION) and one awaiting a row lock can stop waiting (either KILL).
+    pub fn set_kill_hook(&self, hook: crate::catalog::procs::KillHook) {
+        self.state.process.set_hook(hook);
+    }
+
+    /// Whether KILL CONNECTION ended this session: the server closes the
+    /// connection (any statement now fails with 1317).
+    pub fn killed(&self) -> bool {
+        self.state.process.kill_state() == KILL_CONNECTION
+    }
+
+    /// This session's connection id.
+    pub fn connection_id(&self) -> u32 {
+        self.state.connection_id
+    }
+
+    /// The collation a client asked for in its handshake (a collation id, as
+    /// MySQL's protocol carries it): `collation_connection` and the
+    /// `character_set_*` variables follow it, as in MySQL. Unknown ids keep
+    /// the server's defaults.
+    pub fn set_client_collation(&mut self, id: u16) {
+        let Some(c) = crate::types::collation::Collation::from_id(id) else {
+            return;
+        };
+        for v in [
+            "character_set_client",
+            "character_set_connection",
+            "character_set_results",
+        ] {
+            self.state.vars.insert(v.into(), Value::str(c.charset()));
+        }
+        self.state
+            .vars
+            .insert("collation_connection".into(), Value::str(c.name()));
+    }
+
+    /// Sets whether the client asked for CLIENT_FOUND_ROWS (UPDATE reports
+    /// matched rather than changed rows).
+    pub fn set_client_found_rows(&mut self, on: bool) {
+        self.state.client_found_rows = on;
+    }
+
+    /// The current database, if any.
+    pub fn current_database(&self) -> Option<&str> {
+        self.state.db.as_deref()
+    }
+
+    /// Whether a transaction is open (SERVER_STATUS_IN_TRANS).
+    pub fn in_transaction(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    /// Whether autocommit is on (SERVER_STATUS_AUTOCOMMIT).
+    pub fn autocommit(&self) -> bool {
+        self.state.autocommit
+    }
+
+    /// Warnings of the last statement.
+    pub fn warning_count(&self) -> u16 {
+        self.state
+            .warnings
+            .iter()
+            .filter(|w| w.0 != "Error")
+            .count() as u16
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // A client that vanished mid-transaction: roll back and free its locks.
+        if let Some(t) = self.txn.take() {
+            t.rollback();
+        }
+        self.state.engine.unregister_pin(&self.pin);
+        let engine = &self.state.engine;
+        engine.status.disconnect(&self.state.counts, || {
+            engine.processes.deregister(&self.state.process)
+        });
+    }
+}

@@ -1,0 +1,521 @@
+//! Transactions: the autocommit and explicit-transaction rules of the
+//! layer's essay, commits (deferred durability), lock waits, LOCK TABLES,
+//! and running a DML plan inside a transaction.
+
+use super::{context::*, dispatch::*, state::*};
+use crate::catalog::status::Counter;
+use crate::catalog::Catalog;
+use crate::exec::{self, StatementEffects};
+use crate::parse::Parsed;
+use crate::plan::{self, LockMode, Plan, PlanContext};
+use crate::types::result::QueryResult;
+use crate::types::value::Value;
+use canyon_common::{Error, Result};
+use canyon_txn::{Committing, IsolationLevel, LockWait, Transaction};
+use sqlparser::ast::{self, Statement};
+use std::sync::Arc;
+
+impl Session {
+    /// Plans SELECT/INSERT/UPDATE/DELETE; `None` for other statements.
+    pub(super) fn plan_dml(&mut self, cat: &Arc<Catalog>, parsed: &Parsed) -> Result<Option<Plan>> {
+        let Parsed::Sql(stmt) = parsed else {
+            return Ok(None);
+        };
+        let mut ctx = PlanContext::new(
+            cat,
+            self.state.db.as_deref(),
+            self.state.connection_collation(),
+        );
+        ctx.kill = Some(self.state.process.kill_flag());
+        ctx.blocking_hook = self.state.engine.config.blocking_hook;
+        let planned = match stmt.as_ref() {
+            Statement::Query(q) => {
+                crate::plan::select::plan_select(&ctx, q).map(|p| Plan::Select(Box::new(p)))
+            }
+            Statement::Insert(i) => plan::plan_insert(&ctx, i).map(Plan::Insert),
+            Statement::Update(u) => plan::plan_update(&ctx, u).map(Plan::Update),
+            Statement::Delete(d) => plan::plan_delete(&ctx, d).map(Plan::Delete),
+            _ => return Ok(None),
+        };
+        let mut plan = planned.map_err(|e| self.state.fill_account(e))?;
+        // A write to a table with either side of a foreign key carries the
+        // catalog it was planned on (crate::exec::foreign).
+        match &mut plan {
+            Plan::Insert(p) if cat.has_foreign_keys(&p.table) => p.fk = Some(cat.clone()),
+            Plan::Update(p) if cat.has_foreign_keys(&p.table) => p.fk = Some(cat.clone()),
+            Plan::Delete(p) if cat.has_foreign_keys(&p.table) => p.fk = Some(cat.clone()),
+            _ => {}
+        }
+        // Privileges: the account must hold a grant on the database of the
+        // written table (for the statement's command) and of every table read
+        // (SELECT), including those of joins, derived tables and subqueries.
+        let (written, command) = match &plan {
+            Plan::Select(_) => (None, "SELECT"),
+            Plan::Insert(i) => (Some(&i.table), "INSERT"),
+            Plan::Update(u) => (Some(&u.table), "UPDATE"),
+            Plan::Delete(d) => (Some(&d.table), "DELETE"),
+        };
+        if let Some(t) = written {
+            self.state
+                .check_db(cat, &t.def.db, command, Some(&t.def.name))?;
+        }
+        let mut read = Vec::new();
+        plan.tables_read(&mut read);
+        for t in read {
+            self.state
+                .check_db(cat, &t.def.db, "SELECT", Some(&t.def.name))?;
+        }
+        Ok(Some(plan))
+    }
+
+    /// Runs a statement inside the session's transaction rules. A `write` in a
+    /// READ ONLY transaction (also the implicit one of an autocommitted statement
+    /// under `transaction_read_only = 1`) fails with 1792, as in MySQL, and is
+    /// rolled back like any failed statement.
+    pub(super) fn with_txn<T>(
+        &mut self,
+        params: &[Value],
+        write: bool,
+        deadline: Option<std::time::Instant>,
+        f: impl FnOnce(&mut Transaction, &StmtCtx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        let single =
+            (self.txn.is_none() && self.state.autocommit) || std::mem::take(&mut self.implicit_txn);
+        if self.txn.is_none() {
+            let iso = self
+                .state
+                .next_isolation
+                .take()
+                .unwrap_or(self.state.isolation);
+            let mut t = self.txn_session.begin(iso);
+            t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+            t.set_interrupt(Some(self.state.process.kill_flag().clone()));
+            self.txn = Some(t);
+            self.state.txn_read_only = self
+                .state
+                .next_read_only
+                .take()
+                .unwrap_or(self.state.read_only);
+        }
+        let refuse = write && self.state.txn_read_only;
+        let txn = self.txn.as_mut().expect("a transaction was opened above");
+        txn.begin_statement();
+        txn.set_deferred_lock_waits(self.defer_waits_now);
+        let (r, warnings) = {
+            let mut ctx = StmtCtx::new(&self.state, params);
+            ctx.deadline = deadline;
+            let r = if refuse {
+                Err(Error::ReadOnlyTransaction)
+            } else {
+                f(txn, &ctx)
+            };
+            (r, ctx.warnings.into_inner())
+        };
+        for (code, msg) in warnings {
+            self.state.warnings.push(("Warning", code, msg));
+        }
+        match r {
+            Ok(v) => {
+                if single {
+                    let t = self
+                        .txn
+                        .take()
+                        .expect("the statement's transaction is open");
+                    self.count(Counter::HandlerCommit);
+                    self.commit_txn(t, true)?;
+                }
+                Ok(v)
+            }
+            Err(Error::LockWaitPending) => {
+                // Queued for a row lock: undo what the statement did, keep the
+                // transaction (an autocommit statement's too) for the rerun.
+                if let Some(t) = self.txn.as_mut() {
+                    t.rollback_statement();
+                }
+                self.implicit_txn = single;
+                Err(Error::LockWaitPending)
+            }
+            Err(e) => {
+                if single || e.rolls_back_transaction() {
+                    if let Some(t) = self.txn.take() {
+                        self.count(Counter::HandlerRollback);
+                        t.rollback();
+                    }
+                } else if let Some(t) = self.txn.as_mut() {
+                    t.rollback_statement();
+                }
+                Err(e)
+            }
+        }
+    }
+
+    pub(super) fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult> {
+        let serializable_lock = !self.state.autocommit || self.txn.is_some();
+        let found_rows = self.state.client_found_rows;
+        let mut effects = StatementEffects::default();
+        let result = match plan {
+            Plan::Select(s) if !crate::exec::select::needs_transaction(s) => {
+                let mut ctx = StmtCtx::new(&self.state, params);
+                ctx.deadline = self.state.select_deadline();
+                let r = crate::exec::select::run_select(s, None, &ctx, false);
+                let warnings = ctx.warnings.into_inner();
+                for (code, msg) in warnings {
+                    self.state.warnings.push(("Warning", code, msg));
+                }
+                r
+            }
+            Plan::Select(s) => {
+                self.with_txn(params, false, self.state.select_deadline(), |txn, ctx| {
+                    if txn.isolation() == IsolationLevel::Serializable
+                        && serializable_lock
+                        && s.lock == LockMode::None
+                    {
+                        // InnoDB: under SERIALIZABLE, plain SELECTs in a multi-statement
+                        // transaction are locking reads. (Joins and subqueries read
+                        // their snapshot: see docs/architecture/transactions.md.)
+                        crate::exec::select::run_select(s, Some(txn), ctx, true)
+                    } else {
+                        crate::exec::select::run_select(s, Some(txn), ctx, false)
+                    }
+                })
+            }
+            // Strict mode: the statement fails (and its writes roll back) on
+            // a warning the mode makes an error; INSERT IGNORE keeps them
+            // warnings.
+            Plan::Insert(i) => self.with_txn(params, true, None, |txn, ctx| {
+                let r = exec::run_insert(i, txn, ctx, &mut effects, found_rows)?;
+                match ctx.strict_mode_error() {
+                    Some(e) if !i.ignore => Err(e),
+                    _ => Ok(r),
+                }
+            }),
+            Plan::Update(u) => self.with_txn(params, true, None, |txn, ctx| {
+                let r = exec::run_update(u, txn, ctx, found_rows, &mut effects)?;
+                ctx.strict_mode_error().map_or(Ok(r), Err)
+            }),
+            Plan::Delete(d) => self.with_txn(params, true, None, |txn, ctx| {
+                let r = exec::run_delete(d, txn, ctx)?;
+                ctx.strict_mode_error().map_or(Ok(r), Err)
+            }),
+        }?;
+        if let Some(id) = effects.generated_id {
+            self.state.last_insert_id = id;
+        }
+        for (code, msg) in effects.warnings {
+            self.state.warnings.push(("Warning", code, msg));
+        }
+        match &result {
+            QueryResult::Ok { affected_rows, .. } => self.state.row_count = *affected_rows as i64,
+            QueryResult::Rows { rows, .. } => {
+                self.state.row_count = -1;
+                self.state.found_rows = rows.len() as u64;
+            }
+        }
+        if let QueryResult::Ok { affected_rows, .. } = &result {
+            // Statistics upkeep (crate::catalog::stats): one atomic add on the table's
+            // own counters; an analysis, when due, runs in the background.
+            let n = *affected_rows;
+            let (table, due) = match plan {
+                Plan::Insert(i) => (&i.table, i.table.stats.note_changes(n, 0, 0)),
+                // An UPDATE that assigns no key column leaves every n_diff as it
+                // was: it is no reason to analyse the table again.
+                Plan::Update(u) => {
+                    let changed = if u.assigns_key_column() { n } else { 0 };
+                    (&u.table, u.table.stats.note_changes(0, 0, changed))
+                }
+                Plan::Delete(d) => (&d.table, d.table.stats.note_changes(0, n, 0)),
+                Plan::Select(_) => return Ok(result),
+            };
+            if let Some(delay) = due {
+                self.state.engine.spawn_analysis(table.clone(), delay);
+            }
+        }
+        Ok(result)
+    }
+
+    /// Ends the open transaction (BEGIN, and the implicit commit of DDL),
+    /// durably, and releases the catalog pin: a DDL must not wait for itself.
+    pub(super) fn commit(&mut self) -> Result<()> {
+        self.commit_open(false)
+    }
+
+    /// [`Session::commit`]; with `deferrable`, the statement ends with it (COMMIT)
+    /// and its durability wait may be left to the caller.
+    pub(super) fn commit_open(&mut self, deferrable: bool) -> Result<()> {
+        let r = match self.txn.take() {
+            Some(t) => {
+                self.count(Counter::HandlerCommit);
+                self.commit_txn(t, deferrable)
+            }
+            None => Ok(()),
+        };
+        self.unpin();
+        r
+    }
+
+    /// Commits `t`: writes it, then waits until it is durable — or, when the
+    /// statement ends with this commit and the caller asked for deferred
+    /// durability, leaves that wait in `pending_commit`.
+    pub(super) fn commit_txn(&mut self, t: Transaction, deferrable: bool) -> Result<()> {
+        let c = t.commit_deferred()?;
+        if deferrable && self.defer_durability && !c.is_done() {
+            debug_assert!(self.pending_commit.is_none(), "settled at every entry");
+            self.pending_commit = Some(c);
+            Ok(())
+        } else {
+            c.wait()
+        }
+    }
+
+    /// Waits (blocking) for a pending commit the caller did not take.
+    pub(super) fn settle(&mut self) -> Result<()> {
+        match self.pending_commit.take() {
+            Some(c) => c.wait(),
+            None => Ok(()),
+        }
+    }
+
+    /// Deferred durability: a COMMIT or autocommitted statement that ends a
+    /// request leaves its wait for durability to the caller, who must take it
+    /// with [`Session::take_pending_commit`] and await it before answering (see
+    /// the module doc). Off by default: every commit waits in place.
+    pub fn set_deferred_durability(&mut self, on: bool) {
+        self.defer_durability = on;
+    }
+
+    /// The commit the last request wrote but did not wait for, if any. The
+    /// request's result may be sent only once it is durable; if it fails, the
+    /// request fails with its error. Not taken, the next request waits for it.
+    pub fn take_pending_commit(&mut self) -> Option<Committing> {
+        self.pending_commit.take()
+    }
+
+    /// Asynchronous row lock waits. With `on`, a single-statement request
+    /// ([`Session::execute`] of one statement, [`Session::execute_prepared`])
+    /// that must wait for a row lock does not block: it fails with
+    /// [`Error::LockWaitPending`] — the statement rolled back, its transaction
+    /// (even an autocommit statement's) kept open and queued for the lock.
+    /// The caller then awaits [`Session::lock_wait`] (and a KILL: the kill
+    /// hook wakes it, [`Session::interrupted`] tells), calls
+    /// [`Session::end_lock_wait`],
+    /// and on `Ok` sends the same request again; the statement runs again with
+    /// the lock its own, counted and timed as one statement. A
+    /// multi-statement request still blocks. Off by default.
+    pub fn set_async_lock_waits(&mut self, on: bool) {
+        self.async_lock_waits = on;
+    }
+
+    /// The row lock wait the last request stopped at (see
+    /// [`Session::set_async_lock_waits`]).
+    pub fn lock_wait(&self) -> Option<LockWait> {
+        self.txn.as_ref().and_then(|t| t.lock_wait())
+    }
+
+    /// Whether KILL QUERY or KILL CONNECTION asked this session to stop.
+    pub fn interrupted(&self) -> bool {
+        self.state.process.kill_state() != 0
+    }
+
+    /// Ends the row lock wait of the last request: `give_up` `None` once
+    /// [`Session::lock_wait`] has resolved — `Ok`, and the caller sends the
+    /// request again. `Some(e)` when the wait timed out
+    /// ([`Error::LockWaitTimeout`]) or was killed ([`Error::Interrupted`]): the
+    /// statement fails with `e` as if it had blocked (an autocommit
+    /// statement's transaction rolls back, an explicit one stays open) — or,
+    /// if the lock was handed over meanwhile, `Ok` as above.
+    pub fn end_lock_wait(&mut self, give_up: Option<Error>) -> Result<()> {
+        let r = match self.txn.as_mut() {
+            Some(t) => t.end_lock_wait(give_up),
+            None => Ok(()),
+        };
+        if let Err(e) = &r {
+            if std::mem::take(&mut self.implicit_txn) {
+                if let Some(t) = self.txn.take() {
+                    self.count(Counter::HandlerRollback);
+                    t.rollback();
+                }
+            }
+            self.unpin_if_idle();
+            self.record_error(e);
+            if let Some(start) = self.lock_retry.take() {
+                self.end_statement(start);
+            }
+        }
+        r
+    }
+
+    /// LOCK TABLES, as far as Canyon has table locks — it has none (row locks
+    /// and MVCC only), and says so in a warning:
+    /// - like MySQL it commits the open transaction and checks that each table
+    ///   exists (1146) and may be read (1142);
+    /// - when every lock is READ, the statements up to UNLOCK TABLES run in one
+    ///   read-only snapshot transaction: what READ locks give a reader such as
+    ///   mariadb-dump (every table as of one moment; writes fail with 1792),
+    ///   without blocking other sessions' writes;
+    /// - WRITE locks take nothing: statements autocommit as before, and other
+    ///   sessions are not kept out (a restored dump's `LOCK TABLES t WRITE`
+    ///   therefore works; exclusive access does not).
+    pub(super) fn lock_tables(
+        &mut self,
+        cat: &Catalog,
+        tables: &[ast::LockTable],
+    ) -> Result<QueryResult> {
+        self.commit()?;
+        self.state.table_locks = false;
+        self.state.txn_read_only = false;
+        let db = self.state.db.clone().ok_or(Error::NoDatabaseSelected)?;
+        for lt in tables {
+            let name = &lt.table.value;
+            if cat.table(&db, name).is_none() {
+                return Err(Error::UnknownTable {
+                    db: db.clone(),
+                    table: name.clone(),
+                });
+            }
+            self.state.check_db(cat, &db, "SELECT", Some(name))?;
+        }
+        let all_read = tables
+            .iter()
+            .all(|t| matches!(t.lock_type, ast::LockTableType::Read { .. }));
+        if all_read {
+            let mut t = self.txn_session.begin(IsolationLevel::RepeatableRead);
+            t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+            t.begin_statement();
+            t.snapshot_ts()?;
+            self.txn = Some(t);
+            self.state.txn_read_only = true;
+            self.state.table_locks = true;
+        }
+        self.state.warnings.push((
+            "Warning",
+            1235,
+            if all_read {
+                "LOCK TABLES ... READ reads one snapshot until UNLOCK TABLES; \
+                 other sessions' writes are not blocked"
+            } else {
+                "LOCK TABLES ... WRITE takes no lock: Canyon locks rows, not tables"
+            }
+            .to_string(),
+        ));
+        Ok(ok(0))
+    }
+}
+
+pub(super) fn map_isolation(l: &ast::TransactionIsolationLevel) -> IsolationLevel {
+    match l {
+        ast::TransactionIsolationLevel::ReadUncommitted => IsolationLevel::ReadUncommitted,
+        ast::TransactionIsolationLevel::ReadCommitted => IsolationLevel::ReadCommitted,
+        ast::TransactionIsolationLevel::RepeatableRead => IsolationLevel::RepeatableRead,
+        _ => IsolationLevel::Serializable,
+    }
+}
+
+impl Session {
+    /// Transaction control: START TRANSACTION / BEGIN, COMMIT, ROLLBACK,
+    /// savepoints, LOCK / UNLOCK TABLES.
+    pub(super) fn run_transaction_statement(
+        &mut self,
+        cat: &Arc<Catalog>,
+        stmt: &Statement,
+        params: &[Value],
+        sql: &str,
+    ) -> Result<QueryResult> {
+        match stmt {
+            Statement::StartTransaction { modes, .. } => {
+                self.commit()?;
+                let mut iso = self
+                    .state
+                    .next_isolation
+                    .take()
+                    .unwrap_or(self.state.isolation);
+                let mut read_only = self
+                    .state
+                    .next_read_only
+                    .take()
+                    .unwrap_or(self.state.read_only);
+                for m in modes {
+                    match m {
+                        ast::TransactionMode::IsolationLevel(l) => iso = map_isolation(l),
+                        ast::TransactionMode::AccessMode(a) => {
+                            read_only = matches!(a, ast::TransactionAccessMode::ReadOnly)
+                        }
+                    }
+                }
+                self.state.txn_read_only = read_only;
+                let mut t = self.txn_session.begin(iso);
+                t.set_lock_wait_timeout(self.state.lock_wait_timeout);
+                t.set_interrupt(Some(self.state.process.kill_flag().clone()));
+                if sql.to_ascii_uppercase().contains("CONSISTENT SNAPSHOT") {
+                    // Snapshots are taken lazily, at the first read; this one
+                    // is taken now, as MySQL does.
+                    t.begin_statement();
+                    t.snapshot_ts()?;
+                }
+                self.txn = Some(t);
+                Ok(ok(0))
+            }
+            Statement::Commit { chain: false, .. } => {
+                self.commit_open(true)?;
+                Ok(ok(0))
+            }
+            Statement::Rollback {
+                chain: false,
+                savepoint: None,
+            } => {
+                if let Some(t) = self.txn.take() {
+                    self.count(Counter::HandlerRollback);
+                    t.rollback();
+                }
+                Ok(ok(0))
+            }
+            Statement::Savepoint { name } => {
+                // With autocommit and no open transaction a savepoint marks
+                // nothing (MySQL accepts it); with autocommit=0 the
+                // transaction starts here.
+                if self.txn.is_none() && !self.state.autocommit {
+                    self.with_txn(params, false, None, |_, _| Ok(()))?;
+                }
+                if let Some(t) = self.txn.as_mut() {
+                    t.set_savepoint(&name.value);
+                }
+                Ok(ok(0))
+            }
+            Statement::Rollback {
+                chain: false,
+                savepoint: Some(name),
+            } => {
+                let done = self
+                    .txn
+                    .as_mut()
+                    .is_some_and(|t| t.rollback_to_savepoint(&name.value));
+                if done {
+                    Ok(ok(0))
+                } else {
+                    Err(Error::NoSuchSavepoint(name.value.clone()))
+                }
+            }
+            Statement::ReleaseSavepoint { name } => {
+                let done = self
+                    .txn
+                    .as_mut()
+                    .is_some_and(|t| t.release_savepoint(&name.value));
+                if done {
+                    Ok(ok(0))
+                } else {
+                    Err(Error::NoSuchSavepoint(name.value.clone()))
+                }
+            }
+            Statement::LockTables { tables } => self.lock_tables(cat, tables),
+            Statement::UnlockTables => {
+                // MySQL: UNLOCK TABLES commits the transaction LOCK TABLES
+                // began; with no tables locked it does nothing.
+                if std::mem::take(&mut self.state.table_locks) {
+                    self.state.txn_read_only = false;
+                    self.commit()?;
+                }
+                Ok(ok(0))
+            }
+            other => Err(Error::Unsupported(statement_kind(other))),
+        }
+    }
+}
