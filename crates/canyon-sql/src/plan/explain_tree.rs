@@ -1,0 +1,492 @@
+//! EXPLAIN's tree form (`FORMAT=TREE`): one indented iterator tree in MySQL
+//! 8's wording (see [`crate::plan::explain`] for the nodes Canyon adds).
+
+use crate::catalog::Table;
+use crate::expr::Expr;
+use crate::plan::access::Access;
+use crate::plan::explain_access::{dml_residual, is_hash_step, key_name, lookup, residual, Lookup};
+use crate::plan::explain_names::{
+    addr, agg_text, conjunction, expr, frame_names, impossible, number, number_dml, subqueries_of,
+    table_names, Ids, Names,
+};
+use crate::plan::select::{SelectPlan, SourceKind, Step};
+use crate::plan::{OnDuplicate, Plan, RowOrder};
+use std::sync::Arc;
+
+// ----------------------------------------------------------------------------------
+// Tree format
+// ----------------------------------------------------------------------------------
+
+/// One iterator of the tree.
+struct Node {
+    label: String,
+    children: Vec<Node>,
+}
+
+impl Node {
+    fn leaf(label: String) -> Node {
+        Node {
+            label,
+            children: Vec::new(),
+        }
+    }
+
+    fn over(label: String, child: Node) -> Node {
+        Node {
+            label,
+            children: vec![child],
+        }
+    }
+
+    fn render(&self, depth: usize, out: &mut String) {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        for _ in 0..depth {
+            out.push_str("    ");
+        }
+        out.push_str("-> ");
+        out.push_str(&self.label);
+        for c in &self.children {
+            c.render(depth + 1, out);
+        }
+    }
+}
+
+/// The read of a table through an access path, in MySQL's tree wording.
+fn access_label(t: &Table, alias: &str, a: &Access, n: &Names<'_>, reverse: bool) -> String {
+    let rev = if reverse { " (reverse)" } else { "" };
+    if a.full_scan {
+        return format!("Table scan on {alias}{rev}");
+    }
+    if a.ranges.is_empty() {
+        return format!("Zero rows ({alias}: no key range)");
+    }
+    let key = key_name(t, a);
+    let cols = a.key_columns(t);
+    let col_name = |i: usize| {
+        cols.get(i)
+            .and_then(|&c| t.def.columns.get(c))
+            .map(|c| c.name.clone())
+            .unwrap_or_else(|| format!("<key part {i}>"))
+    };
+    let kind = lookup(t, a);
+    if matches!(kind, Lookup::Const | Lookup::EqRef | Lookup::Ref) {
+        let parts = a.ranges[0]
+            .eq
+            .iter()
+            .enumerate()
+            .map(|(i, e)| format!("{}={}", col_name(i), expr(e, n)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let what = if kind == Lookup::Ref {
+            "Index lookup"
+        } else {
+            "Single-row index lookup"
+        };
+        return format!("{what} on {alias} using {key} ({parts}){rev}");
+    }
+    let ranges = a
+        .ranges
+        .iter()
+        .map(|r| {
+            let mut conds: Vec<String> =
+                r.eq.iter()
+                    .enumerate()
+                    .map(|(i, e)| format!("{} = {}", col_name(i), expr(e, n)))
+                    .collect();
+            let c = col_name(r.eq.len());
+            let cmp = |incl: bool| if incl { "<=" } else { "<" };
+            match (&r.lower, &r.upper) {
+                (Some((lo, li)), Some((hi, hi_incl))) => conds.push(format!(
+                    "{} {} {c} {} {}",
+                    expr(lo, n),
+                    cmp(*li),
+                    cmp(*hi_incl),
+                    expr(hi, n)
+                )),
+                (Some((lo, li)), None) => conds.push(format!("{} {} {c}", expr(lo, n), cmp(*li))),
+                (None, Some((hi, hi_incl))) => {
+                    conds.push(format!("{c} {} {}", cmp(*hi_incl), expr(hi, n)))
+                }
+                (None, None) => {}
+            }
+            format!("({})", conds.join(" AND "))
+        })
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    format!("Index range scan on {alias} using {key} over {ranges}{rev}")
+}
+
+struct TreeBuilder<'a> {
+    ids: &'a Ids,
+    qualify: bool,
+}
+
+impl TreeBuilder<'_> {
+    /// Adds a `Select #N` child for each subquery in `exprs` to `node`.
+    fn attach(&self, mut node: Node, exprs: &[&Expr], place: &str, names: &Names<'_>) -> Node {
+        let mut subs = Vec::new();
+        for e in exprs {
+            subqueries_of(e, &mut subs);
+        }
+        for (p, correlated) in subs {
+            let id = self.ids.get(&addr(&p)).copied().unwrap_or(0);
+            let how = if correlated {
+                "dependent"
+            } else {
+                "run only once"
+            };
+            node.children.push(Node::over(
+                format!("Select #{id} (subquery in {place}; {how})"),
+                self.block(&p, (&names.cols, &names.refs)),
+            ));
+        }
+        node
+    }
+
+    /// `Filter: (cond)` over `node` when `parts` is not empty.
+    fn filter(&self, node: Node, parts: &[&Expr], names: &Names<'_>) -> Node {
+        if parts.is_empty() {
+            return node;
+        }
+        let f = Node::over(format!("Filter: {}", conjunction(parts, names)), node);
+        self.attach(f, parts, "condition", names)
+    }
+
+    /// The read of step `k`'s source (before its per-row filter).
+    fn read(&self, plan: &SelectPlan, step: &Step, names: &Names<'_>) -> Node {
+        let src = &plan.sources[step.source];
+        match &src.kind {
+            SourceKind::Table(t) => {
+                let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
+                Node::leaf(access_label(t, &src.name, &step.access, names, reverse))
+            }
+            SourceKind::Derived(d) => Node::over(
+                format!("Table scan on {}", src.name),
+                Node::over("Materialize".into(), self.block(d, (&[], &[]))),
+            ),
+            SourceKind::SetOp(sp) => {
+                let op = sp.op.name();
+                let label = format!(
+                    "{}{} materialize{}",
+                    &op[..1],
+                    op[1..].to_ascii_lowercase(),
+                    if sp.all {
+                        " (all)"
+                    } else {
+                        " with deduplication"
+                    }
+                );
+                Node::over(
+                    format!("Table scan on {}", src.name),
+                    Node {
+                        label,
+                        children: sp
+                            .operands
+                            .iter()
+                            .map(|o| self.block(o, (&[], &[])))
+                            .collect(),
+                    },
+                )
+            }
+            SourceKind::System(sys) => Node::leaf(format!(
+                "Table scan on {} (generated from the catalog{})",
+                src.name,
+                match sys.selective() {
+                    (_, true) => ": named tables",
+                    (true, false) => ": named schemas",
+                    _ => "",
+                }
+            )),
+        }
+    }
+
+    fn hash_conditions(&self, plan: &SelectPlan, step: &Step, names: &Names<'_>) -> String {
+        let src = &plan.sources[step.source];
+        step.hash_keys
+            .iter()
+            .map(|(c, probe)| format!("({} = {})", names.col(src.offset + c), expr(probe, names)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The join of steps `0..=k`, left-deep as the nested loops run.
+    fn join(&self, plan: &SelectPlan, k: usize, names: &Names<'_>) -> Node {
+        let step = &plan.steps[k];
+        let res = residual(plan, step);
+        let post: Vec<&Expr> = step
+            .post_filter
+            .as_ref()
+            .map(|p| p.conjuncts())
+            .unwrap_or_default();
+        let kind = if step.left { "left" } else { "inner" };
+        let node = if k == 0 {
+            let read = self.read(plan, step, names);
+            let read = if is_hash_step(step) {
+                Node::over(
+                    format!(
+                        "Hash lookup on {} {}",
+                        plan.sources[step.source].name,
+                        self.hash_conditions(plan, step, names)
+                    ),
+                    Node::over("Hash (built once per statement)".into(), read),
+                )
+            } else {
+                read
+            };
+            self.filter(read, &res, names)
+        } else {
+            let left = self.join(plan, k - 1, names);
+            if is_hash_step(step) {
+                let capital = if step.left { "Left" } else { "Inner" };
+                let j = Node {
+                    label: format!(
+                        "{capital} hash join {}",
+                        self.hash_conditions(plan, step, names)
+                    ),
+                    children: vec![
+                        left,
+                        Node::over("Hash".into(), self.read(plan, step, names)),
+                    ],
+                };
+                self.filter(j, &res, names)
+            } else {
+                let inner = self.filter(self.read(plan, step, names), &res, names);
+                Node {
+                    label: format!("Nested loop {kind} join"),
+                    children: vec![left, inner],
+                }
+            }
+        };
+        self.filter(node, &post, names)
+    }
+
+    /// The tree of one query block.
+    fn block(&self, plan: &SelectPlan, outer: (&[String], &[String])) -> Node {
+        let (cols, refs) = frame_names(plan, outer, self.qualify);
+        let names = Names {
+            cols,
+            refs,
+            aggs: &plan.aggs,
+            ids: self.ids,
+        };
+        let mut node = if plan.sources.is_empty() {
+            Node::leaf("Rows fetched before execution".into())
+        } else if impossible(plan) {
+            Node::leaf("Zero rows (Impossible WHERE)".into())
+        } else {
+            let j = self.join(plan, plan.steps.len().saturating_sub(1), &names);
+            match &plan.pre_filter {
+                Some(pre) => {
+                    let parts = pre.conjuncts();
+                    let f =
+                        Node::over(format!("Filter (once): {}", conjunction(&parts, &names)), j);
+                    self.attach(f, &parts, "condition", &names)
+                }
+                None => j,
+            }
+        };
+        if plan.grouped {
+            let aggs = plan
+                .aggs
+                .iter()
+                .map(|a| agg_text(a, &names))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let label = if plan.group_by.is_empty() {
+                format!("Aggregate: {aggs}")
+            } else {
+                let by = plan
+                    .group_by
+                    .iter()
+                    .map(|e| expr(e, &names))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if aggs.is_empty() {
+                    format!("Group (hash) by {by}")
+                } else {
+                    format!("Group (hash) by {by}: {aggs}")
+                }
+            };
+            let group_exprs: Vec<&Expr> = plan
+                .group_by
+                .iter()
+                .chain(plan.aggs.iter().filter_map(|a| a.arg.as_ref()))
+                .collect();
+            node = self.attach(Node::over(label, node), &group_exprs, "group by", &names);
+        }
+        if let Some(h) = &plan.having {
+            node = self.filter(node, &[h], &names);
+        }
+        if plan.distinct {
+            node = Node::over("Deduplicate (hash)".into(), node);
+        }
+        if !plan.order_by.is_empty() && !plan.order_from_access {
+            let keys = plan
+                .order_by
+                .iter()
+                .map(|(pos, desc)| {
+                    let e = plan
+                        .projection
+                        .get(*pos)
+                        .map(|e| expr(e, &names))
+                        .unwrap_or_else(|| format!("<output {pos}>"));
+                    if *desc {
+                        format!("{e} DESC")
+                    } else {
+                        e
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            node = Node::over(format!("Sort: {keys}"), node);
+        }
+        if let Some(l) = &plan.limit {
+            let label = match &plan.offset {
+                Some(o) => format!(
+                    "Limit/Offset: {}/{} row(s)",
+                    expr(l, &names),
+                    expr(o, &names)
+                ),
+                None => format!("Limit: {} row(s)", expr(l, &names)),
+            };
+            node = Node::over(label, node);
+        }
+        let projection: Vec<&Expr> = plan.projection.iter().collect();
+        self.attach(node, &projection, "projection", &names)
+    }
+}
+
+/// The tree of a single-table UPDATE / DELETE: statement, LIMIT, sort, filter,
+/// read, and the subqueries (which run once, before the read).
+#[allow(clippy::too_many_arguments)]
+fn dml_tree(
+    head: &dyn Fn(&Names<'_>) -> String,
+    t: &Arc<Table>,
+    a: &Access,
+    filter: Option<&Expr>,
+    order: &RowOrder,
+    limit: Option<&Expr>,
+    exprs: &[&Expr],
+    ids: &mut Ids,
+) -> Node {
+    number_dml(exprs, ids);
+    let ids = &*ids;
+    let names = table_names(t, ids);
+    let reverse = matches!(order, RowOrder::Key { reverse: true });
+    let mut label = access_label(t, &t.def.name, a, &names, reverse);
+    if filter.is_some_and(Expr::has_subquery) {
+        // The executor substitutes the subqueries' results and chooses the
+        // access path again (an IN subquery may become a key lookup).
+        label.push_str(" (chosen again after the subqueries run)");
+    }
+    let mut node = Node::leaf(label);
+    let b = TreeBuilder { ids, qualify: true };
+    let res = dml_residual(t, a, filter);
+    node = b.filter(node, &res, &names);
+    if let RowOrder::Sort(keys) = order {
+        let keys = keys
+            .iter()
+            .map(|(e, desc)| {
+                let e = expr(e, &names);
+                if *desc {
+                    format!("{e} DESC")
+                } else {
+                    e
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        node = Node::over(format!("Sort: {keys}"), node);
+    }
+    if let Some(l) = limit {
+        node = Node::over(format!("Limit: {} row(s)", expr(l, &names)), node);
+    }
+    let top = Node::over(head(&names), node);
+    let assignments: Vec<&Expr> = exprs
+        .iter()
+        .copied()
+        .filter(|e| filter.is_none_or(|f| !std::ptr::eq(*e, f)))
+        .collect();
+    b.attach(top, &assignments, "SET", &names)
+}
+
+/// The tree EXPLAIN of a plan (MySQL 8's `EXPLAIN FORMAT=TREE`), one line per
+/// iterator, children indented by four spaces.
+pub fn tree(plan: &Plan) -> String {
+    let mut ids = Ids::new();
+    let node = match plan {
+        Plan::Select(s) => {
+            number(s, &mut ids);
+            let b = TreeBuilder {
+                ids: &ids,
+                qualify: s.table.is_none(),
+            };
+            b.block(s, (&[], &[]))
+        }
+        Plan::Insert(i) => {
+            let verb = match &i.on_duplicate {
+                OnDuplicate::Error => "Insert into",
+                OnDuplicate::Replace => "Replace into",
+                OnDuplicate::Update(_) => "Insert (on duplicate key update) into",
+            };
+            let ignore = if i.ignore { " (ignore)" } else { "" };
+            match &i.select {
+                Some(q) => {
+                    // The whole source is read before the first row is inserted.
+                    number(q, &mut ids);
+                    let b = TreeBuilder {
+                        ids: &ids,
+                        qualify: q.table.is_none(),
+                    };
+                    Node::over(
+                        format!("{verb} {}{ignore}", i.table.def.name),
+                        Node::over("Materialize".into(), b.block(q, (&[], &[]))),
+                    )
+                }
+                None => Node::leaf(format!(
+                    "{verb} {}{ignore}: {} row(s)",
+                    i.table.def.name,
+                    i.rows.len()
+                )),
+            }
+        }
+        Plan::Update(u) => {
+            let mut exprs: Vec<&Expr> = u.assignments.iter().map(|(_, e)| e).collect();
+            exprs.extend(u.filter.iter());
+            let head = |names: &Names<'_>| {
+                let sets = u
+                    .assignments
+                    .iter()
+                    .map(|(c, e)| format!("{}={}", names.col(*c), expr(e, names)))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!("Update {} set {sets}", u.table.def.name)
+            };
+            dml_tree(
+                &head,
+                &u.table,
+                &u.access,
+                u.filter.as_ref(),
+                &u.order,
+                u.limit.as_ref(),
+                &exprs,
+                &mut ids,
+            )
+        }
+        Plan::Delete(d) => dml_tree(
+            &|_: &Names<'_>| format!("Delete from {}", d.table.def.name),
+            &d.table,
+            &d.access,
+            d.filter.as_ref(),
+            &d.order,
+            d.limit.as_ref(),
+            &d.filter.iter().collect::<Vec<_>>(),
+            &mut ids,
+        ),
+    };
+    let mut out = String::new();
+    node.render(0, &mut out);
+    out
+}

@@ -1,0 +1,433 @@
+//! A query block's FROM clause (step 1 of planning it, see
+//! [`crate::plan::select`]): its sources at their frame offsets — base tables,
+//! derived tables, references to common table expressions, `information_schema`
+//! tables, set operations — and how each joins the ones before it (inner or
+//! LEFT, with its ON, USING or NATURAL condition bound). The join order and
+//! the access paths are chosen afterwards, in `join.rs`.
+
+use crate::catalog::infoschema::SystemSource;
+use crate::expr::{Binder, Expr, Scope};
+use crate::plan::select::{plan_query, Source, SourceKind};
+use crate::plan::setop::{is_set_op, plan_set_op};
+use crate::plan::{CteDef, PlanContext};
+use crate::types::collation::Collation;
+use crate::types::ExprKind;
+use canyon_common::{Error, Result};
+use sqlparser::ast;
+
+/// How a source joins the ones before it.
+pub(super) struct FromItem {
+    pub(super) left: bool,
+    pub(super) on: Option<Expr>,
+}
+
+/// Planner state for one query block's FROM clause.
+pub(super) struct From<'c> {
+    ctx: &'c PlanContext<'c>,
+    outer_scopes: &'c [Scope],
+    outer_len: usize,
+    pub(super) sources: Vec<Source>,
+    pub(super) scopes: Vec<Scope>,
+    pub(super) items: Vec<FromItem>,
+    pub(super) params: usize,
+    pub(super) min_outer_ref: Option<usize>,
+    pub(super) next_offset: usize,
+    /// The frame positions `SELECT *` lists, in order: each FROM item's
+    /// columns, with USING / NATURAL joins' coalesced columns once, first.
+    pub(super) star: Vec<usize>,
+}
+
+impl<'c> From<'c> {
+    /// Plans the FROM clause of `select`, numbering its placeholders from
+    /// `params`: sources, derived tables planned, ON conditions bound.
+    pub(super) fn plan(
+        ctx: &'c PlanContext<'c>,
+        select: &ast::Select,
+        outer_scopes: &'c [Scope],
+        outer_len: usize,
+        params: usize,
+    ) -> Result<From<'c>> {
+        let mut from = From {
+            ctx,
+            outer_scopes,
+            outer_len,
+            sources: Vec::new(),
+            scopes: Vec::new(),
+            items: Vec::new(),
+            params,
+            min_outer_ref: None,
+            next_offset: outer_len,
+            star: Vec::new(),
+        };
+        let from_list: Vec<&ast::TableWithJoins> =
+            select.from.iter().filter(|t| !is_dual(t)).collect();
+        if from_list.len() < select.from.len() && !from_list.is_empty() {
+            return Err(Error::Unsupported("DUAL with other tables".into()));
+        }
+        for twj in from_list {
+            from.table_with_joins(twj)?;
+        }
+        Ok(from)
+    }
+}
+
+impl From<'_> {
+    fn add_source(&mut self, name: String, kind: SourceKind, scope: Scope) -> Result<()> {
+        if self.sources.len() >= canyon_common::MAX_JOIN_TABLES {
+            return Err(Error::TooManyTables);
+        }
+        if self.sources.iter().any(|s| s.name == name) {
+            return Err(Error::NonUniqueTable(name));
+        }
+        let width = scope.columns.len();
+        self.sources.push(Source {
+            name,
+            kind,
+            offset: self.next_offset,
+            width,
+            needed: None,
+        });
+        self.scopes.push(scope);
+        self.next_offset += width;
+        Ok(())
+    }
+
+    fn factor(&mut self, f: &ast::TableFactor) -> Result<()> {
+        match f {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                args: None,
+                ..
+            } => {
+                if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
+                    return Err(Error::Unsupported("column aliases on a table".into()));
+                }
+                if let Some(cte) = self.ctx.cte(name) {
+                    let qualifier = alias
+                        .as_ref()
+                        .map(|a| a.name.value.clone())
+                        .unwrap_or_else(|| cte.name.clone());
+                    return self.cte_reference(&cte, qualifier);
+                }
+                if let Some((table, written)) = self.ctx.resolve_system(name)? {
+                    let qualifier = alias
+                        .as_ref()
+                        .map(|a| a.name.value.clone())
+                        .unwrap_or(written);
+                    let scope = Scope {
+                        qualifier: qualifier.clone(),
+                        db: crate::catalog::infoschema::NAME.to_string(),
+                        columns: table.columns().iter().map(|c| c.0.to_string()).collect(),
+                        kinds: table.columns().iter().map(|c| c.1).collect(),
+                        // information_schema names compare bytewise, as
+                        // MySQL's on a case-sensitive file system.
+                        colls: table
+                            .columns()
+                            .iter()
+                            .map(|c| {
+                                (c.1 == ExprKind::String).then_some(Collation::Utf8mb4_0900Bin)
+                            })
+                            .collect(),
+                        offset: self.next_offset,
+                        coalesced: Vec::new(),
+                    };
+                    return self.add_source(
+                        qualifier,
+                        SourceKind::System(SystemSource::new(table)),
+                        scope,
+                    );
+                }
+                let t = self.ctx.resolve(name)?;
+                let qualifier = alias
+                    .as_ref()
+                    .map(|a| a.name.value.clone())
+                    .unwrap_or_else(|| t.def.name.clone());
+                let scope = Scope::of_table(&t, Some(&qualifier), self.next_offset);
+                self.add_source(qualifier, SourceKind::Table(t), scope)
+            }
+            ast::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                ..
+            } => {
+                if *lateral {
+                    return Err(Error::Unsupported("LATERAL".into()));
+                }
+                let alias = alias.as_ref().ok_or(Error::DerivedNeedsAlias)?;
+                let columns = alias.columns.iter().map(|c| c.name.value.clone()).collect();
+                self.params =
+                    self.derived(subquery, alias.name.value.clone(), columns, self.params)?;
+                Ok(())
+            }
+            ast::TableFactor::NestedJoin { .. } => {
+                Err(Error::Unsupported("parenthesised joins".into()))
+            }
+            _ => Err(Error::Unsupported("this FROM clause".into())),
+        }
+    }
+
+    /// Adds a derived table named `name` (`alias_columns`: its column list, if
+    /// given), its placeholders numbered from `params`; returns the next
+    /// number. Not LATERAL: a derived table sees no other source of this FROM
+    /// clause and, as in MySQL, no enclosing query either — except the operands
+    /// of a set operation, which are planned with the enclosing scopes so that
+    /// reading them is refused as unsupported rather than reported unknown.
+    fn derived(
+        &mut self,
+        subquery: &ast::Query,
+        name: String,
+        alias_columns: Vec<String>,
+        params: usize,
+    ) -> Result<usize> {
+        let plain_set_op = is_set_op(&subquery.body)
+            && subquery.with.is_none()
+            && subquery.order_by.is_none()
+            && subquery.limit_clause.is_none()
+            && subquery.locks.is_empty();
+        let (kind, mut scope, params) = if plain_set_op {
+            let (sp, params) = plan_set_op(
+                self.ctx,
+                &subquery.body,
+                self.outer_scopes,
+                self.outer_len,
+                params,
+            )?;
+            let scope = sp.scope(&name, self.next_offset);
+            (SourceKind::SetOp(Box::new(sp)), scope, params)
+        } else {
+            let (mut plan, params, _) = plan_query(self.ctx, subquery, &[], 0, params)?;
+            // A derived table is a set: without LIMIT its ORDER BY orders
+            // nothing (MySQL ignores it too), so skip the sort.
+            if plan.limit.is_none() && plan.offset.is_none() {
+                plan.order_by.clear();
+            }
+            let scope = Scope::of_derived(
+                &name,
+                plan.columns[..plan.visible]
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .collect(),
+                &plan.kinds[..plan.visible.min(plan.kinds.len())],
+                &plan.colls[..plan.visible.min(plan.colls.len())],
+                self.next_offset,
+            );
+            (SourceKind::Derived(Box::new(plan)), scope, params)
+        };
+        if !alias_columns.is_empty() {
+            if alias_columns.len() != scope.columns.len() {
+                return Err(Error::Unsupported(
+                    "a derived column list of another length".into(),
+                ));
+            }
+            scope.columns = alias_columns;
+        }
+        for (i, c) in scope.columns.iter().enumerate() {
+            if scope.columns[..i].iter().any(|d| d.eq_ignore_ascii_case(c)) {
+                return Err(Error::DuplicateColumn(c.clone()));
+            }
+        }
+        self.add_source(name, kind, scope)?;
+        Ok(params)
+    }
+
+    /// Adds a reference to the common table expression `cte` as a derived
+    /// table named `name`. Its body is planned at each reference, with the
+    /// CTEs defined before it (not after it, nor itself: no recursion) in
+    /// scope and its placeholders numbered where its text stands, so that
+    /// two references read the same parameters.
+    fn cte_reference(&mut self, cte: &CteDef, name: String) -> Result<()> {
+        // A CTE that reads the one before it twice doubles the work at each
+        // element: 30 of them would plan 2^30 bodies. MySQL materialises a
+        // CTE once; until Canyon does, the expansion is bounded.
+        let n = self.ctx.cte_expansions.get() + 1;
+        if n > crate::parse::limits::MAX_CTE_EXPANSIONS {
+            return Err(Error::Unsupported(format!(
+                "a WITH clause that expands to more than {} CTE references",
+                crate::parse::limits::MAX_CTE_EXPANSIONS
+            )));
+        }
+        self.ctx.cte_expansions.set(n);
+        self.ctx.checkpoint()?;
+        let hidden = self.ctx.ctes.borrow_mut().split_off(cte.visible);
+        let r = self.derived(&cte.query, name, cte.columns.clone(), cte.params);
+        self.ctx.ctes.borrow_mut().extend(hidden);
+        r.map(|_| ())
+    }
+
+    /// Binds a join's ON condition over the sources added so far.
+    fn bind_on(&mut self, e: &ast::Expr) -> Result<Expr> {
+        let mut all = self.outer_scopes.to_vec();
+        all.extend(self.scopes.iter().cloned());
+        let mut b = Binder::new(None, None);
+        b.scopes = all;
+        b.own_from = self.outer_scopes.len();
+        b.outer_len = self.outer_len;
+        b.frame_len = self.next_offset;
+        b.plan_ctx = Some(self.ctx);
+        b.conn_coll = self.ctx.conn_coll;
+        b.params = self.params;
+        b.context = "on clause";
+        let bound = b.bind(e)?;
+        self.params = b.params;
+        if let Some(r) = b.min_outer_ref {
+            self.min_outer_ref = Some(self.min_outer_ref.map_or(r, |m| m.min(r)));
+        }
+        Ok(bound)
+    }
+
+    fn table_with_joins(&mut self, twj: &ast::TableWithJoins) -> Result<()> {
+        let first = self.sources.len();
+        self.factor(&twj.relation)?;
+        self.items.push(FromItem {
+            left: false,
+            on: None,
+        });
+        // The `SELECT *` order of this FROM item (joins bind tighter than
+        // commas, so a USING join sees only the sources of its own item).
+        let mut star = self.positions(first);
+        for j in &twj.joins {
+            let (left, constraint) = match &j.join_operator {
+                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, Some(c)),
+                ast::JoinOperator::CrossJoin(c) => (false, Some(c)),
+                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, Some(c)),
+                _ => return Err(Error::Unsupported("this join type".into())),
+            };
+            let right = self.sources.len();
+            self.factor(&j.relation)?;
+            let mut right_star = self.positions(right);
+            let on = match constraint {
+                Some(ast::JoinConstraint::On(e)) => Some(self.bind_on(e)?),
+                Some(ast::JoinConstraint::None) | None => None,
+                Some(ast::JoinConstraint::Using(cols)) => {
+                    let names = cols
+                        .iter()
+                        .map(|c| {
+                            c.0.last()
+                                .and_then(|p| p.as_ident())
+                                .map(|i| i.value.clone())
+                                .ok_or_else(|| Error::Syntax("a USING column".into()))
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    Some(self.using(first, right, &names, &mut star, &mut right_star)?)
+                }
+                Some(ast::JoinConstraint::Natural) => {
+                    // The columns of the right source that some source to its
+                    // left shows under the same unqualified name.
+                    let names: Vec<String> = self.scopes[right]
+                        .columns
+                        .iter()
+                        .filter(|c| {
+                            self.scopes[first..right]
+                                .iter()
+                                .any(|s| s.find_unqualified(c).is_some())
+                        })
+                        .cloned()
+                        .collect();
+                    if names.is_empty() {
+                        // No common column: every pair matches.
+                        Some(Expr::Literal(crate::types::value::Value::Int(1)))
+                    } else {
+                        Some(self.using(first, right, &names, &mut star, &mut right_star)?)
+                    }
+                }
+            };
+            if left && on.is_none() {
+                return Err(Error::Syntax("LEFT JOIN without ON".into()));
+            }
+            star.extend(right_star);
+            self.items.push(FromItem { left, on });
+        }
+        self.star.extend(star);
+        Ok(())
+    }
+
+    /// The frame positions of source `i`'s columns.
+    fn positions(&self, i: usize) -> Vec<usize> {
+        let s = &self.sources[i];
+        (s.offset..s.offset + s.width).collect()
+    }
+
+    /// `JOIN right USING (names)` (also NATURAL JOIN): the join condition —
+    /// each name's column on the left (the one source among `first..right`
+    /// that shows it unqualified; 1054 if none, 1052 if several) equals the
+    /// right source's (1054 if it has none) — with the right columns
+    /// coalesced into the left ones: an unqualified name means the left
+    /// column (for a LEFT JOIN, MySQL's `COALESCE(l, r)` is always `l`), and
+    /// `SELECT *` shows it once, the coalesced columns first in the left
+    /// side's order (`star`), then the other left columns, then the right
+    /// source's others (`right_star`).
+    fn using(
+        &mut self,
+        first: usize,
+        right: usize,
+        names: &[String],
+        star: &mut Vec<usize>,
+        right_star: &mut Vec<usize>,
+    ) -> Result<Expr> {
+        let unknown = |c: &str| Error::UnknownColumn {
+            column: c.to_string(),
+            context: "from clause".into(),
+        };
+        let mut front = Vec::new();
+        let mut cond: Option<ast::Expr> = None;
+        for name in names {
+            let mut found = None;
+            for s in first..right {
+                if let Some(p) = self.scopes[s].find_unqualified(name) {
+                    if found.is_some() {
+                        return Err(Error::AmbiguousColumn {
+                            column: name.clone(),
+                            context: "from clause".into(),
+                        });
+                    }
+                    found = Some((s, p));
+                }
+            }
+            let (ls, lp) = found.ok_or_else(|| unknown(name))?;
+            let rp = self.scopes[right]
+                .find_unqualified(name)
+                .ok_or_else(|| unknown(name))?;
+            if front.contains(&lp) {
+                return Err(Error::DuplicateColumn(name.clone()));
+            }
+            front.push(lp);
+            let local = rp - self.scopes[right].offset;
+            self.scopes[right].coalesced.push(local);
+            right_star.retain(|p| *p != rp);
+            let column = |source: usize| {
+                ast::Expr::CompoundIdentifier(vec![
+                    ast::Ident::new(self.sources[source].name.clone()),
+                    ast::Ident::new(name.clone()),
+                ])
+            };
+            let eq = ast::Expr::BinaryOp {
+                left: Box::new(column(ls)),
+                op: ast::BinaryOperator::Eq,
+                right: Box::new(column(right)),
+            };
+            cond = Some(match cond {
+                None => eq,
+                Some(c) => ast::Expr::BinaryOp {
+                    left: Box::new(c),
+                    op: ast::BinaryOperator::And,
+                    right: Box::new(eq),
+                },
+            });
+        }
+        let (mut coalesced, rest): (Vec<usize>, Vec<usize>) =
+            star.iter().partition(|p| front.contains(p));
+        coalesced.extend(rest);
+        *star = coalesced;
+        let cond = cond.ok_or_else(|| Error::Syntax("USING ()".into()))?;
+        self.bind_on(&cond)
+    }
+}
+
+/// Whether the FROM item is `DUAL`.
+fn is_dual(twj: &ast::TableWithJoins) -> bool {
+    twj.joins.is_empty()
+        && matches!(&twj.relation, ast::TableFactor::Table { name, alias: None, args: None, .. }
+            if name.0.len() == 1 && name.to_string().eq_ignore_ascii_case("dual"))
+}
