@@ -1,0 +1,911 @@
+//! Binding: sqlparser's AST to the bound tree ([`Expr`]), by the [`Binder`]'s
+//! methods. Names resolve against [`Scope`]s to frame positions, function
+//! names to [`Func`]; placeholders are numbered in the order met; literals are
+//! typed as MySQL types them ([`literal`], [`number_literal`]).
+//!
+//! A file apart from [`tree`](super::tree) because binding is where
+//! sqlparser's AST is read: the tree and its walks read without it. The
+//! binder's struct is declared in `tree`, with its method that plans
+//! subqueries (see there); the collation rules it applies to comparisons are
+//! in [`collate`](super::collate). `bind_inner` dispatches on the AST's
+//! node; the larger forms are bound by one helper each.
+
+use crate::catalog::Table;
+use crate::expr::functions::{self, Func};
+use crate::expr::tree::{AggCall, AggFunc, BinOp, Binder, Expr, SubqueryKind, MAX_DEPTH};
+use crate::types::collation::Collation;
+use crate::types::value::Value;
+use crate::types::ExprKind;
+use canyon_common::{Error, Result};
+use rust_decimal::Decimal;
+use sqlparser::ast;
+
+/// One source whose columns names can resolve to: a table or derived table of
+/// the query being bound, or of an enclosing query (for correlated subqueries).
+#[derive(Debug, Clone)]
+pub struct Scope {
+    /// The name it is referred to by: its alias, or the table's name.
+    pub qualifier: String,
+    /// The table's database (empty for a derived table).
+    pub db: String,
+    /// Column names, in order.
+    pub columns: Vec<String>,
+    /// Column kinds, in order.
+    pub kinds: Vec<ExprKind>,
+    /// Column collations, in order (`None` for columns that are not strings).
+    pub colls: Vec<Option<Collation>>,
+    /// Frame position of its first column.
+    pub offset: usize,
+    /// Columns (by index) merged into an earlier source's column of the same
+    /// name by a USING or NATURAL join: an unqualified name means the earlier
+    /// one (MySQL's coalesced column), so it is not ambiguous.
+    pub coalesced: Vec<usize>,
+}
+
+impl Scope {
+    /// The scope of a table referred to as `alias` (or its name), at `offset`.
+    pub fn of_table(table: &Table, alias: Option<&str>, offset: usize) -> Scope {
+        Scope {
+            qualifier: alias.unwrap_or(&table.def.name).to_string(),
+            db: table.def.db.clone(),
+            columns: table.def.columns.iter().map(|c| c.name.clone()).collect(),
+            kinds: table
+                .def
+                .columns
+                .iter()
+                .map(|c| ExprKind::of(c.ty))
+                .collect(),
+            colls: table
+                .def
+                .columns
+                .iter()
+                .map(|c| c.ty.is_string().then_some(c.collation))
+                .collect(),
+            offset,
+            coalesced: Vec::new(),
+        }
+    }
+
+    fn find(&self, name: &str) -> Option<usize> {
+        self.columns
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(name))
+            .map(|i| self.offset + i)
+    }
+
+    /// The scope of a derived source (a derived table, a set operation's
+    /// result) with these output columns. A string column keeps its
+    /// collation; `None` there means bytewise, kept as a bytewise collation.
+    pub fn of_derived(
+        qualifier: &str,
+        columns: Vec<String>,
+        kinds: &[ExprKind],
+        colls: &[Option<Collation>],
+        offset: usize,
+    ) -> Scope {
+        Scope {
+            qualifier: qualifier.to_string(),
+            db: String::new(),
+            colls: (0..columns.len())
+                .map(|i| {
+                    (kinds.get(i) == Some(&ExprKind::String)).then(|| {
+                        colls
+                            .get(i)
+                            .copied()
+                            .flatten()
+                            .unwrap_or(Collation::Utf8mb4_0900Bin)
+                    })
+                })
+                .collect(),
+            kinds: kinds.to_vec(),
+            columns,
+            offset,
+            coalesced: Vec::new(),
+        }
+    }
+
+    /// The frame position of `name` written without a qualifier: a coalesced
+    /// column is not found.
+    pub fn find_unqualified(&self, name: &str) -> Option<usize> {
+        self.find(name)
+            .filter(|p| !self.coalesced.contains(&(p - self.offset)))
+    }
+
+    /// The frame position of `name` as written with (`qualified`) or without
+    /// a table qualifier.
+    fn lookup(&self, name: &str, qualified: bool) -> Option<usize> {
+        if qualified {
+            self.find(name)
+        } else {
+            self.find_unqualified(name)
+        }
+    }
+}
+
+impl<'a> Binder<'a> {
+    /// A binder for expressions over `table` (referred to as `alias`): the
+    /// frame is the table's row.
+    pub fn new(table: Option<&'a Table>, table_alias: Option<&str>) -> Binder<'a> {
+        let scopes: Vec<Scope> = table
+            .map(|t| vec![Scope::of_table(t, table_alias, 0)])
+            .unwrap_or_default();
+        let frame_len = table.map(|t| t.def.columns.len()).unwrap_or(0);
+        Binder {
+            table,
+            scopes,
+            own_from: 0,
+            outer_len: 0,
+            frame_len,
+            min_outer_ref: None,
+            plan_ctx: None,
+            params: 0,
+            aggs: Vec::new(),
+            allow_aggs: false,
+            context: "field list",
+            aliases: Vec::new(),
+            alias_first: Vec::new(),
+            conn_coll: Collation::DEFAULT,
+            depth: 0,
+        }
+    }
+
+    /// The kind of every frame position (strings where no scope says).
+    pub fn frame_kinds(&self) -> Vec<ExprKind> {
+        let mut kinds = vec![ExprKind::String; self.frame_len];
+        for s in &self.scopes {
+            for (i, k) in s.kinds.iter().enumerate() {
+                if let Some(slot) = kinds.get_mut(s.offset + i) {
+                    *slot = *k;
+                }
+            }
+        }
+        kinds
+    }
+
+    /// Binds one expression.
+    pub fn bind(&mut self, e: &ast::Expr) -> Result<Expr> {
+        crate::parse::limits::check_stack()?;
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth -= 1;
+            return Err(Error::TooDeep);
+        }
+        let r = self.bind_inner(e);
+        self.depth -= 1;
+        r
+    }
+
+    fn boxed(&mut self, e: &ast::Expr) -> Result<Box<Expr>> {
+        Ok(Box::new(self.bind(e)?))
+    }
+
+    /// Whether `name` is a column of one of this query's own sources.
+    pub fn is_own_column(&self, name: &str) -> bool {
+        self.scopes[self.own_from..]
+            .iter()
+            .any(|s| s.find(name).is_some())
+    }
+
+    fn column(&mut self, parts: &[&ast::Ident]) -> Result<Expr> {
+        let display = parts
+            .iter()
+            .map(|p| p.value.as_str())
+            .collect::<Vec<_>>()
+            .join(".");
+        let unknown = || Error::UnknownColumn {
+            column: display.clone(),
+            context: self.context.to_string(),
+        };
+        let (db, qualifier, name) = match parts {
+            [c] => (None, None, &c.value),
+            [t, c] => (None, Some(&t.value), &c.value),
+            [d, t, c] => (Some(&d.value), Some(&t.value), &c.value),
+            _ => return Err(unknown()),
+        };
+        let matches = |s: &Scope| {
+            qualifier.is_none_or(|q| *q == s.qualifier) && db.is_none_or(|d| *d == s.db)
+        };
+        // This query's sources first: a name found in two is ambiguous.
+        let mut found = None;
+        for s in &self.scopes[self.own_from..] {
+            if !matches(s) {
+                continue;
+            }
+            if let Some(pos) = s.lookup(name, qualifier.is_some()) {
+                if found.is_some() {
+                    return Err(Error::AmbiguousColumn {
+                        column: display.clone(),
+                        context: self.context.to_string(),
+                    });
+                }
+                found = Some(pos);
+            }
+        }
+        if let Some(pos) = found {
+            return Ok(Expr::Column(pos));
+        }
+        // Then the enclosing queries', innermost first: a correlated reference.
+        for s in self.scopes[..self.own_from].iter().rev() {
+            if matches(s) {
+                if let Some(pos) = s.lookup(name, qualifier.is_some()) {
+                    self.min_outer_ref = Some(self.min_outer_ref.map_or(pos, |m| m.min(pos)));
+                    return Ok(Expr::Column(pos));
+                }
+            }
+        }
+        Err(unknown())
+    }
+
+    fn bind_inner(&mut self, e: &ast::Expr) -> Result<Expr> {
+        use ast::Expr as A;
+        // Forms whose binding belongs with their functions (INTERVAL arithmetic,
+        // EXTRACT, ...).
+        if let Some(r) = functions::bind_special(self, e) {
+            return r;
+        }
+        Ok(match e {
+            A::Identifier(id) => self.bind_identifier(id)?,
+            A::CompoundIdentifier(parts) => self.bind_compound_identifier(parts)?,
+            A::Value(v) => self.bind_value(&v.value)?,
+            A::TypedString(ts) => {
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) | ast::Value::DoubleQuotedString(s) => {
+                        s.clone()
+                    }
+                    other => other.to_string(),
+                };
+                let v = Value::str(&text);
+                match ts.data_type {
+                    ast::DataType::Date => Expr::Func(Func::CastDate, vec![Expr::Literal(v)]),
+                    ast::DataType::Timestamp(..) | ast::DataType::Datetime(_) => {
+                        Expr::Func(Func::CastDateTime, vec![Expr::Literal(v)])
+                    }
+                    _ => Expr::Literal(v),
+                }
+            }
+            A::Nested(inner) => self.bind(inner)?,
+            A::UnaryOp { op, expr } => self.bind_unary(op, expr)?,
+            A::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
+            A::IsNull(e) => Expr::IsNull(self.boxed(e)?, false),
+            A::IsNotNull(e) => Expr::IsNull(self.boxed(e)?, true),
+            A::IsTrue(e) => Expr::IsBool(self.boxed(e)?, true, false),
+            A::IsNotTrue(e) => Expr::IsBool(self.boxed(e)?, true, true),
+            A::IsFalse(e) => Expr::IsBool(self.boxed(e)?, false, false),
+            A::IsNotFalse(e) => Expr::IsBool(self.boxed(e)?, false, true),
+            A::IsUnknown(e) => Expr::IsNull(self.boxed(e)?, false),
+            A::IsNotUnknown(e) => Expr::IsNull(self.boxed(e)?, true),
+            A::IsNotDistinctFrom(a, b) => {
+                let mut a = self.boxed(a)?;
+                let mut b = self.boxed(b)?;
+                self.collate_pair(&mut a, &mut b, "<=>")?;
+                Expr::Binary(BinOp::NullSafeEq, a, b)
+            }
+            A::IsDistinctFrom(a, b) => {
+                let mut a = self.boxed(a)?;
+                let mut b = self.boxed(b)?;
+                self.collate_pair(&mut a, &mut b, "<=>")?;
+                Expr::Not(Box::new(Expr::Binary(BinOp::NullSafeEq, a, b)))
+            }
+            A::InList {
+                expr,
+                list,
+                negated,
+            } => self.bind_in_list(expr, list, *negated)?,
+            A::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let mut e = self.boxed(expr)?;
+                let mut lo = self.boxed(low)?;
+                let mut hi = self.boxed(high)?;
+                self.collate(&mut [e.as_mut(), lo.as_mut(), hi.as_mut()], "between")?;
+                Expr::Between(e, lo, hi, *negated)
+            }
+            A::Like {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char,
+            } => self.bind_like(expr, pattern, escape_char, *negated)?,
+            A::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => self.bind_case(operand, conditions, else_result)?,
+            A::Function(f) => self.bind_function(f)?,
+            A::Cast {
+                expr, data_type, ..
+            }
+            | A::Convert {
+                expr,
+                data_type: Some(data_type),
+                ..
+            } => self.bind_cast(expr, data_type)?,
+            A::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => self.bind_substring(expr, substring_from, substring_for)?,
+            A::Trim {
+                expr,
+                trim_where,
+                trim_what,
+                ..
+            } => self.bind_trim(expr, trim_where, trim_what)?,
+            A::Ceil { expr, .. } => Expr::Func(Func::Ceil, vec![self.bind(expr)?]),
+            A::Floor { expr, .. } => Expr::Func(Func::Floor, vec![self.bind(expr)?]),
+            A::Tuple(items) => Expr::Row(
+                items
+                    .iter()
+                    .map(|x| self.bind(x))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            A::Subquery(q) => self.subquery(q, SubqueryKind::Scalar)?,
+            A::Exists { subquery, negated } => {
+                self.subquery(subquery, SubqueryKind::Exists(*negated))?
+            }
+            A::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let lhs = match self.bind(expr)? {
+                    Expr::Row(items) => items,
+                    one => vec![one],
+                };
+                self.subquery(subquery, SubqueryKind::In(lhs, *negated))?
+            }
+            // Character set introducers on literals (`_binary'...'`, `_utf8mb4'...'`),
+            // which drivers put before interpolated parameters: with one character
+            // set a literal's bytes are the same under any of these.
+            A::Prefixed { prefix, value } if is_utf8_introducer(&prefix.value) => {
+                let lit = match value.as_ref() {
+                    A::Value(v) => Expr::Literal(literal(&v.value)?),
+                    other => return Err(Error::Unsupported(format!("expression {other}"))),
+                };
+                if prefix.value.eq_ignore_ascii_case("_binary") {
+                    // A binary string: it compares bytewise.
+                    Expr::Collate(Box::new(lit), Collation::Binary)
+                } else {
+                    lit
+                }
+            }
+            A::Collate { expr, collation } => self.bind_collate(expr, collation)?,
+            A::Interval(_) => return Err(Error::Unsupported("INTERVAL expressions".into())),
+            other => return Err(Error::Unsupported(format!("expression {other}"))),
+        })
+    }
+
+    /// A bare name: a system or user variable, a `"string"`, an alias or a
+    /// column.
+    fn bind_identifier(&mut self, id: &ast::Ident) -> Result<Expr> {
+        Ok(if let Some(v) = id.value.strip_prefix("@@") {
+            Expr::SysVar(strip_scope(v))
+        } else if let Some(v) = id.value.strip_prefix('@') {
+            Expr::UserVar(v.to_ascii_lowercase())
+        } else if id.quote_style == Some('"') && !self.is_own_column(&id.value) {
+            // In MySQL's default sql_mode "..." is a string literal.
+            Expr::Literal(Value::str(&id.value))
+        } else if let Some((_, aliased)) = self
+            .alias_first
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(&id.value))
+            .then(|| {
+                self.aliases
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
+            })
+            .flatten()
+        {
+            aliased.clone()
+        } else {
+            match self.column(&[id]) {
+                Ok(c) => c,
+                Err(e) => match self
+                    .aliases
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&id.value))
+                {
+                    Some((_, aliased)) => aliased.clone(),
+                    None => return Err(e),
+                },
+            }
+        })
+    }
+
+    /// A dotted name: `@@global.x` or a qualified column.
+    fn bind_compound_identifier(&mut self, parts: &[ast::Ident]) -> Result<Expr> {
+        Ok(
+            if let Some(first) = parts.first().and_then(|p| p.value.strip_prefix("@@")) {
+                // @@session.x / @@global.x
+                let name = parts
+                    .last()
+                    .map(|p| p.value.to_ascii_lowercase())
+                    .unwrap_or_default();
+                if first.eq_ignore_ascii_case("global") {
+                    Expr::SysVar(format!("global.{name}"))
+                } else {
+                    Expr::SysVar(name)
+                }
+            } else {
+                let refs: Vec<&ast::Ident> = parts.iter().collect();
+                self.column(&refs)?
+            },
+        )
+    }
+
+    /// A literal, or a placeholder (a `?`, or a user variable sqlparser reads
+    /// as one).
+    fn bind_value(&mut self, v: &ast::Value) -> Result<Expr> {
+        Ok(match v {
+            ast::Value::Placeholder(p) if p == "?" => {
+                let i = self.params;
+                self.params += 1;
+                Expr::Param(i)
+            }
+            // sqlparser reads `@` before a quoted name (`@`my var``) as a
+            // placeholder; in MySQL it is a user variable. (Found by the
+            // `sql` fuzz target: it was numbered as a `?`, which broke
+            // the select list's placeholder numbering, 1105.)
+            ast::Value::Placeholder(p) if p.starts_with('@') && !p.starts_with("@@") => {
+                Expr::UserVar(p[1..].to_ascii_lowercase())
+            }
+            ast::Value::Placeholder(p) => return Err(Error::Syntax(p.clone())),
+            // X'..' is a binary string: it compares bytewise, unless a
+            // column's collation wins (see `Binder::derive`).
+            hex @ ast::Value::HexStringLiteral(_) => {
+                Expr::Collate(Box::new(Expr::Literal(literal(hex)?)), Collation::Binary)
+            }
+            other => Expr::Literal(literal(other)?),
+        })
+    }
+
+    /// A unary operator.
+    fn bind_unary(&mut self, op: &ast::UnaryOperator, expr: &ast::Expr) -> Result<Expr> {
+        Ok(match op {
+            ast::UnaryOperator::Minus => match self.bind(expr)? {
+                Expr::Literal(Value::Int(i)) => Expr::Literal(Value::Int(-i)),
+                Expr::Literal(Value::UInt(u)) if u == 1u64 << 63 => {
+                    Expr::Literal(Value::Int(i64::MIN))
+                }
+                // A zero stays positive (MySQL's my_decimal_neg): `-0.0` is 0.0.
+                Expr::Literal(Value::Decimal(d)) if !d.is_zero() => {
+                    Expr::Literal(Value::Decimal(-d))
+                }
+                Expr::Literal(Value::Double(d)) => Expr::Literal(Value::Double(-d)),
+                other => Expr::Neg(Box::new(other)),
+            },
+            ast::UnaryOperator::Plus => self.bind(expr)?,
+            ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => Expr::Not(self.boxed(expr)?),
+            ast::UnaryOperator::BitwiseNot => Expr::BitNot(self.boxed(expr)?),
+            other => return Err(Error::Unsupported(format!("operator {other}"))),
+        })
+    }
+
+    /// A binary operator; a comparison decides its collation.
+    fn bind_binary(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+    ) -> Result<Expr> {
+        let op = match op {
+            ast::BinaryOperator::Plus => BinOp::Add,
+            ast::BinaryOperator::Minus => BinOp::Sub,
+            ast::BinaryOperator::Multiply => BinOp::Mul,
+            ast::BinaryOperator::Divide => BinOp::Div,
+            ast::BinaryOperator::Modulo => BinOp::Mod,
+            ast::BinaryOperator::MyIntegerDivide | ast::BinaryOperator::DuckIntegerDivide => {
+                BinOp::IntDiv
+            }
+            ast::BinaryOperator::Eq => BinOp::Eq,
+            ast::BinaryOperator::Spaceship => BinOp::NullSafeEq,
+            ast::BinaryOperator::NotEq => BinOp::Ne,
+            ast::BinaryOperator::Lt => BinOp::Lt,
+            ast::BinaryOperator::LtEq => BinOp::Le,
+            ast::BinaryOperator::Gt => BinOp::Gt,
+            ast::BinaryOperator::GtEq => BinOp::Ge,
+            ast::BinaryOperator::And => BinOp::And,
+            ast::BinaryOperator::Or | ast::BinaryOperator::StringConcat => BinOp::Or,
+            ast::BinaryOperator::Xor => BinOp::Xor,
+            ast::BinaryOperator::BitwiseAnd => BinOp::BitAnd,
+            ast::BinaryOperator::BitwiseOr => BinOp::BitOr,
+            ast::BinaryOperator::BitwiseXor => BinOp::BitXor,
+            other => return Err(Error::Unsupported(format!("operator {other}"))),
+        };
+        let mut l = self.boxed(left)?;
+        let mut r = self.boxed(right)?;
+        if matches!(
+            op,
+            BinOp::Eq
+                | BinOp::NullSafeEq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+        ) {
+            self.collate_pair(&mut l, &mut r, op.symbol())?;
+        }
+        Ok(Expr::Binary(op, l, r))
+    }
+
+    /// `expr [NOT] IN (list)`, collated as one operation (component-wise for
+    /// row values).
+    fn bind_in_list(
+        &mut self,
+        expr: &ast::Expr,
+        list: &[ast::Expr],
+        negated: bool,
+    ) -> Result<Expr> {
+        let mut e = self.boxed(expr)?;
+        let mut list = list
+            .iter()
+            .map(|x| self.bind(x))
+            .collect::<Result<Vec<_>>>()?;
+        if let Expr::Row(items) = e.as_mut() {
+            // Component-wise: column i against the i-th of every row.
+            for (i, item) in items.iter_mut().enumerate() {
+                let mut ops: Vec<&mut Expr> = vec![item];
+                let mut all_rows = true;
+                for r in list.iter_mut() {
+                    match r {
+                        Expr::Row(vals) if i < vals.len() => ops.push(&mut vals[i]),
+                        _ => all_rows = false,
+                    }
+                }
+                if all_rows {
+                    self.collate(&mut ops, "in")?;
+                }
+            }
+        } else {
+            let mut ops: Vec<&mut Expr> = vec![e.as_mut()];
+            ops.extend(list.iter_mut());
+            self.collate(&mut ops, "in")?;
+        }
+        Ok(Expr::InList(e, list, negated))
+    }
+
+    /// `expr [NOT] LIKE pattern [ESCAPE c]`.
+    fn bind_like(
+        &mut self,
+        expr: &ast::Expr,
+        pattern: &ast::Expr,
+        escape_char: &Option<Box<ast::Expr>>,
+        negated: bool,
+    ) -> Result<Expr> {
+        let mut e = self.boxed(expr)?;
+        let mut p = self.boxed(pattern)?;
+        self.collate(&mut [e.as_mut(), p.as_mut()], "like")?;
+        let esc = match escape_char.as_deref() {
+            None => b'\\',
+            Some(ast::Expr::Value(v)) => match &v.value {
+                ast::Value::SingleQuotedString(s) if s.len() == 1 => s.as_bytes()[0],
+                _ => return Err(Error::WrongArguments("ESCAPE".into())),
+            },
+            Some(_) => return Err(Error::WrongArguments("ESCAPE".into())),
+        };
+        Ok(Expr::Like(e, p, esc, negated))
+    }
+
+    /// CASE: with an operand, its comparisons are collated as one operation;
+    /// the results are conformed to one type.
+    fn bind_case(
+        &mut self,
+        operand: &Option<Box<ast::Expr>>,
+        conditions: &[ast::CaseWhen],
+        else_result: &Option<Box<ast::Expr>>,
+    ) -> Result<Expr> {
+        let mut operand = operand.as_ref().map(|o| self.boxed(o)).transpose()?;
+        let mut whens = Vec::with_capacity(conditions.len());
+        for w in conditions {
+            let c = self.bind(&w.condition)?;
+            let r = self.bind(&w.result)?;
+            whens.push((c, r));
+        }
+        if let Some(o) = operand.as_mut() {
+            let mut ops: Vec<&mut Expr> = vec![o.as_mut()];
+            ops.extend(whens.iter_mut().map(|(c, _)| c));
+            self.collate(&mut ops, "case")?;
+        }
+        let mut otherwise = else_result.as_ref().map(|o| self.boxed(o)).transpose()?;
+        let mut results: Vec<&mut Expr> = whens.iter_mut().map(|(_, r)| r).collect();
+        results.extend(otherwise.as_deref_mut());
+        self.conform(results);
+        Ok(Expr::Case {
+            operand,
+            whens,
+            otherwise,
+        })
+    }
+
+    /// CAST(x AS type) / CONVERT(x, type).
+    fn bind_cast(&mut self, expr: &ast::Expr, data_type: &ast::DataType) -> Result<Expr> {
+        let inner = self.bind(expr)?;
+        let cast = Expr::Func(functions::cast_func(data_type)?, vec![inner]);
+        Ok(if matches!(data_type, ast::DataType::Binary(_)) {
+            // CAST(x AS BINARY) is a binary string: it compares bytewise.
+            Expr::Collate(Box::new(cast), Collation::Binary)
+        } else {
+            cast
+        })
+    }
+
+    /// SUBSTRING(x FROM a FOR b) and its comma form.
+    fn bind_substring(
+        &mut self,
+        expr: &ast::Expr,
+        substring_from: &Option<Box<ast::Expr>>,
+        substring_for: &Option<Box<ast::Expr>>,
+    ) -> Result<Expr> {
+        let mut args = vec![self.bind(expr)?];
+        if let Some(f) = substring_from {
+            args.push(self.bind(f)?);
+        } else {
+            args.push(Expr::Literal(Value::Int(1)));
+        }
+        if let Some(f) = substring_for {
+            args.push(self.bind(f)?);
+        }
+        Ok(Expr::Func(Func::Substring, args))
+    }
+
+    /// TRIM([LEADING | TRAILING | BOTH] [what FROM] x).
+    fn bind_trim(
+        &mut self,
+        expr: &ast::Expr,
+        trim_where: &Option<ast::TrimWhereField>,
+        trim_what: &Option<Box<ast::Expr>>,
+    ) -> Result<Expr> {
+        let e = self.bind(expr)?;
+        let what = trim_what.as_ref().map(|w| self.bind(w)).transpose()?;
+        let f = match trim_where {
+            Some(ast::TrimWhereField::Leading) => Func::LTrim,
+            Some(ast::TrimWhereField::Trailing) => Func::RTrim,
+            _ => Func::Trim,
+        };
+        let mut args = vec![e];
+        args.extend(what);
+        Ok(Expr::Func(f, args))
+    }
+
+    /// `expr COLLATE name`: the explicit collation (coercibility 0); an
+    /// unknown one is MySQL's 1273.
+    fn bind_collate(&mut self, expr: &ast::Expr, collation: &ast::ObjectName) -> Result<Expr> {
+        let name = collation.to_string().trim_matches('`').to_ascii_lowercase();
+        let c = Collation::from_name(&name).ok_or(Error::UnknownCollation(name))?;
+        let mut inner = self.bind(expr)?;
+        // The collation must be of the operand's character set (a
+        // literal's is the connection's): 1253 otherwise.
+        // One exception: a utf8mb3 collation applies to a utf8mb4
+        // string. MySQL's information_schema columns are utf8mb3 and
+        // Connector/J's metadata queries put utf8mb3 collations on
+        // them; Canyon's are utf8mb4 (every string is UTF-8 here).
+        if let Some((have, _)) = self.derive(&inner) {
+            let narrowing = have.charset() == "utf8mb4" && c.charset() == "utf8mb3";
+            if have.charset() != c.charset() && !narrowing {
+                return Err(Error::CollationCharsetMismatch {
+                    collation: c.name().to_string(),
+                    charset: have.charset().to_string(),
+                });
+            }
+        }
+        while let Expr::Collate(x, _) = inner {
+            inner = *x;
+        }
+        Ok(Expr::Collate(Box::new(inner), c))
+    }
+
+    fn bind_function(&mut self, f: &ast::Function) -> Result<Expr> {
+        let name = f
+            .name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(|i| i.value.to_ascii_uppercase())
+            .unwrap_or_default();
+        let (args, distinct) = match &f.args {
+            ast::FunctionArguments::None => (Vec::new(), false),
+            ast::FunctionArguments::List(l) => (
+                l.args.iter().collect::<Vec<_>>(),
+                matches!(
+                    l.duplicate_treatment,
+                    Some(ast::DuplicateTreatment::Distinct)
+                ),
+            ),
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(Error::Unsupported("subqueries".into()))
+            }
+        };
+        let agg = match name.as_str() {
+            "COUNT" => Some(AggFunc::Count),
+            "SUM" => Some(AggFunc::Sum),
+            "MIN" => Some(AggFunc::Min),
+            "MAX" => Some(AggFunc::Max),
+            "AVG" => Some(AggFunc::Avg),
+            _ => None,
+        };
+        if let Some(mut func) = agg {
+            if !self.allow_aggs {
+                return Err(Error::InvalidGroupFuncUse);
+            }
+            if args.len() != 1 {
+                return Err(Error::Syntax(format!("{name}()")));
+            }
+            let arg = match args[0] {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)
+                    if func == AggFunc::Count =>
+                {
+                    func = AggFunc::CountStar;
+                    None
+                }
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                    // An aggregate's argument cannot itself hold aggregates.
+                    self.allow_aggs = false;
+                    let r = self.bind(e);
+                    self.allow_aggs = true;
+                    Some(r?)
+                }
+                _ => return Err(Error::Syntax(format!("{name}(...)"))),
+            };
+            let coll = arg
+                .as_ref()
+                .and_then(|e| self.derive(e))
+                .map(|d| d.0)
+                .filter(|c| !c.is_bytewise());
+            let call = AggCall {
+                func,
+                arg,
+                distinct,
+                coll,
+            };
+            let idx = match self.aggs.iter().position(|a| *a == call) {
+                Some(i) => i,
+                None => {
+                    self.aggs.push(call);
+                    self.aggs.len() - 1
+                }
+            };
+            return Ok(Expr::Agg(idx));
+        }
+        let func =
+            functions::lookup(&name).ok_or_else(|| Error::UnknownFunction(name.to_lowercase()))?;
+        let mut bound = Vec::with_capacity(args.len());
+        for a in args {
+            match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                    bound.push(self.bind(e)?)
+                }
+                _ => return Err(Error::Syntax(format!("{name}(...)"))),
+            }
+        }
+        functions::check_arity(func, &name, bound.len())?;
+        match func {
+            Func::If => self.conform(bound.iter_mut().skip(1).collect()),
+            Func::IfNull | Func::Coalesce => self.conform(bound.iter_mut().collect()),
+            _ => {}
+        }
+        Ok(Expr::Func(func, bound))
+    }
+
+    /// Wraps each of `branches` (the values an IF / IFNULL / COALESCE / CASE
+    /// may return) whose type differs from their aggregated type in a
+    /// conversion to it ([`Func::Conform`]), so that the value returned has the
+    /// type MySQL gives the whole expression whichever branch is taken.
+    fn conform(&self, mut branches: Vec<&mut Expr>) {
+        // A parameter's or user variable's type is only known when it has a
+        // value: leave such expressions as they are.
+        if branches
+            .iter()
+            .any(|e| matches!(**e, Expr::Param(_) | Expr::UserVar(_)))
+        {
+            return;
+        }
+        let cols = self.frame_kinds();
+        let kinds: Vec<ExprKind> = branches.iter().map(|e| e.kind(&cols, &self.aggs)).collect();
+        let target = functions::aggregate_kind(kinds.iter().copied());
+        for (e, k) in branches.iter_mut().zip(kinds) {
+            if k != target && k != ExprKind::Null && target != ExprKind::Null {
+                let inner = std::mem::replace(&mut **e, Expr::Literal(Value::Null));
+                **e = Expr::Func(Func::Conform(target), vec![inner]);
+            }
+        }
+    }
+}
+
+/// Whether `_name` introduces a literal whose bytes Canyon takes as they are:
+/// binary, or one of the names of UTF-8 (the only character set it stores).
+fn is_utf8_introducer(name: &str) -> bool {
+    ["_binary", "_utf8mb4", "_utf8mb3", "_utf8"]
+        .iter()
+        .any(|i| name.eq_ignore_ascii_case(i))
+}
+
+/// `@@session.x` / `@@local.x` are `x`; `@@global.x` keeps its prefix (the
+/// global value, see `crate::catalog::vars`).
+fn strip_scope(v: &str) -> String {
+    let lower = v.to_ascii_lowercase();
+    for p in ["session.", "local."] {
+        if let Some(rest) = lower.strip_prefix(p) {
+            return rest.to_string();
+        }
+    }
+    lower
+}
+
+/// Converts a literal of the AST into a value.
+pub fn literal(v: &ast::Value) -> Result<Value> {
+    Ok(match v {
+        ast::Value::Number(s, _) => number_literal(s)?,
+        ast::Value::SingleQuotedString(s)
+        | ast::Value::DoubleQuotedString(s)
+        | ast::Value::EscapedStringLiteral(s)
+        | ast::Value::NationalStringLiteral(s)
+        | ast::Value::TripleSingleQuotedString(s)
+        | ast::Value::TripleDoubleQuotedString(s) => Value::str(s),
+        ast::Value::SingleQuotedByteStringLiteral(s)
+        | ast::Value::DoubleQuotedByteStringLiteral(s) => Value::str(s),
+        ast::Value::HexStringLiteral(h) => {
+            Value::Bytes(decode_hex(h).ok_or_else(|| Error::Syntax(format!("X'{h}'")))?)
+        }
+        ast::Value::Boolean(b) => Value::Int(*b as i64),
+        ast::Value::Null => Value::Null,
+        other => return Err(Error::Syntax(other.to_string())),
+    })
+}
+
+/// Parses a numeric literal as MySQL types it: integers as BIGINT (UNSIGNED when
+/// they only fit that), with a point as DECIMAL, with an exponent as DOUBLE.
+pub fn number_literal(s: &str) -> Result<Value> {
+    if let Ok(i) = s.parse::<i64>() {
+        return Ok(Value::Int(i));
+    }
+    if let Ok(u) = s.parse::<u64>() {
+        return Ok(Value::UInt(u));
+    }
+    if !s.contains(['e', 'E']) {
+        if let Ok(d) = Decimal::from_str_exact(s) {
+            // `-0.0` is 0.0, as MySQL's negation of a zero.
+            return Ok(Value::Decimal(if d.is_zero() { d.abs() } else { d }));
+        }
+    }
+    s.parse::<f64>()
+        .map(Value::Double)
+        .map_err(|_| Error::Syntax(s.to_string()))
+}
+
+fn decode_hex(h: &str) -> Option<Vec<u8>> {
+    let h = if h.len() % 2 == 1 {
+        format!("0{h}")
+    } else {
+        h.to_string()
+    };
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_literals_are_typed_like_mysql() {
+        assert_eq!(number_literal("42"), Ok(Value::Int(42)));
+        assert_eq!(
+            number_literal("18446744073709551615"),
+            Ok(Value::UInt(u64::MAX))
+        );
+        assert_eq!(
+            number_literal("1.50"),
+            Ok(Value::Decimal(Decimal::new(150, 2)))
+        );
+        assert_eq!(number_literal("1e3"), Ok(Value::Double(1000.0)));
+    }
+}

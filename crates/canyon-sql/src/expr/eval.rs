@@ -1,0 +1,807 @@
+//! Evaluation of the bound tree with MySQL's semantics: three-valued logic,
+//! numeric promotion, integer overflow errors, division by zero giving NULL,
+//! comparisons under the collation the binder put on their operands. [`eval`]
+//! walks an [`Expr`] over one row ([`Env`]); what else it reads (parameters,
+//! variables, the clock, subqueries' rows) comes through [`EvalContext`].
+//!
+//! A file apart from [`tree`](super::tree): the tree is built once per
+//! statement and read by the planner, evaluation runs for every row. Calls
+//! go to [`functions`].
+
+use crate::expr::functions::{self, Func};
+use crate::expr::tree::{BinOp, Expr, SubqueryExpr, SubqueryKind};
+use crate::types::collation::Collation;
+use crate::types::value::{compare_as, Value};
+use canyon_common::{Error, Result};
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::Decimal;
+use std::cmp::Ordering;
+
+/// What evaluation can see besides the expression.
+pub trait EvalContext {
+    /// The statement's parameter values.
+    fn params(&self) -> &[Value];
+    /// A system variable's current value.
+    fn sys_var(&self, name: &str) -> Result<Value>;
+    /// A user variable's value (NULL when unset).
+    fn user_var(&self, name: &str) -> Value;
+    /// Session facts for functions (DATABASE(), CONNECTION_ID(), ...).
+    fn session_fact(&self, f: Func) -> Value;
+    /// The statement's start time (NOW() is constant within a statement).
+    fn now(&self) -> chrono::NaiveDateTime;
+    /// Records a warning for SHOW WARNINGS (code, message).
+    fn warn(&self, code: u16, message: &str);
+    /// The rows of a subquery whose enclosing frame is `outer` (its visible
+    /// columns only). Only a query executor can answer (it holds the reader);
+    /// elsewhere this is an error.
+    fn subquery(&self, sq: &SubqueryExpr, outer: &[Value]) -> Result<std::rc::Rc<Vec<Vec<Value>>>> {
+        let _ = (sq, outer);
+        Err(Error::Unsupported("subqueries in this statement".into()))
+    }
+    /// Fails with [`Error::Interrupted`] (KILL) or [`Error::QueryTimeout`]
+    /// (max_execution_time) when the statement must stop. Row loops call it
+    /// once per row: it must stay a relaxed atomic load on the common path.
+    fn check_interrupt(&self) -> Result<()> {
+        Ok(())
+    }
+    /// The rows of an `information_schema` table, generated for this statement
+    /// (see [`crate::catalog::infoschema`]); only a session can answer.
+    fn system_rows(
+        &self,
+        table: crate::catalog::infoschema::SystemTable,
+        filter: &crate::catalog::infoschema::Pushed,
+    ) -> Result<Vec<Vec<Value>>> {
+        let _ = (table, filter);
+        Err(Error::Unsupported(
+            "information_schema in this statement".into(),
+        ))
+    }
+}
+
+/// The rows of one subquery (its visible columns), shared by its evaluations.
+pub type SubqueryRows = std::rc::Rc<Vec<Vec<Value>>>;
+
+/// The identity of a subquery within a statement: its plan's address (plans are
+/// shared, never copied, between clones of an expression).
+pub fn subquery_key(sq: &SubqueryExpr) -> usize {
+    std::sync::Arc::as_ptr(&sq.plan) as usize
+}
+
+/// How a [`WithSubqueries`] context answers subqueries.
+pub trait SubqueryRunner: Sized {
+    /// The rows of `sq` over the enclosing frame `outer`; `ctx` is the context
+    /// the subquery itself evaluates in.
+    fn rows(
+        ctx: &WithSubqueries<'_, Self>,
+        sq: &SubqueryExpr,
+        outer: &[Value],
+    ) -> Result<SubqueryRows>;
+}
+
+/// A statement's evaluation context that can also answer subqueries (through
+/// `state`); everything else comes from `base`.
+pub struct WithSubqueries<'a, S> {
+    /// The statement's context.
+    pub base: &'a dyn EvalContext,
+    /// What runs or remembers the subqueries.
+    pub state: S,
+}
+
+impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
+    fn params(&self) -> &[Value] {
+        self.base.params()
+    }
+    fn sys_var(&self, name: &str) -> Result<Value> {
+        self.base.sys_var(name)
+    }
+    fn user_var(&self, name: &str) -> Value {
+        self.base.user_var(name)
+    }
+    fn session_fact(&self, f: Func) -> Value {
+        self.base.session_fact(f)
+    }
+    fn now(&self) -> chrono::NaiveDateTime {
+        self.base.now()
+    }
+    fn warn(&self, code: u16, message: &str) {
+        self.base.warn(code, message)
+    }
+    fn subquery(&self, sq: &SubqueryExpr, outer: &[Value]) -> Result<SubqueryRows> {
+        S::rows(self, sq, outer)
+    }
+    fn check_interrupt(&self) -> Result<()> {
+        self.base.check_interrupt()
+    }
+    fn system_rows(
+        &self,
+        table: crate::catalog::infoschema::SystemTable,
+        filter: &crate::catalog::infoschema::Pushed,
+    ) -> Result<Vec<Vec<Value>>> {
+        self.base.system_rows(table, filter)
+    }
+}
+
+/// The row an expression is evaluated over.
+pub struct Env<'a> {
+    /// Column values of the current row.
+    pub row: &'a [Value],
+    /// Aggregate results (after grouping).
+    pub aggs: &'a [Value],
+    /// Parameters, variables and session facts.
+    pub ctx: &'a dyn EvalContext,
+}
+
+/// Evaluates an expression.
+pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
+    Ok(match e {
+        Expr::Literal(v) => v.clone(),
+        Expr::Param(i) => env
+            .ctx
+            .params()
+            .get(*i)
+            .cloned()
+            .ok_or_else(|| Error::WrongArguments("mysqld_stmt_execute".into()))?,
+        Expr::Column(i) | Expr::Bound(i) => env.row.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::Row(_) => return Err(Error::OperandColumns(1)),
+        Expr::Subquery(sq) => return eval_subquery(sq, env),
+        Expr::Agg(i) => env.aggs.get(*i).cloned().unwrap_or(Value::Null),
+        Expr::SysVar(n) => env.ctx.sys_var(n)?,
+        Expr::UserVar(n) => env.ctx.user_var(n),
+        Expr::Neg(a) => match eval(a, env)? {
+            Value::Null => Value::Null,
+            Value::Int(i) => i
+                .checked_neg()
+                .map(Value::Int)
+                .ok_or_else(|| out_of_range("-"))?,
+            Value::UInt(u) => {
+                if u <= i64::MAX as u64 {
+                    Value::Int(-(u as i64))
+                } else if u == 1 << 63 {
+                    Value::Int(i64::MIN)
+                } else {
+                    return Err(out_of_range("-"));
+                }
+            }
+            // MySQL's my_decimal_neg leaves a zero positive: `-0.0` is 0.0.
+            Value::Decimal(d) if d.is_zero() => Value::Decimal(d.abs()),
+            Value::Decimal(d) => Value::Decimal(-d),
+            other => Value::Double(-other.to_f64().unwrap_or(0.0)),
+        },
+        Expr::Not(a) => match eval(a, env)?.truth() {
+            None => Value::Null,
+            Some(b) => Value::Int(!b as i64),
+        },
+        Expr::BitNot(a) => match eval(a, env)?.to_i64() {
+            None => Value::Null,
+            Some(i) => Value::UInt(!(i as u64)),
+        },
+        Expr::Binary(op, a, b) => binary(*op, a, b, env)?,
+        Expr::Collate(a, _) => eval(a, env)?,
+        Expr::IsNull(a, neg) => Value::Int((eval(a, env)?.is_null() != *neg) as i64),
+        Expr::IsBool(a, want, neg) => {
+            let t = eval(a, env)?.truth();
+            Value::Int(((t == Some(*want)) != *neg) as i64)
+        }
+        Expr::InList(a, list, neg) if matches!(a.as_ref(), Expr::Row(_)) => {
+            let mut saw_null = false;
+            for item in list {
+                match row_eq(a, item, env)? {
+                    Some(true) => return Ok(Value::Int(!*neg as i64)),
+                    None => saw_null = true,
+                    Some(false) => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Int(*neg as i64)
+            }
+        }
+        Expr::InList(a, list, neg) => {
+            let v = eval(a, env)?;
+            if v.is_null() {
+                return Ok(Value::Null);
+            }
+            let coll = collation_of(a);
+            let mut saw_null = false;
+            for item in list {
+                let w = eval(item, env)?;
+                match compare_as(&v, &w, coll) {
+                    Some(Ordering::Equal) => return Ok(Value::Int(!*neg as i64)),
+                    None => saw_null = true,
+                    _ => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Int(*neg as i64)
+            }
+        }
+        Expr::Between(a, lo, hi, neg) => {
+            let v = eval(a, env)?;
+            let l = eval(lo, env)?;
+            let h = eval(hi, env)?;
+            let coll = collation_of(a);
+            let ge = compare_as(&v, &l, coll).map(|o| o != Ordering::Less);
+            let le = compare_as(&v, &h, coll).map(|o| o != Ordering::Greater);
+            match and3(ge, le) {
+                None => Value::Null,
+                Some(b) => Value::Int((b != *neg) as i64),
+            }
+        }
+        Expr::Like(a, p, esc, neg) => {
+            let v = eval(a, env)?;
+            let pat = eval(p, env)?;
+            let coll = comparison_collation(a, p).unwrap_or(Collation::Binary);
+            match (v.to_bytes(), pat.to_bytes()) {
+                (Some(s), Some(p)) => Value::Int((coll.like(&s, &p, *esc) != *neg) as i64),
+                _ => Value::Null,
+            }
+        }
+        Expr::Case {
+            operand,
+            whens,
+            otherwise,
+        } => {
+            let op = operand.as_ref().map(|o| eval(o, env)).transpose()?;
+            let coll = operand.as_deref().and_then(collation_of);
+            for (cond, result) in whens {
+                let c = eval(cond, env)?;
+                let hit = match &op {
+                    Some(o) => compare_as(o, &c, coll) == Some(Ordering::Equal),
+                    None => c.truth() == Some(true),
+                };
+                if hit {
+                    return eval(result, env);
+                }
+            }
+            match otherwise {
+                Some(o) => eval(o, env)?,
+                None => Value::Null,
+            }
+        }
+        Expr::Func(f, args) => functions::call(*f, args, env)?,
+    })
+}
+
+/// The collation an operand carries (see [`Expr::Collate`]).
+pub fn collation_of(e: &Expr) -> Option<Collation> {
+    match e {
+        Expr::Collate(_, c) => Some(*c),
+        _ => None,
+    }
+}
+
+/// The collation a binary comparison of `a` and `b` uses: the one its
+/// operands carry; `None` means MySQL's type rules with bytewise strings.
+pub fn comparison_collation(a: &Expr, b: &Expr) -> Option<Collation> {
+    collation_of(a).or_else(|| collation_of(b))
+}
+
+/// Row-value equality `(a, b) = (c, d)`: `None` when unknown (a NULL compared).
+fn row_eq(a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Option<bool>> {
+    let (Expr::Row(xs), Expr::Row(ys)) = (a, b) else {
+        let n = match (a, b) {
+            (Expr::Row(xs), _) => xs.len(),
+            (_, Expr::Row(ys)) => ys.len(),
+            _ => 1,
+        };
+        return Err(Error::OperandColumns(n));
+    };
+    if xs.len() != ys.len() {
+        return Err(Error::OperandColumns(xs.len()));
+    }
+    let mut result = Some(true);
+    for (x, y) in xs.iter().zip(ys) {
+        let (l, r) = (eval(x, env)?, eval(y, env)?);
+        match compare_as(&l, &r, comparison_collation(x, y)) {
+            Some(Ordering::Equal) => {}
+            Some(_) => return Ok(Some(false)),
+            None => result = None,
+        }
+    }
+    Ok(result)
+}
+
+/// Compares a subquery row with the values of an IN's left operand.
+fn values_eq(lhs: &[Value], row: &[Value], colls: &[Option<Collation>]) -> Option<bool> {
+    let mut result = Some(true);
+    for (i, (l, r)) in lhs.iter().zip(row).enumerate() {
+        match compare_as(l, r, colls.get(i).copied().flatten()) {
+            Some(Ordering::Equal) => {}
+            Some(_) => return Some(false),
+            None => result = None,
+        }
+    }
+    result
+}
+
+fn eval_subquery(sq: &SubqueryExpr, env: &Env<'_>) -> Result<Value> {
+    let outer_len = sq.plan.outer_len.min(env.row.len());
+    let rows = env.ctx.subquery(sq, &env.row[..outer_len])?;
+    Ok(match &sq.kind {
+        SubqueryKind::Scalar => match rows.len() {
+            0 => Value::Null,
+            1 => rows[0].first().cloned().unwrap_or(Value::Null),
+            _ => return Err(Error::SubqueryMoreThanOneRow),
+        },
+        SubqueryKind::Exists(neg) => Value::Int((rows.is_empty() == *neg) as i64),
+        SubqueryKind::In(lhs, neg) => {
+            let lv = lhs
+                .iter()
+                .map(|e| eval(e, env))
+                .collect::<Result<Vec<_>>>()?;
+            if rows.is_empty() {
+                return Ok(Value::Int(*neg as i64));
+            }
+            let colls: Vec<Option<Collation>> = lhs.iter().map(collation_of).collect();
+            let mut saw_null = false;
+            for r in rows.iter() {
+                match values_eq(&lv, r, &colls) {
+                    Some(true) => return Ok(Value::Int(!*neg as i64)),
+                    None => saw_null = true,
+                    Some(false) => {}
+                }
+            }
+            if saw_null {
+                Value::Null
+            } else {
+                Value::Int(*neg as i64)
+            }
+        }
+    })
+}
+
+/// Evaluates a predicate: true only when the value is true (NULL is not).
+pub fn eval_predicate(e: &Expr, env: &Env<'_>) -> Result<bool> {
+    Ok(eval(e, env)?.truth() == Some(true))
+}
+
+fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    }
+}
+
+fn out_of_range(op: &str) -> Error {
+    Error::ValueOutOfRange {
+        type_name: "BIGINT".into(),
+        expr: op.to_string(),
+    }
+}
+
+fn binary(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
+    // AND/OR short-circuit with three-valued logic.
+    match op {
+        BinOp::And => {
+            let l = eval(a, env)?.truth();
+            if l == Some(false) {
+                return Ok(Value::Int(0));
+            }
+            let r = eval(b, env)?.truth();
+            return Ok(match and3(l, r) {
+                None => Value::Null,
+                Some(x) => Value::Int(x as i64),
+            });
+        }
+        BinOp::Or => {
+            let l = eval(a, env)?.truth();
+            if l == Some(true) {
+                return Ok(Value::Int(1));
+            }
+            let r = eval(b, env)?.truth();
+            return Ok(match (l, r) {
+                (_, Some(true)) => Value::Int(1),
+                (Some(false), Some(false)) => Value::Int(0),
+                _ => Value::Null,
+            });
+        }
+        _ => {}
+    }
+    if matches!(a, Expr::Row(_)) || matches!(b, Expr::Row(_)) {
+        return match op {
+            BinOp::Eq => Ok(row_eq(a, b, env)?.map_or(Value::Null, |x| Value::Int(x as i64))),
+            BinOp::Ne => Ok(row_eq(a, b, env)?.map_or(Value::Null, |x| Value::Int(!x as i64))),
+            _ => Err(Error::Unsupported("this operator on row values".into())),
+        };
+    }
+    let l = eval(a, env)?;
+    let r = eval(b, env)?;
+    let coll = comparison_collation(a, b);
+    if matches!(
+        op,
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::NullSafeEq
+    ) {
+        // A string compared with a number is read as a DOUBLE, with warning
+        // 1292 when it is not a whole number, as in arithmetic (in strict-mode
+        // DML an error: `UPDATE ... WHERE varchar_col = 0`).
+        if let (Value::Bytes(s), n) | (n, Value::Bytes(s)) = (&l, &r) {
+            if matches!(
+                n,
+                Value::Int(_) | Value::UInt(_) | Value::Decimal(_) | Value::Double(_)
+            ) && !is_whole_number(s)
+            {
+                warn_truncated_double(env, s);
+            }
+        }
+    }
+    if op == BinOp::NullSafeEq {
+        return Ok(Value::Int(match (l.is_null(), r.is_null()) {
+            (true, true) => 1,
+            (true, false) | (false, true) => 0,
+            _ => (compare_as(&l, &r, coll) == Some(Ordering::Equal)) as i64,
+        }));
+    }
+    if l.is_null() || r.is_null() {
+        return Ok(Value::Null);
+    }
+    let cmp = |pred: fn(Ordering) -> bool| -> Result<Value> {
+        Ok(match compare_as(&l, &r, coll) {
+            None => Value::Null,
+            Some(o) => Value::Int(pred(o) as i64),
+        })
+    };
+    match op {
+        BinOp::Eq => cmp(|o| o == Ordering::Equal),
+        BinOp::Ne => cmp(|o| o != Ordering::Equal),
+        BinOp::Lt => cmp(|o| o == Ordering::Less),
+        BinOp::Le => cmp(|o| o != Ordering::Greater),
+        BinOp::Gt => cmp(|o| o == Ordering::Greater),
+        BinOp::Ge => cmp(|o| o != Ordering::Less),
+        BinOp::Xor => Ok(match (l.truth(), r.truth()) {
+            (Some(x), Some(y)) => Value::Int((x != y) as i64),
+            _ => Value::Null,
+        }),
+        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+            let (x, y) = (
+                l.to_i64().unwrap_or(0) as u64,
+                r.to_i64().unwrap_or(0) as u64,
+            );
+            Ok(Value::UInt(match op {
+                BinOp::BitAnd => x & y,
+                BinOp::BitOr => x | y,
+                _ => x ^ y,
+            }))
+        }
+        _ => {
+            // MySQL reads a string operand as a DOUBLE, warning 1292 when it is
+            // not a whole number (in strict-mode DML an error: see
+            // `STRICT_WARNINGS` in session.rs).
+            for v in [&l, &r] {
+                if let Value::Bytes(b) = v {
+                    if !is_whole_number(b) {
+                        warn_truncated_double(env, b);
+                    }
+                }
+            }
+            let v = arithmetic(op, &l, &r)?;
+            if v.is_null() && matches!(op, BinOp::Div | BinOp::IntDiv | BinOp::Mod) {
+                // MySQL: NULL with warning 1365 (an error in strict-mode DML).
+                env.ctx.warn(1365, "Division by 0");
+            }
+            Ok(v)
+        }
+    }
+}
+
+/// Warning 1292 for string `b` read as a DOUBLE.
+fn warn_truncated_double(env: &Env<'_>, b: &[u8]) {
+    env.ctx.warn(
+        1292,
+        &format!(
+            "Truncated incorrect DOUBLE value: '{}'",
+            String::from_utf8_lossy(b)
+        ),
+    );
+}
+
+/// Whether `b`, read as a number, is one whole: optional spaces, a sign,
+/// digits with an optional fraction (or a fraction alone), an optional
+/// exponent, optional spaces — what converts without warning 1292. (MariaDB
+/// adds a Note for trailing spaces; Canyon, whose warnings have no Note level,
+/// says nothing.)
+fn is_whole_number(b: &[u8]) -> bool {
+    let s = b.trim_ascii();
+    let mut i = usize::from(matches!(s.first(), Some(b'+' | b'-')));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while s.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    let mut n = digits(&mut i);
+    if s.get(i) == Some(&b'.') {
+        i += 1;
+        n += digits(&mut i);
+    }
+    if n == 0 {
+        return false;
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(s.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == s.len()
+}
+
+/// Numeric class of an operand for arithmetic.
+enum Num {
+    Int(i64),
+    UInt(u64),
+    Dec(Decimal),
+    Dbl(f64),
+}
+
+fn num(v: &Value) -> Num {
+    match v {
+        Value::Int(i) => Num::Int(*i),
+        Value::UInt(u) => Num::UInt(*u),
+        Value::Decimal(d) => Num::Dec(*d),
+        Value::Double(d) => Num::Dbl(*d),
+        // Strings are DOUBLE in arithmetic, as in MySQL.
+        other => Num::Dbl(other.to_f64().unwrap_or(0.0)),
+    }
+}
+
+/// MySQL arithmetic: integer ops stay integer (with overflow errors, 1690 in
+/// MySQL, reported here as out of range), anything with a DOUBLE is DOUBLE,
+/// otherwise DECIMAL; `/` is never integer division.
+pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
+    let (a, b) = (num(l), num(r));
+    let as_dec = |n: &Num| -> Option<Decimal> {
+        match n {
+            Num::Int(i) => Some(Decimal::from(*i)),
+            Num::UInt(u) => Some(Decimal::from(*u)),
+            Num::Dec(d) => Some(*d),
+            Num::Dbl(_) => None,
+        }
+    };
+    let as_f64 = |n: &Num| -> f64 {
+        match n {
+            Num::Int(i) => *i as f64,
+            Num::UInt(u) => *u as f64,
+            Num::Dec(d) => d.to_f64().unwrap_or(0.0),
+            Num::Dbl(d) => *d,
+        }
+    };
+    // MySQL's DIV of a DECIMAL or DOUBLE truncates the exact quotient to an
+    // integer that is BIGINT UNSIGNED when either operand is unsigned, so a
+    // negative quotient is out of range (1690) there too.
+    let unsigned = matches!(a, Num::UInt(_)) || matches!(b, Num::UInt(_));
+    let int_quotient = |q: Option<Decimal>| -> Result<Value> {
+        let q = q.map(|q| q.trunc()).ok_or_else(|| out_of_range("DIV"))?;
+        if q.is_zero() {
+            // -0.5 DIV 1 is 0, also when unsigned.
+            Ok(if unsigned {
+                Value::UInt(0)
+            } else {
+                Value::Int(0)
+            })
+        } else if unsigned {
+            q.to_u64()
+                .map(Value::UInt)
+                .ok_or_else(|| out_of_range("DIV"))
+        } else {
+            q.to_i64()
+                .map(Value::Int)
+                .ok_or_else(|| out_of_range("DIV"))
+        }
+    };
+    let sym = match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::IntDiv => "DIV",
+        _ => "%",
+    };
+    // DOUBLE wins.
+    if matches!(a, Num::Dbl(_)) || matches!(b, Num::Dbl(_)) {
+        let (x, y) = (as_f64(&a), as_f64(&b));
+        return Ok(match op {
+            BinOp::Add => Value::Double(x + y),
+            BinOp::Sub => Value::Double(x - y),
+            BinOp::Mul => Value::Double(x * y),
+            BinOp::Div => {
+                if y == 0.0 {
+                    Value::Null
+                } else {
+                    Value::Double(x / y)
+                }
+            }
+            BinOp::IntDiv => {
+                if y == 0.0 {
+                    Value::Null
+                } else {
+                    return int_quotient(Decimal::from_f64_retain((x / y).trunc()));
+                }
+            }
+            _ => {
+                if y == 0.0 {
+                    Value::Null
+                } else {
+                    Value::Double(x % y)
+                }
+            }
+        });
+    }
+    // Pure integers.
+    if let (Some(x), Some(y)) = (int128(&a), int128(&b)) {
+        let res = match op {
+            BinOp::Add => Some(x + y),
+            BinOp::Sub => Some(x - y),
+            BinOp::Mul => x.checked_mul(y),
+            BinOp::IntDiv => {
+                if y == 0 {
+                    return Ok(Value::Null);
+                }
+                Some(x / y)
+            }
+            BinOp::Mod => {
+                if y == 0 {
+                    return Ok(Value::Null);
+                }
+                Some(x % y)
+            }
+            _ => None,
+        };
+        if op != BinOp::Div {
+            let n = res.ok_or_else(|| out_of_range(sym))?;
+            // MySQL: with an UNSIGNED operand the result is BIGINT UNSIGNED (for
+            // MOD: with an UNSIGNED dividend), else BIGINT; either way an
+            // overflow is an error (1690), not a wrap.
+            let unsigned = if op == BinOp::Mod {
+                matches!(a, Num::UInt(_))
+            } else {
+                unsigned
+            };
+            return if unsigned {
+                u64::try_from(n)
+                    .map(Value::UInt)
+                    .map_err(|_| out_of_range(sym))
+            } else {
+                i64::try_from(n)
+                    .map(Value::Int)
+                    .map_err(|_| out_of_range(sym))
+            };
+        }
+    }
+    // DECIMAL.
+    let (x, y) = match (as_dec(&a), as_dec(&b)) {
+        (Some(x), Some(y)) => (x, y),
+        _ => return Ok(Value::Null),
+    };
+    let res = match op {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        // MySQL: a product's scale is the sum of the operands' (`0 * 11.99` is
+        // 0.00); rust_decimal returns a zero product at scale 0.
+        BinOp::Mul => x.checked_mul(y).map(|mut p| {
+            let scale = (x.scale() + y.scale()).min(28);
+            if p.is_zero() && p.scale() < scale {
+                p.rescale(scale);
+            }
+            p
+        }),
+        BinOp::Div => {
+            if y.is_zero() {
+                return Ok(Value::Null);
+            }
+            // MySQL: the result's declared scale is the dividend's scale +
+            // div_precision_increment (4), but the value keeps that scale
+            // rounded up to a whole 9-digit group (MySQL's decimal word), so
+            // `1/3*3` is 0.999999999 inside and 1.0000 once the result is
+            // rounded to its declared scale at output (see select.rs). The
+            // carried digits are truncated, not rounded, as MySQL's do_div_mod
+            // computes them: 1/7 is 0.142857142 inside (seen where the
+            // quotient becomes a DOUBLE).
+            let internal = (x.scale() + 4).div_ceil(9) * 9;
+            let internal = internal.min(28);
+            x.checked_div(y).map(|q| {
+                let mut q =
+                    q.round_dp_with_strategy(internal, rust_decimal::RoundingStrategy::ToZero);
+                q.rescale(internal);
+                q
+            })
+        }
+        BinOp::IntDiv => {
+            if y.is_zero() {
+                return Ok(Value::Null);
+            }
+            return int_quotient(x.checked_div(y));
+        }
+        _ => {
+            if y.is_zero() {
+                return Ok(Value::Null);
+            }
+            // A zero remainder is a positive zero. (MySQL's decimal MOD gives
+            // some of them the dividend's sign, `-2.00 MOD 2` is -0.00, by
+            // how the digits fall in its 9-digit words; not reproduced.)
+            x.checked_rem(y)
+                .map(|r| if r.is_zero() { r.abs() } else { r })
+        }
+    };
+    res.map(Value::Decimal).ok_or_else(|| out_of_range(sym))
+}
+
+fn int128(n: &Num) -> Option<i128> {
+    match n {
+        Num::Int(i) => Some(*i as i128),
+        Num::UInt(u) => Some(*u as i128),
+        _ => None,
+    }
+}
+
+/// MySQL LIKE: `%` any run, `_` one character (UTF-8 aware), `esc` escapes;
+/// characters compare bytewise (see [`Collation::like`] for the others).
+pub fn like(s: &[u8], p: &[u8], esc: u8) -> bool {
+    Collation::Binary.like(s, p, esc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns() {
+        assert!(like(b"abc", b"a%", b'\\'));
+        assert!(like(b"abc", b"%c", b'\\'));
+        assert!(like(b"abc", b"a_c", b'\\'));
+        assert!(!like(b"abc", b"a_d", b'\\'));
+        assert!(like(b"a%c", b"a\\%c", b'\\'));
+        assert!(!like(b"abc", b"a\\%c", b'\\'));
+        assert!(like(b"", b"%", b'\\'));
+        assert!(like(b"mississippi", b"%iss%ppi", b'\\'));
+        assert!(like("héllo".as_bytes(), b"h_llo", b'\\'));
+    }
+
+    #[test]
+    fn whole_numbers_are_what_converts_without_a_warning() {
+        for ok in ["1", " 12 ", "-3.5", "+.5", "5.", "1e3", "2.5E-2", "0"] {
+            assert!(is_whole_number(ok.as_bytes()), "{ok}");
+        }
+        for bad in [
+            "", " ", "abc", "12abc", "1e", ".", "-", "inf", "1.2.3", "0x10",
+        ] {
+            assert!(!is_whole_number(bad.as_bytes()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn integer_and_decimal_arithmetic() {
+        assert_eq!(
+            arithmetic(BinOp::Add, &Value::Int(2), &Value::Int(3)),
+            Ok(Value::Int(5))
+        );
+        assert_eq!(
+            arithmetic(BinOp::Div, &Value::Int(1), &Value::Int(2)),
+            Ok(Value::Decimal(Decimal::new(5000, 4)))
+        );
+        assert_eq!(
+            arithmetic(BinOp::Div, &Value::Int(1), &Value::Int(0)),
+            Ok(Value::Null)
+        );
+        assert_eq!(
+            arithmetic(BinOp::IntDiv, &Value::Int(7), &Value::Int(2)),
+            Ok(Value::Int(3))
+        );
+        assert_eq!(
+            arithmetic(BinOp::Mod, &Value::Int(-7), &Value::Int(2)),
+            Ok(Value::Int(-1))
+        );
+        assert!(arithmetic(BinOp::Mul, &Value::Int(i64::MAX), &Value::Int(2)).is_err());
+        assert_eq!(
+            arithmetic(BinOp::Add, &Value::str("1.5"), &Value::Int(1)),
+            Ok(Value::Double(2.5))
+        );
+    }
+}

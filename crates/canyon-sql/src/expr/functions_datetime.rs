@@ -1,0 +1,426 @@
+//! The date and time functions: the statement's clock (NOW(), CURDATE(),
+//! UNIX_TIMESTAMP(), UTC_TIMESTAMP(), ...), the parts of a date or a time
+//! (YEAR(), HOUR(), EXTRACT, ...), date arithmetic (DATE_ADD and `+ INTERVAL`,
+//! DATEDIFF, TIMESTAMPDIFF) and formatting (DATE_FORMAT, STR_TO_DATE), over
+//! [`crate::types::datetime`]. A family of the functions, in its own file as
+//! the others are; its reading of a temporal argument (`temporal`) serves the
+//! casts to DATE and DATETIME too.
+
+use crate::expr::eval::Env;
+use crate::expr::functions::{arg, text, unsupported, Func};
+use crate::expr::tree::Expr;
+use crate::types::datetime::{self, Temporal, Unit};
+use crate::types::value::Value;
+use canyon_common::{Error, Result};
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::{Decimal, RoundingStrategy};
+
+/// NOW(), CURDATE() and UNIX_TIMESTAMP(), read from the statement's clock.
+pub(super) fn call_clock(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
+    Ok(match f {
+        Func::Now => {
+            // NOW([fsp]) keeps fsp fractional digits, none by default (MySQL
+            // manual, 14.7 "Date and Time Functions"); the statement's clock
+            // reads microseconds.
+            let fsp = match args.first() {
+                None => 0,
+                Some(_) => arg(args, 0, env)?
+                    .to_i64()
+                    .filter(|p| (0..=6).contains(p))
+                    .ok_or_else(|| Error::WrongArguments("NOW".into()))?,
+            };
+            use chrono::Timelike;
+            let now = env.ctx.now();
+            let unit = 10u32.pow(9 - fsp as u32);
+            Value::DateTime(
+                now.with_nanosecond(now.nanosecond() / unit * unit)
+                    .unwrap_or(now),
+            )
+        }
+        Func::CurDate => Value::Date(env.ctx.now().date()),
+        Func::UnixTimestamp => {
+            use chrono::TimeZone;
+            // Datetimes are in the session's (the server's local) time zone, as
+            // NOW() and FROM_UNIXTIME() are; before the epoch is 0.
+            let dt = if args.is_empty() {
+                Some(env.ctx.now())
+            } else {
+                temporal(&arg(args, 0, env)?, env).map(|t| t.dt)
+            };
+            match dt {
+                None => Value::Null,
+                Some(dt) => Value::UInt(
+                    chrono::Local
+                        .from_local_datetime(&dt)
+                        .earliest()
+                        .map(|t| t.timestamp())
+                        .unwrap_or_else(|| dt.and_utc().timestamp())
+                        .max(0) as u64,
+                ),
+            }
+        }
+        other => return Err(unsupported(other)),
+    })
+}
+
+/// The date functions evaluated with all their arguments (`v`): date
+/// arithmetic, formatting and the parts of a date.
+pub(super) fn call_date(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> {
+    use chrono::Datelike;
+    let a0 = v.first().cloned().unwrap_or(Value::Null);
+    let a1 = v.get(1).cloned().unwrap_or(Value::Null);
+    let date_part = |g: &dyn Fn(&Temporal) -> Value| -> Value {
+        match temporal(&a0, env) {
+            Some(t) => g(&t),
+            None => Value::Null,
+        }
+    };
+    Ok(match f {
+        Func::DateAdd(unit, sub) => date_add(unit, sub, &a0, &a1, env)?,
+        Func::DateDiff => match (temporal(&a0, env), temporal(&a1, env)) {
+            (Some(x), Some(y)) => {
+                Value::Int(datetime::day_number(x.dt.date()) - datetime::day_number(y.dt.date()))
+            }
+            _ => Value::Null,
+        },
+        Func::TimestampDiff(unit) => match (temporal(&a0, env), temporal(&a1, env)) {
+            (Some(x), Some(y)) => Value::Int(datetime::timestamp_diff(unit, x.dt, y.dt)),
+            _ => Value::Null,
+        },
+        Func::DateFormat => match (temporal(&a0, env), text(&a1)) {
+            (Some(t), Some(fmt)) => Value::str(&datetime::format(&t.dt, &fmt)),
+            _ => Value::Null,
+        },
+        Func::StrToDate => {
+            let (s, fmt) = (text(&a0).unwrap_or_default(), text(&a1).unwrap_or_default());
+            let (want_date, want_time) = datetime::format_parts(&fmt);
+            match datetime::str_to_date(&s, &fmt) {
+                Some(p) if want_date && p.date.is_some() => {
+                    let d = p.date.unwrap_or_default();
+                    if want_time {
+                        Value::DateTime(
+                            d.and_time(chrono::NaiveTime::MIN)
+                                + chrono::Duration::microseconds(p.time),
+                        )
+                    } else {
+                        Value::Date(d)
+                    }
+                }
+                Some(p) if !want_date && want_time => Value::str(&datetime::format_time(p.time)),
+                _ => {
+                    env.ctx.warn(
+                        1411,
+                        &format!("Incorrect datetime value: '{s}' for function str_to_date"),
+                    );
+                    Value::Null
+                }
+            }
+        }
+        Func::DateOf => date_part(&|t| Value::Date(t.dt.date())),
+        Func::TimeOf => match time_value(&a0, env) {
+            Some(us) => Value::str(&datetime::format_time(us)),
+            None => Value::Null,
+        },
+        Func::Year => date_part(&|t| Value::Int(t.dt.year() as i64)),
+        Func::Month => date_part(&|t| Value::Int(t.dt.month() as i64)),
+        Func::Day => date_part(&|t| Value::Int(t.dt.day() as i64)),
+        Func::Quarter => date_part(&|t| Value::Int((t.dt.month() as i64 + 2) / 3)),
+        Func::DayOfWeek => {
+            date_part(&|t| Value::Int(t.dt.weekday().num_days_from_sunday() as i64 + 1))
+        }
+        Func::WeekDay => date_part(&|t| Value::Int(t.dt.weekday().num_days_from_monday() as i64)),
+        Func::DayOfYear => date_part(&|t| Value::Int(t.dt.ordinal() as i64)),
+        Func::DayName => date_part(&|t| Value::str(datetime::day_name(t.dt.date()))),
+        Func::MonthName => date_part(&|t| Value::str(datetime::month_name(t.dt.month()))),
+        Func::ToDays => date_part(&|t| Value::Int(datetime::day_number(t.dt.date()))),
+        Func::LastDay => date_part(&|t| {
+            let (y, m) = (t.dt.year(), t.dt.month());
+            chrono::NaiveDate::from_ymd_opt(y, m, datetime::days_in_month(y, m))
+                .map(Value::Date)
+                .unwrap_or(Value::Null)
+        }),
+        Func::Week | Func::YearWeek => {
+            // WEEK's default mode is default_week_format (0); YEARWEEK's is 0.
+            let mode = if v.len() > 1 {
+                a1.to_i64().unwrap_or(0) as u32
+            } else {
+                0
+            };
+            date_part(&|t| {
+                if f == Func::Week {
+                    Value::Int(datetime::calc_week(t.dt.date(), datetime::week_mode(mode)).0)
+                } else {
+                    let (w, y) = datetime::calc_week(t.dt.date(), datetime::week_mode(mode) | 2);
+                    Value::Int(y * 100 + w)
+                }
+            })
+        }
+        other => return Err(unsupported(other)),
+    })
+}
+
+/// The time functions evaluated with all their arguments (`v`): the parts of
+/// a time, EXTRACT, and the functions that make a date or read the clock in UTC.
+pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> {
+    use chrono::{Datelike, Timelike};
+    let a0 = v.first().cloned().unwrap_or(Value::Null);
+    let a1 = v.get(1).cloned().unwrap_or(Value::Null);
+    let date_part = |g: &dyn Fn(&Temporal) -> Value| -> Value {
+        match temporal(&a0, env) {
+            Some(t) => g(&t),
+            None => Value::Null,
+        }
+    };
+    Ok(match f {
+        Func::Hour | Func::Minute | Func::Second | Func::Microsecond => {
+            match time_value(&a0, env) {
+                None => Value::Null,
+                Some(us) => {
+                    let us = us.abs();
+                    Value::Int(match f {
+                        Func::Hour => us / 3_600_000_000,
+                        Func::Minute => us / 60_000_000 % 60,
+                        Func::Second => us / 1_000_000 % 60,
+                        _ => us % 1_000_000,
+                    })
+                }
+            }
+        }
+        Func::Extract(unit) => {
+            if unit.is_date_unit() || unit == Unit::Quarter {
+                date_part(&|t| {
+                    let d = t.dt.date();
+                    Value::Int(match unit {
+                        Unit::Year => d.year() as i64,
+                        Unit::Quarter => (d.month() as i64 + 2) / 3,
+                        Unit::Month => d.month() as i64,
+                        Unit::Week => datetime::calc_week(d, datetime::week_mode(0)).0,
+                        _ => d.day() as i64,
+                    })
+                })
+            } else {
+                match time_value(&a0, env) {
+                    None => Value::Null,
+                    Some(us) => {
+                        let sign = if us < 0 { -1 } else { 1 };
+                        let us = us.abs();
+                        Value::Int(
+                            sign * match unit {
+                                Unit::Hour => us / 3_600_000_000,
+                                Unit::Minute => us / 60_000_000 % 60,
+                                Unit::Second => us / 1_000_000 % 60,
+                                _ => us % 1_000_000,
+                            },
+                        )
+                    }
+                }
+            }
+        }
+        Func::FromUnixtime => {
+            use chrono::TimeZone;
+            let secs = a0.to_decimal().unwrap_or_default();
+            if secs.is_sign_negative() && !secs.is_zero() {
+                return Ok(Value::Null);
+            }
+            let whole = secs.trunc().to_i64().unwrap_or(i64::MAX);
+            let micros = (secs.fract() * Decimal::from(1_000_000))
+                .round()
+                .to_u32()
+                .unwrap_or(0);
+            let Some(dt) = chrono::Local
+                .timestamp_opt(whole, micros * 1000)
+                .single()
+                .map(|t| t.naive_local())
+            else {
+                return Ok(Value::Null);
+            };
+            if v.len() > 1 {
+                Value::str(&datetime::format(&dt, &text(&a1).unwrap_or_default()))
+            } else {
+                Value::DateTime(dt)
+            }
+        }
+        Func::FromDays => match a0
+            .to_i64()
+            .and_then(datetime::from_day_number)
+            .filter(|d| d.year() >= 1)
+        {
+            Some(d) => Value::Date(d),
+            None => Value::Null,
+        },
+        Func::MakeDate => {
+            let (y, doy) = (a0.to_i64().unwrap_or(0), a1.to_i64().unwrap_or(0));
+            let y = match y {
+                0..=69 => y + 2000,
+                70..=99 => y + 1900,
+                _ => y,
+            };
+            if doy <= 0 || !(0..=9999).contains(&y) {
+                return Ok(Value::Null);
+            }
+            match chrono::NaiveDate::from_ymd_opt(y as i32, 1, 1)
+                .and_then(|d| d.checked_add_signed(chrono::Duration::days(doy - 1)))
+                .filter(|d| d.year() <= 9999)
+            {
+                Some(d) => Value::Date(d),
+                None => Value::Null,
+            }
+        }
+        Func::UtcTimestamp => Value::DateTime(utc_now(env).with_nanosecond(0).unwrap_or_default()),
+        Func::UtcDate => Value::Date(utc_now(env).date()),
+        Func::UtcTime => Value::str(&utc_now(env).format("%H:%M:%S").to_string()),
+        Func::CurTime => Value::str(&env.ctx.now().format("%H:%M:%S").to_string()),
+        other => return Err(unsupported(other)),
+    })
+}
+
+/// A temporal argument: `None` for NULL, and for text that is no valid date
+/// (MySQL: NULL with warning 1292).
+pub(super) fn temporal(v: &Value, env: &Env<'_>) -> Option<Temporal> {
+    let parsed = match v {
+        Value::Null => return None,
+        Value::Date(d) => {
+            return Some(Temporal {
+                dt: d.and_time(chrono::NaiveTime::MIN),
+                has_time: false,
+            })
+        }
+        Value::DateTime(dt) => {
+            return Some(Temporal {
+                dt: *dt,
+                has_time: true,
+            })
+        }
+        Value::Int(i) => datetime::parse_temporal_number(*i),
+        Value::UInt(u) => i64::try_from(*u)
+            .ok()
+            .and_then(datetime::parse_temporal_number),
+        other => other.to_bytes().and_then(|b| datetime::parse_temporal(&b)),
+    };
+    if parsed.is_none() {
+        env.ctx.warn(
+            1292,
+            &format!("Incorrect datetime value: '{}'", v.to_display()),
+        );
+    }
+    parsed
+}
+
+/// A time-of-day (or duration) argument in microseconds, for HOUR(), TIME(), ...
+fn time_value(v: &Value, env: &Env<'_>) -> Option<i64> {
+    let parsed = match v {
+        Value::Null => return None,
+        Value::Date(_) => Some(0),
+        Value::DateTime(dt) => Some(datetime::time_of_day_micros(dt)),
+        other => other.to_bytes().and_then(|b| datetime::parse_time(&b)),
+    };
+    if parsed.is_none() {
+        env.ctx.warn(
+            1292,
+            &format!("Truncated incorrect time value: '{}'", v.to_display()),
+        );
+    }
+    parsed
+}
+
+/// The text of a temporal result that MySQL types as a string.
+fn temporal_text(t: &Temporal) -> Value {
+    if t.has_time {
+        Value::str(&crate::types::value::format_datetime(&t.dt))
+    } else {
+        Value::str(&t.dt.date().format("%Y-%m-%d").to_string())
+    }
+}
+
+/// An integer argument as MySQL reads one from a string: the leading integer,
+/// with warning 1292 when text follows it.
+fn int_of(v: &Value, env: &Env<'_>) -> Option<i64> {
+    match v {
+        Value::Bytes(b) => {
+            let s = String::from_utf8_lossy(b);
+            let t = s.trim();
+            let end = t
+                .char_indices()
+                .find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+'))))
+                .map(|(i, _)| i)
+                .unwrap_or(t.len());
+            let n = t[..end].parse::<i64>().unwrap_or(0);
+            if end != t.len() || t.is_empty() {
+                env.ctx
+                    .warn(1292, &format!("Truncated incorrect INTEGER value: '{s}'"));
+            }
+            Some(n)
+        }
+        Value::Decimal(d) => d
+            .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
+            .to_i64(),
+        // rint(), as MySQL's val_int of a DOUBLE.
+        Value::Double(x) => Some(x.round_ties_even() as i64),
+        other => other.to_i64(),
+    }
+}
+
+fn overflow(env: &Env<'_>) -> Value {
+    env.ctx
+        .warn(1441, "Datetime function: datetime field overflow");
+    Value::Null
+}
+
+/// `t + amount unit` (or minus): MySQL's date_add_interval.
+fn date_add(unit: Unit, sub: bool, d: &Value, amount: &Value, env: &Env<'_>) -> Result<Value> {
+    if d.is_null() || amount.is_null() {
+        return Ok(Value::Null);
+    }
+    let Some(t) = temporal(d, env) else {
+        return Ok(Value::Null);
+    };
+    // SECOND accepts a fraction (INTERVAL 1.5 SECOND); other units take the
+    // amount rounded to an integer.
+    let fractional_seconds = unit == Unit::Second
+        && match amount {
+            Value::Decimal(x) => !x.fract().is_zero(),
+            Value::Double(x) => x.fract() != 0.0,
+            _ => false,
+        };
+    let result = if fractional_seconds {
+        let micros = amount
+            .to_decimal()
+            .and_then(|x| (x * Decimal::from(1_000_000)).round().to_i64());
+        match micros {
+            Some(m) => datetime::add_micros(t.dt, if sub { -m } else { m }),
+            None => None,
+        }
+    } else {
+        match int_of(amount, env) {
+            Some(n) => {
+                let n = if sub { n.checked_neg() } else { Some(n) };
+                n.and_then(|n| datetime::add_interval(t.dt, unit, n))
+            }
+            None => None,
+        }
+    };
+    let Some(dt) = result else {
+        return Ok(overflow(env));
+    };
+    let keep_date = !t.has_time && unit.is_date_unit() && !fractional_seconds;
+    let out = Temporal {
+        dt,
+        has_time: !keep_date,
+    };
+    Ok(match d {
+        Value::Date(_) if keep_date => Value::Date(dt.date()),
+        Value::Date(_) | Value::DateTime(_) => Value::DateTime(dt),
+        _ => temporal_text(&out),
+    })
+}
+
+/// The statement time in UTC (NOW() is the session's local time).
+fn utc_now(env: &Env<'_>) -> chrono::NaiveDateTime {
+    use chrono::TimeZone;
+    let now = env.ctx.now();
+    chrono::Local
+        .from_local_datetime(&now)
+        .earliest()
+        .map(|t| t.naive_utc())
+        .unwrap_or(now)
+}
