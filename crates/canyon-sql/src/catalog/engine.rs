@@ -277,7 +277,7 @@ impl Engine {
                         false,
                         ReadMode::Current,
                         &mut |_, bytes| {
-                            if crate::exec::decode_table_row(t, bytes, &mut row).is_ok() {
+                            if crate::catalog::rows::decode_table_row(t, bytes, &mut row).is_ok() {
                                 if let Some(v) = row.get(a).and_then(|v| v.to_i64()) {
                                     max = max.max(v.max(0) as u64);
                                 }

@@ -3,6 +3,7 @@
 //! - [`schema`] (re-exported here): databases, tables, indexes and accounts
 //!   as immutable snapshots, swapped atomically (its essay says why no
 //!   statement takes a dictionary lock);
+//! - [`rows`]: a table's stored form, its keys and row bytes;
 //! - [`stats`]: planner statistics, held as data in those snapshots;
 //! - [`privileges`] and [`auth`]: privilege bits, grants, password verifiers;
 //! - [`vars`]: system variables, their kinds and defaults;
@@ -27,6 +28,7 @@ pub mod engine;
 pub mod infoschema;
 pub mod privileges;
 pub mod procs;
+pub mod rows;
 pub mod schema;
 pub mod stats;
 pub mod status;

@@ -314,7 +314,7 @@ impl Table {
     }
 
     /// What column `c` reads as in a row stored before it was added (see
-    /// `crate::exec::decode_table_row`).
+    /// `crate::catalog::rows::decode_table_row`).
     pub fn missing_value(&self, c: usize) -> Value {
         self.missing.get(c).cloned().unwrap_or(Value::Null)
     }

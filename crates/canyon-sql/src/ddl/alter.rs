@@ -48,7 +48,7 @@
 //!   Slots are never reused, so a row written by a statement on the older
 //!   definition (its value in the dropped slot, or no value for an added one)
 //!   is read correctly by the newer one, and slots beyond a definition's width
-//!   are ignored by it (`crate::exec::decode_table_row`).
+//!   are ignored by it (`crate::catalog::rows::decode_table_row`).
 //! - Indexes containing a dropped column lose it, as in MySQL 8: an index left
 //!   with no columns is dropped; a narrowed one is rebuilt under a new id by the
 //!   ADD INDEX protocol below (under its old name).
@@ -74,7 +74,7 @@
 //!
 //! Invariants:
 //! - **I1** Every writer maintains every index in `def.indexes`, write-only
-//!   included (`crate::exec::index_keys`); the planner, EXPLAIN and SHOW read
+//!   included (`crate::catalog::rows::index_keys`); the planner, EXPLAIN and SHOW read
 //!   only public ones (`TableDef::public_indexes`).
 //! - **I2** After step 2 every commit maintains the index; the back-fill writes
 //!   the entry of the newest version of each row under the commit mutex, so
@@ -122,8 +122,8 @@
 //! and fail the ALTER.
 
 use crate::catalog::engine::{json, meta_key, take_id, validate_name, Engine, META_TABLE};
+use crate::catalog::rows::{decode_table_row, index_key};
 use crate::catalog::{ColumnDef, DefaultValue, IndexDef, IndexState, Table, TableDef};
-use crate::exec::{decode_table_row, index_key};
 use crate::types::SqlType;
 use canyon_common::{Error, Result};
 use canyon_storage::{KeyRange, Keyspace};

@@ -56,10 +56,11 @@
 //!    (3780), so a child's value encodes to the parent's key bytes unchanged.
 //! 4. SET NULL only on nullable child columns (1830).
 
+use crate::catalog::rows::{decode_table_row, index_keys, scale_of};
 use crate::catalog::{Catalog, ColumnDef, FkAction, ForeignKeyDef, Table, TableDef};
 use crate::ddl::alter::AlterOp;
 use crate::ddl::NewForeignKey;
-use crate::exec::{decode_table_row, index_keys, row_lock_key, scale_of, write_update, OldRow};
+use crate::exec::{row_lock_key, write_update, OldRow};
 use crate::expr::EvalContext;
 use crate::types::encoding::encode_key_value;
 use crate::types::value::{compare_as, Value};

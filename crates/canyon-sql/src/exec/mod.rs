@@ -1,8 +1,9 @@
 //! Layer 6, **exec**: running plans inside one transaction.
 //!
 //! [`select`] runs SELECT plans (the single-table OLTP path and the general
-//! path of joins and subqueries); [`dml`] (re-exported here) the reads and
-//! writes of INSERT / UPDATE / DELETE, locking reads and row decoding;
+//! path of joins and subqueries); [`dml`] (re-exported here) what the writes
+//! share, with `read` (consistent and locking reads), `insert` and `update`
+//! (UPDATE, DELETE) beside it;
 //! [`foreign`] what FOREIGN KEY constraints check and cascade on each
 //! written row.
 //!
@@ -11,10 +12,24 @@
 //!
 //! One circle inside this folder: a write checks and cascades foreign keys,
 //! whose cascades are writes again, and a subquery inside a write is run as
-//! a SELECT (`dml`, `foreign` and `select`).
+//! a SELECT (`dml`, `foreign`, `insert`, `read`, `select` and `update`).
 
 pub mod dml;
 pub mod foreign;
+mod insert;
+mod read;
 pub mod select;
+mod update;
 
 pub use dml::*;
+pub use insert::run_insert;
+pub(crate) use insert::*;
+pub(crate) use read::*;
+pub use read::{for_each_locked_row, for_each_row, for_each_row_checked};
+pub(crate) use update::*;
+pub use update::{run_delete, run_update};
+// A table's stored form moved to the catalog; these paths stay for callers.
+pub use crate::catalog::rows::{
+    decode_table_row, decode_table_row_columns, encode_table_row, hidden_key, index_key,
+    index_keys, primary_key,
+};

@@ -14,9 +14,9 @@
 //! Both feed a `Collector`: grouping and aggregates, HAVING, DISTINCT, ORDER BY,
 //! LIMIT/OFFSET, with an early stop when a streaming LIMIT is satisfied.
 
+use crate::catalog::rows::decode_table_row_columns;
 use crate::exec::{
-    decode_table_row_columns, for_each_locked_row_dir, for_each_row, for_each_row_checked, no_row,
-    residual_filter,
+    for_each_locked_row_dir, for_each_row, for_each_row_checked, no_row, residual_filter,
 };
 use crate::expr::{
     eval, eval_predicate, subquery_key, AggCall, AggFunc, Env, EvalContext, Expr, SubqueryExpr,

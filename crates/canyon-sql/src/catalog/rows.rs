@@ -1,0 +1,164 @@
+//! A table's stored form: its primary-key and index keys, and its row
+//! bytes, decoded through the table's column slots (which is how an instant
+//! ADD / DROP COLUMN reads rows written before it; see `crate::ddl::alter`).
+//!
+//! Values are encoded by `crate::types::encoding`; this file knows the
+//! table: which columns make each key, which slots the row holds.
+
+use crate::catalog::Table;
+use crate::types::encoding::{decode_row_columns, encode_key_value, encode_row};
+use crate::types::value::Value;
+use crate::types::SqlType;
+use canyon_common::Result;
+use canyon_txn::IndexId;
+
+pub(crate) fn scale_of(ty: SqlType) -> u8 {
+    match ty {
+        SqlType::Decimal { scale, .. } => scale,
+        _ => 0,
+    }
+}
+
+/// The primary key bytes of a row. Tables without a primary key use the hidden
+/// row id, which the caller supplies for new rows.
+pub fn primary_key(table: &Table, row: &[Value]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(16);
+    for &c in &table.def.primary_key {
+        encode_key_value(
+            &row[c],
+            scale_of(table.def.columns[c].ty),
+            table.def.columns[c].collation,
+            &mut k,
+        );
+    }
+    k
+}
+
+/// The hidden primary key for row id `id`.
+pub fn hidden_key(id: u64) -> Vec<u8> {
+    let mut k = Vec::with_capacity(9);
+    encode_key_value(
+        &Value::UInt(id),
+        0,
+        crate::types::collation::Collation::Binary,
+        &mut k,
+    );
+    k
+}
+
+/// The secondary index keys of a row.
+pub fn index_keys(table: &Table, row: &[Value]) -> Vec<(IndexId, Vec<u8>)> {
+    index_keys_by(table, |c| &row[c])
+}
+
+/// The secondary index keys of the row whose column `c` is `column(c)`.
+pub(crate) fn index_keys_by<'a>(
+    table: &Table,
+    column: impl Fn(usize) -> &'a Value,
+) -> Vec<(IndexId, Vec<u8>)> {
+    table
+        .def
+        .indexes
+        .iter()
+        .map(|idx| {
+            let mut k = Vec::with_capacity(16);
+            for &c in &idx.columns {
+                encode_key_value(
+                    column(c),
+                    scale_of(table.def.columns[c].ty),
+                    table.def.columns[c].collation,
+                    &mut k,
+                );
+            }
+            (idx.id, k)
+        })
+        .collect()
+}
+
+/// The key of secondary index `i` (by position in `def.indexes`) for `row`.
+pub fn index_key(table: &Table, i: usize, row: &[Value]) -> Vec<u8> {
+    index_key_of(table, i, row)
+}
+
+pub(crate) fn index_key_of(table: &Table, i: usize, row: &[Value]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(16);
+    for &c in &table.def.indexes[i].columns {
+        encode_key_value(
+            &row[c],
+            scale_of(table.def.columns[c].ty),
+            table.def.columns[c].collation,
+            &mut k,
+        );
+    }
+    k
+}
+
+/// Decodes a stored row of `table` into its columns, in declaration order.
+/// Rows are stored by physical slot (see "Instant ADD / DROP COLUMN" in
+/// `crate::ddl::alter` and docs/format.md): a row stored before an ADD COLUMN lacks
+/// the new column's slot and reads it as the column's `added_default`; a dropped
+/// column's slot is skipped; slots beyond the table's — written by a statement
+/// that ran on a newer definition while this one runs on an older — are ignored.
+pub fn decode_table_row(table: &Table, bytes: &[u8], row: &mut Vec<Value>) -> Result<()> {
+    decode_table_row_columns(table, bytes, None, row)
+}
+
+/// [`decode_table_row`] materialising only the `needed` columns (see
+/// [`decode_row_columns`]).
+pub fn decode_table_row_columns(
+    table: &Table,
+    bytes: &[u8],
+    needed: Option<&[bool]>,
+    row: &mut Vec<Value>,
+) -> Result<()> {
+    let def = &table.def;
+    let n = def.columns.len();
+    if def.identity_layout() {
+        decode_row_columns(bytes, needed, row)?;
+        row.truncate(n);
+        for c in row.len()..n {
+            row.push(table.missing_value(c));
+        }
+        return Ok(());
+    }
+    let mask = needed.map(|m| {
+        let mut pm = vec![false; def.physical_width()];
+        for (c, _) in m.iter().enumerate().filter(|(_, &b)| b) {
+            if c < n {
+                pm[def.slot(c)] = true;
+            }
+        }
+        pm
+    });
+    let mut phys = Vec::new();
+    decode_row_columns(bytes, mask.as_deref(), &mut phys)?;
+    row.clear();
+    for c in 0..n {
+        row.push(match phys.get_mut(def.slot(c)) {
+            Some(v) => std::mem::replace(v, Value::Null),
+            None => table.missing_value(c),
+        });
+    }
+    Ok(())
+}
+
+/// Encodes `row` (columns in declaration order) as stored: by slot, dropped
+/// slots NULL (see [`decode_table_row`]).
+pub fn encode_table_row(table: &Table, row: &[Value]) -> Vec<u8> {
+    encode_table_row_with(table, row, &[])
+}
+
+/// [`encode_table_row`] followed by `extra` slots beyond the definition's width.
+pub(crate) fn encode_table_row_with(table: &Table, row: &[Value], extra: &[Value]) -> Vec<u8> {
+    let def = &table.def;
+    if def.identity_layout() && extra.is_empty() {
+        return encode_row(row);
+    }
+    let width = def.physical_width();
+    let mut by_slot: Vec<&Value> = vec![&Value::Null; width];
+    for (c, v) in row.iter().enumerate().take(def.columns.len()) {
+        by_slot[def.slot(c)] = v;
+    }
+    by_slot.extend(extra);
+    crate::types::encoding::encode_values(by_slot.len(), by_slot.into_iter())
+}

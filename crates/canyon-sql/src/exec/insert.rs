@@ -1,0 +1,809 @@
+//! INSERT, with its duplicate-key handling (IGNORE, ON DUPLICATE KEY UPDATE,
+//! REPLACE) and AUTO_INCREMENT: the section comment below gives the rules
+//! and the affected-row arithmetic.
+
+use super::{dml::*, read::*};
+use crate::catalog::rows::*;
+use crate::catalog::Table;
+use crate::exec::foreign::{self, FkScope};
+use crate::expr::functions::Func;
+use crate::expr::{eval, Env, EvalContext, Expr};
+use crate::plan::{InsertPlan, OnDuplicate};
+use crate::types::coerce;
+use crate::types::encoding::encode_key_value;
+use crate::types::result::QueryResult;
+use crate::types::value::{compare_as, Value};
+use canyon_common::{Error, Result};
+use canyon_storage::KeyRange;
+use canyon_txn::{ReadMode, Transaction};
+use std::cmp::Ordering;
+use std::ops::ControlFlow;
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+// ----------------------------------------------------------------------------------
+// INSERT / UPDATE / DELETE
+//
+// Duplicate keys. An inserted row is checked against the primary key first, then
+// each unique index in catalog order, as InnoDB inserts into the clustered index
+// first and then into each secondary index. The first collision decides what
+// happens:
+//
+//   plain INSERT          error 1062 (IGNORE: warning 1062, row skipped)
+//   ON DUPLICATE KEY UPD  the colliding row is locked, re-read at its latest
+//                         version and updated; a collision *caused by that
+//                         update* is error 1062 (IGNORE: warning, row skipped)
+//   REPLACE               the colliding row is deleted and the checks start over;
+//                         when the collision is on the last unique key (nothing
+//                         left to check after it) the row is overwritten in
+//                         place instead, as MySQL's write_record() does — which
+//                         is why REPLACE of an identical row reports 1 affected
+//                         row on a table with one unique key and 2 on a table
+//                         with two.
+//
+// Affected rows, as MySQL counts them (sql_insert.cc): copied (rows inserted or
+// changed by the update) + deleted (by REPLACE) + updated (changed by ON
+// DUPLICATE KEY UPDATE; with CLIENT_FOUND_ROWS "touched": found, changed or not).
+// So an upsert reports 1 per inserted row, 2 per changed row, 0 (1 with
+// CLIENT_FOUND_ROWS) per row left as it was.
+// ----------------------------------------------------------------------------------
+
+/// Where an inserted row collided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyHit {
+    /// The primary key.
+    Primary,
+    /// The unique index at this position of `def.indexes`.
+    Unique(usize),
+}
+
+/// An existing row an inserted row collides with, locked and read at its latest
+/// version.
+pub(crate) struct Conflict {
+    pub(crate) key: KeyHit,
+    pub(crate) pk: Vec<u8>,
+    pub(crate) row: Vec<Value>,
+}
+
+/// The encoded value of `row` in unique index `idx`, or `None` when one of its
+/// columns is NULL (NULLs never collide).
+pub(crate) fn unique_key(table: &Table, idx: usize, row: &[Value]) -> Option<Vec<u8>> {
+    let index = &table.def.indexes[idx];
+    if index.columns.iter().any(|&c| row[c].is_null()) {
+        return None;
+    }
+    let mut key = Vec::new();
+    for &c in &index.columns {
+        encode_key_value(
+            &row[c],
+            scale_of(table.def.columns[c].ty),
+            table.def.columns[c].collation,
+            &mut key,
+        );
+    }
+    Some(key)
+}
+
+/// Locks the unique value `key` of index `idx` and finds a live row other than
+/// `pk` that holds the same value as `row`: its primary key and decoded row, as
+/// read before locking that row.
+pub(crate) fn unique_holder(
+    txn: &mut Transaction,
+    table: &Table,
+    idx: usize,
+    key: &[u8],
+    row: &[Value],
+    pk: &[u8],
+) -> Result<Option<(Vec<u8>, Vec<Value>)>> {
+    let index = &table.def.indexes[idx];
+    txn.lock(&unique_lock_key(index.id, key))?;
+    let mut found = None;
+    let mut decoded = Vec::new();
+    let mut err = None;
+    txn.scan_index(
+        table.def.id,
+        index.id,
+        &KeyRange::prefix(key),
+        false,
+        ReadMode::Current,
+        &mut |_k, other_pk, bytes| {
+            if other_pk == pk {
+                return ControlFlow::Continue(());
+            }
+            if let Err(e) = decode_table_row(table, bytes, &mut decoded) {
+                err = Some(e);
+                return ControlFlow::Break(());
+            }
+            if same_columns(table, &index.columns, &decoded, row) {
+                found = Some((other_pk.to_vec(), std::mem::take(&mut decoded)));
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        },
+    )?;
+    match err {
+        Some(e) => Err(e),
+        None => Ok(found),
+    }
+}
+
+/// Whether two rows agree on `cols` as the index on them sees it: strings
+/// under each column's collation ('a' and 'A' are one value of a `_ci` UNIQUE
+/// index, whose key holds the weights).
+pub(crate) fn same_columns(table: &Table, cols: &[usize], a: &[Value], b: &[Value]) -> bool {
+    same_columns_by(table, cols, |c| &a[c], b)
+}
+
+/// [`same_columns`] with the first row given column by column.
+pub(crate) fn same_columns_by<'a>(
+    table: &Table,
+    cols: &[usize],
+    a: impl Fn(usize) -> &'a Value,
+    b: &[Value],
+) -> bool {
+    cols.iter().all(|&c| {
+        let coll = Some(table.def.columns[c].collation).filter(|x| !x.is_bytewise());
+        compare_as(a(c), &b[c], coll) == Some(Ordering::Equal)
+    })
+}
+
+/// The version an UPDATE replaces, as [`write_update`] is given it.
+#[derive(Clone, Copy)]
+pub(crate) enum OldRow<'a> {
+    /// The whole row.
+    Row(&'a [Value]),
+    /// The value each assigned column had (in assignment order, each column
+    /// once); every other column is as in the new row. An UPDATE changes the
+    /// row it read in place and so never copies it whole (a TPC-C stock row
+    /// carries eleven strings).
+    Replaced(&'a [(usize, Value)]),
+}
+
+impl<'a> OldRow<'a> {
+    /// Column `c` of the old version, where `new` is the new one.
+    pub(crate) fn column(self, new: &'a [Value], c: usize) -> &'a Value {
+        match self {
+            OldRow::Row(row) => &row[c],
+            OldRow::Replaced(replaced) => replaced
+                .iter()
+                .find(|(r, _)| *r == c)
+                .map_or(&new[c], |(_, v)| v),
+        }
+    }
+}
+
+/// Checks unique secondary indexes for `row` (which will live at `pk`): locks each
+/// unique value and looks for another live row holding it.
+pub(crate) fn check_unique(
+    txn: &mut Transaction,
+    table: &Table,
+    row: &[Value],
+    pk: &[u8],
+    only_changed_from: OldRow<'_>,
+) -> Result<()> {
+    for (i, idx) in table.def.indexes.iter().enumerate() {
+        if !idx.unique {
+            continue;
+        }
+        if same_columns_by(
+            table,
+            &idx.columns,
+            |c| only_changed_from.column(row, c),
+            row,
+        ) {
+            continue;
+        }
+        let Some(key) = unique_key(table, i, row) else {
+            continue;
+        };
+        if unique_holder(txn, table, i, &key, row, pk)?.is_some() {
+            return Err(unique_duplicate(table, i, row));
+        }
+    }
+    Ok(())
+}
+
+/// How many times a collision is looked for again because the colliding row
+/// changed between finding and locking it. Each retry needs a concurrent commit,
+/// so hitting this bound means something is wrong, not that we were unlucky.
+pub(crate) const CONFLICT_RETRIES: usize = 1000;
+
+/// Finds the first existing row that `row` (to be stored at `pk`) collides with:
+/// the primary key first, then each unique index in order. Locks every key value
+/// it looks at, and the colliding row, which it returns at its latest version.
+pub(crate) fn find_conflict(
+    txn: &mut Transaction,
+    table: &Table,
+    row: &[Value],
+    pk: &[u8],
+) -> Result<Option<Conflict>> {
+    let def = &table.def;
+    txn.lock(&row_lock_key(table, pk))?;
+    if let Some(bytes) = txn.get_locked(def.id, pk)? {
+        let mut existing = Vec::new();
+        decode_table_row(table, &bytes, &mut existing)?;
+        return Ok(Some(Conflict {
+            key: KeyHit::Primary,
+            pk: pk.to_vec(),
+            row: existing,
+        }));
+    }
+    for (i, idx) in def.indexes.iter().enumerate() {
+        if !idx.unique {
+            continue;
+        }
+        let Some(key) = unique_key(table, i, row) else {
+            continue;
+        };
+        for _ in 0..CONFLICT_RETRIES {
+            let Some((other_pk, _)) = unique_holder(txn, table, i, &key, row, pk)? else {
+                break;
+            };
+            // The unique-value lock does not stop another transaction from moving
+            // that row off the value: lock the row, re-read it, and look again if
+            // it no longer holds the value.
+            txn.lock(&row_lock_key(table, &other_pk))?;
+            if let Some(bytes) = txn.get_locked(def.id, &other_pk)? {
+                let mut existing = Vec::new();
+                decode_table_row(table, &bytes, &mut existing)?;
+                if same_columns(table, &idx.columns, &existing, row) {
+                    return Ok(Some(Conflict {
+                        key: KeyHit::Unique(i),
+                        pk: other_pk,
+                        row: existing,
+                    }));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+pub(crate) fn key_display(cols: &[usize], row: &[Value]) -> String {
+    cols.iter()
+        .map(|&c| row[c].to_display())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+pub(crate) fn pk_duplicate(table: &Table, row: &[Value]) -> Error {
+    Error::DuplicateEntry {
+        value: key_display(&table.def.primary_key, row),
+        key: format!("{}.PRIMARY", table.def.name),
+    }
+}
+
+pub(crate) fn unique_duplicate(table: &Table, idx: usize, row: &[Value]) -> Error {
+    let index = &table.def.indexes[idx];
+    Error::DuplicateEntry {
+        value: key_display(&index.columns, row),
+        key: format!("{}.{}", table.def.name, index.name),
+    }
+}
+
+pub(crate) fn conflict_error(table: &Table, hit: KeyHit, row: &[Value]) -> Error {
+    match hit {
+        KeyHit::Primary => pk_duplicate(table, row),
+        KeyHit::Unique(i) => unique_duplicate(table, i, row),
+    }
+}
+
+/// Whether `hit` is the last key a REPLACE checks: no unique index after it.
+pub(crate) fn is_last_unique_key(table: &Table, hit: KeyHit) -> bool {
+    let after = match hit {
+        KeyHit::Primary => 0,
+        KeyHit::Unique(i) => i + 1,
+    };
+    !table.def.indexes[after..].iter().any(|i| i.unique)
+}
+
+/// Hands out AUTO_INCREMENT values for one INSERT the way InnoDB does with
+/// `innodb_autoinc_lock_mode = 1` (the default in MariaDB 10.11 and MySQL 5.7),
+/// so that the ids an application sees match MySQL's, gaps included:
+///
+/// - the first value a statement needs reserves as many values as the statement
+///   has rows; later reservations (after an explicit value jumped past the
+///   interval) reserve 1, 2, 4, ... up to 65536 (handler::update_auto_increment);
+/// - a row that takes a value but is not inserted (a duplicate skipped by IGNORE,
+///   or turned into an update by ON DUPLICATE KEY UPDATE) gives the value back to
+///   the next row of the same statement (handler::restore_auto_increment); values
+///   reserved but unused at the end of the statement are lost;
+/// - an explicit value at or above the next value moves the next value past it.
+pub(crate) struct AutoInc {
+    /// Rows in the statement: the size of the first reservation.
+    pub(crate) estimate: u64,
+    /// Next value to hand out (0: none reserved yet).
+    pub(crate) next: u64,
+    /// End (exclusive) of the reserved interval.
+    pub(crate) end: u64,
+    /// Reservations made so far.
+    pub(crate) intervals: u32,
+}
+
+impl AutoInc {
+    pub(crate) fn new(rows: usize) -> AutoInc {
+        AutoInc {
+            estimate: rows.max(1) as u64,
+            next: 0,
+            end: 0,
+            intervals: 0,
+        }
+    }
+
+    pub(crate) fn take(&mut self, table: &Table) -> u64 {
+        if self.next == 0 || self.next >= self.end {
+            let n = if self.intervals == 0 {
+                self.estimate
+            } else {
+                1u64 << self.intervals.min(16)
+            };
+            // `auto_increment` holds the largest value handed out or seen.
+            let first = table
+                .auto_increment
+                .fetch_add(n, AtomicOrdering::Relaxed)
+                .saturating_add(1);
+            self.intervals += 1;
+            self.next = first;
+            self.end = first.saturating_add(n);
+        }
+        let v = self.next;
+        self.next += 1;
+        v
+    }
+
+    /// A row that took `v` was not inserted: the next row takes `v` again.
+    pub(crate) fn give_back(&mut self, v: u64) {
+        self.next = v;
+    }
+
+    /// The row carries the value `v` (given explicitly, or set by an update).
+    pub(crate) fn seen(&mut self, table: &Table, v: u64) {
+        table.auto_increment.fetch_max(v, AtomicOrdering::Relaxed);
+        if self.next > 0 && v >= self.next {
+            self.next = v.saturating_add(1);
+        }
+    }
+}
+
+/// The positive integer value of an AUTO_INCREMENT column, if any.
+pub(crate) fn auto_value(v: &Value) -> Option<u64> {
+    v.to_i64().filter(|&x| x > 0).map(|x| x as u64)
+}
+
+/// Counters of one INSERT / REPLACE, named as in MySQL's `COPY_INFO`.
+#[derive(Default)]
+pub(crate) struct InsertStats {
+    /// Rows the statement tried.
+    pub(crate) records: u64,
+    /// Rows inserted, or changed by ON DUPLICATE KEY UPDATE.
+    pub(crate) copied: u64,
+    /// Rows deleted (or overwritten in place) by REPLACE.
+    pub(crate) deleted: u64,
+    /// Rows changed by ON DUPLICATE KEY UPDATE.
+    pub(crate) updated: u64,
+    /// Rows found by ON DUPLICATE KEY UPDATE, changed or not.
+    pub(crate) touched: u64,
+}
+
+/// Evaluates one VALUES row into the values of the plan's columns (`None`:
+/// DEFAULT).
+pub(crate) fn eval_values(
+    exprs: &[Option<Expr>],
+    ctx: &dyn EvalContext,
+) -> Result<Vec<Option<Value>>> {
+    exprs
+        .iter()
+        .map(|e| e.as_ref().map(|e| eval(e, &no_row(ctx))).transpose())
+        .collect()
+}
+
+/// Makes a full table row of the values of the plan's columns (`None`:
+/// DEFAULT): defaults for the columns not given, each value coerced to its
+/// column's type. The AUTO_INCREMENT column is left as given (NULL when not
+/// given).
+pub(crate) fn build_row(
+    plan: &InsertPlan,
+    values: Vec<Option<Value>>,
+    ctx: &dyn EvalContext,
+    rowno: u64,
+) -> Result<Vec<Value>> {
+    let def = &plan.table.def;
+    let auto_col = plan.table.auto_increment_column();
+    let mut row = vec![Value::Null; def.columns.len()];
+    let mut given = vec![false; def.columns.len()];
+    for (&c, v) in plan.columns.iter().zip(values) {
+        if let Some(v) = v {
+            row[c] = v;
+            given[c] = true;
+        }
+    }
+    for (c, col) in def.columns.iter().enumerate() {
+        if !given[c] && !col.auto_increment {
+            row[c] = match &col.default {
+                Some(d) => crate::catalog::default_value(d, || ctx.now()),
+                None if col.nullable => Value::Null,
+                None => return Err(Error::NoDefault(col.name.clone())),
+            };
+        }
+        if Some(c) != auto_col || !row[c].is_null() {
+            row[c] = coerce(
+                std::mem::replace(&mut row[c], Value::Null),
+                col.ty,
+                &col.name,
+                rowno,
+            )?;
+        }
+    }
+    Ok(row)
+}
+
+/// What became of one row of an INSERT.
+pub(crate) enum RowOutcome {
+    /// Stored as a new row (REPLACE: after deleting `deleted` rows, or over one
+    /// row in place).
+    Inserted,
+    /// Turned into an update of an existing row.
+    Updated {
+        /// Whether the update changed the row.
+        changed: bool,
+    },
+    /// Skipped by IGNORE with warning 1062.
+    Skipped,
+}
+
+/// Runs an INSERT or REPLACE. With `found_rows` (CLIENT_FOUND_ROWS) a row that
+/// ON DUPLICATE KEY UPDATE leaves unchanged counts as affected.
+pub fn run_insert(
+    plan: &InsertPlan,
+    txn: &mut Transaction,
+    ctx: &dyn EvalContext,
+    effects: &mut StatementEffects,
+    found_rows: bool,
+) -> Result<QueryResult> {
+    let table = &plan.table;
+    let def = &table.def;
+    let auto_col = table.auto_increment_column();
+    // The source of INSERT ... SELECT is read whole before the first row is
+    // inserted (see the module doc).
+    let selected = match &plan.select {
+        Some(q) => Some(run_source(q, txn, ctx)?),
+        None => None,
+    };
+    // INSERT ... SELECT does not know its row count in advance: InnoDB then
+    // reserves AUTO_INCREMENT values 1, 2, 4, ... at a time (sql_insert.cc starts
+    // the bulk insert with an estimate of 0 rows).
+    let mut auto = AutoInc::new(if selected.is_some() {
+        1
+    } else {
+        plan.rows.len()
+    });
+    let mut stats = InsertStats::default();
+    let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
+    // The AUTO_INCREMENT value of the last row processed, which MySQL reports in
+    // the OK packet when no value was generated (sql_insert.cc: the value of
+    // `next_number_field` once the statement is done).
+    let mut last_auto: u64 = 0;
+    let nrows = selected.as_ref().map_or(plan.rows.len(), Vec::len);
+    let mut selected = selected.map(Vec::into_iter);
+    for n in 0..nrows {
+        let rowno = n as u64 + 1;
+        stats.records += 1;
+        let values = match selected.as_mut() {
+            Some(rows) => rows
+                .next()
+                .ok_or_else(|| Error::Internal("INSERT ... SELECT: a row vanished".into()))?
+                .into_iter()
+                .map(Some)
+                .collect(),
+            None => eval_values(&plan.rows[n], ctx)?,
+        };
+        let mut row = build_row(plan, values, ctx, rowno)?;
+        // NOT NULL is checked as the values are stored into the row, before
+        // write_row() generates an AUTO_INCREMENT value: a failing row uses up no
+        // id (NULL in the AUTO_INCREMENT column itself asks for one).
+        for (c, col) in def.columns.iter().enumerate() {
+            if row[c].is_null() && !col.nullable && Some(c) != auto_col {
+                return Err(Error::BadNull(col.name.clone()));
+            }
+        }
+        let mut generated = None;
+        if let Some(a) = auto_col {
+            let v = &row[a];
+            if v.is_null() || v.to_i64() == Some(0) {
+                let id = auto.take(table);
+                row[a] = coerce(
+                    Value::UInt(id),
+                    def.columns[a].ty,
+                    &def.columns[a].name,
+                    rowno,
+                )?;
+                generated = Some(id);
+            } else if let Some(x) = auto_value(v) {
+                auto.seen(table, x);
+            }
+        }
+        let pk = if table.hidden_pk() {
+            hidden_key(table.row_id.fetch_add(1, AtomicOrdering::Relaxed) + 1)
+        } else {
+            primary_key(table, &row)
+        };
+        let outcome = match &plan.on_duplicate {
+            OnDuplicate::Error => match find_conflict(txn, table, &row, &pk)? {
+                None => insert_new(txn, fk.as_mut(), table, pk, &row, plan.ignore, effects)?,
+                Some(c) if plan.ignore => {
+                    skip_warning(effects, conflict_error(table, c.key, &row));
+                    RowOutcome::Skipped
+                }
+                Some(c) => return Err(conflict_error(table, c.key, &row)),
+            },
+            OnDuplicate::Replace => {
+                stats.deleted += replace_row(txn, table, &pk, &row, fk.as_mut())?;
+                RowOutcome::Inserted
+            }
+            OnDuplicate::Update(assignments) => match find_conflict(txn, table, &row, &pk)? {
+                None => insert_new(txn, fk.as_mut(), table, pk, &row, plan.ignore, effects)?,
+                Some(c) => {
+                    let new = upsert_values(table, assignments, &c.row, &row, ctx, rowno, effects)?;
+                    if new == c.row {
+                        row = new;
+                        RowOutcome::Updated { changed: false }
+                    } else {
+                        match write_update(
+                            txn,
+                            table,
+                            c.pk,
+                            OldRow::Row(&c.row),
+                            &new,
+                            fk.as_mut(),
+                            0,
+                        ) {
+                            Ok(()) => {
+                                row = new;
+                                RowOutcome::Updated { changed: true }
+                            }
+                            Err(
+                                e @ (Error::DuplicateEntry { .. }
+                                | Error::ForeignKey { code: 1452, .. }),
+                            ) if plan.ignore => {
+                                skip_warning(effects, e);
+                                RowOutcome::Skipped
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+            },
+        };
+        match outcome {
+            RowOutcome::Inserted => {
+                stats.copied += 1;
+                if effects.generated_id.is_none() {
+                    effects.generated_id = generated;
+                }
+            }
+            RowOutcome::Updated { changed } => {
+                stats.touched += 1;
+                if changed {
+                    stats.copied += 1;
+                    stats.updated += 1;
+                }
+            }
+            RowOutcome::Skipped => {}
+        }
+        if !matches!(outcome, RowOutcome::Inserted) {
+            if let Some(id) = generated {
+                auto.give_back(id);
+            }
+        }
+        if let Some(a) = auto_col {
+            let v = auto_value(&row[a]).unwrap_or(0);
+            if matches!(outcome, RowOutcome::Updated { changed: true }) && v > 0 {
+                // An update that moves the AUTO_INCREMENT column up moves the
+                // counter too (ha_innobase::update_row, for this statement kind).
+                auto.seen(table, v);
+            }
+            last_auto = v;
+        }
+    }
+    let affected = stats.copied
+        + stats.deleted
+        + if found_rows {
+            stats.touched
+        } else {
+            stats.updated
+        };
+    // MySQL reports the counts for a multi-row VALUES list and for every
+    // INSERT ... SELECT (select_insert::send_eof), whatever its row count.
+    let info = if plan.rows.len() > 1 || plan.select.is_some() {
+        let duplicates = if plan.ignore {
+            stats.records - stats.copied
+        } else {
+            stats.deleted + stats.updated
+        };
+        format!(
+            "Records: {}  Duplicates: {}  Warnings: {}",
+            stats.records,
+            duplicates,
+            effects.warnings.len()
+        )
+    } else {
+        String::new()
+    };
+    let last_insert_id = match effects.generated_id {
+        Some(id) => id,
+        None if stats.copied > 0 => last_auto,
+        None => 0,
+    };
+    Ok(QueryResult::Ok {
+        affected_rows: affected,
+        last_insert_id,
+        info,
+        warnings: effects.warnings.len() as u16,
+    })
+}
+
+/// Records a duplicate-key (1062) or missing-parent (1452) error that IGNORE
+/// turns into a warning.
+pub(crate) fn skip_warning(effects: &mut StatementEffects, e: Error) {
+    match e {
+        Error::DuplicateEntry { value, key } => effects
+            .warnings
+            .push((1062, format!("Duplicate entry '{value}' for key '{key}'"))),
+        Error::ForeignKey { code, message } => effects.warnings.push((code, message)),
+        _ => {}
+    }
+}
+
+/// [`insert_checked`] for one row of an INSERT: under IGNORE a row without
+/// its parent is skipped with warning 1452, as a duplicate is with 1062.
+pub(crate) fn insert_new(
+    txn: &mut Transaction,
+    fk: Option<&mut FkScope<'_>>,
+    table: &Table,
+    pk: Vec<u8>,
+    row: &[Value],
+    ignore: bool,
+    effects: &mut StatementEffects,
+) -> Result<RowOutcome> {
+    match insert_checked(txn, fk, table, pk, row) {
+        Ok(()) => Ok(RowOutcome::Inserted),
+        Err(e @ Error::ForeignKey { .. }) if ignore => {
+            skip_warning(effects, e);
+            Ok(RowOutcome::Skipped)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Stores a new row at `pk` (its keys are known to be free), after its
+/// foreign keys found their parents.
+pub(crate) fn insert_checked(
+    txn: &mut Transaction,
+    fk: Option<&mut FkScope<'_>>,
+    table: &Table,
+    pk: Vec<u8>,
+    row: &[Value],
+) -> Result<()> {
+    if let Some(scope) = fk {
+        foreign::check_parents(txn, scope, table, row, None)?;
+    }
+    let keys = index_keys(table, row);
+    txn.put(
+        table.def.id,
+        pk,
+        encode_table_row(table, row),
+        Vec::new(),
+        keys,
+    );
+    Ok(())
+}
+
+/// Evaluates the value of an assignment (`SET col = e`, ON DUPLICATE KEY UPDATE).
+/// `col = LAST_INSERT_ID(expr)` is MySQL's idiom for handing a value back through
+/// LAST_INSERT_ID(): a sequence table (`UPDATE seq SET id = LAST_INSERT_ID(id + 1)`)
+/// or the id of the row an upsert updated (`... UPDATE id = LAST_INSERT_ID(id)`).
+/// The argument's value, as an unsigned integer, becomes the statement's insert
+/// id (the OK packet's and the session's LAST_INSERT_ID()), recorded in
+/// `effects.generated_id`. Only this top-level form sets it here.
+pub(crate) fn eval_assignment(
+    e: &Expr,
+    env: &Env<'_>,
+    effects: &mut StatementEffects,
+) -> Result<Value> {
+    if let Expr::Func(Func::LastInsertId, args) = e {
+        if let [arg] = args.as_slice() {
+            let v = eval(arg, env)?;
+            match v {
+                Value::UInt(u) => effects.generated_id = Some(u),
+                ref other => {
+                    if let Some(i) = other.to_i64() {
+                        // MySQL stores the argument as an unsigned 64-bit value.
+                        effects.generated_id = Some(i as u64);
+                    }
+                }
+            }
+            return Ok(v);
+        }
+    }
+    eval(e, env)
+}
+
+/// The row ON DUPLICATE KEY UPDATE makes of `existing`: the assignments run left
+/// to right over the frame `existing ++ inserted`, each seeing the values the
+/// earlier ones set, as in an UPDATE.
+pub(crate) fn upsert_values(
+    table: &Table,
+    assignments: &[(usize, Expr)],
+    existing: &[Value],
+    inserted: &[Value],
+    ctx: &dyn EvalContext,
+    rowno: u64,
+    effects: &mut StatementEffects,
+) -> Result<Vec<Value>> {
+    let ncols = table.def.columns.len();
+    let mut frame = Vec::with_capacity(2 * ncols);
+    frame.extend_from_slice(existing);
+    frame.extend_from_slice(inserted);
+    for (c, e) in assignments {
+        let v = eval_assignment(
+            e,
+            &Env {
+                row: &frame,
+                aggs: &[],
+                ctx,
+            },
+            effects,
+        )?;
+        let col = &table.def.columns[*c];
+        let v = coerce(v, col.ty, &col.name, rowno)?;
+        if v.is_null() && !col.nullable {
+            return Err(Error::BadNull(col.name.clone()));
+        }
+        frame[*c] = v;
+    }
+    frame.truncate(ncols);
+    Ok(frame)
+}
+
+/// Stores `row` (at `pk`) for a REPLACE: deletes each row it collides with, or
+/// overwrites the last one in place (see the section comment). Returns the rows
+/// deleted, counting an in-place overwrite that changed the row as one.
+///
+/// A deleted row is a parent row deleted (its children's ON DELETE applies);
+/// an overwrite in place is an update.
+pub(crate) fn replace_row(
+    txn: &mut Transaction,
+    table: &Table,
+    pk: &[u8],
+    row: &[Value],
+    mut fk: Option<&mut FkScope<'_>>,
+) -> Result<u64> {
+    let def = &table.def;
+    let mut deleted = 0;
+    // Each round removes one colliding row, so there are at most as many rounds
+    // as keys (the primary key and each unique index), plus the final insert.
+    for _ in 0..def.indexes.len() + 2 {
+        let Some(c) = find_conflict(txn, table, row, pk)? else {
+            insert_checked(txn, fk, table, pk.to_vec(), row)?;
+            return Ok(deleted);
+        };
+        // MySQL's write_record overwrites in place only a table no foreign
+        // key references: a referenced row is deleted (its children's ON
+        // DELETE applies) and inserted again.
+        let referenced = fk.as_deref().is_some_and(|s| s.is_referenced(table));
+        if is_last_unique_key(table, c.key) && !referenced {
+            if c.row.as_slice() != row {
+                write_update(txn, table, c.pk, OldRow::Row(&c.row), row, fk, 0)?;
+                deleted += 1;
+            }
+            return Ok(deleted);
+        }
+        txn.delete(def.id, c.pk, index_keys(table, &c.row));
+        if let Some(scope) = fk.as_deref_mut() {
+            foreign::on_parent_change(txn, scope, table, OldRow::Row(&c.row), None, 0)?;
+        }
+        deleted += 1;
+    }
+    Err(Error::Internal(
+        "REPLACE: a colliding row remained after deleting one per key".into(),
+    ))
+}

@@ -1,0 +1,296 @@
+//! Reading rows for a statement: consistent reads of the snapshot, locking
+//! reads that lock each row and re-check it at its latest committed version,
+//! and the environment a row is evaluated in.
+
+use super::dml::*;
+use crate::catalog::rows::*;
+use crate::catalog::Table;
+use crate::expr::{eval_predicate, Env, EvalContext, Expr};
+use crate::plan::access::{Access, KeyRanges, Target};
+use crate::types::value::Value;
+use canyon_common::{Error, Result};
+use canyon_txn::{ReadMode, Transaction};
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+/// Visits the rows an access path yields (a superset of the matching rows),
+/// decoded, with their primary keys. `f` returns `false` to stop.
+#[allow(clippy::too_many_arguments)] // one scan's whole description; a struct would only rename them
+pub fn for_each_row(
+    txn: &mut Transaction,
+    table: &Table,
+    access: &Access,
+    mode: ReadMode,
+    reverse: bool,
+    needed: Option<&[bool]>,
+    ctx: &dyn EvalContext,
+    f: &mut dyn FnMut(&[u8], &mut Vec<Value>) -> Result<bool>,
+) -> Result<()> {
+    for_each_row_checked(txn, table, access, mode, reverse, needed, ctx, None, f)
+}
+
+/// [`for_each_row`] that, given `misplaced`, checks that each row of a
+/// secondary-index scan was offered at its own key: an old snapshot can meet a
+/// row whose indexed columns changed later at the newer key's position (see
+/// `Transaction::scan_index`). On the first such row it sets `misplaced` and
+/// stops; a caller relying on index order then starts over and sorts. Rows are
+/// decoded whole then (the key needs the indexed columns).
+#[allow(clippy::too_many_arguments)] // one scan's whole description; a struct would only rename them
+pub fn for_each_row_checked(
+    txn: &mut Transaction,
+    table: &Table,
+    access: &Access,
+    mode: ReadMode,
+    reverse: bool,
+    needed: Option<&[bool]>,
+    ctx: &dyn EvalContext,
+    mut misplaced: Option<&mut bool>,
+    f: &mut dyn FnMut(&[u8], &mut Vec<Value>) -> Result<bool>,
+) -> Result<()> {
+    let needed = if misplaced.is_some() { None } else { needed };
+    let (ranges, _fallback) = access.key_ranges(table, ctx)?;
+    let tid = table.def.id;
+    let mut err: Option<Error> = None;
+    let mut row = Vec::new();
+    match ranges {
+        KeyRanges::Empty => Ok(()),
+        KeyRanges::Points(points) => {
+            let mut seen = HashSet::new();
+            for pk in points {
+                if points_dup(&mut seen, &pk) {
+                    continue;
+                }
+                ctx.check_interrupt()?;
+                if let Some(bytes) = txn.get(tid, &pk, mode)? {
+                    decode_table_row_columns(table, &bytes, needed, &mut row)?;
+                    if !f(&pk, &mut row)? {
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        }
+        KeyRanges::Ranges(list) => {
+            let dedup = list.len() > 1;
+            let mut seen: HashSet<Vec<u8>> = HashSet::new();
+            for range in list {
+                let mut stop = false;
+                let mut visit = |pk: &[u8], bytes: &[u8]| -> ControlFlow<()> {
+                    if dedup && !seen.insert(pk.to_vec()) {
+                        return ControlFlow::Continue(());
+                    }
+                    // KILL QUERY / max_execution_time: one relaxed load per row.
+                    let r = ctx
+                        .check_interrupt()
+                        .and_then(|_| decode_table_row_columns(table, bytes, needed, &mut row))
+                        .and_then(|_| f(pk, &mut row));
+                    match r {
+                        Ok(true) => ControlFlow::Continue(()),
+                        Ok(false) => {
+                            stop = true;
+                            ControlFlow::Break(())
+                        }
+                        Err(e) => {
+                            err = Some(e);
+                            stop = true;
+                            ControlFlow::Break(())
+                        }
+                    }
+                };
+                match access.target {
+                    Target::Primary => txn.scan(tid, &range, reverse, mode, &mut visit)?,
+                    Target::Index(i) => {
+                        let iid = table.def.indexes[i].id;
+                        let check = misplaced.is_some();
+                        let mut wrong = false;
+                        txn.scan_index(tid, iid, &range, reverse, mode, &mut |k, pk, bytes| {
+                            if check {
+                                let mut own = Vec::new();
+                                if decode_table_row(table, bytes, &mut own).is_ok()
+                                    && index_key_of(table, i, &own) != k
+                                {
+                                    wrong = true;
+                                    return ControlFlow::Break(());
+                                }
+                            }
+                            visit(pk, bytes)
+                        })?;
+                        if wrong {
+                            if let Some(m) = misplaced.as_deref_mut() {
+                                *m = true;
+                            }
+                            return Ok(());
+                        }
+                    }
+                }
+                if let Some(e) = err.take() {
+                    return Err(e);
+                }
+                if stop {
+                    break;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+pub(crate) fn points_dup(seen: &mut HashSet<Vec<u8>>, pk: &[u8]) -> bool {
+    !seen.insert(pk.to_vec())
+}
+
+/// Visits the rows matching `filter` with each row locked and read at its latest
+/// committed version (a locking read). `f` gets (pk, row); stops after `limit`.
+pub fn for_each_locked_row(
+    txn: &mut Transaction,
+    table: &Table,
+    access: &Access,
+    filter: Option<&Expr>,
+    limit: Option<u64>,
+    ctx: &dyn EvalContext,
+    f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<()>,
+) -> Result<()> {
+    for_each_locked_row_dir(txn, table, access, filter, limit, false, ctx, f)
+}
+
+/// [`for_each_locked_row`] scanning the access path backwards when `reverse`.
+#[allow(clippy::too_many_arguments)] // one locking scan's whole description
+pub(crate) fn for_each_locked_row_dir(
+    txn: &mut Transaction,
+    table: &Table,
+    access: &Access,
+    filter: Option<&Expr>,
+    limit: Option<u64>,
+    reverse: bool,
+    ctx: &dyn EvalContext,
+    f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<()>,
+) -> Result<()> {
+    let quiet = Quiet(ctx);
+    let matches = |row: &[Value], ctx: &dyn EvalContext| -> Result<bool> {
+        match filter {
+            None => Ok(true),
+            Some(e) => eval_predicate(
+                e,
+                &Env {
+                    row,
+                    aggs: &[],
+                    ctx,
+                },
+            ),
+        }
+    };
+    // With a LIMIT, candidates are collected a batch at a time: a candidate
+    // that fails the re-check after its lock (another transaction deleted or
+    // changed it meanwhile) is replaced by the next one, as InnoDB's locking
+    // read moves on to the next row.
+    let mut processed: HashSet<Vec<u8>> = HashSet::new();
+    let mut done = 0u64;
+    let mut row = Vec::new();
+    loop {
+        let want = limit.map(|l| l.saturating_sub(done));
+        let (ranges, _) = access.key_ranges(table, ctx)?;
+        // Point lookups lock first, then read: one read per row.
+        // Scanned candidates were filtered once already: their re-check after
+        // the lock keeps quiet, so that a row's warnings (1292 ...) are given
+        // once, as MySQL evaluates a row's WHERE once.
+        let scanned = matches!(ranges, KeyRanges::Ranges(_));
+        let (candidates, exhausted): (Vec<Vec<u8>>, bool) = match ranges {
+            KeyRanges::Empty => return Ok(()),
+            KeyRanges::Points(mut p) => {
+                let mut seen = HashSet::new();
+                p.retain(|k| seen.insert(k.clone()));
+                if reverse {
+                    p.reverse();
+                }
+                (p, true)
+            }
+            KeyRanges::Ranges(_) => {
+                let mut pks = Vec::new();
+                for_each_row(
+                    txn,
+                    table,
+                    access,
+                    ReadMode::Current,
+                    reverse,
+                    None,
+                    ctx,
+                    &mut |pk, row| {
+                        if !processed.contains(pk) && matches(row, ctx)? {
+                            pks.push(pk.to_vec());
+                        }
+                        Ok(want.is_none_or(|w| (pks.len() as u64) < w))
+                    },
+                )?;
+                let exhausted = want.is_none_or(|w| (pks.len() as u64) < w);
+                (pks, exhausted)
+            }
+        };
+        for pk in candidates {
+            if limit.is_some_and(|l| done >= l) {
+                break;
+            }
+            processed.insert(pk.clone());
+            txn.lock(&row_lock_key(table, &pk))?;
+            let Some(bytes) = txn.get_locked(table.def.id, &pk)? else {
+                continue;
+            };
+            decode_table_row(table, &bytes, &mut row)?;
+            if !matches(&row, if scanned { &quiet } else { ctx })? {
+                continue;
+            }
+            done += 1;
+            f(txn, pk, std::mem::take(&mut row))?;
+        }
+        if exhausted || limit.is_some_and(|l| done >= l) {
+            return Ok(());
+        }
+    }
+}
+
+/// A statement's context that drops warnings: for evaluating again what was
+/// evaluated (and warned about) once already.
+pub(crate) struct Quiet<'a>(&'a dyn EvalContext);
+
+impl EvalContext for Quiet<'_> {
+    fn params(&self) -> &[Value] {
+        self.0.params()
+    }
+    fn sys_var(&self, name: &str) -> Result<Value> {
+        self.0.sys_var(name)
+    }
+    fn user_var(&self, name: &str) -> Value {
+        self.0.user_var(name)
+    }
+    fn session_fact(&self, f: crate::expr::functions::Func) -> Value {
+        self.0.session_fact(f)
+    }
+    fn now(&self) -> chrono::NaiveDateTime {
+        self.0.now()
+    }
+    fn warn(&self, _code: u16, _message: &str) {}
+    fn subquery(
+        &self,
+        sq: &crate::expr::SubqueryExpr,
+        outer: &[Value],
+    ) -> Result<crate::expr::SubqueryRows> {
+        self.0.subquery(sq, outer)
+    }
+    fn check_interrupt(&self) -> Result<()> {
+        self.0.check_interrupt()
+    }
+    fn system_rows(
+        &self,
+        table: crate::catalog::infoschema::SystemTable,
+        filter: &crate::catalog::infoschema::Pushed,
+    ) -> Result<Vec<Vec<Value>>> {
+        self.0.system_rows(table, filter)
+    }
+}
+
+pub(crate) fn no_row(ctx: &dyn EvalContext) -> Env<'_> {
+    Env {
+        row: &[],
+        aggs: &[],
+        ctx,
+    }
+}

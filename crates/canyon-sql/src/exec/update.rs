@@ -1,0 +1,321 @@
+//! UPDATE and DELETE: the rows a statement targets (in ORDER BY order when
+//! asked), and the writes.
+
+use super::{dml::*, insert::*, read::*};
+use crate::catalog::rows::*;
+use crate::catalog::Table;
+use crate::exec::foreign::{self, FkScope};
+use crate::expr::{eval, eval_predicate, Env, EvalContext, Expr};
+use crate::plan::access::Access;
+use crate::plan::{eval_count, DeletePlan, RowOrder, UpdatePlan};
+use crate::types::coerce;
+use crate::types::collation::Collation;
+use crate::types::result::QueryResult;
+use crate::types::value::{sort_cmp_as, Value};
+use canyon_common::{Error, Result};
+use canyon_txn::Transaction;
+use std::cmp::Ordering;
+
+/// The WHERE clause each row read must still pass: `None` when the plan's
+/// key ranges are the clause (`implied`, from [`Access::implies`]) and this
+/// execution's bounds convert exactly ([`Access::bounds_exact`]), so checking it
+/// again could only repeat what the ranges decided.
+pub(crate) fn residual_filter<'e>(
+    filter: Option<&'e Expr>,
+    implied: bool,
+    access: &Access,
+    table: &Table,
+    ctx: &dyn EvalContext,
+) -> Result<Option<&'e Expr>> {
+    Ok(match filter {
+        Some(_) if implied && access.bounds_exact(table, ctx)? => None,
+        f => f,
+    })
+}
+
+/// Visits the rows an UPDATE or DELETE changes, locked and at their latest
+/// version, in the plan's ORDER BY order, at most `limit` of them.
+#[allow(clippy::too_many_arguments)] // the statement's row selection, spelled out
+pub(crate) fn for_each_target_row(
+    txn: &mut Transaction,
+    table: &Table,
+    access: &Access,
+    filter: Option<&Expr>,
+    order: &RowOrder,
+    limit: Option<u64>,
+    ctx: &dyn EvalContext,
+    f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<()>,
+) -> Result<()> {
+    match order {
+        RowOrder::Any => for_each_locked_row_dir(txn, table, access, filter, limit, false, ctx, f),
+        RowOrder::Key { reverse } => {
+            for_each_locked_row_dir(txn, table, access, filter, limit, *reverse, ctx, f)
+        }
+        RowOrder::Sort(keys) => {
+            if limit == Some(0) {
+                return Ok(());
+            }
+            // Like MySQL's filesort for UPDATE / DELETE: every matching row is
+            // locked and read, then sorted; only the first LIMIT are changed.
+            let mut rows: Vec<(Vec<Value>, Vec<u8>, Vec<Value>)> = Vec::new();
+            for_each_locked_row_dir(
+                txn,
+                table,
+                access,
+                filter,
+                None,
+                false,
+                ctx,
+                &mut |_, pk, row| {
+                    let env = Env {
+                        row: &row,
+                        aggs: &[],
+                        ctx,
+                    };
+                    let sort_key = keys
+                        .iter()
+                        .map(|(e, _)| eval(e, &env))
+                        .collect::<Result<Vec<_>>>()?;
+                    rows.push((sort_key, pk, row));
+                    Ok(())
+                },
+            )?;
+            // Strings sort under their column's (or an explicit) collation.
+            let colls: Vec<Option<Collation>> = keys
+                .iter()
+                .map(|(e, _)| match e {
+                    Expr::Column(c) => Some(table.def.columns[*c].collation),
+                    e => crate::expr::collation_of(e),
+                })
+                .map(|c| c.filter(|c| !c.is_bytewise()))
+                .collect();
+            // A stable sort: ties keep the access path's order.
+            rows.sort_by(|a, b| {
+                for (i, (_, desc)) in keys.iter().enumerate() {
+                    let o = sort_cmp_as(&a.0[i], &b.0[i], colls[i]);
+                    if o != Ordering::Equal {
+                        return if *desc { o.reverse() } else { o };
+                    }
+                }
+                Ordering::Equal
+            });
+            if let Some(l) = limit {
+                rows.truncate(usize::try_from(l).unwrap_or(usize::MAX));
+            }
+            for (_, pk, row) in rows {
+                f(txn, pk, row)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Whether a WHERE clause is MySQL's "Impossible WHERE": one of its AND-ed
+/// parts is constant (literals, parameters, variables, substituted subqueries)
+/// and not true, as the optimizer finds when it folds constants.
+pub(crate) fn impossible_where(filter: Option<&Expr>, ctx: &dyn EvalContext) -> Result<bool> {
+    let Some(f) = filter else {
+        return Ok(false);
+    };
+    for c in f.conjuncts() {
+        if c.is_constant() && !eval_predicate(c, &no_row(ctx))? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Runs an UPDATE. With `found_rows` (CLIENT_FOUND_ROWS) affected rows are the
+/// matched rows, else the changed rows, as in MySQL.
+pub fn run_update(
+    plan: &UpdatePlan,
+    txn: &mut Transaction,
+    ctx: &dyn EvalContext,
+    found_rows: bool,
+    effects: &mut StatementEffects,
+) -> Result<QueryResult> {
+    let table = &plan.table;
+    let def = &table.def;
+    let limit = plan
+        .limit
+        .as_ref()
+        .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
+        .transpose()?;
+    let resolved = if plan.subqueries {
+        let mut exprs: Vec<&Expr> = plan.filter.iter().collect();
+        exprs.extend(plan.assignments.iter().map(|(_, e)| e));
+        exprs.extend(order_keys(&plan.order));
+        let pre = Prefetched::run(&exprs, txn, ctx)?;
+        let assignments = plan
+            .assignments
+            .iter()
+            .map(|(c, e)| (*c, pre.substitute(e)))
+            .collect();
+        Some(Resolved::new(
+            table,
+            plan.filter.as_ref(),
+            assignments,
+            &plan.order,
+            pre,
+        )?)
+    } else {
+        None
+    };
+    let (filter, assignments, access, order, ctx): (_, &[(usize, Expr)], _, _, &dyn EvalContext) =
+        match &resolved {
+            Some(r) => (
+                r.filter.as_ref(),
+                &r.assignments,
+                &r.access,
+                &r.order,
+                &r.ctx,
+            ),
+            None => (
+                plan.filter.as_ref(),
+                &plan.assignments,
+                &plan.access,
+                &plan.order,
+                ctx,
+            ),
+        };
+    if impossible_where(filter, ctx)? {
+        // No row is read, and the OK packet carries no "Rows matched" info
+        // (Sql_cmd_update::update_single_table returns early).
+        return Ok(QueryResult::Ok {
+            affected_rows: 0,
+            last_insert_id: effects.generated_id.unwrap_or(0),
+            info: String::new(),
+            warnings: 0,
+        });
+    }
+    let filter = match &resolved {
+        Some(_) => filter,
+        None => residual_filter(filter, plan.filter_implied, access, table, ctx)?,
+    };
+    let mut matched = 0u64;
+    let mut changed = 0u64;
+    let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
+    for_each_target_row(
+        txn,
+        table,
+        access,
+        filter,
+        order,
+        limit,
+        ctx,
+        &mut |txn, pk, mut row| {
+            matched += 1;
+            // The assignments change the row in place, left to right (a later
+            // one reads what an earlier one assigned, as in MySQL); `replaced`
+            // keeps the value each assigned column had.
+            let mut replaced: Vec<(usize, Value)> = Vec::with_capacity(assignments.len());
+            for (c, e) in assignments {
+                let v = eval_assignment(
+                    e,
+                    &Env {
+                        row: &row,
+                        aggs: &[],
+                        ctx,
+                    },
+                    effects,
+                )?;
+                let col = &def.columns[*c];
+                let v = coerce(v, col.ty, &col.name, matched)?;
+                if v.is_null() && !col.nullable {
+                    return Err(Error::BadNull(col.name.clone()));
+                }
+                let was = std::mem::replace(&mut row[*c], v);
+                if !replaced.iter().any(|(r, _)| r == c) {
+                    replaced.push((*c, was));
+                }
+            }
+            if replaced.iter().all(|(c, was)| row[*c] == *was) {
+                return Ok(());
+            }
+            changed += 1;
+            write_update(
+                txn,
+                table,
+                pk,
+                OldRow::Replaced(&replaced),
+                &row,
+                fk.as_mut(),
+                0,
+            )
+        },
+    )?;
+    Ok(QueryResult::Ok {
+        affected_rows: if found_rows { matched } else { changed },
+        last_insert_id: effects.generated_id.unwrap_or(0),
+        info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
+        warnings: 0,
+    })
+}
+
+/// Runs a DELETE.
+pub fn run_delete(
+    plan: &DeletePlan,
+    txn: &mut Transaction,
+    ctx: &dyn EvalContext,
+) -> Result<QueryResult> {
+    let table = &plan.table;
+    let limit = plan
+        .limit
+        .as_ref()
+        .map(|e| eval(e, &no_row(ctx)).and_then(eval_count))
+        .transpose()?;
+    let resolved = if plan.subqueries {
+        let mut exprs: Vec<&Expr> = plan.filter.iter().collect();
+        exprs.extend(order_keys(&plan.order));
+        let pre = Prefetched::run(&exprs, txn, ctx)?;
+        Some(Resolved::new(
+            table,
+            plan.filter.as_ref(),
+            Vec::new(),
+            &plan.order,
+            pre,
+        )?)
+    } else {
+        None
+    };
+    let (filter, access, order, ctx): (_, _, _, &dyn EvalContext) = match &resolved {
+        Some(r) => (r.filter.as_ref(), &r.access, &r.order, &r.ctx),
+        None => (
+            residual_filter(
+                plan.filter.as_ref(),
+                plan.filter_implied,
+                &plan.access,
+                table,
+                ctx,
+            )?,
+            &plan.access,
+            &plan.order,
+            ctx,
+        ),
+    };
+    let mut deleted = 0u64;
+    let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
+    for_each_target_row(
+        txn,
+        table,
+        access,
+        filter,
+        order,
+        limit,
+        ctx,
+        &mut |txn, pk, old| {
+            txn.delete(table.def.id, pk, index_keys(table, &old));
+            if let Some(scope) = fk.as_mut() {
+                foreign::on_parent_change(txn, scope, table, OldRow::Row(&old), None, 0)?;
+            }
+            deleted += 1;
+            Ok(())
+        },
+    )?;
+    Ok(QueryResult::Ok {
+        affected_rows: deleted,
+        last_insert_id: 0,
+        info: String::new(),
+        warnings: 0,
+    })
+}
