@@ -24,26 +24,6 @@ const LAYERS: &[&str] = &[
 /// what removes it).
 const DEBT: &[(&str, &str, &str)] = &[
     (
-        "catalog/engine.rs",
-        "parse",
-        "the statement-memory budget lives in parse/limits.rs; it moves to catalog",
-    ),
-    (
-        "catalog/engine.rs",
-        "exec",
-        "DDL methods and counter recovery on Engine; they move to ddl/, row decoding to catalog",
-    ),
-    (
-        "catalog/engine.rs",
-        "ddl",
-        "DDL methods on Engine (create_table, create_index, ...); they move to ddl/",
-    ),
-    (
-        "catalog/engine.rs",
-        "session",
-        "Engine::session; it moves to session/ as an `impl Engine` block",
-    ),
-    (
         "catalog/infoschema.rs",
         "expr",
         "filters pushed into information_schema are evaluated here; that moves to plan/",

@@ -1,4 +1,8 @@
-//! The engine: storage, transactions and the catalog, with DDL and accounts.
+//! The engine: the database instance — storage, transactions and the
+//! published catalog. What changes the catalog lives with its layer, as
+//! `impl Engine` blocks: accounts in `crate::catalog::accounts`, statistics
+//! in `crate::catalog::analysis`, databases, tables and indexes in
+//! `crate::ddl`, and sessions are opened by `crate::session`.
 //!
 //! Catalog changes follow one protocol (see [`crate::catalog`]): take the DDL
 //! mutex, copy the current snapshot, change the copy, write the changed records
@@ -7,9 +11,8 @@
 
 use crate::catalog::auth::{self, AuthPlugin};
 use crate::catalog::config::{AuthInfo, EngineConfig};
-use crate::catalog::privileges::{self, Level, PrivSpec, Privs};
+use crate::catalog::privileges::{Level, PrivSpec};
 use crate::catalog::{Catalog, Database, Table, TableDef, UserDef};
-use crate::session::Session;
 use crate::types::encoding::decode_key_int;
 use crate::types::value::Value;
 use arc_swap::ArcSwap;
@@ -23,11 +26,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-const META_DB: &[u8] = b"c/db/";
+pub(crate) const META_DB: &[u8] = b"c/db/";
 pub(crate) const META_TABLE: &[u8] = b"c/t/";
-const META_USER: &[u8] = b"c/u/";
-const META_NEXT_ID: &[u8] = b"c/next_id";
-const META_STATS: &[u8] = b"c/s/";
+pub(crate) const META_USER: &[u8] = b"c/u/";
+pub(crate) const META_NEXT_ID: &[u8] = b"c/next_id";
+pub(crate) const META_STATS: &[u8] = b"c/s/";
 
 /// The engine: catalog, transactions and storage; no network.
 pub struct Engine {
@@ -59,8 +62,8 @@ pub struct Engine {
     globals: ArcSwap<HashMap<String, Value>>,
     globals_write: parking_lot::Mutex<()>,
     /// Statement memory: the server-wide budget and the per-statement limit
-    /// that parsing reserves from (see [`crate::parse::limits`]).
-    pub(crate) statement_memory: crate::parse::limits::MemoryBudget,
+    /// that parsing reserves from (see `crate::parse::limits`).
+    pub(crate) statement_memory: crate::catalog::budget::MemoryBudget,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -69,30 +72,8 @@ pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
     k
 }
 
-fn user_key(user: &str, host: &str) -> Vec<u8> {
-    let mut k = META_USER.to_vec();
-    k.extend_from_slice(user.as_bytes());
-    k.push(0);
-    k.extend_from_slice(host.as_bytes());
-    k
-}
-
 pub(crate) fn json<T: serde::Serialize>(v: &T) -> Result<Vec<u8>> {
     serde_json::to_vec(v).map_err(|e| Error::Internal(e.to_string()))
-}
-
-/// Sets `def`'s plugin and the one verifier that plugin checks.
-fn set_password(def: &mut UserDef, plugin: AuthPlugin, password: &str) {
-    def.plugin = plugin.name().to_string();
-    def.native_hash_hex.clear();
-    def.sha2_verifier.clear();
-    if password.is_empty() {
-        return;
-    }
-    match plugin {
-        AuthPlugin::NativePassword => def.native_hash_hex = auth::hex(&auth::native_hash(password)),
-        AuthPlugin::CachingSha2Password => def.sha2_verifier = auth::sha2_verifier(password),
-    }
 }
 
 impl Engine {
@@ -120,7 +101,7 @@ impl Engine {
                 ..TxnConfig::default()
             },
         )?;
-        let statement_memory = crate::parse::limits::MemoryBudget::new(
+        let statement_memory = crate::catalog::budget::MemoryBudget::new(
             config.statement_memory_budget,
             config.statement_memory_limit,
         );
@@ -383,83 +364,6 @@ impl Engine {
         })
     }
 
-    /// Analyses `table` (see `crate::catalog::stats`) in a transaction of its own,
-    /// installs the result and persists it.
-    pub(crate) fn analyze_table(
-        &self,
-        table: &Table,
-        method: crate::catalog::stats::Method,
-    ) -> Result<()> {
-        let session = self.txn.session();
-        let mut txn = session.begin(IsolationLevel::ReadCommitted);
-        table.stats.analysis_started();
-        let r = crate::catalog::stats::analyze(table, &mut txn, method);
-        txn.rollback();
-        let ks = match r {
-            Ok(ks) => ks,
-            Err(e) => {
-                table.stats.analysis_failed();
-                return Err(e);
-            }
-        };
-        let mut batch = WriteBatch::default();
-        batch.put(
-            Keyspace::Meta,
-            meta_key(META_STATS, &table.def.id.to_be_bytes()),
-            json(&ks)?,
-        );
-        let r = self.storage.write(batch, false);
-        table.stats.set(ks);
-        r
-    }
-
-    /// Starts a background analysis of `table` after `delay` (the caller won
-    /// the right to run it from [`crate::catalog::stats::TableStats::note_changes`]).
-    /// While it waits the thread holds only a `Weak` on the engine, so that a
-    /// closing engine (and its RocksDB lock) is not kept alive by it.
-    pub(crate) fn spawn_analysis(self: &Arc<Self>, table: Arc<Table>, delay: Duration) {
-        let weak = Arc::downgrade(self);
-        let stats = table.stats.clone();
-        let spawned = std::thread::Builder::new()
-            .name("canyon-analyze".into())
-            .spawn(move || {
-                if !delay.is_zero() {
-                    std::thread::sleep(delay);
-                }
-                let Some(engine) = weak.upgrade() else {
-                    table.stats.unschedule();
-                    return;
-                };
-                if !table.stats.begin_analysis() {
-                    // An ANALYZE TABLE is scanning: it covers these changes.
-                    table.stats.unschedule();
-                    return;
-                }
-                let started = std::time::Instant::now();
-                match engine.analyze_table(&table, table.stats.auto_method()) {
-                    Ok(()) => tracing::debug!(
-                        table = %table.def.name,
-                        rows = table.stats.analysis().map_or(0, |ks| ks.rows),
-                        sampled = table.stats.analysis().is_some_and(|ks| ks.sampled > 0),
-                        ms = started.elapsed().as_millis() as u64,
-                        "background analysis"
-                    ),
-                    Err(e) => {
-                        tracing::warn!(table = %table.def.name, error = %e, "background analysis failed")
-                    }
-                }
-                table.stats.unschedule();
-            });
-        if spawned.is_err() {
-            stats.unschedule();
-        }
-    }
-
-    /// Opens a session for an authenticated user.
-    pub fn session(self: &Arc<Self>, connection_id: u32, user: &str, host: &str) -> Session {
-        Session::new(self.clone(), connection_id, user, host)
-    }
-
     /// Applies a catalog change: `f` edits a copy and returns the batch of Meta
     /// records to persist; the batch is written synced, then the copy published.
     pub(crate) fn change<T>(
@@ -549,417 +453,6 @@ impl Engine {
             None => wait(),
         }
         done
-    }
-
-    // ---- databases ----------------------------------------------------------------
-
-    /// CREATE DATABASE. Returns whether it was created (false: existed, IF NOT EXISTS).
-    pub fn create_database(
-        &self,
-        name: &str,
-        if_not_exists: bool,
-        collation: crate::types::collation::Collation,
-    ) -> Result<bool> {
-        validate_name(name)?;
-        self.change(|cat, _, batch| {
-            if cat.databases.contains_key(name) {
-                return if if_not_exists {
-                    Ok(false)
-                } else {
-                    Err(Error::DatabaseExists(name.to_string()))
-                };
-            }
-            cat.databases.insert(
-                name.to_string(),
-                Arc::new(Database {
-                    name: name.to_string(),
-                    default_collation: collation,
-                    tables: Default::default(),
-                }),
-            );
-            let rec = crate::catalog::DatabaseRecord {
-                default_collation: Some(collation),
-            };
-            let bytes = serde_json::to_vec(&rec).map_err(|e| Error::Internal(e.to_string()))?;
-            batch.put(Keyspace::Meta, meta_key(META_DB, name.as_bytes()), bytes);
-            Ok(true)
-        })
-    }
-
-    /// DROP DATABASE. Returns the number of tables dropped, or `None` when it did
-    /// not exist (IF EXISTS). With `fk_checks`, a table of another database
-    /// referencing one of its tables stops it (3730, as DROP TABLE).
-    pub fn drop_database(
-        &self,
-        name: &str,
-        if_exists: bool,
-        fk_checks: bool,
-    ) -> Result<Option<usize>> {
-        let _alter = self.alter_lock.lock();
-        let dropped = self.change(|cat, _, batch| {
-            if let Some(db) = cat.databases.get(name).filter(|_| fk_checks) {
-                let inside: Vec<(String, String)> = db
-                    .tables
-                    .keys()
-                    .map(|t| (name.to_string(), t.clone()))
-                    .collect();
-                for t in db.tables.keys() {
-                    crate::exec::foreign::check_drop(cat, name, t, &inside)?;
-                }
-            }
-            let Some(db) = cat.databases.remove(name) else {
-                return if if_exists {
-                    Ok(None)
-                } else {
-                    Err(Error::DropDatabaseMissing(name.to_string()))
-                };
-            };
-            batch.delete(Keyspace::Meta, meta_key(META_DB, name.as_bytes()));
-            for t in db.tables.values() {
-                batch.delete(
-                    Keyspace::Meta,
-                    meta_key(META_TABLE, &t.def.id.to_be_bytes()),
-                );
-            }
-            Ok(Some(db.tables.values().cloned().collect::<Vec<_>>()))
-        })?;
-        match dropped {
-            None => Ok(None),
-            Some(tables) => {
-                for t in &tables {
-                    self.purge(&t.def)?;
-                }
-                Ok(Some(tables.len()))
-            }
-        }
-    }
-
-    // ---- tables --------------------------------------------------------------------
-
-    /// CREATE TABLE. Returns false when it existed and IF NOT EXISTS was given.
-    /// Its foreign keys are checked against the catalog (`crate::exec::foreign`;
-    /// the parent may be missing when `fk_checks` is off).
-    pub fn create_table(
-        &self,
-        db: &str,
-        name: &str,
-        mut t: crate::ddl::NewTable,
-        if_not_exists: bool,
-        fk_checks: bool,
-    ) -> Result<bool> {
-        validate_name(name)?;
-        self.change(|cat, next_id, batch| {
-            let database = cat
-                .databases
-                .get(db)
-                .ok_or_else(|| Error::UnknownDatabase(db.to_string()))?;
-            if database.tables.contains_key(name) {
-                return if if_not_exists {
-                    Ok(false)
-                } else {
-                    Err(Error::TableExists(name.to_string()))
-                };
-            }
-            let start = t.auto_increment_start;
-            let new_fks = std::mem::take(&mut t.foreign_keys);
-            let id = take_id(next_id);
-            let index_ids: Vec<u32> = (0..t.indexes.len()).map(|_| take_id(next_id)).collect();
-            let mut def = crate::ddl::finish(t, db, name, id, &index_ids);
-            def.foreign_keys = crate::exec::foreign::resolve_new(cat, &def, new_fks, fk_checks)?;
-            batch.put(
-                Keyspace::Meta,
-                meta_key(META_TABLE, &id.to_be_bytes()),
-                json(&def)?,
-            );
-            let table = Table::new(def);
-            if let Some(s) = start {
-                table
-                    .auto_increment
-                    .store(s.saturating_sub(1), Ordering::Relaxed);
-            }
-            let database = cat
-                .databases
-                .get_mut(db)
-                .expect("the database was found above, under the DDL mutex");
-            Arc::make_mut(database)
-                .tables
-                .insert(name.to_string(), Arc::new(table));
-            Ok(true)
-        })
-    }
-
-    /// DROP TABLE. Returns false when it did not exist and IF EXISTS was given.
-    /// With `fk_checks`, a table another table references cannot be dropped
-    /// unless that table is among `dropped` (the statement's other tables).
-    pub fn drop_table(
-        &self,
-        db: &str,
-        name: &str,
-        if_exists: bool,
-        fk_checks: bool,
-        dropped: &[(String, String)],
-    ) -> Result<bool> {
-        let _alter = self.alter_lock.lock();
-        let removed = self.change(|cat, _, batch| {
-            if fk_checks {
-                crate::exec::foreign::check_drop(cat, db, name, dropped)?;
-            }
-            let database = match cat.databases.get_mut(db) {
-                Some(d) => d,
-                None if if_exists => return Ok(None),
-                None => return Err(Error::BadTable(format!("{db}.{name}"))),
-            };
-            match Arc::make_mut(database).tables.remove(name) {
-                Some(t) => {
-                    batch.delete(
-                        Keyspace::Meta,
-                        meta_key(META_TABLE, &t.def.id.to_be_bytes()),
-                    );
-                    Ok(Some(t))
-                }
-                None if if_exists => Ok(None),
-                None => Err(Error::BadTable(format!("{db}.{name}"))),
-            }
-        })?;
-        match removed {
-            Some(t) => {
-                self.purge(&t.def)?;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
-    }
-
-    /// TRUNCATE TABLE: the table gets new ids (so concurrent readers of the old
-    /// ids see the old data until they finish) and the old data is purged.
-    /// With `fk_checks`, a table another table references cannot be
-    /// truncated (1701), as in InnoDB.
-    pub fn truncate_table(&self, db: &str, name: &str, fk_checks: bool) -> Result<()> {
-        let _alter = self.alter_lock.lock();
-        let old = self.change(|cat, next_id, batch| {
-            if fk_checks {
-                crate::exec::foreign::check_truncate(cat, db, name)?;
-            }
-            let database = cat
-                .databases
-                .get_mut(db)
-                .ok_or_else(|| Error::UnknownTable {
-                    db: db.to_string(),
-                    table: name.to_string(),
-                })?;
-            let t = database
-                .tables
-                .get(name)
-                .cloned()
-                .ok_or_else(|| Error::UnknownTable {
-                    db: db.to_string(),
-                    table: name.to_string(),
-                })?;
-            let mut def = t.def.clone();
-            def.id = take_id(next_id);
-            for ix in &mut def.indexes {
-                ix.id = take_id(next_id);
-            }
-            batch.delete(
-                Keyspace::Meta,
-                meta_key(META_TABLE, &t.def.id.to_be_bytes()),
-            );
-            batch.put(
-                Keyspace::Meta,
-                meta_key(META_TABLE, &def.id.to_be_bytes()),
-                json(&def)?,
-            );
-            Arc::make_mut(database)
-                .tables
-                .insert(name.to_string(), Arc::new(Table::new(def)));
-            Ok(t)
-        })?;
-        self.purge(&old.def)
-    }
-
-    /// CREATE INDEX: an online ADD INDEX (see `crate::ddl::alter`).
-    pub fn create_index(
-        &self,
-        db: &str,
-        table: &str,
-        name: &str,
-        columns: Vec<String>,
-        unique: bool,
-    ) -> Result<()> {
-        self.alter_table(
-            db,
-            table,
-            vec![crate::ddl::alter::AlterOp::AddIndex {
-                name: Some(name.to_string()),
-                columns,
-                unique,
-            }],
-        )
-    }
-
-    /// DROP INDEX (see `crate::ddl::alter`).
-    pub fn drop_index(&self, db: &str, table: &str, name: &str) -> Result<()> {
-        self.alter_table(
-            db,
-            table,
-            vec![crate::ddl::alter::AlterOp::DropIndex {
-                name: name.to_string(),
-            }],
-        )
-    }
-
-    /// Deletes every stored key of a dropped table (through the MVCC layer,
-    /// which owns the key layout).
-    fn purge(&self, def: &TableDef) -> Result<()> {
-        let indexes: Vec<u32> = def.indexes.iter().map(|i| i.id).collect();
-        self.txn.purge_table(def.id, &indexes)
-    }
-
-    // ---- accounts ------------------------------------------------------------------
-
-    /// CREATE USER. Returns false when it existed and IF NOT EXISTS was given.
-    pub fn create_user(
-        &self,
-        user: &str,
-        host: &str,
-        plugin: AuthPlugin,
-        password: &str,
-        if_not_exists: bool,
-    ) -> Result<bool> {
-        self.change(|cat, _, batch| {
-            let key = (user.to_string(), host.to_string());
-            if cat.users.contains_key(&key) {
-                return if if_not_exists {
-                    Ok(false)
-                } else {
-                    Err(Error::CannotUser {
-                        operation: "CREATE USER".into(),
-                        user: format!("'{user}'@'{host}'"),
-                    })
-                };
-            }
-            let mut def = UserDef {
-                user: user.to_string(),
-                host: host.to_string(),
-                native_hash_hex: String::new(),
-                plugin: String::new(),
-                sha2_verifier: String::new(),
-                grants: Vec::new(),
-            };
-            set_password(&mut def, plugin, password);
-            batch.put(Keyspace::Meta, user_key(user, host), json(&def)?);
-            cat.users.insert(key, Arc::new(def));
-            Ok(true)
-        })
-    }
-
-    /// ALTER USER ... IDENTIFIED [WITH plugin] BY 'pw': a new password, and the
-    /// plugin (`None` keeps the account's). Returns false when the account does
-    /// not exist and IF EXISTS was given.
-    pub fn alter_user_password(
-        &self,
-        user: &str,
-        host: &str,
-        plugin: Option<AuthPlugin>,
-        password: &str,
-        if_exists: bool,
-    ) -> Result<bool> {
-        self.change(|cat, _, batch| {
-            let key = (user.to_string(), host.to_string());
-            let Some(old) = cat.users.get(&key) else {
-                return if if_exists {
-                    Ok(false)
-                } else {
-                    Err(Error::CannotUser {
-                        operation: "ALTER USER".into(),
-                        user: format!("'{user}'@'{host}'"),
-                    })
-                };
-            };
-            let mut def = UserDef::clone(old);
-            let plugin = plugin
-                .or_else(|| AuthPlugin::from_name(&def.plugin))
-                .unwrap_or(AuthPlugin::NativePassword);
-            set_password(&mut def, plugin, password);
-            batch.put(Keyspace::Meta, user_key(user, host), json(&def)?);
-            cat.users.insert(key, Arc::new(def));
-            Ok(true)
-        })
-    }
-
-    /// DROP USER. Returns false when it did not exist and IF EXISTS was given.
-    pub fn drop_user(&self, user: &str, host: &str, if_exists: bool) -> Result<bool> {
-        self.change(|cat, _, batch| {
-            if cat
-                .users
-                .remove(&(user.to_string(), host.to_string()))
-                .is_none()
-            {
-                return if if_exists {
-                    Ok(false)
-                } else {
-                    Err(Error::CannotUser {
-                        operation: "DROP USER".into(),
-                        user: format!("'{user}'@'{host}'"),
-                    })
-                };
-            }
-            batch.delete(Keyspace::Meta, user_key(user, host));
-            Ok(true)
-        })
-    }
-
-    /// GRANT: adds `privs` (and the GRANT OPTION) at `level` to the account;
-    /// 1133 when it does not exist.
-    pub fn grant(
-        &self,
-        user: &str,
-        host: &str,
-        level: &Level,
-        privs: Privs,
-        grant_option: bool,
-    ) -> Result<()> {
-        self.change_account(user, host, |def| {
-            privileges::add_grant(def, level, privs, grant_option);
-            Ok(())
-        })
-    }
-
-    /// REVOKE: removes `privs` (and the GRANT OPTION when asked) at exactly
-    /// `level`; 1141 when the account holds no grant there.
-    pub fn revoke(
-        &self,
-        user: &str,
-        host: &str,
-        level: &Level,
-        privs: Privs,
-        grant_option: bool,
-    ) -> Result<()> {
-        self.change_account(user, host, |def| {
-            privileges::remove_grant(def, level, privs, grant_option)
-        })
-    }
-
-    /// Changes one existing account in a catalog change of its own.
-    fn change_account(
-        &self,
-        user: &str,
-        host: &str,
-        edit: impl FnOnce(&mut UserDef) -> Result<()>,
-    ) -> Result<()> {
-        self.change(|cat, _, batch| {
-            let key = (user.to_string(), host.to_string());
-            let cur = cat
-                .users
-                .get(&key)
-                .cloned()
-                .ok_or_else(|| Error::NoSuchUser(format!("'{user}'@'{host}'")))?;
-            let mut def = UserDef::clone(&cur);
-            edit(&mut def)?;
-            batch.put(Keyspace::Meta, user_key(user, host), json(&def)?);
-            cat.users.insert(key, Arc::new(def));
-            Ok(())
-        })
     }
 }
 

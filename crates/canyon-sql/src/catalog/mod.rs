@@ -4,14 +4,17 @@
 //!   as immutable snapshots, swapped atomically (its essay says why no
 //!   statement takes a dictionary lock);
 //! - [`rows`]: a table's stored form, its keys and row bytes;
-//! - [`stats`]: planner statistics, held as data in those snapshots;
+//! - [`stats`]: planner statistics, held as data in those snapshots (measured
+//!   and stored by `analysis`);
 //! - [`privileges`] and [`auth`]: privilege bits, grants, password verifiers;
+//!   [`accounts`]: CREATE / ALTER / DROP USER, GRANT, REVOKE on the instance;
 //! - [`vars`]: system variables, their kinds and defaults;
 //! - [`infoschema`]: the `information_schema` tables, generated from a
 //!   snapshot;
 //! - [`engine`]: the instance itself — storage, the transaction manager, the
 //!   published catalog, the process registry ([`procs`]) and status counters
-//!   ([`status`]) — configured by [`config`].
+//!   ([`status`]), the statement-memory budget ([`budget`]) — configured by
+//!   [`config`].
 //!
 //! Contract: a catalog snapshot is read without a lock and never changes;
 //! changing one (DDL, accounts) is the `ddl` layer's work, which publishes a
@@ -22,7 +25,10 @@
 //! and `stats` reads the table's definition to compute them (`schema` and
 //! `stats`).
 
+pub mod accounts;
+mod analysis;
 pub mod auth;
+pub mod budget;
 pub mod config;
 pub mod engine;
 pub mod infoschema;

@@ -1,7 +1,8 @@
 //! Layer 7, **ddl**: changing the schema.
 //!
 //! [`define`] (re-exported here) translates CREATE TABLE / CREATE INDEX /
-//! ALTER TABLE into catalog definitions; [`alter`] runs schema changes,
+//! ALTER TABLE into catalog definitions; `objects` creates and drops
+//! databases, tables and indexes on the instance; [`alter`] runs schema changes,
 //! online where it can (its essay: instant ADD / DROP COLUMN, index builds
 //! while writers run, catalog pins).
 //!
@@ -15,5 +16,6 @@
 
 pub mod alter;
 pub mod define;
+mod objects;
 
 pub use define::*;

@@ -24,7 +24,7 @@
 //!    counts the tokens sqlparser will make and the set operators. More than
 //!    [`MAX_SET_OPERATIONS`] set operators: [`Error::TooDeep`] before
 //!    anything is built.
-//! 2. **Memory** ([`MemoryBudget::reserve`]): every token costs a
+//! 2. **Memory** ([`crate::catalog::budget::MemoryBudget::reserve`]): every token costs a
 //!    `TokenWithSpan` and every token that is not `,` `(` `)` `;` `.` a tree
 //!    node too ([`Shape::memory`]); the estimate must fit the per-statement
 //!    limit and what is left of the server-wide budget, else
@@ -79,7 +79,6 @@ use sqlparser::ast::{
     Expr, Query, SetExpr, Statement, Value, Values, Visit, VisitMut, Visitor, VisitorMut,
 };
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Deepest expression nesting a statement may have, counted from the
 /// statement down through every subquery. The binder's own limit
@@ -487,113 +486,6 @@ pub fn with_statement_stack<R>(f: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(STATEMENT_STACK, STATEMENT_STACK, f)
 }
 
-/// The server-wide budget of statement memory (rule 2) and the
-/// per-statement limit. Shared by every session of an engine.
-#[derive(Debug)]
-pub struct MemoryBudget {
-    /// Bytes reserved by statements now running.
-    used: AtomicUsize,
-    /// `statement_memory_budget`: all statements together.
-    budget: usize,
-    /// `statement_memory_limit`: one statement.
-    limit: usize,
-}
-
-impl MemoryBudget {
-    /// A budget of `budget` bytes for all statements, `limit` for one.
-    pub fn new(budget: usize, limit: usize) -> MemoryBudget {
-        MemoryBudget {
-            used: AtomicUsize::new(0),
-            budget,
-            limit,
-        }
-    }
-
-    /// Reserves the memory a statement of `shape` is estimated to need,
-    /// until the returned guard drops. Small statements (under 64 KiB of
-    /// estimate) reserve nothing: they touch no shared counter on the hot
-    /// path, and all of them together are bounded by the connection count.
-    pub fn reserve(&self, shape: &Shape) -> Result<Reservation<'_>> {
-        let needed = shape.memory();
-        if needed < 64 << 10 {
-            return Ok(Reservation {
-                budget: self,
-                bytes: 0,
-            });
-        }
-        if needed > self.limit {
-            return Err(Error::OutOfMemory {
-                needed,
-                limit: "statement_memory_limit",
-            });
-        }
-        let mut used = self.used.load(Ordering::Relaxed);
-        loop {
-            if used.saturating_add(needed) > self.budget {
-                return Err(Error::OutOfMemory {
-                    needed,
-                    limit: "statement_memory_budget",
-                });
-            }
-            match self.used.compare_exchange_weak(
-                used,
-                used + needed,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => {
-                    return Ok(Reservation {
-                        budget: self,
-                        bytes: needed,
-                    })
-                }
-                Err(now) => used = now,
-            }
-        }
-    }
-
-    /// Bytes reserved now (for tests and status).
-    pub fn used(&self) -> usize {
-        self.used.load(Ordering::Relaxed)
-    }
-}
-
-/// Memory reserved from a [`MemoryBudget`], given back on drop.
-#[derive(Debug)]
-pub struct Reservation<'a> {
-    budget: &'a MemoryBudget,
-    bytes: usize,
-}
-
-impl Reservation<'_> {
-    /// The reserved bytes, no longer given back by this guard: the caller
-    /// gives them back with [`MemoryBudget::release`]. (Lets a session keep a
-    /// large statement's reservation without borrowing its engine, and a
-    /// small statement's without touching the engine at all.)
-    pub fn into_bytes(self) -> usize {
-        let bytes = self.bytes;
-        std::mem::forget(self);
-        bytes
-    }
-}
-
-impl MemoryBudget {
-    /// Gives back `bytes` taken with [`Reservation::into_bytes`].
-    pub fn release(&self, bytes: usize) {
-        if bytes > 0 {
-            self.used.fetch_sub(bytes, Ordering::Relaxed);
-        }
-    }
-}
-
-impl Drop for Reservation<'_> {
-    fn drop(&mut self) {
-        if self.bytes > 0 {
-            self.budget.used.fetch_sub(self.bytes, Ordering::Relaxed);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -633,17 +525,17 @@ mod tests {
 
     #[test]
     fn budget_refuses_over_the_limit_and_gives_back_on_drop() {
-        let budget = MemoryBudget::new(9 << 20, 6 << 20);
+        let budget = crate::catalog::budget::MemoryBudget::new(9 << 20, 6 << 20);
         let big = Shape {
             tokens: (4 << 20) / (TOKEN_BYTES + NODE_BYTES),
             nodes: (4 << 20) / (TOKEN_BYTES + NODE_BYTES),
             set_operations: 0,
         };
         assert!(big.memory() <= 5 << 20 && big.memory() > 4 << 20);
-        let r = budget.reserve(&big).expect("fits");
+        let r = budget.reserve(big.memory()).expect("fits");
         assert_eq!(budget.used(), big.memory());
         assert!(matches!(
-            budget.reserve(&big),
+            budget.reserve(big.memory()),
             Err(Error::OutOfMemory {
                 limit: "statement_memory_budget",
                 ..
@@ -657,13 +549,13 @@ mod tests {
             set_operations: 0,
         };
         assert!(matches!(
-            budget.reserve(&huge),
+            budget.reserve(huge.memory()),
             Err(Error::OutOfMemory {
                 limit: "statement_memory_limit",
                 ..
             })
         ));
-        assert!(budget.reserve(&Shape::default()).is_ok());
+        assert!(budget.reserve(Shape::default().memory()).is_ok());
     }
 
     #[test]

@@ -10,8 +10,9 @@
 //! `ANALYZE`) compare ASCII bytes but slice the text only where an ASCII byte
 //! was matched, so no input can split a character (`/*ñ*/ SELECT 1` once did).
 
+use crate::catalog::budget::{MemoryBudget, Reservation};
 use crate::catalog::privileges::{PrivSpec, Privs};
-use crate::parse::limits::{self, MemoryBudget, Reservation};
+use crate::parse::limits;
 use canyon_common::{Error, Result};
 use sqlparser::ast::{BinaryOperator, Expr, Statement};
 use sqlparser::dialect::{Dialect, MySqlDialect, Precedence};
@@ -466,7 +467,7 @@ pub fn parse_with<'b>(
     if shape.set_operations > limits::MAX_SET_OPERATIONS {
         return Err(Error::TooDeep);
     }
-    let reservation = budget.map(|b| b.reserve(&shape)).transpose()?;
+    let reservation = budget.map(|b| b.reserve(shape.memory())).transpose()?;
     let stmts = limits::with_parse_stack(&shape, || parse_text(&text, &shape, interrupt))?;
     Ok((stmts, reservation))
 }

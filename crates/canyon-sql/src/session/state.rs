@@ -424,3 +424,11 @@ impl Drop for Session {
         });
     }
 }
+
+/// Sessions are opened on the instance, but belong to this layer.
+impl Engine {
+    /// Opens a session for an authenticated user.
+    pub fn session(self: &Arc<Self>, connection_id: u32, user: &str, host: &str) -> Session {
+        Session::new(self.clone(), connection_id, user, host)
+    }
+}
