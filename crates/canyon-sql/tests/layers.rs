@@ -24,16 +24,6 @@ const LAYERS: &[&str] = &[
 /// what removes it).
 const DEBT: &[(&str, &str, &str)] = &[
     (
-        "catalog/infoschema.rs",
-        "expr",
-        "filters pushed into information_schema are evaluated here; that moves to plan/",
-    ),
-    (
-        "exec/foreign.rs",
-        "ddl",
-        "the DDL-time checks of FOREIGN KEY constraints; they move to ddl/",
-    ),
-    (
         "expr/tree.rs",
         "plan",
         "the binder plans subqueries; it moves to plan/bind.rs, and a subquery's plan \

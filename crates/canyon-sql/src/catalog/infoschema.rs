@@ -36,7 +36,6 @@
 //! names as written in the select list, as MariaDB does).
 
 use crate::catalog::{Catalog, DefaultValue, Table, UserDef};
-use crate::expr::Expr;
 use crate::types::value::Value;
 use crate::types::{ExprKind, SqlType};
 use std::sync::Arc;
@@ -509,67 +508,6 @@ impl SystemTable {
     }
 }
 
-/// A system table as a FROM source: the table and the constant expressions
-/// pushed into its generator (see the module doc).
-#[derive(Debug, Clone)]
-pub struct SystemSource {
-    /// Which table.
-    pub table: SystemTable,
-    /// Allowed schema names (`None`: any), as constant expressions.
-    pub schemas: Option<Vec<Expr>>,
-    /// Allowed table names (`None`: any), as constant expressions.
-    pub names: Option<Vec<Expr>>,
-}
-
-impl SystemSource {
-    /// A source with nothing pushed.
-    pub fn new(table: SystemTable) -> SystemSource {
-        SystemSource {
-            table,
-            schemas: None,
-            names: None,
-        }
-    }
-
-    /// Takes a conjunct over this source's own columns (local positions) if it
-    /// is `key = const` or `key IN (consts)` on a key column; `true` when taken.
-    pub fn push(&mut self, conjunct: &Expr) -> bool {
-        let (schema_col, name_col) = self.table.key_columns();
-        let (col, values) = match conjunct {
-            Expr::Binary(crate::expr::BinOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
-                (Expr::Column(c), v) | (v, Expr::Column(c)) if v.is_constant() => {
-                    (*c, vec![v.clone()])
-                }
-                _ => return false,
-            },
-            Expr::InList(a, list, false) => match a.as_ref() {
-                Expr::Column(c) if list.iter().all(Expr::is_constant) => (*c, list.clone()),
-                _ => return false,
-            },
-            _ => return false,
-        };
-        let slot = if Some(col) == schema_col {
-            &mut self.schemas
-        } else if Some(col) == name_col {
-            &mut self.names
-        } else {
-            return false;
-        };
-        // The first usable conjunct per column narrows enough; a second one is
-        // still checked row by row.
-        if slot.is_some() {
-            return false;
-        }
-        *slot = Some(values);
-        true
-    }
-
-    /// Whether a table name is pushed (the generator touches few tables).
-    pub fn selective(&self) -> (bool, bool) {
-        (self.schemas.is_some(), self.names.is_some())
-    }
-}
-
 /// The pushed filters, evaluated for one execution.
 #[derive(Debug, Clone, Default)]
 pub struct Pushed {
@@ -577,31 +515,6 @@ pub struct Pushed {
     pub schemas: Option<Vec<String>>,
     /// Allowed table names (`None`: any).
     pub names: Option<Vec<String>>,
-}
-
-impl Pushed {
-    /// Evaluates a source's pushed expressions (NULL matches nothing).
-    pub fn evaluate(
-        src: &SystemSource,
-        env: &crate::expr::Env<'_>,
-    ) -> canyon_common::Result<Pushed> {
-        let eval = |l: &Option<Vec<Expr>>| -> canyon_common::Result<Option<Vec<String>>> {
-            let Some(l) = l else { return Ok(None) };
-            let mut out = Vec::with_capacity(l.len());
-            for e in l {
-                let v = crate::expr::eval(e, env)?;
-                if let Some(t) = v.to_text() {
-                    let s = String::from_utf8_lossy(&t).into_owned();
-                    out.push(s.trim_end_matches(' ').to_string());
-                }
-            }
-            Ok(Some(out))
-        };
-        Ok(Pushed {
-            schemas: eval(&src.schemas)?,
-            names: eval(&src.names)?,
-        })
-    }
 }
 
 /// One session as the generator sees it.

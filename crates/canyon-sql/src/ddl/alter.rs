@@ -275,7 +275,7 @@ impl Engine {
                     table: table.to_string(),
                 })?;
             let mut def = cur.def.clone();
-            crate::exec::foreign::check_alter(cat, &cur.def, &ops)?;
+            crate::ddl::foreign_keys::check_alter(cat, &cur.def, &ops)?;
             let mut ch = Changes::default();
             let now = chrono::Local::now().naive_local();
             for op in ops {
@@ -285,7 +285,8 @@ impl Engine {
             let new_fks = std::mem::take(&mut ch.foreign_keys);
             let mut added_fk_names = Vec::new();
             if !new_fks.is_empty() {
-                let added = crate::exec::foreign::resolve_new(cat, &def, new_fks, ch.check_rows)?;
+                let added =
+                    crate::ddl::foreign_keys::resolve_new(cat, &def, new_fks, ch.check_rows)?;
                 added_fk_names = added.iter().map(|f| f.name.clone()).collect();
                 def.foreign_keys.extend(added);
             }

@@ -2,7 +2,9 @@
 //!
 //! [`define`] (re-exported here) translates CREATE TABLE / CREATE INDEX /
 //! ALTER TABLE into catalog definitions; `objects` creates and drops
-//! databases, tables and indexes on the instance; [`alter`] runs schema changes,
+//! databases, tables and indexes on the instance; [`foreign_keys`] checks
+//! FOREIGN KEY constraints as they are created and what they forbid;
+//! [`alter`] runs schema changes,
 //! online where it can (its essay: instant ADD / DROP COLUMN, index builds
 //! while writers run, catalog pins).
 //!
@@ -16,6 +18,7 @@
 
 pub mod alter;
 pub mod define;
+pub mod foreign_keys;
 mod objects;
 
 pub use define::*;

@@ -64,7 +64,7 @@ impl Engine {
                     .map(|t| (name.to_string(), t.clone()))
                     .collect();
                 for t in db.tables.keys() {
-                    crate::exec::foreign::check_drop(cat, name, t, &inside)?;
+                    crate::ddl::foreign_keys::check_drop(cat, name, t, &inside)?;
                 }
             }
             let Some(db) = cat.databases.remove(name) else {
@@ -125,7 +125,8 @@ impl Engine {
             let id = take_id(next_id);
             let index_ids: Vec<u32> = (0..t.indexes.len()).map(|_| take_id(next_id)).collect();
             let mut def = crate::ddl::finish(t, db, name, id, &index_ids);
-            def.foreign_keys = crate::exec::foreign::resolve_new(cat, &def, new_fks, fk_checks)?;
+            def.foreign_keys =
+                crate::ddl::foreign_keys::resolve_new(cat, &def, new_fks, fk_checks)?;
             batch.put(
                 Keyspace::Meta,
                 meta_key(META_TABLE, &id.to_be_bytes()),
@@ -162,7 +163,7 @@ impl Engine {
         let _alter = self.alter_lock.lock();
         let removed = self.change(|cat, _, batch| {
             if fk_checks {
-                crate::exec::foreign::check_drop(cat, db, name, dropped)?;
+                crate::ddl::foreign_keys::check_drop(cat, db, name, dropped)?;
             }
             let database = match cat.databases.get_mut(db) {
                 Some(d) => d,
@@ -198,7 +199,7 @@ impl Engine {
         let _alter = self.alter_lock.lock();
         let old = self.change(|cat, next_id, batch| {
             if fk_checks {
-                crate::exec::foreign::check_truncate(cat, db, name)?;
+                crate::ddl::foreign_keys::check_truncate(cat, db, name)?;
             }
             let database = cat
                 .databases

@@ -824,14 +824,11 @@ impl Join<'_, '_> {
                 sp.combine(operands)
             }
             SourceKind::System(sys) => {
-                let pushed = crate::catalog::infoschema::Pushed::evaluate(
-                    sys,
-                    &Env {
-                        row: frame,
-                        aggs: &[],
-                        ctx: self.q,
-                    },
-                )?;
+                let pushed = sys.evaluate(&Env {
+                    row: frame,
+                    aggs: &[],
+                    ctx: self.q,
+                })?;
                 self.q.system_rows(sys.table, &pushed)?
             }
             SourceKind::Table(t) => {

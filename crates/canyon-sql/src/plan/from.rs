@@ -5,8 +5,8 @@
 //! LEFT, with its ON, USING or NATURAL condition bound). The join order and
 //! the access paths are chosen afterwards, in `join.rs`.
 
-use crate::catalog::infoschema::SystemSource;
-use crate::expr::{Binder, Expr, Scope};
+use crate::catalog::infoschema::{Pushed, SystemTable};
+use crate::expr::{eval, BinOp, Binder, Env, Expr, Scope};
 use crate::plan::select::{plan_query, Source, SourceKind};
 use crate::plan::setop::{is_set_op, plan_set_op};
 use crate::plan::{CteDef, PlanContext};
@@ -430,4 +430,89 @@ fn is_dual(twj: &ast::TableWithJoins) -> bool {
     twj.joins.is_empty()
         && matches!(&twj.relation, ast::TableFactor::Table { name, alias: None, args: None, .. }
             if name.0.len() == 1 && name.to_string().eq_ignore_ascii_case("dual"))
+}
+
+/// A system table as a FROM source: the table and the constant expressions
+/// pushed into its generator (see `crate::catalog::infoschema`).
+#[derive(Debug, Clone)]
+pub struct SystemSource {
+    /// Which table.
+    pub table: SystemTable,
+    /// Allowed schema names (`None`: any), as constant expressions.
+    pub schemas: Option<Vec<Expr>>,
+    /// Allowed table names (`None`: any), as constant expressions.
+    pub names: Option<Vec<Expr>>,
+}
+
+impl SystemSource {
+    /// A source with nothing pushed.
+    pub fn new(table: SystemTable) -> SystemSource {
+        SystemSource {
+            table,
+            schemas: None,
+            names: None,
+        }
+    }
+
+    /// Takes a conjunct over this source's own columns (local positions) if it
+    /// is `key = const` or `key IN (consts)` on a key column; `true` when taken.
+    pub fn push(&mut self, conjunct: &Expr) -> bool {
+        let (schema_col, name_col) = self.table.key_columns();
+        let (col, values) = match conjunct {
+            Expr::Binary(BinOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
+                (Expr::Column(c), v) | (v, Expr::Column(c)) if v.is_constant() => {
+                    (*c, vec![v.clone()])
+                }
+                _ => return false,
+            },
+            Expr::InList(a, list, false) => match a.as_ref() {
+                Expr::Column(c) if list.iter().all(Expr::is_constant) => (*c, list.clone()),
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let slot = if Some(col) == schema_col {
+            &mut self.schemas
+        } else if Some(col) == name_col {
+            &mut self.names
+        } else {
+            return false;
+        };
+        // The first usable conjunct per column narrows enough; a second one is
+        // still checked row by row.
+        if slot.is_some() {
+            return false;
+        }
+        *slot = Some(values);
+        true
+    }
+
+    /// Whether a table name is pushed (the generator touches few tables).
+    pub fn selective(&self) -> (bool, bool) {
+        (self.schemas.is_some(), self.names.is_some())
+    }
+}
+
+impl SystemSource {
+    /// Evaluates the pushed expressions for one execution (NULL matches
+    /// nothing): what the table's generator is given.
+    pub fn evaluate(&self, env: &Env<'_>) -> Result<Pushed> {
+        let src = self;
+        let eval = |l: &Option<Vec<Expr>>| -> Result<Option<Vec<String>>> {
+            let Some(l) = l else { return Ok(None) };
+            let mut out = Vec::with_capacity(l.len());
+            for e in l {
+                let v = eval(e, env)?;
+                if let Some(t) = v.to_text() {
+                    let s = String::from_utf8_lossy(&t).into_owned();
+                    out.push(s.trim_end_matches(' ').to_string());
+                }
+            }
+            Ok(Some(out))
+        };
+        Ok(Pushed {
+            schemas: eval(&src.schemas)?,
+            names: eval(&src.names)?,
+        })
+    }
 }

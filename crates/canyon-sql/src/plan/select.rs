@@ -60,11 +60,11 @@
 //! and `join.rs` (pushed-down conjuncts, join order, access paths, predicates
 //! per step).
 
-use crate::catalog::infoschema::SystemSource;
 use crate::catalog::Table;
 use crate::expr::{AggCall, Binder, Expr, Scope, SubqueryExpr};
 use crate::plan::access::Access;
 use crate::plan::clauses::{bind_clauses, Clauses};
+use crate::plan::from::SystemSource;
 use crate::plan::from::{From, FromItem};
 use crate::plan::join::{plan_joins, push_into_derived, push_into_system};
 use crate::plan::setop::{outer_block, SetOpPlan};
