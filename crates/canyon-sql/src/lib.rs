@@ -16,7 +16,7 @@
 //!    passed the text through [`parse::limits`]' gate (shape, memory, then depth once
 //!    parsed) and ran sqlparser's MySQL dialect; [`plan::select::plan_select`] resolved `sbtest1` in the
 //!    snapshot, bound `c` and `id` to column positions and `?` to parameter 0
-//!    ([`expr::Binder`]), and [`plan::access::choose_access`] turned `id = ?` into a
+//!    ([`plan::bind::Binder`]), and [`plan::access::choose_access`] turned `id = ?` into a
 //!    point read of the primary key.
 //! 4. The session's privilege check reads the account from the same snapshot
 //!    (cached per catalog version) — MySQL's LOCK_grant read lock has no
@@ -53,8 +53,8 @@
 //!    `information_schema`, and the instance ([`Engine`]).
 //! 3. [`parse`]: statement text to AST, through the [`parse::limits`] gate.
 //! 4. [`expr`]: bound expressions, evaluation, builtin functions.
-//! 5. [`plan`]: SELECT planning, set operations, access paths, DML plans,
-//!    EXPLAIN.
+//! 5. [`plan`]: binding expressions, SELECT planning, set operations, access
+//!    paths, DML plans, EXPLAIN.
 //! 6. [`exec`]: running plans: scans, writes, foreign-key actions.
 //! 7. [`ddl`]: CREATE / ALTER / DROP, online schema change.
 //! 8. `session`: the session facade and statement dispatch ([`Session`]).

@@ -52,7 +52,7 @@ use crate::expr::{
     WithSubqueries,
 };
 use crate::plan::access::{choose_access, Access};
-use crate::plan::select::SelectPlan;
+use crate::plan::select::{select_plan, SelectPlan};
 use crate::plan::{row_order, RowOrder};
 use crate::types::result::QueryResult;
 use crate::types::value::Value;
@@ -240,7 +240,11 @@ impl<'a> Prefetched<'a> {
                 ));
             }
             if let Entry::Vacant(slot) = rows.entry(subquery_key(&sq)) {
-                slot.insert(Rc::new(run_source(&sq.plan, txn, base)?));
+                slot.insert(Rc::new(run_source(
+                    select_plan(sq.plan.as_ref())?,
+                    txn,
+                    base,
+                )?));
             }
         }
         Ok(Prefetched {

@@ -24,7 +24,7 @@ use crate::expr::{
 };
 use crate::plan::access::{KeyRanges, Target};
 use crate::plan::eval_count;
-use crate::plan::select::{LockMode, SelectPlan, SourceKind, Step};
+use crate::plan::select::{select_plan, LockMode, SelectPlan, SourceKind, Step};
 use crate::types::encoding::encode_row;
 use crate::types::result::QueryResult;
 use crate::types::value::{collated, compare_as, sort_cmp_as, Value};
@@ -683,7 +683,7 @@ impl SubqueryRunner for QueryState<'_> {
                 return Ok(rows.clone());
             }
         }
-        let rows = Rc::new(run_block(&sq.plan, ctx, outer)?);
+        let rows = Rc::new(run_block(select_plan(sq.plan.as_ref())?, ctx, outer)?);
         if !sq.correlated {
             ctx.state.cache.borrow_mut().insert(key, rows.clone());
         }

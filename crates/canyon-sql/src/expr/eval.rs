@@ -64,7 +64,7 @@ pub type SubqueryRows = std::rc::Rc<Vec<Vec<Value>>>;
 /// The identity of a subquery within a statement: its plan's address (plans are
 /// shared, never copied, between clones of an expression).
 pub fn subquery_key(sq: &SubqueryExpr) -> usize {
-    std::sync::Arc::as_ptr(&sq.plan) as usize
+    std::sync::Arc::as_ptr(&sq.plan).cast::<()>() as usize
 }
 
 /// How a [`WithSubqueries`] context answers subqueries.
@@ -318,7 +318,7 @@ fn values_eq(lhs: &[Value], row: &[Value], colls: &[Option<Collation>]) -> Optio
 }
 
 fn eval_subquery(sq: &SubqueryExpr, env: &Env<'_>) -> Result<Value> {
-    let outer_len = sq.plan.outer_len.min(env.row.len());
+    let outer_len = sq.plan.outer_len().min(env.row.len());
     let rows = env.ctx.subquery(sq, &env.row[..outer_len])?;
     Ok(match &sq.kind {
         SubqueryKind::Scalar => match rows.len() {

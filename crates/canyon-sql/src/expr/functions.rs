@@ -4,7 +4,8 @@
 //! evaluated by [`call`]. Unknown functions are error 1305, wrong argument counts
 //! 1582, as in MySQL. Forms with their own syntax (`d + INTERVAL n DAY`,
 //! `DATE_ADD(d, INTERVAL ...)`, `EXTRACT(unit FROM d)`, `TIMESTAMPDIFF(unit, a, b)`,
-//! `POSITION(a IN b)`) are bound by [`bind_special`], which the binder asks first.
+//! `POSITION(a IN b)`) are bound by the binder's `bind_special`, which it asks
+//! first (in `crate::plan::bind_functions`: binding is planning, a layer above).
 //!
 //! Semantics follow MySQL 8's manual (chapter 14, "Functions and Operators"), and
 //! every function is checked against MariaDB 10.11 by the differential test
@@ -33,7 +34,7 @@
 //! [`functions_datetime`] and [`functions_cast`] (CAST, and the conversion
 //! the binder puts on IF / COALESCE / CASE branches); the session's facts and
 //! the flow-control functions are evaluated here. The forms with their own
-//! syntax are bound in [`functions_syntax`](super::functions_syntax).
+//! syntax are bound by the binder, in `crate::plan::bind_functions`.
 
 use crate::expr::eval::{eval, Env};
 use crate::expr::functions_cast;
@@ -47,8 +48,6 @@ use crate::types::ExprKind;
 use canyon_common::{Error, Result};
 use sqlparser::ast;
 use std::cmp::Ordering;
-
-pub use crate::expr::functions_syntax::bind_special;
 
 /// A scalar function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,35 +1,33 @@
-//! Bound expressions: binding sqlparser's AST against one table's columns, and
+//! Bound expressions: the tree the binder builds from sqlparser's AST, and
 //! evaluation with MySQL's semantics (three-valued logic, numeric promotion,
 //! integer overflow errors, division by zero giving NULL).
 //!
-//! Binding resolves every name once (columns to positions, functions to
+//! Binding (the planner's `crate::plan::bind`) resolves every name once (columns to positions, functions to
 //! [`Func`]); evaluation then only walks the tree. Placeholders (`?`) are numbered
 //! in the order the binder meets them, which is their textual order because each
 //! statement binds its clauses in textual order and children left to right.
 //!
 //! Nesting is bounded twice: sqlparser stops at its recursion limit (which we
-//! report as [`Error::TooDeep`]), and the binder refuses trees deeper than
-//! [`MAX_DEPTH`], so evaluation's recursion is bounded too.
+//! report as [`Error::TooDeep`](canyon_common::Error::TooDeep)), and the
+//! binder refuses trees deeper than [`MAX_DEPTH`], so evaluation's recursion
+//! is bounded too.
 //!
 //! This file holds the tree itself ([`Expr`] and its parts, with the walks
-//! over it) and the [`Binder`]'s state. The rest of the story lives beside it:
-//! [`bind`](super::bind) turns sqlparser's AST into the tree,
-//! [`collate`](super::collate) decides under which collation the binder's
-//! comparisons compare, and [`eval`](mod@super::eval) evaluates the tree.
-//! The binder's struct and its one method that plans a subquery stay here,
-//! with [`SubqueryExpr`]: the three name the planner (`crate::plan`, a layer
-//! above), and keeping them together keeps that upward import in the one
-//! file `tests/layers.rs` lists it for.
+//! over it). [`eval`](mod@super::eval) evaluates it. The binder that builds
+//! it is the planner's (`crate::plan::bind`, a layer above: binding plans
+//! subqueries), so a subquery's plan reaches the tree as a
+//! [`SubqueryPlan`]: the interface of the planner's select plan, handed down
+//! as a trait object, which tells the tree what it asks of a subquery (its
+//! output's kinds and collations, the width of its enclosing frame) and
+//! lets the layers above get their plan back.
 
 use crate::catalog::Table;
-use crate::expr::bind::Scope;
-use crate::expr::collate::aggregate_collations;
 use crate::expr::functions::{self, Func};
 use crate::types::collation::Collation;
 use crate::types::value::Value;
 use crate::types::ExprKind;
-use canyon_common::{Error, Result};
-use sqlparser::ast;
+use std::any::Any;
+use std::sync::Arc;
 
 /// Deepest expression tree the binder accepts.
 pub const MAX_DEPTH: usize = 200;
@@ -192,7 +190,7 @@ pub enum Expr {
     /// explicit `expr COLLATE name`, or the collation the binder chose for a
     /// comparison, IN, BETWEEN, LIKE or CASE whose operands are all strings
     /// and whose collation is not bytewise (then every operand carries it;
-    /// see "Collations" in [`Binder`]). Evaluation is the inner value;
+    /// see "Collations" on the planner's `Binder`). Evaluation is the inner value;
     /// [`comparison_collation`](super::eval::comparison_collation) finds the
     /// collation for the operator.
     Collate(Box<Expr>, Collation),
@@ -210,11 +208,31 @@ pub enum SubqueryKind {
     In(Vec<Expr>, bool),
 }
 
+/// What the tree asks of a subquery's plan, handed down by the planner: the
+/// plan itself is the planner's (`crate::plan::select::SelectPlan`, a layer
+/// above), which implements this. Evaluation runs a subquery through the
+/// [`EvalContext`](super::eval::EvalContext) it is given, and the layers
+/// above get their plan back with [`as_any`](SubqueryPlan::as_any) (the
+/// planner's `select_plan`).
+pub trait SubqueryPlan: std::fmt::Debug + Send + Sync + 'static {
+    /// The kind of each output column.
+    fn kinds(&self) -> &[ExprKind];
+    /// The collation of each output column that is a string under a
+    /// collation other than bytewise (`None` otherwise).
+    fn colls(&self) -> &[Option<Collation>];
+    /// The width of the enclosing frame the subquery's frame starts with.
+    fn outer_len(&self) -> usize;
+    /// The plan, for a downcast to its type.
+    fn as_any(&self) -> &dyn Any;
+    /// The shared plan, for a downcast that keeps it shared.
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
+
 /// A bound subquery.
 #[derive(Debug, Clone)]
 pub struct SubqueryExpr {
     /// The subquery's plan; its frame starts with the enclosing frame.
-    pub plan: std::sync::Arc<crate::plan::select::SelectPlan>,
+    pub plan: Arc<dyn SubqueryPlan>,
     /// How its rows are used.
     pub kind: SubqueryKind,
     /// Whether it reads columns of an enclosing query (then it runs once per
@@ -224,7 +242,8 @@ pub struct SubqueryExpr {
 
 impl PartialEq for SubqueryExpr {
     fn eq(&self, other: &Self) -> bool {
-        std::sync::Arc::ptr_eq(&self.plan, &other.plan) && self.kind == other.kind
+        // The same plan, by address (`Arc::ptr_eq` ignores the vtable).
+        Arc::ptr_eq(&self.plan, &other.plan) && self.kind == other.kind
     }
 }
 
@@ -430,7 +449,7 @@ impl Expr {
             Expr::Column(i) | Expr::Bound(i) => cols.get(*i).copied().unwrap_or(ExprKind::String),
             Expr::Row(_) => ExprKind::Int,
             Expr::Subquery(sq) => match &sq.kind {
-                SubqueryKind::Scalar => sq.plan.kinds.first().copied().unwrap_or(ExprKind::Null),
+                SubqueryKind::Scalar => sq.plan.kinds().first().copied().unwrap_or(ExprKind::Null),
                 _ => ExprKind::Int,
             },
             Expr::Agg(i) => match aggs.get(*i) {
@@ -509,137 +528,4 @@ pub fn column_kinds(table: Option<&Table>) -> Vec<ExprKind> {
     table
         .map(|t| t.def.columns.iter().map(|c| ExprKind::of(c.ty)).collect())
         .unwrap_or_default()
-}
-
-/// Resolves names to frame positions and numbers placeholders.
-///
-/// # Collations
-/// When it binds a comparison (`=`, `<`, `<=>`, ...), IN, BETWEEN, LIKE or a
-/// CASE with an operand, the binder decides which collation compares the
-/// strings, with MySQL's coercibility rules ([`Binder::derive`]): an explicit
-/// COLLATE (level 0) beats a column (2), which beats a system constant (3),
-/// which beats a literal, parameter or variable (4, the connection's
-/// `collation_connection`); a binary string makes the comparison binary; two
-/// different collations at the winning level are 1267. If any operand is not
-/// a string the comparison follows MySQL's numeric and temporal rules and no
-/// collation applies. A bytewise result (`binary`, `utf8mb4_0900_bin`) leaves
-/// the operands bare — exactly Canyon's plain comparison — and any other
-/// wraps *every* operand in [`Expr::Collate`], so the evaluator finds the
-/// collation on either side and the planner can tell whether an index on a
-/// column (keyed by that column's collation) serves the comparison.
-///
-/// A query block evaluates its expressions over a *frame*: the values of the
-/// enclosing queries' frames (for correlated subqueries), then the columns of
-/// each of its own sources. `Expr::Column(i)` is frame position `i`; a
-/// single-table statement's frame is just the table's row.
-pub struct Binder<'a> {
-    /// The single table of a DML statement (or a single-table SELECT), if any.
-    pub table: Option<&'a Table>,
-    /// Visible sources: the enclosing queries' first, then this query's.
-    pub scopes: Vec<Scope>,
-    /// `scopes[own_from..]` are this query's sources.
-    pub own_from: usize,
-    /// Frame positions below this belong to enclosing queries.
-    pub outer_len: usize,
-    /// Frame width (where a subquery's own sources start).
-    pub frame_len: usize,
-    /// The smallest enclosing-frame position read (by this query or a nested
-    /// subquery): `Some` means this query is correlated.
-    pub min_outer_ref: Option<usize>,
-    /// The planner, for subqueries (absent where subqueries are not allowed).
-    pub plan_ctx: Option<&'a crate::plan::PlanContext<'a>>,
-    /// Placeholders seen so far.
-    pub params: usize,
-    /// Aggregates collected, when aggregates are allowed.
-    pub aggs: Vec<AggCall>,
-    /// Whether aggregate functions may appear here.
-    pub allow_aggs: bool,
-    /// Where we are, for "Unknown column 'x' in '...'".
-    pub context: &'static str,
-    /// Output-column aliases visible here (GROUP BY, HAVING, ORDER BY), used
-    /// for names that are not columns of the table.
-    pub aliases: Vec<(String, Expr)>,
-    /// Names an alias wins over a column of the same name for (HAVING, as
-    /// MySQL: a select-list alias before a FROM column, except for names the
-    /// GROUP BY lists as columns).
-    pub alias_first: Vec<String>,
-    /// The collation of literals, parameters and variables: the session's
-    /// `collation_connection`.
-    pub conn_coll: Collation,
-    /// How deep the expression being bound nests (see [`MAX_DEPTH`]).
-    pub(super) depth: usize,
-}
-
-// The one method of the binder that plans: it stays beside the struct (see
-// the module's essay); the others are in `bind` and `collate`.
-impl Binder<'_> {
-    /// Binds a subquery against this binder's frame.
-    pub(super) fn subquery(&mut self, q: &ast::Query, kind: SubqueryKind) -> Result<Expr> {
-        let ctx = self
-            .plan_ctx
-            .ok_or_else(|| Error::Unsupported("subqueries in this statement".into()))?;
-        let (plan, params, min_ref) =
-            crate::plan::select::plan_subquery(ctx, q, &self.scopes, self.frame_len, self.params)?;
-        self.params = params;
-        if let Some(r) = min_ref {
-            // A reference below our own frame start makes us correlated too.
-            if r < self.outer_len {
-                self.min_outer_ref = Some(self.min_outer_ref.map_or(r, |m| m.min(r)));
-            }
-        }
-        if kind == SubqueryKind::Scalar || matches!(kind, SubqueryKind::In(..)) {
-            let want = match &kind {
-                SubqueryKind::In(lhs, _) => lhs.len(),
-                _ => 1,
-            };
-            if plan.visible != want {
-                return Err(Error::OperandColumns(want));
-            }
-        }
-        let kind = match kind {
-            // `lhs IN (SELECT ...)` compares each operand with the matching
-            // output column under their aggregated collation, which the
-            // operand carries (see "Collations").
-            SubqueryKind::In(mut lhs, neg) => {
-                for (i, l) in lhs.iter_mut().enumerate() {
-                    let out = match plan.kinds.get(i) {
-                        Some(ExprKind::String) => Some((
-                            plan.colls
-                                .get(i)
-                                .copied()
-                                .flatten()
-                                .unwrap_or(Collation::Utf8mb4_0900Bin),
-                            // A constant output (`SELECT 'x'`) is as
-                            // coercible as a literal; anything else as a column.
-                            if plan.projection.get(i).is_some_and(Expr::is_constant) {
-                                4
-                            } else {
-                                2
-                            },
-                        )),
-                        _ => None,
-                    };
-                    if let (Some(mine), Some(theirs)) = (self.derive(l), out) {
-                        let c = aggregate_collations(&[mine, theirs], "in")?;
-                        let mut inner = std::mem::replace(l, Expr::Literal(Value::Null));
-                        while let Expr::Collate(x, _) = inner {
-                            inner = *x;
-                        }
-                        *l = if c.is_bytewise() {
-                            inner
-                        } else {
-                            Expr::Collate(Box::new(inner), c)
-                        };
-                    }
-                }
-                SubqueryKind::In(lhs, neg)
-            }
-            k => k,
-        };
-        Ok(Expr::Subquery(Box::new(SubqueryExpr {
-            plan: std::sync::Arc::new(plan),
-            kind,
-            correlated: min_ref.is_some(),
-        })))
-    }
 }

@@ -1070,7 +1070,7 @@ pub fn choose_access_estimated(table: &Table, filter: Option<&Expr>) -> (Access,
 mod tests {
     use super::*;
     use crate::catalog::{ColumnDef, IndexDef, TableDef};
-    use crate::expr::Binder;
+    use crate::plan::bind::Binder;
     use sqlparser::dialect::MySqlDialect;
     use sqlparser::parser::Parser;
 

@@ -4,7 +4,8 @@
 //! alias, GROUP BY also by position), ORDER BY (an output position, an alias,
 //! or an expression added as a hidden column) and LIMIT / OFFSET.
 
-use crate::expr::{Binder, Expr, Scope};
+use crate::expr::Expr;
+use crate::plan::bind::{Binder, Scope};
 use canyon_common::{Error, Result};
 use sqlparser::ast;
 

@@ -46,10 +46,11 @@
 //! special form for it.
 
 use crate::catalog::{Catalog, Table};
-use crate::expr::{Binder, Expr};
+use crate::expr::Expr;
 use crate::plan::access::{choose_access, Access};
+use crate::plan::bind::Binder;
 pub use crate::plan::select::LockMode;
-use crate::plan::select::{SelectPlan, SourceKind};
+use crate::plan::select::{select_plan, SelectPlan, SourceKind};
 use crate::types::result::Column;
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
@@ -195,16 +196,16 @@ impl Plan {
 
     /// Every table the statement reads (not counting the table a DML statement
     /// writes): joins, derived tables, subqueries, an INSERT's SELECT.
-    pub fn tables_read(&self, out: &mut Vec<Arc<Table>>) {
+    pub fn tables_read(&self, out: &mut Vec<Arc<Table>>) -> Result<()> {
         use crate::plan::select::{subquery_tables, tables_read};
         match self {
-            Plan::Select(s) => tables_read(s, out),
+            Plan::Select(s) => tables_read(s, out)?,
             Plan::Insert(i) => {
                 if let Some(sel) = &i.select {
-                    tables_read(sel, out);
+                    tables_read(sel, out)?;
                 }
                 for e in i.rows.iter().flatten().flatten() {
-                    subquery_tables(e, out);
+                    subquery_tables(e, out)?;
                 }
             }
             Plan::Update(u) => {
@@ -215,7 +216,7 @@ impl Plan {
                 let exprs = u.filter.iter();
                 let exprs = exprs.chain(u.assignments.iter().map(|(_, e)| e));
                 for e in exprs.chain(order.iter().map(|(e, _)| e)) {
-                    subquery_tables(e, out);
+                    subquery_tables(e, out)?;
                 }
             }
             Plan::Delete(d) => {
@@ -224,10 +225,11 @@ impl Plan {
                     _ => &[],
                 };
                 for e in d.filter.iter().chain(order.iter().map(|(e, _)| e)) {
-                    subquery_tables(e, out);
+                    subquery_tables(e, out)?;
                 }
             }
         }
+        Ok(())
     }
 }
 
@@ -1028,7 +1030,7 @@ fn check_subqueries<'e>(
                 "correlated subqueries in UPDATE and DELETE".into(),
             ));
         }
-        if plan_reads_table(&sq.plan, table) {
+        if plan_reads_table(select_plan(sq.plan.as_ref())?, table)? {
             let name = alias.unwrap_or(&table.def.name);
             return Err(Error::UpdateTableUsed(name.to_string()));
         }
@@ -1039,18 +1041,30 @@ fn check_subqueries<'e>(
 /// Whether a query reads `table` directly or through a nested subquery. Derived
 /// tables are not looked into: they are materialised before the statement
 /// changes anything (MySQL makes the same exception to error 1093).
-fn plan_reads_table(p: &SelectPlan, table: &Table) -> bool {
+fn plan_reads_table(p: &SelectPlan, table: &Table) -> Result<bool> {
     let same = |t: &Table| t.def.db == table.def.db && t.def.name == table.def.name;
     if p.table.as_deref().is_some_and(same) {
-        return true;
+        return Ok(true);
     }
-    if p.sources.iter().any(|s| match &s.kind {
-        SourceKind::Table(t) => same(t),
-        // A set operation's operands are subqueries in MySQL's eyes (1093).
-        SourceKind::SetOp(sp) => sp.operands.iter().any(|o| plan_reads_table(o, table)),
-        SourceKind::Derived(_) | SourceKind::System(_) => false,
-    }) {
-        return true;
+    for s in &p.sources {
+        let reads = match &s.kind {
+            SourceKind::Table(t) => same(t),
+            // A set operation's operands are subqueries in MySQL's eyes (1093).
+            SourceKind::SetOp(sp) => {
+                let mut any = false;
+                for o in &sp.operands {
+                    if plan_reads_table(o, table)? {
+                        any = true;
+                        break;
+                    }
+                }
+                any
+            }
+            SourceKind::Derived(_) | SourceKind::System(_) => false,
+        };
+        if reads {
+            return Ok(true);
+        }
     }
     let mut exprs: Vec<&Expr> = Vec::new();
     exprs.extend(&p.pre_filter);
@@ -1066,10 +1080,12 @@ fn plan_reads_table(p: &SelectPlan, table: &Table) -> bool {
         exprs.extend(&s.post_filter);
         exprs.extend(s.hash_keys.iter().map(|(_, e)| e));
     }
-    let mut reads = false;
+    let mut reads = Ok(false);
     for e in exprs {
         e.visit_columns(&mut |_| {}, &mut |sq| {
-            reads = reads || plan_reads_table(&sq.plan, table)
+            if let Ok(false) = reads {
+                reads = select_plan(sq.plan.as_ref()).and_then(|p| plan_reads_table(p, table));
+            }
         });
     }
     reads

@@ -5,8 +5,8 @@
 
 use crate::catalog::Table;
 use crate::expr::functions::Func;
-use crate::expr::{eval, AggCall, AggFunc, Env, EvalContext, Expr, SubqueryKind};
-use crate::plan::select::{SelectPlan, SourceKind};
+use crate::expr::{eval, subquery_key, AggCall, AggFunc, Env, EvalContext, Expr, SubqueryKind};
+use crate::plan::select::{shared_select_plan, SelectPlan, SourceKind};
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
 use std::collections::HashMap;
@@ -224,7 +224,7 @@ pub(super) fn expr(e: &Expr, n: &Names<'_>) -> String {
         Expr::Subquery(sq) => {
             let id = n
                 .ids
-                .get(&addr(&sq.plan))
+                .get(&subquery_key(sq))
                 .map(|i| i.to_string())
                 .unwrap_or_else(|| "?".into());
             match &sq.kind {
@@ -284,10 +284,14 @@ fn block_exprs(plan: &SelectPlan) -> Vec<&Expr> {
 }
 
 /// The subqueries an expression holds (not those inside their plans), each once.
+/// (A subquery's plan is always a select plan; one that were not would have no
+/// block to print.)
 pub(super) fn subqueries_of(e: &Expr, out: &mut Vec<(Arc<SelectPlan>, bool)>) {
     e.visit_columns(&mut |_| {}, &mut |sq| {
-        if !out.iter().any(|(p, _)| Arc::ptr_eq(p, &sq.plan)) {
-            out.push((sq.plan.clone(), sq.correlated));
+        if !out.iter().any(|(p, _)| addr(p) == subquery_key(sq)) {
+            if let Some(p) = shared_select_plan(&sq.plan) {
+                out.push((p, sq.correlated));
+            }
         }
     });
 }

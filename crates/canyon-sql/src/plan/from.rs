@@ -6,7 +6,8 @@
 //! the access paths are chosen afterwards, in `join.rs`.
 
 use crate::catalog::infoschema::{Pushed, SystemTable};
-use crate::expr::{eval, BinOp, Binder, Env, Expr, Scope};
+use crate::expr::{eval, BinOp, Env, Expr};
+use crate::plan::bind::{Binder, Scope};
 use crate::plan::select::{plan_query, Source, SourceKind};
 use crate::plan::setop::{is_set_op, plan_set_op};
 use crate::plan::{CteDef, PlanContext};

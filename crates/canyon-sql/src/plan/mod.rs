@@ -1,6 +1,16 @@
 //! Layer 5, **plan**: from a parsed statement to an executable plan,
 //! against one catalog snapshot.
 //!
+//! - [`bind`]: the binder, sqlparser's expressions to the bound tree of
+//!   `crate::expr` (names to frame positions, functions, placeholders), with
+//!   [`bind_collate`] (MySQL's coercibility rules on comparisons),
+//!   [`bind_functions`] (the forms with their own syntax that bind to
+//!   functions: `d + INTERVAL n DAY`, EXTRACT, ...) and [`bind_literal`]
+//!   (literals typed as MySQL types them). Binding is planning (SQLite keeps
+//!   `resolve.c` apart from `expr.c` likewise): a subquery is planned where
+//!   the binder meets it, and its plan goes into the tree as the
+//!   `SubqueryPlan` interface `crate::expr` declares, which [`select`]'s
+//!   plan implements ([`select::select_plan`] gets it back);
 //! - [`select`]: SELECT planning (frames, the plan's shape, a query block
 //!   from start to end, WITH), with its steps in `from` (FROM sources,
 //!   derived tables, CTE references, join conditions), `clauses` (the select
@@ -20,9 +30,16 @@
 //! recurses here (a subquery is a query inside an expression inside a
 //! query), so `select`, `setop` and `dml` call each other, and `from` and
 //! `join` (steps of `select` that use its types) belong to the same circle;
-//! that circle stays inside this folder. Imports: the layers below.
+//! so does the binder, which plans the subqueries it meets (`bind` calls
+//! `select`, which binds its clauses with it), with `bind_collate` and
+//! `bind_functions`, which work on the binder's state and are called by it.
+//! That circle stays inside this folder. Imports: the layers below.
 
 pub mod access;
+pub mod bind;
+pub mod bind_collate;
+pub mod bind_functions;
+pub mod bind_literal;
 mod clauses;
 pub mod dml;
 pub mod explain;

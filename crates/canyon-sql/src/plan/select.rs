@@ -61,8 +61,9 @@
 //! per step).
 
 use crate::catalog::Table;
-use crate::expr::{AggCall, Binder, Expr, Scope, SubqueryExpr};
+use crate::expr::{AggCall, Expr, SubqueryExpr, SubqueryPlan};
 use crate::plan::access::Access;
+use crate::plan::bind::{Binder, Scope};
 use crate::plan::clauses::{bind_clauses, Clauses};
 use crate::plan::from::SystemSource;
 use crate::plan::from::{From, FromItem};
@@ -207,6 +208,42 @@ pub struct SelectPlan {
     pub needed: Option<Vec<bool>>,
 }
 
+/// The select plan is what a subquery's node in the expression tree holds,
+/// handed down to `crate::expr` as a [`SubqueryPlan`] (the tree cannot name
+/// this layer); [`select_plan`] gets it back.
+impl SubqueryPlan for SelectPlan {
+    fn kinds(&self) -> &[ExprKind] {
+        &self.kinds
+    }
+    fn colls(&self) -> &[Option<Collation>] {
+        &self.colls
+    }
+    fn outer_len(&self) -> usize {
+        self.outer_len
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
+        self
+    }
+}
+
+/// The select plan of a subquery. Every subquery's plan is one (the binder
+/// makes them: [`Binder`]'s `subquery`); any other is an internal error, not
+/// a panic.
+pub fn select_plan(p: &dyn SubqueryPlan) -> Result<&SelectPlan> {
+    p.as_any()
+        .downcast_ref::<SelectPlan>()
+        .ok_or_else(|| Error::Internal("a subquery's plan is not a select plan".into()))
+}
+
+/// [`select_plan`], keeping the plan shared (EXPLAIN's list of blocks).
+/// `None` where the plan is not a select plan.
+pub fn shared_select_plan(p: &Arc<dyn SubqueryPlan>) -> Option<Arc<SelectPlan>> {
+    Arc::clone(p).into_any().downcast::<SelectPlan>().ok()
+}
+
 /// Marks the frame positions `e` reads; a subquery marks everything (it may
 /// read any column of the enclosing frame).
 fn mark_columns(e: &Expr, needed: &mut [bool]) {
@@ -225,12 +262,16 @@ fn mark_columns(e: &Expr, needed: &mut [bool]) {
 
 /// Every base table a plan reads — its sources, its derived tables' and its
 /// subqueries' — for privilege checks (duplicates possible).
-pub fn tables_read(plan: &SelectPlan, out: &mut Vec<Arc<Table>>) {
+pub fn tables_read(plan: &SelectPlan, out: &mut Vec<Arc<Table>>) -> Result<()> {
     for s in &plan.sources {
         match &s.kind {
             SourceKind::Table(t) => out.push(t.clone()),
-            SourceKind::Derived(d) => tables_read(d, out),
-            SourceKind::SetOp(sp) => sp.operands.iter().for_each(|p| tables_read(p, out)),
+            SourceKind::Derived(d) => tables_read(d, out)?,
+            SourceKind::SetOp(sp) => {
+                for p in &sp.operands {
+                    tables_read(p, out)?;
+                }
+            }
             // information_schema needs no grant; its rows are filtered by the
             // account's privileges instead.
             SourceKind::System(_) => {}
@@ -250,13 +291,20 @@ pub fn tables_read(plan: &SelectPlan, out: &mut Vec<Arc<Table>>) {
                 .flat_map(|st| st.filter.iter().chain(st.post_filter.iter())),
         );
     for e in exprs {
-        subquery_tables(e, out);
+        subquery_tables(e, out)?;
     }
+    Ok(())
 }
 
 /// The tables read by the subqueries inside `e`.
-pub fn subquery_tables(e: &Expr, out: &mut Vec<Arc<Table>>) {
-    e.visit_columns(&mut |_| {}, &mut |sq| tables_read(&sq.plan, out));
+pub fn subquery_tables(e: &Expr, out: &mut Vec<Arc<Table>>) -> Result<()> {
+    let mut done = Ok(());
+    e.visit_columns(&mut |_| {}, &mut |sq| {
+        if done.is_ok() {
+            done = select_plan(sq.plan.as_ref()).and_then(|p| tables_read(p, out));
+        }
+    });
+    done
 }
 
 /// Plans a top-level SELECT query.

@@ -42,7 +42,7 @@
 //! subquery), `VALUES` / `TABLE` operands, `BY NAME` and `MINUS`. A locking
 //! read over a set operation is refused like one over a derived table.
 
-use crate::expr::Scope;
+use crate::plan::bind::Scope;
 use crate::plan::select::SelectPlan;
 use crate::plan::PlanContext;
 use crate::types::collation::Collation;

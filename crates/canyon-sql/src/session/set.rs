@@ -4,7 +4,8 @@
 use super::{context::*, state::*, txn::*};
 use crate::catalog::privileges::Privs;
 use crate::catalog::vars;
-use crate::expr::{eval, Binder, Env};
+use crate::expr::{eval, Env};
+use crate::plan::bind::Binder;
 use crate::types::result::QueryResult;
 use crate::types::value::Value;
 use canyon_common::{Error, Result};

@@ -60,7 +60,7 @@ impl Session {
                 .check_db(cat, &t.def.db, command, Some(&t.def.name))?;
         }
         let mut read = Vec::new();
-        plan.tables_read(&mut read);
+        plan.tables_read(&mut read)?;
         for t in read {
             self.state
                 .check_db(cat, &t.def.db, "SELECT", Some(&t.def.name))?;

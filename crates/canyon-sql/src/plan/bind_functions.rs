@@ -3,11 +3,12 @@
 //! TIMESTAMPDIFF, EXTRACT, POSITION, CONVERT(x USING cs) and UTC_DATE,
 //! UTC_TIME, UTC_TIMESTAMP without parentheses. [`bind_special`] binds them
 //! before the general binder does ([`Binder::bind`] asks it first). A file
-//! apart from the functions' evaluation: this is binding, which reads
-//! sqlparser's AST.
+//! apart from the functions' evaluation (`crate::expr::functions` and its
+//! families): this is binding, which reads sqlparser's AST.
 
 use crate::expr::functions::Func;
-use crate::expr::tree::{Binder, Expr};
+use crate::expr::Expr;
+use crate::plan::bind::Binder;
 use crate::types::datetime::Unit;
 use canyon_common::{Error, Result};
 use sqlparser::ast;
@@ -196,7 +197,6 @@ fn bind_unit_function(b: &mut Binder<'_>, name: &str, args: &[&ast::Expr]) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::Binder;
     use crate::types::value::Value;
     use sqlparser::dialect::MySqlDialect;
     use sqlparser::parser::Parser;

@@ -6,10 +6,13 @@
 //!
 //! A file apart from [`bind`](super::bind) because these rules are one piece,
 //! read on their own against MySQL's (`DTCollation::aggregate`), whichever
-//! form of the AST the binder is binding.
+//! form of the AST the binder is binding. (The evaluator's side, which
+//! collation an operator compares under once the binder has marked its
+//! operands, is `comparison_collation` in `crate::expr::eval`.)
 
 use crate::expr::functions;
-use crate::expr::tree::{AggFunc, Binder, Expr, SubqueryKind};
+use crate::expr::{AggFunc, Expr, SubqueryKind};
+use crate::plan::bind::Binder;
 use crate::types::collation::Collation;
 use crate::types::value::Value;
 use crate::types::ExprKind;
@@ -73,7 +76,7 @@ impl Binder<'_> {
                     .or(Some((self.conn_coll, 4)))
             }
             Expr::Subquery(sq) if sq.kind == SubqueryKind::Scalar => {
-                sq.plan.colls.first().copied().flatten().map(|c| (c, 2))
+                sq.plan.colls().first().copied().flatten().map(|c| (c, 2))
             }
             _ => None,
         }

@@ -1,23 +1,31 @@
-//! Binding: sqlparser's AST to the bound tree ([`Expr`]), by the [`Binder`]'s
-//! methods. Names resolve against [`Scope`]s to frame positions, function
-//! names to [`Func`]; placeholders are numbered in the order met; literals are
-//! typed as MySQL types them ([`literal`], [`number_literal`]).
+//! The binder: sqlparser's AST to the bound tree ([`Expr`]). The
+//! [`Binder`] resolves names against [`Scope`]s to frame positions and
+//! function names to [`Func`]; placeholders are numbered in the order met;
+//! literals are typed as MySQL types them ([`literal`], in
+//! [`bind_literal`](super::bind_literal)).
 //!
-//! A file apart from [`tree`](super::tree) because binding is where
-//! sqlparser's AST is read: the tree and its walks read without it. The
-//! binder's struct is declared in `tree`, with its method that plans
-//! subqueries (see there); the collation rules it applies to comparisons are
-//! in [`collate`](super::collate). `bind_inner` dispatches on the AST's
-//! node; the larger forms are bound by one helper each.
+//! Binding is planning (SQLite keeps `resolve.c` apart from `expr.c` for the
+//! same reason): a subquery in an expression is planned while the binder
+//! meets it ([`Binder`]'s `subquery`, through
+//! [`plan_subquery`](super::select::plan_subquery)), so the binder lives in
+//! this layer, above the tree it builds (`crate::expr`). The collation rules
+//! it applies to comparisons are in [`bind_collate`](super::bind_collate),
+//! the forms with their own syntax that bind to functions (`d + INTERVAL n
+//! DAY`, EXTRACT, ...) in [`bind_functions`](super::bind_functions).
+//! `bind_inner` dispatches on the AST's node; the larger forms are bound by
+//! one helper each.
 
 use crate::catalog::Table;
 use crate::expr::functions::{self, Func};
-use crate::expr::tree::{AggCall, AggFunc, BinOp, Binder, Expr, SubqueryKind, MAX_DEPTH};
+use crate::expr::{AggCall, AggFunc, BinOp, Expr, SubqueryExpr, SubqueryKind, MAX_DEPTH};
+use crate::plan::bind_collate::aggregate_collations;
+use crate::plan::bind_functions::bind_special;
+use crate::plan::bind_literal::{is_utf8_introducer, literal};
+use crate::plan::dml::PlanContext;
 use crate::types::collation::Collation;
 use crate::types::value::Value;
 use crate::types::ExprKind;
 use canyon_common::{Error, Result};
-use rust_decimal::Decimal;
 use sqlparser::ast;
 
 /// One source whose columns names can resolve to: a table or derived table of
@@ -120,6 +128,65 @@ impl Scope {
             self.find_unqualified(name)
         }
     }
+}
+
+/// Resolves names to frame positions and numbers placeholders.
+///
+/// # Collations
+/// When it binds a comparison (`=`, `<`, `<=>`, ...), IN, BETWEEN, LIKE or a
+/// CASE with an operand, the binder decides which collation compares the
+/// strings, with MySQL's coercibility rules ([`Binder::derive`]): an explicit
+/// COLLATE (level 0) beats a column (2), which beats a system constant (3),
+/// which beats a literal, parameter or variable (4, the connection's
+/// `collation_connection`); a binary string makes the comparison binary; two
+/// different collations at the winning level are 1267. If any operand is not
+/// a string the comparison follows MySQL's numeric and temporal rules and no
+/// collation applies. A bytewise result (`binary`, `utf8mb4_0900_bin`) leaves
+/// the operands bare — exactly Canyon's plain comparison — and any other
+/// wraps *every* operand in [`Expr::Collate`], so the evaluator finds the
+/// collation on either side and the planner can tell whether an index on a
+/// column (keyed by that column's collation) serves the comparison.
+///
+/// A query block evaluates its expressions over a *frame*: the values of the
+/// enclosing queries' frames (for correlated subqueries), then the columns of
+/// each of its own sources. `Expr::Column(i)` is frame position `i`; a
+/// single-table statement's frame is just the table's row.
+pub struct Binder<'a> {
+    /// The single table of a DML statement (or a single-table SELECT), if any.
+    pub table: Option<&'a Table>,
+    /// Visible sources: the enclosing queries' first, then this query's.
+    pub scopes: Vec<Scope>,
+    /// `scopes[own_from..]` are this query's sources.
+    pub own_from: usize,
+    /// Frame positions below this belong to enclosing queries.
+    pub outer_len: usize,
+    /// Frame width (where a subquery's own sources start).
+    pub frame_len: usize,
+    /// The smallest enclosing-frame position read (by this query or a nested
+    /// subquery): `Some` means this query is correlated.
+    pub min_outer_ref: Option<usize>,
+    /// The planner, for subqueries (absent where subqueries are not allowed).
+    pub plan_ctx: Option<&'a PlanContext<'a>>,
+    /// Placeholders seen so far.
+    pub params: usize,
+    /// Aggregates collected, when aggregates are allowed.
+    pub aggs: Vec<AggCall>,
+    /// Whether aggregate functions may appear here.
+    pub allow_aggs: bool,
+    /// Where we are, for "Unknown column 'x' in '...'".
+    pub context: &'static str,
+    /// Output-column aliases visible here (GROUP BY, HAVING, ORDER BY), used
+    /// for names that are not columns of the table.
+    pub aliases: Vec<(String, Expr)>,
+    /// Names an alias wins over a column of the same name for (HAVING, as
+    /// MySQL: a select-list alias before a FROM column, except for names the
+    /// GROUP BY lists as columns).
+    pub alias_first: Vec<String>,
+    /// The collation of literals, parameters and variables: the session's
+    /// `collation_connection`.
+    pub conn_coll: Collation,
+    /// How deep the expression being bound nests (see [`MAX_DEPTH`]).
+    pub(super) depth: usize,
 }
 
 impl<'a> Binder<'a> {
@@ -240,7 +307,7 @@ impl<'a> Binder<'a> {
         use ast::Expr as A;
         // Forms whose binding belongs with their functions (INTERVAL arithmetic,
         // EXTRACT, ...).
-        if let Some(r) = functions::bind_special(self, e) {
+        if let Some(r) = bind_special(self, e) {
             return r;
         }
         Ok(match e {
@@ -818,12 +885,78 @@ impl<'a> Binder<'a> {
     }
 }
 
-/// Whether `_name` introduces a literal whose bytes Canyon takes as they are:
-/// binary, or one of the names of UTF-8 (the only character set it stores).
-fn is_utf8_introducer(name: &str) -> bool {
-    ["_binary", "_utf8mb4", "_utf8mb3", "_utf8"]
-        .iter()
-        .any(|i| name.eq_ignore_ascii_case(i))
+// The one method of the binder that plans: a subquery is planned where the
+// binder meets it, against the binder's frame.
+impl Binder<'_> {
+    /// Binds a subquery against this binder's frame.
+    fn subquery(&mut self, q: &ast::Query, kind: SubqueryKind) -> Result<Expr> {
+        let ctx = self
+            .plan_ctx
+            .ok_or_else(|| Error::Unsupported("subqueries in this statement".into()))?;
+        let (plan, params, min_ref) =
+            crate::plan::select::plan_subquery(ctx, q, &self.scopes, self.frame_len, self.params)?;
+        self.params = params;
+        if let Some(r) = min_ref {
+            // A reference below our own frame start makes us correlated too.
+            if r < self.outer_len {
+                self.min_outer_ref = Some(self.min_outer_ref.map_or(r, |m| m.min(r)));
+            }
+        }
+        if kind == SubqueryKind::Scalar || matches!(kind, SubqueryKind::In(..)) {
+            let want = match &kind {
+                SubqueryKind::In(lhs, _) => lhs.len(),
+                _ => 1,
+            };
+            if plan.visible != want {
+                return Err(Error::OperandColumns(want));
+            }
+        }
+        let kind = match kind {
+            // `lhs IN (SELECT ...)` compares each operand with the matching
+            // output column under their aggregated collation, which the
+            // operand carries (see "Collations").
+            SubqueryKind::In(mut lhs, neg) => {
+                for (i, l) in lhs.iter_mut().enumerate() {
+                    let out = match plan.kinds.get(i) {
+                        Some(ExprKind::String) => Some((
+                            plan.colls
+                                .get(i)
+                                .copied()
+                                .flatten()
+                                .unwrap_or(Collation::Utf8mb4_0900Bin),
+                            // A constant output (`SELECT 'x'`) is as
+                            // coercible as a literal; anything else as a column.
+                            if plan.projection.get(i).is_some_and(Expr::is_constant) {
+                                4
+                            } else {
+                                2
+                            },
+                        )),
+                        _ => None,
+                    };
+                    if let (Some(mine), Some(theirs)) = (self.derive(l), out) {
+                        let c = aggregate_collations(&[mine, theirs], "in")?;
+                        let mut inner = std::mem::replace(l, Expr::Literal(Value::Null));
+                        while let Expr::Collate(x, _) = inner {
+                            inner = *x;
+                        }
+                        *l = if c.is_bytewise() {
+                            inner
+                        } else {
+                            Expr::Collate(Box::new(inner), c)
+                        };
+                    }
+                }
+                SubqueryKind::In(lhs, neg)
+            }
+            k => k,
+        };
+        Ok(Expr::Subquery(Box::new(SubqueryExpr {
+            plan: std::sync::Arc::new(plan),
+            kind,
+            correlated: min_ref.is_some(),
+        })))
+    }
 }
 
 /// `@@session.x` / `@@local.x` are `x`; `@@global.x` keeps its prefix (the
@@ -836,76 +969,4 @@ fn strip_scope(v: &str) -> String {
         }
     }
     lower
-}
-
-/// Converts a literal of the AST into a value.
-pub fn literal(v: &ast::Value) -> Result<Value> {
-    Ok(match v {
-        ast::Value::Number(s, _) => number_literal(s)?,
-        ast::Value::SingleQuotedString(s)
-        | ast::Value::DoubleQuotedString(s)
-        | ast::Value::EscapedStringLiteral(s)
-        | ast::Value::NationalStringLiteral(s)
-        | ast::Value::TripleSingleQuotedString(s)
-        | ast::Value::TripleDoubleQuotedString(s) => Value::str(s),
-        ast::Value::SingleQuotedByteStringLiteral(s)
-        | ast::Value::DoubleQuotedByteStringLiteral(s) => Value::str(s),
-        ast::Value::HexStringLiteral(h) => {
-            Value::Bytes(decode_hex(h).ok_or_else(|| Error::Syntax(format!("X'{h}'")))?)
-        }
-        ast::Value::Boolean(b) => Value::Int(*b as i64),
-        ast::Value::Null => Value::Null,
-        other => return Err(Error::Syntax(other.to_string())),
-    })
-}
-
-/// Parses a numeric literal as MySQL types it: integers as BIGINT (UNSIGNED when
-/// they only fit that), with a point as DECIMAL, with an exponent as DOUBLE.
-pub fn number_literal(s: &str) -> Result<Value> {
-    if let Ok(i) = s.parse::<i64>() {
-        return Ok(Value::Int(i));
-    }
-    if let Ok(u) = s.parse::<u64>() {
-        return Ok(Value::UInt(u));
-    }
-    if !s.contains(['e', 'E']) {
-        if let Ok(d) = Decimal::from_str_exact(s) {
-            // `-0.0` is 0.0, as MySQL's negation of a zero.
-            return Ok(Value::Decimal(if d.is_zero() { d.abs() } else { d }));
-        }
-    }
-    s.parse::<f64>()
-        .map(Value::Double)
-        .map_err(|_| Error::Syntax(s.to_string()))
-}
-
-fn decode_hex(h: &str) -> Option<Vec<u8>> {
-    let h = if h.len() % 2 == 1 {
-        format!("0{h}")
-    } else {
-        h.to_string()
-    };
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(h.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn number_literals_are_typed_like_mysql() {
-        assert_eq!(number_literal("42"), Ok(Value::Int(42)));
-        assert_eq!(
-            number_literal("18446744073709551615"),
-            Ok(Value::UInt(u64::MAX))
-        );
-        assert_eq!(
-            number_literal("1.50"),
-            Ok(Value::Decimal(Decimal::new(150, 2)))
-        );
-        assert_eq!(number_literal("1e3"), Ok(Value::Double(1000.0)));
-    }
 }
