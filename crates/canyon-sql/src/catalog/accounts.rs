@@ -1,5 +1,5 @@
 //! Accounts: CREATE / ALTER / DROP USER, GRANT and REVOKE as catalog changes
-//! through [`Engine::change`], each persisted with a synced write and
+//! through `Engine::change`, each persisted with a synced write and
 //! published with one swap.
 
 use crate::catalog::auth::{self, AuthPlugin};

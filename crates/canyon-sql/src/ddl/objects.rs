@@ -1,5 +1,5 @@
 //! CREATE and DROP of databases, tables and indexes, and TRUNCATE: catalog
-//! changes through [`Engine::change`] (the protocol of
+//! changes through `Engine::change` (the protocol of
 //! `crate::catalog::engine`), with the foreign-key checks of
 //! `crate::exec::foreign` and the online index builds of `crate::ddl::alter`.
 

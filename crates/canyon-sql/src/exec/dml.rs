@@ -34,11 +34,9 @@
 //! UPDATE / DELETE, and joins, read the transaction's snapshot — InnoDB would
 //! lock their rows too (docs/architecture/transactions.md lists the
 //! differences).
-
 //!
-//! Files: [`read`](super::read) (consistent and locking reads),
-//! [`insert`](super::insert) (INSERT and its duplicate handling),
-//! [`update`](super::update) (UPDATE, DELETE); this file holds what they
+//! Files: `read` (consistent and locking reads), `insert` (INSERT and its
+//! duplicate handling), `update` (UPDATE, DELETE); this file holds what they
 //! share (statement effects, lock keys, the update of one row) and the
 //! subqueries a DML statement runs before it writes. A table's stored key
 //! and row format is `crate::catalog::rows`.
