@@ -752,37 +752,7 @@ pub fn tables_row(db: &str, t: &Table) -> Vec<Value> {
 pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     match table {
-        SystemTable::Schemata => {
-            let mut names: Vec<&str> = vec![NAME];
-            names.extend(
-                g.catalog
-                    .databases
-                    .keys()
-                    .map(String::as_str)
-                    .filter(|d| g.account.is_some_and(|a| a.can_use_db(d))),
-            );
-            names.sort_unstable();
-            for d in names {
-                if p.schemas
-                    .as_ref()
-                    .is_some_and(|l| !l.iter().any(|x| x == d))
-                {
-                    continue;
-                }
-                let coll = match g.catalog.databases.get(d) {
-                    Some(db) => db.default_collation,
-                    None => crate::types::collation::Collation::Utf8mb3GeneralCi, // information_schema
-                };
-                out.push(vec![
-                    s("def"),
-                    s(d),
-                    s(coll.charset()),
-                    s(coll.name()),
-                    Value::Null,
-                    s("NO"),
-                ]);
-            }
-        }
+        SystemTable::Schemata => schemata_rows(p, g, &mut out),
         SystemTable::Tables => {
             for st in visible_system_tables(p) {
                 let mut r = vec![Value::Null; TABLES.len()];
@@ -799,242 +769,11 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                 out.push(tables_row(db, t));
             }
         }
-        SystemTable::Columns => {
-            for st in visible_system_tables(p) {
-                for (i, (c, kind)) in st.columns().iter().enumerate() {
-                    let (dt, ct) = match kind {
-                        ExprKind::UInt => ("bigint", "bigint unsigned"),
-                        ExprKind::Int => ("bigint", "bigint"),
-                        ExprKind::DateTime => ("datetime", "datetime"),
-                        _ => ("varchar", "varchar(64)"),
-                    };
-                    let is_str = dt == "varchar";
-                    out.push(vec![
-                        s("def"),
-                        s(NAME),
-                        s(st.name()),
-                        s(c),
-                        u(i as u64 + 1),
-                        Value::Null,
-                        s("YES"),
-                        s(dt),
-                        if is_str { Value::Int(64) } else { Value::Null },
-                        if is_str { Value::Int(192) } else { Value::Null },
-                        if dt == "bigint" {
-                            u(19 + ct.ends_with("unsigned") as u64)
-                        } else {
-                            Value::Null
-                        },
-                        if dt == "bigint" { u(0) } else { Value::Null },
-                        if dt == "datetime" { u(0) } else { Value::Null },
-                        if is_str { s("utf8mb3") } else { Value::Null },
-                        if is_str {
-                            s("utf8mb3_general_ci")
-                        } else {
-                            Value::Null
-                        },
-                        s(ct),
-                        s(""),
-                        s(""),
-                        s("select"),
-                        s(""),
-                        s(""),
-                        Value::Null,
-                    ]);
-                }
-            }
-            for (db, t) in visible_tables(g, p) {
-                for (i, c) in t.def.columns.iter().enumerate() {
-                    let (dt, maxlen, octets, prec, scale, dtprec) = type_facts(c.ty);
-                    let textual = c.ty.is_string() && !c.ty.is_binary();
-                    let default = match &c.default {
-                        None | Some(DefaultValue::Null) => Value::Null,
-                        Some(DefaultValue::Literal(v)) | Some(DefaultValue::Number(v)) => s(v),
-                        Some(DefaultValue::CurrentTimestamp) => s("CURRENT_TIMESTAMP"),
-                    };
-                    let extra = if c.auto_increment {
-                        "auto_increment"
-                    } else if matches!(c.default, Some(DefaultValue::CurrentTimestamp)) {
-                        "DEFAULT_GENERATED"
-                    } else {
-                        ""
-                    };
-                    out.push(vec![
-                        s("def"),
-                        s(db),
-                        s(&t.def.name),
-                        s(&c.name),
-                        u(i as u64 + 1),
-                        default,
-                        s(if c.nullable { "YES" } else { "NO" }),
-                        s(&dt),
-                        maxlen,
-                        octets,
-                        prec,
-                        scale,
-                        dtprec,
-                        if textual {
-                            s(c.collation.charset())
-                        } else {
-                            Value::Null
-                        },
-                        if textual {
-                            s(c.collation.name())
-                        } else {
-                            Value::Null
-                        },
-                        s(&c.ty.sql_name()),
-                        s(column_key(t, i)),
-                        s(extra),
-                        s("select,insert,update,references"),
-                        s(""),
-                        s(""),
-                        Value::Null,
-                    ]);
-                }
-            }
-        }
-        SystemTable::Statistics => {
-            for (db, t) in visible_tables(g, p) {
-                for (name, unique, cols, id) in keys_of(t) {
-                    for (seq, &c) in cols.iter().enumerate() {
-                        let col = &t.def.columns[c];
-                        let card = t.stats.n_diff(id, seq + 1);
-                        out.push(vec![
-                            s("def"),
-                            s(db),
-                            s(&t.def.name),
-                            Value::Int(!unique as i64),
-                            s(db),
-                            s(name),
-                            u(seq as u64 + 1),
-                            s(&col.name),
-                            s("A"),
-                            card.map_or(Value::Null, |c| Value::Int(c.round() as i64)),
-                            Value::Null,
-                            Value::Null,
-                            s(if col.nullable { "YES" } else { "" }),
-                            s("BTREE"),
-                            s(""),
-                            s(""),
-                            s("YES"),
-                            Value::Null,
-                        ]);
-                    }
-                }
-            }
-        }
-        SystemTable::KeyColumnUsage => {
-            for (db, t) in visible_tables(g, p) {
-                for (name, unique, cols, _) in keys_of(t) {
-                    if !unique {
-                        continue;
-                    }
-                    for (seq, &c) in cols.iter().enumerate() {
-                        out.push(vec![
-                            s("def"),
-                            s(db),
-                            s(name),
-                            s("def"),
-                            s(db),
-                            s(&t.def.name),
-                            s(&t.def.columns[c].name),
-                            u(seq as u64 + 1),
-                            Value::Null,
-                            Value::Null,
-                            Value::Null,
-                            Value::Null,
-                        ]);
-                    }
-                }
-                for fk in &t.def.foreign_keys {
-                    for (seq, (&c, rc)) in fk.columns.iter().zip(&fk.ref_columns).enumerate() {
-                        out.push(vec![
-                            s("def"),
-                            s(db),
-                            s(&fk.name),
-                            s("def"),
-                            s(db),
-                            s(&t.def.name),
-                            s(&t.def.columns[c].name),
-                            u(seq as u64 + 1),
-                            u(seq as u64 + 1),
-                            s(&fk.ref_db),
-                            s(&fk.ref_table),
-                            s(rc),
-                        ]);
-                    }
-                }
-            }
-        }
-        SystemTable::TableConstraints => {
-            for (db, t) in visible_tables(g, p) {
-                for (name, unique, _, id) in keys_of(t) {
-                    if !unique {
-                        continue;
-                    }
-                    out.push(vec![
-                        s("def"),
-                        s(db),
-                        s(name),
-                        s(db),
-                        s(&t.def.name),
-                        s(if id.is_none() {
-                            "PRIMARY KEY"
-                        } else {
-                            "UNIQUE"
-                        }),
-                        s("YES"),
-                    ]);
-                }
-                for fk in &t.def.foreign_keys {
-                    out.push(vec![
-                        s("def"),
-                        s(db),
-                        s(&fk.name),
-                        s(db),
-                        s(&t.def.name),
-                        s("FOREIGN KEY"),
-                        s("YES"),
-                    ]);
-                }
-            }
-        }
-        SystemTable::ReferentialConstraints => {
-            for (db, t) in visible_tables(g, p) {
-                for fk in &t.def.foreign_keys {
-                    // The parent's key the constraint leans on: PRIMARY or a
-                    // UNIQUE index on exactly the referenced columns (NULL
-                    // for a plain index, as in MySQL).
-                    let unique_name = g.catalog.table(&fk.ref_db, &fk.ref_table).and_then(|pt| {
-                        let refs: Option<Vec<usize>> =
-                            fk.ref_columns.iter().map(|c| pt.column(c)).collect();
-                        let refs = refs?;
-                        if pt.def.primary_key == refs {
-                            return Some("PRIMARY".to_string());
-                        }
-                        pt.def
-                            .indexes
-                            .iter()
-                            .find(|i| i.unique && i.columns == refs)
-                            .map(|i| i.name.clone())
-                    });
-                    out.push(vec![
-                        s("def"),
-                        s(db),
-                        s(&fk.name),
-                        s("def"),
-                        s(&fk.ref_db),
-                        unique_name.as_deref().map_or(Value::Null, s),
-                        s("NONE"),
-                        s(fk.on_update.sql()),
-                        s(fk.on_delete.sql()),
-                        s(&t.def.name),
-                        s(&fk.ref_table),
-                    ]);
-                }
-            }
-        }
+        SystemTable::Columns => columns_rows(p, g, &mut out),
+        SystemTable::Statistics => statistics_rows(p, g, &mut out),
+        SystemTable::KeyColumnUsage => key_column_usage_rows(p, g, &mut out),
+        SystemTable::TableConstraints => table_constraints_rows(p, g, &mut out),
+        SystemTable::ReferentialConstraints => referential_constraints_rows(p, g, &mut out),
         SystemTable::Partitions => {
             for (db, t) in visible_tables(g, p) {
                 let tr = tables_row(db, t);
@@ -1137,4 +876,283 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
         table.name()
     );
     out
+}
+
+/// The rows of `information_schema.SCHEMATA`.
+fn schemata_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
+    let mut names: Vec<&str> = vec![NAME];
+    names.extend(
+        g.catalog
+            .databases
+            .keys()
+            .map(String::as_str)
+            .filter(|d| g.account.is_some_and(|a| a.can_use_db(d))),
+    );
+    names.sort_unstable();
+    for d in names {
+        if p.schemas
+            .as_ref()
+            .is_some_and(|l| !l.iter().any(|x| x == d))
+        {
+            continue;
+        }
+        let coll = match g.catalog.databases.get(d) {
+            Some(db) => db.default_collation,
+            None => crate::types::collation::Collation::Utf8mb3GeneralCi, // information_schema
+        };
+        out.push(vec![
+            s("def"),
+            s(d),
+            s(coll.charset()),
+            s(coll.name()),
+            Value::Null,
+            s("NO"),
+        ]);
+    }
+}
+
+/// The rows of `information_schema.COLUMNS`.
+fn columns_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
+    for st in visible_system_tables(p) {
+        for (i, (c, kind)) in st.columns().iter().enumerate() {
+            let (dt, ct) = match kind {
+                ExprKind::UInt => ("bigint", "bigint unsigned"),
+                ExprKind::Int => ("bigint", "bigint"),
+                ExprKind::DateTime => ("datetime", "datetime"),
+                _ => ("varchar", "varchar(64)"),
+            };
+            let is_str = dt == "varchar";
+            out.push(vec![
+                s("def"),
+                s(NAME),
+                s(st.name()),
+                s(c),
+                u(i as u64 + 1),
+                Value::Null,
+                s("YES"),
+                s(dt),
+                if is_str { Value::Int(64) } else { Value::Null },
+                if is_str { Value::Int(192) } else { Value::Null },
+                if dt == "bigint" {
+                    u(19 + ct.ends_with("unsigned") as u64)
+                } else {
+                    Value::Null
+                },
+                if dt == "bigint" { u(0) } else { Value::Null },
+                if dt == "datetime" { u(0) } else { Value::Null },
+                if is_str { s("utf8mb3") } else { Value::Null },
+                if is_str {
+                    s("utf8mb3_general_ci")
+                } else {
+                    Value::Null
+                },
+                s(ct),
+                s(""),
+                s(""),
+                s("select"),
+                s(""),
+                s(""),
+                Value::Null,
+            ]);
+        }
+    }
+    for (db, t) in visible_tables(g, p) {
+        for (i, c) in t.def.columns.iter().enumerate() {
+            let (dt, maxlen, octets, prec, scale, dtprec) = type_facts(c.ty);
+            let textual = c.ty.is_string() && !c.ty.is_binary();
+            let default = match &c.default {
+                None | Some(DefaultValue::Null) => Value::Null,
+                Some(DefaultValue::Literal(v)) | Some(DefaultValue::Number(v)) => s(v),
+                Some(DefaultValue::CurrentTimestamp) => s("CURRENT_TIMESTAMP"),
+            };
+            let extra = if c.auto_increment {
+                "auto_increment"
+            } else if matches!(c.default, Some(DefaultValue::CurrentTimestamp)) {
+                "DEFAULT_GENERATED"
+            } else {
+                ""
+            };
+            out.push(vec![
+                s("def"),
+                s(db),
+                s(&t.def.name),
+                s(&c.name),
+                u(i as u64 + 1),
+                default,
+                s(if c.nullable { "YES" } else { "NO" }),
+                s(&dt),
+                maxlen,
+                octets,
+                prec,
+                scale,
+                dtprec,
+                if textual {
+                    s(c.collation.charset())
+                } else {
+                    Value::Null
+                },
+                if textual {
+                    s(c.collation.name())
+                } else {
+                    Value::Null
+                },
+                s(&c.ty.sql_name()),
+                s(column_key(t, i)),
+                s(extra),
+                s("select,insert,update,references"),
+                s(""),
+                s(""),
+                Value::Null,
+            ]);
+        }
+    }
+}
+
+/// The rows of `information_schema.STATISTICS`.
+fn statistics_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
+    for (db, t) in visible_tables(g, p) {
+        for (name, unique, cols, id) in keys_of(t) {
+            for (seq, &c) in cols.iter().enumerate() {
+                let col = &t.def.columns[c];
+                let card = t.stats.n_diff(id, seq + 1);
+                out.push(vec![
+                    s("def"),
+                    s(db),
+                    s(&t.def.name),
+                    Value::Int(!unique as i64),
+                    s(db),
+                    s(name),
+                    u(seq as u64 + 1),
+                    s(&col.name),
+                    s("A"),
+                    card.map_or(Value::Null, |c| Value::Int(c.round() as i64)),
+                    Value::Null,
+                    Value::Null,
+                    s(if col.nullable { "YES" } else { "" }),
+                    s("BTREE"),
+                    s(""),
+                    s(""),
+                    s("YES"),
+                    Value::Null,
+                ]);
+            }
+        }
+    }
+}
+
+/// The rows of `information_schema.KEY_COLUMN_USAGE`.
+fn key_column_usage_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
+    for (db, t) in visible_tables(g, p) {
+        for (name, unique, cols, _) in keys_of(t) {
+            if !unique {
+                continue;
+            }
+            for (seq, &c) in cols.iter().enumerate() {
+                out.push(vec![
+                    s("def"),
+                    s(db),
+                    s(name),
+                    s("def"),
+                    s(db),
+                    s(&t.def.name),
+                    s(&t.def.columns[c].name),
+                    u(seq as u64 + 1),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                ]);
+            }
+        }
+        for fk in &t.def.foreign_keys {
+            for (seq, (&c, rc)) in fk.columns.iter().zip(&fk.ref_columns).enumerate() {
+                out.push(vec![
+                    s("def"),
+                    s(db),
+                    s(&fk.name),
+                    s("def"),
+                    s(db),
+                    s(&t.def.name),
+                    s(&t.def.columns[c].name),
+                    u(seq as u64 + 1),
+                    u(seq as u64 + 1),
+                    s(&fk.ref_db),
+                    s(&fk.ref_table),
+                    s(rc),
+                ]);
+            }
+        }
+    }
+}
+
+/// The rows of `information_schema.TABLE_CONSTRAINTS`.
+fn table_constraints_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
+    for (db, t) in visible_tables(g, p) {
+        for (name, unique, _, id) in keys_of(t) {
+            if !unique {
+                continue;
+            }
+            out.push(vec![
+                s("def"),
+                s(db),
+                s(name),
+                s(db),
+                s(&t.def.name),
+                s(if id.is_none() {
+                    "PRIMARY KEY"
+                } else {
+                    "UNIQUE"
+                }),
+                s("YES"),
+            ]);
+        }
+        for fk in &t.def.foreign_keys {
+            out.push(vec![
+                s("def"),
+                s(db),
+                s(&fk.name),
+                s(db),
+                s(&t.def.name),
+                s("FOREIGN KEY"),
+                s("YES"),
+            ]);
+        }
+    }
+}
+
+/// The rows of `information_schema.REFERENTIAL_CONSTRAINTS`.
+fn referential_constraints_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
+    for (db, t) in visible_tables(g, p) {
+        for fk in &t.def.foreign_keys {
+            // The parent's key the constraint leans on: PRIMARY or a
+            // UNIQUE index on exactly the referenced columns (NULL
+            // for a plain index, as in MySQL).
+            let unique_name = g.catalog.table(&fk.ref_db, &fk.ref_table).and_then(|pt| {
+                let refs: Option<Vec<usize>> =
+                    fk.ref_columns.iter().map(|c| pt.column(c)).collect();
+                let refs = refs?;
+                if pt.def.primary_key == refs {
+                    return Some("PRIMARY".to_string());
+                }
+                pt.def
+                    .indexes
+                    .iter()
+                    .find(|i| i.unique && i.columns == refs)
+                    .map(|i| i.name.clone())
+            });
+            out.push(vec![
+                s("def"),
+                s(db),
+                s(&fk.name),
+                s("def"),
+                s(&fk.ref_db),
+                unique_name.as_deref().map_or(Value::Null, s),
+                s("NONE"),
+                s(fk.on_update.sql()),
+                s(fk.on_delete.sql()),
+                s(&t.def.name),
+                s(&fk.ref_table),
+            ]);
+        }
+    }
 }
