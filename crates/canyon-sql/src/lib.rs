@@ -44,8 +44,12 @@
 //!
 //! # Layers inside this crate (bottom up)
 //! Each folder is a layer; its `mod.rs` holds the layer's essay. A file
-//! imports its own folder or the folders below it, never one above (checked
-//! by `tests/layers.rs`, which lists the exceptions still to remove).
+//! imports its own folder or the folders below it, never one above; files
+//! may call each other in a circle only inside one folder, and that folder's
+//! essay names the circle (both checked by `tests/layers.rs`). Where a lower
+//! layer needs something of a higher one, the higher one hands an interface
+//! down: a subquery's plan reaches the expression tree as
+//! [`expr::SubqueryPlan`], its execution as [`expr::SubqueryRunner`].
 //!
 //! 1. [`types`]: values, column types, collations, date/time, key and row
 //!    encoding, result-set shapes.
