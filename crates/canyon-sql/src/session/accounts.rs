@@ -1,6 +1,6 @@
 //! Account statements: CREATE / ALTER / DROP USER, GRANT, REVOKE, SHOW GRANTS.
 
-use super::{dispatch::*, state::*};
+use super::state::*;
 use crate::catalog::auth::AuthPlugin;
 use crate::catalog::privileges::{Level, PrivSpec, Privs};
 use crate::catalog::Catalog;
@@ -9,7 +9,6 @@ use crate::parse::Parsed;
 use crate::types::result::QueryResult;
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
-use sqlparser::ast::Statement;
 use std::sync::Arc;
 
 impl Session {
@@ -225,23 +224,6 @@ impl Session {
                 Ok(ok(0))
             }
             _ => Err(Error::Internal("not an account statement".into())),
-        }
-    }
-}
-
-impl Session {
-    /// GRANT / REVOKE forms sqlparser parses (Canyon parses its own; see
-    /// `Parsed::Grant`): refused.
-    pub(super) fn run_grant_statement(
-        &mut self,
-        _cat: &Arc<Catalog>,
-        stmt: &Statement,
-    ) -> Result<QueryResult> {
-        match stmt {
-            Statement::Grant(_) | Statement::Revoke(_) => {
-                Err(Error::Unsupported("this form of GRANT / REVOKE".into()))
-            }
-            other => Err(Error::Unsupported(statement_kind(other))),
         }
     }
 }

@@ -47,50 +47,43 @@ impl Session {
     pub(super) fn run_analyze(
         &mut self,
         cat: &Arc<Catalog>,
-        parsed: &Parsed,
+        tables: &[Vec<String>],
     ) -> Result<QueryResult> {
         let engine = self.state.engine.clone();
-        match parsed {
-            Parsed::Analyze { tables } => {
-                // As MySQL: one result row per table, errors reported in the
-                // rows rather than failing the statement.
-                let mut rows = Vec::new();
-                for parts in tables {
-                    let (db, name) = match parts.as_slice() {
-                        [t] => (
-                            self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
-                            t.clone(),
-                        ),
-                        [d, t] => (d.clone(), t.clone()),
-                        _ => return Err(Error::Syntax("ANALYZE TABLE".into())),
-                    };
-                    self.state.check_db(cat, &db, "SELECT", Some(&name))?;
-                    let label = Value::str(&format!("{db}.{name}"));
-                    let (kind, text) = match cat.table(&db, &name) {
-                        None => ("Error", format!("Table '{db}.{name}' doesn't exist")),
-                        Some(t) if !t.stats.begin_analysis() => {
-                            ("status", "Analysis already running".to_string())
-                        }
-                        // Asked for, an analysis reads every key: exact, and
-                        // it resets the running row count.
-                        Some(t) => {
-                            match engine.analyze_table(t, crate::catalog::stats::Method::Scan) {
-                                Ok(()) => ("status", "OK".to_string()),
-                                Err(e) => ("Error", e.to_string()),
-                            }
-                        }
-                    };
-                    rows.push(vec![
-                        label,
-                        Value::str("analyze"),
-                        Value::str(kind),
-                        Value::str(&text),
-                    ]);
+        // As MySQL: one result row per table, errors reported in the
+        // rows rather than failing the statement.
+        let mut rows = Vec::new();
+        for parts in tables {
+            let (db, name) = match parts.as_slice() {
+                [t] => (
+                    self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                    t.clone(),
+                ),
+                [d, t] => (d.clone(), t.clone()),
+                _ => return Err(Error::Syntax("ANALYZE TABLE".into())),
+            };
+            self.state.check_db(cat, &db, "SELECT", Some(&name))?;
+            let label = Value::str(&format!("{db}.{name}"));
+            let (kind, text) = match cat.table(&db, &name) {
+                None => ("Error", format!("Table '{db}.{name}' doesn't exist")),
+                Some(t) if !t.stats.begin_analysis() => {
+                    ("status", "Analysis already running".to_string())
                 }
-                Ok(text_rows(&["Table", "Op", "Msg_type", "Msg_text"], rows))
-            }
-            _ => Err(Error::Internal("not ANALYZE TABLE".into())),
+                // Asked for, an analysis reads every key: exact, and
+                // it resets the running row count.
+                Some(t) => match engine.analyze_table(t, crate::catalog::stats::Method::Scan) {
+                    Ok(()) => ("status", "OK".to_string()),
+                    Err(e) => ("Error", e.to_string()),
+                },
+            };
+            rows.push(vec![
+                label,
+                Value::str("analyze"),
+                Value::str(kind),
+                Value::str(&text),
+            ]);
         }
+        Ok(text_rows(&["Table", "Op", "Msg_type", "Msg_text"], rows))
     }
 }
 

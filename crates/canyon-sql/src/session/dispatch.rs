@@ -61,15 +61,9 @@ impl Session {
             | Parsed::DropUser { .. } => {
                 return self.run_account(&cat, parsed);
             }
-            Parsed::AlterKeys { .. } => {
-                return self.run_parsed_ddl(&cat, parsed);
-            }
-            Parsed::Analyze { .. } => {
-                return self.run_analyze(&cat, parsed);
-            }
-            Parsed::ShowWarnings { .. } => {
-                return self.show_warnings(&cat, parsed);
-            }
+            Parsed::AlterKeys { table } => return self.run_alter_keys(&cat, table),
+            Parsed::Analyze { tables } => return self.run_analyze(&cat, tables),
+            Parsed::ShowWarnings { errors_only } => return self.show_warnings(*errors_only),
         };
         match stmt.as_ref() {
             Statement::StartTransaction { .. }
@@ -99,7 +93,11 @@ impl Session {
             | Statement::AlterTable(..)
             | Statement::RenameTable(..)
             | Statement::Truncate(..) => self.run_ddl(cat, stmt),
-            Statement::Grant(_) | Statement::Revoke(_) => self.run_grant_statement(&cat, stmt),
+            // Canyon parses GRANT / REVOKE itself (`Parsed::Grant`); a form that
+            // reaches sqlparser's statement is one Canyon does not take.
+            Statement::Grant(_) | Statement::Revoke(_) => {
+                Err(Error::Unsupported("this form of GRANT / REVOKE".into()))
+            }
             Statement::ShowVariables { .. }
             | Statement::ShowDatabases { .. }
             | Statement::ShowTables { .. }

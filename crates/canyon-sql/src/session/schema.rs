@@ -3,7 +3,6 @@
 
 use super::{dispatch::*, state::*};
 use crate::catalog::Catalog;
-use crate::parse::Parsed;
 use crate::types::result::QueryResult;
 use canyon_common::{Error, Result};
 use sqlparser::ast::{self, Statement};
@@ -30,36 +29,30 @@ impl Session {
 
 impl Session {
     /// ALTER TABLE ... DISABLE / ENABLE KEYS.
-    pub(super) fn run_parsed_ddl(
+    pub(super) fn run_alter_keys(
         &mut self,
         cat: &Arc<Catalog>,
-        parsed: &Parsed,
+        table: &[String],
     ) -> Result<QueryResult> {
-        let _engine = self.state.engine.clone();
-        match parsed {
-            Parsed::AlterKeys { table } => {
-                let (db, t) = match table.as_slice() {
-                    [t] => (
-                        self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
-                        t.clone(),
-                    ),
-                    [d, t] => (d.clone(), t.clone()),
-                    _ => return Err(Error::Syntax("ALTER TABLE".into())),
-                };
-                self.state.check_db(cat, &db, "ALTER", Some(&t))?;
-                if cat.table(&db, &t).is_none() {
-                    return Err(Error::UnknownTable { db, table: t });
-                }
-                self.commit()?;
-                // What InnoDB answers: a note, nothing done.
-                self.note(
-                    1031,
-                    format!("Table storage engine for '{t}' doesn't have this option"),
-                );
-                Ok(ok(0))
-            }
-            _ => Err(Error::Internal("not ALTER TABLE ... KEYS".into())),
+        let (db, t) = match table {
+            [t] => (
+                self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                t.clone(),
+            ),
+            [d, t] => (d.clone(), t.clone()),
+            _ => return Err(Error::Syntax("ALTER TABLE".into())),
+        };
+        self.state.check_db(cat, &db, "ALTER", Some(&t))?;
+        if cat.table(&db, &t).is_none() {
+            return Err(Error::UnknownTable { db, table: t });
         }
+        self.commit()?;
+        // What InnoDB answers: a note, nothing done.
+        self.note(
+            1031,
+            format!("Table storage engine for '{t}' doesn't have this option"),
+        );
+        Ok(ok(0))
     }
 }
 

@@ -7,7 +7,6 @@ use crate::catalog::privileges::Privs;
 use crate::catalog::status::Counter;
 use crate::catalog::vars;
 use crate::catalog::Catalog;
-use crate::parse::Parsed;
 use crate::types::result::QueryResult;
 use crate::types::value::Value;
 use crate::types::ExprKind;
@@ -676,26 +675,17 @@ pub(super) fn show_extra(sql: &str) -> Option<ShowExtra> {
 
 impl Session {
     /// SHOW WARNINGS / SHOW ERRORS.
-    pub(super) fn show_warnings(
-        &mut self,
-        _cat: &Arc<Catalog>,
-        parsed: &Parsed,
-    ) -> Result<QueryResult> {
-        match parsed {
-            Parsed::ShowWarnings { errors_only } => {
-                let rows = self
-                    .state
-                    .warnings
-                    .iter()
-                    .filter(|w| !errors_only || w.0 == "Error")
-                    .map(|(level, code, msg)| {
-                        vec![Value::str(level), Value::Int(*code as i64), Value::str(msg)]
-                    })
-                    .collect();
-                Ok(text_rows(&["Level", "Code", "Message"], rows))
-            }
-            _ => Err(Error::Internal("not SHOW WARNINGS".into())),
-        }
+    pub(super) fn show_warnings(&mut self, errors_only: bool) -> Result<QueryResult> {
+        let rows = self
+            .state
+            .warnings
+            .iter()
+            .filter(|w| !errors_only || w.0 == "Error")
+            .map(|(level, code, msg)| {
+                vec![Value::str(level), Value::Int(*code as i64), Value::str(msg)]
+            })
+            .collect();
+        Ok(text_rows(&["Level", "Code", "Message"], rows))
     }
 }
 
