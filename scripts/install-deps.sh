@@ -5,6 +5,8 @@
 #   sysbench              the OLTP client the sysbench tests drive
 #   mariadb-client        the `mariadb` CLI used by the differential tests
 #   mariadb-server        MariaDB 10.11, the reference server of the differential tests
+#   mariadb-test          MariaDB's own mysql-test files and `mariadb-test`, which
+#                         tests/mariadb_suite.rs runs against Canyon
 #   chromium              headless browser that opens `canyon bench`'s HTML report in a test
 #   openjdk-17-jdk-headless  runs tests/java/Drivers.java (JDBC drivers, tests/drivers_java.rs)
 # and, from PyPI, the Python drivers tests/drivers_python.rs runs (PyMySQL,
@@ -30,7 +32,7 @@
 # without nightly the fuzz run is skipped and the stable corpus replay remains.
 set -euo pipefail
 
-packages=(clang libclang-dev sysbench mariadb-client mariadb-server chromium openjdk-17-jdk-headless)
+packages=(clang libclang-dev sysbench mariadb-client mariadb-server mariadb-test chromium openjdk-17-jdk-headless)
 
 # The repository root, so the script works from any directory.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -131,6 +131,15 @@ pub fn write_text_value(out: &mut Vec<u8>, value: &Value, col: &Column) {
     match value {
         Value::Null => out.push(header::NULL_VALUE),
         Value::Int(v) => put_lenenc_bytes(out, fmt_i64(*v, &mut scratch)),
+        // A BIT(n) column's value is a bit string: ⌈n/8⌉ bytes, big-endian.
+        Value::UInt(v) if col.column_type == ColumnType::Bit => {
+            let bytes = (col.length.clamp(1, 64) as usize).div_ceil(8);
+            put_lenenc_bytes(out, &v.to_be_bytes()[8 - bytes..]);
+        }
+        // YEAR is ZEROFILL: year 0 is `0000`.
+        Value::UInt(v) if col.column_type == ColumnType::Year => {
+            put_lenenc_bytes(out, format!("{v:04}").as_bytes())
+        }
         Value::UInt(v) => put_lenenc_bytes(out, fmt_u64(*v, &mut scratch)),
         Value::Double(v) => {
             let s = if col.column_type == ColumnType::Float {

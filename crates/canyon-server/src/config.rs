@@ -121,6 +121,16 @@ pub struct Config {
     /// Refuse TCP connections that do not switch to TLS (ERR 3159), as MySQL's
     /// `require_secure_transport`. Unix-socket connections count as secure.
     pub require_secure_transport: bool,
+    /// The server's character set (MySQL's `character_set_server`): the
+    /// default of CREATE DATABASE without a CHARACTER SET clause. MySQL 8's
+    /// default is utf8mb4; MariaDB's test suite runs with latin1.
+    pub character_set_server: String,
+    /// The server's collation (`collation_server`); empty: the character
+    /// set's default collation.
+    pub collation_server: String,
+    /// Show integer display widths (`int(11)`) as MySQL 5.7 and MariaDB do;
+    /// `false` is MySQL 8.0.19+, which no longer prints them.
+    pub display_widths: bool,
 }
 
 impl Default for Config {
@@ -149,6 +159,9 @@ impl Default for Config {
             tls_cert: String::new(),
             tls_key: String::new(),
             require_secure_transport: false,
+            character_set_server: "utf8mb4".to_string(),
+            collation_server: String::new(),
+            display_widths: false,
         }
     }
 }
@@ -284,6 +297,15 @@ impl Config {
         if let Some(v) = get("CANYON_REQUIRE_SECURE_TRANSPORT") {
             self.require_secure_transport = parse_bool("CANYON_REQUIRE_SECURE_TRANSPORT", &v)?;
         }
+        if let Some(v) = get("CANYON_CHARACTER_SET_SERVER") {
+            self.character_set_server = v;
+        }
+        if let Some(v) = get("CANYON_COLLATION_SERVER") {
+            self.collation_server = v;
+        }
+        if let Some(v) = get("CANYON_DISPLAY_WIDTHS") {
+            self.display_widths = parse_bool("CANYON_DISPLAY_WIDTHS", &v)?;
+        }
         Ok(())
     }
 
@@ -303,8 +325,20 @@ impl Config {
         }
     }
 
+    /// The collation `character_set_server` and `collation_server` name.
+    pub fn server_collation(&self) -> Result<canyon_sql::collation::Collation, ConfigError> {
+        let collation = Some(self.collation_server.as_str()).filter(|c| !c.is_empty());
+        canyon_sql::collation::Collation::resolve(
+            Some(&self.character_set_server),
+            collation,
+            canyon_sql::collation::Collation::DEFAULT,
+        )
+        .map_err(|e| ConfigError(format!("character_set_server / collation_server: {e}")))
+    }
+
     /// Rejects values the server cannot run with.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.server_collation()?;
         if !(1024..=1 << 30).contains(&self.max_allowed_packet) {
             return Err(ConfigError(format!(
                 "max_allowed_packet must be between 1024 and 1073741824, not {}",

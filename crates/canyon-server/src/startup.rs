@@ -29,6 +29,10 @@ pub fn engine_config(config: &Config) -> EngineConfig {
             .unwrap_or(usize::MAX),
         statement_memory_budget: usize::try_from(config.statement_memory_budget)
             .unwrap_or(usize::MAX),
+        server_collation: config
+            .server_collation()
+            .expect("Config::validate checked the server character set"),
+        display_widths: config.display_widths,
     }
 }
 

@@ -29,6 +29,16 @@ pub struct EngineConfig {
     /// Most memory all statements being parsed at once may be estimated to
     /// need together; beyond, error 1037 for the statement that would pass it.
     pub statement_memory_budget: usize,
+    /// The server's default collation (MySQL's `character_set_server` /
+    /// `collation_server`): CREATE DATABASE without a character set takes
+    /// the session's `collation_server`, whose default this is.
+    pub server_collation: crate::types::collation::Collation,
+    /// Print integer display widths (`int(11)`, `tinyint(4)`, `year(4)`) in
+    /// SHOW CREATE TABLE, SHOW COLUMNS and information_schema.COLUMNS, as
+    /// MySQL 5.7 and MariaDB do. `false` (the default) is MySQL 8.0.19+:
+    /// widths are deprecated and not shown. Tools written against 5.7 that
+    /// parse `int(11)`, and MariaDB's own test files, want `true`.
+    pub display_widths: bool,
 }
 
 /// Default of [`EngineConfig::statement_memory_limit`]: 512 MiB, room for

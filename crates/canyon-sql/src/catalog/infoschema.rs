@@ -88,6 +88,16 @@ pub enum SystemTable {
     Plugins,
     /// FILES: empty (no tablespaces; mariadb-dump and mysqldump query it).
     Files,
+    /// GLOBAL_VARIABLES: every system variable's global value. MySQL 5.7 and
+    /// MariaDB have it (MySQL 8 moved it to `performance_schema`); tools and
+    /// MariaDB's own test files still read it.
+    GlobalVariables,
+    /// SESSION_VARIABLES: every system variable's value in this session.
+    SessionVariables,
+    /// GLOBAL_STATUS: SHOW GLOBAL STATUS as a table.
+    GlobalStatus,
+    /// SESSION_STATUS: SHOW SESSION STATUS as a table.
+    SessionStatus,
 }
 
 use ExprKind::{DateTime as D, Int as I, String as S, UInt as U};
@@ -398,6 +408,9 @@ const FILES: &[(&str, ExprKind)] = &[
     ("STATUS", S),
     ("EXTRA", S),
 ];
+/// The shape of GLOBAL_VARIABLES, SESSION_VARIABLES, GLOBAL_STATUS and
+/// SESSION_STATUS (names upper-case, values as text, as MariaDB shows them).
+const NAME_VALUE: &[(&str, ExprKind)] = &[("VARIABLE_NAME", S), ("VARIABLE_VALUE", S)];
 const PLUGINS: &[(&str, ExprKind)] = &[
     ("PLUGIN_NAME", S),
     ("PLUGIN_VERSION", S),
@@ -421,6 +434,8 @@ impl SystemTable {
         SystemTable::Engines,
         SystemTable::Events,
         SystemTable::Files,
+        SystemTable::GlobalStatus,
+        SystemTable::GlobalVariables,
         SystemTable::KeyColumnUsage,
         SystemTable::Partitions,
         SystemTable::Plugins,
@@ -428,6 +443,8 @@ impl SystemTable {
         SystemTable::ReferentialConstraints,
         SystemTable::Routines,
         SystemTable::Schemata,
+        SystemTable::SessionStatus,
+        SystemTable::SessionVariables,
         SystemTable::Statistics,
         SystemTable::TableConstraints,
         SystemTable::Tables,
@@ -456,6 +473,10 @@ impl SystemTable {
             SystemTable::Events => "EVENTS",
             SystemTable::Plugins => "PLUGINS",
             SystemTable::Files => "FILES",
+            SystemTable::GlobalVariables => "GLOBAL_VARIABLES",
+            SystemTable::SessionVariables => "SESSION_VARIABLES",
+            SystemTable::GlobalStatus => "GLOBAL_STATUS",
+            SystemTable::SessionStatus => "SESSION_STATUS",
         }
     }
 
@@ -489,6 +510,10 @@ impl SystemTable {
             SystemTable::Events => EVENTS,
             SystemTable::Plugins => PLUGINS,
             SystemTable::Files => FILES,
+            SystemTable::GlobalVariables
+            | SystemTable::SessionVariables
+            | SystemTable::GlobalStatus
+            | SystemTable::SessionStatus => NAME_VALUE,
         }
     }
 
@@ -545,6 +570,21 @@ pub struct GenCtx<'a> {
     pub account: Option<&'a UserDef>,
     /// The sessions PROCESSLIST may show (already filtered by privilege).
     pub processes: &'a dyn Fn() -> Vec<ProcessRow>,
+    /// The (name, value) pairs of the system variables (`true`: global
+    /// values) or of the status counters (see [`Settings`]).
+    pub settings: &'a dyn Fn(Settings) -> Vec<(String, String)>,
+    /// COLUMN_TYPE shows integer display widths (`int(11)`; see
+    /// `EngineConfig::display_widths`).
+    pub display_widths: bool,
+}
+
+/// Which name/value list [`GenCtx::settings`] is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settings {
+    /// System variables; `true`: the global values, `false`: the session's.
+    Variables(bool),
+    /// Status counters; `true`: global, `false`: the session's.
+    Status(bool),
 }
 
 fn s(x: &str) -> Value {
@@ -672,13 +712,29 @@ fn type_facts(ty: SqlType) -> (String, Value, Value, Value, Value, Value) {
             null.clone(),
             null,
         ),
-        SqlType::DateTime | SqlType::Timestamp => (
+        SqlType::DateTime | SqlType::Timestamp | SqlType::Time => (
             base,
             null.clone(),
             null.clone(),
             null.clone(),
             null.clone(),
             u(0),
+        ),
+        SqlType::Bit(n) => (
+            base,
+            null.clone(),
+            null.clone(),
+            u(n as u64),
+            null.clone(),
+            null,
+        ),
+        SqlType::Year => (
+            base,
+            null.clone(),
+            null.clone(),
+            null.clone(),
+            null.clone(),
+            null,
         ),
     }
 }
@@ -864,6 +920,20 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                 ]);
             }
         }
+        SystemTable::GlobalVariables
+        | SystemTable::SessionVariables
+        | SystemTable::GlobalStatus
+        | SystemTable::SessionStatus => {
+            let which = match table {
+                SystemTable::GlobalVariables => Settings::Variables(true),
+                SystemTable::SessionVariables => Settings::Variables(false),
+                SystemTable::GlobalStatus => Settings::Status(true),
+                _ => Settings::Status(false),
+            };
+            for (name, value) in (g.settings)(which) {
+                out.push(vec![s(&name.to_ascii_uppercase()), s(&value)]);
+            }
+        }
         SystemTable::Routines
         | SystemTable::Views
         | SystemTable::Triggers
@@ -996,7 +1066,7 @@ fn columns_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
                 } else {
                     Value::Null
                 },
-                s(&c.ty.sql_name()),
+                s(&c.ty.sql_name_with(g.display_widths)),
                 s(column_key(t, i)),
                 s(extra),
                 s("select,insert,update,references"),

@@ -293,6 +293,7 @@ fn column_width(b: &[u8], ty: SqlType) -> Option<usize> {
         0x01 => {
             let fixed = match ty {
                 t if t.is_integer() => Some(8),
+                SqlType::Bit(_) | SqlType::Year => Some(8),
                 SqlType::Float | SqlType::Double | SqlType::DateTime | SqlType::Timestamp => {
                     Some(8)
                 }

@@ -50,12 +50,14 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
             s("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"),
             ReadWrite,
         ),
-        "character_set_client" | "character_set_connection" | "character_set_results" | "character_set_server" | "character_set_database" => {
+        "character_set_client" | "character_set_connection" | "character_set_results" => {
             (s("utf8mb4"), ReadWrite)
         }
+        "character_set_server" | "character_set_database" => (s(cfg.server_collation.charset()), ReadWrite),
         "character_set_system" => (s("utf8mb3"), ReadOnly),
         "character_set_filesystem" => (s("binary"), ReadWrite),
-        "collation_connection" | "collation_server" | "collation_database" => (s("utf8mb4_0900_ai_ci"), ReadWrite),
+        "collation_connection" => (s("utf8mb4_0900_ai_ci"), ReadWrite),
+        "collation_server" | "collation_database" => (s(cfg.server_collation.name()), ReadWrite),
         "time_zone" => (s("SYSTEM"), ReadWrite),
         "system_time_zone" => (s("UTC"), ReadOnly),
         "wait_timeout" | "interactive_timeout" => (i(28800), ReadWrite),
@@ -230,6 +232,7 @@ pub const NAMES: &[&str] = &[
     "sql_safe_updates",
     "sql_select_limit",
     "sql_warnings",
+    "storage_engine",
     "super_read_only",
     "system_time_zone",
     "time_zone",

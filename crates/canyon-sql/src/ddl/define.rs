@@ -238,6 +238,24 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
         D::Date => SqlType::Date,
         D::Datetime(_) => SqlType::DateTime,
         D::Timestamp(..) => SqlType::Timestamp,
+        D::Bit(n) => {
+            let n = n.unwrap_or(1);
+            if !(1..=64).contains(&n) {
+                // MySQL: 1439 "Display width out of range for column".
+                return Err(Error::InvalidArgument(
+                    "Display width out of range for column (max = 64)".to_string(),
+                ));
+            }
+            SqlType::Bit(n as u8)
+        }
+        D::Time(..) => SqlType::Time,
+        D::Custom(name, args) if name.to_string().eq_ignore_ascii_case("YEAR") => {
+            // YEAR and YEAR(4); YEAR(2) was removed in MySQL 5.7.5.
+            if args.iter().any(|a| a != "4") {
+                return Err(Error::Unsupported("YEAR(2)".into()));
+            }
+            SqlType::Year
+        }
         other => return Err(Error::Unsupported(format!("column type {other}"))),
     })
 }
@@ -251,6 +269,16 @@ fn default_of(e: &ast::Expr) -> Result<DefaultValue> {
                 DefaultValue::Literal(s.clone())
             }
             ast::Value::Boolean(b) => DefaultValue::Number(if *b { "1" } else { "0" }.into()),
+            // b'101': a BIT column's usual default; kept as its number.
+            ast::Value::SingleQuotedByteStringLiteral(bits)
+                if bits.len() <= 64 && bits.bytes().all(|b| b == b'0' || b == b'1') =>
+            {
+                DefaultValue::Number(
+                    u64::from_str_radix(if bits.is_empty() { "0" } else { bits }, 2)
+                        .expect("checked: at most 64 binary digits")
+                        .to_string(),
+                )
+            }
             other => return Err(Error::Unsupported(format!("DEFAULT {other}"))),
         },
         ast::Expr::UnaryOp {

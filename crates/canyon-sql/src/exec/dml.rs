@@ -393,6 +393,8 @@ mod tests {
             history_memory_bytes: 1 << 20,
             statement_memory_limit: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_LIMIT,
             statement_memory_budget: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_BUDGET,
+            server_collation: crate::types::collation::Collation::DEFAULT,
+            display_widths: false,
         };
         let storage = Arc::new(canyon_storage::MemoryStorage::new());
         let engine = Engine::open(storage, cfg).expect("engine opens");

@@ -181,6 +181,11 @@ impl Dialect for CanyonDialect {
         self.base.supports_multiline_comment_hints()
     }
     fn parse_statement(&self, parser: &mut Parser) -> Option<Result<Statement, ParserError>> {
+        // In MySQL, CREATE SCHEMA is CREATE DATABASE (same options); sqlparser
+        // reads it as the SQL-standard CREATE SCHEMA, without the MySQL options.
+        if parser.parse_keywords(&[Keyword::CREATE, Keyword::SCHEMA]) {
+            return Some(parser.parse_create_database());
+        }
         self.base.parse_statement(parser)
     }
     fn require_interval_qualifier(&self) -> bool {

@@ -30,8 +30,12 @@ pub fn literal(v: &ast::Value) -> Result<Value> {
         | ast::Value::NationalStringLiteral(s)
         | ast::Value::TripleSingleQuotedString(s)
         | ast::Value::TripleDoubleQuotedString(s) => Value::str(s),
+        // MySQL's b'0101' is a bit-value literal: a binary string of the
+        // bits, right-aligned in whole bytes (b'101' is 0x05).
         ast::Value::SingleQuotedByteStringLiteral(s)
-        | ast::Value::DoubleQuotedByteStringLiteral(s) => Value::str(s),
+        | ast::Value::DoubleQuotedByteStringLiteral(s) => {
+            Value::Bytes(decode_bits(s).ok_or_else(|| Error::Syntax(format!("b'{s}'")))?)
+        }
         ast::Value::HexStringLiteral(h) => {
             Value::Bytes(decode_hex(h).ok_or_else(|| Error::Syntax(format!("X'{h}'")))?)
         }
@@ -39,6 +43,21 @@ pub fn literal(v: &ast::Value) -> Result<Value> {
         ast::Value::Null => Value::Null,
         other => return Err(Error::Syntax(other.to_string())),
     })
+}
+
+/// The bytes of a bit-value literal's digits; `None` if one is not 0 or 1.
+fn decode_bits(bits: &str) -> Option<Vec<u8>> {
+    if !bits.bytes().all(|b| b == b'0' || b == b'1') {
+        return None;
+    }
+    let mut out = vec![0u8; bits.len().div_ceil(8)];
+    for (i, b) in bits.bytes().rev().enumerate() {
+        if b == b'1' {
+            let at = out.len() - 1 - i / 8;
+            out[at] |= 1 << (i % 8);
+        }
+    }
+    Some(out)
 }
 
 /// Parses a numeric literal as MySQL types it: integers as BIGINT (UNSIGNED when

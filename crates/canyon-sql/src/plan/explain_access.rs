@@ -38,6 +38,9 @@ fn key_part_len(c: &ColumnDef) -> u32 {
         SqlType::Date => 3,
         SqlType::DateTime => 5,
         SqlType::Timestamp => 4,
+        SqlType::Bit(n) => (n as u32).div_ceil(8),
+        SqlType::Year => 1,
+        SqlType::Time => 3,
     };
     base + u32::from(c.nullable)
 }

@@ -247,10 +247,27 @@ impl EvalContext for StmtCtx<'_> {
             .as_ref()
             .is_some_and(|a| a.allows_global(Privs::PROCESS));
         let processes = || process_rows(&s.engine, &s.user, see_all);
+        let settings = |which| match which {
+            crate::catalog::infoschema::Settings::Variables(global) => s
+                .variable_rows(global)
+                .into_iter()
+                .map(|(n, v)| {
+                    let text = v.to_text().unwrap_or_default();
+                    (n.to_string(), String::from_utf8_lossy(&text).into_owned())
+                })
+                .collect(),
+            crate::catalog::infoschema::Settings::Status(global) => s
+                .status_rows(global)
+                .into_iter()
+                .map(|(n, v)| (n, v.to_string()))
+                .collect(),
+        };
         let g = crate::catalog::infoschema::GenCtx {
             catalog: &cat,
             account: account.as_deref(),
             processes: &processes,
+            settings: &settings,
+            display_widths: s.engine.config().display_widths,
         };
         Ok(crate::catalog::infoschema::generate(table, filter, &g))
     }

@@ -78,10 +78,15 @@ impl Session {
             } => {
                 let name = object_name(db_name).last().cloned().unwrap_or_default();
                 self.state.check_db(&cat, &name, "CREATE", None)?;
+                // Without a character set: the session's collation_server
+                // (MySQL: "the server character set and collation").
+                let server = self.state.get_var("collation_server")?.to_display();
+                let server = crate::types::collation::Collation::from_name(&server)
+                    .unwrap_or(crate::types::collation::Collation::DEFAULT);
                 let collation = crate::types::collation::Collation::resolve(
                     default_charset.as_deref(),
                     default_collation.as_deref(),
-                    crate::types::collation::Collation::DEFAULT,
+                    server,
                 )?;
                 self.commit()?;
                 let created = engine.create_database(&name, *if_not_exists, collation)?;

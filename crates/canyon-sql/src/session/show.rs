@@ -14,25 +14,25 @@ use canyon_common::{Error, Result};
 use sqlparser::ast::{self, Statement};
 use std::sync::Arc;
 
-impl Session {
+impl State {
     /// SHOW [GLOBAL] STATUS: (name, value) sorted by name. The Com_* style
     /// counters are this session's, or with `global` every session's plus
     /// those of closed ones; connection figures and Uptime are global in
     /// both scopes, as in MySQL. See `crate::catalog::status`.
     pub(super) fn status_rows(&self, global: bool) -> Vec<(String, u64)> {
-        let engine = &self.state.engine;
+        let engine = &self.engine;
         let (closed, procs) = engine.status.closed_with(|| engine.processes.all());
         let counts = if global {
             let mut total = closed;
             for p in &procs {
-                if !Arc::ptr_eq(p, &self.state.process) {
+                if !Arc::ptr_eq(p, &self.process) {
                     total.absorb(&p.info().counts);
                 }
             }
-            total.absorb(&self.state.counts);
+            total.absorb(&self.counts);
             total
         } else {
-            self.state.counts.clone()
+            self.counts.clone()
         };
         let mut rows: Vec<(String, u64)> = Counter::ALL
             .iter()
@@ -75,7 +75,7 @@ impl Session {
         let since = if global {
             engine.started()
         } else {
-            self.state.flushed_at
+            self.flushed_at
         };
         rows.push((
             "Uptime_since_flush_status".into(),
@@ -85,6 +85,24 @@ impl Session {
         rows
     }
 
+    /// SHOW [GLOBAL] VARIABLES: (name, value) in name order; the global
+    /// values, or this session's.
+    pub(super) fn variable_rows(&self, global: bool) -> Vec<(&'static str, Value)> {
+        vars::NAMES
+            .iter()
+            .map(|name| {
+                let v = if global {
+                    self.engine.global_var(name).unwrap_or(Value::Null)
+                } else {
+                    self.get_var(name).unwrap_or(Value::Null)
+                };
+                (*name, v)
+            })
+            .collect()
+    }
+}
+
+impl Session {
     pub(super) fn describe(
         &mut self,
         cat: &Catalog,
@@ -129,7 +147,10 @@ impl Session {
                 };
                 vec![
                     Value::str(&c.name),
-                    Value::str(&c.ty.sql_name()),
+                    Value::str(
+                        &c.ty
+                            .sql_name_with(self.state.engine.config().display_widths),
+                    ),
                     Value::str(if c.nullable { "YES" } else { "NO" }),
                     Value::str(key),
                     default,
@@ -225,9 +246,10 @@ impl Session {
                 .collect::<Vec<_>>()
                 .join(",")
         };
+        let widths = self.state.engine.config().display_widths;
         let mut lines = Vec::new();
         for c in &def.columns {
-            let mut l = format!("  {} {}", quote(&c.name), c.ty.sql_name());
+            let mut l = format!("  {} {}", quote(&c.name), c.ty.sql_name_with(widths));
             // As MySQL 8: the column's collation where it is not the table's.
             let table_coll = def.default_collation;
             if c.ty.is_string() && !c.ty.is_binary() && c.collation != table_coll {
@@ -277,8 +299,20 @@ impl Session {
                 crate::exec::foreign::constraint_clause(def, fk)
             ));
         }
+        // As MySQL: the next AUTO_INCREMENT value, when past 1.
+        let next_auto_increment = table
+            .auto_increment_column()
+            .map(|_| {
+                table
+                    .auto_increment
+                    .load(std::sync::atomic::Ordering::Relaxed)
+                    .saturating_add(1)
+            })
+            .filter(|n| *n > 1)
+            .map(|n| format!(" AUTO_INCREMENT={n}"))
+            .unwrap_or_default();
         let text = format!(
-            "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET={} COLLATE={}",
+            "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB{next_auto_increment} DEFAULT CHARSET={} COLLATE={}",
             quote(&def.name),
             lines.join(",\n"),
             def.default_collation.charset(),
@@ -692,28 +726,25 @@ impl Session {
 impl Session {
     /// The SHOW statements sqlparser parses, and DESCRIBE.
     pub(super) fn run_show(&mut self, cat: &Arc<Catalog>, stmt: &Statement) -> Result<QueryResult> {
-        let engine = self.state.engine.clone();
         match stmt {
             Statement::ShowVariables { filter, global, .. } => {
                 let pattern = like_filter(filter.as_ref())?;
-                let mut rows = Vec::new();
-                for name in vars::NAMES {
-                    if pattern
-                        .as_ref()
-                        .is_some_and(|p| !crate::expr::like(name.as_bytes(), p.as_bytes(), b'\\'))
-                    {
-                        continue;
-                    }
-                    let v = if *global {
-                        engine.global_var(name).unwrap_or(Value::Null)
-                    } else {
-                        self.state.get_var(name)?
-                    };
-                    rows.push(vec![
-                        Value::str(name),
-                        Value::Bytes(v.to_text().unwrap_or_default()),
-                    ]);
-                }
+                let rows = self
+                    .state
+                    .variable_rows(*global)
+                    .into_iter()
+                    .filter(|(name, _)| {
+                        pattern
+                            .as_ref()
+                            .is_none_or(|p| crate::expr::like(name.as_bytes(), p.as_bytes(), b'\\'))
+                    })
+                    .map(|(name, v)| {
+                        vec![
+                            Value::str(name),
+                            Value::Bytes(v.to_text().unwrap_or_default()),
+                        ]
+                    })
+                    .collect();
                 Ok(text_rows(&["Variable_name", "Value"], rows))
             }
             Statement::ShowDatabases { show_options, .. } => {
@@ -878,6 +909,7 @@ impl Session {
             Statement::ShowStatus { filter, global, .. } => {
                 let pattern = like_filter(filter.as_ref())?;
                 let rows = self
+                    .state
                     .status_rows(*global)
                     .into_iter()
                     .filter(|r| like_match(&pattern, &r.0))

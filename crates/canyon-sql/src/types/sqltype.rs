@@ -66,6 +66,18 @@ pub enum SqlType {
     DateTime,
     /// TIMESTAMP (stored like DATETIME; no time-zone conversion yet).
     Timestamp,
+    /// BIT(n), 1 to 64 bits: held as an unsigned integer (`Value::UInt`), so
+    /// that it compares and computes as a number as MySQL's BIT does; the
+    /// protocol sends a BIT column's value as its ⌈n/8⌉ big-endian bytes.
+    Bit(u8),
+    /// YEAR: 1901 to 2155, or 0 (`0000`); held as `Value::UInt`. Two-digit
+    /// input maps 1..=69 to 2001..=2069 and 70..=99 to 1970..=1999, as MySQL.
+    Year,
+    /// TIME, '-838:59:59' to '838:59:59' (no fractional seconds yet): held
+    /// as its canonical text `[-]HH:MM:SS` (`Value::Bytes`), which is what
+    /// the protocol sends. Not implemented: ordering by time value across
+    /// negative times or hours past 99 (the text's order is used).
+    Time,
 }
 
 impl SqlType {
@@ -114,6 +126,20 @@ impl SqlType {
         )
     }
 
+    /// The display width MySQL 5.7 and MariaDB print for an integer or YEAR
+    /// column declared without one (`int(11)`, `tinyint(3) unsigned`).
+    pub fn default_display_width(self) -> Option<u32> {
+        Some(match self {
+            SqlType::TinyInt { unsigned } => 4 - unsigned as u32,
+            SqlType::SmallInt { unsigned } => 6 - unsigned as u32,
+            SqlType::MediumInt { unsigned } => 9 - unsigned as u32,
+            SqlType::Int { unsigned } => 11 - unsigned as u32,
+            SqlType::BigInt { .. } => 20,
+            SqlType::Year => 4,
+            _ => return None,
+        })
+    }
+
     /// Integer range of the type.
     fn int_range(self) -> (i128, i128) {
         let (bits, unsigned) = match self {
@@ -150,16 +176,30 @@ impl SqlType {
             SqlType::Date => (ColumnType::Date, 10, 0),
             SqlType::DateTime => (ColumnType::DateTime, 19, 0),
             SqlType::Timestamp => (ColumnType::Timestamp, 19, 0),
+            SqlType::Bit(n) => (ColumnType::Bit, n as u32, 0),
+            SqlType::Year => (ColumnType::Year, 4, 0),
+            SqlType::Time => (ColumnType::Time, 10, 0),
         }
     }
 
-    /// The type as SHOW COLUMNS / DESCRIBE print it.
+    /// The type as SHOW COLUMNS / DESCRIBE print it (MySQL 8: no integer
+    /// display widths).
     pub fn sql_name(self) -> String {
+        self.sql_name_with(false)
+    }
+
+    /// The type as SHOW COLUMNS / DESCRIBE print it; with `display_widths`
+    /// as MySQL 5.7 and MariaDB do (`int(11)`, `year(4)`).
+    pub fn sql_name_with(self, display_widths: bool) -> String {
+        let width = match self.default_display_width() {
+            Some(w) if display_widths => format!("({w})"),
+            _ => String::new(),
+        };
         let int = |n: &str, u: bool| {
             if u {
-                format!("{n} unsigned")
+                format!("{n}{width} unsigned")
             } else {
-                n.to_string()
+                format!("{n}{width}")
             }
         };
         match self {
@@ -190,6 +230,9 @@ impl SqlType {
             SqlType::Date => "date".into(),
             SqlType::DateTime => "datetime".into(),
             SqlType::Timestamp => "timestamp".into(),
+            SqlType::Bit(n) => format!("bit({n})"),
+            SqlType::Year => format!("year{width}"),
+            SqlType::Time => "time".into(),
         }
     }
 }
@@ -205,8 +248,11 @@ pub fn table_column(
 ) -> Column {
     let (column_type, length, decimals) = ty.protocol();
     let mut flags = extra_flags;
-    if ty.is_unsigned() {
+    if ty.is_unsigned() || matches!(ty, SqlType::Bit(_) | SqlType::Year) {
         flags |= column_flags::UNSIGNED;
+    }
+    if ty == SqlType::Year {
+        flags |= column_flags::ZEROFILL | column_flags::NUM;
     }
     if ty.is_integer()
         || matches!(
@@ -340,6 +386,7 @@ impl ExprKind {
         match ty {
             t if t.is_integer() && t.is_unsigned() => ExprKind::UInt,
             t if t.is_integer() => ExprKind::Int,
+            SqlType::Bit(_) | SqlType::Year => ExprKind::UInt,
             SqlType::Float | SqlType::Double => ExprKind::Double,
             SqlType::Decimal { scale, .. } => ExprKind::Decimal(scale),
             SqlType::Date => ExprKind::Date,
@@ -545,6 +592,100 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
             },
             other => Err(incorrect("datetime", &other)),
         },
+        SqlType::Bit(n) => {
+            // A string is a bit string: its bytes, big-endian (b'101',
+            // x'05' and '\x05' all store 5). Numbers store their value.
+            let bits: u64 = match &v {
+                Value::Bytes(b) => {
+                    let b = match b.iter().position(|x| *x != 0) {
+                        Some(i) => &b[i..],
+                        None => &[][..],
+                    };
+                    if b.len() > 8 {
+                        return Err(Error::DataTooLong {
+                            column: column.to_string(),
+                            row,
+                        });
+                    }
+                    b.iter().fold(0, |acc, x| acc << 8 | u64::from(*x))
+                }
+                Value::Int(i) if *i < 0 => {
+                    return Err(Error::DataTooLong {
+                        column: column.to_string(),
+                        row,
+                    })
+                }
+                other => match other.to_decimal() {
+                    Some(d) => d
+                        .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
+                        .to_u64()
+                        .ok_or_else(out_of_range)?,
+                    None => return Err(incorrect("bit", other)),
+                },
+            };
+            if n < 64 && bits >> n != 0 {
+                return Err(Error::DataTooLong {
+                    column: column.to_string(),
+                    row,
+                });
+            }
+            Ok(Value::UInt(bits))
+        }
+        SqlType::Year => {
+            // MySQL: the number 0 is year 0000, the string '0' or '00' is 2000.
+            let (n, from_text) = match &v {
+                Value::Bytes(b) => {
+                    let s = std::str::from_utf8(b)
+                        .map_err(|_| incorrect("year", &v))?
+                        .trim();
+                    let n = s
+                        .parse::<i64>()
+                        .or_else(|_| s.parse::<f64>().map(|f| f.round() as i64))
+                        .map_err(|_| incorrect("year", &v))?;
+                    (n, true)
+                }
+                Value::Date(d) => (chrono::Datelike::year(d) as i64, false),
+                Value::DateTime(dt) => (chrono::Datelike::year(dt) as i64, false),
+                other => (
+                    other
+                        .to_decimal()
+                        .and_then(|d| d.round().to_i64())
+                        .ok_or_else(out_of_range)?,
+                    false,
+                ),
+            };
+            let year = match n {
+                0 if !from_text => 0,
+                0..=69 => 2000 + n,
+                70..=99 => 1900 + n,
+                1901..=2155 => n,
+                _ => return Err(out_of_range()),
+            };
+            Ok(Value::UInt(year as u64))
+        }
+        SqlType::Time => {
+            let micros = match &v {
+                Value::Bytes(b) => {
+                    crate::types::datetime::parse_time(b).ok_or_else(|| incorrect("time", &v))?
+                }
+                Value::DateTime(dt) => crate::types::datetime::time_of_day_micros(dt),
+                Value::Date(_) => 0,
+                Value::Double(_) | Value::Decimal(_) | Value::Int(_) | Value::UInt(_) => {
+                    let text = v.to_display();
+                    crate::types::datetime::parse_time(text.as_bytes())
+                        .ok_or_else(|| incorrect("time", &v))?
+                }
+                Value::Null => unreachable!("NULL handled above"),
+            };
+            // TIME(0): round to whole seconds; MySQL's range is ±838:59:59.
+            let secs = (micros as f64 / 1e6).round() as i64;
+            if secs.abs() > 838 * 3600 + 59 * 60 + 59 {
+                return Err(incorrect("time", &v));
+            }
+            Ok(Value::str(&crate::types::datetime::format_time(
+                secs * 1_000_000,
+            )))
+        }
         _ => Ok(v),
     }
 }
