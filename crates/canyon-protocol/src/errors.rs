@@ -434,6 +434,7 @@ pub fn mysql_error(err: &Error) -> MysqlError {
         Error::StrictModeError { code, message } => M::new(
             *code,
             match code {
+                1138 => "22004",
                 1264 => "22003",
                 1265 => "01000",
                 1292 => "22007",

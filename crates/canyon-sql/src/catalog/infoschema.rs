@@ -800,7 +800,7 @@ pub fn tables_row(db: &str, t: &Table) -> Vec<Value> {
         s(t.def.default_collation.name()),
         Value::Null,
         s(""),
-        s(""),
+        s(&t.def.comment),
     ]
 }
 
@@ -1035,12 +1035,14 @@ fn columns_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
                 Some(DefaultValue::Literal(v)) | Some(DefaultValue::Number(v)) => s(v),
                 Some(DefaultValue::CurrentTimestamp) => s("CURRENT_TIMESTAMP"),
             };
-            let extra = if c.auto_increment {
-                "auto_increment"
-            } else if matches!(c.default, Some(DefaultValue::CurrentTimestamp)) {
-                "DEFAULT_GENERATED"
-            } else {
-                ""
+            let extra = match (c.auto_increment, &c.default, c.attrs.on_update_now) {
+                (true, _, _) => "auto_increment",
+                (_, Some(DefaultValue::CurrentTimestamp), true) => {
+                    "DEFAULT_GENERATED on update CURRENT_TIMESTAMP"
+                }
+                (_, Some(DefaultValue::CurrentTimestamp), false) => "DEFAULT_GENERATED",
+                (_, _, true) => "on update CURRENT_TIMESTAMP",
+                _ => "",
             };
             out.push(vec![
                 s("def"),
@@ -1066,11 +1068,11 @@ fn columns_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
                 } else {
                     Value::Null
                 },
-                s(&c.ty.sql_name_with(g.display_widths)),
+                s(&c.type_name(g.display_widths)),
                 s(column_key(t, i)),
                 s(extra),
                 s("select,insert,update,references"),
-                s(""),
+                s(&c.attrs.comment),
                 s(""),
                 Value::Null,
             ]);

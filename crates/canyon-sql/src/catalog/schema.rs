@@ -71,6 +71,52 @@ pub struct ColumnDef {
     /// `None` for columns of CREATE TABLE: rows always hold them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub added_default: Option<DefaultValue>,
+    /// What the declaration says beyond type, nullability and default:
+    /// COMMENT, display width, ON UPDATE CURRENT_TIMESTAMP.
+    #[serde(default, skip_serializing_if = "ColumnAttrs::is_empty")]
+    pub attrs: ColumnAttrs,
+}
+
+/// The parts of a column declaration that do not change what values it holds
+/// (kept to be shown, and ON UPDATE to be applied).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnAttrs {
+    /// COMMENT '...' (shown by SHOW CREATE TABLE, SHOW FULL COLUMNS and
+    /// information_schema.COLUMNS).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
+    /// The display width an integer type was declared with (`INT(5)`):
+    /// shown where widths are (`EngineConfig::display_widths`); it never
+    /// limits values, as in MySQL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_width: Option<u32>,
+    /// ON UPDATE CURRENT_TIMESTAMP: an UPDATE that changes the row and does
+    /// not assign this column sets it to the statement's time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub on_update_now: bool,
+}
+
+impl ColumnAttrs {
+    /// Whether nothing was declared (the record then omits the field).
+    pub fn is_empty(&self) -> bool {
+        *self == ColumnAttrs::default()
+    }
+}
+
+impl ColumnDef {
+    /// The column's type as SHOW CREATE TABLE and COLUMN_TYPE print it: with
+    /// `display_widths` (MySQL 5.7 / MariaDB) the declared or default width;
+    /// without (MySQL 8.0.19+) none, except a declared TINYINT(1), which
+    /// MySQL 8 keeps showing (connectors read it as BOOLEAN).
+    pub fn type_name(&self, display_widths: bool) -> String {
+        let declared = self.attrs.display_width;
+        let width = if display_widths {
+            declared.or(self.ty.default_display_width())
+        } else {
+            declared.filter(|w| *w == 1 && matches!(self.ty, SqlType::TinyInt { .. }))
+        };
+        self.ty.sql_name_width(width)
+    }
 }
 
 fn legacy_collation() -> Collation {
@@ -199,6 +245,9 @@ pub struct TableDef {
     /// FOREIGN KEY constraints this table (as the child) holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub foreign_keys: Vec<ForeignKeyDef>,
+    /// The table's COMMENT option.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -105,8 +105,19 @@
 //!
 //! Schema changes serialise on `Engine::alter_lock`; DML never takes it.
 //!
+//! # MODIFY / CHANGE / RENAME COLUMN, ALTER COLUMN SET / DROP DEFAULT
+//! In place, when the column's values keep their stored form (`StoredForm`:
+//! INT to BIGINT, VARCHAR(10) to VARCHAR(200) in one collation, NULL to NOT
+//! NULL, a new DEFAULT, COMMENT or name): the new definition is published
+//! like any other, and once older writers have drained (P2) every stored
+//! value is checked against it (`Engine::check_changed_columns`); a value
+//! the new definition would store differently (out of range, too long, a
+//! NULL for NOT NULL) puts the previous definition back and fails the ALTER
+//! with MySQL's error for that value.
+//!
 //! # Not implemented (refused with 1235)
-//! MODIFY / CHANGE / ALTER COLUMN, RENAME COLUMN, ADD / DROP PRIMARY KEY,
+//! MODIFY / CHANGE between stored forms (INT to VARCHAR, a new collation,
+//! signedness, DECIMAL scale: a table rewrite), ADD / DROP PRIMARY KEY,
 //! dropping a primary-key column, ADD COLUMN with AUTO_INCREMENT or PRIMARY KEY,
 //! NOT NULL date/time columns without DEFAULT, ALGORITHM / LOCK clauses other
 //! than accepted-and-ignored. (ADD / DROP FOREIGN KEY are done here: the
@@ -192,6 +203,24 @@ pub enum AlterOp {
         /// Constraint name.
         name: String,
     },
+    /// MODIFY [COLUMN] and CHANGE [COLUMN]: a new definition of column
+    /// `old` (CHANGE may rename it). Done in place when the values stored
+    /// keep their form (see [`StoredForm`]); checked against every row.
+    ChangeColumn {
+        /// The column's current name.
+        old: String,
+        /// Its new definition.
+        column: ColumnDef,
+        /// FIRST / AFTER, if given.
+        position: Option<ColumnPosition>,
+    },
+    /// ALTER [COLUMN] c SET DEFAULT v / DROP DEFAULT.
+    SetDefault {
+        /// Column name.
+        name: String,
+        /// The new default; `None`: DROP DEFAULT.
+        default: Option<DefaultValue>,
+    },
     /// RENAME TO, RENAME TABLE.
     RenameTo {
         /// Target database.
@@ -206,6 +235,11 @@ struct Phase1 {
     table: Arc<Table>,
     /// The catalog version that holds the change.
     version: u64,
+    /// Columns MODIFY / CHANGE gave a narrower type or NOT NULL: (column
+    /// position in the new definition, its previous definition). Every
+    /// stored value is checked against the new definition (see
+    /// [`Engine::check_changed_columns`]).
+    changed: Vec<(usize, ColumnDef)>,
     /// Indexes whose entries must go once no writer maintains them.
     dropped: Vec<IndexId>,
     /// WriteOnly indexes to build.
@@ -219,10 +253,15 @@ impl Engine {
     /// table online. See the module doc for the protocol.
     pub fn alter_table(&self, db: &str, table: &str, ops: Vec<AlterOp>) -> Result<()> {
         let _alter = self.alter_lock.lock();
-        let p = self.alter_catalog(db, table, ops)?;
+        let mut p = self.alter_catalog(db, table, ops)?;
         let id = p.table.def.id;
         let fks = p.checked_fks.clone();
+        let changed = std::mem::take(&mut p.changed);
+        let checked = p.table.clone();
         self.finish_alter(p)?;
+        if !changed.is_empty() {
+            self.check_changed_columns(&checked, changed)?;
+        }
         if fks.is_empty() {
             return Ok(());
         }
@@ -250,6 +289,75 @@ impl Engine {
             return Err(e);
         }
         Ok(())
+    }
+
+    /// After MODIFY / CHANGE narrowed a column (type or NOT NULL) and every
+    /// writer on the older definition has ended (`finish_alter` waited):
+    /// every stored value must already be what the new definition would
+    /// store, else the columns get their previous definitions back and the
+    /// ALTER fails with the value's error (1264, 1406, 1366, or 1138 for a
+    /// NULL), as MySQL's copying ALTER fails on the first bad row. Rows
+    /// written between the publish and a revert satisfy the new definition;
+    /// where the new type is not narrower than the old in every respect (a
+    /// signedness change is refused earlier: another stored form), such a row
+    /// could hold a value the old definition would not have stored — it is
+    /// read back as stored.
+    fn check_changed_columns(&self, t: &Table, changed: Vec<(usize, ColumnDef)>) -> Result<()> {
+        let session = self.txn.session();
+        let mut txn = session.begin(IsolationLevel::ReadCommitted);
+        txn.begin_statement();
+        let mut row = Vec::new();
+        let mut err = None;
+        let mut rowno = 0u64;
+        txn.scan(
+            t.def.id,
+            &KeyRange::all(),
+            false,
+            ReadMode::Current,
+            &mut |_pk, bytes| {
+                rowno += 1;
+                if let Err(e) = decode_table_row(t, bytes, &mut row) {
+                    err = Some(e);
+                    return ControlFlow::Break(());
+                }
+                for (c, _) in &changed {
+                    let col = &t.def.columns[*c];
+                    let v = &row[*c];
+                    let bad = if v.is_null() {
+                        (!col.nullable).then(|| Error::StrictModeError {
+                            code: 1138,
+                            message: "Invalid use of NULL value".into(),
+                        })
+                    } else {
+                        match crate::types::coerce(v.clone(), col.ty, &col.name, rowno) {
+                            Ok(stored) if stored == *v => None,
+                            Ok(_) => Some(Error::StrictModeError {
+                                code: 1265,
+                                message: format!(
+                                    "Data truncated for column '{}' at row {rowno}",
+                                    col.name
+                                ),
+                            }),
+                            Err(e) => Some(e),
+                        }
+                    };
+                    if let Some(e) = bad {
+                        err = Some(e);
+                        return ControlFlow::Break(());
+                    }
+                }
+                ControlFlow::Continue(())
+            },
+        )?;
+        let Some(e) = err else { return Ok(()) };
+        self.change_table(t.def.id, |def| {
+            for (c, prev) in &changed {
+                if let Some(col) = def.columns.get_mut(*c) {
+                    *col = prev.clone();
+                }
+            }
+        })?;
+        Err(e)
     }
 
     /// RENAME TABLE `db.name` TO `new_db.new_name`.
@@ -356,9 +464,15 @@ impl Engine {
                 .get_mut(&new_db)
                 .expect("the target database was checked above");
             Arc::make_mut(target).tables.insert(new_name, nt.clone());
+            let changed = ch
+                .changed
+                .iter()
+                .filter_map(|(name, prev)| nt.column(name).map(|p| (p, prev.clone())))
+                .collect();
             Ok(Phase1 {
                 table: nt,
                 version: cat.version + 1,
+                changed,
                 dropped: ch.dropped,
                 added: ch.added,
                 checked_fks: if ch.check_rows {
@@ -609,6 +723,47 @@ struct Changes {
     /// operation is applied) and whether to check existing rows.
     foreign_keys: Vec<crate::ddl::NewForeignKey>,
     check_rows: bool,
+    /// MODIFY / CHANGE to check against the stored rows: (column name in
+    /// the new definition, previous definition).
+    changed: Vec<(String, ColumnDef)>,
+}
+
+/// The form a column's values take in a stored row and its keys. MODIFY /
+/// CHANGE keep the rows as they are only between columns of one form (INT to
+/// BIGINT, VARCHAR(10) to VARCHAR(20) in one collation, NULL to NOT NULL);
+/// any other change would need a table rewrite (refused with 1235).
+#[derive(Debug, PartialEq, Eq)]
+enum StoredForm {
+    Signed,
+    Unsigned,
+    Double,
+    Decimal(u8),
+    Text(crate::types::collation::Collation),
+    Bytes,
+    Time,
+    Date,
+    DateTime,
+}
+
+fn stored_form(c: &ColumnDef) -> StoredForm {
+    match c.ty {
+        t if t.is_integer() && t.is_unsigned() => StoredForm::Unsigned,
+        t if t.is_integer() => StoredForm::Signed,
+        SqlType::Bit(_) | SqlType::Year => StoredForm::Unsigned,
+        SqlType::Float | SqlType::Double => StoredForm::Double,
+        SqlType::Decimal { scale, .. } => StoredForm::Decimal(scale),
+        SqlType::Char(_) | SqlType::VarChar(_) | SqlType::Text(_) => StoredForm::Text(c.collation),
+        SqlType::Binary(_) | SqlType::VarBinary(_) | SqlType::Blob(_) => StoredForm::Bytes,
+        SqlType::Time => StoredForm::Time,
+        SqlType::Date => StoredForm::Date,
+        SqlType::DateTime | SqlType::Timestamp => StoredForm::DateTime,
+        // Integer types are matched by the guards above.
+        SqlType::TinyInt { .. }
+        | SqlType::SmallInt { .. }
+        | SqlType::MediumInt { .. }
+        | SqlType::Int { .. }
+        | SqlType::BigInt { .. } => StoredForm::Signed,
+    }
 }
 
 fn column_position(def: &TableDef, name: &str) -> Option<usize> {
@@ -862,6 +1017,100 @@ fn apply(
                     message: format!("Can't DROP FOREIGN KEY `{name}`; check that it exists"),
                 });
             }
+        }
+        AlterOp::ChangeColumn {
+            old,
+            mut column,
+            position,
+        } => {
+            let pos = column_position(def, &old).ok_or_else(|| Error::UnknownColumn {
+                column: old.clone(),
+                context: def.name.clone(),
+            })?;
+            if column_position(def, &column.name).is_some_and(|p| p != pos) {
+                return Err(Error::DuplicateColumn(column.name));
+            }
+            let cur = def.columns[pos].clone();
+            if stored_form(&cur) != stored_form(&column) {
+                return Err(Error::Unsupported(format!(
+                    "changing column '{}' from {} to {} (it needs a table rewrite)",
+                    cur.name,
+                    cur.ty.sql_name(),
+                    column.ty.sql_name()
+                )));
+            }
+            if column.auto_increment && !cur.auto_increment {
+                return Err(Error::Unsupported(format!(
+                    "adding AUTO_INCREMENT to column '{}' (it needs a table rewrite)",
+                    cur.name
+                )));
+            }
+            if def.primary_key.contains(&pos) {
+                // MySQL: a PRIMARY KEY column is NOT NULL whatever MODIFY says.
+                column.nullable = false;
+            }
+            column.added_default = cur.added_default.clone();
+            if column.ty != cur.ty || (cur.nullable && !column.nullable) {
+                ch.changed.push((column.name.clone(), cur.clone()));
+            }
+            def.columns[pos] = column;
+            if let Some(position) = position {
+                let target = match &position {
+                    ColumnPosition::Last => def.columns.len() - 1,
+                    ColumnPosition::First => 0,
+                    ColumnPosition::After(c) => {
+                        let after =
+                            column_position(def, c).ok_or_else(|| Error::UnknownColumn {
+                                column: c.clone(),
+                                context: def.name.clone(),
+                            })?;
+                        if after == pos {
+                            return Err(Error::UnknownColumn {
+                                column: c.clone(),
+                                context: def.name.clone(),
+                            });
+                        }
+                        if after < pos {
+                            after + 1
+                        } else {
+                            after
+                        }
+                    }
+                };
+                if target != pos {
+                    explicit_slots(def);
+                    let col = def.columns.remove(pos);
+                    let slot = def.slots.remove(pos);
+                    def.columns.insert(target, col);
+                    def.slots.insert(target, slot);
+                    // Positions between the two move by one towards `pos`.
+                    shift_columns(def, |c| {
+                        if c == pos {
+                            target
+                        } else if pos < target && c > pos && c <= target {
+                            c - 1
+                        } else if target < pos && c >= target && c < pos {
+                            c + 1
+                        } else {
+                            c
+                        }
+                    });
+                }
+            }
+        }
+        AlterOp::SetDefault { name, default } => {
+            let pos = column_position(def, &name).ok_or_else(|| Error::UnknownColumn {
+                column: name.clone(),
+                context: def.name.clone(),
+            })?;
+            let col = &mut def.columns[pos];
+            if matches!(default, Some(DefaultValue::Null)) && !col.nullable {
+                return Err(Error::InvalidArgument(format!(
+                    "Invalid default value for '{}'",
+                    col.name
+                )));
+            }
+            col.default = default;
         }
         AlterOp::RenameTo { db, name } => ch.rename = Some((db, name)),
     }

@@ -32,6 +32,8 @@ pub struct NewTable {
     pub default_collation: Collation,
     /// FOREIGN KEY constraints, before they are checked against the catalog.
     pub foreign_keys: Vec<NewForeignKey>,
+    /// The COMMENT table option.
+    pub comment: String,
 }
 
 /// A FOREIGN KEY constraint as written.
@@ -158,6 +160,26 @@ pub fn fk_index(
     Some((name, fk.columns.clone(), false))
 }
 
+/// The display width an integer type was declared with (`INT(5)`).
+fn declared_width(t: &ast::DataType) -> Option<u32> {
+    use ast::DataType as D;
+    match t {
+        D::TinyInt(w)
+        | D::TinyIntUnsigned(w)
+        | D::SmallInt(w)
+        | D::SmallIntUnsigned(w)
+        | D::MediumInt(w)
+        | D::MediumIntUnsigned(w)
+        | D::Int(w)
+        | D::IntUnsigned(w)
+        | D::Integer(w)
+        | D::IntegerUnsigned(w)
+        | D::BigInt(w)
+        | D::BigIntUnsigned(w) => w.map(|w| w.min(255) as u32),
+        _ => None,
+    }
+}
+
 /// Maps a declared SQL type.
 pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
     use ast::DataType as D;
@@ -249,6 +271,28 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
             SqlType::Bit(n as u8)
         }
         D::Time(..) => SqlType::Time,
+        // FIXED is DECIMAL's other name (MySQL 8 manual, 13.1.1).
+        D::Custom(name, args) if name.to_string().eq_ignore_ascii_case("FIXED") => {
+            let num = |a: &String| {
+                a.trim()
+                    .parse::<u64>()
+                    .map_err(|_| Error::Syntax(format!("FIXED({a})")))
+            };
+            let info = match args.as_slice() {
+                [] => ast::ExactNumberInfo::None,
+                [p] => ast::ExactNumberInfo::Precision(num(p)?),
+                [p, s] => ast::ExactNumberInfo::PrecisionAndScale(num(p)?, num(s)? as i64),
+                _ => return Err(Error::Syntax("FIXED takes at most two numbers".into())),
+            };
+            return sql_type(&D::Decimal(info));
+        }
+        // SERIAL is BIGINT UNSIGNED NOT NULL AUTO_INCREMENT UNIQUE: the type
+        // here, the rest in `column_def`.
+        D::Custom(name, args)
+            if args.is_empty() && name.to_string().eq_ignore_ascii_case("SERIAL") =>
+        {
+            SqlType::BigInt { unsigned: true }
+        }
         D::Custom(name, args) if name.to_string().eq_ignore_ascii_case("YEAR") => {
             // YEAR and YEAR(4); YEAR(2) was removed in MySQL 5.7.5.
             if args.iter().any(|a| a != "4") {
@@ -343,11 +387,21 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
         auto_increment: false,
         collation: Collation::Binary,
         added_default: None,
+        attrs: crate::catalog::ColumnAttrs {
+            display_width: declared_width(&c.data_type),
+            ..Default::default()
+        },
     };
     let (mut charset, mut collation) = (None, None);
     let mut explicit_null = false;
     let mut pk = false;
     let mut unique = false;
+    if matches!(&c.data_type, ast::DataType::Custom(n, a) if a.is_empty() && n.to_string().eq_ignore_ascii_case("SERIAL"))
+    {
+        col.nullable = false;
+        col.auto_increment = true;
+        unique = true;
+    }
     for opt in &c.options {
         match &opt.option {
             ast::ColumnOption::Null => explicit_null = true,
@@ -375,8 +429,21 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             }
             ast::ColumnOption::CharacterSet(cs) => charset = Some(object_name(cs)),
             ast::ColumnOption::Collation(co) => collation = Some(object_name(co)),
-            ast::ColumnOption::Comment(_) => {}
-            ast::ColumnOption::OnUpdate(_) => {}
+            ast::ColumnOption::Comment(text) => col.attrs.comment = text.clone(),
+            ast::ColumnOption::OnUpdate(e) => match default_of(e)? {
+                DefaultValue::CurrentTimestamp
+                    if matches!(ty, SqlType::DateTime | SqlType::Timestamp) =>
+                {
+                    col.attrs.on_update_now = true
+                }
+                // MySQL: 1294 "Invalid ON UPDATE clause for 'c' column".
+                _ => {
+                    return Err(Error::InvalidArgument(format!(
+                        "Invalid ON UPDATE clause for '{}' column",
+                        col.name
+                    )))
+                }
+            },
             // Column-level REFERENCES: read by create_table.
             ast::ColumnOption::ForeignKey(_) => {}
             ast::ColumnOption::Check(_) => {
@@ -530,6 +597,7 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         auto_increment_start,
         default_collation,
         foreign_keys,
+        comment: table_comment(ct),
     })
 }
 
@@ -574,6 +642,24 @@ pub fn table_collation(options: &str, default: Collation) -> Result<Collation> {
     Collation::resolve(charset.as_deref(), collation.as_deref(), default)
 }
 
+/// The COMMENT table option ('' without one).
+fn table_comment(ct: &ast::CreateTable) -> String {
+    let from_options = match &ct.table_options {
+        ast::CreateTableOptions::Plain(o)
+        | ast::CreateTableOptions::With(o)
+        | ast::CreateTableOptions::Options(o)
+        | ast::CreateTableOptions::TableProperties(o) => o.iter().find_map(|o| match o {
+            ast::SqlOption::Comment(c) => Some(c.clone()),
+            _ => None,
+        }),
+        ast::CreateTableOptions::None => None,
+    };
+    match ct.comment.clone().or(from_options) {
+        Some(ast::CommentDef::WithEq(c) | ast::CommentDef::WithoutEq(c)) => c,
+        None => String::new(),
+    }
+}
+
 fn table_auto_increment_option(ct: &ast::CreateTable) -> Option<u64> {
     let text = ct.table_options.to_string().to_ascii_uppercase();
     let i = text.find("AUTO_INCREMENT")?;
@@ -611,6 +697,7 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
         slot_count: 0,
         default_collation: t.default_collation,
         foreign_keys: Vec::new(),
+        comment: t.comment,
     }
 }
 
@@ -736,6 +823,90 @@ pub fn alter_ops(
                     table_name;
                 let (db, name) = resolve(n)?;
                 ops.push(AlterOp::RenameTo { db, name });
+            }
+            Op::ModifyColumn {
+                col_name: old,
+                data_type,
+                options,
+                column_position,
+            }
+            | Op::ChangeColumn {
+                old_name: old,
+                data_type,
+                options,
+                column_position,
+                ..
+            } => {
+                let new_name = match op {
+                    Op::ChangeColumn { new_name, .. } => new_name.clone(),
+                    _ => old.clone(),
+                };
+                let declared = ast::ColumnDef {
+                    name: new_name,
+                    data_type: data_type.clone(),
+                    options: options
+                        .iter()
+                        .map(|o| ast::ColumnOptionDef {
+                            name: None,
+                            option: o.clone(),
+                        })
+                        .collect(),
+                };
+                let (column, pk, unique) = column_def(&declared, table_default)?;
+                if pk {
+                    return Err(Error::Unsupported(
+                        "MODIFY / CHANGE ... PRIMARY KEY (it needs a table rewrite)".into(),
+                    ));
+                }
+                let name = column.name.clone();
+                ops.push(AlterOp::ChangeColumn {
+                    old: old.value.clone(),
+                    column,
+                    position: column_position.as_ref().map(|p| match p {
+                        ast::MySQLColumnPosition::First => ColumnPosition::First,
+                        ast::MySQLColumnPosition::After(c) => {
+                            ColumnPosition::After(c.value.clone())
+                        }
+                    }),
+                });
+                if unique {
+                    ops.push(AlterOp::AddIndex {
+                        name: None,
+                        columns: vec![name],
+                        unique: true,
+                    });
+                }
+            }
+            Op::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => {
+                let cur = columns
+                    .iter()
+                    .find(|c| c.name.eq_ignore_ascii_case(&old_column_name.value))
+                    .ok_or_else(|| Error::UnknownColumn {
+                        column: old_column_name.value.clone(),
+                        context: "field list".into(),
+                    })?;
+                ops.push(AlterOp::ChangeColumn {
+                    old: cur.name.clone(),
+                    column: ColumnDef {
+                        name: new_column_name.value.clone(),
+                        ..cur.clone()
+                    },
+                    position: None,
+                });
+            }
+            Op::AlterColumn { column_name, op } => {
+                let default = match op {
+                    ast::AlterColumnOperation::SetDefault { value } => Some(default_of(value)?),
+                    ast::AlterColumnOperation::DropDefault => None,
+                    other => return Err(Error::Unsupported(format!("ALTER COLUMN {other}"))),
+                };
+                ops.push(AlterOp::SetDefault {
+                    name: column_name.value.clone(),
+                    default,
+                });
             }
             // Every change is done in place without blocking; the requested
             // algorithm and lock level are accepted and ignored.

@@ -761,6 +761,19 @@ pub(crate) fn upsert_values(
         frame[*c] = v;
     }
     frame.truncate(ncols);
+    // ON UPDATE CURRENT_TIMESTAMP, as in an UPDATE: only when the row changed.
+    if frame.as_slice() != existing {
+        for (c, col) in table.def.columns.iter().enumerate() {
+            if col.attrs.on_update_now && !assignments.iter().any(|(a, _)| *a == c) {
+                frame[c] = coerce(
+                    Value::DateTime(crate::exec::update::whole_seconds(ctx.now())),
+                    col.ty,
+                    &col.name,
+                    rowno,
+                )?;
+            }
+        }
+    }
     Ok(frame)
 }
 

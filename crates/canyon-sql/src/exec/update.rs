@@ -232,6 +232,19 @@ pub fn run_update(
             if replaced.iter().all(|(c, was)| row[*c] == *was) {
                 return Ok(());
             }
+            // ON UPDATE CURRENT_TIMESTAMP: a changed row's columns that carry
+            // it and were not assigned take the statement's time (MySQL).
+            for (c, col) in def.columns.iter().enumerate() {
+                if col.attrs.on_update_now && !replaced.iter().any(|(r, _)| *r == c) {
+                    let now = coerce(
+                        Value::DateTime(whole_seconds(ctx.now())),
+                        col.ty,
+                        &col.name,
+                        matched,
+                    )?;
+                    replaced.push((c, std::mem::replace(&mut row[c], now)));
+                }
+            }
             changed += 1;
             write_update(
                 txn,
@@ -318,4 +331,10 @@ pub fn run_delete(
         info: String::new(),
         warnings: 0,
     })
+}
+
+/// `t` without its fraction: what a TIMESTAMP or DATETIME column declared
+/// without fractional seconds stores for ON UPDATE CURRENT_TIMESTAMP.
+pub(crate) fn whole_seconds(t: chrono::NaiveDateTime) -> chrono::NaiveDateTime {
+    chrono::Timelike::with_nanosecond(&t, 0).unwrap_or(t)
 }

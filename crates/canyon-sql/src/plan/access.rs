@@ -1083,6 +1083,7 @@ mod tests {
             auto_increment: false,
             collation: crate::types::collation::Collation::DEFAULT,
             added_default: None,
+            attrs: Default::default(),
         };
         Table::new(TableDef {
             id: 1,
@@ -1116,6 +1117,7 @@ mod tests {
             slot_count: 0,
             default_collation: crate::types::collation::Collation::DEFAULT,
             foreign_keys: Vec::new(),
+            comment: String::new(),
         })
     }
 

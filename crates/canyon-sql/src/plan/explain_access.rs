@@ -337,6 +337,7 @@ mod tests {
             auto_increment: false,
             collation: crate::types::collation::Collation::DEFAULT,
             added_default: None,
+            attrs: Default::default(),
         }
     }
 

@@ -154,10 +154,10 @@ impl Session {
                     Value::str(if c.nullable { "YES" } else { "NO" }),
                     Value::str(key),
                     default,
-                    Value::str(if c.auto_increment {
-                        "auto_increment"
-                    } else {
-                        ""
+                    Value::str(match (c.auto_increment, c.attrs.on_update_now) {
+                        (true, _) => "auto_increment",
+                        (false, true) => "on update CURRENT_TIMESTAMP",
+                        (false, false) => "",
                     }),
                 ]
             })
@@ -211,7 +211,7 @@ impl Session {
                 };
                 r.insert(2, collation);
                 r.push(Value::str("select,insert,update,references"));
-                r.push(Value::str(""));
+                r.push(Value::str(&c.attrs.comment));
                 r
             })
             .collect();
@@ -249,7 +249,7 @@ impl Session {
         let widths = self.state.engine.config().display_widths;
         let mut lines = Vec::new();
         for c in &def.columns {
-            let mut l = format!("  {} {}", quote(&c.name), c.ty.sql_name_with(widths));
+            let mut l = format!("  {} {}", quote(&c.name), c.type_name(widths));
             // As MySQL 8: the column's collation where it is not the table's.
             let table_coll = def.default_collation;
             if c.ty.is_string() && !c.ty.is_binary() && c.collation != table_coll {
@@ -260,6 +260,10 @@ impl Session {
             }
             if !c.nullable {
                 l.push_str(" NOT NULL");
+            } else if c.ty == crate::types::SqlType::Timestamp {
+                // MySQL spells out a TIMESTAMP's NULL (it once meant NOT NULL
+                // by default).
+                l.push_str(" NULL");
             }
             match &c.default {
                 Some(crate::catalog::DefaultValue::Literal(v))
@@ -277,8 +281,14 @@ impl Session {
                 }
                 _ => {}
             }
+            if c.attrs.on_update_now {
+                l.push_str(" ON UPDATE CURRENT_TIMESTAMP");
+            }
             if c.auto_increment {
                 l.push_str(" AUTO_INCREMENT");
+            }
+            if !c.attrs.comment.is_empty() {
+                l.push_str(&format!(" COMMENT {}", sql_string(&c.attrs.comment)));
             }
             lines.push(l);
         }
@@ -311,13 +321,16 @@ impl Session {
             .filter(|n| *n > 1)
             .map(|n| format!(" AUTO_INCREMENT={n}"))
             .unwrap_or_default();
-        let text = format!(
+        let mut text = format!(
             "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB{next_auto_increment} DEFAULT CHARSET={} COLLATE={}",
             quote(&def.name),
             lines.join(",\n"),
             def.default_collation.charset(),
             def.default_collation.name(),
         );
+        if !def.comment.is_empty() {
+            text.push_str(&format!(" COMMENT={}", sql_string(&def.comment)));
+        }
         Ok(text_rows(
             &["Table", "Create Table"],
             vec![vec![Value::str(&def.name), Value::str(&text)]],
@@ -971,4 +984,10 @@ impl Session {
             rows,
         ))
     }
+}
+
+/// `text` as a single-quoted SQL string literal, as SHOW CREATE TABLE
+/// writes one (`'` doubled, `\` escaped).
+fn sql_string(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
 }

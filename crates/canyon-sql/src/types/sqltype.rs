@@ -191,8 +191,14 @@ impl SqlType {
     /// The type as SHOW COLUMNS / DESCRIBE print it; with `display_widths`
     /// as MySQL 5.7 and MariaDB do (`int(11)`, `year(4)`).
     pub fn sql_name_with(self, display_widths: bool) -> String {
-        let width = match self.default_display_width() {
-            Some(w) if display_widths => format!("({w})"),
+        self.sql_name_width(self.default_display_width().filter(|_| display_widths))
+    }
+
+    /// The type's name with display width `width` (integer types and YEAR
+    /// only; others ignore it).
+    pub fn sql_name_width(self, width: Option<u32>) -> String {
+        let width = match width {
+            Some(w) if self.default_display_width().is_some() => format!("({w})"),
             _ => String::new(),
         };
         let int = |n: &str, u: bool| {
