@@ -80,7 +80,8 @@ pub enum SystemTable {
     Views,
     /// TRIGGERS: empty.
     Triggers,
-    /// PARTITIONS: one unpartitioned row per table.
+    /// PARTITIONS: one row per partition (subpartition) of a partitioned
+    /// table, one unpartitioned row for any other.
     Partitions,
     /// EVENTS: empty.
     Events,
@@ -786,7 +787,10 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                 r[21] = Value::Null;
                 r[22] = s("");
                 r[23] = s("");
-                out.push(r);
+                match &t.def.partitioning {
+                    Some(part) => out.extend(crate::catalog::partition::partitions_rows(part, &r)),
+                    None => out.push(r),
+                }
             }
         }
         SystemTable::Engines => out.push(

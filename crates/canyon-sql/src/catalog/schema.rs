@@ -199,6 +199,9 @@ pub struct TableDef {
     /// FOREIGN KEY constraints this table (as the child) holds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub foreign_keys: Vec<ForeignKeyDef>,
+    /// PARTITION BY, for a partitioned table (see `crate::catalog::partition`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitioning: Option<crate::catalog::partition::Partitioning>,
 }
 
 fn is_zero(n: &u32) -> bool {

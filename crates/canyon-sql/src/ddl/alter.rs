@@ -192,6 +192,9 @@ pub enum AlterOp {
         /// Constraint name.
         name: String,
     },
+    /// A new PARTITION BY (or none: REMOVE PARTITIONING), already checked
+    /// against the table and its rows (`crate::ddl::partition`).
+    SetPartitioning(Option<Box<crate::catalog::partition::Partitioning>>),
     /// RENAME TO, RENAME TABLE.
     RenameTo {
         /// Target database.
@@ -864,6 +867,10 @@ fn apply(
             }
         }
         AlterOp::RenameTo { db, name } => ch.rename = Some((db, name)),
+        AlterOp::SetPartitioning(p) => def.partitioning = p.map(|p| *p),
+    }
+    if let Some(p) = &def.partitioning {
+        crate::ddl::partition::check_keys(p, def)?;
     }
     Ok(())
 }

@@ -18,7 +18,7 @@ use canyon_common::{Error, Result};
 use sqlparser::ast;
 
 /// A table definition before ids are assigned.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct NewTable {
     /// Columns.
     pub columns: Vec<ColumnDef>,
@@ -32,6 +32,8 @@ pub struct NewTable {
     pub default_collation: Collation,
     /// FOREIGN KEY constraints, before they are checked against the catalog.
     pub foreign_keys: Vec<NewForeignKey>,
+    /// PARTITION BY, checked (`crate::ddl::partition`).
+    pub partitioning: Option<crate::catalog::partition::Partitioning>,
 }
 
 /// A FOREIGN KEY constraint as written.
@@ -502,6 +504,7 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         auto_increment_start,
         default_collation,
         foreign_keys,
+        partitioning: None,
     })
 }
 
@@ -583,6 +586,7 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
         slot_count: 0,
         default_collation: t.default_collation,
         foreign_keys: Vec::new(),
+        partitioning: t.partitioning,
     }
 }
 

@@ -334,6 +334,21 @@ pub enum Parsed {
         /// The tables, each as `[table]` or `[db, table]`.
         tables: Vec<Vec<String>>,
     },
+    /// CREATE TABLE ... PARTITION BY: sqlparser's statement for the text
+    /// before the clause, and the clause (see `crate::parse::partition`).
+    CreatePartitioned {
+        /// The CREATE TABLE without its partition clause.
+        create: Box<Statement>,
+        /// The partition clause.
+        spec: Box<crate::parse::partition::PartitionSpec>,
+    },
+    /// ALTER TABLE t <partition operation>.
+    AlterPartition {
+        /// `[table]` or `[db, table]`.
+        table: Vec<String>,
+        /// The operation.
+        op: Box<crate::parse::partition::PartitionOp>,
+    },
 }
 
 /// Parses `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE a, db.b` (sqlparser only
@@ -500,6 +515,9 @@ fn parse_text(
     if let Some(r) = parse_analyze(trimmed) {
         return r.map(|p| vec![p]);
     }
+    if let Some(p) = parse_partitioned(trimmed)? {
+        return Ok(vec![p]);
+    }
     let dialect = CanyonDialect::new(interrupt);
     // Tokenized here rather than by `Parser::try_with_sql` so that the token
     // vector is sized once from the scan: grown by doubling, a long text's
@@ -538,6 +556,37 @@ fn parse_text(
         .into_iter()
         .map(|s| Parsed::Sql(Box::new(s)))
         .collect())
+}
+
+/// The statements with a partition clause (`crate::parse::partition`):
+/// CREATE TABLE ... PARTITION BY, cut before the clause for sqlparser, and
+/// ALTER TABLE's partition operations. `None` for any other text.
+fn parse_partitioned(trimmed: &str) -> Result<Option<Parsed>> {
+    use crate::parse::partition::{parse_alter_partition, parse_partition_by, split_partition_clause};
+    if let Some(at) = split_partition_clause(trimmed) {
+        let spec = parse_partition_by(&trimmed[at..])?;
+        let head = &trimmed[..at];
+        let mut stmts = parse_text(head, &limits::scan(head), None)?;
+        return match (stmts.pop(), stmts.is_empty()) {
+            (Some(Parsed::Sql(create)), true) if matches!(*create, Statement::CreateTable(_)) => {
+                Ok(Some(Parsed::CreatePartitioned {
+                    create,
+                    spec: Box::new(spec),
+                }))
+            }
+            _ => Err(Error::Syntax(near(trimmed, ""))),
+        };
+    }
+    match parse_alter_partition(trimmed) {
+        Some(r) => {
+            let (table, op) = r?;
+            Ok(Some(Parsed::AlterPartition {
+                table,
+                op: Box::new(op),
+            }))
+        }
+        None => Ok(None),
+    }
 }
 
 /// `SET a = 1, NAMES cs [COLLATE c], ...` (MariaDB Connector/J sends

@@ -1116,6 +1116,7 @@ mod tests {
             slot_count: 0,
             default_collation: crate::types::collation::Collation::DEFAULT,
             foreign_keys: Vec::new(),
+            partitioning: None,
         })
     }
 

@@ -277,13 +277,17 @@ impl Session {
                 crate::exec::foreign::constraint_clause(def, fk)
             ));
         }
-        let text = format!(
+        let mut text = format!(
             "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB DEFAULT CHARSET={} COLLATE={}",
             quote(&def.name),
             lines.join(",\n"),
             def.default_collation.charset(),
             def.default_collation.name(),
         );
+        if let Some(p) = &def.partitioning {
+            text.push('\n');
+            text.push_str(&p.show_clause());
+        }
         Ok(text_rows(
             &["Table", "Create Table"],
             vec![vec![Value::str(&def.name), Value::str(&text)]],

@@ -1,0 +1,195 @@
+//! Partitioned tables as the session runs their DDL: CREATE TABLE ...
+//! PARTITION BY and ALTER TABLE's partition operations (privilege check,
+//! the implicit commit, then `crate::ddl::partition` for the definition,
+//! `crate::exec::partition` for the rows, and one ALTER of the catalog).
+//!
+//! Order of a DROP PARTITION: the rows of the dropped partitions are
+//! deleted in one transaction, which commits, and then the definition
+//! loses the partitions. A row inserted into a dropped partition by a
+//! concurrent transaction between the two steps survives the drop and
+//! belongs to the neighbouring partition afterwards (there is no metadata
+//! lock to keep writers out; see `crate::catalog`'s "no MDL"). The row
+//! checks of ADD / REORGANIZE / PARTITION BY have the same window.
+
+use super::state::*;
+use crate::catalog::partition::Partitioning;
+use crate::catalog::{Catalog, Table};
+use crate::ddl::alter::AlterOp;
+use crate::ddl::partition as part;
+use crate::parse::partition::{PartitionOp, PartitionSpec};
+use crate::plan::partition::Router;
+use crate::types::result::QueryResult;
+use crate::types::value::Value;
+use canyon_common::{Error, Result};
+use sqlparser::ast::Statement;
+use std::sync::Arc;
+
+impl Session {
+    /// CREATE TABLE ... PARTITION BY.
+    pub(super) fn run_create_partitioned(
+        &mut self,
+        cat: &Arc<Catalog>,
+        create: &Statement,
+        spec: &PartitionSpec,
+    ) -> Result<QueryResult> {
+        let Statement::CreateTable(ct) = create else {
+            return Err(Error::Internal("a partitioned CREATE that is no CREATE TABLE".into()));
+        };
+        let (db, t) = self.split_name(&ct.name)?;
+        self.state.check_db(cat, &db, "CREATE", Some(&t))?;
+        let Some(database) = cat.databases.get(&db) else {
+            return Err(Error::UnknownDatabase(db));
+        };
+        let mut new = crate::ddl::create_table(ct, database.default_collation)?;
+        if !new.foreign_keys.is_empty() {
+            return Err(part::err(
+                1506,
+                "Foreign keys are not yet supported in conjunction with partitioning",
+            ));
+        }
+        // The clause is checked against the definition the table will have.
+        let draft = crate::ddl::finish(new.clone(), &db, &t, 0, &vec![0; new.indexes.len()]);
+        new.partitioning = Some(part::build(spec, &Table::new(draft))?);
+        self.commit()?;
+        let checks = self.fk_checks()?;
+        if !self
+            .state
+            .engine
+            .create_table(&db, &t, new, ct.if_not_exists, checks)?
+        {
+            self.note(1050, format!("Table '{t}' already exists"));
+        }
+        Ok(ok(0))
+    }
+
+    /// ALTER TABLE t <partition operation>.
+    pub(super) fn run_alter_partition(
+        &mut self,
+        cat: &Arc<Catalog>,
+        name: &[String],
+        op: &PartitionOp,
+    ) -> Result<QueryResult> {
+        let (db, t) = match name {
+            [t] => (
+                self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                t.clone(),
+            ),
+            [d, t] => (d.clone(), t.clone()),
+            _ => return Err(Error::Syntax("ALTER TABLE".into())),
+        };
+        self.state.check_db(cat, &db, "ALTER", Some(&t))?;
+        let Some(table) = cat.table(&db, &t).cloned() else {
+            return Err(Error::UnknownTable { db, table: t });
+        };
+        let next: Option<Partitioning> = match op {
+            PartitionOp::Unsupported(what) => return Err(Error::Unsupported(what.clone())),
+            PartitionOp::Maintenance { verb, names } => {
+                let p = part::current(&table.def)?;
+                if let Some(names) = names {
+                    part::positions(p, names, &verb.to_ascii_lowercase())?;
+                }
+                return Ok(self.maintenance(&db, &t, verb));
+            }
+            PartitionOp::Truncate(names) => {
+                let p = part::current(&table.def)?;
+                let targets = match names {
+                    None => vec![true; p.partitions.len()],
+                    Some(names) => {
+                        let mut flags = vec![false; p.partitions.len()];
+                        for i in part::positions(p, names, "TRUNCATE")? {
+                            flags[i] = true;
+                        }
+                        flags
+                    }
+                };
+                self.commit()?;
+                self.delete_partitions(&table, &targets)?;
+                return Ok(ok(0));
+            }
+            PartitionOp::Drop(names) => {
+                let (next, gone) = part::drop(&table, names)?;
+                let mut targets = vec![false; table.def.partitioning.as_ref().map_or(0, |p| p.partitions.len())];
+                for i in gone {
+                    targets[i] = true;
+                }
+                self.commit()?;
+                self.delete_partitions(&table, &targets)?;
+                Some(next)
+            }
+            PartitionOp::Add { partitions, count } => Some(part::add(&table, partitions, *count)?),
+            PartitionOp::Coalesce(n) => Some(part::coalesce(&table, *n)?),
+            PartitionOp::Reorganize { from, into } => {
+                let next = part::reorganize(&table, from, into)?;
+                self.commit()?;
+                self.check_rows_under(&table, &next)?;
+                Some(next)
+            }
+            PartitionOp::Remove => {
+                part::current(&table.def)?;
+                None
+            }
+            PartitionOp::PartitionBy(spec) => {
+                let next = part::build(spec, &table)?;
+                self.commit()?;
+                self.check_rows_under(&table, &next)?;
+                Some(next)
+            }
+        };
+        self.commit()?;
+        self.state.engine.alter_table(
+            &db,
+            &t,
+            vec![AlterOp::SetPartitioning(next.map(Box::new))],
+        )?;
+        Ok(alter_ok())
+    }
+
+    /// Deletes the rows of the flagged partitions in one committed
+    /// transaction.
+    fn delete_partitions(&mut self, table: &Arc<Table>, targets: &[bool]) -> Result<u64> {
+        let router = Router::new(table)?
+            .ok_or_else(|| Error::Internal("partition rows of an unpartitioned table".into()))?;
+        self.defer_waits_now = false;
+        let n = self.with_txn(&[], true, None, |txn, ctx| {
+            crate::exec::partition::delete_partitions(txn, table, &router, targets, ctx)
+        })?;
+        self.commit()?;
+        Ok(n)
+    }
+
+    /// Checks that every stored row of `table` has a partition under `next`.
+    fn check_rows_under(&mut self, table: &Arc<Table>, next: &Partitioning) -> Result<()> {
+        let mut def = table.def.clone();
+        def.partitioning = Some(next.clone());
+        let probe = Table::new(def);
+        let router = Router::new(&probe)?
+            .ok_or_else(|| Error::Internal("a new partitioning that is none".into()))?;
+        self.defer_waits_now = false;
+        self.with_txn(&[], false, None, |txn, ctx| {
+            crate::exec::partition::check_rows(txn, &probe, &router, ctx)
+        })?;
+        self.commit()
+    }
+
+    /// ANALYZE / CHECK / OPTIMIZE / REPAIR PARTITION: nothing to do on
+    /// logical partitions; the result set InnoDB gives. REBUILD answers as
+    /// an ALTER.
+    fn maintenance(&mut self, db: &str, t: &str, verb: &str) -> QueryResult {
+        if verb == "REBUILD" {
+            return alter_ok();
+        }
+        let name = Value::str(&format!("{db}.{t}"));
+        let op = Value::str(&verb.to_ascii_lowercase());
+        let mut rows = Vec::new();
+        if verb == "OPTIMIZE" {
+            rows.push(vec![
+                name.clone(),
+                op.clone(),
+                Value::str("note"),
+                Value::str("Table does not support optimize on partitions. All partitions will be rebuilt and analyzed."),
+            ]);
+        }
+        rows.push(vec![name, op, Value::str("status"), Value::str("OK")]);
+        text_rows(&["Table", "Op", "Msg_type", "Msg_text"], rows)
+    }
+}
