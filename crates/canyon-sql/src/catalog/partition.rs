@@ -226,7 +226,8 @@ pub struct SubPartitioning {
     pub columns: Vec<String>,
     /// Subpartitions per partition.
     pub count: u32,
-    /// Given as SUBPARTITIONS n (not as named subpartitions).
+    /// Given as SUBPARTITIONS n (not as named subpartitions, nor left to
+    /// the default of one).
     pub by_count: bool,
 }
 
@@ -250,6 +251,10 @@ pub struct Partitioning {
     /// HASH / KEY given as PARTITIONS n (SHOW CREATE TABLE prints the count,
     /// not the list).
     pub by_count: bool,
+    /// HASH / KEY with neither PARTITIONS n nor a list: one partition, and
+    /// SHOW CREATE TABLE prints no count (MySQL's default number).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub default_count: bool,
     /// SUBPARTITION BY.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub: Option<SubPartitioning>,
@@ -333,7 +338,9 @@ impl Partitioning {
             }
         }
         if self.by_count {
-            out.push_str(&format!("\nPARTITIONS {}", self.partitions.len()));
+            if !self.default_count {
+                out.push_str(&format!("\nPARTITIONS {}", self.partitions.len()));
+            }
         } else {
             let parts: Vec<String> = self
                 .partitions
@@ -363,7 +370,8 @@ impl Partitioning {
                             s.push_str(&format!(" VALUES IN ({})", items.join(",")));
                         }
                     }
-                    s.push_str(&options_sql(p));
+                    // With named subpartitions the engine is theirs.
+                    s.push_str(&options_sql(p, p.subpartitions.is_empty()));
                     if !p.subpartitions.is_empty() {
                         let subs: Vec<String> = p
                             .subpartitions
@@ -441,9 +449,7 @@ pub fn partitions_rows(part: &Partitioning, base: &[Value]) -> Vec<Vec<Value>> {
             r[5] = Value::UInt(i as u64 + 1);
             r[7] = text(part.method.name());
             r[9] = text(&part.expression());
-            r[11] = part
-                .description(i)
-                .map_or(Value::Null, |d| text(&d));
+            r[11] = part.description(i).map_or(Value::Null, |d| text(&d));
             r[12] = Value::UInt(rows / total + u64::from((i * subs + k) < (rows % total) as usize));
             r[22] = text(p.comment.as_deref().unwrap_or(""));
             if let Some(sub) = &part.sub {
@@ -495,7 +501,7 @@ fn method_head(m: PartitionMethod, expr: &str, columns: &[String], algo: Option<
 
 /// `ENGINE = InnoDB` and the options before it, in MySQL's order
 /// (`add_partition_options`: DATA / INDEX DIRECTORY, COMMENT, ENGINE).
-fn options_sql(p: &PartitionDef) -> String {
+fn options_sql(p: &PartitionDef, engine: bool) -> String {
     let mut s = String::new();
     if let Some(d) = &p.data_directory {
         s.push_str(&format!(" DATA DIRECTORY = '{d}'"));
@@ -506,7 +512,9 @@ fn options_sql(p: &PartitionDef) -> String {
     if let Some(c) = &p.comment {
         s.push_str(&format!(" COMMENT = '{}'", c.replace('\'', "''")));
     }
-    s.push_str(" ENGINE = InnoDB");
+    if engine {
+        s.push_str(" ENGINE = InnoDB");
+    }
     s
 }
 
@@ -617,6 +625,7 @@ mod tests {
                 })
                 .collect(),
             by_count: false,
+            default_count: false,
             sub: None,
         }
     }

@@ -102,15 +102,24 @@ pub fn build(spec: &PartitionSpec, table: &Table) -> Result<Partitioning> {
         if spec.partitions.is_empty() {
             let n = spec.count.unwrap_or(1);
             if n == 0 {
-                return Err(err(1504, "Number of partitions = 0 is not an allowed value"));
+                return Err(err(
+                    1504,
+                    "Number of partitions = 0 is not an allowed value",
+                ));
             }
             if n as usize > MAX_PARTITIONS {
                 return Err(too_many());
             }
-            partitions = (0..n).map(|i| PartitionDef::bucket(format!("p{i}"))).collect();
+            partitions = (0..n)
+                .map(|i| PartitionDef::bucket(format!("p{i}")))
+                .collect();
         }
     } else {
-        let kind = if spec.method.is_range() { "RANGE" } else { "LIST" };
+        let kind = if spec.method.is_range() {
+            "RANGE"
+        } else {
+            "LIST"
+        };
         if spec.partitions.is_empty() {
             return Err(err(
                 1492,
@@ -133,6 +142,7 @@ pub fn build(spec: &PartitionSpec, table: &Table) -> Result<Partitioning> {
         key_algorithm: spec.key_algorithm,
         partitions: Vec::new(),
         by_count,
+        default_count: by_count && spec.count.is_none(),
         sub: None,
     };
     for p in &spec.partitions {
@@ -316,7 +326,11 @@ fn print_expr(e: &ast::Expr, table: &Table, cols: &mut Vec<usize>) -> Result<Str
                     _ => return Err(not_allowed()),
                 }
             }
-            let name = if name == "CEIL" { "CEILING".into() } else { name };
+            let name = if name == "CEIL" {
+                "CEILING".into()
+            } else {
+                name
+            };
             format!("{}({})", name.to_ascii_lowercase(), args.join(","))
         }
         _ => return Err(not_allowed()),
@@ -331,7 +345,10 @@ fn column(name: &str, table: &Table, cols: &mut Vec<usize>) -> Result<String> {
     if !cols.contains(&c) {
         cols.push(c);
     }
-    Ok(format!("`{}`", table.def.columns[c].name.replace('`', "``")))
+    Ok(format!(
+        "`{}`",
+        table.def.columns[c].name.replace('`', "``")
+    ))
 }
 
 /// A context for constant bound expressions (no session: no variables, no
@@ -358,7 +375,12 @@ impl EvalContext for Constants {
 }
 
 /// A bound value: MAXVALUE, or a constant expression evaluated.
-fn bound_value(b: &BoundSpec, part: &Partitioning, pname: &str, col: Option<&SqlType>) -> Result<BoundValue> {
+fn bound_value(
+    b: &BoundSpec,
+    part: &Partitioning,
+    pname: &str,
+    col: Option<&SqlType>,
+) -> Result<BoundValue> {
     let e = match b {
         BoundSpec::MaxValue => return Ok(BoundValue::MaxValue),
         BoundSpec::Expr(e) => e,
@@ -367,7 +389,10 @@ fn bound_value(b: &BoundSpec, part: &Partitioning, pname: &str, col: Option<&Sql
         .bind(e)
         .map_err(|_| err(1487, "Expression in RANGE/LIST VALUES must be constant"))?;
     if !bound.is_constant() {
-        return Err(err(1487, "Expression in RANGE/LIST VALUES must be constant"));
+        return Err(err(
+            1487,
+            "Expression in RANGE/LIST VALUES must be constant",
+        ));
     }
     let v = eval(
         &bound,
@@ -391,7 +416,10 @@ fn bound_value(b: &BoundSpec, part: &Partitioning, pname: &str, col: Option<&Sql
         };
     }
     let ty = col.copied().ok_or_else(|| {
-        err(1653, "Inconsistency in usage of column lists for partitioning")
+        err(
+            1653,
+            "Inconsistency in usage of column lists for partitioning",
+        )
     })?;
     let wrong = || err(1654, "Partition column values of incorrect type");
     if ty.is_integer() {
@@ -447,13 +475,19 @@ fn definition(part: &Partitioning, p: &PartitionSpecDef, table: &Table) -> Resul
         }
         (ValuesSpec::LessThan(bounds), _) => {
             if method.by_columns() && bounds.len() != part.columns.len() {
-                return Err(err(1653, "Inconsistency in usage of column lists for partitioning"));
+                return Err(err(
+                    1653,
+                    "Inconsistency in usage of column lists for partitioning",
+                ));
             }
             let mut out = Vec::with_capacity(bounds.len());
             for (i, b) in bounds.iter().enumerate() {
                 let v = bound_value(b, part, &p.name, col_types.get(i))?;
                 if v == BoundValue::Null {
-                    return Err(err(1566, "Not allowed to use NULL value in VALUES LESS THAN"));
+                    return Err(err(
+                        1566,
+                        "Not allowed to use NULL value in VALUES LESS THAN",
+                    ));
                 }
                 out.push(v);
             }
@@ -463,10 +497,16 @@ fn definition(part: &Partitioning, p: &PartitionSpecDef, table: &Table) -> Resul
             let mut out = Vec::with_capacity(list.len());
             for tuple in list {
                 if method.by_columns() && tuple.len() != part.columns.len() {
-                    return Err(err(1653, "Inconsistency in usage of column lists for partitioning"));
+                    return Err(err(
+                        1653,
+                        "Inconsistency in usage of column lists for partitioning",
+                    ));
                 }
                 if !method.by_columns() && tuple.len() != 1 {
-                    return Err(err(1653, "Inconsistency in usage of column lists for partitioning"));
+                    return Err(err(
+                        1653,
+                        "Inconsistency in usage of column lists for partitioning",
+                    ));
                 }
                 let mut t = Vec::with_capacity(tuple.len());
                 for (i, b) in tuple.iter().enumerate() {
@@ -500,11 +540,18 @@ fn subpartitioning(spec: &PartitionSpec, sub: &SubSpec, table: &Table) -> Result
         ));
     }
     let (expr, columns) = function(sub.method, sub.expr.as_ref(), &sub.columns, table)?;
-    let named: Vec<usize> = spec.partitions.iter().map(|p| p.subpartitions.len()).collect();
+    let named: Vec<usize> = spec
+        .partitions
+        .iter()
+        .map(|p| p.subpartitions.len())
+        .collect();
     let count = if named.iter().all(|&n| n == 0) {
         let n = sub.count.unwrap_or(1);
         if n == 0 {
-            return Err(err(1504, "Number of subpartitions = 0 is not an allowed value"));
+            return Err(err(
+                1504,
+                "Number of subpartitions = 0 is not an allowed value",
+            ));
         }
         n as u32
     } else {
@@ -528,7 +575,8 @@ fn subpartitioning(spec: &PartitionSpec, sub: &SubSpec, table: &Table) -> Result
         expr,
         columns,
         count,
-        by_count: named.iter().all(|&n| n == 0),
+        // SHOW CREATE TABLE prints SUBPARTITIONS n only when it was given.
+        by_count: named.iter().all(|&n| n == 0) && sub.count.is_some(),
     })
 }
 
@@ -570,12 +618,16 @@ pub fn check(part: &Partitioning, def: &TableDef) -> Result<()> {
         return Err(too_many());
     }
     if part.partitions.is_empty() {
-        return Err(err(1504, "Number of partitions = 0 is not an allowed value"));
+        return Err(err(
+            1504,
+            "Number of partitions = 0 is not an allowed value",
+        ));
     }
     // Names: partitions and subpartitions together.
     let mut names: Vec<&str> = Vec::new();
     for p in &part.partitions {
-        for n in std::iter::once(p.name.as_str()).chain(p.subpartitions.iter().map(String::as_str)) {
+        for n in std::iter::once(p.name.as_str()).chain(p.subpartitions.iter().map(String::as_str))
+        {
             if names.iter().any(|x| x.eq_ignore_ascii_case(n)) {
                 return Err(err(1517, format!("Duplicate partition name {n}")));
             }
@@ -589,7 +641,10 @@ pub fn check(part: &Partitioning, def: &TableDef) -> Result<()> {
                 continue;
             };
             if !part.method.by_columns() && b.first() == Some(&BoundValue::MaxValue) && i != last {
-                return Err(err(1481, "MAXVALUE can only be used in last partition definition"));
+                return Err(err(
+                    1481,
+                    "MAXVALUE can only be used in last partition definition",
+                ));
             }
             if i > 0 {
                 let PartitionValues::LessThan(prev) = &part.partitions[i - 1].values else {
@@ -627,7 +682,10 @@ pub fn check(part: &Partitioning, def: &TableDef) -> Result<()> {
 /// (1503), and a partitioned table has no foreign keys (1506).
 pub fn check_keys(part: &Partitioning, def: &TableDef) -> Result<()> {
     if !def.foreign_keys.is_empty() {
-        return Err(err(1506, "Foreign keys are not yet supported in conjunction with partitioning"));
+        return Err(err(
+            1506,
+            "Foreign keys are not yet supported in conjunction with partitioning",
+        ));
     }
     // Every column the functions name is still there (DROP COLUMN).
     let table = Table::new(def.clone());
@@ -680,7 +738,10 @@ fn tuple_cmp(a: &[BoundValue], b: &[BoundValue]) -> Ordering {
 }
 
 fn no_partition_mgmt() -> Error {
-    err(1505, "Partition management on a not partitioned table is not possible")
+    err(
+        1505,
+        "Partition management on a not partitioned table is not possible",
+    )
 }
 
 /// The table's partitioning, or 1505 for an unpartitioned table.
@@ -705,20 +766,21 @@ pub fn positions(part: &Partitioning, names: &[String], verb: &str) -> Result<Ve
 }
 
 /// ADD PARTITION.
-pub fn add(
-    table: &Table,
-    defs: &[PartitionSpecDef],
-    count: Option<u64>,
-) -> Result<Partitioning> {
+pub fn add(table: &Table, defs: &[PartitionSpecDef], count: Option<u64>) -> Result<Partitioning> {
     let cur = current(&table.def)?;
     let mut next = cur.clone();
+    next.default_count = false;
     if let Some(n) = count {
         if !cur.method.is_hash() {
             return Err(err(
                 1492,
                 format!(
                     "For {} partitions each partition must be defined",
-                    if cur.method.is_range() { "RANGE" } else { "LIST" }
+                    if cur.method.is_range() {
+                        "RANGE"
+                    } else {
+                        "LIST"
+                    }
                 ),
             ));
         }
@@ -753,11 +815,17 @@ pub fn add(
 pub fn drop(table: &Table, names: &[String]) -> Result<(Partitioning, Vec<usize>)> {
     let cur = current(&table.def)?;
     if cur.method.is_hash() {
-        return Err(err(1512, "DROP PARTITION can only be used on RANGE/LIST partitions"));
+        return Err(err(
+            1512,
+            "DROP PARTITION can only be used on RANGE/LIST partitions",
+        ));
     }
     let gone = positions(cur, names, "DROP")?;
     if gone.len() >= cur.partitions.len() {
-        return Err(err(1508, "Cannot remove all partitions, use DROP TABLE instead"));
+        return Err(err(
+            1508,
+            "Cannot remove all partitions, use DROP TABLE instead",
+        ));
     }
     let mut next = cur.clone();
     next.partitions = cur
@@ -774,21 +842,32 @@ pub fn drop(table: &Table, names: &[String]) -> Result<(Partitioning, Vec<usize>
 pub fn coalesce(table: &Table, n: u64) -> Result<Partitioning> {
     let cur = current(&table.def)?;
     if !cur.method.is_hash() {
-        return Err(err(1509, "COALESCE PARTITION can only be used on HASH/KEY partitions"));
+        return Err(err(
+            1509,
+            "COALESCE PARTITION can only be used on HASH/KEY partitions",
+        ));
     }
     if n == 0 {
         return Err(err(1515, "At least one partition must be coalesced"));
     }
     if n as usize >= cur.partitions.len() {
-        return Err(err(1508, "Cannot remove all partitions, use DROP TABLE instead"));
+        return Err(err(
+            1508,
+            "Cannot remove all partitions, use DROP TABLE instead",
+        ));
     }
     let mut next = cur.clone();
+    next.default_count = false;
     next.partitions.truncate(cur.partitions.len() - n as usize);
     Ok(next)
 }
 
 /// REORGANIZE PARTITION names INTO (definitions).
-pub fn reorganize(table: &Table, from: &[String], into: &[PartitionSpecDef]) -> Result<Partitioning> {
+pub fn reorganize(
+    table: &Table,
+    from: &[String],
+    into: &[PartitionSpecDef],
+) -> Result<Partitioning> {
     let cur = current(&table.def)?;
     if from.is_empty() {
         // A rebuild of an auto-partitioned HASH / KEY table: nothing changes.
@@ -801,7 +880,10 @@ pub fn reorganize(table: &Table, from: &[String], into: &[PartitionSpecDef]) -> 
         return Ok(cur.clone());
     }
     if from.len() > cur.partitions.len() {
-        return Err(err(1516, "More partitions to reorganize than there are partitions"));
+        return Err(err(
+            1516,
+            "More partitions to reorganize than there are partitions",
+        ));
     }
     let mut pos = positions(cur, from, "REORGANIZE")?;
     pos.sort_unstable();

@@ -45,15 +45,23 @@ pub fn delete_partitions(
     ctx: &dyn EvalContext,
 ) -> Result<u64> {
     let mut deleted = 0;
-    for_each_locked_row(txn, table, &Access::scan(), None, None, ctx, &mut |txn, pk, row| {
-        if let Ok(i) = router.place(&row, ctx)? {
-            if targets.get(i).copied().unwrap_or(false) {
-                txn.delete(table.def.id, pk, index_keys(table, &row));
-                deleted += 1;
+    for_each_locked_row(
+        txn,
+        table,
+        &Access::scan(),
+        None,
+        None,
+        ctx,
+        &mut |txn, pk, row| {
+            if let Ok(i) = router.place(&row, ctx)? {
+                if targets.get(i).copied().unwrap_or(false) {
+                    txn.delete(table.def.id, pk, index_keys(table, &row));
+                    deleted += 1;
+                }
             }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        },
+    )?;
     Ok(deleted)
 }
 
@@ -66,9 +74,17 @@ pub fn check_rows(
     ctx: &dyn EvalContext,
 ) -> Result<u64> {
     let mut rows = 0;
-    for_each_locked_row(txn, table, &Access::scan(), None, None, ctx, &mut |_, _, row| {
-        rows += 1;
-        place_row(Some(router), &row, ctx)
-    })?;
+    for_each_locked_row(
+        txn,
+        table,
+        &Access::scan(),
+        None,
+        None,
+        ctx,
+        &mut |_, _, row| {
+            rows += 1;
+            place_row(Some(router), &row, ctx)
+        },
+    )?;
     Ok(rows)
 }

@@ -562,7 +562,9 @@ fn parse_text(
 /// CREATE TABLE ... PARTITION BY, cut before the clause for sqlparser, and
 /// ALTER TABLE's partition operations. `None` for any other text.
 fn parse_partitioned(trimmed: &str) -> Result<Option<Parsed>> {
-    use crate::parse::partition::{parse_alter_partition, parse_partition_by, split_partition_clause};
+    use crate::parse::partition::{
+        parse_alter_partition, parse_partition_by, split_partition_clause,
+    };
     if let Some(at) = split_partition_clause(trimmed) {
         let spec = parse_partition_by(&trimmed[at..])?;
         let head = &trimmed[..at];
@@ -755,7 +757,7 @@ fn unsupported_or(e: Error, sql: &str) -> Error {
     }
 }
 
-fn parse_error(sql: &str, e: ParserError) -> Error {
+pub(crate) fn parse_error(sql: &str, e: ParserError) -> Error {
     match e {
         ParserError::RecursionLimitExceeded => Error::TooDeep,
         ParserError::TokenizerError(m) | ParserError::ParserError(m) => {

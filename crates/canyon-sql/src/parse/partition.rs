@@ -232,9 +232,9 @@ fn top_level_word(text: &str, word: &str, next: Option<&str>) -> Option<usize> {
     None
 }
 
+/// A parse error as 1064 reports it: the text from the error's position.
 fn syntax(clause: &str, e: ParserError) -> Error {
-    let near: String = clause.chars().take(80).collect();
-    Error::Syntax(format!("{e}; near '{near}'"))
+    crate::parse::parser::parse_error(clause, e)
 }
 
 /// Consumes `t` if it is next (an optional token: `=`, `;`).
@@ -575,7 +575,11 @@ pub fn parse_alter_partition(text: &str) -> Option<Result<(Vec<String>, Partitio
     let start = p.index();
     let recognised = {
         let t = p.peek_token_ref().token.to_string().to_ascii_uppercase();
-        let next = p.peek_nth_token_ref(1).token.to_string().to_ascii_uppercase();
+        let next = p
+            .peek_nth_token_ref(1)
+            .token
+            .to_string()
+            .to_ascii_uppercase();
         match t.as_str() {
             "ADD" | "DROP" | "TRUNCATE" | "ANALYZE" | "CHECK" | "OPTIMIZE" | "REBUILD"
             | "REPAIR" | "EXCHANGE" | "DISCARD" | "IMPORT" | "COALESCE" | "REORGANIZE" => {

@@ -89,7 +89,12 @@ impl Router {
             types: cols.iter().map(|&c| def.columns[c].ty).collect(),
             colls: cols
                 .iter()
-                .map(|&c| def.columns[c].ty.is_string().then_some(def.columns[c].collation))
+                .map(|&c| {
+                    def.columns[c]
+                        .ty
+                        .is_string()
+                        .then_some(def.columns[c].collation)
+                })
                 .collect(),
             cols,
         }))
@@ -227,9 +232,13 @@ impl Router {
             let excluded = match op {
                 // col > v / col >= v: nothing at or above `upper` qualifies
                 // when upper <= v (for >=: upper <= v too, upper exclusive).
-                BinOp::Gt | BinOp::Ge => upper.as_ref().is_some_and(|u| cmp(u, v) != Ordering::Greater),
+                BinOp::Gt | BinOp::Ge => upper
+                    .as_ref()
+                    .is_some_and(|u| cmp(u, v) != Ordering::Greater),
                 BinOp::Lt => lower.as_ref().is_some_and(|l| cmp(l, v) != Ordering::Less),
-                BinOp::Le => lower.as_ref().is_some_and(|l| cmp(l, v) == Ordering::Greater),
+                BinOp::Le => lower
+                    .as_ref()
+                    .is_some_and(|l| cmp(l, v) == Ordering::Greater),
                 _ => false,
             };
             if excluded {
@@ -372,7 +381,9 @@ impl EvalContext for Literals {
         &[]
     }
     fn sys_var(&self, name: &str) -> Result<Value> {
-        Err(Error::Internal(format!("@@{name} in a partitioning function")))
+        Err(Error::Internal(format!(
+            "@@{name} in a partitioning function"
+        )))
     }
     fn user_var(&self, _name: &str) -> Value {
         Value::Null

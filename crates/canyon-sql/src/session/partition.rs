@@ -33,7 +33,9 @@ impl Session {
         spec: &PartitionSpec,
     ) -> Result<QueryResult> {
         let Statement::CreateTable(ct) = create else {
-            return Err(Error::Internal("a partitioned CREATE that is no CREATE TABLE".into()));
+            return Err(Error::Internal(
+                "a partitioned CREATE that is no CREATE TABLE".into(),
+            ));
         };
         let (db, t) = self.split_name(&ct.name)?;
         self.state.check_db(cat, &db, "CREATE", Some(&t))?;
@@ -108,7 +110,14 @@ impl Session {
             }
             PartitionOp::Drop(names) => {
                 let (next, gone) = part::drop(&table, names)?;
-                let mut targets = vec![false; table.def.partitioning.as_ref().map_or(0, |p| p.partitions.len())];
+                let mut targets = vec![
+                    false;
+                    table
+                        .def
+                        .partitioning
+                        .as_ref()
+                        .map_or(0, |p| p.partitions.len())
+                ];
                 for i in gone {
                     targets[i] = true;
                 }
