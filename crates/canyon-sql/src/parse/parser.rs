@@ -566,7 +566,8 @@ fn parse_partitioned(trimmed: &str) -> Result<Option<Parsed>> {
         parse_alter_partition, parse_partition_by, split_partition_clause,
     };
     if let Some(at) = split_partition_clause(trimmed) {
-        let spec = parse_partition_by(&trimmed[at..])?;
+        let clause = &trimmed[at..];
+        let spec = parse_partition_by(clause).map_err(|e| parse_error(clause, e))?;
         let head = &trimmed[..at];
         let mut stmts = parse_text(head, &limits::scan(head), None)?;
         return match (stmts.pop(), stmts.is_empty()) {
@@ -581,7 +582,7 @@ fn parse_partitioned(trimmed: &str) -> Result<Option<Parsed>> {
     }
     match parse_alter_partition(trimmed) {
         Some(r) => {
-            let (table, op) = r?;
+            let (table, op) = r.map_err(|e| parse_error(trimmed, e))?;
             Ok(Some(Parsed::AlterPartition {
                 table,
                 op: Box::new(op),
@@ -757,7 +758,7 @@ fn unsupported_or(e: Error, sql: &str) -> Error {
     }
 }
 
-pub(crate) fn parse_error(sql: &str, e: ParserError) -> Error {
+fn parse_error(sql: &str, e: ParserError) -> Error {
     match e {
         ParserError::RecursionLimitExceeded => Error::TooDeep,
         ParserError::TokenizerError(m) | ParserError::ParserError(m) => {

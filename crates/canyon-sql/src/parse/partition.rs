@@ -30,7 +30,6 @@
 //! ```
 
 use crate::catalog::partition::PartitionMethod;
-use canyon_common::{Error, Result};
 use sqlparser::ast;
 use sqlparser::dialect::MySqlDialect;
 use sqlparser::parser::{Parser, ParserError};
@@ -74,7 +73,7 @@ pub enum BoundSpec {
     /// MAXVALUE.
     MaxValue,
     /// An expression (a literal, NULL, or a constant expression).
-    Expr(ast::Expr),
+    Expr(Box<ast::Expr>),
 }
 
 /// A partition's VALUES as written.
@@ -132,7 +131,7 @@ pub enum PartitionOp {
     /// REMOVE PARTITIONING.
     Remove,
     /// PARTITION BY ... on an existing table.
-    PartitionBy(PartitionSpec),
+    PartitionBy(Box<PartitionSpec>),
     /// ANALYZE / CHECK / OPTIMIZE / REBUILD / REPAIR PARTITION names | ALL:
     /// maintenance with nothing to do; the word is kept for the result.
     Maintenance {
@@ -232,11 +231,6 @@ fn top_level_word(text: &str, word: &str, next: Option<&str>) -> Option<usize> {
     None
 }
 
-/// A parse error as 1064 reports it: the text from the error's position.
-fn syntax(clause: &str, e: ParserError) -> Error {
-    crate::parse::parser::parse_error(clause, e)
-}
-
 /// Consumes `t` if it is next (an optional token: `=`, `;`).
 fn optional(p: &mut Parser, t: &Token) {
     let _ = p.consume_token(t);
@@ -286,8 +280,9 @@ fn column_list(p: &mut Parser) -> std::result::Result<Vec<String>, ParserError> 
     Ok(cols)
 }
 
-/// Parses the PARTITION BY clause `clause` (starting at `PARTITION`).
-pub fn parse_partition_by(clause: &str) -> Result<PartitionSpec> {
+/// Parses the PARTITION BY clause `clause` (starting at `PARTITION`). The
+/// caller turns an error into 1064 with the text at the error's position.
+pub fn parse_partition_by(clause: &str) -> std::result::Result<PartitionSpec, ParserError> {
     let dialect = MySqlDialect {};
     let run = || -> std::result::Result<PartitionSpec, ParserError> {
         let mut p = Parser::new(&dialect).try_with_sql(clause)?;
@@ -303,7 +298,7 @@ pub fn parse_partition_by(clause: &str) -> Result<PartitionSpec> {
         }
         Ok(spec)
     };
-    run().map_err(|e| syntax(clause, e))
+    run()
 }
 
 /// The clause after `PARTITION BY`.
@@ -430,7 +425,7 @@ fn bound(p: &mut Parser) -> std::result::Result<BoundSpec, ParserError> {
     if word(p, "MAXVALUE") {
         Ok(BoundSpec::MaxValue)
     } else {
-        Ok(BoundSpec::Expr(p.parse_expr()?))
+        Ok(BoundSpec::Expr(Box::new(p.parse_expr()?)))
     }
 }
 
@@ -546,7 +541,9 @@ fn options(p: &mut Parser, def: &mut PartitionSpecDef) -> std::result::Result<()
 
 /// `ALTER [ONLINE | IGNORE] TABLE name <partition operation>`: the table's
 /// name parts and the operation; `None` when the text is another ALTER.
-pub fn parse_alter_partition(text: &str) -> Option<Result<(Vec<String>, PartitionOp)>> {
+pub fn parse_alter_partition(
+    text: &str,
+) -> Option<std::result::Result<(Vec<String>, PartitionOp), ParserError>> {
     let head: String = text
         .split_whitespace()
         .take(2)
@@ -604,7 +601,7 @@ pub fn parse_alter_partition(text: &str) -> Option<Result<(Vec<String>, Partitio
         }
         Ok(op)
     });
-    Some(op.map(|op| (parts, op)).map_err(|e| syntax(text, e)))
+    Some(op.map(|op| (parts, op)))
 }
 
 fn name_list_or_all(p: &mut Parser) -> std::result::Result<Option<Vec<String>>, ParserError> {
@@ -618,7 +615,7 @@ fn name_list_or_all(p: &mut Parser) -> std::result::Result<Option<Vec<String>>, 
 fn alter_op(p: &mut Parser) -> std::result::Result<PartitionOp, ParserError> {
     if word(p, "PARTITION") {
         expect_word(p, "BY")?;
-        return Ok(PartitionOp::PartitionBy(partition_by(p)?));
+        return Ok(PartitionOp::PartitionBy(Box::new(partition_by(p)?)));
     }
     if word(p, "REMOVE") {
         expect_word(p, "PARTITIONING")?;

@@ -226,7 +226,7 @@ impl Router {
             }
         };
         let cmp = |a: &Value, b: &Value| compare_as(a, b, coll).unwrap_or(Ordering::Equal);
-        for i in 0..keep.len() {
+        for (i, kept) in keep.iter_mut().enumerate() {
             let upper = bound(i); // exclusive; None: unbounded
             let lower = if i == 0 { None } else { bound(i - 1) }; // inclusive
             let excluded = match op {
@@ -242,7 +242,7 @@ impl Router {
                 _ => false,
             };
             if excluded {
-                keep[i] = false;
+                *kept = false;
             }
         }
     }
