@@ -421,6 +421,65 @@ fn explain_shows_the_partitions_a_where_clause_leaves() {
     assert_eq!(parts(&mut s, "SELECT * FROM h WHERE a IN (4, 5)"), "p0,p1");
     ok(&mut s, "CREATE TABLE plain (a INT)");
     assert_eq!(parts(&mut s, "SELECT * FROM plain WHERE a = 1"), "NULL");
+    // A range through a non-decreasing function (YEAR) prunes too.
+    ok(
+        &mut s,
+        "CREATE TABLE y (d DATE) PARTITION BY RANGE (YEAR(d)) \
+         (PARTITION p0 VALUES LESS THAN (1990), PARTITION p1 VALUES LESS THAN (2000), \
+         PARTITION p2 VALUES LESS THAN MAXVALUE)",
+    );
+    assert_eq!(
+        parts(&mut s, "SELECT * FROM y WHERE d < '1992-01-01'"),
+        "p0,p1"
+    );
+    assert_eq!(
+        parts(&mut s, "SELECT * FROM y WHERE d >= '2000-01-01'"),
+        "p2"
+    );
+    assert_eq!(
+        parts(&mut s, "SELECT * FROM y WHERE d = '1995-05-05'"),
+        "p1"
+    );
+    // KEY (): the primary key's columns.
+    ok(
+        &mut s,
+        "CREATE TABLE k (a INT PRIMARY KEY, b INT) PARTITION BY KEY () PARTITIONS 4",
+    );
+    assert_eq!(
+        parts(&mut s, "SELECT * FROM k WHERE a = 1")
+            .split(',')
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn what_is_not_implemented_is_refused() {
+    let mut s = session();
+    ok(
+        &mut s,
+        "CREATE TABLE h (a INT, b INT) PARTITION BY HASH (b) PARTITIONS 2",
+    );
+    for sql in [
+        "SELECT * FROM h PARTITION (p0)",
+        "DELETE FROM h PARTITION (p0)",
+        "UPDATE h PARTITION (p0) SET a = 1",
+        "ALTER TABLE h EXCHANGE PARTITION p0 WITH TABLE x",
+    ] {
+        assert!(
+            matches!(run(&mut s, sql), Err(Error::Unsupported(_))),
+            "{sql}"
+        );
+    }
+    // A column of the partitioning function cannot be dropped.
+    assert_eq!(errno(&mut s, "ALTER TABLE h DROP COLUMN b"), 1054);
+    assert_eq!(
+        column(
+            &mut s,
+            "SELECT CREATE_OPTIONS FROM information_schema.TABLES WHERE TABLE_NAME = 'h'"
+        ),
+        "partitioned"
+    );
 }
 
 #[test]

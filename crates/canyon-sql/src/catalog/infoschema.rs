@@ -744,7 +744,12 @@ pub fn tables_row(db: &str, t: &Table) -> Vec<Value> {
         Value::Null,
         s(t.def.default_collation.name()),
         Value::Null,
-        s(""),
+        // CREATE_OPTIONS: MySQL names partitioned tables so.
+        s(if t.def.partitioning.is_some() {
+            "partitioned"
+        } else {
+            ""
+        }),
         s(""),
     ]
 }

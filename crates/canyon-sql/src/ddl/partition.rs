@@ -689,16 +689,28 @@ pub fn check_keys(part: &Partitioning, def: &TableDef) -> Result<()> {
     }
     // Every column the functions name is still there (DROP COLUMN).
     let table = Table::new(def.clone());
-    for n in &part.columns {
-        if table.column(n).is_none() {
-            return Err(Error::UnknownColumn {
-                column: n.clone(),
-                context: "partition function".into(),
-            });
-        }
+    let mut functions = vec![(part.method, &part.expr, &part.columns)];
+    if let Some(sub) = &part.sub {
+        functions.push((sub.method, &sub.expr, &sub.columns));
     }
-    if !part.method.by_columns() {
-        crate::plan::partition::bind_expr(&table, &part.expr)?;
+    for (method, expr, columns) in functions {
+        for n in columns {
+            if table.column(n).is_none() {
+                return Err(Error::UnknownColumn {
+                    column: n.clone(),
+                    context: "partition function".into(),
+                });
+            }
+        }
+        if !method.by_columns() {
+            crate::plan::partition::bind_expr(&table, expr).map_err(|e| match e {
+                Error::UnknownColumn { column, .. } => Error::UnknownColumn {
+                    column,
+                    context: "partition function".into(),
+                },
+                e => e,
+            })?;
+        }
     }
     let cols = function_columns(part, def);
     if !def.primary_key.is_empty() && cols.iter().any(|c| !def.primary_key.contains(c)) {

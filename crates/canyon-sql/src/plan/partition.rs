@@ -17,10 +17,14 @@
 //!   a HASH / RANGE / LIST expression of one column, any such expression:
 //!   the literal's partition is computed through it), or on every column of
 //!   KEY / COLUMNS partitioning;
-//! - `<`, `<=`, `>`, `>=`, BETWEEN on the column of `RANGE (col)` or the
+//! - `<`, `<=`, `>`, `>=`, BETWEEN on the column of `RANGE (col)`, of
+//!   `RANGE (f(col))` for the non-decreasing YEAR, TO_DAYS and
+//!   UNIX_TIMESTAMP (the bound goes through `f`, made inclusive), or on the
 //!   first column of RANGE COLUMNS.
 //!
-//! Anything else leaves every partition in.
+//! Anything else leaves every partition in: no pruning of joined tables, of
+//! LINEAR HASH by ranges, or by placeholders (EXPLAIN of a prepared
+//! statement shows every partition).
 
 use crate::catalog::partition::{BoundValue, PartitionValues, Partitioning, Placement};
 use crate::catalog::Table;
@@ -65,7 +69,10 @@ impl Router {
         let Some(part) = &table.def.partitioning else {
             return Ok(None);
         };
-        let (expr, cols) = if part.method.by_columns() {
+        let (expr, cols) = if part.method.by_columns() && part.columns.is_empty() {
+            // KEY (): the primary key's columns.
+            (None, table.def.primary_key.clone())
+        } else if part.method.by_columns() {
             let cols = part
                 .columns
                 .iter()
@@ -166,20 +173,45 @@ impl Router {
             }
             keep = hit;
         }
-        // Ranges on RANGE (col) / RANGE COLUMNS' first column.
+        // Ranges on RANGE (col), RANGE (f(col)) with f non-decreasing, and
+        // RANGE COLUMNS' first column.
         let range_col = match (&self.expr, self.part.method.is_range()) {
-            (Some(Expr::Column(c)), true) => Some(*c),
+            (Some(e), true) => monotonic_column(e),
             (None, true) => self.cols.first().copied(),
             _ => None,
         };
         if let Some(c) = range_col {
-            let coll = table.def.columns[c]
-                .ty
-                .is_string()
-                .then_some(table.def.columns[c].collation);
+            let col = &table.def.columns[c];
+            let coll = col.ty.is_string().then_some(col.collation);
             for cj in &conjuncts {
                 for (op, v) in range_terms(cj, c) {
-                    self.cut_ranges(&mut keep, op, &v, coll);
+                    match &self.expr {
+                        Some(Expr::Column(_)) | None => self.cut_ranges(&mut keep, op, &v, coll),
+                        Some(e) => {
+                            // f(col) < f(v) need not hold for col < v when f
+                            // only does not decrease: the bound becomes <=.
+                            let op = match op {
+                                BinOp::Lt => BinOp::Le,
+                                BinOp::Gt => BinOp::Ge,
+                                op => op,
+                            };
+                            let mut row = vec![Value::Null; table.def.columns.len()];
+                            let Ok(v) = coerce(v, col.ty, &col.name, 0) else {
+                                continue;
+                            };
+                            row[c] = v;
+                            let env = Env {
+                                row: &row,
+                                aggs: &[],
+                                ctx,
+                            };
+                            if let Ok(fv) = eval(e, &env) {
+                                if !fv.is_null() {
+                                    self.cut_ranges(&mut keep, op, &fv, None);
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -245,6 +277,24 @@ impl Router {
                 *kept = false;
             }
         }
+    }
+}
+
+/// The column of a partitioning expression that is `col` or a
+/// non-decreasing function of it (YEAR, TO_DAYS, UNIX_TIMESTAMP: MySQL's
+/// monotonic functions that Canyon evaluates), so a range on the column
+/// maps to a range of the function.
+fn monotonic_column(e: &Expr) -> Option<usize> {
+    use crate::expr::functions::Func;
+    match e {
+        Expr::Column(c) => Some(*c),
+        Expr::Func(Func::Year | Func::ToDays | Func::UnixTimestamp, args) => {
+            match args.as_slice() {
+                [Expr::Column(c)] => Some(*c),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
@@ -331,6 +381,19 @@ fn range_terms(e: &Expr, c: usize) -> Vec<(BinOp, Value)> {
             out
         }
         _ => Vec::new(),
+    }
+}
+
+/// Partition selection (`FROM t PARTITION (p0)`, `UPDATE t PARTITION (p0)`,
+/// `DELETE FROM t PARTITION (p0)`) is not implemented: refused with 1235
+/// rather than read as the whole table.
+pub fn refuse_selection(partitions: &[sqlparser::ast::Ident]) -> Result<()> {
+    if partitions.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Unsupported(
+            "partition selection (table PARTITION (...))".into(),
+        ))
     }
 }
 
