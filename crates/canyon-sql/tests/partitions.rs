@@ -344,13 +344,17 @@ fn show_create_table_prints_the_clause_as_mysql_8() {
          (PARTITION p0 VALUES LESS THAN (1990)\n (SUBPARTITION s0 ENGINE = InnoDB,\n  SUBPARTITION s1 ENGINE = InnoDB),\n \
          PARTITION p1 VALUES LESS THAN MAXVALUE\n (SUBPARTITION s2 ENGINE = InnoDB,\n  SUBPARTITION s3 ENGINE = InnoDB)) */"
     ));
-    // The printed clause re-creates the table.
-    let text = show_create(&mut s, "r").replacen("`r`", "`r2`", 1);
-    ok(&mut s, &text);
-    assert_eq!(
-        show_create(&mut s, "r2").replacen("`r2`", "`r`", 1),
-        show_create(&mut s, "r")
-    );
+    // The printed clause re-creates the table (nested version comment
+    // included).
+    for t in ["h", "h2", "k", "r", "lc", "sp"] {
+        let text = show_create(&mut s, t).replacen(&format!("`{t}`"), "`copy`", 1);
+        ok(&mut s, &text);
+        assert_eq!(
+            show_create(&mut s, "copy").replacen("`copy`", &format!("`{t}`"), 1),
+            show_create(&mut s, t)
+        );
+        ok(&mut s, "DROP TABLE copy");
+    }
 }
 
 #[test]

@@ -411,10 +411,9 @@ pub fn expand_executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
                 i += 1;
             }
             b'/' if b.get(i + 1) == Some(&b'*') && b.get(i + 2) == Some(&b'!') => {
-                let Some(end_rel) = sql[i + 3..].find("*/") else {
+                let Some(end) = executable_comment_end(sql, i + 3) else {
                     break;
                 };
-                let end = i + 3 + end_rel;
                 let mut body = &sql[i + 3..end];
                 let digits = body.bytes().take_while(u8::is_ascii_digit).count();
                 let applies = if digits >= 5 {
@@ -429,7 +428,9 @@ pub fn expand_executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
                 out.push_str(&sql[last..i]);
                 if applies {
                     out.push(' ');
-                    out.push_str(body);
+                    // A nested one: MySQL 8's `/*!50100 PARTITION BY KEY
+                    // /*!50611 ALGORITHM = 2 */ (a) */`.
+                    out.push_str(&expand_executable_comments(body));
                     out.push(' ');
                 }
                 i = end + 2;
@@ -440,6 +441,29 @@ pub fn expand_executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
     }
     out.push_str(&sql[last..]);
     std::borrow::Cow::Owned(out)
+}
+
+/// Where the executable comment whose body starts at `from` ends (the
+/// offset of its `*/`), counting the executable comments nested in it.
+fn executable_comment_end(sql: &str, from: usize) -> Option<usize> {
+    let b = sql.as_bytes();
+    let mut depth = 1;
+    let mut i = from;
+    while i + 1 < b.len() {
+        if b[i] == b'/' && b[i + 1] == b'*' && b.get(i + 2) == Some(&b'!') {
+            depth += 1;
+            i += 3;
+        } else if b[i] == b'*' && b[i + 1] == b'/' {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    None
 }
 
 /// `START TRANSACTION WITH CONSISTENT SNAPSHOT [, mode ...]` without the
@@ -1204,6 +1228,10 @@ mod tests {
             "SELECT SQL_NO_CACHE 1"
         );
         assert_eq!(words("SELECT /*!99999 nope */ 1"), "SELECT 1");
+        assert_eq!(
+            words("PARTITION BY /*!50100 KEY /*!50611 ALGORITHM = 2 */ (a) */ x"),
+            "PARTITION BY KEY ALGORITHM = 2 (a) x"
+        );
         assert_eq!(
             expand_executable_comments("SELECT '/*!x*/'"),
             "SELECT '/*!x*/'"
