@@ -475,6 +475,30 @@ fn what_is_not_implemented_is_refused() {
             "{sql}"
         );
     }
+    // No foreign keys to, from or on a partitioned table.
+    ok(&mut s, "CREATE TABLE parent (b INT PRIMARY KEY)");
+    assert_eq!(
+        errno(
+            &mut s,
+            "CREATE TABLE c (b INT, FOREIGN KEY (b) REFERENCES h (b))"
+        ),
+        1506
+    );
+    assert_eq!(
+        errno(
+            &mut s,
+            "ALTER TABLE h ADD FOREIGN KEY (b) REFERENCES parent (b)"
+        ),
+        1506
+    );
+    ok(
+        &mut s,
+        "CREATE TABLE child (b INT, FOREIGN KEY (b) REFERENCES parent (b))",
+    );
+    assert_eq!(
+        errno(&mut s, "ALTER TABLE parent PARTITION BY HASH (b)"),
+        1506
+    );
     // A column of the partitioning function cannot be dropped.
     assert_eq!(errno(&mut s, "ALTER TABLE h DROP COLUMN b"), 1054);
     assert_eq!(

@@ -44,10 +44,7 @@ impl Session {
         };
         let mut new = crate::ddl::create_table(ct, database.default_collation)?;
         if !new.foreign_keys.is_empty() {
-            return Err(part::err(
-                1506,
-                "Foreign keys are not yet supported in conjunction with partitioning",
-            ));
+            return Err(part::foreign_keys_refused());
         }
         // The clause is checked against the definition the table will have.
         let draft = crate::ddl::finish(new.clone(), &db, &t, 0, &vec![0; new.indexes.len()]);
@@ -138,6 +135,9 @@ impl Session {
                 None
             }
             PartitionOp::PartitionBy(spec) => {
+                if !cat.children_of(&db, &t).is_empty() {
+                    return Err(part::foreign_keys_refused());
+                }
                 let next = part::build(spec, &table)?;
                 self.commit()?;
                 self.check_rows_under(&table, &next)?;
