@@ -13,11 +13,12 @@
 //! | KEY / COLUMNS columns exist | 1488 |
 //! | every unique key (the primary key included) has every column of the function | 1503 |
 //! | no foreign keys | 1506 |
-//! | HASH / KEY: PARTITIONS n matches the list, n > 0; no VALUES | 1484, 1504, 1480 |
+//! | PARTITIONS n matches the list (a parse error, as in MySQL's grammar) | 1064 |
+//! | HASH / KEY: n > 0; no VALUES | 1504, 1480 |
 //! | RANGE / LIST: every partition defined, with VALUES of its kind | 1492, 1479, 1480 |
 //! | RANGE: bounds strictly increasing, MAXVALUE last, no NULL | 1493, 1481, 1566 |
 //! | non-COLUMNS bounds are integers | 1697 |
-//! | COLUMNS bounds: one value per column, of the column's type | 1653, 1654 |
+//! | COLUMNS bounds: one value per column (a parse error), of the column's type | 1064, 1654 |
 //! | LIST: no value twice | 1495 |
 //! | partition and subpartition names unique | 1517 |
 //! | at most 8192 partitions, subpartitions included | 1499 |
@@ -79,6 +80,13 @@ pub fn err(code: u16, message: impl Into<String>) -> Error {
     }
 }
 
+/// The checks MySQL's and MariaDB's grammars make while parsing (the
+/// partition count against PARTITIONS n, the values against the column
+/// list): a parse error, 1064, with the check's message.
+fn grammar(message: &str) -> Error {
+    Error::Syntax(message.to_string())
+}
+
 fn not_allowed() -> Error {
     err(1564, "This partition function is not allowed")
 }
@@ -93,8 +101,7 @@ pub fn build(spec: &PartitionSpec, table: &Table) -> Result<Partitioning> {
     if spec.method.is_hash() {
         if let Some(n) = spec.count {
             if !spec.partitions.is_empty() && n as usize != spec.partitions.len() {
-                return Err(err(
-                    1484,
+                return Err(grammar(
                     "Wrong number of partitions defined, mismatch with previous setting",
                 ));
             }
@@ -128,8 +135,7 @@ pub fn build(spec: &PartitionSpec, table: &Table) -> Result<Partitioning> {
         }
         if let Some(n) = spec.count {
             if n as usize != spec.partitions.len() {
-                return Err(err(
-                    1484,
+                return Err(grammar(
                     "Wrong number of partitions defined, mismatch with previous setting",
                 ));
             }
@@ -415,12 +421,9 @@ fn bound_value(
             )),
         };
     }
-    let ty = col.copied().ok_or_else(|| {
-        err(
-            1653,
-            "Inconsistency in usage of column lists for partitioning",
-        )
-    })?;
+    let ty = col
+        .copied()
+        .ok_or_else(|| grammar("Inconsistency in usage of column lists for partitioning"))?;
     let wrong = || err(1654, "Partition column values of incorrect type");
     if ty.is_integer() {
         return match v {
@@ -475,8 +478,7 @@ fn definition(part: &Partitioning, p: &PartitionSpecDef, table: &Table) -> Resul
         }
         (ValuesSpec::LessThan(bounds), _) => {
             if method.by_columns() && bounds.len() != part.columns.len() {
-                return Err(err(
-                    1653,
+                return Err(grammar(
                     "Inconsistency in usage of column lists for partitioning",
                 ));
             }
@@ -497,14 +499,12 @@ fn definition(part: &Partitioning, p: &PartitionSpecDef, table: &Table) -> Resul
             let mut out = Vec::with_capacity(list.len());
             for tuple in list {
                 if method.by_columns() && tuple.len() != part.columns.len() {
-                    return Err(err(
-                        1653,
+                    return Err(grammar(
                         "Inconsistency in usage of column lists for partitioning",
                     ));
                 }
                 if !method.by_columns() && tuple.len() != 1 {
-                    return Err(err(
-                        1653,
+                    return Err(grammar(
                         "Inconsistency in usage of column lists for partitioning",
                     ));
                 }

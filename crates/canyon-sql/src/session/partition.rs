@@ -80,7 +80,15 @@ impl Session {
         let Some(table) = cat.table(&db, &t).cloned() else {
             return Err(Error::UnknownTable { db, table: t });
         };
-        let next: Option<Partitioning> = match op {
+        let hash = table
+            .def
+            .partitioning
+            .as_ref()
+            .is_some_and(|p| p.method.is_hash());
+        // `copies`: the change rewrites every row in MySQL / MariaDB (a
+        // repartitioning), which reports them as affected; here the rows are
+        // only checked and counted.
+        let (next, copies): (Option<Partitioning>, bool) = match op {
             PartitionOp::Unsupported(what) => return Err(Error::Unsupported(what.clone())),
             PartitionOp::Maintenance { verb, names } => {
                 let p = part::current(&table.def)?;
@@ -107,50 +115,47 @@ impl Session {
             }
             PartitionOp::Drop(names) => {
                 let (next, gone) = part::drop(&table, names)?;
-                let mut targets = vec![
-                    false;
-                    table
-                        .def
-                        .partitioning
-                        .as_ref()
-                        .map_or(0, |p| p.partitions.len())
-                ];
+                let mut targets = vec![false; next.partitions.len() + gone.len()];
                 for i in gone {
                     targets[i] = true;
                 }
                 self.commit()?;
                 self.delete_partitions(&table, &targets)?;
-                Some(next)
+                (Some(next), false)
             }
-            PartitionOp::Add { partitions, count } => Some(part::add(&table, partitions, *count)?),
-            PartitionOp::Coalesce(n) => Some(part::coalesce(&table, *n)?),
+            PartitionOp::Add { partitions, count } => {
+                (Some(part::add(&table, partitions, *count)?), hash)
+            }
+            PartitionOp::Coalesce(n) => (Some(part::coalesce(&table, *n)?), true),
             PartitionOp::Reorganize { from, into } => {
-                let next = part::reorganize(&table, from, into)?;
-                self.commit()?;
-                self.check_rows_under(&table, &next)?;
-                Some(next)
+                (Some(part::reorganize(&table, from, into)?), hash)
             }
             PartitionOp::Remove => {
                 part::current(&table.def)?;
-                None
+                (None, true)
             }
             PartitionOp::PartitionBy(spec) => {
                 if !cat.children_of(&db, &t).is_empty() {
                     return Err(part::foreign_keys_refused());
                 }
-                let next = part::build(spec, &table)?;
-                self.commit()?;
-                self.check_rows_under(&table, &next)?;
-                Some(next)
+                (Some(part::build(spec, &table)?), true)
             }
         };
         self.commit()?;
+        // Every stored row must have a partition under the new definition.
+        let rows = self.check_rows_under(&table, next.as_ref())?;
         self.state.engine.alter_table(
             &db,
             &t,
             vec![AlterOp::SetPartitioning(next.map(Box::new))],
         )?;
-        Ok(alter_ok())
+        let copied = if copies { rows } else { 0 };
+        Ok(QueryResult::Ok {
+            affected_rows: copied,
+            last_insert_id: 0,
+            info: format!("Records: {copied}  Duplicates: 0  Warnings: 0"),
+            warnings: 0,
+        })
     }
 
     /// Deletes the rows of the flagged partitions in one committed
@@ -162,22 +167,27 @@ impl Session {
         let n = self.with_txn(&[], true, None, |txn, ctx| {
             crate::exec::partition::delete_partitions(txn, table, &router, targets, ctx)
         })?;
+        // An autocommitted statement may leave its durability wait pending
+        // (deferred durability): a DDL waits for it here, before going on.
+        self.settle()?;
         self.commit()?;
         Ok(n)
     }
 
-    /// Checks that every stored row of `table` has a partition under `next`.
-    fn check_rows_under(&mut self, table: &Arc<Table>, next: &Partitioning) -> Result<()> {
+    /// Checks that every stored row of `table` has a partition under `next`
+    /// (`None`: unpartitioned); returns the row count.
+    fn check_rows_under(&mut self, table: &Arc<Table>, next: Option<&Partitioning>) -> Result<u64> {
         let mut def = table.def.clone();
-        def.partitioning = Some(next.clone());
+        def.partitioning = next.cloned();
         let probe = Table::new(def);
-        let router = Router::new(&probe)?
-            .ok_or_else(|| Error::Internal("a new partitioning that is none".into()))?;
+        let router = Router::new(&probe)?;
         self.defer_waits_now = false;
-        self.with_txn(&[], false, None, |txn, ctx| {
-            crate::exec::partition::check_rows(txn, &probe, &router, ctx)
+        let rows = self.with_txn(&[], false, None, |txn, ctx| {
+            crate::exec::partition::check_rows(txn, &probe, router.as_ref(), ctx)
         })?;
-        self.commit()
+        self.settle()?;
+        self.commit()?;
+        Ok(rows)
     }
 
     /// ANALYZE / CHECK / OPTIMIZE / REPAIR PARTITION: nothing to do on
