@@ -322,7 +322,7 @@ fn show_create_table_prints_the_clause_as_mysql_8() {
          (PARTITION p0 VALUES LESS THAN (10) COMMENT = 'low', PARTITION p1 VALUES LESS THAN MAXVALUE)",
     );
     assert!(show_create(&mut s, "r").ends_with(
-        "/*!50100 PARTITION BY RANGE ((`a` + 1))\n\
+        "/*!50100 PARTITION BY RANGE (`a` + 1)\n\
          (PARTITION p0 VALUES LESS THAN (10) COMMENT = 'low' ENGINE = InnoDB,\n \
          PARTITION p1 VALUES LESS THAN MAXVALUE ENGINE = InnoDB) */"
     ));

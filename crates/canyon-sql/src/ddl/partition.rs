@@ -180,7 +180,7 @@ fn function(
     let def = &table.def;
     if let Some(e) = expr {
         let mut cols = Vec::new();
-        let printed = print_expr(e, table, &mut cols)?;
+        let printed = print_expr(e, table, &mut cols, true)?;
         if cols.is_empty() {
             return Err(err(
                 1486,
@@ -275,10 +275,11 @@ fn strip_nested(e: &ast::Expr) -> &ast::Expr {
 }
 
 /// Prints a partitioning expression as MySQL's SHOW CREATE TABLE does
-/// (identifiers quoted, functions in lower case, operations parenthesised),
+/// (identifiers quoted, functions in lower case, operations parenthesised
+/// inside other operations),
 /// refusing what a partitioning function may not contain (1564); collects
 /// the columns it reads.
-fn print_expr(e: &ast::Expr, table: &Table, cols: &mut Vec<usize>) -> Result<String> {
+fn print_expr(e: &ast::Expr, table: &Table, cols: &mut Vec<usize>, top: bool) -> Result<String> {
     use ast::{BinaryOperator as B, Expr as E, UnaryOperator as U};
     Ok(match e {
         E::Identifier(id) => column(&id.value, table, cols)?,
@@ -290,9 +291,9 @@ fn print_expr(e: &ast::Expr, table: &Table, cols: &mut Vec<usize>) -> Result<Str
             ast::Value::Number(n, _) if n.bytes().all(|b| b.is_ascii_digit()) => n.clone(),
             _ => return Err(not_allowed()),
         },
-        E::Nested(x) => print_expr(x, table, cols)?,
-        E::UnaryOp { op: U::Minus, expr } => format!("-{}", print_expr(expr, table, cols)?),
-        E::UnaryOp { op: U::Plus, expr } => print_expr(expr, table, cols)?,
+        E::Nested(x) => print_expr(x, table, cols, top)?,
+        E::UnaryOp { op: U::Minus, expr } => format!("-{}", print_expr(expr, table, cols, false)?),
+        E::UnaryOp { op: U::Plus, expr } => print_expr(expr, table, cols, top)?,
         E::BinaryOp { left, op, right } => {
             let op = match op {
                 B::Plus => "+",
@@ -302,18 +303,25 @@ fn print_expr(e: &ast::Expr, table: &Table, cols: &mut Vec<usize>) -> Result<Str
                 B::MyIntegerDivide => "DIV",
                 _ => return Err(not_allowed()),
             };
-            format!(
-                "({} {op} {})",
-                print_expr(left, table, cols)?,
-                print_expr(right, table, cols)?
-            )
+            let inner = format!(
+                "{} {op} {}",
+                print_expr(left, table, cols, false)?,
+                print_expr(right, table, cols, false)?
+            );
+            // Parenthesised inside another operation, not at the top (as
+            // MariaDB prints `a` + 1).
+            if top {
+                inner
+            } else {
+                format!("({inner})")
+            }
         }
-        E::Ceil { expr, .. } => format!("ceiling({})", print_expr(expr, table, cols)?),
-        E::Floor { expr, .. } => format!("floor({})", print_expr(expr, table, cols)?),
+        E::Ceil { expr, .. } => format!("ceiling({})", print_expr(expr, table, cols, true)?),
+        E::Floor { expr, .. } => format!("floor({})", print_expr(expr, table, cols, true)?),
         E::Extract { field, expr, .. } => format!(
             "extract({} from {})",
             field.to_string().to_ascii_lowercase(),
-            print_expr(expr, table, cols)?
+            print_expr(expr, table, cols, true)?
         ),
         E::Function(f) => {
             let name = f.name.to_string().to_ascii_uppercase();
@@ -327,7 +335,7 @@ fn print_expr(e: &ast::Expr, table: &Table, cols: &mut Vec<usize>) -> Result<Str
             for a in &list.args {
                 match a {
                     ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(x)) => {
-                        args.push(print_expr(x, table, cols)?)
+                        args.push(print_expr(x, table, cols, true)?)
                     }
                     _ => return Err(not_allowed()),
                 }
