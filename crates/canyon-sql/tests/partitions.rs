@@ -513,6 +513,25 @@ fn what_is_not_implemented_is_refused() {
 }
 
 #[test]
+fn partition_statements_in_a_multi_statement_text() {
+    let mut s = session();
+    let results = s.execute(
+        "DROP TABLE IF EXISTS m; CREATE TABLE m (a INT) PARTITION BY HASH(a) PARTITIONS 2; \
+         INSERT INTO m VALUES (1), (2); ALTER TABLE m COALESCE PARTITION 1; SELECT ';' AS x",
+        true,
+    );
+    assert_eq!(results.len(), 5);
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    assert_eq!(
+        column(
+            &mut s,
+            "SELECT COUNT(*) FROM information_schema.PARTITIONS WHERE TABLE_NAME = 'm'"
+        ),
+        "1"
+    );
+}
+
+#[test]
 fn partitioning_survives_a_restart() {
     let storage = std::sync::Arc::new(canyon_storage::MemoryStorage::new());
     {

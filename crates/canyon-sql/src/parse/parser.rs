@@ -540,7 +540,7 @@ fn parse_text(
         return r.map(|p| vec![p]);
     }
     if let Some(p) = parse_partitioned(trimmed)? {
-        return Ok(vec![p]);
+        return Ok(p);
     }
     let dialect = CanyonDialect::new(interrupt);
     // Tokenized here rather than by `Parser::try_with_sql` so that the token
@@ -585,7 +585,36 @@ fn parse_text(
 /// The statements with a partition clause (`crate::parse::partition`):
 /// CREATE TABLE ... PARTITION BY, cut before the clause for sqlparser, and
 /// ALTER TABLE's partition operations. `None` for any other text.
-fn parse_partitioned(trimmed: &str) -> Result<Option<Parsed>> {
+// Never inlined: its frame (a parser of its own) would otherwise sit under
+// sqlparser's recursion in `parse_text`, whose stack budget `limits` sizes.
+#[inline(never)]
+fn parse_partitioned(trimmed: &str) -> Result<Option<Vec<Parsed>>> {
+    use crate::parse::partition::{is_partition_statement, split_statements};
+    // Several statements (CLIENT_MULTI_STATEMENTS) of which one has a
+    // partition clause: each is parsed on its own. Bounded so that a large
+    // text (a bulk INSERT whose strings hold `;`) is not scanned twice.
+    if trimmed.len() <= MULTI_STATEMENT_SCAN && trimmed.contains(';') {
+        let pieces = split_statements(trimmed);
+        if pieces.len() > 1 && pieces.iter().any(|p| is_partition_statement(p)) {
+            let mut out = Vec::with_capacity(pieces.len());
+            for p in pieces {
+                match parse_partitioned_one(p)? {
+                    Some(x) => out.push(x),
+                    None => out.extend(parse_text(p, &limits::scan(p), None)?),
+                }
+            }
+            return Ok(Some(out));
+        }
+    }
+    Ok(parse_partitioned_one(trimmed)?.map(|p| vec![p]))
+}
+
+/// The texts up to which a multi-statement text is split to find a partition
+/// statement among its statements.
+const MULTI_STATEMENT_SCAN: usize = 1 << 20;
+
+/// [`parse_partitioned`] of one statement.
+fn parse_partitioned_one(trimmed: &str) -> Result<Option<Parsed>> {
     use crate::parse::partition::{
         parse_alter_partition, parse_partition_by, split_partition_clause,
     };

@@ -159,9 +159,35 @@ pub fn split_partition_clause(text: &str) -> Option<usize> {
     top_level_word(text, "PARTITION", Some("BY"))
 }
 
-/// The byte offset of `word` (followed by `next`, if given) at parenthesis
-/// depth 0, outside quotes and comments.
-fn top_level_word(text: &str, word: &str, next: Option<&str>) -> Option<usize> {
+/// Whether `text` (one statement) is a CREATE TABLE with a partition clause
+/// or an ALTER TABLE partition operation.
+pub fn is_partition_statement(text: &str) -> bool {
+    split_partition_clause(text).is_some() || parse_alter_partition(text).is_some()
+}
+
+/// The statements of a multi-statement text: split at each `;` outside
+/// quotes and comments, trimmed, empty ones left out.
+pub fn split_statements(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    scan(text, &mut |i, b, _| {
+        if b == b';' {
+            out.push(&text[start..i]);
+            start = i + 1;
+        }
+        false
+    });
+    out.push(&text[start..]);
+    out.into_iter()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Visits each byte of `text` outside quotes and comments with its offset and
+/// the parenthesis depth before it, until `f` returns true; returns that
+/// offset.
+fn scan(text: &str, f: &mut dyn FnMut(usize, u8, i32) -> bool) -> Option<usize> {
     let b = text.as_bytes();
     let mut i = 0;
     let mut depth = 0i32;
@@ -194,41 +220,51 @@ fn top_level_word(text: &str, word: &str, next: Option<&str>) -> Option<usize> {
                 }
                 i += 2;
             }
-            b'(' => {
-                depth += 1;
+            c => {
+                if f(i, c, depth) {
+                    return Some(i);
+                }
+                match c {
+                    b'(' => depth += 1,
+                    b')' => depth -= 1,
+                    _ => {}
+                }
                 i += 1;
             }
-            b')' => {
-                depth -= 1;
-                i += 1;
-            }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$')
-                {
-                    i += 1;
-                }
-                let before_ok = start == 0 || !b[start - 1].is_ascii_alphanumeric();
-                if depth == 0 && before_ok && text[start..i].eq_ignore_ascii_case(word) {
-                    match next {
-                        None => return Some(start),
-                        Some(n) => {
-                            let rest = text[i..].trim_start();
-                            let w: String = rest
-                                .chars()
-                                .take_while(|c| c.is_ascii_alphabetic())
-                                .collect();
-                            if w.eq_ignore_ascii_case(n) {
-                                return Some(start);
-                            }
-                        }
-                    }
-                }
-            }
-            _ => i += 1,
         }
     }
     None
+}
+
+/// The byte offset of `word` (followed by `next`, if given) at parenthesis
+/// depth 0, outside quotes and comments.
+fn top_level_word(text: &str, word: &str, next: Option<&str>) -> Option<usize> {
+    let b = text.as_bytes();
+    scan(text, &mut |i, c, depth| {
+        let starts = (c.is_ascii_alphabetic() || c == b'_')
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'));
+        if depth != 0 || !starts {
+            return false;
+        }
+        let end = i + b[i..]
+            .iter()
+            .take_while(|x| x.is_ascii_alphanumeric() || **x == b'_' || **x == b'$')
+            .count();
+        if !text[i..end].eq_ignore_ascii_case(word) {
+            return false;
+        }
+        match next {
+            None => true,
+            Some(n) => {
+                let w: String = text[end..]
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphabetic())
+                    .collect();
+                w.eq_ignore_ascii_case(n)
+            }
+        }
+    })
 }
 
 /// Consumes `t` if it is next (an optional token: `=`, `;`).
@@ -680,6 +716,10 @@ mod tests {
         assert!(sql[at..].starts_with("PARTITION BY HASH"));
         assert!(split_partition_clause("CREATE TABLE t (a INT)").is_none());
         assert!(split_partition_clause("SELECT 1 PARTITION BY").is_none());
+        assert_eq!(
+            split_statements("CREATE TABLE t (a INT) PARTITION BY HASH(a); SELECT ';' ; "),
+            vec!["CREATE TABLE t (a INT) PARTITION BY HASH(a)", "SELECT ';'"]
+        );
     }
 
     #[test]
