@@ -272,6 +272,14 @@ fn alter_changes_partitioning_and_checks_rows() {
         ),
         1526
     );
+    // ... and the definition it replaced for a moment is back.
+    assert_eq!(
+        column(
+            &mut s,
+            "SELECT PARTITION_NAME FROM information_schema.PARTITIONS WHERE TABLE_NAME = 't'"
+        ),
+        "s0,s1,p1,p2"
+    );
     ok(&mut s, "ALTER TABLE t PARTITION BY HASH (a) PARTITIONS 3");
     assert_eq!(errno(&mut s, "ALTER TABLE t DROP PARTITION p0"), 1512);
     assert_eq!(errno(&mut s, "ALTER TABLE t COALESCE PARTITION 3"), 1508);

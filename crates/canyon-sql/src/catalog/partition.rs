@@ -48,6 +48,27 @@
 //!    table's estimate spread evenly over its partitions: there is no
 //!    per-partition count to read.
 //!
+//! # Invariants
+//! - **I1** Every stored row of a partitioned table has a partition under
+//!   the published definition. Kept by placing every written row (INSERT,
+//!   REPLACE, ON DUPLICATE KEY UPDATE, UPDATE: `crate::exec::partition`), by
+//!   publishing a changed definition first and then checking every row,
+//!   publishing the older one again if one has no partition, and by deleting
+//!   a dropped partition's rows before publishing the definition without it
+//!   (the order and its concurrency in `crate::session`'s `partition`).
+//! - **I2** Every unique key, the primary key included, contains every column
+//!   of the partitioning functions (1503): checked at CREATE TABLE and after
+//!   every ALTER of the table (`crate::ddl::alter` runs
+//!   `crate::ddl::partition::check_keys`). So a uniqueness check over the
+//!   whole table, which Canyon makes, is the same as InnoDB's per partition.
+//! - **I3** No foreign key is on, or references, a partitioned table
+//!   (1506, as InnoDB): foreign-key cascades, which write rows without
+//!   placing them, never write a partitioned table.
+//!
+//! The partitioning function is bound once per statement that writes the
+//! table (`crate::plan::partition::Router`, from the expression's text): a
+//! small parse and bind that an unpartitioned table does not pay.
+//!
 //! The KEY hash is Canyon's own (FNV-1a over the columns' key encoding), not
 //! InnoDB's `my_hash_sort`: rows of a KEY-partitioned table are counted in
 //! other partitions than MySQL would name. HASH (`MOD(|f|, n)`) and LINEAR

@@ -3,13 +3,25 @@
 //! the implicit commit, then `crate::ddl::partition` for the definition,
 //! `crate::exec::partition` for the rows, and one ALTER of the catalog).
 //!
-//! Order of a DROP PARTITION: the rows of the dropped partitions are
-//! deleted in one transaction, which commits, and then the definition
-//! loses the partitions. A row inserted into a dropped partition by a
-//! concurrent transaction between the two steps survives the drop and
-//! belongs to the neighbouring partition afterwards (there is no metadata
-//! lock to keep writers out; see `crate::catalog`'s "no MDL"). The row
-//! checks of ADD / REORGANIZE / PARTITION BY have the same window.
+//! There is no metadata lock to keep writers out while a partition
+//! operation runs (see `crate::catalog`'s "no MDL"); the order of the steps
+//! makes the outcome one that a serial order of the statements gives:
+//!
+//! - DROP PARTITION deletes the partitions' rows in one transaction, which
+//!   commits, and then publishes the definition without them. A row a
+//!   concurrent writer adds to a dropped range between the two steps
+//!   survives, in the neighbouring partition: as if it came after the DROP.
+//!   (Deleting after publishing could not tell such a row from the
+//!   neighbour's own rows.)
+//! - ADD / COALESCE / REORGANIZE PARTITION, PARTITION BY and REMOVE
+//!   PARTITIONING publish the new definition first — `Engine::alter_table`
+//!   returns once no statement runs on the older one, so every later write
+//!   is placed under the new one — and then check that every stored row has
+//!   a partition. If one has none (1526), the older definition is published
+//!   again and the statement fails; writers that ran in between were held
+//!   to the newer, stricter, definition.
+//! - TRUNCATE PARTITION deletes in one transaction; a row a concurrent
+//!   writer adds behind its scan survives, as if it came after.
 
 use super::state::*;
 use crate::catalog::partition::Partitioning;
@@ -142,13 +154,23 @@ impl Session {
             }
         };
         self.commit()?;
-        // Every stored row must have a partition under the new definition.
-        let rows = self.check_rows_under(&table, next.as_ref())?;
-        self.state.engine.alter_table(
-            &db,
-            &t,
-            vec![AlterOp::SetPartitioning(next.map(Box::new))],
-        )?;
+        // Published first (the ALTER waits until no statement runs on the
+        // older definition), then every stored row must have a partition
+        // under it; if one has none, the older definition comes back.
+        let old = table.def.partitioning.clone();
+        self.publish(&db, &t, next.clone())?;
+        let rows = if matches!(op, PartitionOp::Drop(_)) {
+            // The remaining rows kept their partitions.
+            0
+        } else {
+            match self.check_rows_under(&table, next.as_ref()) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.publish(&db, &t, old)?;
+                    return Err(e);
+                }
+            }
+        };
         let copied = if copies { rows } else { 0 };
         Ok(QueryResult::Ok {
             affected_rows: copied,
@@ -156,6 +178,13 @@ impl Session {
             info: format!("Records: {copied}  Duplicates: 0  Warnings: 0"),
             warnings: 0,
         })
+    }
+
+    /// Publishes `p` as the table's partitioning.
+    fn publish(&mut self, db: &str, t: &str, p: Option<Partitioning>) -> Result<()> {
+        self.state
+            .engine
+            .alter_table(db, t, vec![AlterOp::SetPartitioning(p.map(Box::new))])
     }
 
     /// Deletes the rows of the flagged partitions in one committed
