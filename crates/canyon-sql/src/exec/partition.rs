@@ -1,7 +1,7 @@
 //! What partitioning asks of writes and of the stored rows (partitions are
 //! logical: see the essay in `crate::catalog::partition`).
 //!
-//! - [`place_row`]: every INSERT / UPDATE / REPLACE row is placed; a row no
+//! - `place_row`: every INSERT / UPDATE / REPLACE row is placed; a row no
 //!   RANGE / LIST partition takes fails with 1526 (INSERT IGNORE turns that
 //!   into a warning and skips the row).
 //! - [`delete_partitions`]: TRUNCATE / DROP PARTITION delete the rows of the

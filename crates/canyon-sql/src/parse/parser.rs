@@ -342,7 +342,7 @@ pub enum Parsed {
         /// The partition clause.
         spec: Box<crate::parse::partition::PartitionSpec>,
     },
-    /// ALTER TABLE t <partition operation>.
+    /// ALTER TABLE t `<partition operation>`.
     AlterPartition {
         /// `[table]` or `[db, table]`.
         table: Vec<String>,

@@ -4,7 +4,7 @@
 //! [`Router`] binds the function the catalog stores as text
 //! ([`crate::catalog::partition::Partitioning`]: the expression of HASH /
 //! RANGE / LIST, the columns of KEY / COLUMNS) against the table, once per
-//! statement, and places rows with it ([`Router::place`]). [`prune`] finds
+//! statement, and places rows with it ([`Router::place`]). [`Router::prune`] finds
 //! the partitions a single-table WHERE clause can match, for EXPLAIN's
 //! `partitions` column.
 //!

@@ -73,7 +73,7 @@ impl Session {
         Ok(ok(0))
     }
 
-    /// ALTER TABLE t <partition operation>.
+    /// ALTER TABLE t `<partition operation>`.
     pub(super) fn run_alter_partition(
         &mut self,
         cat: &Arc<Catalog>,
