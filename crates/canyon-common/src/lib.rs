@@ -309,6 +309,16 @@ pub enum Error {
         /// The message, in MySQL's words.
         message: String,
     },
+    /// A partitioned table refused a definition or a row: MySQL's number
+    /// (1484-1526, 1564, 1659, ...) and message, built where the partitioning
+    /// is known (`canyon_sql::catalog::partition`, `canyon_sql::ddl::partition`).
+    /// SQLSTATE HY000 for all of them.
+    Partition {
+        /// The MySQL error number.
+        code: u16,
+        /// The message, in MySQL's words.
+        message: String,
+    },
     /// A value or argument a client sent that fits none of the cases above.
     /// MySQL 1210 ER_WRONG_ARGUMENTS, SQLSTATE HY000.
     InvalidArgument(String),

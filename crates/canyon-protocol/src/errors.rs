@@ -259,6 +259,7 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             },
             message.clone(),
         ),
+        Error::Partition { code, message } => M::new(*code, "HY000", message.clone()),
         Error::SetOpColumnCount => M::new(
             1222,
             "21000",

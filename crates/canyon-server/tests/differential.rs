@@ -55,6 +55,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_foreign_keys.sql",
         include_str!("sql/differential_foreign_keys.sql"),
     ),
+    (
+        "differential_partitions.sql",
+        include_str!("sql/differential_partitions.sql"),
+    ),
 ];
 
 /// One statement of the script.

@@ -67,7 +67,8 @@
 //! WITH RECURSIVE, window functions, LATERAL and parenthesised joins, multi-table
 //! UPDATE / DELETE, correlated subqueries in UPDATE / DELETE, locking reads over
 //! joins, the ALTER TABLE forms that
-//! `alter` lists — each is refused
+//! `alter` lists, partition selection (`t PARTITION (p0)`) and EXCHANGE
+//! PARTITION (see `catalog::partition`) — each is refused
 //! with MySQL error 1235, never silently accepted.
 
 pub mod catalog;

@@ -80,7 +80,8 @@ pub enum SystemTable {
     Views,
     /// TRIGGERS: empty.
     Triggers,
-    /// PARTITIONS: one unpartitioned row per table.
+    /// PARTITIONS: one row per partition (subpartition) of a partitioned
+    /// table, one unpartitioned row for any other.
     Partitions,
     /// EVENTS: empty.
     Events,
@@ -799,7 +800,12 @@ pub fn tables_row(db: &str, t: &Table) -> Vec<Value> {
         Value::Null,
         s(t.def.default_collation.name()),
         Value::Null,
-        s(""),
+        // CREATE_OPTIONS: MySQL names partitioned tables so.
+        s(if t.def.partitioning.is_some() {
+            "partitioned"
+        } else {
+            ""
+        }),
         s(&t.def.comment),
     ]
 }
@@ -842,7 +848,10 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                 r[21] = Value::Null;
                 r[22] = s("");
                 r[23] = s("");
-                out.push(r);
+                match &t.def.partitioning {
+                    Some(part) => out.extend(crate::catalog::partition::partitions_rows(part, &r)),
+                    None => out.push(r),
+                }
             }
         }
         SystemTable::Engines => out.push(

@@ -9,6 +9,8 @@
 //! - [`privileges`] and [`auth`]: privilege bits, grants, password verifiers;
 //!   [`accounts`]: CREATE / ALTER / DROP USER, GRANT, REVOKE on the instance;
 //! - [`vars`]: system variables, their kinds and defaults;
+//! - [`partition`]: partitioned tables' definitions and row placement
+//!   (its essay: why partitions are logical, not keyspaces);
 //! - [`infoschema`]: the `information_schema` tables, generated from a
 //!   snapshot;
 //! - [`engine`]: the instance itself — storage, the transaction manager, the
@@ -32,6 +34,7 @@ pub mod budget;
 pub mod config;
 pub mod engine;
 pub mod infoschema;
+pub mod partition;
 pub mod privileges;
 pub mod procs;
 pub mod rows;

@@ -248,6 +248,9 @@ pub struct TableDef {
     /// The table's COMMENT option.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub comment: String,
+    /// PARTITION BY, for a partitioned table (see `crate::catalog::partition`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partitioning: Option<crate::catalog::partition::Partitioning>,
 }
 
 fn is_zero(n: &u32) -> bool {

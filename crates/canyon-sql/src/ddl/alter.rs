@@ -221,6 +221,9 @@ pub enum AlterOp {
         /// The new default; `None`: DROP DEFAULT.
         default: Option<DefaultValue>,
     },
+    /// A new PARTITION BY (or none: REMOVE PARTITIONING), already checked
+    /// against the table and its rows (`crate::ddl::partition`).
+    SetPartitioning(Option<Box<crate::catalog::partition::Partitioning>>),
     /// RENAME TO, RENAME TABLE.
     RenameTo {
         /// Target database.
@@ -1113,6 +1116,10 @@ fn apply(
             col.default = default;
         }
         AlterOp::RenameTo { db, name } => ch.rename = Some((db, name)),
+        AlterOp::SetPartitioning(p) => def.partitioning = p.map(|p| *p),
+    }
+    if let Some(p) = &def.partitioning {
+        crate::ddl::partition::check_keys(p, def)?;
     }
     Ok(())
 }

@@ -18,7 +18,7 @@ use canyon_common::{Error, Result};
 use sqlparser::ast;
 
 /// A table definition before ids are assigned.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct NewTable {
     /// Columns.
     pub columns: Vec<ColumnDef>,
@@ -34,6 +34,8 @@ pub struct NewTable {
     pub foreign_keys: Vec<NewForeignKey>,
     /// The COMMENT table option.
     pub comment: String,
+    /// PARTITION BY, checked (`crate::ddl::partition`).
+    pub partitioning: Option<crate::catalog::partition::Partitioning>,
 }
 
 /// A FOREIGN KEY constraint as written.
@@ -598,6 +600,7 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         default_collation,
         foreign_keys,
         comment: table_comment(ct),
+        partitioning: None,
     })
 }
 
@@ -698,6 +701,7 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
         default_collation: t.default_collation,
         foreign_keys: Vec::new(),
         comment: t.comment,
+        partitioning: t.partitioning,
     }
 }
 

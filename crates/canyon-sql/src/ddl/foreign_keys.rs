@@ -96,6 +96,9 @@ pub fn resolve_new(
         } else {
             cat.table(&ref_db, &nf.ref_table).map(|t| &t.def)
         };
+        if child.partitioning.is_some() || parent.is_some_and(|p| p.partitioning.is_some()) {
+            return Err(crate::ddl::partition::foreign_keys_refused());
+        }
         for &c in &nf.columns {
             let act = |a: FkAction| a == FkAction::SetNull;
             if (act(nf.on_delete) || act(nf.on_update)) && !child.columns[c].nullable {

@@ -4,7 +4,8 @@
 //! ALTER TABLE into catalog definitions; `objects` creates and drops
 //! databases, tables and indexes on the instance; [`foreign_keys`] checks
 //! FOREIGN KEY constraints as they are created and what they forbid;
-//! [`alter`] runs schema changes,
+//! [`partition`] checks PARTITION BY clauses and computes the partition
+//! operations of ALTER TABLE; [`alter`] runs schema changes,
 //! online where it can (its essay: instant ADD / DROP COLUMN, index builds
 //! while writers run, catalog pins).
 //!
@@ -20,5 +21,6 @@ pub mod alter;
 pub mod define;
 pub mod foreign_keys;
 mod objects;
+pub mod partition;
 
 pub use define::*;

@@ -482,6 +482,7 @@ pub fn run_insert(
     // the OK packet when no value was generated (sql_insert.cc: the value of
     // `next_number_field` once the statement is done).
     let mut last_auto: u64 = 0;
+    let router = crate::plan::partition::Router::new(table)?;
     let nrows = selected.as_ref().map_or(plan.rows.len(), Vec::len);
     let mut selected = selected.map(Vec::into_iter);
     for n in 0..nrows {
@@ -521,6 +522,19 @@ pub fn run_insert(
                 auto.seen(table, x);
             }
         }
+        if let Err(e) = super::partition::place_row(router.as_ref(), &row, ctx) {
+            // INSERT IGNORE: the row is skipped with the error as a warning.
+            match e {
+                Error::Partition { code, message } if plan.ignore => {
+                    effects.warnings.push((code, message));
+                    if let Some(id) = generated {
+                        auto.give_back(id);
+                    }
+                    continue;
+                }
+                e => return Err(e),
+            }
+        }
         let pk = if table.hidden_pk() {
             hidden_key(table.row_id.fetch_add(1, AtomicOrdering::Relaxed) + 1)
         } else {
@@ -543,6 +557,7 @@ pub fn run_insert(
                 None => insert_new(txn, fk.as_mut(), table, pk, &row, plan.ignore, effects)?,
                 Some(c) => {
                     let new = upsert_values(table, assignments, &c.row, &row, ctx, rowno, effects)?;
+                    super::partition::place_row(router.as_ref(), &new, ctx)?;
                     if new == c.row {
                         row = new;
                         RowOutcome::Updated { changed: false }

@@ -5,7 +5,8 @@
 //! share, with `read` (consistent and locking reads), `insert` and `update`
 //! (UPDATE, DELETE) beside it;
 //! [`foreign`] what FOREIGN KEY constraints check and cascade on each
-//! written row.
+//! written row; [`partition`] what a partitioned table asks of each written
+//! row and of its stored rows.
 //!
 //! Contract: a plan and a transaction in, rows or a MySQL error out; the
 //! catalog is read, never changed. Imports: the layers below.
@@ -17,6 +18,7 @@
 pub mod dml;
 pub mod foreign;
 mod insert;
+pub mod partition;
 mod read;
 pub mod select;
 mod update;

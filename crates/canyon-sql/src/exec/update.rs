@@ -194,6 +194,7 @@ pub fn run_update(
     };
     let mut matched = 0u64;
     let mut changed = 0u64;
+    let router = crate::plan::partition::Router::new(table)?;
     let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
     for_each_target_row(
         txn,
@@ -246,6 +247,7 @@ pub fn run_update(
                 }
             }
             changed += 1;
+            super::partition::place_row(router.as_ref(), &row, ctx)?;
             write_update(
                 txn,
                 table,

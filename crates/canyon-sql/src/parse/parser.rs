@@ -339,6 +339,21 @@ pub enum Parsed {
         /// The tables, each as `[table]` or `[db, table]`.
         tables: Vec<Vec<String>>,
     },
+    /// CREATE TABLE ... PARTITION BY: sqlparser's statement for the text
+    /// before the clause, and the clause (see `crate::parse::partition`).
+    CreatePartitioned {
+        /// The CREATE TABLE without its partition clause.
+        create: Box<Statement>,
+        /// The partition clause.
+        spec: Box<crate::parse::partition::PartitionSpec>,
+    },
+    /// ALTER TABLE t `<partition operation>`.
+    AlterPartition {
+        /// `[table]` or `[db, table]`.
+        table: Vec<String>,
+        /// The operation.
+        op: Box<crate::parse::partition::PartitionOp>,
+    },
 }
 
 /// Parses `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE a, db.b` (sqlparser only
@@ -401,10 +416,9 @@ pub fn expand_executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
                 i += 1;
             }
             b'/' if b.get(i + 1) == Some(&b'*') && b.get(i + 2) == Some(&b'!') => {
-                let Some(end_rel) = sql[i + 3..].find("*/") else {
+                let Some(end) = executable_comment_end(sql, i + 3) else {
                     break;
                 };
-                let end = i + 3 + end_rel;
                 let mut body = &sql[i + 3..end];
                 let digits = body.bytes().take_while(u8::is_ascii_digit).count();
                 let applies = if digits >= 5 {
@@ -419,7 +433,9 @@ pub fn expand_executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
                 out.push_str(&sql[last..i]);
                 if applies {
                     out.push(' ');
-                    out.push_str(body);
+                    // A nested one: MySQL 8's `/*!50100 PARTITION BY KEY
+                    // /*!50611 ALGORITHM = 2 */ (a) */`.
+                    out.push_str(&expand_executable_comments(body));
                     out.push(' ');
                 }
                 i = end + 2;
@@ -430,6 +446,29 @@ pub fn expand_executable_comments(sql: &str) -> std::borrow::Cow<'_, str> {
     }
     out.push_str(&sql[last..]);
     std::borrow::Cow::Owned(out)
+}
+
+/// Where the executable comment whose body starts at `from` ends (the
+/// offset of its `*/`), counting the executable comments nested in it.
+fn executable_comment_end(sql: &str, from: usize) -> Option<usize> {
+    let b = sql.as_bytes();
+    let mut depth = 1;
+    let mut i = from;
+    while i + 1 < b.len() {
+        if b[i] == b'/' && b[i + 1] == b'*' && b.get(i + 2) == Some(&b'!') {
+            depth += 1;
+            i += 3;
+        } else if b[i] == b'*' && b[i + 1] == b'/' {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    None
 }
 
 /// `START TRANSACTION WITH CONSISTENT SNAPSHOT [, mode ...]` without the
@@ -505,6 +544,9 @@ fn parse_text(
     if let Some(r) = parse_analyze(trimmed) {
         return r.map(|p| vec![p]);
     }
+    if let Some(p) = parse_partitioned(trimmed)? {
+        return Ok(p);
+    }
     let dialect = CanyonDialect::new(interrupt);
     // Tokenized here rather than by `Parser::try_with_sql` so that the token
     // vector is sized once from the scan: grown by doubling, a long text's
@@ -543,6 +585,69 @@ fn parse_text(
         .into_iter()
         .map(|s| Parsed::Sql(Box::new(s)))
         .collect())
+}
+
+/// The statements with a partition clause (`crate::parse::partition`):
+/// CREATE TABLE ... PARTITION BY, cut before the clause for sqlparser, and
+/// ALTER TABLE's partition operations. `None` for any other text.
+// Never inlined: its frame (a parser of its own) would otherwise sit under
+// sqlparser's recursion in `parse_text`, whose stack budget `limits` sizes.
+#[inline(never)]
+fn parse_partitioned(trimmed: &str) -> Result<Option<Vec<Parsed>>> {
+    use crate::parse::partition::{is_partition_statement, split_statements};
+    // Several statements (CLIENT_MULTI_STATEMENTS) of which one has a
+    // partition clause: each is parsed on its own. Bounded so that a large
+    // text (a bulk INSERT whose strings hold `;`) is not scanned twice.
+    if trimmed.len() <= MULTI_STATEMENT_SCAN && trimmed.contains(';') {
+        let pieces = split_statements(trimmed);
+        if pieces.len() > 1 && pieces.iter().any(|p| is_partition_statement(p)) {
+            let mut out = Vec::with_capacity(pieces.len());
+            for p in pieces {
+                match parse_partitioned_one(p)? {
+                    Some(x) => out.push(x),
+                    None => out.extend(parse_text(p, &limits::scan(p), None)?),
+                }
+            }
+            return Ok(Some(out));
+        }
+    }
+    Ok(parse_partitioned_one(trimmed)?.map(|p| vec![p]))
+}
+
+/// The texts up to which a multi-statement text is split to find a partition
+/// statement among its statements.
+const MULTI_STATEMENT_SCAN: usize = 1 << 20;
+
+/// [`parse_partitioned`] of one statement.
+fn parse_partitioned_one(trimmed: &str) -> Result<Option<Parsed>> {
+    use crate::parse::partition::{
+        parse_alter_partition, parse_partition_by, split_partition_clause,
+    };
+    if let Some(at) = split_partition_clause(trimmed) {
+        let clause = &trimmed[at..];
+        let spec = parse_partition_by(clause).map_err(|e| parse_error(clause, e))?;
+        let head = &trimmed[..at];
+        let mut stmts = parse_text(head, &limits::scan(head), None)?;
+        return match (stmts.pop(), stmts.is_empty()) {
+            (Some(Parsed::Sql(create)), true) if matches!(*create, Statement::CreateTable(_)) => {
+                Ok(Some(Parsed::CreatePartitioned {
+                    create,
+                    spec: Box::new(spec),
+                }))
+            }
+            _ => Err(Error::Syntax(near(trimmed, ""))),
+        };
+    }
+    match parse_alter_partition(trimmed) {
+        Some(r) => {
+            let (table, op) = r.map_err(|e| parse_error(trimmed, e))?;
+            Ok(Some(Parsed::AlterPartition {
+                table,
+                op: Box::new(op),
+            }))
+        }
+        None => Ok(None),
+    }
 }
 
 /// `SET a = 1, NAMES cs [COLLATE c], ...` (MariaDB Connector/J sends
@@ -1157,6 +1262,10 @@ mod tests {
             "SELECT SQL_NO_CACHE 1"
         );
         assert_eq!(words("SELECT /*!99999 nope */ 1"), "SELECT 1");
+        assert_eq!(
+            words("PARTITION BY /*!50100 KEY /*!50611 ALGORITHM = 2 */ (a) */ x"),
+            "PARTITION BY KEY ALGORITHM = 2 (a) x"
+        );
         assert_eq!(
             expand_executable_comments("SELECT '/*!x*/'"),
             "SELECT '/*!x*/'"

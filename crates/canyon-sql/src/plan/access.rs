@@ -1118,6 +1118,7 @@ mod tests {
             default_collation: crate::types::collation::Collation::DEFAULT,
             foreign_keys: Vec::new(),
             comment: String::new(),
+            partitioning: None,
         })
     }
 

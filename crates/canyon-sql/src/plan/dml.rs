@@ -924,7 +924,13 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
         return Err(Error::Unsupported("this UPDATE form".into()));
     }
     let (name, alias) = match &up.table.relation {
-        ast::TableFactor::Table { name, alias, .. } => {
+        ast::TableFactor::Table {
+            name,
+            alias,
+            partitions,
+            ..
+        } => {
+            crate::plan::partition::refuse_selection(partitions)?;
             (name, alias.as_ref().map(|a| a.name.value.clone()))
         }
         _ => return Err(Error::Unsupported("this UPDATE target".into())),
@@ -978,7 +984,13 @@ pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePla
     };
     let (name, alias) = match from.as_slice() {
         [twj] if twj.joins.is_empty() => match &twj.relation {
-            ast::TableFactor::Table { name, alias, .. } => {
+            ast::TableFactor::Table {
+                name,
+                alias,
+                partitions,
+                ..
+            } => {
+                crate::plan::partition::refuse_selection(partitions)?;
                 (name, alias.as_ref().map(|a| a.name.value.clone()))
             }
             _ => return Err(Error::Unsupported("this DELETE target".into())),

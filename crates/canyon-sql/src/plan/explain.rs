@@ -34,6 +34,10 @@
 //!   ranges). A materialised hash-join step keeps the type of the one read that
 //!   fills its hash table (`ALL` when that read is a scan) and says
 //!   `Using join buffer (hash join)` in Extra.
+//! - `partitions`: NULL for an unpartitioned table; for a partitioned one the
+//!   partitions a single-table WHERE clause leaves (every partition for a
+//!   table of a join), as [`crate::plan::partition`] prunes them — a filter
+//!   on logical partitions, not fewer rows read.
 //! - `possible_keys`: only the chosen key. The access-path chooser keeps its best
 //!   candidate only; listing the others would mean planning twice.
 //! - `key_len`: the bytes MySQL would report for the key parts the read uses:

@@ -160,10 +160,14 @@ impl Explainer<'_> {
                     ),
                     SourceKind::System(_) => (src.name.clone(), AccessInfo::materialized()),
                 };
-                self.rows.push((
-                    id,
-                    trad_row(id, select_type, Some(table), Some(&info), extra),
-                ));
+                let mut row = trad_row(id, select_type, Some(table), Some(&info), extra);
+                if let SourceKind::Table(t) = &src.kind {
+                    // The WHERE clause prunes only on the single-table path,
+                    // where it reads the table's own row.
+                    let filter = plan.table.as_ref().and(plan.filter.as_ref());
+                    row[3] = crate::plan::partition::explain_partitions(t, filter);
+                }
+                self.rows.push((id, row));
             }
         }
         for n in nested(plan) {
@@ -281,10 +285,11 @@ fn dml_rows(
     let mut ex = Explainer {
         ids: &ids,
         qualify: true,
-        rows: vec![(
-            1,
-            trad_row(1, st, Some(t.def.name.clone()), Some(&info), extra),
-        )],
+        rows: vec![(1, {
+            let mut row = trad_row(1, st, Some(t.def.name.clone()), Some(&info), extra);
+            row[3] = crate::plan::partition::explain_partitions(t, filter);
+            row
+        })],
     };
     for (p, correlated) in subs {
         let st = if correlated {

@@ -99,8 +99,10 @@ impl From<'_> {
                 name,
                 alias,
                 args: None,
+                partitions,
                 ..
             } => {
+                crate::plan::partition::refuse_selection(partitions)?;
                 if alias.as_ref().is_some_and(|a| !a.columns.is_empty()) {
                     return Err(Error::Unsupported("column aliases on a table".into()));
                 }

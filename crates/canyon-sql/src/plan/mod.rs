@@ -24,7 +24,10 @@
 //!   forms), with `explain_names` (how expressions and blocks print, block
 //!   ids), `explain_access` (what a table read shows of its access path),
 //!   `explain_table` (the traditional table) and `explain_tree`
-//!   (`FORMAT=TREE`).
+//!   (`FORMAT=TREE`);
+//! - [`partition`]: a partitioned table's function bound to its row, row
+//!   placement, and the partitions a WHERE clause leaves (EXPLAIN's
+//!   `partitions`).
 //!
 //! A plan is immutable and re-executable with new parameters. SQL's grammar
 //! recurses here (a subquery is a query inside an expression inside a
@@ -49,6 +52,7 @@ mod explain_table;
 mod explain_tree;
 mod from;
 mod join;
+pub mod partition;
 pub mod select;
 pub mod setop;
 

@@ -64,6 +64,12 @@ impl Session {
             Parsed::AlterKeys { table } => return self.run_alter_keys(&cat, table),
             Parsed::Analyze { tables } => return self.run_analyze(&cat, tables),
             Parsed::ShowWarnings { errors_only } => return self.show_warnings(*errors_only),
+            Parsed::CreatePartitioned { create, spec } => {
+                return self.run_create_partitioned(&cat, create, spec)
+            }
+            Parsed::AlterPartition { table, op } => {
+                return self.run_alter_partition(&cat, table, op)
+            }
         };
         match stmt.as_ref() {
             Statement::StartTransaction { .. }

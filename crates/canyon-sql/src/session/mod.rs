@@ -76,6 +76,7 @@ mod accounts;
 mod admin;
 mod context;
 mod dispatch;
+mod partition;
 mod request;
 mod schema;
 mod set;

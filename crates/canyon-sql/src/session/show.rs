@@ -331,6 +331,10 @@ impl Session {
         if !def.comment.is_empty() {
             text.push_str(&format!(" COMMENT={}", sql_string(&def.comment)));
         }
+        if let Some(p) = &def.partitioning {
+            text.push('\n');
+            text.push_str(&p.show_clause());
+        }
         Ok(text_rows(
             &["Table", "Create Table"],
             vec![vec![Value::str(&def.name), Value::str(&text)]],
