@@ -30,8 +30,8 @@
 //!
 //! Column names and types follow MySQL 8.0's data-dictionary views. Not
 //! implemented: CREATE_TIME / UPDATE_TIME (Canyon does not record them: NULL),
-//! byte sizes (DATA_LENGTH etc. are rough constants), foreign keys, views,
-//! routines, triggers, events and tablespaces (empty tables), and the 8.0 behaviour of
+//! byte sizes (DATA_LENGTH etc. are rough constants), foreign keys, the
+//! COLUMNS rows of views (their types need a plan), routines, triggers, events and tablespaces (empty tables), and the 8.0 behaviour of
 //! upper-casing unaliased column names in the result metadata (Canyon returns
 //! names as written in the select list, as MariaDB does).
 
@@ -500,7 +500,8 @@ impl SystemTable {
             SystemTable::Tables
             | SystemTable::Columns
             | SystemTable::Statistics
-            | SystemTable::Partitions => (Some(1), Some(2)),
+            | SystemTable::Partitions
+            | SystemTable::Views => (Some(1), Some(2)),
             SystemTable::KeyColumnUsage => (Some(4), Some(5)),
             SystemTable::TableConstraints => (Some(3), Some(4)),
             _ => (None, None),
@@ -768,6 +769,7 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
             for (db, t) in visible_tables(g, p) {
                 out.push(tables_row(db, t));
             }
+            crate::catalog::view::tables_rows(p, g, TABLES.len(), &mut out);
         }
         SystemTable::Columns => columns_rows(p, g, &mut out),
         SystemTable::Statistics => statistics_rows(p, g, &mut out),
@@ -864,8 +866,8 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                 ]);
             }
         }
+        SystemTable::Views => crate::catalog::view::views_rows(p, g, &mut out),
         SystemTable::Routines
-        | SystemTable::Views
         | SystemTable::Triggers
         | SystemTable::Events
         | SystemTable::Files => {}

@@ -6,7 +6,8 @@
 //! FOREIGN KEY constraints as they are created and what they forbid;
 //! [`alter`] runs schema changes,
 //! online where it can (its essay: instant ADD / DROP COLUMN, index builds
-//! while writers run, catalog pins).
+//! while writers run, catalog pins); [`view`] creates, replaces and drops
+//! views.
 //!
 //! Contract: a new catalog snapshot is built, persisted and published
 //! through [`crate::catalog::engine::Engine`]; readers of the old one are
@@ -20,5 +21,6 @@ pub mod alter;
 pub mod define;
 pub mod foreign_keys;
 mod objects;
+pub mod view;
 
 pub use define::*;

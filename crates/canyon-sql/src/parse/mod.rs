@@ -4,12 +4,14 @@
 //! parse may take, then its depth once parsed: the module essay gives the
 //! six rules); [`parser`] (re-exported here) expands MySQL's executable
 //! comments, runs sqlparser's MySQL dialect and parses the few account
-//! statements sqlparser does not.
+//! statements sqlparser does not; [`view`] parses the view statements
+//! (CREATE / ALTER / DROP VIEW, WITH CHECK OPTION) as MySQL writes them.
 //!
 //! Contract: text in, statements or a MySQL error out; nothing here resolves
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
 
 pub mod limits;
 pub mod parser;
+pub mod view;
 
 pub use parser::*;

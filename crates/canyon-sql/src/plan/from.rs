@@ -1,7 +1,7 @@
 //! A query block's FROM clause (step 1 of planning it, see
 //! [`crate::plan::select`]): its sources at their frame offsets — base tables,
 //! derived tables, references to common table expressions, `information_schema`
-//! tables, set operations — and how each joins the ones before it (inner or
+//! tables, set operations, views (`crate::plan::view`) — and how each joins the ones before it (inner or
 //! LEFT, with its ON, USING or NATURAL condition bound). The join order and
 //! the access paths are chosen afterwards, in `join.rs`.
 
@@ -139,6 +139,13 @@ impl From<'_> {
                         scope,
                     );
                 }
+                if let Some(view) = crate::plan::view::find_view(self.ctx, name) {
+                    let qualifier = alias
+                        .as_ref()
+                        .map(|a| a.name.value.clone())
+                        .unwrap_or_else(|| view.def.name.clone());
+                    return self.view_reference(&view, qualifier);
+                }
                 let t = self.ctx.resolve(name)?;
                 let qualifier = alias
                     .as_ref()
@@ -175,7 +182,7 @@ impl From<'_> {
     /// clause and, as in MySQL, no enclosing query either — except the operands
     /// of a set operation, which are planned with the enclosing scopes so that
     /// reading them is refused as unsupported rather than reported unknown.
-    fn derived(
+    pub(super) fn derived(
         &mut self,
         subquery: &ast::Query,
         name: String,

@@ -47,6 +47,9 @@ impl Session {
         sql: &str,
     ) -> Result<QueryResult> {
         let cat = self.state.engine.catalog();
+        if let Some(r) = self.run_view_statement(&cat, parsed, params)? {
+            return Ok(r);
+        }
         if let Some(plan) = self.plan_dml(&cat, parsed)? {
             drop(cat);
             return self.run_plan(&plan, params);
@@ -64,6 +67,7 @@ impl Session {
             Parsed::AlterKeys { table } => return self.run_alter_keys(&cat, table),
             Parsed::Analyze { tables } => return self.run_analyze(&cat, tables),
             Parsed::ShowWarnings { errors_only } => return self.show_warnings(*errors_only),
+            Parsed::View(_) => return Err(Error::Internal("a view statement not run".into())),
         };
         match stmt.as_ref() {
             Statement::StartTransaction { .. }

@@ -82,6 +82,7 @@ mod set;
 mod show;
 mod state;
 mod txn;
+mod view;
 
 #[cfg(test)]
 mod tests;

@@ -28,7 +28,18 @@ impl Session {
         );
         ctx.kill = Some(self.state.process.kill_flag());
         ctx.blocking_hook = self.state.engine.config.blocking_hook;
-        let planned = match stmt.as_ref() {
+        // A write through a view is planned on its base table (plan::view).
+        let view_write = crate::plan::view::rewrite_dml(&ctx, stmt)?;
+        if let Some((Statement::Insert(_) | Statement::Update(_), t)) = &view_write {
+            if !t.check.is_empty() {
+                // Text statements are checked by `view.rs` before this.
+                return Err(Error::Unsupported(
+                    "a prepared write through a view WITH CHECK OPTION".into(),
+                ));
+            }
+        }
+        let stmt: &Statement = view_write.as_ref().map_or(stmt.as_ref(), |(s, _)| s);
+        let planned = match stmt {
             Statement::Query(q) => {
                 crate::plan::select::plan_select(&ctx, q).map(|p| Plan::Select(Box::new(p)))
             }
