@@ -255,6 +255,9 @@ pub struct PlanContext<'a> {
     /// after it started asks, through it, to leave the connection-serving
     /// worker (as a long execution does; see `session.rs`, `LONG_STATEMENT`).
     pub blocking_hook: Option<fn(&mut dyn FnMut())>,
+    /// The views this statement's plan expanded (`crate::plan::view`), for
+    /// the session's privilege checks.
+    pub(crate) views_used: RefCell<Vec<crate::plan::view::ViewUse>>,
     /// When planning started, checkpoints passed, and hand-offs asked for.
     progress: std::cell::Cell<(Option<std::time::Instant>, u32, u32)>,
 }
@@ -293,6 +296,7 @@ impl<'a> PlanContext<'a> {
             conn_coll,
             ctes: RefCell::new(Vec::new()),
             cte_expansions: std::cell::Cell::new(0),
+            views_used: RefCell::new(Vec::new()),
             kill: None,
             blocking_hook: None,
             progress: std::cell::Cell::new((None, 0, 0)),

@@ -24,7 +24,7 @@ pub(super) struct FromItem {
 
 /// Planner state for one query block's FROM clause.
 pub(super) struct From<'c> {
-    ctx: &'c PlanContext<'c>,
+    pub(super) ctx: &'c PlanContext<'c>,
     outer_scopes: &'c [Scope],
     outer_len: usize,
     pub(super) sources: Vec<Source>,

@@ -61,6 +61,7 @@ use crate::catalog::view::{invalid, CheckOption, View, ViewDef};
 use crate::catalog::Table;
 use crate::parse::Parsed;
 use crate::plan::from::From;
+use crate::plan::select::{tables_read, SourceKind};
 use crate::plan::PlanContext;
 use canyon_common::{Error, Result};
 use sqlparser::ast::{self, Statement};
@@ -232,8 +233,46 @@ impl From<'_> {
         if let Some(scope) = self.scopes.last_mut() {
             scope.db = def.db.clone();
         }
+        let mut tables = Vec::new();
+        match self.sources.last().map(|s| &s.kind) {
+            Some(SourceKind::Derived(d)) => tables_read(d, &mut tables)?,
+            Some(SourceKind::SetOp(sp)) => {
+                for p in &sp.operands {
+                    tables_read(p, &mut tables)?;
+                }
+            }
+            _ => {}
+        }
+        self.ctx.views_used.borrow_mut().push(ViewUse {
+            db: def.db.clone(),
+            name: def.name.clone(),
+            definer: (def.definer_user.clone(), def.definer_host.clone()),
+            security: def.security,
+            nested: NESTING.with(|n| n.get()) > 0,
+            tables,
+        });
         Ok(())
     }
+}
+
+/// One view a statement's plan expanded: what the session's privilege
+/// check needs (the invoker's SELECT on the view; the definer's, or the
+/// invoker's, on what its body reads).
+#[derive(Debug, Clone)]
+pub struct ViewUse {
+    /// The view's database.
+    pub db: String,
+    /// The view's name.
+    pub name: String,
+    /// Its DEFINER (user, host).
+    pub definer: (String, String),
+    /// Its SQL SECURITY.
+    pub security: crate::catalog::view::Security,
+    /// Whether it was named inside another view's body (checked as part of
+    /// that view, not against the invoker).
+    pub nested: bool,
+    /// The base tables its body reads (nested views' included).
+    pub tables: Vec<Arc<Table>>,
 }
 
 /// `SELECT `c1`, `c2` ... FROM (q) AS `v``: the named columns of `q`.

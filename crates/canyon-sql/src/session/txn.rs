@@ -48,6 +48,7 @@ impl Session {
             Statement::Delete(d) => plan::plan_delete(&ctx, d).map(Plan::Delete),
             _ => return Ok(None),
         };
+        let views = ctx.views_used.take();
         let mut plan = planned.map_err(|e| self.state.fill_account(e))?;
         // A write to a table with either side of a foreign key carries the
         // catalog it was planned on (crate::exec::foreign).
@@ -66,12 +67,19 @@ impl Session {
             Plan::Update(u) => (Some(&u.table), "UPDATE"),
             Plan::Delete(d) => (Some(&d.table), "DELETE"),
         };
-        if let Some(t) = written {
-            self.state
-                .check_db(cat, &t.def.db, command, Some(&t.def.name))?;
+        match (written, &view_write) {
+            (Some(t), Some((_, target))) => self.check_view_write(cat, target, command, t)?,
+            (Some(t), None) => self
+                .state
+                .check_db(cat, &t.def.db, command, Some(&t.def.name))?,
+            (None, _) => {}
         }
         let mut read = Vec::new();
         plan.tables_read(&mut read)?;
+        // Views: SELECT on the view, and its base tables for its definer.
+        if !views.is_empty() {
+            self.check_views_read(cat, &views, &mut read)?;
+        }
         for t in read {
             self.state
                 .check_db(cat, &t.def.db, "SELECT", Some(&t.def.name))?;

@@ -1,0 +1,125 @@
+//! Views through the engine API: definitions survive a restart, and the
+//! privilege rules of SQL SECURITY DEFINER / INVOKER (the SQL surface is
+//! tests/sql/60_views.test's).
+
+mod common;
+
+use canyon_common::Error;
+use canyon_sql::{QueryResult, Session, Value};
+use std::sync::Arc;
+
+fn run(s: &mut Session, sql: &str) -> Result<QueryResult, Error> {
+    s.execute(sql, false).pop().expect("one result")
+}
+
+fn rows(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
+    match run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}")) {
+        QueryResult::Rows { rows, .. } => rows
+            .iter()
+            .map(|r| r.iter().map(Value::to_display).collect())
+            .collect(),
+        other => panic!("{sql}: expected rows, got {other:?}"),
+    }
+}
+
+fn all(s: &mut Session, sqls: &[&str]) {
+    for sql in sqls {
+        run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
+/// Views are catalog records: they survive a restart with their column
+/// list, check option and definer, and DROP VIEW's removal does too.
+#[test]
+fn views_persist_across_restart() {
+    let storage = Arc::new(canyon_storage::MemoryStorage::new());
+    {
+        let e = common::open(&storage);
+        e.bootstrap_root("").expect("root account");
+        let mut s = e.session(1, "root", "localhost");
+        all(
+            &mut s,
+            &[
+                "CREATE DATABASE r",
+                "USE r",
+                "CREATE TABLE t (id INT PRIMARY KEY, a INT)",
+                "INSERT INTO t VALUES (1, 10), (2, 20)",
+                "CREATE VIEW v (k, x) AS SELECT id, a FROM t WHERE a < 100 WITH LOCAL CHECK OPTION",
+                "CREATE VIEW gone AS SELECT id FROM t",
+                "DROP VIEW gone",
+            ],
+        );
+    }
+    let e = common::open(&storage);
+    let mut s = e.session(1, "root", "localhost");
+    run(&mut s, "USE r").expect("use");
+    assert_eq!(
+        rows(&mut s, "SELECT k, x FROM v ORDER BY k"),
+        vec![vec!["1", "10"], vec!["2", "20"]]
+    );
+    let create = rows(&mut s, "SHOW CREATE VIEW v");
+    assert_eq!(
+        create[0][1],
+        "CREATE ALGORITHM=UNDEFINED DEFINER=`root`@`%` SQL SECURITY DEFINER VIEW `v` \
+         (`k`,`x`) AS SELECT id, a FROM t WHERE a < 100 WITH LOCAL CHECK OPTION"
+    );
+    let r = run(&mut s, "INSERT INTO v VALUES (3, 300)");
+    assert!(matches!(r, Err(Error::View { code: 1369, .. })), "{r:?}");
+    let r = run(&mut s, "SELECT * FROM gone");
+    assert!(matches!(r, Err(Error::UnknownTable { .. })), "{r:?}");
+    // The name is free again, for a table.
+    run(&mut s, "CREATE TABLE gone (x INT)").expect("create table");
+    let r = run(&mut s, "CREATE TABLE v (x INT)");
+    assert!(matches!(r, Err(Error::TableExists(_))), "{r:?}");
+}
+
+/// SQL SECURITY DEFINER: the invoker needs SELECT on the view only; the
+/// base table is checked against the definer. INVOKER: against the invoker.
+#[test]
+fn definer_and_invoker_security() {
+    let e = common::engine(std::time::Duration::from_secs(5));
+    let mut root = e.session(1, "root", "localhost");
+    all(
+        &mut root,
+        &[
+            "CREATE DATABASE p",
+            "USE p",
+            "CREATE TABLE secret (id INT PRIMARY KEY, pay INT)",
+            "INSERT INTO secret VALUES (1, 100), (2, 200)",
+            "CREATE VIEW vd AS SELECT id FROM secret",
+            "CREATE SQL SECURITY INVOKER VIEW vi AS SELECT id FROM secret",
+            "CREATE VIEW vno AS SELECT id FROM secret",
+            "CREATE USER 'bob'@'%' IDENTIFIED BY 'pw'",
+            "GRANT SELECT ON p.vd TO 'bob'@'%'",
+            "GRANT SELECT ON p.vi TO 'bob'@'%'",
+            "GRANT SELECT, UPDATE ON p.vd TO 'bob'@'%'",
+        ],
+    );
+    let mut bob = e.session(2, "bob", "localhost");
+    run(&mut bob, "USE p").expect("use");
+    assert_eq!(
+        rows(&mut bob, "SELECT id FROM vd ORDER BY id"),
+        vec![vec!["1"], vec!["2"]]
+    );
+    let r = run(&mut bob, "SELECT * FROM secret");
+    assert!(matches!(r, Err(Error::TableAccessDenied { .. })), "{r:?}");
+    let r = run(&mut bob, "SELECT * FROM vi");
+    assert!(matches!(r, Err(Error::TableAccessDenied { .. })), "{r:?}");
+    let r = run(&mut bob, "SELECT * FROM vno");
+    assert!(matches!(r, Err(Error::TableAccessDenied { .. })), "{r:?}");
+    // A write through the DEFINER view: UPDATE on the view suffices.
+    run(&mut bob, "UPDATE vd SET id = 3 WHERE id = 2").expect("update through vd");
+    assert_eq!(
+        rows(&mut root, "SELECT id, pay FROM secret ORDER BY id"),
+        vec![vec!["1", "100"], vec!["3", "200"]]
+    );
+    let r = run(&mut bob, "DELETE FROM vd WHERE id = 1");
+    assert!(matches!(r, Err(Error::TableAccessDenied { .. })), "{r:?}");
+    // A definer that lost its account: 1449.
+    all(
+        &mut root,
+        &["CREATE DEFINER = 'ghost'@'%' VIEW vg AS SELECT id FROM secret"],
+    );
+    let r = run(&mut root, "SELECT * FROM vg");
+    assert!(matches!(r, Err(Error::View { code: 1449, .. })), "{r:?}");
+}
