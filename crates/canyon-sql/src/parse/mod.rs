@@ -7,6 +7,9 @@
 //! statements sqlparser does not; [`view`] parses the view statements
 //! (CREATE / ALTER / DROP VIEW, WITH CHECK OPTION) as MySQL writes them.
 //!
+//! One circle inside this folder: `parser` hands view statements to `view`,
+//! which parses their SELECT with `parser`'s dialect (`parser` and `view`).
+//!
 //! Contract: text in, statements or a MySQL error out; nothing here resolves
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
 

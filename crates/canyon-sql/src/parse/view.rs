@@ -219,9 +219,18 @@ fn parse_definer(p: &mut Parser<'_>) -> std::result::Result<Option<(String, Stri
         }
     };
     let t = p.next_token();
-    let Some(user) = word(&t.token) else {
+    let Some(mut user) = word(&t.token) else {
         return err("a user name after DEFINER =");
     };
+    // An unquoted `root@` is one word in MySQL's dialect.
+    if matches!(&t.token, Token::Word(w) if w.quote_style.is_none()) && user.ends_with('@') {
+        user.pop();
+        let h = p.next_token();
+        return match word(&h.token) {
+            Some(host) => Ok(Some((user, host))),
+            None => err("a host after '@'"),
+        };
+    }
     // MySQL's dialect tokenises `@'host'` / `@host` either as `@` then the
     // host, or as one word starting with `@` (a user variable's form).
     let t = p.next_token();

@@ -156,9 +156,7 @@ pub fn qualify(q: &mut ast::Query, db: &str) {
     let _ = q.visit(&mut ctes);
     let _ = ast::visit_relations_mut(q, |name| {
         if let [part] = name.0.as_slice() {
-            let is_cte = part
-                .as_ident()
-                .is_some_and(|i| ctes.0.iter().any(|c| *c == i.value));
+            let is_cte = part.as_ident().is_some_and(|i| ctes.0.contains(&i.value));
             if !is_cte {
                 name.0
                     .insert(0, ast::ObjectNamePart::Identifier(quoted(db)));
@@ -370,7 +368,7 @@ pub enum TargetColumn {
     Column(String),
     /// An expression over the base columns (written unqualified): readable,
     /// not updatable (1348) nor insertable (1471).
-    Expr(ast::Expr),
+    Expr(Box<ast::Expr>),
 }
 
 /// An updatable view resolved down to its base table.
@@ -565,7 +563,7 @@ fn name_last(n: &ast::ObjectName) -> String {
 fn column_of(e: ast::Expr) -> TargetColumn {
     match e {
         ast::Expr::Identifier(i) => TargetColumn::Column(i.value),
-        e => TargetColumn::Expr(e),
+        e => TargetColumn::Expr(Box::new(e)),
     }
 }
 
@@ -632,7 +630,7 @@ pub fn substitute(
             if let Some(n) = name {
                 match (self.map)(&n) {
                     Some(TargetColumn::Column(c)) => *e = ast::Expr::Identifier(quoted(&c)),
-                    Some(TargetColumn::Expr(x)) => *e = nest(x),
+                    Some(TargetColumn::Expr(x)) => *e = nest(*x),
                     None => {
                         self.failed = true;
                         return ControlFlow::Break(());

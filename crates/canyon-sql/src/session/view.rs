@@ -230,7 +230,7 @@ impl Session {
                                 .last()
                                 .is_some_and(|x| x.eq_ignore_ascii_case(n))
                             {
-                                return Some(TargetColumn::Expr(a.value.clone()));
+                                return Some(TargetColumn::Expr(Box::new(a.value.clone())));
                             }
                         }
                     }
@@ -293,10 +293,10 @@ impl Session {
                             .position(|m| m.eq_ignore_ascii_case(n))
                             .and_then(|p| row.get(p))
                             .filter(|e| !is_default(e));
-                        Some(TargetColumn::Expr(match given {
+                        Some(TargetColumn::Expr(Box::new(match given {
                             Some(e) => e.clone(),
                             None => default_expr(&table, n),
-                        }))
+                        })))
                     };
                     let e = pv::substitute(&check, "", &value)
                         .ok_or_else(|| Error::Internal("check option substitution".into()))?;
@@ -463,9 +463,11 @@ impl Session {
                             Value::str("CURRENT_TIMESTAMP")
                         }
                     },
-                    (b.ty.is_string() && !b.ty.is_binary())
-                        .then(|| Value::str(b.collation.name()))
-                        .unwrap_or(Value::Null),
+                    if b.ty.is_string() && !b.ty.is_binary() {
+                        Value::str(b.collation.name())
+                    } else {
+                        Value::Null
+                    },
                 ),
                 None => (
                     type_of(c),
