@@ -36,6 +36,9 @@ pub(super) struct From<'c> {
     /// The frame positions `SELECT *` lists, in order: each FROM item's
     /// columns, with USING / NATURAL joins' coalesced columns once, first.
     pub(super) star: Vec<usize>,
+    /// The WHERE of each view merged into this FROM clause, by source
+    /// (`crate::plan::view`).
+    pub(super) view_filters: Vec<(usize, Expr)>,
 }
 
 impl<'c> From<'c> {
@@ -59,6 +62,7 @@ impl<'c> From<'c> {
             min_outer_ref: None,
             next_offset: outer_len,
             star: Vec::new(),
+            view_filters: Vec::new(),
         };
         let from_list: Vec<&ast::TableWithJoins> =
             select.from.iter().filter(|t| !is_dual(t)).collect();
@@ -68,12 +72,18 @@ impl<'c> From<'c> {
         for twj in from_list {
             from.table_with_joins(twj)?;
         }
+        from.attach_view_filters();
         Ok(from)
     }
 }
 
 impl From<'_> {
-    fn add_source(&mut self, name: String, kind: SourceKind, scope: Scope) -> Result<()> {
+    pub(super) fn add_source(
+        &mut self,
+        name: String,
+        kind: SourceKind,
+        scope: Scope,
+    ) -> Result<()> {
         if self.sources.len() >= canyon_common::MAX_JOIN_TABLES {
             return Err(Error::TooManyTables);
         }
@@ -354,7 +364,10 @@ impl From<'_> {
     /// The frame positions of source `i`'s columns.
     fn positions(&self, i: usize) -> Vec<usize> {
         let s = &self.sources[i];
-        (s.offset..s.offset + s.width).collect()
+        let names = &self.scopes[i].columns;
+        (s.offset..s.offset + s.width)
+            .filter(|p| !crate::plan::view::is_hidden(&names[p - s.offset]))
+            .collect()
     }
 
     /// `JOIN right USING (names)` (also NATURAL JOIN): the join condition —

@@ -60,6 +60,7 @@
 use crate::catalog::view::{invalid, CheckOption, View, ViewDef};
 use crate::catalog::Table;
 use crate::parse::Parsed;
+use crate::plan::bind::{Binder, Scope};
 use crate::plan::from::From;
 use crate::plan::select::{tables_read, SourceKind};
 use crate::plan::PlanContext;
@@ -204,6 +205,9 @@ impl From<'_> {
     /// table over its SELECT (see the module doc).
     pub(super) fn view_reference(&mut self, view: &View, name: String) -> Result<()> {
         let def = &view.def;
+        if self.merge_view(view, &name)? {
+            return Ok(());
+        }
         let q = view_query(view).map_err(|_| invalid(&def.db, &def.name))?;
         let params = self.params;
         let r = nested(def, || {
@@ -250,6 +254,139 @@ impl From<'_> {
             tables,
         });
         Ok(())
+    }
+}
+
+impl From<'_> {
+    /// Merges `view` into this block when MySQL would and its shape allows
+    /// (see the module doc): its base table becomes a source named `name`,
+    /// whose scope shows the view's column names (the base columns the view
+    /// leaves out are hidden: [`is_hidden`]), and its WHERE joins its FROM
+    /// item's condition (`attach_view_filters`). False when it cannot be
+    /// merged: then it is planned as a derived table.
+    fn merge_view(&mut self, view: &View, name: &str) -> Result<bool> {
+        let def = &view.def;
+        if def.algorithm == crate::catalog::view::Algorithm::TempTable {
+            return Ok(false);
+        }
+        let Ok(t) = target(self.ctx, view, "SELECT") else {
+            return Ok(false);
+        };
+        let table = t.table.clone();
+        // Each view column one base column, in the base table's order.
+        let mut names: Vec<String> = table
+            .def
+            .columns
+            .iter()
+            .map(|c| format!("{HIDDEN}{}", c.name))
+            .collect();
+        let mut last = None;
+        for (n, c) in &t.columns {
+            let TargetColumn::Column(base) = c else {
+                return Ok(false);
+            };
+            let Some(i) = table.column(base) else {
+                return Ok(false);
+            };
+            if last.is_some_and(|l| i <= l) {
+                return Ok(false);
+            }
+            last = Some(i);
+            names[i] = n.clone();
+        }
+        let offset = self.next_offset;
+        let filter = match &t.filter {
+            None => None,
+            Some(f) => {
+                let mut b = Binder::new(None, None);
+                b.scopes = vec![Scope::of_table(&table, None, offset)];
+                b.own_from = 0;
+                b.outer_len = offset;
+                b.frame_len = offset + table.def.columns.len();
+                b.plan_ctx = Some(self.ctx);
+                b.conn_coll = self.ctx.conn_coll;
+                b.params = self.params;
+                b.context = "where clause";
+                let bound = b.bind(f).map_err(|e| {
+                    if invalidates(&e) {
+                        invalid(&def.db, &def.name)
+                    } else {
+                        e
+                    }
+                })?;
+                if b.params != self.params || b.min_outer_ref.is_some() {
+                    return Ok(false);
+                }
+                Some(bound)
+            }
+        };
+        let mut scope = Scope::of_table(&table, Some(name), offset);
+        scope.columns = names;
+        scope.db = def.db.clone();
+        self.add_source(name.to_string(), SourceKind::Table(table.clone()), scope)?;
+        if let Some(f) = filter {
+            self.view_filters.push((self.sources.len() - 1, f));
+        }
+        self.ctx.views_used.borrow_mut().push(ViewUse {
+            db: def.db.clone(),
+            name: def.name.clone(),
+            definer: (def.definer_user.clone(), def.definer_host.clone()),
+            security: def.security,
+            nested: NESTING.with(|n| n.get()) > 0,
+            tables: vec![table],
+        });
+        Ok(true)
+    }
+
+    /// Adds each merged view's WHERE to its FROM item's condition (an inner
+    /// item's is a WHERE conjunct; a LEFT JOIN's inner item's filters the
+    /// view's rows before the match). Run once the FROM clause is planned.
+    pub(super) fn attach_view_filters(&mut self) {
+        for (i, f) in std::mem::take(&mut self.view_filters) {
+            if let Some(item) = self.items.get_mut(i) {
+                item.on = Some(match item.on.take() {
+                    Some(on) => crate::expr::Expr::Binary(
+                        crate::expr::BinOp::And,
+                        Box::new(on),
+                        Box::new(f),
+                    ),
+                    None => f,
+                });
+            }
+        }
+    }
+}
+
+/// The prefix of the scope name of a base column a merged view leaves out:
+/// no name a statement can write starts with it, so the column cannot be
+/// named, and `SELECT *` skips it.
+const HIDDEN: char = '\u{0}';
+
+/// Whether a scope's column name is one a merged view hides.
+pub(crate) fn is_hidden(name: &str) -> bool {
+    name.starts_with(HIDDEN)
+}
+
+/// A FROM clause with a single inner item: the condition a merged view put
+/// on it joins the WHERE clause (the single-table read path checks only
+/// the WHERE).
+pub(super) fn fold_single_item(
+    items: &mut [crate::plan::from::FromItem],
+    filter: Option<crate::expr::Expr>,
+) -> Option<crate::expr::Expr> {
+    let [item] = items else {
+        return filter;
+    };
+    if item.left {
+        return filter;
+    }
+    match (item.on.take(), filter) {
+        (Some(on), Some(f)) => Some(crate::expr::Expr::Binary(
+            crate::expr::BinOp::And,
+            Box::new(f),
+            Box::new(on),
+        )),
+        (on, f) => on.or(f),
     }
 }
 
