@@ -336,6 +336,7 @@ impl From<'_> {
                     let names: Vec<String> = self.scopes[right]
                         .columns
                         .iter()
+                        .filter(|c| !crate::plan::view::is_hidden(c))
                         .filter(|c| {
                             self.scopes[first..right]
                                 .iter()

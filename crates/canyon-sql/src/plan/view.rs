@@ -11,17 +11,28 @@
 //! ([`mergeable`] decides, as MySQL does), and ALGORITHM=TEMPTABLE never
 //! merges.
 //!
-//! Canyon plans every view reference as a derived table over the view's
-//! SELECT ([`View::query`], planned again by each statement against its own
-//! snapshot). For a view MySQL would merge this gives the same rows: the
-//! derived table of a single-table view has the outer WHERE's conjuncts on
-//! its columns pushed into it (`crate::plan::join`'s `push_into_derived`),
-//! so `SELECT .. FROM v WHERE id = 5` still reads one row by key; a join
-//! with the view probes it through a hash table. What differs from a real
-//! merge: EXPLAIN shows the view as a DERIVED block, and a locking read
-//! (`FOR UPDATE`) through a view is refused as for any derived table.
-//! Updates through a mergeable view do not go through the derived table:
-//! see below.
+//! Canyon merges a view when MySQL would *and* it reads one base table
+//! (directly or through views that do) with each of its columns a distinct
+//! base column, in the table's column order (`merge_view`):
+//!
+//! ```text
+//!   CREATE VIEW v AS SELECT id, a AS val FROM t WHERE a >= 20
+//!   SELECT val FROM v WHERE id = 3
+//!     FROM source `v` = base table t      scope columns: id, val, \0b
+//!     v's WHERE `a >= 20`, bound on t     (b is hidden: no name reaches it,
+//!       -> v's FROM item's condition       SELECT * and v.* skip it)
+//!     EXPLAIN: 1 SIMPLE v const PRIMARY   (a point read, as on t itself)
+//! ```
+//!
+//! The view's WHERE rides on its FROM item's condition: for an inner item
+//! that is a WHERE conjunct (for a lone source it is folded into the WHERE:
+//! `fold_single_item`), for the inner side of a LEFT JOIN it filters the
+//! view's rows before the match, as merging it into the ON clause does in
+//! MySQL. Any other view — aggregates, DISTINCT, LIMIT, UNION, joins,
+//! expression columns, ALGORITHM=TEMPTABLE — is planned as a derived table
+//! over its SELECT, planned again by each statement against its own
+//! snapshot; a single-table one still gets the outer WHERE's conjuncts on
+//! its columns pushed into it (`crate::plan::join`'s `push_into_derived`).
 //!
 //! Names: the view's columns are named by its column list, or by the names
 //! its SELECT gave when it was created ([`ViewDef::columns`]). Its base
@@ -52,10 +63,12 @@
 //! it writes (see `crate::session`'s view file).
 //!
 //! # Not implemented
-//! Merging into the outer block (EXPLAIN shows DERIVED); multi-table
-//! (join) views are read-only here (MySQL updates one of their tables);
-//! locking reads through views; view recursion is caught by a nesting
-//! limit ([`MAX_VIEW_NESTING`], 1462) rather than at CREATE time.
+//! Merging join views and views with expression columns (they are derived
+//! tables: EXPLAIN shows DERIVED, and a locking read through them is
+//! refused as for any derived table); writes through join views (MySQL
+//! writes one of their tables; here 1288, DELETE 1395); view recursion is
+//! caught by a nesting limit ([`MAX_VIEW_NESTING`], 1462) rather than at
+//! CREATE time.
 
 use crate::catalog::view::{invalid, CheckOption, View, ViewDef};
 use crate::catalog::Table;
@@ -526,13 +539,32 @@ pub struct Target {
     pub name: String,
 }
 
+/// MySQL's error for a write through a view that cannot take it: 1471 for
+/// an INSERT, 1288 otherwise.
 fn not_updatable(def: &ViewDef, what: &str) -> Error {
+    if what == "INSERT" {
+        return Error::View {
+            code: 1471,
+            message: format!(
+                "The target table {} of the INSERT is not insertable-into",
+                def.name
+            ),
+        };
+    }
     Error::View {
         code: 1288,
         message: format!(
             "The target table {} of the {what} is not updatable",
             def.name
         ),
+    }
+}
+
+/// 1395 ER_VIEW_DELETE_MERGE_VIEW, for a DELETE through a join view.
+fn join_view_delete(def: &ViewDef) -> Error {
+    Error::View {
+        code: 1395,
+        message: format!("Can not delete from join view '{}.{}'", def.db, def.name),
     }
 }
 
@@ -557,6 +589,11 @@ fn resolve_target(
         let ast::SetExpr::Select(s) = q.body.as_ref() else {
             return Err(not_updatable(def, what));
         };
+        let joined = s.from.len() > 1 || s.from.iter().any(|t| !t.joins.is_empty());
+        if joined && what == "DELETE" {
+            return Err(join_view_delete(def));
+        }
+        // MySQL writes one table of a join view; Canyon does not (1288).
         let [twj] = s.from.as_slice() else {
             return Err(not_updatable(def, what));
         };

@@ -194,6 +194,9 @@ impl Session {
                 let (db, t) = self.split_name(&at.name)?;
                 self.state.check_db(&cat, &db, "ALTER", Some(&t))?;
                 let Some(table) = cat.table(&db, &t) else {
+                    if cat.view(&db, &t).is_some() {
+                        return Err(crate::catalog::view::wrong_object(&db, &t, "BASE TABLE"));
+                    }
                     return Err(Error::UnknownTable { db, table: t });
                 };
                 let default = table.def.default_collation;
