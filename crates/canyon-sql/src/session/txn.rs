@@ -385,7 +385,8 @@ impl Session {
         let db = self.state.db.clone().ok_or(Error::NoDatabaseSelected)?;
         for lt in tables {
             let name = &lt.table.value;
-            if cat.table(&db, name).is_none() {
+            // A view may be locked too (mariadb-dump locks every name).
+            if !cat.name_taken(&db, name) {
                 return Err(Error::UnknownTable {
                     db: db.clone(),
                     table: name.clone(),
