@@ -139,6 +139,25 @@ pub struct ViewDef {
     /// MySQL: the view is mergeable (see `crate::plan::view`).
     #[serde(default)]
     pub updatable: bool,
+    /// Each column's type as information_schema.COLUMNS shows it, decided
+    /// at CREATE time (DESCRIBE plans the view again and shows today's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub column_types: Vec<ViewColumn>,
+}
+
+/// One view column's type: its base column's when it is one, else the type
+/// of the expression's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ViewColumn {
+    /// The type.
+    pub ty: crate::types::SqlType,
+    /// Whether it may be NULL.
+    pub nullable: bool,
+    /// The collation of a character column.
+    pub collation: crate::types::collation::Collation,
+    /// The base column's DEFAULT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<crate::catalog::DefaultValue>,
 }
 
 impl ViewDef {
@@ -336,5 +355,52 @@ pub(crate) fn views_rows(
             Value::str(&d.character_set_client),
             Value::str(&d.collation_connection),
         ]);
+    }
+}
+
+/// information_schema.COLUMNS rows of the views (their types as stored at
+/// CREATE time; a view created before types were stored shows none).
+pub(crate) fn columns_rows(
+    p: &crate::catalog::infoschema::Pushed,
+    g: &crate::catalog::infoschema::GenCtx<'_>,
+    out: &mut Vec<Vec<Value>>,
+) {
+    use crate::catalog::DefaultValue as D;
+    for v in visible_views(p, g) {
+        let d = &v.def;
+        for (i, (name, c)) in d.columns.iter().zip(&d.column_types).enumerate() {
+            let (dt, maxlen, octets, prec, scale, dtprec) =
+                crate::catalog::infoschema::type_facts(c.ty);
+            let textual = c.ty.is_string() && !c.ty.is_binary();
+            let text = |x: &str| if textual { Value::str(x) } else { Value::Null };
+            out.push(vec![
+                Value::str("def"),
+                Value::str(&d.db),
+                Value::str(&d.name),
+                Value::str(name),
+                Value::UInt(i as u64 + 1),
+                match &c.default {
+                    None | Some(D::Null) => Value::Null,
+                    Some(D::Literal(x)) | Some(D::Number(x)) => Value::str(x),
+                    Some(D::CurrentTimestamp) => Value::str("CURRENT_TIMESTAMP"),
+                },
+                Value::str(if c.nullable { "YES" } else { "NO" }),
+                Value::str(&dt),
+                maxlen,
+                octets,
+                prec,
+                scale,
+                dtprec,
+                text(c.collation.charset()),
+                text(c.collation.name()),
+                Value::str(&c.ty.sql_name()),
+                Value::str(""),
+                Value::str(""),
+                Value::str("select,insert,update,references"),
+                Value::str(""),
+                Value::str(""),
+                Value::Null,
+            ]);
+        }
     }
 }

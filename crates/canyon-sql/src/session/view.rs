@@ -157,6 +157,10 @@ impl Session {
             character_set_client: var(self, "character_set_client"),
             collation_connection: var(self, "collation_connection"),
             updatable: mergeable && algorithm != Algorithm::TempTable,
+            column_types: view_columns(cat, &plan)
+                .into_iter()
+                .map(|(_, c)| c)
+                .collect(),
         };
         let mode = if c.alter {
             ViewMode::Alter
@@ -447,44 +451,29 @@ impl Session {
             crate::plan::select::plan_select(&ctx, &q)?
         };
         let mut rows = Vec::new();
-        for c in plan.columns[..plan.visible].iter() {
-            let base = cat
-                .table(&c.schema, &c.org_table)
-                .and_then(|t| t.column(&c.org_name).map(|i| t.def.columns[i].clone()));
-            let (ty, null, default, coll) = match &base {
-                Some(b) => (
-                    b.ty.sql_name(),
-                    b.nullable,
-                    match &b.default {
-                        None | Some(crate::catalog::DefaultValue::Null) => Value::Null,
-                        Some(crate::catalog::DefaultValue::Literal(s))
-                        | Some(crate::catalog::DefaultValue::Number(s)) => Value::str(s),
-                        Some(crate::catalog::DefaultValue::CurrentTimestamp) => {
-                            Value::str("CURRENT_TIMESTAMP")
-                        }
-                    },
-                    if b.ty.is_string() && !b.ty.is_binary() {
-                        Value::str(b.collation.name())
-                    } else {
-                        Value::Null
-                    },
-                ),
-                None => (
-                    type_of(c),
-                    c.flags & crate::types::result::column_flags::NOT_NULL == 0,
-                    Value::Null,
-                    Value::Null,
-                ),
+        for (name, c) in view_columns(cat, &plan) {
+            let default = match &c.default {
+                None | Some(crate::catalog::DefaultValue::Null) => Value::Null,
+                Some(crate::catalog::DefaultValue::Literal(s))
+                | Some(crate::catalog::DefaultValue::Number(s)) => Value::str(s),
+                Some(crate::catalog::DefaultValue::CurrentTimestamp) => {
+                    Value::str("CURRENT_TIMESTAMP")
+                }
             };
             let mut r = vec![
-                Value::str(&c.name),
-                Value::str(&ty),
-                Value::str(if null { "YES" } else { "NO" }),
+                Value::str(&name),
+                Value::str(&c.ty.sql_name()),
+                Value::str(if c.nullable { "YES" } else { "NO" }),
                 Value::str(""),
                 default,
                 Value::str(""),
             ];
             if full {
+                let coll = if c.ty.is_string() && !c.ty.is_binary() {
+                    Value::str(c.collation.name())
+                } else {
+                    Value::Null
+                };
                 r.insert(2, coll);
                 r.push(Value::str("select,insert,update,references"));
                 r.push(Value::str(""));
@@ -510,48 +499,68 @@ impl Session {
     }
 }
 
-/// A column type's SQL name from result-set metadata (for view columns
-/// that are expressions).
-fn type_of(c: &crate::types::result::Column) -> String {
-    use crate::types::result::ColumnType as T;
-    let unsigned = c.flags & crate::types::result::column_flags::UNSIGNED != 0;
-    let base = match c.column_type {
-        T::Tiny => "tinyint".into(),
-        T::Short => "smallint".into(),
-        T::Int24 => "mediumint".into(),
-        T::Long => "int".into(),
-        T::LongLong => "bigint".into(),
-        T::Float => "float".into(),
-        T::Double => "double".into(),
-        T::Decimal | T::NewDecimal => {
-            let digits = c.length.saturating_sub(1 + u32::from(c.decimals > 0));
-            format!("decimal({},{})", digits, c.decimals)
-        }
-        T::Date => "date".into(),
-        T::Time => "time".into(),
-        T::DateTime => "datetime".into(),
-        T::Timestamp => "timestamp".into(),
-        T::Year => "year".into(),
-        T::Json => "json".into(),
-        T::Null => "binary(0)".into(),
-        T::Blob => "longtext".into(),
-        _ => {
-            let chars = if c.charset == crate::types::result::charset::BINARY {
-                c.length
-            } else {
-                c.length / 4
+/// The view's columns as a plan of `SELECT *` from it shows them: a base
+/// table's column keeps its definition's type, nullability, collation and
+/// default; an expression's type comes from the result-set metadata.
+fn view_columns(
+    cat: &Catalog,
+    plan: &crate::plan::select::SelectPlan,
+) -> Vec<(String, crate::catalog::view::ViewColumn)> {
+    use crate::catalog::view::ViewColumn;
+    plan.columns[..plan.visible]
+        .iter()
+        .map(|c| {
+            let base = cat
+                .table(&c.schema, &c.org_table)
+                .and_then(|t| t.column(&c.org_name).map(|i| t.def.columns[i].clone()));
+            let col = match base {
+                Some(b) => ViewColumn {
+                    ty: b.ty,
+                    nullable: b.nullable,
+                    collation: b.collation,
+                    default: b.default,
+                },
+                None => ViewColumn {
+                    ty: type_of(c),
+                    nullable: c.flags & crate::types::result::column_flags::NOT_NULL == 0,
+                    collation: crate::types::collation::Collation::DEFAULT,
+                    default: None,
+                },
             };
-            if c.charset == crate::types::result::charset::BINARY {
-                format!("varbinary({chars})")
-            } else {
-                format!("varchar({chars})")
-            }
-        }
-    };
-    if unsigned {
-        format!("{base} unsigned")
-    } else {
-        base
+            (c.name.clone(), col)
+        })
+        .collect()
+}
+
+/// A column type from result-set metadata (for view columns that are
+/// expressions).
+fn type_of(c: &crate::types::result::Column) -> crate::types::SqlType {
+    use crate::types::result::ColumnType as T;
+    use crate::types::SqlType as S;
+    let unsigned = c.flags & crate::types::result::column_flags::UNSIGNED != 0;
+    let binary = c.charset == crate::types::result::charset::BINARY;
+    match c.column_type {
+        T::Tiny => S::TinyInt { unsigned },
+        T::Short => S::SmallInt { unsigned },
+        T::Int24 => S::MediumInt { unsigned },
+        T::Long => S::Int { unsigned },
+        T::LongLong => S::BigInt { unsigned },
+        T::Float => S::Float,
+        T::Double => S::Double,
+        T::Decimal | T::NewDecimal => S::Decimal {
+            precision: c
+                .length
+                .saturating_sub(1 + u32::from(c.decimals > 0))
+                .clamp(1, 65) as u8,
+            scale: c.decimals.min(30),
+        },
+        T::Date => S::Date,
+        T::DateTime => S::DateTime,
+        T::Timestamp => S::Timestamp,
+        T::Blob if binary => S::Blob(c.length),
+        T::Blob => S::Text(c.length),
+        _ if binary => S::VarBinary(c.length),
+        _ => S::VarChar(c.length / 4),
     }
 }
 
