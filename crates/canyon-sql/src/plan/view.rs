@@ -481,6 +481,31 @@ const AGGREGATES: [&str; 16] = [
     "VAR_SAMP",
 ];
 
+/// Whether a view's SELECT reads a user variable or a placeholder (MySQL
+/// refuses such a view: 1351 ER_VIEW_SELECT_VARIABLE).
+pub fn reads_variable(q: &ast::Query) -> bool {
+    use ast::{Visit, Visitor};
+    struct Find(bool);
+    impl Visitor for Find {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<()> {
+            let hit = match e {
+                ast::Expr::Identifier(i) => i.quote_style.is_none() && i.value.starts_with('@'),
+                ast::Expr::Value(v) => matches!(v.value, ast::Value::Placeholder(_)),
+                _ => false,
+            };
+            if hit {
+                self.0 = true;
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut f = Find(false);
+    let _ = q.visit(&mut f);
+    f.0
+}
+
 /// Whether `e` holds an aggregate call or a subquery (either stops a merge
 /// in a select list).
 fn has_aggregate_or_subquery(e: &ast::Expr) -> bool {

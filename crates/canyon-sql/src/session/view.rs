@@ -85,6 +85,12 @@ impl Session {
         if !cat.databases.contains_key(&db) {
             return Err(Error::UnknownDatabase(db));
         }
+        if pv::reads_variable(&c.query) {
+            return Err(Error::View {
+                code: 1351,
+                message: "View's SELECT contains a variable or parameter".into(),
+            });
+        }
         let mut query = (*c.query).clone();
         pv::qualify(&mut query, &db);
         // Plan it as the view's own database would see it.
@@ -96,9 +102,18 @@ impl Session {
             self.state
                 .check_db(cat, &t.def.db, "SELECT", Some(&t.def.name))?;
         }
+        // MySQL 8 names a column whose generated name passes 64 characters
+        // `Name_exp_<position>`.
         let selected: Vec<String> = plan.columns[..plan.visible]
             .iter()
-            .map(|c| c.name.clone())
+            .enumerate()
+            .map(|(i, c)| {
+                if c.name.chars().count() > 64 {
+                    format!("Name_exp_{}", i + 1)
+                } else {
+                    c.name.clone()
+                }
+            })
             .collect();
         let columns = if c.columns.is_empty() {
             selected
