@@ -56,6 +56,38 @@ impl Engine {
         })
     }
 
+    /// RENAME TABLE of a view: within its database only (1450 otherwise,
+    /// as MySQL), to a free name (1050).
+    pub fn rename_view(&self, db: &str, name: &str, to_db: &str, to: &str) -> Result<()> {
+        validate_name(to)?;
+        self.change(|cat, _, batch| {
+            let Some(view) = cat.view(db, name).cloned() else {
+                return Err(Error::UnknownTable {
+                    db: db.to_string(),
+                    table: name.to_string(),
+                });
+            };
+            if to_db != db {
+                return Err(Error::View {
+                    code: 1450,
+                    message: format!("Changing schema from '{db}' to '{to_db}' is not allowed."),
+                });
+            }
+            if cat.name_taken(db, to) {
+                return Err(Error::TableExists(to.to_string()));
+            }
+            remove_view(cat, batch, db, name);
+            let mut def = view.def.clone();
+            def.name = to.to_string();
+            batch.put(Keyspace::Meta, record_key(db, to), json(&def)?);
+            Arc::make_mut(&mut cat.views)
+                .entry(db.to_string())
+                .or_default()
+                .insert(to.to_string(), Arc::new(View::new(def)));
+            Ok(())
+        })
+    }
+
     /// DROP VIEW of several views: every name is checked first (MySQL drops
     /// none when one is missing: 1051 naming all of the missing ones, or
     /// 1347 for a table), unless `if_exists`, when the missing ones are

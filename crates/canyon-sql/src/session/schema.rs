@@ -231,7 +231,11 @@ impl Session {
                 drop(cat);
                 // MySQL renames the pairs atomically; Canyon one after the other.
                 for (db, t, to_db, to) in pairs {
-                    engine.rename_table(&db, &t, &to_db, &to)?;
+                    if engine.catalog().view(&db, &t).is_some() {
+                        engine.rename_view(&db, &t, &to_db, &to)?;
+                    } else {
+                        engine.rename_table(&db, &t, &to_db, &to)?;
+                    }
                 }
                 Ok(ok(0))
             }

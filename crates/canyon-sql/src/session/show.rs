@@ -335,6 +335,14 @@ impl Session {
                         r.drain(..2);
                         rows.push(r);
                     }
+                    // Views: their name, NULLs, Comment `VIEW` (as MySQL).
+                    for v in cat.views_in(&db).filter(|v| like_match(like, &v.def.name)) {
+                        let mut r = vec![Value::Null; 18];
+                        r[0] = Value::str(&v.def.name);
+                        r[17] = Value::str("VIEW");
+                        rows.push(r);
+                    }
+                    rows.sort_by(|a, b| a[0].to_display().cmp(&b[0].to_display()));
                 }
                 use ExprKind::{DateTime, Int, String as Str, UInt};
                 Ok(typed_rows(
