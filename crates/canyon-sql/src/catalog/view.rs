@@ -21,7 +21,7 @@
 //! One Meta record per view, key `c/v/<db>\0<name>`, value the JSON of
 //! [`ViewDef`] (see docs/format.md). Written by `crate::ddl::view` under
 //! the DDL mutex with the rest of a catalog change; loaded by
-//! [`crate::catalog::engine::Engine::open`] through [`load_record`].
+//! [`crate::catalog::engine::Engine::open`] through `load_record`.
 
 use crate::catalog::Catalog;
 use crate::types::value::Value;
@@ -84,7 +84,7 @@ pub enum CheckOption {
     /// No check option.
     #[default]
     None,
-    /// WITH [CASCADED] CHECK OPTION: this view's condition and those of the
+    /// WITH \[CASCADED\] CHECK OPTION: this view's condition and those of the
     /// views it reads.
     Cascaded,
     /// WITH LOCAL CHECK OPTION: this view's condition, and those of the
