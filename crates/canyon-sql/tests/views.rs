@@ -115,6 +115,22 @@ fn definer_and_invoker_security() {
     );
     let r = run(&mut bob, "DELETE FROM vd WHERE id = 1");
     assert!(matches!(r, Err(Error::TableAccessDenied { .. })), "{r:?}");
+    // Naming another account as DEFINER needs SUPER (1227).
+    all(
+        &mut root,
+        &["GRANT CREATE VIEW, SELECT ON p.* TO 'bob'@'%'"],
+    );
+    let r = run(
+        &mut bob,
+        "CREATE DEFINER = 'root'@'%' VIEW vb AS SELECT 1 AS one",
+    );
+    assert!(matches!(r, Err(Error::SpecificAccessDenied(_))), "{r:?}");
+    run(&mut bob, "CREATE VIEW vb AS SELECT 1 AS one").expect("own definer");
+    let def = rows(
+        &mut bob,
+        "SELECT DEFINER FROM information_schema.VIEWS WHERE TABLE_NAME = 'vb'",
+    );
+    assert_eq!(def, vec![vec!["bob@%"]]);
     // A definer that lost its account: 1449.
     all(
         &mut root,

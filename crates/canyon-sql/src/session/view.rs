@@ -146,12 +146,17 @@ impl Session {
             ));
             algorithm = Algorithm::Undefined;
         }
+        let me = match self.state.account(cat) {
+            Some(a) => (a.user.clone(), a.host.clone()),
+            None => (self.state.user.clone(), self.state.host.clone()),
+        };
         let (definer_user, definer_host) = match &c.definer {
-            Some(Some((u, h))) => (u.clone(), h.clone()),
-            _ => match self.state.account(cat) {
-                Some(a) => (a.user.clone(), a.host.clone()),
-                None => (self.state.user.clone(), self.state.host.clone()),
-            },
+            // Naming another account needs SUPER (MySQL 8: SET_USER_ID).
+            Some(Some(d)) if *d != me => {
+                self.state.check_super(cat, "SUPER")?;
+                d.clone()
+            }
+            _ => me,
         };
         let var = |s: &Self, n: &str| -> String {
             s.state
@@ -626,8 +631,6 @@ impl Session {
     /// invoker's.
     fn view_account(
         cat: &Catalog,
-        db: &str,
-        name: &str,
         security: Security,
         definer: &(String, String),
     ) -> Result<Option<Arc<crate::catalog::UserDef>>> {
@@ -643,7 +646,7 @@ impl Session {
             None => Err(Error::View {
                 code: 1449,
                 message: format!(
-                    "The user specified as a definer ('{}'@'{}') does not exist (view {db}.{name})",
+                    "The user specified as a definer ('{}'@'{}') does not exist",
                     definer.0, definer.1
                 ),
             }),
@@ -670,8 +673,7 @@ impl Session {
             if !v.nested {
                 self.state.check_db(cat, &v.db, "SELECT", Some(&v.name))?;
             }
-            let Some(definer) = Self::view_account(cat, &v.db, &v.name, v.security, &v.definer)?
-            else {
+            let Some(definer) = Self::view_account(cat, v.security, &v.definer)? else {
                 continue;
             };
             for t in &v.tables {
@@ -704,7 +706,7 @@ impl Session {
         };
         let d = &view.def;
         let definer = (d.definer_user.clone(), d.definer_host.clone());
-        match Self::view_account(cat, &d.db, &d.name, d.security, &definer)? {
+        match Self::view_account(cat, d.security, &definer)? {
             Some(acc) => {
                 let needed = Privs::from_name(command).unwrap_or(Privs::SELECT);
                 if acc.allows(&table.def.db, Some(&table.def.name), needed) {
