@@ -1,9 +1,10 @@
 //! A query block's FROM clause (step 1 of planning it, see
 //! [`crate::plan::select`]): its sources at their frame offsets — base tables,
 //! derived tables, references to common table expressions, `information_schema`
-//! tables, set operations, views (`crate::plan::view`) — and how each joins the ones before it (inner or
-//! LEFT, with its ON, USING or NATURAL condition bound). The join order and
-//! the access paths are chosen afterwards, in `join.rs`.
+//! tables, set operations, views (`crate::plan::view`) — and how each joins
+//! the ones before it (inner or LEFT, with its ON, USING or NATURAL condition
+//! bound). The join order and the access paths are chosen afterwards, in
+//! `join.rs`.
 
 use crate::catalog::infoschema::{Pushed, SystemTable};
 use crate::expr::{eval, BinOp, Env, Expr};
