@@ -79,18 +79,12 @@ use crate::plan::select::{tables_read, SourceKind};
 use crate::plan::PlanContext;
 use canyon_common::{Error, Result};
 use sqlparser::ast::{self, Statement};
-use std::cell::Cell;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
 /// Views nested deeper than this (a view reading a view reading ...) fail
 /// with 1462 ER_VIEW_RECURSIVE: a cycle made by CREATE OR REPLACE stops here.
 pub const MAX_VIEW_NESTING: usize = 32;
-
-thread_local! {
-    /// View expansions in progress on this thread (planning is synchronous).
-    static NESTING: Cell<usize> = const { Cell::new(0) };
-}
 
 /// The view `name` names, if it names one (a table, CTE or system table of
 /// the name is looked up before: callers ask only when those failed).
@@ -203,17 +197,21 @@ fn invalidates(e: &Error) -> bool {
 }
 
 /// Runs `f` one view nesting level deeper (1462 past [`MAX_VIEW_NESTING`]).
-pub(crate) fn nested<T>(def: &ViewDef, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    let depth = NESTING.with(|n| n.get());
+pub(crate) fn nested<T>(
+    ctx: &PlanContext<'_>,
+    def: &ViewDef,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let depth = ctx.view_nesting.get();
     if depth >= MAX_VIEW_NESTING {
         return Err(Error::View {
             code: 1462,
             message: format!("`{}`.`{}` contains view recursion", def.db, def.name),
         });
     }
-    NESTING.with(|n| n.set(depth + 1));
+    ctx.view_nesting.set(depth + 1);
     let r = f();
-    NESTING.with(|n| n.set(depth));
+    ctx.view_nesting.set(depth);
     r
 }
 
@@ -227,7 +225,8 @@ impl From<'_> {
         }
         let q = view_query(view).map_err(|_| invalid(&def.db, &def.name))?;
         let params = self.params;
-        let r = nested(def, || {
+        let ctx = self.ctx;
+        let r = nested(ctx, def, || {
             match self.derived(&q, name.clone(), def.columns.clone(), params) {
                 Err(Error::Unsupported(m)) if m.starts_with("a derived column list") => {
                     if def.explicit_columns {
@@ -267,7 +266,7 @@ impl From<'_> {
             name: def.name.clone(),
             definer: (def.definer_user.clone(), def.definer_host.clone()),
             security: def.security,
-            nested: NESTING.with(|n| n.get()) > 0,
+            nested: self.ctx.view_nesting.get() > 0,
             tables,
         });
         Ok(())
@@ -349,7 +348,7 @@ impl From<'_> {
             name: def.name.clone(),
             definer: (def.definer_user.clone(), def.definer_host.clone()),
             security: def.security,
-            nested: NESTING.with(|n| n.get()) > 0,
+            nested: self.ctx.view_nesting.get() > 0,
             tables: vec![table],
         });
         Ok(true)
@@ -610,7 +609,7 @@ fn resolve_target(
     outer_checks: bool,
 ) -> Result<Target> {
     let def = &view.def;
-    nested(def, || {
+    nested(ctx, def, || {
         let q = view_query(view).map_err(|_| invalid(&def.db, &def.name))?;
         if !mergeable(&q) || def.algorithm == crate::catalog::view::Algorithm::TempTable {
             return Err(not_updatable(def, what));
