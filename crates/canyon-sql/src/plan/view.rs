@@ -484,6 +484,44 @@ const AGGREGATES: [&str; 16] = [
     "VAR_SAMP",
 ];
 
+/// Whether `q` (qualified) reads the view `db`.`name`, directly or through
+/// the views it reads: CREATE OR REPLACE / ALTER VIEW refuse such a cycle
+/// (1462), as MySQL does.
+pub fn reads_view(catalog: &crate::catalog::Catalog, q: &ast::Query, db: &str, name: &str) -> bool {
+    fn walk(
+        catalog: &crate::catalog::Catalog,
+        q: &ast::Query,
+        target: (&str, &str),
+        depth: usize,
+    ) -> bool {
+        if depth > MAX_VIEW_NESTING {
+            return true;
+        }
+        let mut found = false;
+        let _ = ast::visit_relations(q, |n| {
+            let parts: Vec<&str> =
+                n.0.iter()
+                    .map(|p| p.as_ident().map(|i| i.value.as_str()).unwrap_or(""))
+                    .collect();
+            if let [d, v] = parts.as_slice() {
+                if (*d, *v) == target {
+                    found = true;
+                } else if let Some(view) = catalog.view(d, v) {
+                    found |= view_query(view)
+                        .is_ok_and(|inner| walk(catalog, &inner, target, depth + 1));
+                }
+            }
+            if found {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        found
+    }
+    walk(catalog, q, (db, name), 0)
+}
+
 /// Whether a view's SELECT reads a user variable or a placeholder (MySQL
 /// refuses such a view: 1351 ER_VIEW_SELECT_VARIABLE).
 pub fn reads_variable(q: &ast::Query) -> bool {

@@ -94,6 +94,14 @@ impl Session {
         }
         let mut query = (*c.query).clone();
         pv::qualify(&mut query, &db);
+        // A cycle through the view being replaced (a new view's own name
+        // reads as a missing table: 1146 when planned below).
+        if cat.view(&db, &name).is_some() && pv::reads_view(cat, &query, &db, &name) {
+            return Err(Error::View {
+                code: 1462,
+                message: format!("`{db}`.`{name}` contains view recursion"),
+            });
+        }
         // Plan it as the view's own database would see it.
         let ctx = PlanContext::new(cat, Some(&db), self.state.connection_collation());
         let plan = crate::plan::select::plan_select(&ctx, &query)?;
