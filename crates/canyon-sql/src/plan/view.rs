@@ -66,9 +66,9 @@
 //! Merging join views and views with expression columns (they are derived
 //! tables: EXPLAIN shows DERIVED, and a locking read through them is
 //! refused as for any derived table); writes through join views (MySQL
-//! writes one of their tables; here 1288, DELETE 1395); view recursion is
-//! caught by a nesting limit ([`MAX_VIEW_NESTING`], 1462) rather than at
-//! CREATE time.
+//! writes one of their tables; here 1288, DELETE 1395). View recursion is
+//! refused when CREATE OR REPLACE / ALTER VIEW would make a cycle
+//! ([`reads_view`], 1462), and bounded at use ([`MAX_VIEW_NESTING`]).
 
 use crate::catalog::view::{invalid, CheckOption, View, ViewDef};
 use crate::catalog::Table;
