@@ -319,6 +319,18 @@ pub enum Error {
         /// The message, in MySQL's words.
         message: String,
     },
+    /// A view refused a statement: MySQL's number and message, built where the
+    /// view is known (`canyon_sql`'s view files). All are SQLSTATE HY000:
+    /// 1347 ER_WRONG_OBJECT, 1353 ER_VIEW_WRONG_LIST, 1356 ER_VIEW_INVALID,
+    /// 1288 ER_NON_UPDATABLE_TABLE, 1348 ER_NONUPDATEABLE_COLUMN, 1369
+    /// ER_VIEW_CHECK_FAILED, 1394 ER_VIEW_DELETE_MERGE_VIEW, 1395
+    /// ER_VIEW_MULTIUPDATE, 1462 ER_VIEW_RECURSIVE, 1471 ER_NON_INSERTABLE_TABLE.
+    View {
+        /// The MySQL error number.
+        code: u16,
+        /// The message, in MySQL's words.
+        message: String,
+    },
     /// A value or argument a client sent that fits none of the cases above.
     /// MySQL 1210 ER_WRONG_ARGUMENTS, SQLSTATE HY000.
     InvalidArgument(String),

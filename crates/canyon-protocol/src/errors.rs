@@ -260,6 +260,7 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             message.clone(),
         ),
         Error::Partition { code, message } => M::new(*code, "HY000", message.clone()),
+        Error::View { code, message } => M::new(*code, "HY000", message.clone()),
         Error::SetOpColumnCount => M::new(
             1222,
             "21000",
@@ -792,6 +793,15 @@ mod tests {
             3730,
             "HY000",
             "Cannot drop table",
+        );
+        check(
+            Error::View {
+                code: 1356,
+                message: s("View 'test.v' references invalid table(s)"),
+            },
+            1356,
+            "HY000",
+            "View 'test.v' references invalid table(s)",
         );
         check(
             Error::SetOpColumnCount,

@@ -141,6 +141,8 @@ impl Engine {
                         Arc::make_mut(db)
                             .tables
                             .insert(def.name.clone(), Arc::new(Table::new(def)));
+                    } else if k.starts_with(crate::catalog::view::META_VIEW) {
+                        crate::catalog::view::load_record(&mut catalog, v)?;
                     } else if k.starts_with(META_USER) {
                         let u: UserDef =
                             serde_json::from_slice(v).map_err(|e| Error::Corrupt(e.to_string()))?;

@@ -30,7 +30,7 @@
 //!
 //! Column names and types follow MySQL 8.0's data-dictionary views. Not
 //! implemented: CREATE_TIME / UPDATE_TIME (Canyon does not record them: NULL),
-//! byte sizes (DATA_LENGTH etc. are rough constants), foreign keys, views,
+//! byte sizes (DATA_LENGTH etc. are rough constants), foreign keys,
 //! routines, triggers, events and tablespaces (empty tables), and the 8.0 behaviour of
 //! upper-casing unaliased column names in the result metadata (Canyon returns
 //! names as written in the select list, as MariaDB does).
@@ -526,7 +526,8 @@ impl SystemTable {
             SystemTable::Tables
             | SystemTable::Columns
             | SystemTable::Statistics
-            | SystemTable::Partitions => (Some(1), Some(2)),
+            | SystemTable::Partitions
+            | SystemTable::Views => (Some(1), Some(2)),
             SystemTable::KeyColumnUsage => (Some(4), Some(5)),
             SystemTable::TableConstraints => (Some(3), Some(4)),
             _ => (None, None),
@@ -660,7 +661,7 @@ fn visible_system_tables(p: &Pushed) -> Vec<SystemTable> {
 /// `DATA_TYPE`, `CHARACTER_MAXIMUM_LENGTH`, `CHARACTER_OCTET_LENGTH`,
 /// `NUMERIC_PRECISION`, `NUMERIC_SCALE`, `DATETIME_PRECISION` of a column type,
 /// as MySQL 8 reports them (utf8mb4: 4 bytes per character).
-fn type_facts(ty: SqlType) -> (String, Value, Value, Value, Value, Value) {
+pub(crate) fn type_facts(ty: SqlType) -> (String, Value, Value, Value, Value, Value) {
     let null = Value::Null;
     let name = ty.sql_name();
     let base = name
@@ -830,8 +831,12 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
             for (db, t) in visible_tables(g, p) {
                 out.push(tables_row(db, t));
             }
+            crate::catalog::view::tables_rows(p, g, TABLES.len(), &mut out);
         }
-        SystemTable::Columns => columns_rows(p, g, &mut out),
+        SystemTable::Columns => {
+            columns_rows(p, g, &mut out);
+            crate::catalog::view::columns_rows(p, g, &mut out);
+        }
         SystemTable::Statistics => statistics_rows(p, g, &mut out),
         SystemTable::KeyColumnUsage => key_column_usage_rows(p, g, &mut out),
         SystemTable::TableConstraints => table_constraints_rows(p, g, &mut out),
@@ -943,8 +948,8 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                 out.push(vec![s(&name.to_ascii_uppercase()), s(&value)]);
             }
         }
+        SystemTable::Views => crate::catalog::view::views_rows(p, g, &mut out),
         SystemTable::Routines
-        | SystemTable::Views
         | SystemTable::Triggers
         | SystemTable::Events
         | SystemTable::Files => {}

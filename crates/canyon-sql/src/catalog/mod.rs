@@ -16,7 +16,9 @@
 //! - [`engine`]: the instance itself — storage, the transaction manager, the
 //!   published catalog, the process registry ([`procs`]) and status counters
 //!   ([`status`]), the statement-memory budget ([`budget`]) — configured by
-//!   [`config`].
+//!   [`config`];
+//! - [`view`]: views as the catalog stores them (their essay: text kept,
+//!   planned at each use, the shared table namespace).
 //!
 //! Contract: a catalog snapshot is read without a lock and never changes;
 //! changing one (DDL, accounts) is the `ddl` layer's work, which publishes a
@@ -42,5 +44,6 @@ pub mod schema;
 pub mod stats;
 pub mod status;
 pub mod vars;
+pub mod view;
 
 pub use schema::*;

@@ -469,6 +469,9 @@ pub struct Catalog {
     /// tables' definitions by [`Catalog::index_foreign_keys`], which every
     /// catalog change runs before publishing; shared between snapshots.
     pub referenced_by: Arc<ReferencedBy>,
+    /// Views, by database then name (see [`crate::catalog::view`]); shared
+    /// between snapshots until a view statement changes them.
+    pub views: Arc<crate::catalog::view::Views>,
 }
 
 impl Catalog {

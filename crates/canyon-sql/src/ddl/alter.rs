@@ -411,7 +411,7 @@ impl Engine {
                     .databases
                     .get(&new_db)
                     .ok_or_else(|| Error::UnknownDatabase(new_db.clone()))?;
-                if target.tables.contains_key(&new_name) {
+                if target.tables.contains_key(&new_name) || cat.view(&new_db, &new_name).is_some() {
                     return Err(Error::TableExists(new_name));
                 }
                 let old = cat

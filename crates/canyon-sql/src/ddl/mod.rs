@@ -7,7 +7,8 @@
 //! [`partition`] checks PARTITION BY clauses and computes the partition
 //! operations of ALTER TABLE; [`alter`] runs schema changes,
 //! online where it can (its essay: instant ADD / DROP COLUMN, index builds
-//! while writers run, catalog pins).
+//! while writers run, catalog pins); [`view`] creates, replaces and drops
+//! views.
 //!
 //! Contract: a new catalog snapshot is built, persisted and published
 //! through [`crate::catalog::engine::Engine`]; readers of the old one are
@@ -22,5 +23,6 @@ pub mod define;
 pub mod foreign_keys;
 mod objects;
 pub mod partition;
+pub mod view;
 
 pub use define::*;

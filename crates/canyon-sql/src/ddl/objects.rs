@@ -75,6 +75,7 @@ impl Engine {
                 };
             };
             batch.delete(Keyspace::Meta, meta_key(META_DB, name.as_bytes()));
+            crate::ddl::view::drop_database_views(cat, batch, name);
             for t in db.tables.values() {
                 batch.delete(
                     Keyspace::Meta,
@@ -113,7 +114,7 @@ impl Engine {
                 .databases
                 .get(db)
                 .ok_or_else(|| Error::UnknownDatabase(db.to_string()))?;
-            if database.tables.contains_key(name) {
+            if database.tables.contains_key(name) || cat.view(db, name).is_some() {
                 return if if_not_exists {
                     Ok(false)
                 } else {

@@ -53,7 +53,7 @@ pub type Interrupt = Box<dyn Fn() -> Option<Error>>;
 /// The dialect also carries the parse's [`Interrupt`]: its expression hooks
 /// (`parse_prefix`, `get_next_precedence`) run about once per expression, so
 /// they are where a long parse can be stopped.
-struct CanyonDialect {
+pub(crate) struct CanyonDialect {
     base: MySqlDialect,
     /// Asked every [`INTERRUPT_EVERY`] hook calls.
     interrupt: Option<Interrupt>,
@@ -70,7 +70,7 @@ impl std::fmt::Debug for CanyonDialect {
 }
 
 impl CanyonDialect {
-    fn new(interrupt: Option<Interrupt>) -> CanyonDialect {
+    pub(crate) fn new(interrupt: Option<Interrupt>) -> CanyonDialect {
         CanyonDialect {
             base: MySqlDialect {},
             interrupt,
@@ -334,6 +334,8 @@ pub enum Parsed {
         /// SHOW ERRORS (only errors).
         errors_only: bool,
     },
+    /// CREATE / ALTER / DROP VIEW (see [`crate::parse::view`]).
+    View(Box<crate::parse::view::ViewStatement>),
     /// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...].
     Analyze {
         /// The tables, each as `[table]` or `[db, table]`.
@@ -546,6 +548,9 @@ fn parse_text(
     }
     if let Some(p) = parse_partitioned(trimmed)? {
         return Ok(p);
+    }
+    if let Some(r) = crate::parse::view::parse_view_statement(trimmed) {
+        return r.map(|v| vec![Parsed::View(Box::new(v))]);
     }
     let dialect = CanyonDialect::new(interrupt);
     // Tokenized here rather than by `Parser::try_with_sql` so that the token

@@ -163,6 +163,9 @@ fn bind_select_list(
                     }
                 })?;
                 for (i, c) in s.columns.iter().enumerate() {
+                    if crate::plan::view::is_hidden(c) {
+                        continue;
+                    }
                     names.push((c.clone(), Some(s.offset + i)));
                     projection.push(Expr::Column(s.offset + i));
                 }

@@ -255,6 +255,11 @@ pub struct PlanContext<'a> {
     /// after it started asks, through it, to leave the connection-serving
     /// worker (as a long execution does; see `session.rs`, `LONG_STATEMENT`).
     pub blocking_hook: Option<fn(&mut dyn FnMut())>,
+    /// The views this statement's plan expanded (`crate::plan::view`), for
+    /// the session's privilege checks.
+    pub(crate) views_used: RefCell<Vec<crate::plan::view::ViewUse>>,
+    /// View expansions in progress (bounded: `crate::plan::view`).
+    pub(crate) view_nesting: std::cell::Cell<usize>,
     /// When planning started, checkpoints passed, and hand-offs asked for.
     progress: std::cell::Cell<(Option<std::time::Instant>, u32, u32)>,
 }
@@ -293,6 +298,8 @@ impl<'a> PlanContext<'a> {
             conn_coll,
             ctes: RefCell::new(Vec::new()),
             cte_expansions: std::cell::Cell::new(0),
+            views_used: RefCell::new(Vec::new()),
+            view_nesting: std::cell::Cell::new(0),
             kill: None,
             blocking_hook: None,
             progress: std::cell::Cell::new((None, 0, 0)),

@@ -1,9 +1,10 @@
 //! A query block's FROM clause (step 1 of planning it, see
 //! [`crate::plan::select`]): its sources at their frame offsets — base tables,
 //! derived tables, references to common table expressions, `information_schema`
-//! tables, set operations — and how each joins the ones before it (inner or
-//! LEFT, with its ON, USING or NATURAL condition bound). The join order and
-//! the access paths are chosen afterwards, in `join.rs`.
+//! tables, set operations, views (`crate::plan::view`) — and how each joins
+//! the ones before it (inner or LEFT, with its ON, USING or NATURAL condition
+//! bound). The join order and the access paths are chosen afterwards, in
+//! `join.rs`.
 
 use crate::catalog::infoschema::{Pushed, SystemTable};
 use crate::expr::{eval, BinOp, Env, Expr};
@@ -24,7 +25,7 @@ pub(super) struct FromItem {
 
 /// Planner state for one query block's FROM clause.
 pub(super) struct From<'c> {
-    ctx: &'c PlanContext<'c>,
+    pub(super) ctx: &'c PlanContext<'c>,
     outer_scopes: &'c [Scope],
     outer_len: usize,
     pub(super) sources: Vec<Source>,
@@ -36,6 +37,9 @@ pub(super) struct From<'c> {
     /// The frame positions `SELECT *` lists, in order: each FROM item's
     /// columns, with USING / NATURAL joins' coalesced columns once, first.
     pub(super) star: Vec<usize>,
+    /// The WHERE of each view merged into this FROM clause, by source
+    /// (`crate::plan::view`).
+    pub(super) view_filters: Vec<(usize, Expr)>,
 }
 
 impl<'c> From<'c> {
@@ -59,6 +63,7 @@ impl<'c> From<'c> {
             min_outer_ref: None,
             next_offset: outer_len,
             star: Vec::new(),
+            view_filters: Vec::new(),
         };
         let from_list: Vec<&ast::TableWithJoins> =
             select.from.iter().filter(|t| !is_dual(t)).collect();
@@ -68,12 +73,18 @@ impl<'c> From<'c> {
         for twj in from_list {
             from.table_with_joins(twj)?;
         }
+        from.attach_view_filters();
         Ok(from)
     }
 }
 
 impl From<'_> {
-    fn add_source(&mut self, name: String, kind: SourceKind, scope: Scope) -> Result<()> {
+    pub(super) fn add_source(
+        &mut self,
+        name: String,
+        kind: SourceKind,
+        scope: Scope,
+    ) -> Result<()> {
         if self.sources.len() >= canyon_common::MAX_JOIN_TABLES {
             return Err(Error::TooManyTables);
         }
@@ -141,6 +152,13 @@ impl From<'_> {
                         scope,
                     );
                 }
+                if let Some(view) = crate::plan::view::find_view(self.ctx, name) {
+                    let qualifier = alias
+                        .as_ref()
+                        .map(|a| a.name.value.clone())
+                        .unwrap_or_else(|| view.def.name.clone());
+                    return self.view_reference(&view, qualifier);
+                }
                 let t = self.ctx.resolve(name)?;
                 let qualifier = alias
                     .as_ref()
@@ -177,7 +195,7 @@ impl From<'_> {
     /// clause and, as in MySQL, no enclosing query either — except the operands
     /// of a set operation, which are planned with the enclosing scopes so that
     /// reading them is refused as unsupported rather than reported unknown.
-    fn derived(
+    pub(super) fn derived(
         &mut self,
         subquery: &ast::Query,
         name: String,
@@ -321,6 +339,7 @@ impl From<'_> {
                     let names: Vec<String> = self.scopes[right]
                         .columns
                         .iter()
+                        .filter(|c| !crate::plan::view::is_hidden(c))
                         .filter(|c| {
                             self.scopes[first..right]
                                 .iter()
@@ -349,7 +368,10 @@ impl From<'_> {
     /// The frame positions of source `i`'s columns.
     fn positions(&self, i: usize) -> Vec<usize> {
         let s = &self.sources[i];
-        (s.offset..s.offset + s.width).collect()
+        let names = &self.scopes[i].columns;
+        (s.offset..s.offset + s.width)
+            .filter(|p| !crate::plan::view::is_hidden(&names[p - s.offset]))
+            .collect()
     }
 
     /// `JOIN right USING (names)` (also NATURAL JOIN): the join condition —

@@ -17,6 +17,9 @@
 //!   list, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT) and `join` (pushed-down
 //!   conditions, join order, access path and predicates per step); [`setop`]
 //!   for UNION / INTERSECT / EXCEPT;
+//! - [`view`]: views named in FROM (expanded as derived tables) and
+//!   INSERT / UPDATE / DELETE through updatable views (rewritten onto the
+//!   base table);
 //! - [`access`]: access paths (point reads, ranges, index choice);
 //! - [`dml`] (re-exported here): INSERT / UPDATE / DELETE plans and the
 //!   planning context;
@@ -55,5 +58,6 @@ mod join;
 pub mod partition;
 pub mod select;
 pub mod setop;
+pub mod view;
 
 pub use dml::*;

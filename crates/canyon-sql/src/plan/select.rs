@@ -589,6 +589,9 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         limit,
         offset,
     } = clauses;
+    // A view merged as the only source put its WHERE on its FROM item.
+    let mut items = items;
+    let filter = crate::plan::view::fold_single_item(&mut items, filter);
 
     // Result-set metadata.
     let kinds: Vec<ExprKind> = projection[..visible]

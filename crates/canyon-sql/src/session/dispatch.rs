@@ -47,6 +47,9 @@ impl Session {
         sql: &str,
     ) -> Result<QueryResult> {
         let cat = self.state.engine.catalog();
+        if let Some(r) = self.run_view_statement(&cat, parsed, params)? {
+            return Ok(r);
+        }
         if let Some(plan) = self.plan_dml(&cat, parsed)? {
             drop(cat);
             return self.run_plan(&plan, params);
@@ -70,6 +73,7 @@ impl Session {
             Parsed::AlterPartition { table, op } => {
                 return self.run_alter_partition(&cat, table, op)
             }
+            Parsed::View(_) => return Err(Error::Internal("a view statement not run".into())),
         };
         match stmt.as_ref() {
             Statement::StartTransaction { .. }

@@ -12,14 +12,16 @@
 //! - [`dispatch`]: one parsed statement to the handler of its family;
 //! - the families: [`txn`] (transactions, commits, lock waits, and DML plans
 //!   run inside them), [`set`], [`show`], [`schema`] (DDL statements),
-//!   [`accounts`], [`admin`] (KILL, FLUSH, ANALYZE, EXPLAIN);
+//!   [`accounts`], [`admin`] (KILL, FLUSH, ANALYZE, EXPLAIN), [`view`]
+//!   (CREATE / ALTER / DROP VIEW, writes through a view WITH CHECK OPTION,
+//!   SHOW CREATE VIEW, DESCRIBE of a view, view privileges);
 //! - [`context`]: what a running statement evaluates in, and how KILL and
 //!   max_execution_time reach it.
 //!
 //! The files are one `impl Session` cut by statement family, so they call
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
 //! `context`, `dispatch`, `request`, `schema`, `set`, `show`, `state`,
-//! `txn`).
+//! `txn`, `view`).
 //!
 //! # Transactions (MySQL semantics)
 //! - autocommit=1 and no BEGIN: each statement is its own transaction, committed
@@ -83,6 +85,7 @@ mod set;
 mod show;
 mod state;
 mod txn;
+mod view;
 
 #[cfg(test)]
 mod tests;

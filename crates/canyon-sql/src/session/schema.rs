@@ -199,6 +199,9 @@ impl Session {
                 let (db, t) = self.split_name(&at.name)?;
                 self.state.check_db(&cat, &db, "ALTER", Some(&t))?;
                 let Some(table) = cat.table(&db, &t) else {
+                    if cat.view(&db, &t).is_some() {
+                        return Err(crate::catalog::view::wrong_object(&db, &t, "BASE TABLE"));
+                    }
                     return Err(Error::UnknownTable { db, table: t });
                 };
                 let default = table.def.default_collation;
@@ -233,7 +236,11 @@ impl Session {
                 drop(cat);
                 // MySQL renames the pairs atomically; Canyon one after the other.
                 for (db, t, to_db, to) in pairs {
-                    engine.rename_table(&db, &t, &to_db, &to)?;
+                    if engine.catalog().view(&db, &t).is_some() {
+                        engine.rename_view(&db, &t, &to_db, &to)?;
+                    } else {
+                        engine.rename_table(&db, &t, &to_db, &to)?;
+                    }
                 }
                 Ok(ok(0))
             }

@@ -108,6 +108,9 @@ impl Session {
         cat: &Catalog,
         name: &ast::ObjectName,
     ) -> Result<QueryResult> {
+        if let Some(r) = self.describe_view(cat, name, false)? {
+            return Ok(r);
+        }
         let (db, t) = self.split_name(name)?;
         self.state.check_db(cat, &db, "SELECT", Some(&t))?;
         let table = cat.table(&db, &t).ok_or_else(|| Error::UnknownTable {
@@ -196,6 +199,9 @@ impl Session {
         cat: &Catalog,
         name: &ast::ObjectName,
     ) -> Result<QueryResult> {
+        if let Some(r) = self.describe_view(cat, name, true)? {
+            return Ok(r);
+        }
         let table = self.shown_table(cat, name)?;
         let QueryResult::Rows { rows, .. } = self.describe(cat, name)? else {
             return Err(Error::Internal("DESCRIBE returned no rows".into()));
@@ -380,6 +386,14 @@ impl Session {
                         r.drain(..2);
                         rows.push(r);
                     }
+                    // Views: their name, NULLs, Comment `VIEW` (as MySQL).
+                    for v in cat.views_in(&db).filter(|v| like_match(like, &v.def.name)) {
+                        let mut r = vec![Value::Null; 18];
+                        r[0] = Value::str(&v.def.name);
+                        r[17] = Value::str("VIEW");
+                        rows.push(r);
+                    }
+                    rows.sort_by(|a, b| a[0].to_display().cmp(&b[0].to_display()));
                 }
                 use ExprKind::{DateTime, Int, String as Str, UInt};
                 Ok(typed_rows(
@@ -829,17 +843,24 @@ impl Session {
                 self.state.check_db(cat, &db, "SHOW", None)?;
                 let pattern = show_like(show_options)?;
                 let header = format!("Tables_in_{db}");
-                let rows: Vec<Vec<Value>> = database
+                // Tables and views share the namespace; both listed by name.
+                let mut names: Vec<(&String, &str)> = database
                     .tables
                     .keys()
-                    .filter(|t| {
+                    .map(|t| (t, "BASE TABLE"))
+                    .chain(cat.views_in(&db).map(|v| (&v.def.name, "VIEW")))
+                    .collect();
+                names.sort_unstable();
+                let rows: Vec<Vec<Value>> = names
+                    .into_iter()
+                    .filter(|(t, _)| {
                         pattern
                             .as_ref()
                             .is_none_or(|p| crate::expr::like(t.as_bytes(), p.as_bytes(), b'\\'))
                     })
-                    .map(|t| {
+                    .map(|(t, kind)| {
                         if *full {
-                            vec![Value::str(t), Value::str("BASE TABLE")]
+                            vec![Value::str(t), Value::str(kind)]
                         } else {
                             vec![Value::str(t)]
                         }
@@ -868,7 +889,17 @@ impl Session {
             Statement::ShowCreate {
                 obj_type: ast::ShowCreateObject::Table,
                 obj_name,
-            } => self.show_create_table(cat, obj_name),
+            } => match self.show_create_view(cat, obj_name)? {
+                Some(r) => Ok(r),
+                None => self.show_create_table(cat, obj_name),
+            },
+            Statement::ShowCreate {
+                obj_type: ast::ShowCreateObject::View,
+                obj_name,
+            } => match self.show_create_view(cat, obj_name)? {
+                Some(r) => Ok(r),
+                None => self.show_create_not_view(cat, obj_name),
+            },
             Statement::ShowCharset(c) => {
                 let pattern = like_filter(c.filter.as_ref())?;
                 let rows = crate::types::collation::CHARSETS
