@@ -8,6 +8,8 @@
 //!   and stored by `analysis`);
 //! - [`privileges`] and [`auth`]: privilege bits, grants, password verifiers;
 //!   [`accounts`]: CREATE / ALTER / DROP USER, GRANT, REVOKE on the instance;
+//! - [`routines`]: stored procedures, functions and triggers (kept as
+//!   text; the session parses and runs them);
 //! - [`vars`]: system variables, their kinds and defaults;
 //! - [`infoschema`]: the `information_schema` tables, generated from a
 //!   snapshot;
@@ -34,6 +36,7 @@ pub mod engine;
 pub mod infoschema;
 pub mod privileges;
 pub mod procs;
+pub mod routines;
 pub mod rows;
 pub mod schema;
 pub mod stats;

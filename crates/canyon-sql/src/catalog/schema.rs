@@ -417,6 +417,14 @@ pub struct Catalog {
     /// tables' definitions by [`Catalog::index_foreign_keys`], which every
     /// catalog change runs before publishing; shared between snapshots.
     pub referenced_by: Arc<ReferencedBy>,
+    /// Stored procedures and functions by (database, kind, lower-case name)
+    /// (see [`crate::catalog::routines`]).
+    pub routines: BTreeMap<
+        (String, crate::catalog::routines::RoutineKind, String),
+        Arc<crate::catalog::routines::RoutineDef>,
+    >,
+    /// Triggers by (database, name).
+    pub triggers: BTreeMap<(String, String), Arc<crate::catalog::routines::TriggerDef>>,
 }
 
 impl Catalog {

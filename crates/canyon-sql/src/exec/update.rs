@@ -2,6 +2,7 @@
 //! asked), and the writes.
 
 use super::{dml::*, insert::*, read::*};
+use crate::catalog::routines::{TriggerEvent, TriggerTiming};
 use crate::catalog::rows::*;
 use crate::catalog::Table;
 use crate::exec::foreign::{self, FkScope};
@@ -195,6 +196,7 @@ pub fn run_update(
     let mut matched = 0u64;
     let mut changed = 0u64;
     let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
+    let triggers = ctx.has_triggers(def, TriggerEvent::Update);
     for_each_target_row(
         txn,
         table,
@@ -205,6 +207,9 @@ pub fn run_update(
         ctx,
         &mut |txn, pk, mut row| {
             matched += 1;
+            // With UPDATE triggers the whole row before is kept: a BEFORE
+            // trigger may change any column of NEW.
+            let before = triggers.then(|| row.clone());
             // The assignments change the row in place, left to right (a later
             // one reads what an earlier one assigned, as in MySQL); `replaced`
             // keeps the value each assigned column had.
@@ -229,19 +234,46 @@ pub fn run_update(
                     replaced.push((*c, was));
                 }
             }
-            if replaced.iter().all(|(c, was)| row[*c] == *was) {
-                return Ok(());
+            if let Some(old) = &before {
+                ctx.fire_triggers(
+                    txn,
+                    def,
+                    TriggerTiming::Before,
+                    TriggerEvent::Update,
+                    Some(old),
+                    Some(&mut row),
+                )?;
+                replaced = (0..row.len())
+                    .filter(|c| row[*c] != old[*c])
+                    .map(|c| (c, old[c].clone()))
+                    .collect();
             }
-            changed += 1;
-            write_update(
-                txn,
-                table,
-                pk,
-                OldRow::Replaced(&replaced),
-                &row,
-                fk.as_mut(),
-                0,
-            )
+            let unchanged = replaced.iter().all(|(c, was)| row[*c] == *was);
+            if !unchanged {
+                changed += 1;
+                write_update(
+                    txn,
+                    table,
+                    pk,
+                    OldRow::Replaced(&replaced),
+                    &row,
+                    fk.as_mut(),
+                    0,
+                )?;
+            }
+            if let Some(old) = &before {
+                // MySQL fires AFTER UPDATE for a matched row even when its
+                // values did not change.
+                ctx.fire_triggers(
+                    txn,
+                    def,
+                    TriggerTiming::After,
+                    TriggerEvent::Update,
+                    Some(old),
+                    Some(&mut row.clone()),
+                )?;
+            }
+            Ok(())
         },
     )?;
     Ok(QueryResult::Ok {
@@ -295,6 +327,8 @@ pub fn run_delete(
     };
     let mut deleted = 0u64;
     let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
+    let def = &table.def;
+    let triggers = ctx.has_triggers(def, TriggerEvent::Delete);
     for_each_target_row(
         txn,
         table,
@@ -304,9 +338,29 @@ pub fn run_delete(
         limit,
         ctx,
         &mut |txn, pk, old| {
+            if triggers {
+                ctx.fire_triggers(
+                    txn,
+                    def,
+                    TriggerTiming::Before,
+                    TriggerEvent::Delete,
+                    Some(&old),
+                    None,
+                )?;
+            }
             txn.delete(table.def.id, pk, index_keys(table, &old));
             if let Some(scope) = fk.as_mut() {
                 foreign::on_parent_change(txn, scope, table, OldRow::Row(&old), None, 0)?;
+            }
+            if triggers {
+                ctx.fire_triggers(
+                    txn,
+                    def,
+                    TriggerTiming::After,
+                    TriggerEvent::Delete,
+                    Some(&old),
+                    None,
+                )?;
             }
             deleted += 1;
             Ok(())

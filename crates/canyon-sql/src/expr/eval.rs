@@ -56,6 +56,32 @@ pub trait EvalContext {
             "information_schema in this statement".into(),
         ))
     }
+    /// Whether `table` has triggers for `event`: the executor asks once per
+    /// statement. Only a session has triggers to fire; elsewhere none.
+    fn has_triggers(
+        &self,
+        table: &crate::catalog::TableDef,
+        event: crate::catalog::routines::TriggerEvent,
+    ) -> bool {
+        let _ = (table, event);
+        false
+    }
+    /// Fires `table`'s triggers of one timing and event for one row, in
+    /// their order, inside the statement's transaction `txn`: `old` is the
+    /// row before (UPDATE, DELETE), `new` the row after (INSERT, UPDATE),
+    /// which a BEFORE trigger may change. An error fails the statement.
+    fn fire_triggers(
+        &self,
+        txn: &mut canyon_txn::Transaction,
+        table: &crate::catalog::TableDef,
+        timing: crate::catalog::routines::TriggerTiming,
+        event: crate::catalog::routines::TriggerEvent,
+        old: Option<&[Value]>,
+        new: Option<&mut Vec<Value>>,
+    ) -> Result<()> {
+        let _ = (txn, table, timing, event, old, new);
+        Ok(())
+    }
 }
 
 /// The rows of one subquery (its visible columns), shared by its evaluations.
@@ -118,6 +144,24 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
         filter: &crate::catalog::infoschema::Pushed,
     ) -> Result<Vec<Vec<Value>>> {
         self.base.system_rows(table, filter)
+    }
+    fn has_triggers(
+        &self,
+        table: &crate::catalog::TableDef,
+        event: crate::catalog::routines::TriggerEvent,
+    ) -> bool {
+        self.base.has_triggers(table, event)
+    }
+    fn fire_triggers(
+        &self,
+        txn: &mut canyon_txn::Transaction,
+        table: &crate::catalog::TableDef,
+        timing: crate::catalog::routines::TriggerTiming,
+        event: crate::catalog::routines::TriggerEvent,
+        old: Option<&[Value]>,
+        new: Option<&mut Vec<Value>>,
+    ) -> Result<()> {
+        self.base.fire_triggers(txn, table, timing, event, old, new)
     }
 }
 

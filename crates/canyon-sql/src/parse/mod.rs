@@ -4,12 +4,15 @@
 //! parse may take, then its depth once parsed: the module essay gives the
 //! six rules); [`parser`] (re-exported here) expands MySQL's executable
 //! comments, runs sqlparser's MySQL dialect and parses the few account
-//! statements sqlparser does not.
+//! statements sqlparser does not; [`psm`] parses stored programs (CREATE
+//! PROCEDURE / FUNCTION / TRIGGER, CALL, and the bodies' compound
+//! statements), handing plain statements and expressions to sqlparser.
 //!
 //! Contract: text in, statements or a MySQL error out; nothing here resolves
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
 
 pub mod limits;
 pub mod parser;
+pub mod psm;
 
 pub use parser::*;

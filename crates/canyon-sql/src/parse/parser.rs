@@ -53,7 +53,7 @@ pub type Interrupt = Box<dyn Fn() -> Option<Error>>;
 /// The dialect also carries the parse's [`Interrupt`]: its expression hooks
 /// (`parse_prefix`, `get_next_precedence`) run about once per expression, so
 /// they are where a long parse can be stopped.
-struct CanyonDialect {
+pub(crate) struct CanyonDialect {
     base: MySqlDialect,
     /// Asked every [`INTERRUPT_EVERY`] hook calls.
     interrupt: Option<Interrupt>,
@@ -70,7 +70,7 @@ impl std::fmt::Debug for CanyonDialect {
 }
 
 impl CanyonDialect {
-    fn new(interrupt: Option<Interrupt>) -> CanyonDialect {
+    pub(crate) fn new(interrupt: Option<Interrupt>) -> CanyonDialect {
         CanyonDialect {
             base: MySqlDialect {},
             interrupt,

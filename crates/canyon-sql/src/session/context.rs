@@ -36,6 +36,9 @@ pub(super) struct StmtCtx<'a> {
     /// times it has asked to be moved off the connection-serving thread (see
     /// [`LONG_STATEMENT`]).
     pub(super) long: std::cell::Cell<(Option<std::time::Instant>, u32)>,
+    /// The tables whose triggers are running this statement (a trigger's
+    /// statement may not write them: 1442), outermost first.
+    pub(super) trigger_chain: Vec<(String, String)>,
 }
 
 /// Warnings that strict SQL mode (STRICT_TRANS_TABLES or STRICT_ALL_TABLES,
@@ -97,6 +100,7 @@ impl<'a> StmtCtx<'a> {
             deadline: None,
             ticks: std::cell::Cell::new(0),
             long: std::cell::Cell::new((None, 0)),
+            trigger_chain: Vec::new(),
         }
     }
 
@@ -253,6 +257,29 @@ impl EvalContext for StmtCtx<'_> {
             processes: &processes,
         };
         Ok(crate::catalog::infoschema::generate(table, filter, &g))
+    }
+    fn has_triggers(
+        &self,
+        table: &crate::catalog::TableDef,
+        event: crate::catalog::routines::TriggerEvent,
+    ) -> bool {
+        let cat = self.state.engine.catalog();
+        !cat.triggers.is_empty()
+            && cat
+                .triggers
+                .values()
+                .any(|t| t.db == table.db && t.table == table.name && t.event == event)
+    }
+    fn fire_triggers(
+        &self,
+        txn: &mut canyon_txn::Transaction,
+        table: &crate::catalog::TableDef,
+        timing: crate::catalog::routines::TriggerTiming,
+        event: crate::catalog::routines::TriggerEvent,
+        old: Option<&[Value]>,
+        new: Option<&mut Vec<Value>>,
+    ) -> Result<()> {
+        super::routines::fire_triggers(self, txn, table, timing, event, old, new)
     }
 }
 

@@ -47,6 +47,12 @@ impl Session {
         sql: &str,
     ) -> Result<QueryResult> {
         let cat = self.state.engine.catalog();
+        if cat.has_functions() {
+            if let Some(expanded) = self.expand_stored_functions(&cat, parsed)? {
+                drop(cat);
+                return self.run_inner(&expanded, params, sql);
+            }
+        }
         if let Some(plan) = self.plan_dml(&cat, parsed)? {
             drop(cat);
             return self.run_plan(&plan, params);

@@ -12,14 +12,15 @@
 //! - [`dispatch`]: one parsed statement to the handler of its family;
 //! - the families: [`txn`] (transactions, commits, lock waits, and DML plans
 //!   run inside them), [`set`], [`show`], [`schema`] (DDL statements),
-//!   [`accounts`], [`admin`] (KILL, FLUSH, ANALYZE, EXPLAIN);
+//!   [`accounts`], [`admin`] (KILL, FLUSH, ANALYZE, EXPLAIN), [`routines`]
+//!   (stored procedures, functions and triggers, run by [`interp`]);
 //! - [`context`]: what a running statement evaluates in, and how KILL and
 //!   max_execution_time reach it.
 //!
 //! The files are one `impl Session` cut by statement family, so they call
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
-//! `context`, `dispatch`, `request`, `schema`, `set`, `show`, `state`,
-//! `txn`).
+//! `context`, `dispatch`, `interp`, `request`, `routines`, `schema`, `set`,
+//! `show`, `state`, `txn`).
 //!
 //! # Transactions (MySQL semantics)
 //! - autocommit=1 and no BEGIN: each statement is its own transaction, committed
@@ -76,7 +77,9 @@ mod accounts;
 mod admin;
 mod context;
 mod dispatch;
+mod interp;
 mod request;
+mod routines;
 mod schema;
 mod set;
 mod show;

@@ -140,6 +140,9 @@ impl Session {
     }
 
     pub(super) fn execute_text(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
+        if crate::parse::psm::is_routine_statement(sql) {
+            return self.run_routine_text(sql, multi);
+        }
         if let Some(show) = show_extra(sql) {
             self.state.warnings.clear();
             let r = self.run_show_extra(&show);
