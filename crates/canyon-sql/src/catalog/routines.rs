@@ -510,3 +510,111 @@ pub fn missing_routine(kind: RoutineKind, db: &str, name: &str) -> Error {
         format!("{} {db}.{name} does not exist", kind.sql()),
     )
 }
+
+// ---- information_schema ---------------------------------------------------------------
+
+fn text(x: &str) -> crate::types::value::Value {
+    crate::types::value::Value::str(x)
+}
+
+fn datetime(x: &str) -> crate::types::value::Value {
+    crate::types::value::parse_datetime_bytes(x.as_bytes())
+        .unwrap_or(crate::types::value::Value::Null)
+}
+
+/// The rows of `information_schema.ROUTINES` the account may see.
+pub(crate) fn routine_rows(
+    g: &crate::catalog::infoschema::GenCtx<'_>,
+    out: &mut Vec<Vec<crate::types::value::Value>>,
+) {
+    use crate::types::value::Value;
+    for r in g.catalog.routines.values() {
+        if !g.account.is_some_and(|a| a.can_use_db(&r.db)) {
+            continue;
+        }
+        let returns = r.returns.to_ascii_lowercase();
+        let data_type = returns
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .next()
+            .unwrap_or("")
+            .to_string();
+        out.push(vec![
+            text(&r.name),
+            text("def"),
+            text(&r.db),
+            text(&r.name),
+            text(r.kind.sql()),
+            text(&data_type),
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            if returns.is_empty() {
+                Value::Null
+            } else {
+                text(&returns)
+            },
+            text("SQL"),
+            text(&r.body),
+            Value::Null,
+            text("SQL"),
+            text("SQL"),
+            text(if r.deterministic { "YES" } else { "NO" }),
+            text(r.data_access.sql()),
+            Value::Null,
+            text(if r.security_invoker {
+                "INVOKER"
+            } else {
+                "DEFINER"
+            }),
+            datetime(&r.created),
+            datetime(&r.modified),
+            text(&r.sql_mode),
+            text(&r.comment),
+            text(&r.definer),
+            text("utf8mb4"),
+            text("utf8mb4_0900_ai_ci"),
+            text("utf8mb4_0900_ai_ci"),
+        ]);
+    }
+}
+
+/// The rows of `information_schema.TRIGGERS` the account may see.
+pub(crate) fn trigger_rows(
+    g: &crate::catalog::infoschema::GenCtx<'_>,
+    out: &mut Vec<Vec<crate::types::value::Value>>,
+) {
+    use crate::types::value::Value;
+    for t in g.catalog.triggers.values() {
+        if !g.account.is_some_and(|a| a.can_use_db(&t.db)) {
+            continue;
+        }
+        out.push(vec![
+            text("def"),
+            text(&t.db),
+            text(&t.name),
+            text(t.event.sql()),
+            text("def"),
+            text(&t.db),
+            text(&t.table),
+            Value::UInt(t.order as u64),
+            Value::Null,
+            text(&t.body),
+            text("ROW"),
+            text(t.timing.sql()),
+            Value::Null,
+            Value::Null,
+            text("OLD"),
+            text("NEW"),
+            datetime(&t.created),
+            text(&t.sql_mode),
+            text(&t.definer),
+            text("utf8mb4"),
+            text("utf8mb4_0900_ai_ci"),
+            text("utf8mb4_0900_ai_ci"),
+        ]);
+    }
+}

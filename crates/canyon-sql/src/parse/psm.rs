@@ -170,19 +170,23 @@ pub enum RoutineStatement {
         /// The name.
         name: String,
     },
-    /// SHOW PROCEDURE / FUNCTION STATUS [LIKE 'p'].
+    /// SHOW PROCEDURE / FUNCTION STATUS [LIKE 'p' | WHERE expr].
     ShowStatus {
         /// PROCEDURE or FUNCTION.
         kind: RoutineKind,
         /// LIKE pattern.
         like: Option<String>,
+        /// WHERE condition over the result's columns.
+        filter: Option<Expr>,
     },
-    /// SHOW TRIGGERS [FROM db] [LIKE 'table'].
+    /// SHOW TRIGGERS [FROM db] [LIKE 'table' | WHERE expr].
     ShowTriggers {
         /// FROM / IN db.
         db: Option<String>,
         /// LIKE pattern (on the table name).
         like: Option<String>,
+        /// WHERE condition over the result's columns.
+        filter: Option<Expr>,
     },
 }
 
@@ -960,24 +964,27 @@ impl<'a> P<'a> {
             } else {
                 None
             };
-            let like = if self.eat_word("LIKE") {
-                Some(self.string()?)
-            } else {
-                None
-            };
-            return Ok(RoutineStatement::ShowTriggers { db, like });
+            let (like, filter) = self.show_filter()?;
+            return Ok(RoutineStatement::ShowTriggers { db, like, filter });
         }
         let kind = match self.object_kind()? {
             ObjectKind::Routine(k) => k,
             ObjectKind::Trigger => return Err(self.syntax()),
         };
         self.expect_word("STATUS")?;
-        let like = if self.eat_word("LIKE") {
-            Some(self.string()?)
+        let (like, filter) = self.show_filter()?;
+        Ok(RoutineStatement::ShowStatus { kind, like, filter })
+    }
+
+    /// `[LIKE 'p' | WHERE expr]` after a SHOW.
+    fn show_filter(&mut self) -> Result<(Option<String>, Option<Expr>)> {
+        if self.eat_word("LIKE") {
+            Ok((Some(self.string()?), None))
+        } else if self.eat_word("WHERE") {
+            Ok((None, Some(self.expr()?)))
         } else {
-            None
-        };
-        Ok(RoutineStatement::ShowStatus { kind, like })
+            Ok((None, None))
+        }
     }
 
     fn call_rest(&mut self) -> Result<(Option<String>, String, Vec<Expr>)> {

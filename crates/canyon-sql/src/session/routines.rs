@@ -286,10 +286,12 @@ impl Session {
             RoutineStatement::ShowCreate { kind, db, name } => {
                 self.show_create_program(*kind, db, name)
             }
-            RoutineStatement::ShowStatus { kind, like } => {
-                Ok(self.show_routine_status(*kind, like))
+            RoutineStatement::ShowStatus { kind, like, filter } => {
+                self.show_routine_status(*kind, like, filter)
             }
-            RoutineStatement::ShowTriggers { db, like } => self.show_triggers(db, like),
+            RoutineStatement::ShowTriggers { db, like, filter } => {
+                self.show_triggers(db, like, filter)
+            }
             RoutineStatement::Call { .. } => Err(Error::Internal("CALL is run by run_call".into())),
         }
     }
@@ -735,7 +737,41 @@ impl Session {
         }
     }
 
-    fn show_routine_status(&mut self, kind: RoutineKind, like: &Option<String>) -> QueryResult {
+    /// The rows for which a SHOW's WHERE holds (its column names read the
+    /// row's values).
+    fn show_where(
+        &mut self,
+        names: &[&str],
+        rows: Vec<Vec<Value>>,
+        filter: &Option<Expr>,
+    ) -> Result<Vec<Vec<Value>>> {
+        let Some(f) = filter else {
+            return Ok(rows);
+        };
+        let mut out = Vec::new();
+        for row in rows {
+            let mut e = f.clone();
+            let _ = ast::visit_expressions_mut(&mut e, |x| {
+                if let Expr::Identifier(id) = x {
+                    if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(&id.value)) {
+                        *x = interp::literal(&row[i]);
+                    }
+                }
+                ControlFlow::<()>::Continue(())
+            });
+            if self.eval_value(&e)?.truth() == Some(true) {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+
+    fn show_routine_status(
+        &mut self,
+        kind: RoutineKind,
+        like: &Option<String>,
+        filter: &Option<Expr>,
+    ) -> Result<QueryResult> {
         let cat = self.catalog();
         let rows = cat
             .routines
@@ -761,25 +797,17 @@ impl Session {
                 ]
             })
             .collect();
-        text_rows(
-            &[
-                "Db",
-                "Name",
-                "Type",
-                "Definer",
-                "Modified",
-                "Created",
-                "Security_type",
-                "Comment",
-                "character_set_client",
-                "collation_connection",
-                "Database Collation",
-            ],
-            rows,
-        )
+        let names = super::show::SHOW_ROUTINE_STATUS;
+        let rows = self.show_where(names, rows, filter)?;
+        Ok(text_rows(names, rows))
     }
 
-    fn show_triggers(&mut self, db: &Option<String>, like: &Option<String>) -> Result<QueryResult> {
+    fn show_triggers(
+        &mut self,
+        db: &Option<String>,
+        like: &Option<String>,
+        filter: &Option<Expr>,
+    ) -> Result<QueryResult> {
         let db = self.routine_db(db)?;
         let cat = self.catalog();
         let mut list: Vec<&Arc<TriggerDef>> = cat
@@ -813,22 +841,9 @@ impl Session {
                 ]
             })
             .collect();
-        Ok(text_rows(
-            &[
-                "Trigger",
-                "Event",
-                "Table",
-                "Statement",
-                "Timing",
-                "Created",
-                "sql_mode",
-                "Definer",
-                "character_set_client",
-                "collation_connection",
-                "Database Collation",
-            ],
-            rows,
-        ))
+        let names = super::show::SHOW_TRIGGERS;
+        let rows = self.show_where(names, rows, filter)?;
+        Ok(text_rows(names, rows))
     }
 }
 
