@@ -224,9 +224,9 @@ pub enum Decl {
         /// Names.
         names: Vec<String>,
         /// Type.
-        ty: DataType,
+        ty: Box<DataType>,
         /// DEFAULT.
-        default: Option<Expr>,
+        default: Option<Box<Expr>>,
     },
     /// DECLARE name CONDITION FOR value.
     Condition {
@@ -406,10 +406,9 @@ fn first_words(text: &str, n: usize) -> Vec<String> {
     while out.len() < n {
         rest = rest.trim_start();
         if let Some(r) = rest.strip_prefix("/*") {
-            if r.starts_with('!') {
+            if let Some(r) = r.strip_prefix('!') {
                 // An executable comment: its words count.
-                let r = r[1..].trim_start_matches(|c: char| c.is_ascii_digit());
-                rest = r;
+                rest = r.trim_start_matches(|c: char| c.is_ascii_digit());
                 continue;
             }
             rest = r.find("*/").map_or("", |i| &r[i + 2..]);
@@ -990,15 +989,13 @@ impl<'a> P<'a> {
     fn call_rest(&mut self) -> Result<(Option<String>, String, Vec<Expr>)> {
         let (db, name) = self.object_name()?;
         let mut args = Vec::new();
-        if self.eat(&Token::LParen) {
-            if !self.eat(&Token::RParen) {
-                loop {
-                    args.push(self.expr()?);
-                    if self.eat(&Token::RParen) {
-                        break;
-                    }
-                    self.expect(&Token::Comma)?;
+        if self.eat(&Token::LParen) && !self.eat(&Token::RParen) {
+            loop {
+                args.push(self.expr()?);
+                if self.eat(&Token::RParen) {
+                    break;
                 }
+                self.expect(&Token::Comma)?;
             }
         }
         Ok((db, name, args))
@@ -1311,9 +1308,9 @@ impl<'a> P<'a> {
         while self.eat(&Token::Comma) {
             names.push(self.ident()?);
         }
-        let ty = self.data_type()?;
+        let ty = Box::new(self.data_type()?);
         let default = if self.eat_word("DEFAULT") {
-            Some(self.expr()?)
+            Some(Box::new(self.expr()?))
         } else {
             None
         };

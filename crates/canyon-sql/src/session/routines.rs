@@ -460,7 +460,7 @@ impl Session {
         }
         let body = psm::parse_body(&def.body)?;
         self.enter(RoutineKind::Procedure, &def)?;
-        let saved_db = std::mem::replace(&mut self.state.db, Some(def.db.clone()));
+        let saved_db = self.state.db.replace(def.db.clone());
         let r = (|| {
             let mut it = Interp::new(self, ProgramKind::Procedure);
             for (p, v) in params.iter().zip(args) {
@@ -490,7 +490,7 @@ impl Session {
         let returns = crate::ddl::define::sql_type(&psm::parse_type(&def.returns)?)?;
         let body = psm::parse_body(&def.body)?;
         self.enter(RoutineKind::Function, def)?;
-        let saved_db = std::mem::replace(&mut self.state.db, Some(def.db.clone()));
+        let saved_db = self.state.db.replace(def.db.clone());
         let r = (|| {
             let mut it = Interp::new(self, ProgramKind::Function);
             for (p, v) in params.iter().zip(args) {
@@ -604,6 +604,7 @@ impl Session {
             .check_db(&cat, &db, "TRIGGER", Some(&t.table.1))?;
         let body = psm::parse_body(&t.body_text)?;
         check_program(&body, false)?;
+        check_no_commit(&body)?;
         let columns: Vec<String> = table.def.columns.iter().map(|c| c.name.clone()).collect();
         check_trigger_rows(&body, t.event, t.timing, &columns)?;
         self.commit()?;
@@ -922,25 +923,12 @@ fn missing_trigger() -> Error {
 /// nor a trigger may hold transaction control or DDL (1422).
 fn check_program(body: &Psm, function: bool) -> Result<()> {
     let mut has_return = false;
-    let mut bad = None;
+    let mut commits = false;
     walk(body, &mut |s| match s {
         Psm::Return(_) => has_return = true,
         Psm::Sql(p) => {
             if let Parsed::Sql(stmt) = p.as_ref() {
-                if matches!(
-                    stmt.as_ref(),
-                    Statement::StartTransaction { .. }
-                        | Statement::Commit { .. }
-                        | Statement::Rollback { .. }
-                        | Statement::CreateTable(_)
-                        | Statement::AlterTable(_)
-                        | Statement::Drop { .. }
-                        | Statement::CreateIndex(_)
-                        | Statement::Truncate(_)
-                        | Statement::CreateDatabase { .. }
-                ) {
-                    bad = Some(());
-                }
+                commits |= implicit_commit(stmt);
             }
         }
         _ => {}
@@ -953,8 +941,59 @@ fn check_program(body: &Psm, function: bool) -> Result<()> {
             "No RETURN found in FUNCTION".into(),
         ));
     }
-    let _ = bad;
+    if !function && has_return {
+        // 1313 ER_SP_BADRETURN.
+        return Err(sp_error(
+            1313,
+            b"42000",
+            "RETURN is only allowed in a FUNCTION".into(),
+        ));
+    }
+    if function && commits {
+        return Err(commit_not_allowed());
+    }
     Ok(())
+}
+
+/// 1422 ER_COMMIT_NOT_ALLOWED_IN_SF_OR_TRG.
+fn commit_not_allowed() -> Error {
+    sp_error(
+        1422,
+        b"HY000",
+        "Explicit or implicit commit is not allowed in stored function or trigger.".into(),
+    )
+}
+
+/// A trigger may hold neither transaction control nor DDL (1422).
+fn check_no_commit(body: &Psm) -> Result<()> {
+    let mut commits = false;
+    walk(body, &mut |s| {
+        if let Psm::Sql(p) = s {
+            if let Parsed::Sql(stmt) = p.as_ref() {
+                commits |= implicit_commit(stmt);
+            }
+        }
+    });
+    if commits {
+        return Err(commit_not_allowed());
+    }
+    Ok(())
+}
+
+/// Whether a statement commits (transaction control, DDL).
+fn implicit_commit(stmt: &Statement) -> bool {
+    matches!(
+        stmt,
+        Statement::StartTransaction { .. }
+            | Statement::Commit { .. }
+            | Statement::Rollback { .. }
+            | Statement::CreateTable(_)
+            | Statement::AlterTable(_)
+            | Statement::Drop { .. }
+            | Statement::CreateIndex(_)
+            | Statement::Truncate(_)
+            | Statement::CreateDatabase { .. }
+    )
 }
 
 /// Calls `f` on every statement of a body, handlers' included.
@@ -1215,23 +1254,7 @@ impl Host for TxnHost<'_, '_> {
             Statement::Insert(i) => plan::plan_insert(&pctx, i).map(Plan::Insert),
             Statement::Update(u) => plan::plan_update(&pctx, u).map(Plan::Update),
             Statement::Delete(d) => plan::plan_delete(&pctx, d).map(Plan::Delete),
-            Statement::StartTransaction { .. }
-            | Statement::Commit { .. }
-            | Statement::Rollback { .. }
-            | Statement::CreateTable(_)
-            | Statement::AlterTable(_)
-            | Statement::Drop { .. }
-            | Statement::Truncate(_)
-            | Statement::CreateIndex(_)
-            | Statement::CreateDatabase { .. } => {
-                // 1422 ER_COMMIT_NOT_ALLOWED_IN_SF_OR_TRG.
-                return Err(sp_error(
-                    1422,
-                    b"HY000",
-                    "Explicit or implicit commit is not allowed in stored function or trigger."
-                        .into(),
-                ));
-            }
+            s if implicit_commit(s) => return Err(commit_not_allowed()),
             other => {
                 return Err(Error::Unsupported(format!(
                     "{} in a trigger",
