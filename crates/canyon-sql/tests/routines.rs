@@ -276,3 +276,12 @@ fn malformed_bodies_are_syntax_errors() {
             .is_some_and(|r| matches!(r, Err(Error::Sql { code: 1313, .. })))
     );
 }
+
+/// A stored function whose argument reads the row runs once per row.
+#[test]
+fn per_row_function_calls() {
+    let (_e, mut s) = setup();
+    exec(&mut s, "CREATE FUNCTION f(v INT) RETURNS INT RETURN v * 2");
+    let r = exec(&mut s, "SELECT a, f(a) FROM t ORDER BY a");
+    assert_eq!(rows(&r[0]), vec![vec!["1", "2"], vec!["2", "4"]]);
+}

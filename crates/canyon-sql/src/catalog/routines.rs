@@ -93,6 +93,9 @@ pub struct RoutineDef {
     pub params: String,
     /// The RETURNS type as written (functions; empty for procedures).
     pub returns: String,
+    /// The RETURNS type, resolved at CREATE (functions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub returns_type: Option<crate::types::SqlType>,
     /// The body as written.
     pub body: String,
     /// DETERMINISTIC.

@@ -56,6 +56,20 @@ pub trait EvalContext {
             "information_schema in this statement".into(),
         ))
     }
+    /// Calls a stored function with its arguments' values (the expression
+    /// layer's way up to the interpreter, which runs in the session). Only
+    /// a session can answer.
+    fn call_stored(
+        &self,
+        routine: &std::sync::Arc<crate::catalog::routines::RoutineDef>,
+        args: Vec<Value>,
+    ) -> Result<Value> {
+        let _ = args;
+        Err(Error::Unsupported(format!(
+            "calling the stored function {} here",
+            routine.name
+        )))
+    }
     /// Whether `table` has triggers for `event`: the executor asks once per
     /// statement. Only a session has triggers to fire; elsewhere none.
     fn has_triggers(
@@ -145,6 +159,13 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     ) -> Result<Vec<Vec<Value>>> {
         self.base.system_rows(table, filter)
     }
+    fn call_stored(
+        &self,
+        routine: &std::sync::Arc<crate::catalog::routines::RoutineDef>,
+        args: Vec<Value>,
+    ) -> Result<Value> {
+        self.base.call_stored(routine, args)
+    }
     fn has_triggers(
         &self,
         table: &crate::catalog::TableDef,
@@ -188,6 +209,13 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
         Expr::Column(i) | Expr::Bound(i) => env.row.get(*i).cloned().unwrap_or(Value::Null),
         Expr::Row(_) => return Err(Error::OperandColumns(1)),
         Expr::Subquery(sq) => return eval_subquery(sq, env),
+        Expr::Stored(c) => {
+            let mut args = Vec::with_capacity(c.args.len());
+            for a in &c.args {
+                args.push(eval(a, env)?);
+            }
+            env.ctx.call_stored(&c.routine, args)?
+        }
         Expr::Agg(i) => env.aggs.get(*i).cloned().unwrap_or(Value::Null),
         Expr::SysVar(n) => env.ctx.sys_var(n)?,
         Expr::UserVar(n) => env.ctx.user_var(n),

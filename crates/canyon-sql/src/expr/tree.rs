@@ -194,6 +194,25 @@ pub enum Expr {
     /// [`comparison_collation`](super::eval::comparison_collation) finds the
     /// collation for the operator.
     Collate(Box<Expr>, Collation),
+    /// A call of a stored function whose arguments read the row (a call
+    /// with constant arguments is evaluated before planning, by the session).
+    /// Evaluation hands it to [`EvalContext::call_stored`](super::eval::EvalContext::call_stored).
+    Stored(Box<StoredCall>),
+}
+
+/// A bound call of a stored function.
+#[derive(Debug, Clone)]
+pub struct StoredCall {
+    /// The function, as the catalog holds it.
+    pub routine: Arc<crate::catalog::routines::RoutineDef>,
+    /// The arguments.
+    pub args: Vec<Expr>,
+}
+
+impl PartialEq for StoredCall {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.routine, &other.routine) && self.args == other.args
+    }
 }
 
 /// What a subquery expression asks of its rows.
@@ -281,6 +300,8 @@ impl Expr {
             Expr::Row(items) => items.iter().all(Expr::is_constant),
             // Evaluating one needs a reader; access paths never do.
             Expr::Subquery(_) => false,
+            // A stored function may read tables and need not be deterministic.
+            Expr::Stored(_) => false,
         }
     }
 
@@ -331,6 +352,7 @@ impl Expr {
                 }
             }
             Expr::Func(_, args) | Expr::Row(args) => args.iter().for_each(f),
+            Expr::Stored(c) => c.args.iter().for_each(f),
             Expr::Subquery(sq) => {
                 if let SubqueryKind::In(lhs, _) = &sq.kind {
                     lhs.iter().for_each(f);
@@ -378,6 +400,10 @@ impl Expr {
                     .collect(),
                 otherwise: otherwise.as_ref().map(|o| r(o)),
             },
+            Expr::Stored(c) => Expr::Stored(Box::new(StoredCall {
+                routine: c.routine.clone(),
+                args: c.args.iter().map(|x| x.rewrite(f)).collect(),
+            })),
             Expr::Func(func, args) => {
                 Expr::Func(*func, args.iter().map(|x| x.rewrite(f)).collect())
             }
@@ -448,6 +474,11 @@ impl Expr {
             Expr::SysVar(name) => crate::catalog::vars::kind(name),
             Expr::Column(i) | Expr::Bound(i) => cols.get(*i).copied().unwrap_or(ExprKind::String),
             Expr::Row(_) => ExprKind::Int,
+            Expr::Stored(c) => c
+                .routine
+                .returns_type
+                .map(ExprKind::of)
+                .unwrap_or(ExprKind::String),
             Expr::Subquery(sq) => match &sq.kind {
                 SubqueryKind::Scalar => sq.plan.kinds().first().copied().unwrap_or(ExprKind::Null),
                 _ => ExprKind::Int,

@@ -220,6 +220,7 @@ pub(super) fn expr(e: &Expr, n: &Names<'_>) -> String {
             s
         }
         Expr::Func(f, args) => format!("{}({})", func_name(*f), list(args)),
+        Expr::Stored(c) => format!("`{}`.`{}`({})", c.routine.db, c.routine.name, list(&c.args)),
         Expr::Row(items) => format!("({})", list(items)),
         Expr::Subquery(sq) => {
             let id = n

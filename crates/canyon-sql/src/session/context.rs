@@ -258,6 +258,13 @@ impl EvalContext for StmtCtx<'_> {
         };
         Ok(crate::catalog::infoschema::generate(table, filter, &g))
     }
+    fn call_stored(
+        &self,
+        routine: &std::sync::Arc<crate::catalog::routines::RoutineDef>,
+        args: Vec<Value>,
+    ) -> Result<Value> {
+        super::routines::call_stored_per_row(self, routine, args)
+    }
     fn has_triggers(
         &self,
         table: &crate::catalog::TableDef,

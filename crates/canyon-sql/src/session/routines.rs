@@ -25,12 +25,21 @@
 //! # Stored functions in statements
 //! Before a SELECT, INSERT, UPDATE, DELETE or SET is planned, each call of
 //! a stored function in it (a name no builtin has, found in the current or
-//! named database) is evaluated once and replaced by its value
-//! ([`Session::expand_stored_functions`]). Its arguments must not read the
-//! statement's columns: such a call is refused with 1235, since evaluating
-//! per row would need the interpreter inside the executor, which holds the
-//! transaction. The function runs in the session, with the database it
-//! belongs to as the current one; a function that calls itself is 1424.
+//! named database) whose arguments read no column is evaluated once and
+//! replaced by its value ([`Session::expand_stored_functions`]). It runs in
+//! the session like a CALL's statements: in the statement's transaction,
+//! free to read and write. The function runs with the database it belongs
+//! to as the current one; a function that calls itself is 1424.
+//!
+//! A call whose arguments read the row is bound into the expression tree
+//! (`crate::plan::bind_stored`, [`crate::expr::Expr::Stored`]) and
+//! evaluated per row through [`crate::expr::EvalContext::call_stored`]:
+//! the executor holds the statement's transaction (`&mut`) while it
+//! evaluates, so such a call runs in a read snapshot of its own and may only
+//! read ([`call_stored_per_row`]). MySQL runs every call per row, inside
+//! the statement's transaction; the differences are that a constant call
+//! runs once per statement, and that a per-row call neither sees the
+//! transaction's own uncommitted rows nor may write.
 //!
 //! # Recursion
 //! A procedure may call itself only up to `max_sp_recursion_depth` (default
@@ -194,10 +203,12 @@ impl Session {
                 crate::catalog::engine::validate_name(&c.name)?;
                 let cat = self.catalog();
                 self.state.check_db(&cat, &db, "CREATE ROUTINE", None)?;
-                if c.kind == RoutineKind::Function {
-                    let ty = psm::parse_type(&c.returns_text)?;
-                    crate::ddl::define::sql_type(&ty)?;
-                }
+                let returns_type = match c.kind {
+                    RoutineKind::Function => Some(crate::ddl::define::sql_type(&psm::parse_type(
+                        &c.returns_text,
+                    )?)?),
+                    RoutineKind::Procedure => None,
+                };
                 let body = psm::parse_body(&c.body_text)?;
                 check_program(&body, c.kind == RoutineKind::Function)?;
                 self.commit()?;
@@ -209,6 +220,7 @@ impl Session {
                     definer: c.definer.clone().unwrap_or_else(|| self.current_definer()),
                     params: c.params_text.clone(),
                     returns: c.returns_text.clone(),
+                    returns_type,
                     body: c.body_text.clone(),
                     deterministic: c.chars.deterministic.unwrap_or(false),
                     data_access: c.chars.data_access.unwrap_or_default(),
@@ -454,12 +466,21 @@ impl Session {
             .cloned()
             .ok_or_else(|| missing_routine(RoutineKind::Procedure, &db_name, name))?;
         drop(cat);
-        let params = psm::parse_params(&def.params, RoutineKind::Procedure)?;
+        crate::parse::limits::with_statement_stack(|| self.run_procedure(&def, args, out))
+    }
+
+    fn run_procedure(
+        &mut self,
+        def: &Arc<RoutineDef>,
+        args: Vec<Value>,
+        out: &mut Vec<QueryResult>,
+    ) -> Result<Vec<Value>> {
+        let compiled = compiled(def)?;
+        let (params, body) = (&compiled.params, &compiled.body);
         if params.len() != args.len() {
-            return Err(wrong_arg_count(&def, params.len(), args.len()));
+            return Err(wrong_arg_count(def, params.len(), args.len()));
         }
-        let body = psm::parse_body(&def.body)?;
-        self.enter(RoutineKind::Procedure, &def)?;
+        self.enter(RoutineKind::Procedure, def)?;
         let saved_db = self.state.db.replace(def.db.clone());
         let r = (|| {
             let mut it = Interp::new(self, ProgramKind::Procedure);
@@ -467,7 +488,7 @@ impl Session {
                 let ty = crate::ddl::define::sql_type(&p.ty).ok();
                 it.param(&p.name, v, ty)?;
             }
-            let r = it.run(&body);
+            let r = it.run(body);
             out.append(&mut it.results);
             r?;
             Ok((0..params.len()).map(|i| it.param_value(i)).collect())
@@ -483,12 +504,19 @@ impl Session {
         def: &Arc<RoutineDef>,
         args: Vec<Value>,
     ) -> Result<Value> {
-        let params = psm::parse_params(&def.params, RoutineKind::Function)?;
+        crate::parse::limits::with_statement_stack(|| self.run_function(def, args))
+    }
+
+    fn run_function(&mut self, def: &Arc<RoutineDef>, args: Vec<Value>) -> Result<Value> {
+        let compiled = compiled(def)?;
+        let (params, body) = (&compiled.params, &compiled.body);
         if params.len() != args.len() {
             return Err(wrong_arg_count(def, params.len(), args.len()));
         }
-        let returns = crate::ddl::define::sql_type(&psm::parse_type(&def.returns)?)?;
-        let body = psm::parse_body(&def.body)?;
+        let returns = match def.returns_type {
+            Some(t) => t,
+            None => crate::ddl::define::sql_type(&psm::parse_type(&def.returns)?)?,
+        };
         self.enter(RoutineKind::Function, def)?;
         let saved_db = self.state.db.replace(def.db.clone());
         let r = (|| {
@@ -497,7 +525,7 @@ impl Session {
                 let ty = crate::ddl::define::sql_type(&p.ty).ok();
                 it.param(&p.name, v, ty)?;
             }
-            match it.run(&body)? {
+            match it.run(body)? {
                 Flow::Return(v) => crate::types::coerce(v, returns, &def.name, 1),
                 // 1321 ER_SP_NORETURNEND.
                 _ => Err(sp_error(
@@ -545,16 +573,19 @@ impl Session {
         // The tree is visited bottom up, so a call in another's arguments is
         // replaced by its value first; each call runs once.
         let mut stmt = stmt.clone();
+        let mut replaced = false;
         interp::keeping_names(stmt.as_mut(), |s| {
             let r = ast::visit_expressions_mut(s, |e| {
                 let Some((def, args)) = stored_call(cat, current.as_deref(), e) else {
                     return ControlFlow::Continue(());
                 };
                 match self.evaluate_call(&def, &args) {
-                    Ok(v) => {
+                    Ok(Some(v)) => {
                         *e = interp::literal(&v);
+                        replaced = true;
                         ControlFlow::Continue(())
                     }
+                    Ok(None) => ControlFlow::Continue(()),
                     Err(err) => ControlFlow::Break(err),
                 }
             });
@@ -563,22 +594,34 @@ impl Session {
                 ControlFlow::Continue(()) => Ok(()),
             }
         })?;
+        if !replaced {
+            // Every call reads the row: the binder takes them.
+            return Ok(None);
+        }
         Ok(Some(Parsed::Sql(stmt)))
     }
 
-    /// Evaluates a stored function's arguments, then calls it.
-    fn evaluate_call(&mut self, def: &Arc<RoutineDef>, args: &[Expr]) -> Result<Value> {
+    /// Evaluates a stored function's arguments, then calls it; `None` when
+    /// an argument reads a column of the statement (the call is then bound
+    /// and run per row: `crate::plan::bind_stored`).
+    fn evaluate_call(&mut self, def: &Arc<RoutineDef>, args: &[Expr]) -> Result<Option<Value>> {
+        crate::parse::limits::with_statement_stack(|| self.evaluate_call_here(def, args))
+    }
+
+    fn evaluate_call_here(
+        &mut self,
+        def: &Arc<RoutineDef>,
+        args: &[Expr],
+    ) -> Result<Option<Value>> {
         let mut values = Vec::with_capacity(args.len());
         for a in args {
-            let v = self.eval_value(a).map_err(|e| match e {
-                Error::UnknownColumn { .. } => Error::Unsupported(
-                    "a stored function whose arguments read the statement's columns".into(),
-                ),
-                e => e,
-            })?;
-            values.push(v);
+            match self.eval_value(a) {
+                Ok(v) => values.push(v),
+                Err(Error::UnknownColumn { .. }) => return Ok(None),
+                Err(e) => return Err(e),
+            }
         }
-        self.call_function(def, values)
+        self.call_function(def, values).map(Some)
     }
 
     // ---- triggers -------------------------------------------------------------------
@@ -1163,7 +1206,7 @@ pub(super) fn fire_triggers(
     timing: TriggerTiming,
     event: TriggerEvent,
     old: Option<&[Value]>,
-    mut new: Option<&mut Vec<Value>>,
+    new: Option<&mut Vec<Value>>,
 ) -> Result<()> {
     let cat = Arc::clone(&ctx.state.engine.catalog());
     let list = cat.table_triggers(&table.db, &table.name, timing, event);
@@ -1179,14 +1222,34 @@ pub(super) fn fire_triggers(
     }
     let mut chain = ctx.trigger_chain.clone();
     chain.push((table.db.clone(), table.name.clone()));
+    crate::parse::limits::with_statement_stack(|| {
+        fire_list(ctx, txn, table, timing, &cat, &list, &chain, old, new)
+    })
+}
+
+/// [`fire_triggers`] for the triggers found, on a stack deep enough.
+#[allow(clippy::too_many_arguments)] // the row and where it fires, spelled out
+fn fire_list(
+    ctx: &super::context::StmtCtx<'_>,
+    txn: &mut canyon_txn::Transaction,
+    table: &crate::catalog::TableDef,
+    timing: TriggerTiming,
+    cat: &Arc<Catalog>,
+    list: &[Arc<TriggerDef>],
+    chain: &[(String, String)],
+    old: Option<&[Value]>,
+    mut new: Option<&mut Vec<Value>>,
+) -> Result<()> {
     for t in list {
-        let body = psm::parse_body(&t.body)?;
+        let body = compiled_trigger(t)?;
+        let body = body.as_ref();
         let mut host = TxnHost {
             state: ctx.state,
             txn: &mut *txn,
             cat: cat.clone(),
             db: t.db.clone(),
-            chain: chain.clone(),
+            chain: chain.to_vec(),
+            read_only: false,
         };
         let mut it = Interp::new(&mut host, ProgramKind::Trigger);
         it.row = Some(interp::TriggerRow {
@@ -1196,7 +1259,7 @@ pub(super) fn fire_triggers(
             new: new.as_deref().cloned(),
             new_writable: timing == TriggerTiming::Before,
         });
-        it.run(&body)?;
+        it.run(body)?;
         if let (Some(n), Some(row)) = (new.as_deref_mut(), it.row.take()) {
             if let Some(changed) = row.new {
                 *n = changed;
@@ -1216,6 +1279,8 @@ struct TxnHost<'s, 't> {
     cat: Arc<Catalog>,
     db: String,
     chain: Vec<(String, String)>,
+    /// A stored function called per row: its own read snapshot, no writes.
+    read_only: bool,
 }
 
 impl TxnHost<'_, '_> {
@@ -1263,6 +1328,11 @@ impl Host for TxnHost<'_, '_> {
             }
         };
         let mut plan = planned?;
+        if self.read_only && !matches!(plan, Plan::Select(_)) {
+            return Err(Error::Unsupported(
+                "a stored function that changes data, called for each row".into(),
+            ));
+        }
         match &mut plan {
             Plan::Insert(p) => {
                 self.check_written(&p.table)?;
@@ -1322,4 +1392,168 @@ impl Host for TxnHost<'_, '_> {
     ) -> Result<Vec<Value>> {
         Err(Error::Unsupported("CALL in a trigger".into()))
     }
+}
+
+// ---- stored functions called per row ------------------------------------------------
+
+thread_local! {
+    /// The stored functions running per row on this thread (1424 on
+    /// recursion): they run inside an expression, out of the session's
+    /// reach, so their nesting is kept here.
+    static PER_ROW: std::cell::RefCell<Vec<(String, String)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Pops the per-row stack when a call ends, however it ends.
+struct PerRowFrame;
+
+impl Drop for PerRowFrame {
+    fn drop(&mut self) {
+        PER_ROW.with(|s| s.borrow_mut().pop());
+    }
+}
+
+/// Runs a stored function called from an expression that reads the row
+/// ([`crate::expr::EvalContext::call_stored`]). The executor holds the
+/// statement's transaction while it evaluates, so the body runs in a read
+/// snapshot of its own (taken now: it sees what is committed, not the
+/// calling transaction's own uncommitted writes), and may only read:
+/// INSERT, UPDATE and DELETE in it are refused (1235).
+pub(super) fn call_stored_per_row(
+    ctx: &super::context::StmtCtx<'_>,
+    routine: &Arc<RoutineDef>,
+    args: Vec<Value>,
+) -> Result<Value> {
+    let key = (routine.db.clone(), routine.name.to_ascii_lowercase());
+    PER_ROW.with(|s| {
+        let s = s.borrow();
+        if s.contains(&key) {
+            return Err(sp_error(
+                1424,
+                b"HY000",
+                "Recursive stored functions and triggers are not allowed.".into(),
+            ));
+        }
+        if s.len() >= MAX_NESTING {
+            return Err(sp_error(
+                1436,
+                b"HY000",
+                "Thread stack overrun: too many nested stored program calls".into(),
+            ));
+        }
+        Ok(())
+    })?;
+    PER_ROW.with(|s| s.borrow_mut().push(key));
+    let _frame = PerRowFrame;
+    crate::parse::limits::with_statement_stack(|| run_per_row(ctx, routine, args))
+}
+
+fn run_per_row(
+    ctx: &super::context::StmtCtx<'_>,
+    routine: &Arc<RoutineDef>,
+    args: Vec<Value>,
+) -> Result<Value> {
+    let compiled = compiled(routine)?;
+    let (params, body) = (&compiled.params, &compiled.body);
+    if params.len() != args.len() {
+        return Err(wrong_arg_count(routine, params.len(), args.len()));
+    }
+    let cat = Arc::clone(&ctx.state.engine.catalog());
+    let session = ctx.state.engine.txn_manager().session();
+    let mut txn = session.begin(canyon_txn::IsolationLevel::RepeatableRead);
+    txn.set_interrupt(Some(ctx.state.process.kill_flag().clone()));
+    let mut host = TxnHost {
+        state: ctx.state,
+        txn: &mut txn,
+        cat,
+        db: routine.db.clone(),
+        chain: ctx.trigger_chain.clone(),
+        read_only: true,
+    };
+    let flow = {
+        let mut it = Interp::new(&mut host, ProgramKind::Function);
+        for (p, v) in params.iter().zip(args) {
+            let ty = crate::ddl::define::sql_type(&p.ty).ok();
+            it.param(&p.name, v, ty)?;
+        }
+        it.run(body)?
+    };
+    txn.rollback();
+    match flow {
+        Flow::Return(v) => match routine.returns_type {
+            Some(t) => crate::types::coerce(v, t, &routine.name, 1),
+            None => Ok(v),
+        },
+        // 1321 ER_SP_NORETURNEND.
+        _ => Err(sp_error(
+            1321,
+            b"2F005",
+            format!("FUNCTION {} ended without RETURN", routine.name),
+        )),
+    }
+}
+
+// ---- parsed bodies ----------------------------------------------------------------------
+
+/// A routine's parameters and body, parsed.
+struct Compiled {
+    params: Vec<psm::Param>,
+    body: Psm,
+}
+
+/// How many parsed routines (and, apart, triggers) a thread keeps.
+const COMPILED_CACHE: usize = 32;
+
+thread_local! {
+    /// Parsed routines by definition: a function called per row, or a
+    /// trigger fired per row, is parsed once, not per row. An entry holds
+    /// its definition's `Arc`, so its address names it until it is evicted
+    /// (a new catalog version's definition is a new `Arc`).
+    static COMPILED: std::cell::RefCell<Vec<(Arc<RoutineDef>, std::rc::Rc<Compiled>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+    static COMPILED_TRIGGERS: std::cell::RefCell<Vec<(Arc<TriggerDef>, std::rc::Rc<Psm>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn compiled(def: &Arc<RoutineDef>) -> Result<std::rc::Rc<Compiled>> {
+    if let Some(c) = COMPILED.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(d, _)| Arc::ptr_eq(d, def))
+            .map(|(_, c)| c.clone())
+    }) {
+        return Ok(c);
+    }
+    let c = std::rc::Rc::new(Compiled {
+        params: psm::parse_params(&def.params, def.kind)?,
+        body: psm::parse_body(&def.body)?,
+    });
+    COMPILED.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= COMPILED_CACHE {
+            cache.remove(0);
+        }
+        cache.push((def.clone(), c.clone()));
+    });
+    Ok(c)
+}
+
+fn compiled_trigger(def: &Arc<TriggerDef>) -> Result<std::rc::Rc<Psm>> {
+    if let Some(c) = COMPILED_TRIGGERS.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(d, _)| Arc::ptr_eq(d, def))
+            .map(|(_, c)| c.clone())
+    }) {
+        return Ok(c);
+    }
+    let c = std::rc::Rc::new(psm::parse_body(&def.body)?);
+    COMPILED_TRIGGERS.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= COMPILED_CACHE {
+            cache.remove(0);
+        }
+        cache.push((def.clone(), c.clone()));
+    });
+    Ok(c)
 }
