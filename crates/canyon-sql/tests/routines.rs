@@ -285,3 +285,32 @@ fn per_row_function_calls() {
     let r = exec(&mut s, "SELECT a, f(a) FROM t ORDER BY a");
     assert_eq!(rows(&r[0]), vec![vec!["1", "2"], vec!["2", "4"]]);
 }
+
+/// A CALL after the first statement of a text sends its result sets too; a
+/// prepared CALL binds its `?` and answers with one result (1312 when the
+/// procedure sends result sets, as MySQL answers a client that cannot take
+/// several).
+#[test]
+fn call_in_multi_statement_text_and_prepared() {
+    let (_e, mut s) = setup();
+    exec(
+        &mut s,
+        "CREATE PROCEDURE p(IN x INT, OUT y INT) BEGIN SET y = x + 1; SELECT y; END",
+    );
+    exec(
+        &mut s,
+        "CREATE PROCEDURE quiet(IN x INT, OUT y INT) SET y = x * 3",
+    );
+    let out = exec(&mut s, "SELECT 1; CALL p(5, @y); SELECT @y");
+    assert_eq!(out.len(), 4, "{out:?}");
+    assert_eq!(rows(&out[1]), vec![vec!["6"]]);
+    assert_eq!(rows(&out[3]), vec![vec!["6"]]);
+    let id = s.prepare("CALL quiet(?, @z)").expect("prepares").id;
+    s.execute_prepared(id, &[Value::Int(7)]).expect("runs");
+    assert_eq!(scalar(&mut s, "SELECT @z"), "21");
+    let id = s.prepare("CALL p(?, @z)").expect("prepares").id;
+    let e = s
+        .execute_prepared(id, &[Value::Int(1)])
+        .expect_err("result sets over a prepared CALL");
+    assert_eq!(code(&e), 1312);
+}

@@ -314,6 +314,59 @@ impl Session {
 
     // ---- CALL -----------------------------------------------------------------------
 
+    /// CALL as sqlparser parsed it: a CALL after the first statement of a
+    /// multi-statement text, or a prepared CALL (its `?` are `params`, in
+    /// order).
+    pub(super) fn run_call_statement(
+        &mut self,
+        f: &ast::Function,
+        params: &[Value],
+    ) -> Vec<Result<QueryResult>> {
+        let parts: Vec<String> = f
+            .name
+            .0
+            .iter()
+            .filter_map(|p| p.as_ident().map(|i| i.value.clone()))
+            .collect();
+        let (db, name) = match parts.as_slice() {
+            [n] => (None, n.clone()),
+            [d, n] => (Some(d.clone()), n.clone()),
+            _ => return vec![Err(Error::Syntax(f.to_string()))],
+        };
+        let mut args: Vec<Expr> = match &f.args {
+            ast::FunctionArguments::None => Vec::new(),
+            ast::FunctionArguments::List(l) => {
+                let mut v = Vec::with_capacity(l.args.len());
+                for a in &l.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            v.push(e.clone())
+                        }
+                        _ => return vec![Err(Error::Syntax(f.to_string()))],
+                    }
+                }
+                v
+            }
+            ast::FunctionArguments::Subquery(_) => {
+                return vec![Err(Error::Unsupported("CALL with a subquery".into()))]
+            }
+        };
+        let mut next = params.iter();
+        for a in &mut args {
+            let _ = ast::visit_expressions_mut(a, |e| {
+                if let Expr::Value(v) = e {
+                    if matches!(&v.value, ast::Value::Placeholder(p) if p == "?") {
+                        if let Some(p) = next.next() {
+                            *e = interp::literal(p);
+                        }
+                    }
+                }
+                ControlFlow::<()>::Continue(())
+            });
+        }
+        self.run_call(db.as_deref(), &name, &args)
+    }
+
     fn run_call(
         &mut self,
         db: Option<&str>,
