@@ -334,6 +334,42 @@ pub(crate) fn drop_table_triggers(
     }
 }
 
+/// Moves the triggers of `db.table` to its new name (RENAME TABLE, ALTER
+/// TABLE ... RENAME) in a catalog copy. A table with triggers cannot move to
+/// another database: 1435 ER_TRG_IN_WRONG_SCHEMA, as in MySQL.
+pub(crate) fn rename_table_triggers(
+    cat: &mut Catalog,
+    batch: &mut WriteBatch,
+    db: &str,
+    table: &str,
+    new_db: &str,
+    new_table: &str,
+) -> Result<()> {
+    if cat.triggers.is_empty() {
+        return Ok(());
+    }
+    let moved: Vec<Arc<TriggerDef>> = cat
+        .triggers
+        .values()
+        .filter(|t| t.db == db && t.table == table)
+        .cloned()
+        .collect();
+    if moved.is_empty() {
+        return Ok(());
+    }
+    if new_db != db {
+        return Err(sp_error(1435, b"HY000", "Trigger in wrong schema".into()));
+    }
+    for t in moved {
+        let mut t = TriggerDef::clone(&t);
+        t.table = new_table.to_string();
+        batch.put(Keyspace::Meta, trigger_key(&t.db, &t.name), json(&t)?);
+        cat.triggers
+            .insert((t.db.clone(), t.name.clone()), Arc::new(t));
+    }
+    Ok(())
+}
+
 /// Where a new trigger goes among its table's triggers of the same timing
 /// and event: FOLLOWS or PRECEDES another.
 #[derive(Debug, Clone, PartialEq, Eq)]
