@@ -373,21 +373,15 @@ pub fn is_routine_statement(text: &str) -> bool {
     match w(0) {
         "CALL" => true,
         "CREATE" => {
-            let mut i = 1;
-            if w(1).starts_with("DEFINER") {
-                // DEFINER = user: the next words are the user.
-                return words
-                    .iter()
-                    .skip(1)
-                    .any(|x| matches!(x.as_str(), "PROCEDURE" | "FUNCTION" | "TRIGGER"))
-                    || text.to_ascii_uppercase().contains(" PROCEDURE ")
-                    || text.to_ascii_uppercase().contains(" FUNCTION ")
-                    || text.to_ascii_uppercase().contains(" TRIGGER ");
-            }
-            if w(i) == "AGGREGATE" {
-                i += 1;
-            }
-            matches!(w(i), "PROCEDURE" | "FUNCTION" | "TRIGGER")
+            let kind = if w(1) == "DEFINER" {
+                // CREATE DEFINER = user ...: the word after the user.
+                word_after_definer(text).unwrap_or_default()
+            } else if w(1) == "AGGREGATE" {
+                w(2).to_string()
+            } else {
+                w(1).to_string()
+            };
+            matches!(kind.as_str(), "PROCEDURE" | "FUNCTION" | "TRIGGER")
         }
         "DROP" | "ALTER" => matches!(w(1), "PROCEDURE" | "FUNCTION" | "TRIGGER"),
         "SHOW" => {
@@ -397,6 +391,41 @@ pub fn is_routine_statement(text: &str) -> bool {
         }
         _ => false,
     }
+}
+
+/// In `CREATE DEFINER = user WORD ...`, WORD upper-cased. The user is
+/// `'u'@'h'` (any quotes, or none), or CURRENT_USER[()].
+fn word_after_definer(text: &str) -> Option<String> {
+    let upper = text.to_ascii_uppercase();
+    let at = upper.find("DEFINER")? + "DEFINER".len();
+    let rest = text[at..].trim_start().strip_prefix('=')?.trim_start();
+    let b = rest.as_bytes();
+    let mut i = 0;
+    // One part of the account: quoted, or a bare word.
+    let part = |i: &mut usize| -> Option<()> {
+        match b.get(*i)? {
+            q @ (b'\'' | b'"' | b'`') => {
+                let end = rest[*i + 1..].find(*q as char)?;
+                *i += end + 2;
+            }
+            _ => {
+                while b.get(*i).is_some_and(|c| {
+                    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'$' | b'.' | b'%' | b'-')
+                }) {
+                    *i += 1;
+                }
+            }
+        }
+        Some(())
+    };
+    part(&mut i)?;
+    if b.get(i) == Some(&b'@') {
+        i += 1;
+        part(&mut i)?;
+    } else if rest[..i].eq_ignore_ascii_case("CURRENT_USER") && rest[i..].starts_with("()") {
+        i += 2;
+    }
+    first_words(&rest[i..], 1).pop()
 }
 
 /// The first `n` words of `text`, upper-cased, skipping comments.
@@ -1414,6 +1443,79 @@ impl<'a> P<'a> {
                 query: parsed,
                 into,
             })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routine_statements_are_recognised_by_their_first_words() {
+        for yes in [
+            "CALL p()",
+            "call p",
+            "CREATE PROCEDURE p() SELECT 1",
+            "/* c */ CREATE FUNCTION f() RETURNS INT RETURN 1",
+            "CREATE DEFINER=`root`@`localhost` PROCEDURE p() SELECT 1",
+            "CREATE DEFINER = 'a b'@'%' TRIGGER t BEFORE INSERT ON x FOR EACH ROW SET @a = 1",
+            "CREATE DEFINER=CURRENT_USER() FUNCTION f() RETURNS INT RETURN 1",
+            "CREATE DEFINER=root@localhost FUNCTION f() RETURNS INT RETURN 1",
+            "DROP PROCEDURE IF EXISTS p",
+            "ALTER FUNCTION f COMMENT 'x'",
+            "SHOW CREATE TRIGGER t",
+            "SHOW FUNCTION STATUS",
+            "SHOW TRIGGERS",
+        ] {
+            assert!(is_routine_statement(yes), "{yes}");
+        }
+        for no in [
+            "CREATE TABLE procedure_log (a INT)",
+            "CREATE DEFINER=`root`@`%` VIEW v AS SELECT 'PROCEDURE' AS p",
+            "SELECT 'CALL p()'",
+            "SHOW CREATE TABLE t",
+            "DROP TABLE t",
+        ] {
+            assert!(!is_routine_statement(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn bodies_parse_into_compound_statements() {
+        let body = parse_body(
+            "lbl: BEGIN
+               DECLARE a, b INT DEFAULT 1;
+               DECLARE c CURSOR FOR SELECT x FROM t;
+               DECLARE CONTINUE HANDLER FOR NOT FOUND, SQLSTATE '23000' SET a = 0;
+               IF a > 1 THEN LEAVE lbl; ELSEIF a < 0 THEN SET b = 2; ELSE SELECT 1; END IF;
+               SELECT x, y INTO a, b FROM t LIMIT 1;
+               SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'm';
+             END lbl",
+        )
+        .expect("parses");
+        let Psm::Block { label, decls, body } = body else {
+            panic!("a block")
+        };
+        assert_eq!(label.as_deref(), Some("lbl"));
+        assert_eq!(decls.len(), 3);
+        assert!(matches!(&decls[2], Decl::Handler { conditions, .. } if conditions.len() == 2));
+        assert_eq!(body.len(), 3);
+        assert!(matches!(&body[1], Psm::SelectInto { into, .. } if into == &["a", "b"]));
+        assert!(matches!(
+            body[2],
+            Psm::Signal {
+                resignal: false,
+                ..
+            }
+        ));
+        for bad in [
+            "BEGIN SELECT 1",
+            "BEGIN IF 1 THEN SELECT 1; END; END",
+            "BEGIN SELECT 1; DECLARE a INT; END",
+            "x: SELECT 1",
+        ] {
+            assert!(parse_body(bad).is_err(), "{bad}");
         }
     }
 }
