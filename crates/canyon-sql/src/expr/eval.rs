@@ -186,6 +186,17 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     }
 }
 
+/// A stored function's call: its arguments, then the call. Apart from
+/// [`eval`] (and not inlined) so that the recursive `eval` keeps its frame.
+#[inline(never)]
+fn eval_stored(c: &crate::expr::tree::StoredCall, env: &Env<'_>) -> Result<Value> {
+    let mut args = Vec::with_capacity(c.args.len());
+    for a in &c.args {
+        args.push(eval(a, env)?);
+    }
+    env.ctx.call_stored(&c.routine, args)
+}
+
 /// The row an expression is evaluated over.
 pub struct Env<'a> {
     /// Column values of the current row.
@@ -209,13 +220,7 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
         Expr::Column(i) | Expr::Bound(i) => env.row.get(*i).cloned().unwrap_or(Value::Null),
         Expr::Row(_) => return Err(Error::OperandColumns(1)),
         Expr::Subquery(sq) => return eval_subquery(sq, env),
-        Expr::Stored(c) => {
-            let mut args = Vec::with_capacity(c.args.len());
-            for a in &c.args {
-                args.push(eval(a, env)?);
-            }
-            env.ctx.call_stored(&c.routine, args)?
-        }
+        Expr::Stored(c) => eval_stored(c, env)?,
         Expr::Agg(i) => env.aggs.get(*i).cloned().unwrap_or(Value::Null),
         Expr::SysVar(n) => env.ctx.sys_var(n)?,
         Expr::UserVar(n) => env.ctx.user_var(n),

@@ -209,6 +209,26 @@ pub struct StoredCall {
     pub args: Vec<Expr>,
 }
 
+impl StoredCall {
+    /// The kind of the function's RETURNS type.
+    pub fn kind(&self) -> ExprKind {
+        self.routine
+            .returns_type
+            .map(ExprKind::of)
+            .unwrap_or(ExprKind::String)
+    }
+
+    /// [`Expr::rewrite`] of the arguments (apart, not inlined: `rewrite`
+    /// recurses and keeps its frame small).
+    #[inline(never)]
+    fn rewrite(&self, f: &dyn Fn(&Expr) -> Option<Expr>) -> Expr {
+        Expr::Stored(Box::new(StoredCall {
+            routine: self.routine.clone(),
+            args: self.args.iter().map(|x| x.rewrite(f)).collect(),
+        }))
+    }
+}
+
 impl PartialEq for StoredCall {
     fn eq(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.routine, &other.routine) && self.args == other.args
@@ -400,10 +420,7 @@ impl Expr {
                     .collect(),
                 otherwise: otherwise.as_ref().map(|o| r(o)),
             },
-            Expr::Stored(c) => Expr::Stored(Box::new(StoredCall {
-                routine: c.routine.clone(),
-                args: c.args.iter().map(|x| x.rewrite(f)).collect(),
-            })),
+            Expr::Stored(c) => c.rewrite(f),
             Expr::Func(func, args) => {
                 Expr::Func(*func, args.iter().map(|x| x.rewrite(f)).collect())
             }
@@ -474,11 +491,7 @@ impl Expr {
             Expr::SysVar(name) => crate::catalog::vars::kind(name),
             Expr::Column(i) | Expr::Bound(i) => cols.get(*i).copied().unwrap_or(ExprKind::String),
             Expr::Row(_) => ExprKind::Int,
-            Expr::Stored(c) => c
-                .routine
-                .returns_type
-                .map(ExprKind::of)
-                .unwrap_or(ExprKind::String),
+            Expr::Stored(c) => c.kind(),
             Expr::Subquery(sq) => match &sq.kind {
                 SubqueryKind::Scalar => sq.plan.kinds().first().copied().unwrap_or(ExprKind::Null),
                 _ => ExprKind::Int,

@@ -14,6 +14,7 @@ impl Binder<'_> {
     /// The call `f` of a stored function, bound; `None` when no stored
     /// function has its name (the caller reports 1305 for an unknown
     /// function). A wrong argument count is 1318.
+    #[inline(never)] // apart from the recursive binder's frame
     pub(crate) fn bind_stored_call(&mut self, f: &ast::Function) -> Result<Option<Expr>> {
         let Some(ctx) = self.plan_ctx else {
             return Ok(None);

@@ -47,7 +47,7 @@ impl Session {
         sql: &str,
     ) -> Result<QueryResult> {
         let cat = self.state.engine.catalog();
-        if cat.has_functions() {
+        if !cat.routines.is_empty() {
             if let Some(expanded) = self.expand_stored_functions(&cat, parsed)? {
                 drop(cat);
                 return self.run_inner(&expanded, params, sql);
@@ -114,25 +114,7 @@ impl Session {
             | Statement::ShowStatus { .. }
             | Statement::ExplainTable { .. }
             | Statement::ShowProcessList { .. } => self.run_show(&cat, stmt),
-            // A prepared CALL answers with one result: a procedure that
-            // sends result sets needs the text protocol here (1312, as MySQL
-            // answers a client without CLIENT_MULTI_RESULTS).
-            Statement::Call(f) => {
-                let mut out = self.run_call_statement(f, params);
-                match out.len() {
-                    1 => out.pop().expect("one result"),
-                    _ => match out.pop() {
-                        Some(Err(e)) => Err(e),
-                        _ => Err(Error::Sql {
-                            code: 1312,
-                            sqlstate: *b"0A000",
-                            message: format!(
-                                "PROCEDURE {f} can't return a result set in the given context"
-                            ),
-                        }),
-                    },
-                }
-            }
+            Statement::Call(f) => self.run_call_one_result(f, params),
             Statement::Flush { .. } | Statement::Kill { .. } | Statement::Explain { .. } => {
                 self.run_admin(&cat, stmt)
             }

@@ -8,7 +8,6 @@ use crate::catalog::infoschema::SystemTable;
 use crate::catalog::procs::KILL_NONE;
 use crate::catalog::status::Counter;
 use crate::parse::limits;
-use crate::parse::Parsed;
 use crate::parse::{count_placeholders, parse_with};
 use crate::types::expr_column;
 use crate::types::result::{column_flags, Column, PreparedInfo, QueryResult};
@@ -190,22 +189,14 @@ impl Session {
         self.defer_waits_now &= stmts.len() == 1;
         let mut out = Vec::with_capacity(stmts.len());
         for s in &stmts {
-            if let Parsed::Sql(st) = s {
-                if let sqlparser::ast::Statement::Call(f) = st.as_ref() {
-                    // A CALL sends its result sets, then its OK (`routines`).
-                    self.state.warnings.clear();
-                    self.count(Counter::Questions);
-                    let results = self.run_call_statement(f, &[]);
-                    let failed = results.iter().any(|r| r.is_err());
-                    if let Some(Err(e)) = results.last() {
-                        self.record_error(e);
-                    }
-                    out.extend(results);
-                    if failed {
-                        break;
-                    }
-                    continue;
+            if let Some(results) = self.run_call_in_text(s) {
+                // A CALL sends its result sets, then its OK (`routines`).
+                let failed = results.iter().any(|r| r.is_err());
+                out.extend(results);
+                if failed {
+                    break;
                 }
+                continue;
             }
             let mut r = self.run(s, &[], sql);
             if out.len() + 1 < stmts.len() {

@@ -593,8 +593,48 @@ impl Session {
         r
     }
 
+    /// A CALL that must answer with one result (a prepared CALL): a
+    /// procedure that sends result sets needs the text protocol here (1312,
+    /// as MySQL answers a client without CLIENT_MULTI_RESULTS).
+    #[inline(never)] // apart from the dispatcher's frame
+    pub(super) fn run_call_one_result(
+        &mut self,
+        f: &ast::Function,
+        params: &[Value],
+    ) -> Result<QueryResult> {
+        let mut out = self.run_call_statement(f, params);
+        match (out.len(), out.pop()) {
+            (1, Some(r)) | (_, Some(r @ Err(_))) => r,
+            _ => Err(sp_error(
+                1312,
+                b"0A000",
+                format!("PROCEDURE {f} can't return a result set in the given context"),
+            )),
+        }
+    }
+
+    /// The CALLs among a multi-statement text's statements: its result sets,
+    /// then its OK or error (`None` for any other statement).
+    #[inline(never)] // apart from the request's frame
+    pub(super) fn run_call_in_text(&mut self, s: &Parsed) -> Option<Vec<Result<QueryResult>>> {
+        let Parsed::Sql(st) = s else {
+            return None;
+        };
+        let Statement::Call(f) = st.as_ref() else {
+            return None;
+        };
+        self.state.warnings.clear();
+        self.count(Counter::Questions);
+        let results = self.run_call_statement(f, &[]);
+        if let Some(Err(e)) = results.last() {
+            self.record_error(e);
+        }
+        Some(results)
+    }
+
     /// Replaces each call of a stored function in `parsed` by its value (see
     /// the module doc); `None` when the statement calls none.
+    #[inline(never)] // apart from the dispatcher's frame
     pub(super) fn expand_stored_functions(
         &mut self,
         cat: &Catalog,
@@ -603,6 +643,9 @@ impl Session {
         let Parsed::Sql(stmt) = parsed else {
             return Ok(None);
         };
+        if !cat.has_functions() {
+            return Ok(None);
+        }
         if !matches!(
             stmt.as_ref(),
             Statement::Query(_)
