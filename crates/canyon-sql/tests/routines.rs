@@ -314,3 +314,16 @@ fn call_in_multi_statement_text_and_prepared() {
         .expect_err("result sets over a prepared CALL");
     assert_eq!(code(&e), 1312);
 }
+
+/// Without CLIENT_MULTI_RESULTS a CALL may not send result sets (1312);
+/// one that sends none works.
+#[test]
+fn clients_without_multi_results() {
+    let (_e, mut s) = setup();
+    s.set_client_multi_results(false);
+    exec(&mut s, "CREATE PROCEDURE rows_out() SELECT 1");
+    exec(&mut s, "CREATE PROCEDURE no_rows(OUT x INT) SET x = 3");
+    assert_eq!(code(&err(&mut s, "CALL rows_out()")), 1312);
+    exec(&mut s, "CALL no_rows(@x)");
+    assert_eq!(scalar(&mut s, "SELECT @x"), "3");
+}

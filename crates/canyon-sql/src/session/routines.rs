@@ -72,6 +72,9 @@ pub(super) struct Active {
     stack: Vec<(RoutineKind, String, String)>,
     /// When the outermost program must stop (max_execution_time).
     deadline: Option<std::time::Instant>,
+    /// The client did not set CLIENT_MULTI_RESULTS: a CALL may not send
+    /// result sets (1312).
+    single_result_client: bool,
 }
 
 impl Host for Session {
@@ -367,6 +370,14 @@ impl Session {
         self.run_call(db.as_deref(), &name, &args)
     }
 
+    /// Sets whether the client takes several results for one statement
+    /// (CLIENT_MULTI_RESULTS; the server calls this at login). Without it, a
+    /// CALL whose procedure sends result sets fails with 1312, as in MySQL.
+    /// On by default: in-process callers take every result.
+    pub fn set_client_multi_results(&mut self, on: bool) {
+        self.routines.single_result_client = !on;
+    }
+
     fn run_call(
         &mut self,
         db: Option<&str>,
@@ -375,6 +386,14 @@ impl Session {
     ) -> Vec<Result<QueryResult>> {
         let mut out: Vec<QueryResult> = Vec::new();
         let r = self.run_call_inner(db, name, args, &mut out);
+        if self.routines.single_result_client && !out.is_empty() {
+            // 1312 ER_SP_BADSELECT.
+            return vec![Err(sp_error(
+                1312,
+                b"0A000",
+                format!("PROCEDURE {name} can't return a result set in the given context"),
+            ))];
+        }
         let mut results: Vec<Result<QueryResult>> = out.into_iter().map(Ok).collect();
         match r {
             Ok(()) => results.push(Ok(ok(0))),
