@@ -15,9 +15,9 @@
 //!
 //! Routine names are case-insensitive (MySQL manual 11.2.3); trigger names
 //! compare as written. A trigger belongs to its database's namespace, and
-//! dropping its table or database drops it ([`drop_table_triggers`]).
+//! dropping its table or database drops it (`drop_table_triggers`).
 //!
-//! Changes go through [`crate::catalog::engine::Engine::change`] like every
+//! Changes go through `Engine::change` like every
 //! other catalog change: the copy is edited, the records written synced,
 //! then the copy published.
 

@@ -65,7 +65,7 @@ pub struct Param {
 /// Characteristics as a CREATE or ALTER wrote them (`None`: not given).
 #[derive(Debug, Clone, Default)]
 pub struct Characteristics {
-    /// [NOT] DETERMINISTIC.
+    /// \[NOT\] DETERMINISTIC.
     pub deterministic: Option<bool>,
     /// CONTAINS SQL / NO SQL / READS SQL DATA / MODIFIES SQL DATA.
     pub data_access: Option<DataAccess>,
@@ -130,7 +130,7 @@ pub enum RoutineStatement {
     Create(Box<CreateRoutine>),
     /// CREATE TRIGGER.
     CreateTrigger(Box<CreateTrigger>),
-    /// DROP PROCEDURE / FUNCTION / TRIGGER [IF EXISTS] [db.]name.
+    /// DROP PROCEDURE / FUNCTION / TRIGGER \[IF EXISTS\] \[db.\]name.
     Drop {
         /// What is dropped.
         kind: ObjectKind,
@@ -152,7 +152,7 @@ pub enum RoutineStatement {
         /// What changes.
         chars: Characteristics,
     },
-    /// CALL [db.]p[(args)].
+    /// CALL \[db.\]p\[(args)\].
     Call {
         /// `db.`.
         db: Option<String>,
@@ -170,7 +170,7 @@ pub enum RoutineStatement {
         /// The name.
         name: String,
     },
-    /// SHOW PROCEDURE / FUNCTION STATUS [LIKE 'p' | WHERE expr].
+    /// SHOW PROCEDURE / FUNCTION STATUS \[LIKE 'p' | WHERE expr\].
     ShowStatus {
         /// PROCEDURE or FUNCTION.
         kind: RoutineKind,
@@ -179,7 +179,7 @@ pub enum RoutineStatement {
         /// WHERE condition over the result's columns.
         filter: Option<Expr>,
     },
-    /// SHOW TRIGGERS [FROM db] [LIKE 'table' | WHERE expr].
+    /// SHOW TRIGGERS \[FROM db\] \[LIKE 'table' | WHERE expr\].
     ShowTriggers {
         /// FROM / IN db.
         db: Option<String>,
@@ -219,7 +219,7 @@ pub enum HandlerKind {
 /// A declaration at the start of a BEGIN block.
 #[derive(Debug, Clone)]
 pub enum Decl {
-    /// DECLARE a, b type [DEFAULT expr].
+    /// DECLARE a, b type \[DEFAULT expr\].
     Var {
         /// Names.
         names: Vec<String>,
@@ -267,7 +267,7 @@ pub struct Assign {
 /// A statement of a stored program's body.
 #[derive(Debug, Clone)]
 pub enum Psm {
-    /// [label:] BEGIN decls stmts END [label].
+    /// \[label:\] BEGIN decls stmts END \[label\].
     Block {
         /// The label.
         label: Option<String>,
@@ -283,7 +283,7 @@ pub enum Psm {
         /// ELSE.
         otherwise: Option<Vec<Psm>>,
     },
-    /// CASE [operand] WHEN ... END CASE.
+    /// CASE \[operand\] WHEN ... END CASE.
     Case {
         /// The simple CASE's operand.
         operand: Option<Expr>,
@@ -292,14 +292,14 @@ pub enum Psm {
         /// ELSE (without one, no match is error 1339).
         otherwise: Option<Vec<Psm>>,
     },
-    /// [label:] LOOP ... END LOOP.
+    /// \[label:\] LOOP ... END LOOP.
     Loop {
         /// The label.
         label: Option<String>,
         /// The statements.
         body: Vec<Psm>,
     },
-    /// [label:] WHILE cond DO ... END WHILE.
+    /// \[label:\] WHILE cond DO ... END WHILE.
     While {
         /// The label.
         label: Option<String>,
@@ -308,7 +308,7 @@ pub enum Psm {
         /// The statements.
         body: Vec<Psm>,
     },
-    /// [label:] REPEAT ... UNTIL cond END REPEAT.
+    /// \[label:\] REPEAT ... UNTIL cond END REPEAT.
     Repeat {
         /// The label.
         label: Option<String>,

@@ -67,14 +67,15 @@ pub(super) trait Host {
     ) -> Result<Vec<Value>>;
 }
 
-/// What kind of program runs: decides what a SELECT without INTO does.
+/// What kind of program runs: decides what a SELECT without INTO does and
+/// whether RETURN is allowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ProgramKind {
     /// A procedure: the SELECT's rows go to the client.
     Procedure,
-    /// A function or trigger: a result set is error 1415.
+    /// A function: a result set is error 1415; RETURN ends it.
     Function,
-    /// A trigger.
+    /// A trigger: a result set is error 1415; no RETURN.
     Trigger,
 }
 

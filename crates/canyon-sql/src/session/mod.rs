@@ -63,6 +63,16 @@
 //! `information_schema` itself is a virtual database read through the SELECT
 //! planner ([`crate::catalog::infoschema`]).
 //!
+//! # Stored programs
+//! Procedures, functions and triggers are kept as text in the catalog
+//! (`crate::catalog::routines`), parsed by `crate::parse::psm` and run by
+//! [`interp`] through a host: the session itself for CALL and for stored
+//! functions with constant arguments (their statements run as a client's
+//! would), the firing statement's transaction for triggers (the executor calls
+//! up through `EvalContext::fire_triggers`), and a read snapshot of their own
+//! for stored functions called per row (`EvalContext::call_stored`).
+//! [`routines`] holds the statements and the essay.
+//!
 //! # The process registry and KILL
 //! Each session registers in [`crate::catalog::procs::ProcessList`] when it opens and
 //! leaves it when dropped; every statement marks its own entry running and then
