@@ -327,3 +327,36 @@ fn clients_without_multi_results() {
     exec(&mut s, "CALL no_rows(@x)");
     assert_eq!(scalar(&mut s, "SELECT @x"), "3");
 }
+
+/// CREATE ROUTINE, ALTER ROUTINE, EXECUTE and TRIGGER are checked at the
+/// database (or table) level like the other privileges.
+#[test]
+fn routine_privileges() {
+    let (engine, mut root) = setup();
+    exec(&mut root, "CREATE PROCEDURE p() SELECT 1");
+    exec(&mut root, "CREATE FUNCTION f() RETURNS INT RETURN 1");
+    exec(&mut root, "CREATE USER 'u'@'%' IDENTIFIED BY 'pw'");
+    exec(&mut root, "GRANT SELECT ON d.* TO 'u'@'%'");
+    let mut u = engine.session(7, "u", "localhost");
+    u.use_database("d").expect("d");
+    for sql in [
+        "CALL p()",
+        "SELECT f()",
+        "CREATE PROCEDURE q() SELECT 1",
+        "DROP PROCEDURE p",
+        "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.b = 1",
+    ] {
+        let e = err(&mut u, sql);
+        assert!(
+            matches!(
+                e,
+                Error::DbAccessDenied { .. } | Error::TableAccessDenied { .. }
+            ),
+            "`{sql}`: {e:?}"
+        );
+    }
+    exec(&mut root, "GRANT EXECUTE, CREATE ROUTINE ON d.* TO 'u'@'%'");
+    exec(&mut u, "CALL p()");
+    assert_eq!(scalar(&mut u, "SELECT f()"), "1");
+    exec(&mut u, "CREATE PROCEDURE q() SELECT 1");
+}

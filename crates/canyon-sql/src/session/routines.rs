@@ -418,6 +418,7 @@ impl Session {
             .routine(&db_name, RoutineKind::Procedure, name)
             .cloned()
             .ok_or_else(|| missing_routine(RoutineKind::Procedure, &db_name, name))?;
+        self.state.check_db(&cat, &db_name, "EXECUTE", None)?;
         let params = psm::parse_params(&def.params, RoutineKind::Procedure)?;
         if params.len() != args.len() {
             return Err(wrong_arg_count(&def, params.len(), args.len()));
@@ -580,6 +581,9 @@ impl Session {
     }
 
     fn run_function(&mut self, def: &Arc<RoutineDef>, args: Vec<Value>) -> Result<Value> {
+        let cat = self.catalog();
+        self.state.check_db(&cat, &def.db, "EXECUTE", None)?;
+        drop(cat);
         let compiled = compiled(def)?;
         let (params, body) = (&compiled.params, &compiled.body);
         if params.len() != args.len() {
