@@ -20,9 +20,10 @@
 //! The client's DELIMITER is the client's business: the mariadb CLI and
 //! mariadb-test send `CREATE PROCEDURE ... END` as one COM_QUERY without it.
 //!
-//! What is not parsed: GET DIAGNOSTICS, DECLARE ... HANDLER FOR a list mixing
-//! condition names declared later, labels on IF / CASE (MySQL has none
-//! either), MariaDB's `CREATE OR REPLACE` and `FOR` loops.
+//! What is not parsed: labels on IF / CASE (MySQL has none either),
+//! MariaDB's `CREATE OR REPLACE` and `FOR` loops, and a CREATE PROCEDURE /
+//! FUNCTION / TRIGGER that is not the first statement of a multi-statement
+//! text (sqlparser has split it at its `;`s by then).
 
 use crate::catalog::routines::{DataAccess, RoutineKind, TriggerEvent, TriggerTiming};
 use crate::parse::parser::{parse, CanyonDialect, Parsed};
@@ -351,6 +352,14 @@ pub enum Psm {
         query: Box<Parsed>,
         /// The variables (locals, or `@user` ones).
         into: Vec<String>,
+    },
+    /// GET \[CURRENT | STACKED\] DIAGNOSTICS: statement items (`n = NUMBER`,
+    /// `r = ROW_COUNT`) or `CONDITION n` items (`m = MESSAGE_TEXT`, ...).
+    GetDiagnostics {
+        /// CONDITION n (its expression); `None` for statement items.
+        condition: Option<Expr>,
+        /// (target, item name upper-cased).
+        items: Vec<(Vec<String>, String)>,
     },
     /// CALL inside a body.
     Call {
@@ -1244,6 +1253,36 @@ impl<'a> P<'a> {
                 })
             }
             "SET" => self.set(),
+            "GET"
+                if matches!(
+                    self.word(1).as_deref(),
+                    Some("DIAGNOSTICS" | "CURRENT" | "STACKED")
+                ) =>
+            {
+                self.i += 1;
+                if !self.eat_word("CURRENT") {
+                    self.eat_word("STACKED");
+                }
+                self.expect_word("DIAGNOSTICS")?;
+                let condition = if self.eat_word("CONDITION") {
+                    Some(self.expr()?)
+                } else {
+                    None
+                };
+                let mut items = Vec::new();
+                loop {
+                    let mut target = vec![self.ident()?];
+                    while self.eat(&Token::Period) {
+                        target.push(self.ident()?);
+                    }
+                    self.expect(&Token::Eq)?;
+                    items.push((target, self.ident()?.to_ascii_uppercase()));
+                    if !self.eat(&Token::Comma) {
+                        break;
+                    }
+                }
+                Ok(Psm::GetDiagnostics { condition, items })
+            }
             "CALL" => {
                 self.i += 1;
                 let (db, name, args) = self.call_rest()?;

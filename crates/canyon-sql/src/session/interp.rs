@@ -32,8 +32,12 @@
 //! Loops check the session's KILL flag and deadline once per iteration, so
 //! `LOOP END LOOP` stops on KILL QUERY and max_execution_time.
 //!
-//! Not implemented: GET DIAGNOSTICS, SQLWARNING handlers for warnings (only
-//! errors and NOT FOUND raise conditions), UNDO handlers.
+//! GET DIAGNOSTICS reads the condition being handled (one, inside a handler;
+//! none elsewhere).
+//!
+//! Not implemented: SQLWARNING handlers for warnings (only errors, NOT FOUND
+//! and SIGNALed warnings raise conditions), UNDO handlers, a diagnostics
+//! area of several conditions.
 
 use crate::parse::psm::{CondValue, Decl, HandlerKind, Psm};
 use crate::parse::Parsed;
@@ -200,6 +204,26 @@ pub(super) fn condition_of(e: &Error) -> (u16, [u8; 5]) {
         ),
         Error::Unsupported(_) => (1235, *b"42000"),
         _ => (1105, *b"HY000"),
+    }
+}
+
+/// The message of an error as a handler sees it (GET DIAGNOSTICS,
+/// RESIGNAL): MySQL's text for the errors handlers commonly catch, the
+/// error's own rendering for the rest (the client-facing texts live at the
+/// protocol edge).
+pub(super) fn message_of(e: &Error) -> String {
+    match e {
+        Error::Sql { message, .. } | Error::StrictModeError { message, .. } => message.clone(),
+        Error::DuplicateEntry { value, key } => {
+            format!("Duplicate entry '{value}' for key '{key}'")
+        }
+        Error::BadNull(c) => format!("Column '{c}' cannot be null"),
+        Error::UnknownTable { db, table } => format!("Table '{db}.{table}' doesn't exist"),
+        Error::UnknownColumn { column, context } => {
+            format!("Unknown column '{column}' in '{context}'")
+        }
+        Error::NoDefault(c) => format!("Field '{c}' doesn't have a default value"),
+        other => format!("{other}"),
     }
 }
 
@@ -772,6 +796,10 @@ impl<'p, 'h> Interp<'p, 'h> {
                 }
                 Ok(Flow::Next)
             }
+            Psm::GetDiagnostics { condition, items } => {
+                self.get_diagnostics(condition.as_ref(), items)?;
+                Ok(Flow::Next)
+            }
             Psm::Call { db, name, args } => {
                 let mut values = Vec::with_capacity(args.len());
                 for a in args {
@@ -919,6 +947,64 @@ impl<'p, 'h> Interp<'p, 'h> {
             .ok_or_else(|| undefined_cursor(name))
     }
 
+    /// GET DIAGNOSTICS: the diagnostics area is the condition being handled
+    /// (one condition inside a handler, none elsewhere; ROW_COUNT is the last
+    /// statement's, as ROW_COUNT() reads it).
+    fn get_diagnostics(
+        &mut self,
+        condition: Option<&Expr>,
+        items: &[(Vec<String>, String)],
+    ) -> Result<()> {
+        let current = self.handling.last().cloned();
+        if let Some(n) = condition {
+            let n = self.eval(n)?.to_i64().unwrap_or(0);
+            let Some(e) = current.filter(|_| n == 1) else {
+                // 1758 ER_DA_INVALID_CONDITION_NUMBER.
+                return Err(sp_err(1758, b"35000", "Invalid condition number".into()));
+            };
+            let (code, state) = condition_of(&e);
+            for (target, item) in items {
+                let v = match item.as_str() {
+                    "MESSAGE_TEXT" => Value::str(&message_of(&e)),
+                    "MYSQL_ERRNO" => Value::Int(code as i64),
+                    "RETURNED_SQLSTATE" => Value::Bytes(state.to_vec()),
+                    "CLASS_ORIGIN" | "SUBCLASS_ORIGIN" => {
+                        Value::str(if state.starts_with(b"HY") || code < 1000 {
+                            "MySQL"
+                        } else {
+                            "ISO 9075"
+                        })
+                    }
+                    _ => Value::str(""),
+                };
+                self.assign(target, v)?;
+            }
+            return Ok(());
+        }
+        for (target, item) in items {
+            let v = match item.as_str() {
+                "NUMBER" => Value::Int(current.is_some() as i64),
+                "ROW_COUNT" => self.eval(&Expr::Function(ast::Function {
+                    name: ast::ObjectName::from(vec![ast::Ident::new("ROW_COUNT")]),
+                    uses_odbc_syntax: false,
+                    parameters: ast::FunctionArguments::None,
+                    args: ast::FunctionArguments::List(ast::FunctionArgumentList {
+                        duplicate_treatment: None,
+                        args: Vec::new(),
+                        clauses: Vec::new(),
+                    }),
+                    filter: None,
+                    null_treatment: None,
+                    over: None,
+                    within_group: Vec::new(),
+                }))?,
+                other => return Err(Error::Syntax(other.to_string())),
+            };
+            self.assign(target, v)?;
+        }
+        Ok(())
+    }
+
     /// The error a SIGNAL / RESIGNAL raises.
     fn signal(
         &mut self,
@@ -936,10 +1022,7 @@ impl<'p, 'h> Interp<'p, 'h> {
                 )));
             };
             let (c, s) = condition_of(e);
-            let m = match e {
-                Error::Sql { message, .. } => message.clone(),
-                other => format!("{other}"),
-            };
+            let m = message_of(e);
             (c, s, m)
         } else {
             let top = self.frames.len() - 1;
