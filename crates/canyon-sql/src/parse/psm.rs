@@ -375,8 +375,34 @@ pub enum Psm {
 }
 
 /// Whether `text` starts a statement this module parses: a quick look at
-/// its first words, without tokenizing.
+/// its first words, without tokenizing. Every COM_QUERY asks, so the common
+/// case (a first word that is none of CALL, CREATE, DROP, ALTER, SHOW)
+/// answers from the text's first bytes, allocating nothing. Executable
+/// comments count as their contents (mariadb-dump writes triggers as
+/// `/*!50003 CREATE*/ /*!50017 DEFINER=...*/ /*!50003 TRIGGER ... */`).
 pub fn is_routine_statement(text: &str) -> bool {
+    let t = text.trim_start();
+    if !t.starts_with("/*") && !t.starts_with('#') && !t.starts_with("--") {
+        let end = t
+            .bytes()
+            .position(|b| !b.is_ascii_alphabetic())
+            .unwrap_or(t.len());
+        let first = &t[..end];
+        if !["CALL", "CREATE", "DROP", "ALTER", "SHOW"]
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(first))
+        {
+            return false;
+        }
+    }
+    if text.contains("/*!") {
+        return routine_words(&crate::parse::parser::expand_executable_comments(text));
+    }
+    routine_words(text)
+}
+
+/// [`is_routine_statement`] on a text without executable comments.
+fn routine_words(text: &str) -> bool {
     let words: Vec<String> = first_words(text, 4);
     let w = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
     match w(0) {
@@ -471,6 +497,8 @@ fn first_words(text: &str, n: usize) -> Vec<String> {
 /// Parses one stored-program statement from the start of `text`; returns it
 /// and the text after it (past its `;`), which may hold more statements.
 pub fn routine_statement(text: &str) -> Result<(RoutineStatement, String)> {
+    let expanded = crate::parse::parser::expand_executable_comments(text);
+    let text: &str = &expanded;
     let mut p = P::new(text)?;
     let stmt = p.top()?;
     if !p.at_end() && !p.eat(&Token::SemiColon) {
@@ -1501,6 +1529,8 @@ mod tests {
             "CREATE DEFINER = 'a b'@'%' TRIGGER t BEFORE INSERT ON x FOR EACH ROW SET @a = 1",
             "CREATE DEFINER=CURRENT_USER() FUNCTION f() RETURNS INT RETURN 1",
             "CREATE DEFINER=root@localhost FUNCTION f() RETURNS INT RETURN 1",
+            "/*!50003 CREATE*/ /*!50017 DEFINER=`root`@`localhost`*/ /*!50003 TRIGGER t BEFORE INSERT ON x FOR EACH ROW SET NEW.a = 1 */",
+            "  \n call p",
             "DROP PROCEDURE IF EXISTS p",
             "ALTER FUNCTION f COMMENT 'x'",
             "SHOW CREATE TRIGGER t",
@@ -1513,6 +1543,9 @@ mod tests {
             "CREATE TABLE procedure_log (a INT)",
             "CREATE DEFINER=`root`@`%` VIEW v AS SELECT 'PROCEDURE' AS p",
             "SELECT 'CALL p()'",
+            "SELECT 1",
+            "/*!40101 SET NAMES utf8mb4 */",
+            "CALLS",
             "SHOW CREATE TABLE t",
             "DROP TABLE t",
         ] {
