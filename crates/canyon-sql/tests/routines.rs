@@ -360,3 +360,23 @@ fn routine_privileges() {
     assert_eq!(scalar(&mut u, "SELECT f()"), "1");
     exec(&mut u, "CREATE PROCEDURE q() SELECT 1");
 }
+
+/// What mariadb-dump --routines --triggers writes replays: triggers inside
+/// executable comments, routines with DEFINER and characteristics.
+#[test]
+fn dump_forms_replay() {
+    let (_e, mut s) = setup();
+    exec(&mut s, "CREATE TABLE log (x INT)");
+    exec(
+        &mut s,
+        "/*!50003 CREATE*/ /*!50017 DEFINER=`root`@`%`*/ /*!50003 TRIGGER `tr` AFTER INSERT ON `t` FOR EACH ROW BEGIN INSERT INTO log VALUES (NEW.a); END \n*/",
+    );
+    exec(&mut s, "/*!50003 DROP FUNCTION IF EXISTS `f` */");
+    exec(
+        &mut s,
+        "CREATE DEFINER=`root`@`%` FUNCTION `f`(v INT) RETURNS INT\n    DETERMINISTIC\nRETURN v+1\n",
+    );
+    exec(&mut s, "INSERT INTO t VALUES (9, f(1))");
+    assert_eq!(scalar(&mut s, "SELECT x FROM log"), "9");
+    assert_eq!(scalar(&mut s, "SELECT b FROM t WHERE a = 9"), "2");
+}
