@@ -39,7 +39,15 @@ pub(super) struct StmtCtx<'a> {
     /// The tables whose triggers are running this statement (a trigger's
     /// statement may not write them: 1442), outermost first.
     pub(super) trigger_chain: Vec<(String, String)>,
+    /// User variables a trigger or stored function of this statement set
+    /// (`SET @x` in a body run inside the statement, which cannot reach the
+    /// session): read before the session's own, written to them when the
+    /// statement ends (user variables are not transactional).
+    pub(super) var_writes: Option<&'a VarWrites>,
 }
+
+/// User variables set while a statement runs (see `StmtCtx::var_writes`).
+pub(super) type VarWrites = std::cell::RefCell<std::collections::HashMap<String, Value>>;
 
 /// Warnings that strict SQL mode (STRICT_TRANS_TABLES or STRICT_ALL_TABLES,
 /// MySQL 8's default) turns into errors in INSERT, UPDATE and DELETE: out of
@@ -101,6 +109,7 @@ impl<'a> StmtCtx<'a> {
             ticks: std::cell::Cell::new(0),
             long: std::cell::Cell::new((None, 0)),
             trigger_chain: Vec::new(),
+            var_writes: None,
         }
     }
 
@@ -171,6 +180,9 @@ impl EvalContext for StmtCtx<'_> {
         self.state.get_var(name)
     }
     fn user_var(&self, name: &str) -> Value {
+        if let Some(v) = self.var_writes.and_then(|w| w.borrow().get(name).cloned()) {
+            return v;
+        }
         self.state
             .user_vars
             .get(name)

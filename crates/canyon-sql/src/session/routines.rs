@@ -1369,6 +1369,7 @@ fn fire_list(
             db: t.db.clone(),
             chain: chain.to_vec(),
             read_only: false,
+            var_writes: ctx.var_writes,
         };
         let mut it = Interp::new(&mut host, ProgramKind::Trigger);
         it.row = Some(interp::TriggerRow {
@@ -1400,6 +1401,8 @@ struct TxnHost<'s, 't> {
     chain: Vec<(String, String)>,
     /// A stored function called per row: its own read snapshot, no writes.
     read_only: bool,
+    /// Where `SET @x` goes (the firing statement's context's).
+    var_writes: Option<&'s super::context::VarWrites>,
 }
 
 impl TxnHost<'_, '_> {
@@ -1475,6 +1478,7 @@ impl Host for TxnHost<'_, '_> {
         }
         let mut ctx = super::context::StmtCtx::new(self.state, &[]);
         ctx.trigger_chain = self.chain.clone();
+        ctx.var_writes = self.var_writes;
         let mut effects = crate::exec::StatementEffects::default();
         let txn = &mut *self.txn;
         let r = match &plan {
@@ -1490,10 +1494,16 @@ impl Host for TxnHost<'_, '_> {
         }
         Ok(r)
     }
-    fn set_user_var(&mut self, _name: &str, _v: Value) -> Result<()> {
-        Err(Error::Unsupported(
-            "assigning a user variable in a trigger".into(),
-        ))
+    fn set_user_var(&mut self, name: &str, v: Value) -> Result<()> {
+        match self.var_writes {
+            Some(w) => {
+                w.borrow_mut().insert(name.to_ascii_lowercase(), v);
+                Ok(())
+            }
+            None => Err(Error::Unsupported(
+                "assigning a user variable in this statement's trigger".into(),
+            )),
+        }
     }
     fn check_interrupt(&self) -> Result<()> {
         if self.state.process.kill_state() != crate::catalog::procs::KILL_NONE {
@@ -1588,6 +1598,7 @@ fn run_per_row(
         db: routine.db.clone(),
         chain: ctx.trigger_chain.clone(),
         read_only: true,
+        var_writes: ctx.var_writes,
     };
     let flow = {
         let mut it = Interp::new(&mut host, ProgramKind::Function);
