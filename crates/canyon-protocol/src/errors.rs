@@ -987,6 +987,31 @@ mod tests {
     }
 
     #[test]
+    fn stored_program_errors_carry_their_own_code_and_sqlstate() {
+        check(
+            Error::Sql {
+                code: 1644,
+                sqlstate: *b"45000",
+                message: s("custom"),
+            },
+            1644,
+            "45000",
+            "custom",
+        );
+        // A SQLSTATE that is not five of [0-9A-Z] is sent as HY000.
+        check(
+            Error::Sql {
+                code: 1644,
+                sqlstate: *b"4a0 0",
+                message: s("m"),
+            },
+            1644,
+            "HY000",
+            "m",
+        );
+    }
+
+    #[test]
     fn unsupported_limits_and_io() {
         check(
             Error::Unsupported(s("LOAD DATA")),
