@@ -368,6 +368,20 @@ pub enum Error {
     /// MySQL 1227 ER_SPECIFIC_ACCESS_DENIED_ERROR, SQLSTATE 42000.
     SpecificAccessDenied(String),
 
+    /// An error whose MySQL number, SQLSTATE and message are decided where it
+    /// is raised: SIGNAL / RESIGNAL in a stored program, and the stored-program
+    /// errors (1304 ER_SP_ALREADY_EXISTS, 1305 ER_SP_DOES_NOT_EXIST, 1329
+    /// ER_SP_FETCH_NO_DATA, 1362 / 1363 trigger row errors, 1424, 1456, ...).
+    /// The SQLSTATE is five ASCII characters.
+    Sql {
+        /// The MySQL error number.
+        code: u16,
+        /// The SQLSTATE.
+        sqlstate: [u8; 5],
+        /// The message.
+        message: String,
+    },
+
     // ---- unsupported ---------------------------------------------------------------
     /// A statement or feature Canyon does not implement (yet). Never a silent OK.
     /// MySQL 1235 ER_NOT_SUPPORTED_YET, SQLSTATE 42000:

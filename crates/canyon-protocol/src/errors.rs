@@ -433,6 +433,11 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             ),
         ),
         Error::Internal(msg) => M::new(1105, "HY000", format!("Internal error: {msg}")),
+        Error::Sql {
+            code,
+            sqlstate,
+            message,
+        } => M::new(*code, intern_sqlstate(sqlstate), message.clone()),
         Error::StrictModeError { code, message } => M::new(
             *code,
             match code {
@@ -447,6 +452,30 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             message.clone(),
         ),
     }
+}
+
+/// A SQLSTATE as the `&'static str` an ERR packet carries. SIGNAL may name
+/// any SQLSTATE, so each distinct one is leaked once and kept in a set: five
+/// bytes each, and a session can only name SQLSTATEs of five characters
+/// of `[0-9A-Z]` (anything else is written as HY000).
+fn intern_sqlstate(s: &[u8; 5]) -> &'static str {
+    static SEEN: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let Ok(text) = std::str::from_utf8(s) else {
+        return "HY000";
+    };
+    if !text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase())
+    {
+        return "HY000";
+    }
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(found) = seen.iter().find(|t| **t == text) {
+        return found;
+    }
+    let leaked: &'static str = Box::leak(text.to_string().into_boxed_str());
+    seen.push(leaked);
+    leaked
 }
 
 /// The first `max` characters of `s` (MySQL's `%-.Ns`).
@@ -966,6 +995,31 @@ mod tests {
             1227,
             "42000",
             "Access denied; you need (at least one of) the SUPER privilege(s) for this operation",
+        );
+    }
+
+    #[test]
+    fn stored_program_errors_carry_their_own_code_and_sqlstate() {
+        check(
+            Error::Sql {
+                code: 1644,
+                sqlstate: *b"45000",
+                message: s("custom"),
+            },
+            1644,
+            "45000",
+            "custom",
+        );
+        // A SQLSTATE that is not five of [0-9A-Z] is sent as HY000.
+        check(
+            Error::Sql {
+                code: 1644,
+                sqlstate: *b"4a0 0",
+                message: s("m"),
+            },
+            1644,
+            "HY000",
+            "m",
         );
     }
 

@@ -396,6 +396,8 @@ impl Login<'_> {
         session.set_async_lock_waits(true);
         // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows.
         session.set_client_found_rows(capabilities & capability::FOUND_ROWS != 0);
+        // CLIENT_MULTI_RESULTS: a CALL may send result sets.
+        session.set_client_multi_results(capabilities & capability::MULTI_RESULTS != 0);
         // The handshake's character set id names the connection's collation.
         session.set_client_collation(response.charset as u16);
         if let Some(db) = &response.database {
@@ -837,6 +839,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         session.set_deferred_durability(true);
         session.set_async_lock_waits(true);
         session.set_client_found_rows(self.capabilities & capability::FOUND_ROWS != 0);
+        session.set_client_multi_results(self.capabilities & capability::MULTI_RESULTS != 0);
         let wake = self.killed.clone();
         session.set_kill_hook(Box::new(move || wake.notify_one()));
         if let Some(db) = &request.database {

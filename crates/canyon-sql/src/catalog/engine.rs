@@ -159,6 +159,8 @@ impl Engine {
                         let ks: crate::catalog::stats::KeyStats =
                             serde_json::from_slice(v).map_err(|e| Error::Corrupt(e.to_string()))?;
                         stats.push((id, ks));
+                    } else if crate::catalog::routines::load_record(k, v, &mut catalog)? {
+                        // A stored routine or trigger.
                     } else if k == META_NEXT_ID {
                         next_id = u32::from_be_bytes(
                             v.try_into().map_err(|_| Error::Corrupt("next_id".into()))?,

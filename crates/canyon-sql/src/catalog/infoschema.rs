@@ -74,11 +74,11 @@ pub enum SystemTable {
     Collations,
     /// PROCESSLIST: the process registry.
     Processlist,
-    /// ROUTINES: empty.
+    /// ROUTINES: stored procedures and functions.
     Routines,
     /// VIEWS: empty.
     Views,
-    /// TRIGGERS: empty.
+    /// TRIGGERS.
     Triggers,
     /// PARTITIONS: one row per partition (subpartition) of a partitioned
     /// table, one unpartitioned row for any other.
@@ -949,10 +949,9 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
             }
         }
         SystemTable::Views => crate::catalog::view::views_rows(p, g, &mut out),
-        SystemTable::Routines
-        | SystemTable::Triggers
-        | SystemTable::Events
-        | SystemTable::Files => {}
+        SystemTable::Routines => crate::catalog::routines::routine_rows(g, &mut out),
+        SystemTable::Triggers => crate::catalog::routines::trigger_rows(g, &mut out),
+        SystemTable::Events | SystemTable::Files => {}
     }
     debug_assert!(
         out.iter().all(|r| r.len() == table.columns().len()),

@@ -8,6 +8,8 @@
 //!   and stored by `analysis`);
 //! - [`privileges`] and [`auth`]: privilege bits, grants, password verifiers;
 //!   [`accounts`]: CREATE / ALTER / DROP USER, GRANT, REVOKE on the instance;
+//! - [`routines`]: stored procedures, functions and triggers (kept as
+//!   text; the session parses and runs them);
 //! - [`vars`]: system variables, their kinds and defaults;
 //! - [`partition`]: partitioned tables' definitions and row placement
 //!   (its essay: why partitions are logical, not keyspaces);
@@ -39,6 +41,7 @@ pub mod infoschema;
 pub mod partition;
 pub mod privileges;
 pub mod procs;
+pub mod routines;
 pub mod rows;
 pub mod schema;
 pub mod stats;

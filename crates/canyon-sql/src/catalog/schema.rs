@@ -472,6 +472,14 @@ pub struct Catalog {
     /// Views, by database then name (see [`crate::catalog::view`]); shared
     /// between snapshots until a view statement changes them.
     pub views: Arc<crate::catalog::view::Views>,
+    /// Stored procedures and functions by (database, kind, lower-case name)
+    /// (see [`crate::catalog::routines`]).
+    pub routines: BTreeMap<
+        (String, crate::catalog::routines::RoutineKind, String),
+        Arc<crate::catalog::routines::RoutineDef>,
+    >,
+    /// Triggers by (database, name).
+    pub triggers: BTreeMap<(String, String), Arc<crate::catalog::routines::TriggerDef>>,
 }
 
 impl Catalog {

@@ -66,6 +66,7 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         "net_buffer_length" => (i(16384), ReadWrite),
         "auto_increment_increment" | "auto_increment_offset" => (i(1), ReadWrite),
         "max_execution_time" => (i(0), ReadWrite),
+        "max_sp_recursion_depth" => (i(0), ReadWrite),
         "sql_select_limit" => (Value::UInt(u64::MAX), ReadWrite),
         "sql_safe_updates" | "sql_auto_is_null" | "big_tables" | "sql_notes_off" => (i(0), ReadWrite),
         "sql_notes" | "sql_warnings" | "sql_quote_show_create" => (i(1), ReadWrite),
@@ -153,6 +154,11 @@ pub fn normalize_global(name: &str, v: Value) -> Result<Value> {
         "max_execution_time" => {
             Value::Int(v.to_i64().filter(|s| *s >= 0).ok_or_else(|| wrong(&v))?)
         }
+        "max_sp_recursion_depth" => Value::Int(
+            v.to_i64()
+                .filter(|s| (0..=255).contains(s))
+                .ok_or_else(|| wrong(&v))?,
+        ),
         "long_query_time" => match &v {
             Value::Bytes(_) => return Err(wrong(&v)),
             n => Value::Double(n.to_f64().filter(|s| *s >= 0.0).ok_or_else(|| wrong(&v))?),
@@ -208,6 +214,7 @@ pub const NAMES: &[&str] = &[
     "max_connections",
     "max_execution_time",
     "max_join_size",
+    "max_sp_recursion_depth",
     "net_buffer_length",
     "net_read_timeout",
     "net_write_timeout",
@@ -321,6 +328,7 @@ pub fn kind(name: &str) -> crate::types::ExprKind {
         | "auto_increment_increment"
         | "auto_increment_offset"
         | "max_execution_time"
+        | "max_sp_recursion_depth"
         | "sql_safe_updates"
         | "sql_auto_is_null"
         | "big_tables"

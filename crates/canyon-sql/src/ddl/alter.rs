@@ -421,6 +421,10 @@ impl Engine {
                 Arc::make_mut(old).tables.remove(table);
                 def.db = new_db.clone();
                 def.name = new_name.clone();
+                // Triggers follow their table (not into another database).
+                crate::catalog::routines::rename_table_triggers(
+                    cat, batch, db, table, &new_db, &new_name,
+                )?;
                 // Foreign keys follow a renamed parent, as in InnoDB.
                 for fk in def.foreign_keys.iter_mut() {
                     if fk.ref_db == db && fk.ref_table == table {

@@ -76,6 +76,7 @@ impl Engine {
             };
             batch.delete(Keyspace::Meta, meta_key(META_DB, name.as_bytes()));
             crate::ddl::view::drop_database_views(cat, batch, name);
+            crate::catalog::routines::drop_table_triggers(cat, batch, name, None);
             for t in db.tables.values() {
                 batch.delete(
                     Keyspace::Meta,
@@ -177,6 +178,7 @@ impl Engine {
                         Keyspace::Meta,
                         meta_key(META_TABLE, &t.def.id.to_be_bytes()),
                     );
+                    crate::catalog::routines::drop_table_triggers(cat, batch, db, Some(name));
                     Ok(Some(t))
                 }
                 None if if_exists => Ok(None),

@@ -3,6 +3,7 @@
 //! and the affected-row arithmetic.
 
 use super::{dml::*, read::*};
+use crate::catalog::routines::{TriggerEvent, TriggerTiming};
 use crate::catalog::rows::*;
 use crate::catalog::Table;
 use crate::exec::foreign::{self, FkScope};
@@ -483,6 +484,12 @@ pub fn run_insert(
     // `next_number_field` once the statement is done).
     let mut last_auto: u64 = 0;
     let router = crate::plan::partition::Router::new(table)?;
+    // Row triggers (see `crate::session` routines): asked once per statement.
+    let trig_insert = ctx.has_triggers(def, TriggerEvent::Insert);
+    let trig_update = matches!(plan.on_duplicate, OnDuplicate::Update(_))
+        && ctx.has_triggers(def, TriggerEvent::Update);
+    let trig_delete = matches!(plan.on_duplicate, OnDuplicate::Replace)
+        && ctx.has_triggers(def, TriggerEvent::Delete);
     let nrows = selected.as_ref().map_or(plan.rows.len(), Vec::len);
     let mut selected = selected.map(Vec::into_iter);
     for n in 0..nrows {
@@ -498,6 +505,18 @@ pub fn run_insert(
             None => eval_values(&plan.rows[n], ctx)?,
         };
         let mut row = build_row(plan, values, ctx, rowno)?;
+        if trig_insert {
+            // BEFORE INSERT sees the defaults, and an AUTO_INCREMENT column
+            // still 0; what it assigns to NEW is what is stored.
+            ctx.fire_triggers(
+                txn,
+                def,
+                TriggerTiming::Before,
+                TriggerEvent::Insert,
+                None,
+                Some(&mut row),
+            )?;
+        }
         // NOT NULL is checked as the values are stored into the row, before
         // write_row() generates an AUTO_INCREMENT value: a failing row uses up no
         // id (NULL in the AUTO_INCREMENT column itself asks for one).
@@ -550,15 +569,40 @@ pub fn run_insert(
                 Some(c) => return Err(conflict_error(table, c.key, &row)),
             },
             OnDuplicate::Replace => {
-                stats.deleted += replace_row(txn, table, &pk, &row, fk.as_mut())?;
+                stats.deleted += replace_row(txn, table, &pk, &row, fk.as_mut(), trig_delete, ctx)?;
                 RowOutcome::Inserted
             }
             OnDuplicate::Update(assignments) => match find_conflict(txn, table, &row, &pk)? {
                 None => insert_new(txn, fk.as_mut(), table, pk, &row, plan.ignore, effects)?,
                 Some(c) => {
-                    let new = upsert_values(table, assignments, &c.row, &row, ctx, rowno, effects)?;
+                    let mut new =
+                        upsert_values(table, assignments, &c.row, &row, ctx, rowno, effects)?;
+                    if trig_update {
+                        ctx.fire_triggers(
+                            txn,
+                            def,
+                            TriggerTiming::Before,
+                            TriggerEvent::Update,
+                            Some(&c.row),
+                            Some(&mut new),
+                        )?;
+                    }
                     super::partition::place_row(router.as_ref(), &new, ctx)?;
+                    let after_update = |txn: &mut Transaction, new: &[Value]| {
+                        if !trig_update {
+                            return Ok(());
+                        }
+                        ctx.fire_triggers(
+                            txn,
+                            def,
+                            TriggerTiming::After,
+                            TriggerEvent::Update,
+                            Some(&c.row),
+                            Some(&mut new.to_vec()),
+                        )
+                    };
                     if new == c.row {
+                        after_update(txn, &new)?;
                         row = new;
                         RowOutcome::Updated { changed: false }
                     } else {
@@ -572,6 +616,7 @@ pub fn run_insert(
                             0,
                         ) {
                             Ok(()) => {
+                                after_update(txn, &new)?;
                                 row = new;
                                 RowOutcome::Updated { changed: true }
                             }
@@ -588,6 +633,16 @@ pub fn run_insert(
                 }
             },
         };
+        if trig_insert && matches!(outcome, RowOutcome::Inserted) {
+            ctx.fire_triggers(
+                txn,
+                def,
+                TriggerTiming::After,
+                TriggerEvent::Insert,
+                None,
+                Some(&mut row.clone()),
+            )?;
+        }
         match outcome {
             RowOutcome::Inserted => {
                 stats.copied += 1;
@@ -804,6 +859,8 @@ pub(crate) fn replace_row(
     pk: &[u8],
     row: &[Value],
     mut fk: Option<&mut FkScope<'_>>,
+    delete_triggers: bool,
+    ctx: &dyn EvalContext,
 ) -> Result<u64> {
     let def = &table.def;
     let mut deleted = 0;
@@ -818,16 +875,38 @@ pub(crate) fn replace_row(
         // key references: a referenced row is deleted (its children's ON
         // DELETE applies) and inserted again.
         let referenced = fk.as_deref().is_some_and(|s| s.is_referenced(table));
-        if is_last_unique_key(table, c.key) && !referenced {
+        // ... and, as MySQL's write_record, not when the table has DELETE
+        // triggers: they fire for the deleted row.
+        if is_last_unique_key(table, c.key) && !referenced && !delete_triggers {
             if c.row.as_slice() != row {
                 write_update(txn, table, c.pk, OldRow::Row(&c.row), row, fk, 0)?;
                 deleted += 1;
             }
             return Ok(deleted);
         }
+        if delete_triggers {
+            ctx.fire_triggers(
+                txn,
+                def,
+                TriggerTiming::Before,
+                TriggerEvent::Delete,
+                Some(&c.row),
+                None,
+            )?;
+        }
         txn.delete(def.id, c.pk, index_keys(table, &c.row));
         if let Some(scope) = fk.as_deref_mut() {
             foreign::on_parent_change(txn, scope, table, OldRow::Row(&c.row), None, 0)?;
+        }
+        if delete_triggers {
+            ctx.fire_triggers(
+                txn,
+                def,
+                TriggerTiming::After,
+                TriggerEvent::Delete,
+                Some(&c.row),
+                None,
+            )?;
         }
         deleted += 1;
     }

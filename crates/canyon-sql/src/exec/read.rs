@@ -278,6 +278,13 @@ impl EvalContext for Quiet<'_> {
     fn check_interrupt(&self) -> Result<()> {
         self.0.check_interrupt()
     }
+    fn call_stored(
+        &self,
+        routine: &std::sync::Arc<crate::catalog::routines::RoutineDef>,
+        args: Vec<Value>,
+    ) -> Result<Value> {
+        self.0.call_stored(routine, args)
+    }
     fn system_rows(
         &self,
         table: crate::catalog::infoschema::SystemTable,

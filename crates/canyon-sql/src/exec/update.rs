@@ -2,6 +2,7 @@
 //! asked), and the writes.
 
 use super::{dml::*, insert::*, read::*};
+use crate::catalog::routines::{TriggerEvent, TriggerTiming};
 use crate::catalog::rows::*;
 use crate::catalog::Table;
 use crate::exec::foreign::{self, FkScope};
@@ -196,6 +197,7 @@ pub fn run_update(
     let mut changed = 0u64;
     let router = crate::plan::partition::Router::new(table)?;
     let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
+    let triggers = ctx.has_triggers(def, TriggerEvent::Update);
     for_each_target_row(
         txn,
         table,
@@ -206,6 +208,9 @@ pub fn run_update(
         ctx,
         &mut |txn, pk, mut row| {
             matched += 1;
+            // With UPDATE triggers the whole row before is kept: a BEFORE
+            // trigger may change any column of NEW.
+            let before = triggers.then(|| row.clone());
             // The assignments change the row in place, left to right (a later
             // one reads what an earlier one assigned, as in MySQL); `replaced`
             // keeps the value each assigned column had.
@@ -230,33 +235,60 @@ pub fn run_update(
                     replaced.push((*c, was));
                 }
             }
-            if replaced.iter().all(|(c, was)| row[*c] == *was) {
-                return Ok(());
+            if let Some(old) = &before {
+                ctx.fire_triggers(
+                    txn,
+                    def,
+                    TriggerTiming::Before,
+                    TriggerEvent::Update,
+                    Some(old),
+                    Some(&mut row),
+                )?;
+                replaced = (0..row.len())
+                    .filter(|c| row[*c] != old[*c])
+                    .map(|c| (c, old[c].clone()))
+                    .collect();
             }
-            // ON UPDATE CURRENT_TIMESTAMP: a changed row's columns that carry
-            // it and were not assigned take the statement's time (MySQL).
-            for (c, col) in def.columns.iter().enumerate() {
-                if col.attrs.on_update_now && !replaced.iter().any(|(r, _)| *r == c) {
-                    let now = coerce(
-                        Value::DateTime(whole_seconds(ctx.now())),
-                        col.ty,
-                        &col.name,
-                        matched,
-                    )?;
-                    replaced.push((c, std::mem::replace(&mut row[c], now)));
+            let unchanged = replaced.iter().all(|(c, was)| row[*c] == *was);
+            if !unchanged {
+                // ON UPDATE CURRENT_TIMESTAMP: a changed row's columns that
+                // carry it and were not assigned take the statement's time.
+                for (c, col) in def.columns.iter().enumerate() {
+                    if col.attrs.on_update_now && !replaced.iter().any(|(r, _)| *r == c) {
+                        let now = coerce(
+                            Value::DateTime(whole_seconds(ctx.now())),
+                            col.ty,
+                            &col.name,
+                            matched,
+                        )?;
+                        replaced.push((c, std::mem::replace(&mut row[c], now)));
+                    }
                 }
+                changed += 1;
+                super::partition::place_row(router.as_ref(), &row, ctx)?;
+                write_update(
+                    txn,
+                    table,
+                    pk,
+                    OldRow::Replaced(&replaced),
+                    &row,
+                    fk.as_mut(),
+                    0,
+                )?;
             }
-            changed += 1;
-            super::partition::place_row(router.as_ref(), &row, ctx)?;
-            write_update(
-                txn,
-                table,
-                pk,
-                OldRow::Replaced(&replaced),
-                &row,
-                fk.as_mut(),
-                0,
-            )
+            if let Some(old) = &before {
+                // MySQL fires AFTER UPDATE for a matched row even when its
+                // values did not change.
+                ctx.fire_triggers(
+                    txn,
+                    def,
+                    TriggerTiming::After,
+                    TriggerEvent::Update,
+                    Some(old),
+                    Some(&mut row.clone()),
+                )?;
+            }
+            Ok(())
         },
     )?;
     Ok(QueryResult::Ok {
@@ -310,6 +342,8 @@ pub fn run_delete(
     };
     let mut deleted = 0u64;
     let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
+    let def = &table.def;
+    let triggers = ctx.has_triggers(def, TriggerEvent::Delete);
     for_each_target_row(
         txn,
         table,
@@ -319,9 +353,29 @@ pub fn run_delete(
         limit,
         ctx,
         &mut |txn, pk, old| {
+            if triggers {
+                ctx.fire_triggers(
+                    txn,
+                    def,
+                    TriggerTiming::Before,
+                    TriggerEvent::Delete,
+                    Some(&old),
+                    None,
+                )?;
+            }
             txn.delete(table.def.id, pk, index_keys(table, &old));
             if let Some(scope) = fk.as_mut() {
                 foreign::on_parent_change(txn, scope, table, OldRow::Row(&old), None, 0)?;
+            }
+            if triggers {
+                ctx.fire_triggers(
+                    txn,
+                    def,
+                    TriggerTiming::After,
+                    TriggerEvent::Delete,
+                    Some(&old),
+                    None,
+                )?;
             }
             deleted += 1;
             Ok(())

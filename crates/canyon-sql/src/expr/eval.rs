@@ -56,6 +56,46 @@ pub trait EvalContext {
             "information_schema in this statement".into(),
         ))
     }
+    /// Calls a stored function with its arguments' values (the expression
+    /// layer's way up to the interpreter, which runs in the session). Only
+    /// a session can answer.
+    fn call_stored(
+        &self,
+        routine: &std::sync::Arc<crate::catalog::routines::RoutineDef>,
+        args: Vec<Value>,
+    ) -> Result<Value> {
+        let _ = args;
+        Err(Error::Unsupported(format!(
+            "calling the stored function {} here",
+            routine.name
+        )))
+    }
+    /// Whether `table` has triggers for `event`: the executor asks once per
+    /// statement. Only a session has triggers to fire; elsewhere none.
+    fn has_triggers(
+        &self,
+        table: &crate::catalog::TableDef,
+        event: crate::catalog::routines::TriggerEvent,
+    ) -> bool {
+        let _ = (table, event);
+        false
+    }
+    /// Fires `table`'s triggers of one timing and event for one row, in
+    /// their order, inside the statement's transaction `txn`: `old` is the
+    /// row before (UPDATE, DELETE), `new` the row after (INSERT, UPDATE),
+    /// which a BEFORE trigger may change. An error fails the statement.
+    fn fire_triggers(
+        &self,
+        txn: &mut canyon_txn::Transaction,
+        table: &crate::catalog::TableDef,
+        timing: crate::catalog::routines::TriggerTiming,
+        event: crate::catalog::routines::TriggerEvent,
+        old: Option<&[Value]>,
+        new: Option<&mut Vec<Value>>,
+    ) -> Result<()> {
+        let _ = (txn, table, timing, event, old, new);
+        Ok(())
+    }
 }
 
 /// The rows of one subquery (its visible columns), shared by its evaluations.
@@ -119,6 +159,42 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     ) -> Result<Vec<Vec<Value>>> {
         self.base.system_rows(table, filter)
     }
+    fn call_stored(
+        &self,
+        routine: &std::sync::Arc<crate::catalog::routines::RoutineDef>,
+        args: Vec<Value>,
+    ) -> Result<Value> {
+        self.base.call_stored(routine, args)
+    }
+    fn has_triggers(
+        &self,
+        table: &crate::catalog::TableDef,
+        event: crate::catalog::routines::TriggerEvent,
+    ) -> bool {
+        self.base.has_triggers(table, event)
+    }
+    fn fire_triggers(
+        &self,
+        txn: &mut canyon_txn::Transaction,
+        table: &crate::catalog::TableDef,
+        timing: crate::catalog::routines::TriggerTiming,
+        event: crate::catalog::routines::TriggerEvent,
+        old: Option<&[Value]>,
+        new: Option<&mut Vec<Value>>,
+    ) -> Result<()> {
+        self.base.fire_triggers(txn, table, timing, event, old, new)
+    }
+}
+
+/// A stored function's call: its arguments, then the call. Apart from
+/// [`eval`] (and not inlined) so that the recursive `eval` keeps its frame.
+#[inline(never)]
+fn eval_stored(c: &crate::expr::tree::StoredCall, env: &Env<'_>) -> Result<Value> {
+    let mut args = Vec::with_capacity(c.args.len());
+    for a in &c.args {
+        args.push(eval(a, env)?);
+    }
+    env.ctx.call_stored(&c.routine, args)
 }
 
 /// The row an expression is evaluated over.
@@ -144,6 +220,7 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
         Expr::Column(i) | Expr::Bound(i) => env.row.get(*i).cloned().unwrap_or(Value::Null),
         Expr::Row(_) => return Err(Error::OperandColumns(1)),
         Expr::Subquery(sq) => return eval_subquery(sq, env),
+        Expr::Stored(c) => eval_stored(c, env)?,
         Expr::Agg(i) => env.aggs.get(*i).cloned().unwrap_or(Value::Null),
         Expr::SysVar(n) => env.ctx.sys_var(n)?,
         Expr::UserVar(n) => env.ctx.user_var(n),

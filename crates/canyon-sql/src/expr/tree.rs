@@ -194,6 +194,45 @@ pub enum Expr {
     /// [`comparison_collation`](super::eval::comparison_collation) finds the
     /// collation for the operator.
     Collate(Box<Expr>, Collation),
+    /// A call of a stored function whose arguments read the row (a call
+    /// with constant arguments is evaluated before planning, by the session).
+    /// Evaluation hands it to [`EvalContext::call_stored`](super::eval::EvalContext::call_stored).
+    Stored(Box<StoredCall>),
+}
+
+/// A bound call of a stored function.
+#[derive(Debug, Clone)]
+pub struct StoredCall {
+    /// The function, as the catalog holds it.
+    pub routine: Arc<crate::catalog::routines::RoutineDef>,
+    /// The arguments.
+    pub args: Vec<Expr>,
+}
+
+impl StoredCall {
+    /// The kind of the function's RETURNS type.
+    pub fn kind(&self) -> ExprKind {
+        self.routine
+            .returns_type
+            .map(ExprKind::of)
+            .unwrap_or(ExprKind::String)
+    }
+
+    /// [`Expr::rewrite`] of the arguments (apart, not inlined: `rewrite`
+    /// recurses and keeps its frame small).
+    #[inline(never)]
+    fn rewrite(&self, f: &dyn Fn(&Expr) -> Option<Expr>) -> Expr {
+        Expr::Stored(Box::new(StoredCall {
+            routine: self.routine.clone(),
+            args: self.args.iter().map(|x| x.rewrite(f)).collect(),
+        }))
+    }
+}
+
+impl PartialEq for StoredCall {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.routine, &other.routine) && self.args == other.args
+    }
 }
 
 /// What a subquery expression asks of its rows.
@@ -281,6 +320,8 @@ impl Expr {
             Expr::Row(items) => items.iter().all(Expr::is_constant),
             // Evaluating one needs a reader; access paths never do.
             Expr::Subquery(_) => false,
+            // A stored function may read tables and need not be deterministic.
+            Expr::Stored(_) => false,
         }
     }
 
@@ -331,6 +372,7 @@ impl Expr {
                 }
             }
             Expr::Func(_, args) | Expr::Row(args) => args.iter().for_each(f),
+            Expr::Stored(c) => c.args.iter().for_each(f),
             Expr::Subquery(sq) => {
                 if let SubqueryKind::In(lhs, _) = &sq.kind {
                     lhs.iter().for_each(f);
@@ -378,6 +420,7 @@ impl Expr {
                     .collect(),
                 otherwise: otherwise.as_ref().map(|o| r(o)),
             },
+            Expr::Stored(c) => c.rewrite(f),
             Expr::Func(func, args) => {
                 Expr::Func(*func, args.iter().map(|x| x.rewrite(f)).collect())
             }
@@ -448,6 +491,7 @@ impl Expr {
             Expr::SysVar(name) => crate::catalog::vars::kind(name),
             Expr::Column(i) | Expr::Bound(i) => cols.get(*i).copied().unwrap_or(ExprKind::String),
             Expr::Row(_) => ExprKind::Int,
+            Expr::Stored(c) => c.kind(),
             Expr::Subquery(sq) => match &sq.kind {
                 SubqueryKind::Scalar => sq.plan.kinds().first().copied().unwrap_or(ExprKind::Null),
                 _ => ExprKind::Int,

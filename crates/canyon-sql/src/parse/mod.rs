@@ -7,7 +7,9 @@
 //! statements sqlparser does not; [`partition`] parses the partition
 //! clauses of CREATE / ALTER TABLE that sqlparser refuses; [`view`] parses
 //! the view statements (CREATE / ALTER / DROP VIEW, WITH CHECK OPTION) as
-//! MySQL writes them.
+//! MySQL writes them; [`psm`] parses stored programs (CREATE PROCEDURE /
+//! FUNCTION / TRIGGER, CALL, and the bodies' compound statements), handing
+//! plain statements and expressions to sqlparser.
 //!
 //! One circle inside this folder: `parser` hands view statements to `view`,
 //! which parses their SELECT with `parser`'s dialect (`parser` and `view`).
@@ -18,6 +20,7 @@
 pub mod limits;
 pub mod parser;
 pub mod partition;
+pub mod psm;
 pub mod view;
 
 pub use parser::*;

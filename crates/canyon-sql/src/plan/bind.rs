@@ -840,6 +840,11 @@ impl<'a> Binder<'a> {
             };
             return Ok(Expr::Agg(idx));
         }
+        if functions::lookup(&name).is_none() || f.name.0.len() > 1 {
+            if let Some(call) = self.bind_stored_call(f)? {
+                return Ok(call);
+            }
+        }
         let func =
             functions::lookup(&name).ok_or_else(|| Error::UnknownFunction(name.to_lowercase()))?;
         let mut bound = Vec::with_capacity(args.len());

@@ -147,6 +147,19 @@ pub(super) fn agg_text(a: &AggCall, n: &Names<'_>) -> String {
 /// An expression as MySQL's tree EXPLAIN prints it: every operator
 /// parenthesised, columns by name, placeholders as `?`, subqueries as
 /// `(select #N)`.
+/// A stored function's call as EXPLAIN shows it (apart from the recursive
+/// [`expr`], not inlined).
+#[inline(never)]
+fn stored_text(c: &crate::expr::StoredCall, n: &Names<'_>) -> String {
+    let args: Vec<String> = c.args.iter().map(|x| expr(x, n)).collect();
+    format!(
+        "`{}`.`{}`({})",
+        c.routine.db,
+        c.routine.name,
+        args.join(",")
+    )
+}
+
 pub(super) fn expr(e: &Expr, n: &Names<'_>) -> String {
     let list = |items: &[Expr]| {
         items
@@ -220,6 +233,7 @@ pub(super) fn expr(e: &Expr, n: &Names<'_>) -> String {
             s
         }
         Expr::Func(f, args) => format!("{}({})", func_name(*f), list(args)),
+        Expr::Stored(c) => stored_text(c, n),
         Expr::Row(items) => format!("({})", list(items)),
         Expr::Subquery(sq) => {
             let id = n

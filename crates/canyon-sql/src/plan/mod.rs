@@ -37,8 +37,9 @@
 //! query), so `select`, `setop` and `dml` call each other, and `from` and
 //! `join` (steps of `select` that use its types) belong to the same circle;
 //! so does the binder, which plans the subqueries it meets (`bind` calls
-//! `select`, which binds its clauses with it), with `bind_collate` and
-//! `bind_functions`, which work on the binder's state and are called by it.
+//! `select`, which binds its clauses with it), with `bind_collate`,
+//! `bind_functions` and `bind_stored` (calls of stored functions), which
+//! work on the binder's state and are called by it.
 //! That circle stays inside this folder. Imports: the layers below.
 
 pub mod access;
@@ -46,6 +47,7 @@ pub mod bind;
 pub mod bind_collate;
 pub mod bind_functions;
 pub mod bind_literal;
+mod bind_stored;
 mod clauses;
 pub mod dml;
 pub mod explain;

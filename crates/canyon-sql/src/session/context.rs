@@ -36,7 +36,18 @@ pub(super) struct StmtCtx<'a> {
     /// times it has asked to be moved off the connection-serving thread (see
     /// [`LONG_STATEMENT`]).
     pub(super) long: std::cell::Cell<(Option<std::time::Instant>, u32)>,
+    /// The tables whose triggers are running this statement (a trigger's
+    /// statement may not write them: 1442), outermost first.
+    pub(super) trigger_chain: Vec<(String, String)>,
+    /// User variables a trigger or stored function of this statement set
+    /// (`SET @x` in a body run inside the statement, which cannot reach the
+    /// session): read before the session's own, written to them when the
+    /// statement ends (user variables are not transactional).
+    pub(super) var_writes: Option<&'a VarWrites>,
 }
+
+/// User variables set while a statement runs (see `StmtCtx::var_writes`).
+pub(super) type VarWrites = std::cell::RefCell<std::collections::HashMap<String, Value>>;
 
 /// Warnings that strict SQL mode (STRICT_TRANS_TABLES or STRICT_ALL_TABLES,
 /// MySQL 8's default) turns into errors in INSERT, UPDATE and DELETE: out of
@@ -97,6 +108,8 @@ impl<'a> StmtCtx<'a> {
             deadline: None,
             ticks: std::cell::Cell::new(0),
             long: std::cell::Cell::new((None, 0)),
+            trigger_chain: Vec::new(),
+            var_writes: None,
         }
     }
 
@@ -167,6 +180,9 @@ impl EvalContext for StmtCtx<'_> {
         self.state.get_var(name)
     }
     fn user_var(&self, name: &str) -> Value {
+        if let Some(v) = self.var_writes.and_then(|w| w.borrow().get(name).cloned()) {
+            return v;
+        }
         self.state
             .user_vars
             .get(name)
@@ -270,6 +286,36 @@ impl EvalContext for StmtCtx<'_> {
             display_widths: s.engine.config().display_widths,
         };
         Ok(crate::catalog::infoschema::generate(table, filter, &g))
+    }
+    fn call_stored(
+        &self,
+        routine: &std::sync::Arc<crate::catalog::routines::RoutineDef>,
+        args: Vec<Value>,
+    ) -> Result<Value> {
+        super::routines::call_stored_per_row(self, routine, args)
+    }
+    fn has_triggers(
+        &self,
+        table: &crate::catalog::TableDef,
+        event: crate::catalog::routines::TriggerEvent,
+    ) -> bool {
+        let cat = self.state.engine.catalog();
+        !cat.triggers.is_empty()
+            && cat
+                .triggers
+                .values()
+                .any(|t| t.db == table.db && t.table == table.name && t.event == event)
+    }
+    fn fire_triggers(
+        &self,
+        txn: &mut canyon_txn::Transaction,
+        table: &crate::catalog::TableDef,
+        timing: crate::catalog::routines::TriggerTiming,
+        event: crate::catalog::routines::TriggerEvent,
+        old: Option<&[Value]>,
+        new: Option<&mut Vec<Value>>,
+    ) -> Result<()> {
+        super::routines::fire_triggers(self, txn, table, timing, event, old, new)
     }
 }
 

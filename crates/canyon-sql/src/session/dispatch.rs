@@ -50,6 +50,12 @@ impl Session {
         if let Some(r) = self.run_view_statement(&cat, parsed, params)? {
             return Ok(r);
         }
+        if !cat.routines.is_empty() {
+            if let Some(expanded) = self.expand_stored_functions(&cat, parsed)? {
+                drop(cat);
+                return self.run_inner(&expanded, params, sql);
+            }
+        }
         if let Some(plan) = self.plan_dml(&cat, parsed)? {
             drop(cat);
             return self.run_plan(&plan, params);
@@ -118,6 +124,7 @@ impl Session {
             | Statement::ShowStatus { .. }
             | Statement::ExplainTable { .. }
             | Statement::ShowProcessList { .. } => self.run_show(&cat, stmt),
+            Statement::Call(f) => self.run_call_one_result(f, params),
             Statement::Flush { .. } | Statement::Kill { .. } | Statement::Explain { .. } => {
                 self.run_admin(&cat, stmt)
             }

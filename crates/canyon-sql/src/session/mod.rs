@@ -14,14 +14,15 @@
 //!   run inside them), [`set`], [`show`], [`schema`] (DDL statements),
 //!   [`accounts`], [`admin`] (KILL, FLUSH, ANALYZE, EXPLAIN), [`view`]
 //!   (CREATE / ALTER / DROP VIEW, writes through a view WITH CHECK OPTION,
-//!   SHOW CREATE VIEW, DESCRIBE of a view, view privileges);
+//!   SHOW CREATE VIEW, DESCRIBE of a view, view privileges), [`routines`]
+//!   (stored procedures, functions and triggers, run by [`interp`]);
 //! - [`context`]: what a running statement evaluates in, and how KILL and
 //!   max_execution_time reach it.
 //!
 //! The files are one `impl Session` cut by statement family, so they call
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
-//! `context`, `dispatch`, `request`, `schema`, `set`, `show`, `state`,
-//! `txn`, `view`).
+//! `context`, `dispatch`, `interp`, `request`, `routines`, `schema`, `set`,
+//! `show`, `state`, `txn`, `view`).
 //!
 //! # Transactions (MySQL semantics)
 //! - autocommit=1 and no BEGIN: each statement is its own transaction, committed
@@ -64,6 +65,16 @@
 //! `information_schema` itself is a virtual database read through the SELECT
 //! planner ([`crate::catalog::infoschema`]).
 //!
+//! # Stored programs
+//! Procedures, functions and triggers are kept as text in the catalog
+//! (`crate::catalog::routines`), parsed by `crate::parse::psm` and run by
+//! [`interp`] through a host: the session itself for CALL and for stored
+//! functions with constant arguments (their statements run as a client's
+//! would), the firing statement's transaction for triggers (the executor calls
+//! up through `EvalContext::fire_triggers`), and a read snapshot of their own
+//! for stored functions called per row (`EvalContext::call_stored`).
+//! [`routines`] holds the statements and the essay.
+//!
 //! # The process registry and KILL
 //! Each session registers in [`crate::catalog::procs::ProcessList`] when it opens and
 //! leaves it when dropped; every statement marks its own entry running and then
@@ -79,7 +90,9 @@ mod admin;
 mod context;
 mod dispatch;
 mod partition;
+mod interp;
 mod request;
+mod routines;
 mod schema;
 mod set;
 mod show;

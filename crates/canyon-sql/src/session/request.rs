@@ -140,6 +140,9 @@ impl Session {
     }
 
     pub(super) fn execute_text(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
+        if crate::parse::psm::is_routine_statement(sql) {
+            return self.run_routine_text(sql, multi);
+        }
         if let Some(show) = show_extra(sql) {
             self.state.warnings.clear();
             let r = self.run_show_extra(&show);
@@ -186,6 +189,15 @@ impl Session {
         self.defer_waits_now &= stmts.len() == 1;
         let mut out = Vec::with_capacity(stmts.len());
         for s in &stmts {
+            if let Some(results) = self.run_call_in_text(s) {
+                // A CALL sends its result sets, then its OK (`routines`).
+                let failed = results.iter().any(|r| r.is_err());
+                out.extend(results);
+                if failed {
+                    break;
+                }
+                continue;
+            }
             let mut r = self.run(s, &[], sql);
             if out.len() + 1 < stmts.len() {
                 // More statements follow: this one's commit must be durable and

@@ -585,9 +585,8 @@ pub(super) enum ShowExtra {
         /// IF NOT EXISTS.
         if_not_exists: bool,
     },
-    /// SHOW EVENTS / TRIGGERS / {PROCEDURE | FUNCTION} STATUS [...]: always
-    /// empty (Canyon has none of these objects), with MySQL's columns; dump
-    /// tools send them.
+    /// SHOW EVENTS [...]: always empty (Canyon has no events), with MySQL's
+    /// columns; dump tools send it.
     Empty(&'static [&'static str]),
 }
 
@@ -730,10 +729,7 @@ pub(super) fn show_extra(sql: &str) -> Option<ShowExtra> {
             }
         }
         [_, e, ..] if is(e, "EVENTS") => Some(ShowExtra::Empty(SHOW_EVENTS)),
-        [_, t, ..] if is(t, "TRIGGERS") => Some(ShowExtra::Empty(SHOW_TRIGGERS)),
-        [_, r, st, ..] if (is(r, "PROCEDURE") || is(r, "FUNCTION")) && is(st, "STATUS") => {
-            Some(ShowExtra::Empty(SHOW_ROUTINE_STATUS))
-        }
+        // SHOW TRIGGERS and SHOW {PROCEDURE | FUNCTION} STATUS: `routines`.
         _ => None,
     }
 }

@@ -232,6 +232,8 @@ pub struct Session {
     /// was counted, and shown in the process list, when it first ran. Holds
     /// when it started.
     pub(super) lock_retry: Option<std::time::Instant>,
+    /// The stored programs running now (see `super::routines`).
+    pub(super) routines: super::routines::Active,
 }
 
 pub(super) fn ok(affected_rows: u64) -> QueryResult {
@@ -330,6 +332,7 @@ impl Session {
             defer_waits_now: false,
             implicit_txn: false,
             lock_retry: None,
+            routines: Default::default(),
         };
         // SET GLOBAL values are the new session's starting values (checked
         // when they were set, so they apply).

@@ -71,8 +71,8 @@ fn show_extra_forms() {
         })
     );
     assert_eq!(
-        show_extra("SHOW FUNCTION STATUS WHERE Db = 'd'"),
-        Some(ShowExtra::Empty(SHOW_ROUTINE_STATUS))
+        show_extra("SHOW EVENTS WHERE Db = 'd'"),
+        Some(ShowExtra::Empty(SHOW_EVENTS))
     );
     assert_eq!(show_extra("SHOW TABLES"), None);
     assert_eq!(show_extra("SELECT 1"), None);

@@ -120,9 +120,11 @@ impl Session {
         let txn = self.txn.as_mut().expect("a transaction was opened above");
         txn.begin_statement();
         txn.set_deferred_lock_waits(self.defer_waits_now);
+        let var_writes = VarWrites::default();
         let (r, warnings) = {
             let mut ctx = StmtCtx::new(&self.state, params);
             ctx.deadline = deadline;
+            ctx.var_writes = Some(&var_writes);
             let r = if refuse {
                 Err(Error::ReadOnlyTransaction)
             } else {
@@ -130,6 +132,8 @@ impl Session {
             };
             (r, ctx.warnings.into_inner())
         };
+        // `SET @x` in the statement's triggers (kept whether it succeeds).
+        self.state.user_vars.extend(var_writes.into_inner());
         for (code, msg) in warnings {
             self.state.warnings.push(("Warning", code, msg));
         }
