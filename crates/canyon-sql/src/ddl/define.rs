@@ -431,7 +431,20 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             }
             ast::ColumnOption::CharacterSet(cs) => charset = Some(object_name(cs)),
             ast::ColumnOption::Collation(co) => collation = Some(object_name(co)),
-            ast::ColumnOption::Comment(text) => col.attrs.comment = text.clone(),
+            ast::ColumnOption::Comment(text) => {
+                // MySQL (strict mode): 1629 past 1024 characters.
+                if text.chars().count() > 1024 {
+                    return Err(Error::Sql {
+                        code: 1629,
+                        sqlstate: *b"HY000",
+                        message: format!(
+                            "Comment for field '{}' is too long (max = 1024)",
+                            col.name
+                        ),
+                    });
+                }
+                col.attrs.comment = text.clone()
+            }
             ast::ColumnOption::OnUpdate(e) => match default_of(e)? {
                 DefaultValue::CurrentTimestamp
                     if matches!(ty, SqlType::DateTime | SqlType::Timestamp) =>
@@ -599,7 +612,21 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         auto_increment_start,
         default_collation,
         foreign_keys,
-        comment: table_comment(ct),
+        comment: {
+            let comment = table_comment(ct);
+            // MySQL (strict mode): 1628 past 2048 characters.
+            if comment.chars().count() > 2048 {
+                return Err(Error::Sql {
+                    code: 1628,
+                    sqlstate: *b"HY000",
+                    message: format!(
+                        "Comment for table '{}' is too long (max = 2048)",
+                        object_name(&ct.name).rsplit('.').next().unwrap_or_default()
+                    ),
+                });
+            }
+            comment
+        },
         partitioning: None,
     })
 }

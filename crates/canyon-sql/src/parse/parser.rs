@@ -336,6 +336,11 @@ pub enum Parsed {
     },
     /// CREATE / ALTER / DROP VIEW (see [`crate::parse::view`]).
     View(Box<crate::parse::view::ViewStatement>),
+    /// A stored-program statement prepared with COM_STMT_PREPARE (CREATE /
+    /// DROP / ALTER PROCEDURE, FUNCTION, TRIGGER and their SHOWs): its text
+    /// runs through [`crate::parse::psm`] when executed. Never made by
+    /// [`parse`]; the session's PREPARE makes it.
+    StoredProgram(String),
     /// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...].
     Analyze {
         /// The tables, each as `[table]` or `[db, table]`.

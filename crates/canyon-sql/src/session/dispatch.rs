@@ -80,6 +80,17 @@ impl Session {
                 return self.run_alter_partition(&cat, table, op)
             }
             Parsed::View(_) => return Err(Error::Internal("a view statement not run".into())),
+            Parsed::StoredProgram(text) => {
+                let text = text.clone();
+                return self
+                    .run_routine_text(&text, false)
+                    .pop()
+                    .unwrap_or_else(|| {
+                        Err(Error::Internal(
+                            "a stored-program statement gave no result".into(),
+                        ))
+                    });
+            }
         };
         match stmt.as_ref() {
             Statement::StartTransaction { .. }

@@ -311,19 +311,35 @@ impl Session {
                 MAX_PREPARED_STATEMENTS as u64,
             ));
         }
-        let engine = self.state.engine.clone();
-        let interrupt = (sql.len() >= LARGE_TEXT).then(|| self.parse_interrupt(sql));
-        let (mut stmts, _reservation) = parse_with(sql, Some(&engine.statement_memory), interrupt)?;
-        if stmts.len() != 1 {
-            return Err(Error::Syntax(second_statement_text(sql)));
-        }
-        let parsed = stmts.pop().expect("one statement, checked above");
-        let params = count_placeholders(sql)?;
+        // The stored-program statements (CREATE / DROP / ALTER PROCEDURE,
+        // FUNCTION, TRIGGER, their SHOWs) are prepared as their text and run
+        // by `routines` when executed, without parameters, as MariaDB allows
+        // (MySQL 8 answers 1295 for most of them). CALL is prepared as usual.
+        let parsed = if crate::parse::psm::is_routine_statement(sql) && !starts_with_call(sql) {
+            crate::parse::Parsed::StoredProgram(sql.to_string())
+        } else {
+            let engine = self.state.engine.clone();
+            let interrupt = (sql.len() >= LARGE_TEXT).then(|| self.parse_interrupt(sql));
+            let (mut stmts, _reservation) =
+                parse_with(sql, Some(&engine.statement_memory), interrupt)?;
+            if stmts.len() != 1 {
+                return Err(Error::Syntax(second_statement_text(sql)));
+            }
+            stmts.pop().expect("one statement, checked above")
+        };
+        let params = match &parsed {
+            crate::parse::Parsed::StoredProgram(_) => 0,
+            _ => count_placeholders(sql)?,
+        };
         if params > u16::MAX as usize {
             return Err(Error::InvalidArgument("too many placeholders".into()));
         }
         let cat = self.state.engine.catalog();
-        let plan = self.plan_dml(&cat, &parsed)?;
+        let plan = if self.calls_stored_functions(&cat, &parsed) {
+            None
+        } else {
+            self.plan_dml(&cat, &parsed)?
+        };
         let columns = plan
             .as_ref()
             .map(|p| p.columns())
@@ -583,4 +599,12 @@ impl Session {
             std::sync::atomic::Ordering::SeqCst,
         );
     }
+}
+
+/// Whether the statement's first word is CALL.
+fn starts_with_call(sql: &str) -> bool {
+    let t = sql.trim_start();
+    t.len() >= 4
+        && t[..4].eq_ignore_ascii_case("CALL")
+        && !t[4..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
 }

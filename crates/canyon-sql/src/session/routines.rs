@@ -655,6 +655,27 @@ impl Session {
         Some(results)
     }
 
+    /// Whether `parsed` calls a stored function that
+    /// [`Session::expand_stored_functions`] would replace (nothing is run).
+    /// A prepared statement that does is planned at each execution, after
+    /// the expansion, not once at PREPARE.
+    pub(super) fn calls_stored_functions(&self, cat: &Catalog, parsed: &Parsed) -> bool {
+        let Parsed::Sql(stmt) = parsed else {
+            return false;
+        };
+        if !cat.has_functions() {
+            return false;
+        }
+        let current = self.state.db.clone();
+        ast::visit_expressions(stmt.as_ref(), |e| {
+            if stored_call(cat, current.as_deref(), e).is_some() {
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        })
+        .is_break()
+    }
+
     /// Replaces each call of a stored function in `parsed` by its value (see
     /// the module doc); `None` when the statement calls none.
     #[inline(never)] // apart from the dispatcher's frame
