@@ -203,9 +203,9 @@ pub enum AlterOp {
         /// Constraint name.
         name: String,
     },
-    /// MODIFY [COLUMN] and CHANGE [COLUMN]: a new definition of column
+    /// MODIFY \[COLUMN\] and CHANGE \[COLUMN\]: a new definition of column
     /// `old` (CHANGE may rename it). Done in place when the values stored
-    /// keep their form (see [`StoredForm`]); checked against every row.
+    /// keep their form (see `StoredForm`); checked against every row.
     ChangeColumn {
         /// The column's current name.
         old: String,
@@ -214,7 +214,7 @@ pub enum AlterOp {
         /// FIRST / AFTER, if given.
         position: Option<ColumnPosition>,
     },
-    /// ALTER [COLUMN] c SET DEFAULT v / DROP DEFAULT.
+    /// ALTER \[COLUMN\] c SET DEFAULT v / DROP DEFAULT.
     SetDefault {
         /// Column name.
         name: String,
@@ -241,7 +241,7 @@ struct Phase1 {
     /// Columns MODIFY / CHANGE gave a narrower type or NOT NULL: (column
     /// position in the new definition, its previous definition). Every
     /// stored value is checked against the new definition (see
-    /// [`Engine::check_changed_columns`]).
+    /// `Engine::check_changed_columns`).
     changed: Vec<(usize, ColumnDef)>,
     /// Indexes whose entries must go once no writer maintains them.
     dropped: Vec<IndexId>,
