@@ -59,6 +59,8 @@ fn fresh() -> State {
         history_memory_bytes: 1 << 20,
         statement_memory_limit: canyon_sql::DEFAULT_STATEMENT_MEMORY_LIMIT,
         statement_memory_budget: canyon_sql::DEFAULT_STATEMENT_MEMORY_BUDGET,
+        server_collation: canyon_sql::collation::Collation::DEFAULT,
+        display_widths: false,
     };
     let engine =
         Engine::open(Arc::new(MemoryStorage::new()), config).expect("in-memory engine opens");
