@@ -127,6 +127,7 @@ impl Session {
             }
             Statement::ShowVariables { .. }
             | Statement::ShowDatabases { .. }
+            | Statement::ShowSchemas { .. }
             | Statement::ShowTables { .. }
             | Statement::ShowColumns { .. }
             | Statement::ShowCreate { .. }
@@ -171,7 +172,9 @@ pub(super) fn command_counter(parsed: &Parsed) -> Option<Counter> {
         Statement::ShowStatus { .. } => Counter::ComShowStatus,
         Statement::ShowVariables { .. } => Counter::ComShowVariables,
         Statement::ShowTables { .. } => Counter::ComShowTables,
-        Statement::ShowDatabases { .. } => Counter::ComShowDatabases,
+        Statement::ShowDatabases { .. } | Statement::ShowSchemas { .. } => {
+            Counter::ComShowDatabases
+        }
         Statement::ShowColumns { .. } => Counter::ComShowFields,
         Statement::ShowCreate {
             obj_type: ast::ShowCreateObject::Table,

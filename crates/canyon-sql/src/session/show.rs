@@ -774,7 +774,9 @@ impl Session {
                     .collect();
                 Ok(text_rows(&["Variable_name", "Value"], rows))
             }
-            Statement::ShowDatabases { show_options, .. } => {
+            // SHOW SCHEMAS is SHOW DATABASES in MySQL.
+            Statement::ShowDatabases { show_options, .. }
+            | Statement::ShowSchemas { show_options, .. } => {
                 let pattern = show_like(show_options)?;
                 let header = match &pattern {
                     Some(p) => format!("Database ({p})"),
