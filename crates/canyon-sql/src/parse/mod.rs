@@ -9,7 +9,8 @@
 //! the view statements (CREATE / ALTER / DROP VIEW, WITH CHECK OPTION) as
 //! MySQL writes them; [`psm`] parses stored programs (CREATE PROCEDURE /
 //! FUNCTION / TRIGGER, CALL, and the bodies' compound statements), handing
-//! plain statements and expressions to sqlparser.
+//! plain statements and expressions to sqlparser; [`psm_detect`] tells which
+//! texts are such statements.
 //!
 //! One circle inside this folder: `parser` hands view statements to `view`,
 //! which parses their SELECT with `parser`'s dialect (`parser` and `view`).
@@ -21,6 +22,7 @@ pub mod limits;
 pub mod parser;
 pub mod partition;
 pub mod psm;
+pub mod psm_detect;
 pub mod view;
 
 pub use parser::*;

@@ -292,7 +292,7 @@ impl EvalContext for StmtCtx<'_> {
         routine: &std::sync::Arc<crate::catalog::routines::RoutineDef>,
         args: Vec<Value>,
     ) -> Result<Value> {
-        super::routines::call_stored_per_row(self, routine, args)
+        super::triggers::call_stored_per_row(self, routine, args)
     }
     fn has_triggers(
         &self,
@@ -315,7 +315,7 @@ impl EvalContext for StmtCtx<'_> {
         old: Option<&[Value]>,
         new: Option<&mut Vec<Value>>,
     ) -> Result<()> {
-        super::routines::fire_triggers(self, txn, table, timing, event, old, new)
+        super::triggers::fire_triggers(self, txn, table, timing, event, old, new)
     }
 }
 

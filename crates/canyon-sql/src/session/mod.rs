@@ -15,14 +15,16 @@
 //!   [`accounts`], [`admin`] (KILL, FLUSH, ANALYZE, EXPLAIN), [`view`]
 //!   (CREATE / ALTER / DROP VIEW, writes through a view WITH CHECK OPTION,
 //!   SHOW CREATE VIEW, DESCRIBE of a view, view privileges), [`routines`]
-//!   (stored procedures, functions and triggers, run by [`interp`]);
+//!   (stored procedures, functions and triggers, run by [`interp`]),
+//!   [`triggers`] (triggers and stored functions run per row, inside a
+//!   statement's execution);
 //! - [`context`]: what a running statement evaluates in, and how KILL and
 //!   max_execution_time reach it.
 //!
 //! The files are one `impl Session` cut by statement family, so they call
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
 //! `context`, `dispatch`, `interp`, `request`, `routines`, `schema`, `set`,
-//! `show`, `state`, `txn`, `view`).
+//! `show`, `state`, `triggers`, `txn`, `view`).
 //!
 //! # Transactions (MySQL semantics)
 //! - autocommit=1 and no BEGIN: each statement is its own transaction, committed
@@ -97,6 +99,7 @@ mod schema;
 mod set;
 mod show;
 mod state;
+mod triggers;
 mod txn;
 mod view;
 

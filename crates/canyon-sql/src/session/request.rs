@@ -140,7 +140,7 @@ impl Session {
     }
 
     pub(super) fn execute_text(&mut self, sql: &str, multi: bool) -> Vec<Result<QueryResult>> {
-        if crate::parse::psm::is_routine_statement(sql) {
+        if crate::parse::psm_detect::is_routine_statement(sql) {
             return self.run_routine_text(sql, multi);
         }
         if let Some(show) = show_extra(sql) {
@@ -315,18 +315,19 @@ impl Session {
         // FUNCTION, TRIGGER, their SHOWs) are prepared as their text and run
         // by `routines` when executed, without parameters, as MariaDB allows
         // (MySQL 8 answers 1295 for most of them). CALL is prepared as usual.
-        let parsed = if crate::parse::psm::is_routine_statement(sql) && !starts_with_call(sql) {
-            crate::parse::Parsed::StoredProgram(sql.to_string())
-        } else {
-            let engine = self.state.engine.clone();
-            let interrupt = (sql.len() >= LARGE_TEXT).then(|| self.parse_interrupt(sql));
-            let (mut stmts, _reservation) =
-                parse_with(sql, Some(&engine.statement_memory), interrupt)?;
-            if stmts.len() != 1 {
-                return Err(Error::Syntax(second_statement_text(sql)));
-            }
-            stmts.pop().expect("one statement, checked above")
-        };
+        let parsed =
+            if crate::parse::psm_detect::is_routine_statement(sql) && !starts_with_call(sql) {
+                crate::parse::Parsed::StoredProgram(sql.to_string())
+            } else {
+                let engine = self.state.engine.clone();
+                let interrupt = (sql.len() >= LARGE_TEXT).then(|| self.parse_interrupt(sql));
+                let (mut stmts, _reservation) =
+                    parse_with(sql, Some(&engine.statement_memory), interrupt)?;
+                if stmts.len() != 1 {
+                    return Err(Error::Syntax(second_statement_text(sql)));
+                }
+                stmts.pop().expect("one statement, checked above")
+            };
         let params = match &parsed {
             crate::parse::Parsed::StoredProgram(_) => 0,
             _ => count_placeholders(sql)?,
