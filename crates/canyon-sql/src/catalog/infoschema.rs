@@ -30,8 +30,8 @@
 //!
 //! Column names and types follow MySQL 8.0's data-dictionary views. Not
 //! implemented: CREATE_TIME / UPDATE_TIME (Canyon does not record them: NULL),
-//! byte sizes (DATA_LENGTH etc. are rough constants), foreign keys,
-//! routines, triggers, events and tablespaces (empty tables), and the 8.0 behaviour of
+//! byte sizes (DATA_LENGTH etc. are rough constants), events and
+//! tablespaces (empty tables), and the 8.0 behaviour of
 //! upper-casing unaliased column names in the result metadata (Canyon returns
 //! names as written in the select list, as MariaDB does).
 
@@ -76,7 +76,7 @@ pub enum SystemTable {
     Processlist,
     /// ROUTINES: stored procedures and functions.
     Routines,
-    /// VIEWS: empty.
+    /// VIEWS: one row per view (`crate::catalog::view`).
     Views,
     /// TRIGGERS.
     Triggers,
