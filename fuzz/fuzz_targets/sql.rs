@@ -61,6 +61,7 @@ fn fresh() -> State {
         statement_memory_budget: canyon_sql::DEFAULT_STATEMENT_MEMORY_BUDGET,
         server_collation: canyon_sql::collation::Collation::DEFAULT,
         display_widths: false,
+        presentation: Default::default(),
     };
     let engine =
         Engine::open(Arc::new(MemoryStorage::new()), config).expect("in-memory engine opens");

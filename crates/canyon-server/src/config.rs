@@ -41,6 +41,27 @@ impl DurabilityMode {
     }
 }
 
+/// Whose wording SHOW CREATE TABLE follows where MySQL 8 and MariaDB print
+/// the same definition differently (`canyon_sql::Presentation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PresentationMode {
+    /// MySQL 8.0's text (the default).
+    Mysql,
+    /// MariaDB 10.11's text (with integer display widths).
+    Mariadb,
+}
+
+impl PresentationMode {
+    fn parse(s: &str) -> Option<Self> {
+        match s.trim() {
+            "mysql" => Some(PresentationMode::Mysql),
+            "mariadb" => Some(PresentationMode::Mariadb),
+            _ => None,
+        }
+    }
+}
+
 /// Everything the `canyon` server can be told. See the module doc for layering.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -131,6 +152,10 @@ pub struct Config {
     /// Show integer display widths (`int(11)`) as MySQL 5.7 and MariaDB do;
     /// `false` is MySQL 8.0.19+, which no longer prints them.
     pub display_widths: bool,
+    /// Whose wording SHOW CREATE TABLE follows where MySQL 8 and MariaDB
+    /// differ: `"mysql"` (default) or `"mariadb"` (which implies
+    /// `display_widths`). Only text changes, never behaviour.
+    pub presentation: PresentationMode,
 }
 
 impl Default for Config {
@@ -162,6 +187,7 @@ impl Default for Config {
             character_set_server: "utf8mb4".to_string(),
             collation_server: String::new(),
             display_widths: false,
+            presentation: PresentationMode::Mysql,
         }
     }
 }
@@ -305,6 +331,13 @@ impl Config {
         }
         if let Some(v) = get("CANYON_DISPLAY_WIDTHS") {
             self.display_widths = parse_bool("CANYON_DISPLAY_WIDTHS", &v)?;
+        }
+        if let Some(v) = get("CANYON_PRESENTATION") {
+            self.presentation = PresentationMode::parse(&v).ok_or_else(|| {
+                ConfigError(format!(
+                    "CANYON_PRESENTATION: {v:?} is not mysql or mariadb"
+                ))
+            })?;
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! Opening the storage and the engine, and creating the first account.
 
-use crate::config::{Config, DurabilityMode};
+use crate::config::{Config, DurabilityMode, PresentationMode};
 use crate::server::{blocking_hook, server_version};
 use canyon_common::{Error, Result};
 use canyon_sql::{Engine, EngineConfig};
@@ -33,6 +33,10 @@ pub fn engine_config(config: &Config) -> EngineConfig {
             .server_collation()
             .expect("Config::validate checked the server character set"),
         display_widths: config.display_widths,
+        presentation: match config.presentation {
+            PresentationMode::Mysql => canyon_sql::Presentation::Mysql,
+            PresentationMode::Mariadb => canyon_sql::Presentation::Mariadb,
+        },
     }
 }
 

@@ -6,9 +6,10 @@
 //! file, against a fresh `test` database) on a server configured as
 //! mysql-test-run's `include/default_mysqld.cnf` configures MariaDB for the
 //! expected results: `character_set_server = "latin1"`. The results were
-//! written by MariaDB, which prints integer display widths (`int(11)`), so
-//! the server also runs with `display_widths = true` (MySQL 5.7's and
-//! MariaDB's presentation; MySQL 8 omits them). Which files pass, which fail
+//! written by MariaDB, so the server also runs with `presentation =
+//! "mariadb"`: SHOW CREATE TABLE in MariaDB's words where MySQL 8 prints the
+//! same definition differently (integer display widths, unquoted number
+//! defaults, the partition clause). Which files pass, which fail
 //! and why is in docs/compatibility.md ("MariaDB's test files");
 //! `scripts/mariadb-suite.sh --list issue29` lists the whole set.
 
@@ -26,7 +27,7 @@ fn root() -> PathBuf {
 fn suite_server() -> Server {
     Server::start_with(ServerOptions {
         in_memory: true,
-        extra_toml: "character_set_server = \"latin1\"\ndisplay_widths = true\n".into(),
+        extra_toml: "character_set_server = \"latin1\"\npresentation = \"mariadb\"\n".into(),
         ..Default::default()
     })
 }

@@ -90,8 +90,8 @@ pub use types::{collation, value};
 
 pub use catalog::auth::{native_hash, AuthPlugin};
 pub use catalog::config::{
-    AuthInfo, Durability, EngineConfig, IsolationLevel, DEFAULT_STATEMENT_MEMORY_BUDGET,
-    DEFAULT_STATEMENT_MEMORY_LIMIT,
+    AuthInfo, Durability, EngineConfig, IsolationLevel, Presentation,
+    DEFAULT_STATEMENT_MEMORY_BUDGET, DEFAULT_STATEMENT_MEMORY_LIMIT,
 };
 pub use catalog::engine::Engine;
 pub use ddl::alter::{AlterOp, ColumnPosition};

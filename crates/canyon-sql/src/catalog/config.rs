@@ -39,6 +39,35 @@ pub struct EngineConfig {
     /// widths are deprecated and not shown. Tools written against 5.7 that
     /// parse `int(11)`, and MariaDB's own test files, want `true`.
     pub display_widths: bool,
+    /// Which server's wording SHOW CREATE TABLE uses where MySQL 8 and
+    /// MariaDB print the same definition differently (see [`Presentation`]).
+    pub presentation: Presentation,
+}
+
+impl EngineConfig {
+    /// Whether integer display widths are shown: asked for, or implied by
+    /// MariaDB's presentation (MariaDB always prints them).
+    pub fn shows_display_widths(&self) -> bool {
+        self.display_widths || self.presentation == Presentation::Mariadb
+    }
+}
+
+/// Where MySQL 8 and MariaDB print the same table definition differently,
+/// which one SHOW CREATE TABLE follows. The definition is the same either
+/// way; only its text differs, so a tool that diffs SHOW CREATE TABLE
+/// against a MariaDB server (or MariaDB's own test files) can ask for
+/// MariaDB's text. Canyon's semantics are MySQL 8's in both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Presentation {
+    /// MySQL 8.0: a number column's DEFAULT quoted (`DEFAULT '1'`), the
+    /// partition clause inside a version comment
+    /// (`/*!50100 PARTITION BY ... */`) with bare partition names.
+    #[default]
+    Mysql,
+    /// MariaDB 10.11: a number column's DEFAULT unquoted (`DEFAULT 1`), the
+    /// partition clause plain with quoted partition names, and integer
+    /// display widths (`int(11)`).
+    Mariadb,
 }
 
 /// Default of [`EngineConfig::statement_memory_limit`]: 512 MiB, room for

@@ -759,14 +759,37 @@ pub fn column_key(t: &Table, i: usize) -> &'static str {
     }
 }
 
-/// The keys of a table: (name, unique, columns, index id for statistics).
-fn keys_of(t: &Table) -> Vec<(&str, bool, &[usize], Option<canyon_txn::IndexId>)> {
-    let mut keys: Vec<(&str, bool, &[usize], Option<canyon_txn::IndexId>)> = Vec::new();
+/// One key of a table, as the information_schema tables list it.
+struct KeyOf<'a> {
+    name: &'a str,
+    unique: bool,
+    columns: &'a [usize],
+    /// The index id, for statistics (`None`: the primary key).
+    id: Option<canyon_txn::IndexId>,
+    /// What the definition declared (`None`: the primary key).
+    attrs: Option<&'a crate::catalog::IndexAttrs>,
+}
+
+/// The keys of a table, primary key first.
+fn keys_of(t: &Table) -> Vec<KeyOf<'_>> {
+    let mut keys = Vec::new();
     if !t.def.primary_key.is_empty() {
-        keys.push(("PRIMARY", true, &t.def.primary_key, None));
+        keys.push(KeyOf {
+            name: "PRIMARY",
+            unique: true,
+            columns: &t.def.primary_key,
+            id: None,
+            attrs: None,
+        });
     }
     for x in &t.def.indexes {
-        keys.push((&x.name, x.unique, &x.columns, Some(x.id)));
+        keys.push(KeyOf {
+            name: &x.name,
+            unique: x.unique,
+            columns: &x.columns,
+            id: Some(x.id),
+            attrs: Some(&x.attrs),
+        });
     }
     keys
 }
@@ -1096,27 +1119,28 @@ fn columns_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
 /// The rows of `information_schema.STATISTICS`.
 fn statistics_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
     for (db, t) in visible_tables(g, p) {
-        for (name, unique, cols, id) in keys_of(t) {
-            for (seq, &c) in cols.iter().enumerate() {
+        for k in keys_of(t) {
+            let attrs = k.attrs.cloned().unwrap_or_default();
+            for (seq, &c) in k.columns.iter().enumerate() {
                 let col = &t.def.columns[c];
-                let card = t.stats.n_diff(id, seq + 1);
+                let card = t.stats.n_diff(k.id, seq + 1);
                 out.push(vec![
                     s("def"),
                     s(db),
                     s(&t.def.name),
-                    Value::Int(!unique as i64),
+                    Value::Int(!k.unique as i64),
                     s(db),
-                    s(name),
+                    s(k.name),
                     u(seq as u64 + 1),
                     s(&col.name),
-                    s("A"),
+                    s(if attrs.desc(seq) { "D" } else { "A" }),
                     card.map_or(Value::Null, |c| Value::Int(c.round() as i64)),
-                    Value::Null,
+                    attrs.prefix(seq).map_or(Value::Null, |n| u(n.into())),
                     Value::Null,
                     s(if col.nullable { "YES" } else { "" }),
                     s("BTREE"),
                     s(""),
-                    s(""),
+                    s(&attrs.comment),
                     s("YES"),
                     Value::Null,
                 ]);
@@ -1128,8 +1152,9 @@ fn statistics_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
 /// The rows of `information_schema.KEY_COLUMN_USAGE`.
 fn key_column_usage_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
     for (db, t) in visible_tables(g, p) {
-        for (name, unique, cols, _) in keys_of(t) {
-            if !unique {
+        for k in keys_of(t) {
+            let (name, cols) = (k.name, k.columns);
+            if !k.unique {
                 continue;
             }
             for (seq, &c) in cols.iter().enumerate() {
@@ -1173,8 +1198,9 @@ fn key_column_usage_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) 
 /// The rows of `information_schema.TABLE_CONSTRAINTS`.
 fn table_constraints_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
     for (db, t) in visible_tables(g, p) {
-        for (name, unique, _, id) in keys_of(t) {
-            if !unique {
+        for k in keys_of(t) {
+            let (name, id) = (k.name, k.id);
+            if !k.unique {
                 continue;
             }
             out.push(vec![

@@ -339,9 +339,11 @@ impl Partitioning {
         }
     }
 
-    /// The clause SHOW CREATE TABLE appends (MySQL 8's form, inside its
-    /// version comment: `/*!50100 PARTITION BY ... */`).
-    pub fn show_clause(&self) -> String {
+    /// The clause SHOW CREATE TABLE appends: MySQL 8's form, inside its
+    /// version comment (`/*!50100 PARTITION BY ... */`, names bare where
+    /// they can be), or with `mariadb` MariaDB's (` PARTITION BY ...`, no
+    /// comment, every name quoted, no KEY ALGORITHM).
+    pub fn show_clause(&self, mariadb: bool) -> String {
         let version = if matches!(
             self.method,
             PartitionMethod::RangeColumns | PartitionMethod::ListColumns
@@ -350,10 +352,21 @@ impl Partitioning {
         } else {
             50100
         };
-        let mut out = format!("/*!{version} PARTITION BY {}", self.head());
+        let name = |n: &str| shown_ident(n, mariadb);
+        let mut out = if mariadb {
+            format!(" PARTITION BY {}", self.head(mariadb))
+        } else {
+            format!("/*!{version} PARTITION BY {}", self.head(mariadb))
+        };
         if let Some(sub) = &self.sub {
             out.push_str("\nSUBPARTITION BY ");
-            out.push_str(&method_head(sub.method, &sub.expr, &sub.columns, None));
+            out.push_str(&method_head(
+                sub.method,
+                &sub.expr,
+                &sub.columns,
+                None,
+                mariadb,
+            ));
             if sub.by_count {
                 out.push_str(&format!("\nSUBPARTITIONS {}", sub.count));
             }
@@ -367,7 +380,7 @@ impl Partitioning {
                 .partitions
                 .iter()
                 .map(|p| {
-                    let mut s = format!("PARTITION {}", bare_ident(&p.name));
+                    let mut s = format!("PARTITION {}", name(&p.name));
                     match &p.values {
                         PartitionValues::Bucket => {}
                         PartitionValues::LessThan(b) => {
@@ -397,7 +410,7 @@ impl Partitioning {
                         let subs: Vec<String> = p
                             .subpartitions
                             .iter()
-                            .map(|n| format!("SUBPARTITION {} ENGINE = InnoDB", bare_ident(n)))
+                            .map(|n| format!("SUBPARTITION {} ENGINE = InnoDB", name(n)))
                             .collect();
                         s.push_str(&format!("\n ({})", subs.join(",\n  ")));
                     }
@@ -406,13 +419,21 @@ impl Partitioning {
                 .collect();
             out.push_str(&format!("\n({})", parts.join(",\n ")));
         }
-        out.push_str(" */");
+        if !mariadb {
+            out.push_str(" */");
+        }
         out
     }
 
     /// `RANGE (expr)`, `LINEAR KEY (a,b)`, `LIST  COLUMNS(a)`, ...
-    fn head(&self) -> String {
-        method_head(self.method, &self.expr, &self.columns, self.key_algorithm)
+    fn head(&self, mariadb: bool) -> String {
+        method_head(
+            self.method,
+            &self.expr,
+            &self.columns,
+            self.key_algorithm.filter(|_| !mariadb),
+            mariadb,
+        )
     }
 
     /// `information_schema.PARTITIONS.PARTITION_EXPRESSION`.
@@ -499,10 +520,16 @@ pub fn partitions_rows(part: &Partitioning, base: &[Value]) -> Vec<Vec<Value>> {
 }
 
 /// The partitioning head of a method: `HASH (expr)`, `KEY (a,b)`, ...
-fn method_head(m: PartitionMethod, expr: &str, columns: &[String], algo: Option<u8>) -> String {
+fn method_head(
+    m: PartitionMethod,
+    expr: &str,
+    columns: &[String],
+    algo: Option<u8>,
+    mariadb: bool,
+) -> String {
     let cols = columns
         .iter()
-        .map(|c| bare_ident(c))
+        .map(|c| shown_ident(c, mariadb))
         .collect::<Vec<_>>()
         .join(",");
     let algo = algo
@@ -541,6 +568,16 @@ fn options_sql(p: &PartitionDef, engine: bool) -> String {
 
 fn tuple_sql(t: &[BoundValue]) -> String {
     t.iter().map(BoundValue::sql).collect::<Vec<_>>().join(",")
+}
+
+/// A partition or column name as the clause shows it: MariaDB quotes every
+/// one, MySQL only those that need it ([`bare_ident`]).
+fn shown_ident(n: &str, mariadb: bool) -> String {
+    if mariadb {
+        format!("`{}`", n.replace('`', "``"))
+    } else {
+        bare_ident(n)
+    }
 }
 
 /// An identifier as MySQL prints partition and column names in the clause:
@@ -671,7 +708,7 @@ mod tests {
         let p = range(&[Some(10), None]);
         assert_eq!(p.locate(&[Value::Int(1000)], &[], &[]), Ok(1));
         assert_eq!(
-            p.show_clause(),
+            p.show_clause(false),
             "/*!50100 PARTITION BY RANGE (`a`)\n(PARTITION p0 VALUES LESS THAN (10) ENGINE = InnoDB,\n PARTITION p1 VALUES LESS THAN MAXVALUE ENGINE = InnoDB) */"
         );
     }

@@ -94,6 +94,10 @@ pub struct ColumnAttrs {
     /// not assign this column sets it to the statement's time.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub on_update_now: bool,
+    /// ZEROFILL (which makes the type UNSIGNED): shown with the type, and its
+    /// display width, and set as the result column's ZEROFILL flag.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zerofill: bool,
 }
 
 impl ColumnAttrs {
@@ -110,12 +114,21 @@ impl ColumnDef {
     /// MySQL 8 keeps showing (connectors read it as BOOLEAN).
     pub fn type_name(&self, display_widths: bool) -> String {
         let declared = self.attrs.display_width;
-        let width = if display_widths {
+        // MySQL 8 still shows the width of a ZEROFILL column: it is what
+        // the zeros fill to.
+        let width = if display_widths || self.attrs.zerofill {
             declared.or(self.ty.default_display_width())
         } else {
             declared.filter(|w| *w == 1 && matches!(self.ty, SqlType::TinyInt { .. }))
         };
-        self.ty.sql_name_width(width)
+        let name = self.ty.sql_name_width(width);
+        if !self.attrs.zerofill {
+            name
+        } else if name.ends_with(" unsigned") {
+            format!("{name} zerofill")
+        } else {
+            format!("{name} unsigned zerofill")
+        }
     }
 }
 
@@ -137,6 +150,82 @@ pub struct IndexDef {
     /// Where the index is in the online build protocol (see `crate::ddl::alter`).
     #[serde(default, skip_serializing_if = "IndexState::is_public")]
     pub state: IndexState,
+    /// What the definition declared beyond its columns (shown, not acted on).
+    #[serde(default, skip_serializing_if = "IndexAttrs::is_empty")]
+    pub attrs: IndexAttrs,
+}
+
+/// What an index definition may declare beyond its columns: kept so SHOW
+/// CREATE TABLE, SHOW INDEX and information_schema.STATISTICS give it back.
+///
+/// None of it changes how Canyon stores the index: every index is an
+/// ordered key range in the LSM tree (what `USING BTREE` asks for; `USING
+/// HASH` gets the same, as InnoDB gives it), read in either direction (so a
+/// DESC key part costs nothing to serve), and a prefix key part (`c(10)`)
+/// indexes the whole value. A UNIQUE index with a prefix part is therefore
+/// unique over the whole values, not their prefixes as in MySQL
+/// (docs/compatibility.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexAttrs {
+    /// `USING BTREE` / `USING HASH`, as declared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub using: Option<IndexAlgorithm>,
+    /// `COMMENT '...'`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub comment: String,
+    /// Per key part (in key order): the declared prefix length in
+    /// characters (bytes for binary strings). Empty: no prefixes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prefixes: Vec<Option<u32>>,
+    /// Per key part: declared DESC. Empty: all ascending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub descending: Vec<bool>,
+}
+
+/// The index algorithm an index definition names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IndexAlgorithm {
+    /// USING BTREE.
+    BTree,
+    /// USING HASH.
+    Hash,
+}
+
+impl IndexAlgorithm {
+    /// The SQL word.
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexAlgorithm::BTree => "BTREE",
+            IndexAlgorithm::Hash => "HASH",
+        }
+    }
+}
+
+impl IndexAttrs {
+    /// Whether nothing was declared (the record then omits the field).
+    pub fn is_empty(&self) -> bool {
+        *self == IndexAttrs::default()
+    }
+
+    /// The prefix length of key part `seq`, if one was declared.
+    pub fn prefix(&self, seq: usize) -> Option<u32> {
+        self.prefixes.get(seq).copied().flatten()
+    }
+
+    /// Whether key part `seq` was declared DESC.
+    pub fn desc(&self, seq: usize) -> bool {
+        self.descending.get(seq).copied().unwrap_or(false)
+    }
+
+    /// Forgets key part `seq` (its column was dropped).
+    pub fn remove_part(&mut self, seq: usize) {
+        if seq < self.prefixes.len() {
+            self.prefixes.remove(seq);
+        }
+        if seq < self.descending.len() {
+            self.descending.remove(seq);
+        }
+    }
 }
 
 /// The state of a secondary index in the online ADD INDEX protocol (see

@@ -102,6 +102,9 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         "profiling" => (i(0), ReadWrite),
         "transaction_allow_batching" => (i(0), ReadWrite),
         "last_insert_id" | "identity" | "warning_count" | "error_count" => (i(0), ReadWrite),
+        // The first AUTO_INCREMENT value the next INSERT generates (0: the
+        // table's counter); replication and dumps set it. Reset by the INSERT.
+        "insert_id" => (Value::UInt(0), ReadWrite),
         _ => return None,
     })
 }
@@ -169,8 +172,93 @@ pub fn normalize_global(name: &str, v: Value) -> Result<Value> {
                 .ok_or_else(|| Error::UnknownCollation(n.to_ascii_lowercase()))?;
             Value::str(c.name())
         }
+        "sql_mode" => Value::str(&normalize_sql_mode(&v.to_display())?),
         _ => v,
     })
+}
+
+/// MySQL 8's SQL modes in the order of their bits, which is the order
+/// `@@sql_mode` lists them in (`sql_mode_names`, sys_vars.cc). The `NOT_USED`
+/// slots are left out; NO_AUTO_CREATE_USER, removed in MySQL 8 but in every
+/// MariaDB default and so in mariadb-dump's files, is kept in its 5.7 slot
+/// and does nothing (Canyon's GRANT never creates an account).
+const SQL_MODES: &[&str] = &[
+    "REAL_AS_FLOAT",
+    "PIPES_AS_CONCAT",
+    "ANSI_QUOTES",
+    "IGNORE_SPACE",
+    "ONLY_FULL_GROUP_BY",
+    "NO_UNSIGNED_SUBTRACTION",
+    "NO_DIR_IN_CREATE",
+    "ANSI",
+    "NO_AUTO_VALUE_ON_ZERO",
+    "NO_BACKSLASH_ESCAPES",
+    "STRICT_TRANS_TABLES",
+    "STRICT_ALL_TABLES",
+    "NO_ZERO_IN_DATE",
+    "NO_ZERO_DATE",
+    "ALLOW_INVALID_DATES",
+    "ERROR_FOR_DIVISION_BY_ZERO",
+    "TRADITIONAL",
+    "NO_AUTO_CREATE_USER",
+    "HIGH_NOT_PRECEDENCE",
+    "NO_ENGINE_SUBSTITUTION",
+    "PAD_CHAR_TO_FULL_LENGTH",
+    "TIME_TRUNCATE_FRACTIONAL",
+];
+
+/// A `sql_mode` value as MySQL stores it: upper case, the combination modes
+/// (ANSI, TRADITIONAL) joined by the modes they stand for, in bit order,
+/// each once. An unknown name is 1231, as in MySQL.
+pub fn normalize_sql_mode(text: &str) -> Result<String> {
+    let mut set = [false; SQL_MODES.len()];
+    let mut add = |m: &str| -> bool {
+        match SQL_MODES.iter().position(|k| k.eq_ignore_ascii_case(m)) {
+            Some(i) => {
+                set[i] = true;
+                true
+            }
+            None => false,
+        }
+    };
+    for m in text.split(',').map(str::trim).filter(|m| !m.is_empty()) {
+        if !add(m) {
+            return Err(Error::WrongValueForVar {
+                name: "sql_mode".into(),
+                value: m.to_string(),
+            });
+        }
+        let implied: &[&str] = if m.eq_ignore_ascii_case("ANSI") {
+            &[
+                "REAL_AS_FLOAT",
+                "PIPES_AS_CONCAT",
+                "ANSI_QUOTES",
+                "IGNORE_SPACE",
+                "ONLY_FULL_GROUP_BY",
+            ]
+        } else if m.eq_ignore_ascii_case("TRADITIONAL") {
+            &[
+                "STRICT_TRANS_TABLES",
+                "STRICT_ALL_TABLES",
+                "NO_ZERO_IN_DATE",
+                "NO_ZERO_DATE",
+                "ERROR_FOR_DIVISION_BY_ZERO",
+                "NO_ENGINE_SUBSTITUTION",
+            ]
+        } else {
+            &[]
+        };
+        for i in implied {
+            add(i);
+        }
+    }
+    Ok(SQL_MODES
+        .iter()
+        .zip(set)
+        .filter(|(_, on)| *on)
+        .map(|(m, _)| *m)
+        .collect::<Vec<_>>()
+        .join(","))
 }
 
 /// Every known variable name, sorted (for SHOW VARIABLES).
@@ -353,7 +441,7 @@ pub fn kind(name: &str) -> crate::types::ExprKind {
         | "transaction_allow_batching"
         | "warning_count"
         | "error_count" => ExprKind::Int,
-        "last_insert_id" | "identity" => ExprKind::UInt,
+        "last_insert_id" | "identity" | "insert_id" => ExprKind::UInt,
         _ => ExprKind::String,
     }
 }

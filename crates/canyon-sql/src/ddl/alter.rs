@@ -182,6 +182,8 @@ pub enum AlterOp {
         columns: Vec<String>,
         /// UNIQUE.
         unique: bool,
+        /// USING, COMMENT, prefix lengths and DESC, as declared.
+        attrs: crate::catalog::IndexAttrs,
     },
     /// DROP INDEX / KEY.
     DropIndex {
@@ -907,6 +909,9 @@ fn apply(
                     kept.push(ix);
                     continue;
                 }
+                if let Some(seq) = ix.columns.iter().position(|&c| c == pos) {
+                    ix.attrs.remove_part(seq);
+                }
                 ix.columns.retain(|&c| c != pos);
                 let new_here = ch.added.contains(&ix.id);
                 if ix.columns.is_empty() {
@@ -931,6 +936,7 @@ fn apply(
             name,
             columns,
             unique,
+            mut attrs,
         } => {
             if columns.is_empty() {
                 return Err(Error::Syntax("an index needs at least one column".into()));
@@ -944,6 +950,7 @@ fn apply(
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
+            crate::ddl::define::check_prefixes(&mut attrs, &cols, &def.columns)?;
             let taken = |def: &TableDef, n: &str| {
                 n.eq_ignore_ascii_case("PRIMARY")
                     || def.indexes.iter().any(|i| i.name.eq_ignore_ascii_case(n))
@@ -970,6 +977,7 @@ fn apply(
                 columns: cols,
                 unique,
                 state: IndexState::WriteOnly,
+                attrs,
             });
             ch.added.push(id);
         }
@@ -1005,6 +1013,7 @@ fn apply(
                         name: free.then_some(name),
                         columns,
                         unique: false,
+                        attrs: Default::default(),
                     },
                     next_id,
                     ch,
@@ -1111,13 +1120,11 @@ fn apply(
                 context: def.name.clone(),
             })?;
             let col = &mut def.columns[pos];
-            if matches!(default, Some(DefaultValue::Null)) && !col.nullable {
-                return Err(Error::InvalidArgument(format!(
-                    "Invalid default value for '{}'",
-                    col.name
-                )));
+            let old = std::mem::replace(&mut col.default, default);
+            if let Err(e) = crate::ddl::define::check_default(col) {
+                col.default = old;
+                return Err(e);
             }
-            col.default = default;
         }
         AlterOp::RenameTo { db, name } => ch.rename = Some((db, name)),
         AlterOp::SetPartitioning(p) => def.partitioning = p.map(|p| *p),

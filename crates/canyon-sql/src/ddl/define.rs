@@ -10,9 +10,12 @@
 //! ENUM/SET/JSON, TIME, spatial types, ON DELETE / ON UPDATE SET DEFAULT
 //! (InnoDB refuses it too).
 
-use crate::catalog::{ColumnDef, DefaultValue, FkAction, IndexDef, TableDef};
+use crate::catalog::{
+    ColumnDef, DefaultValue, FkAction, IndexAlgorithm, IndexAttrs, IndexDef, TableDef,
+};
 use crate::ddl::alter::{AlterOp, ColumnPosition};
 use crate::types::collation::Collation;
+use crate::types::value::Value;
 use crate::types::SqlType;
 use canyon_common::{Error, Result};
 use sqlparser::ast;
@@ -26,6 +29,10 @@ pub struct NewTable {
     pub primary_key: Vec<usize>,
     /// Indexes (ids assigned later): (name, columns, unique).
     pub indexes: Vec<(String, Vec<usize>, bool)>,
+    /// What each of `indexes` declared beyond its columns, by the same
+    /// position; an index past the end declared nothing (the index a
+    /// FOREIGN KEY adds, for one).
+    pub index_attrs: Vec<IndexAttrs>,
     /// AUTO_INCREMENT=n table option.
     pub auto_increment_start: Option<u64>,
     /// The table's default collation.
@@ -162,6 +169,20 @@ pub fn fk_index(
     Some((name, fk.columns.clone(), false))
 }
 
+/// The UNSIGNED form of an integer type; other number types keep their
+/// type (MySQL 8 deprecates UNSIGNED for DECIMAL, FLOAT and DOUBLE, and
+/// Canyon, like for `DECIMAL UNSIGNED`, does not model it).
+fn unsigned_of(ty: SqlType) -> SqlType {
+    match ty {
+        SqlType::TinyInt { .. } => SqlType::TinyInt { unsigned: true },
+        SqlType::SmallInt { .. } => SqlType::SmallInt { unsigned: true },
+        SqlType::MediumInt { .. } => SqlType::MediumInt { unsigned: true },
+        SqlType::Int { .. } => SqlType::Int { unsigned: true },
+        SqlType::BigInt { .. } => SqlType::BigInt { unsigned: true },
+        other => other,
+    }
+}
+
 /// The display width an integer type was declared with (`INT(5)`).
 fn declared_width(t: &ast::DataType) -> Option<u32> {
     use ast::DataType as D;
@@ -216,6 +237,7 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
         D::Double(_)
         | D::DoublePrecision
         | D::Real
+        | D::RealUnsigned
         | D::Float8
         | D::DoubleUnsigned(_)
         | D::DoublePrecisionUnsigned => SqlType::Double,
@@ -425,6 +447,13 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
                     .join(" ");
                 if text.eq_ignore_ascii_case("AUTO_INCREMENT") {
                     col.auto_increment = true;
+                } else if text == "ZEROFILL" || text == "UNSIGNED" {
+                    // (from `parse::parser`'s column-option hook) ZEROFILL
+                    // implies UNSIGNED.
+                    col.attrs.zerofill |= text == "ZEROFILL";
+                    col.ty = unsigned_of(col.ty);
+                } else if text == "SIGNED" {
+                    // The default.
                 } else {
                     return Err(Error::Unsupported(format!("column option {text}")));
                 }
@@ -488,13 +517,54 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             "AUTO_INCREMENT on a non-integer column".into(),
         ));
     }
-    if matches!(col.default, Some(DefaultValue::Null)) && !col.nullable {
-        return Err(Error::InvalidArgument(format!(
-            "Invalid default value for '{}'",
-            col.name
-        )));
-    }
+    check_default(&mut col)?;
     Ok((col, pk, unique))
+}
+
+/// Checks a column's DEFAULT against its type and stores it as the column
+/// would hold it, as MySQL does (`DECIMAL(10,8) DEFAULT 3.14` is
+/// `3.14000000`, `BINARY(5) DEFAULT 'x'` is `x\0\0\0\0`, a DATETIME's
+/// `'2020-01-01'` is `2020-01-01 00:00:00`): SHOW CREATE TABLE and
+/// information_schema show that form. A value the type cannot hold, NULL
+/// for a NOT NULL column, or CURRENT_TIMESTAMP for a column that is not
+/// DATETIME / TIMESTAMP is MySQL's 1067 (in every SQL mode).
+pub(crate) fn check_default(col: &mut ColumnDef) -> Result<()> {
+    let invalid = || Error::Sql {
+        code: 1067,
+        sqlstate: *b"42000",
+        message: format!("Invalid default value for '{}'", col.name),
+    };
+    let Some(d) = &col.default else {
+        return Ok(());
+    };
+    let normalized = match d {
+        DefaultValue::Null if !col.nullable => return Err(invalid()),
+        DefaultValue::Null => DefaultValue::Null,
+        DefaultValue::CurrentTimestamp => {
+            if !matches!(col.ty, SqlType::DateTime | SqlType::Timestamp) {
+                return Err(invalid());
+            }
+            DefaultValue::CurrentTimestamp
+        }
+        DefaultValue::Literal(_) | DefaultValue::Number(_) => {
+            let v = crate::catalog::default_value(d, || chrono::DateTime::UNIX_EPOCH.naive_utc());
+            let v = crate::types::coerce(v, col.ty, &col.name, 0).map_err(|_| invalid())?;
+            if col.ty.is_numeric() || matches!(col.ty, SqlType::Bit(_)) {
+                DefaultValue::Number(v.to_display())
+            } else {
+                match v {
+                    Value::Bytes(b) => match String::from_utf8(b) {
+                        Ok(s) => DefaultValue::Literal(s),
+                        // Not text (a BINARY column's bytes): kept as given.
+                        Err(_) => d.clone(),
+                    },
+                    other => DefaultValue::Literal(other.to_display()),
+                }
+            }
+        }
+    };
+    col.default = Some(normalized);
+    Ok(())
 }
 
 /// Translates a CREATE TABLE.
@@ -511,6 +581,8 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
     let mut columns = Vec::with_capacity(ct.columns.len());
     let mut primary_key: Vec<usize> = Vec::new();
     let mut indexes: Vec<(String, Vec<usize>, bool)> = Vec::new();
+    // By the position in `indexes` (see `NewTable::index_attrs`).
+    let mut index_attrs_of: Vec<IndexAttrs> = Vec::new();
     for (pos, c) in ct.columns.iter().enumerate() {
         if columns
             .iter()
@@ -557,6 +629,10 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
                     .or(u.name.as_ref())
                     .map(|n| n.value.clone())
                     .unwrap_or_else(|| columns[cols[0]].name.clone());
+                let mut attrs = index_attrs(&u.columns, u.index_type.as_ref(), &u.index_options)?;
+                check_prefixes(&mut attrs, &cols, &columns)?;
+                index_attrs_of.resize(indexes.len(), IndexAttrs::default());
+                index_attrs_of.push(attrs);
                 indexes.push((name, cols, true));
             }
             ast::TableConstraint::Index(ix) => {
@@ -566,6 +642,11 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
                     .as_ref()
                     .map(|n| n.value.clone())
                     .unwrap_or_else(|| columns[cols[0]].name.clone());
+                let mut attrs =
+                    index_attrs(&ix.columns, ix.index_type.as_ref(), &ix.index_options)?;
+                check_prefixes(&mut attrs, &cols, &columns)?;
+                index_attrs_of.resize(indexes.len(), IndexAttrs::default());
+                index_attrs_of.push(attrs);
                 indexes.push((name, cols, false));
             }
             ast::TableConstraint::ForeignKey(fk) => {
@@ -609,6 +690,7 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         columns,
         primary_key,
         indexes,
+        index_attrs: index_attrs_of,
         auto_increment_start,
         default_collation,
         foreign_keys,
@@ -715,12 +797,14 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
             .indexes
             .into_iter()
             .zip(index_ids)
-            .map(|((name, columns, unique), &id)| IndexDef {
+            .enumerate()
+            .map(|(i, ((name, columns, unique), &id))| IndexDef {
                 id,
                 name,
                 columns,
                 unique,
                 state: Default::default(),
+                attrs: t.index_attrs.get(i).cloned().unwrap_or_default(),
             })
             .collect(),
         slots: Vec::new(),
@@ -735,6 +819,134 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
 /// The column names of a CREATE INDEX.
 pub fn create_index_column_names(ci: &ast::CreateIndex) -> Result<Vec<String>> {
     index_column_names(&ci.columns)
+}
+
+/// What an index definition declares beyond its columns: the key parts'
+/// prefix lengths (`c(10)`) and DESC, `USING` (before or after the column
+/// list) and `COMMENT` (see [`IndexAttrs`] for what Canyon does with them).
+pub fn index_attrs(
+    cols: &[ast::IndexColumn],
+    using: Option<&ast::IndexType>,
+    options: &[ast::IndexOption],
+) -> Result<IndexAttrs> {
+    let algorithm = |t: &ast::IndexType| match t {
+        ast::IndexType::BTree => Ok(IndexAlgorithm::BTree),
+        ast::IndexType::Hash => Ok(IndexAlgorithm::Hash),
+        other => Err(Error::Syntax(format!("USING {other}"))),
+    };
+    let mut attrs = IndexAttrs {
+        using: using.map(algorithm).transpose()?,
+        ..Default::default()
+    };
+    for o in options {
+        match o {
+            ast::IndexOption::Using(t) => attrs.using = Some(algorithm(t)?),
+            ast::IndexOption::Comment(c) => {
+                // MySQL (strict mode): 1688 past 1024 characters.
+                if c.chars().count() > 1024 {
+                    return Err(Error::Sql {
+                        code: 1688,
+                        sqlstate: *b"HY000",
+                        message: "Comment for index is too long (max = 1024)".into(),
+                    });
+                }
+                attrs.comment = c.clone();
+            }
+        }
+    }
+    let mut prefixes = Vec::with_capacity(cols.len());
+    let mut descending = Vec::with_capacity(cols.len());
+    for ic in cols {
+        prefixes.push(match &ic.column.expr {
+            ast::Expr::Function(f) => Some(prefix_length(f)?),
+            _ => None,
+        });
+        descending.push(matches!(
+            ic.column.options.sort,
+            Some(ast::OrderBySort::Desc)
+        ));
+    }
+    if prefixes.iter().any(Option::is_some) {
+        attrs.prefixes = prefixes;
+    }
+    // A hash index has no order, so a DESC in it means nothing (MariaDB
+    // drops it; MySQL's InnoDB builds a B-tree either way).
+    if descending.iter().any(|d| *d) && attrs.using != Some(IndexAlgorithm::Hash) {
+        attrs.descending = descending;
+    }
+    Ok(attrs)
+}
+
+/// The `10` of a `col(10)` key part (which sqlparser reads as a call).
+fn prefix_length(f: &ast::Function) -> Result<u32> {
+    let bad = || Error::Syntax(format!("key part {f}"));
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return Err(bad());
+    };
+    match list.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(ast::Expr::Value(v)))] => {
+            match &v.value {
+                ast::Value::Number(n, _) => {
+                    n.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(bad)
+                }
+                _ => Err(bad()),
+            }
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// MySQL's checks of key parts against their columns: a prefix only on a
+/// string column and no longer than it (1089), and a BLOB / TEXT column only
+/// with a prefix (1170). A prefix as long as a CHAR / VARCHAR column is no
+/// prefix (MySQL drops it), so it is dropped here too.
+pub fn check_prefixes(attrs: &mut IndexAttrs, cols: &[usize], columns: &[ColumnDef]) -> Result<()> {
+    for (seq, &c) in cols.iter().enumerate() {
+        let col = &columns[c];
+        let lob = matches!(col.ty, SqlType::Text(_) | SqlType::Blob(_));
+        match attrs.prefix(seq) {
+            None if lob => {
+                return Err(Error::Sql {
+                    code: 1170,
+                    sqlstate: *b"42000",
+                    message: format!(
+                        "BLOB/TEXT column '{}' used in key specification without a key length",
+                        col.name
+                    ),
+                })
+            }
+            None => {}
+            Some(n) => {
+                let fits = match col.ty {
+                    SqlType::Char(l)
+                    | SqlType::VarChar(l)
+                    | SqlType::Binary(l)
+                    | SqlType::VarBinary(l)
+                    | SqlType::Text(l)
+                    | SqlType::Blob(l) => n <= l,
+                    _ => false,
+                };
+                if matches!(col.ty, SqlType::Char(l) | SqlType::VarChar(l) if l == n) {
+                    attrs.prefixes[seq] = None;
+                    if attrs.prefixes.iter().all(Option::is_none) {
+                        attrs.prefixes.clear();
+                    }
+                    continue;
+                }
+                if !fits {
+                    return Err(Error::Sql {
+                        code: 1089,
+                        sqlstate: *b"HY000",
+                        message: "Incorrect prefix key; the used key part isn't a string, the \
+                                  used length is longer than the key part, or the storage \
+                                  engine doesn't support unique prefix keys"
+                            .into(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The column names of an index definition (a `col(10)` prefix indexes the
@@ -802,6 +1014,7 @@ pub fn alter_ops(
                         name: None,
                         columns: vec![name],
                         unique: true,
+                        attrs: IndexAttrs::default(),
                     });
                 }
             }
@@ -826,11 +1039,13 @@ pub fn alter_ops(
                         .map(|n| n.value.clone()),
                     columns: index_column_names(&u.columns)?,
                     unique: true,
+                    attrs: index_attrs(&u.columns, u.index_type.as_ref(), &u.index_options)?,
                 }),
                 ast::TableConstraint::Index(ix) => ops.push(AlterOp::AddIndex {
                     name: ix.name.as_ref().map(|n| n.value.clone()),
                     columns: index_column_names(&ix.columns)?,
                     unique: false,
+                    attrs: index_attrs(&ix.columns, ix.index_type.as_ref(), &ix.index_options)?,
                 }),
                 ast::TableConstraint::PrimaryKey(_) => {
                     return Err(Error::Unsupported(
@@ -905,6 +1120,7 @@ pub fn alter_ops(
                         name: None,
                         columns: vec![name],
                         unique: true,
+                        attrs: IndexAttrs::default(),
                     });
                 }
             }

@@ -257,6 +257,7 @@ impl Engine {
                 name: Some(name.to_string()),
                 columns,
                 unique,
+                attrs: Default::default(),
             }],
         )
     }

@@ -340,10 +340,12 @@ fn print_expr(e: &ast::Expr, table: &Table, cols: &mut Vec<usize>, top: bool) ->
                     _ => return Err(not_allowed()),
                 }
             }
-            let name = if name == "CEIL" {
-                "CEILING".into()
-            } else {
-                name
+            // MySQL prints a function by its item's name: CEIL is
+            // ceiling, DAY is dayofmonth.
+            let name = match name.as_str() {
+                "CEIL" => "CEILING".into(),
+                "DAY" => "DAYOFMONTH".into(),
+                _ => name,
             };
             format!("{}({})", name.to_ascii_lowercase(), args.join(","))
         }

@@ -351,6 +351,17 @@ impl AutoInc {
         v
     }
 
+    /// `SET insert_id = v`: the statement's first generated value is `v`,
+    /// the next ones follow it (MySQL's forced auto-increment interval).
+    pub(crate) fn force(&mut self, table: &Table, v: u64) {
+        self.next = v;
+        self.end = v.saturating_add(self.estimate);
+        table
+            .auto_increment
+            .fetch_max(self.end - 1, AtomicOrdering::Relaxed);
+        self.intervals += 1;
+    }
+
     /// A row that took `v` was not inserted: the next row takes `v` again.
     pub(crate) fn give_back(&mut self, v: u64) {
         self.next = v;
@@ -426,11 +437,12 @@ pub(crate) fn build_row(
             };
         }
         if Some(c) != auto_col || !row[c].is_null() {
-            row[c] = coerce(
+            row[c] = crate::types::sqltype::coerce_or_clip(
                 std::mem::replace(&mut row[c], Value::Null),
                 col.ty,
                 &col.name,
                 rowno,
+                &|code, msg| ctx.warn(code, msg),
             )?;
         }
     }
@@ -477,6 +489,12 @@ pub fn run_insert(
     } else {
         plan.rows.len()
     });
+    if auto_col.is_some() {
+        let forced = ctx.sys_var("insert_id").ok().and_then(|v| v.to_i64());
+        if let Some(v) = forced.filter(|&v| v > 0) {
+            auto.force(table, v as u64);
+        }
+    }
     let mut stats = InsertStats::default();
     let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
     // The AUTO_INCREMENT value of the last row processed, which MySQL reports in
@@ -824,7 +842,10 @@ pub(crate) fn upsert_values(
             effects,
         )?;
         let col = &table.def.columns[*c];
-        let v = coerce(v, col.ty, &col.name, rowno)?;
+        let v =
+            crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
+                ctx.warn(code, msg)
+            })?;
         if v.is_null() && !col.nullable {
             return Err(Error::BadNull(col.name.clone()));
         }

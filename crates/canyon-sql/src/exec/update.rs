@@ -226,7 +226,13 @@ pub fn run_update(
                     effects,
                 )?;
                 let col = &def.columns[*c];
-                let v = coerce(v, col.ty, &col.name, matched)?;
+                let v = crate::types::sqltype::coerce_or_clip(
+                    v,
+                    col.ty,
+                    &col.name,
+                    matched,
+                    &|code, msg| ctx.warn(code, msg),
+                )?;
                 if v.is_null() && !col.nullable {
                     return Err(Error::BadNull(col.name.clone()));
                 }

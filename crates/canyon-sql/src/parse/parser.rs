@@ -180,6 +180,28 @@ impl Dialect for CanyonDialect {
     fn supports_multiline_comment_hints(&self) -> bool {
         self.base.supports_multiline_comment_hints()
     }
+    fn parse_column_option(
+        &self,
+        parser: &mut Parser,
+    ) -> Result<Option<Result<Option<sqlparser::ast::ColumnOption>, ParserError>>, ParserError>
+    {
+        // ZEROFILL, and UNSIGNED / SIGNED after a type sqlparser does not let
+        // carry them (`FIXED UNSIGNED`, `INT(5) ZEROFILL UNSIGNED`): MySQL's
+        // attributes of a number type, which sqlparser 0.63 does not know.
+        // Handed on as dialect-specific options; `crate::ddl::define`
+        // applies them to the type.
+        let word = match &parser.peek_token_ref().token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            _ => return Ok(None),
+        };
+        if matches!(word.as_str(), "ZEROFILL" | "UNSIGNED" | "SIGNED") {
+            parser.next_token();
+            return Ok(Some(Ok(Some(
+                sqlparser::ast::ColumnOption::DialectSpecific(vec![Token::make_word(&word, None)]),
+            ))));
+        }
+        Ok(None)
+    }
     fn parse_statement(&self, parser: &mut Parser) -> Option<Result<Statement, ParserError>> {
         // In MySQL, CREATE SCHEMA is CREATE DATABASE (same options); sqlparser
         // reads it as the SQL-standard CREATE SCHEMA, without the MySQL options.
@@ -577,7 +599,9 @@ fn parse_text(
             if let Some(stopped) = dialect.stopped.take() {
                 return Err(stopped);
             }
-            return match set_names_in_list(trimmed).or_else(|| without_consistent_snapshot(trimmed))
+            return match set_names_in_list(trimmed)
+                .or_else(|| without_consistent_snapshot(trimmed))
+                .or_else(|| alter_table_spellings(trimmed))
             {
                 Some(rewritten) => parse_text(&rewritten, &limits::scan(&rewritten), None),
                 None => Err(unsupported_or(parse_error(text, e), trimmed)),
@@ -707,6 +731,46 @@ fn set_names_in_list(trimmed: &str) -> Option<String> {
         }
     }
     rewritten.then(|| format!("SET {}", out.join(", ")))
+}
+
+/// ALTER TABLE clauses in MySQL spellings sqlparser 0.63 does not parse,
+/// rewritten to the spellings it does: `DROP KEY k` is `DROP INDEX k`, and
+/// `RENAME t2` is `RENAME TO t2` (MySQL manual, 15.1.9 "ALTER TABLE
+/// Statement"). `None` when the text is not an ALTER TABLE with one.
+fn alter_table_spellings(trimmed: &str) -> Option<String> {
+    let mut lx = Lexer { s: trimmed, pos: 0 };
+    if !(lx.keyword("ALTER") && lx.keyword("TABLE")) {
+        return None;
+    }
+    lx.name()?;
+    while lx.punct('.') {
+        lx.name()?;
+    }
+    let head = &trimmed[..lx.pos];
+    let mut changed = false;
+    let clauses: Vec<String> = split_top_level_commas(&trimmed[lx.pos..])
+        .into_iter()
+        .map(|c| {
+            let mut cl = Lexer { s: c, pos: 0 };
+            if cl.keyword("DROP") && cl.keyword("KEY") {
+                changed = true;
+                return format!("DROP INDEX{}", &c[cl.pos..]);
+            }
+            let mut cl = Lexer { s: c, pos: 0 };
+            if cl.keyword("RENAME") {
+                let after = cl.pos;
+                let named = ["TO", "AS", "COLUMN", "INDEX", "KEY"]
+                    .iter()
+                    .any(|k| Lexer { s: c, pos: after }.keyword(k));
+                if !named {
+                    changed = true;
+                    return format!("RENAME TO{}", &c[after..]);
+                }
+            }
+            c.to_string()
+        })
+        .collect();
+    changed.then(|| format!("{head} {}", clauses.join(", ")))
 }
 
 /// Splits `text` at the commas outside parentheses and quotes.

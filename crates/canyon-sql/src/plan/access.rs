@@ -1104,6 +1104,7 @@ mod tests {
                     columns: vec![1],
                     unique: false,
                     state: Default::default(),
+                    attrs: Default::default(),
                 },
                 IndexDef {
                     id: 3,
@@ -1111,6 +1112,7 @@ mod tests {
                     columns: vec![3, 4],
                     unique: true,
                     state: Default::default(),
+                    attrs: Default::default(),
                 },
             ],
             slots: Vec::new(),

@@ -283,7 +283,7 @@ impl EvalContext for StmtCtx<'_> {
             account: account.as_deref(),
             processes: &processes,
             settings: &settings,
-            display_widths: s.engine.config().display_widths,
+            display_widths: s.engine.config().shows_display_widths(),
         };
         Ok(crate::catalog::infoschema::generate(table, filter, &g))
     }

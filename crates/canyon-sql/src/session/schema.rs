@@ -189,6 +189,11 @@ impl Session {
                         .and_then(|n| object_name(n).last().cloned()),
                     columns: crate::ddl::create_index_column_names(ci)?,
                     unique: ci.unique,
+                    attrs: crate::ddl::index_attrs(
+                        &ci.columns,
+                        ci.using.as_ref(),
+                        &ci.index_options,
+                    )?,
                 };
                 self.commit()?;
                 drop(cat);

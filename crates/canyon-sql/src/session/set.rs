@@ -256,10 +256,11 @@ impl Session {
                 self.state.max_execution_ms = ms as u64;
                 self.state.vars.insert(var, Value::Int(ms));
             }
-            "sql_mode" => {
-                self.state
-                    .vars
-                    .insert(var, Value::Bytes(value.to_text().unwrap_or_default()));
+            "sql_mode" if !is_default => {
+                let text =
+                    String::from_utf8_lossy(&value.to_text().unwrap_or_default()).into_owned();
+                let mode = crate::catalog::vars::normalize_sql_mode(&text)?;
+                self.state.vars.insert(var, Value::str(&mode));
             }
             "long_query_time" => {
                 // A number of seconds, not a string that reads as 0 (1232

@@ -152,7 +152,7 @@ impl Session {
                     Value::str(&c.name),
                     Value::str(
                         &c.ty
-                            .sql_name_with(self.state.engine.config().display_widths),
+                            .sql_name_with(self.state.engine.config().shows_display_widths()),
                     ),
                     Value::str(if c.nullable { "YES" } else { "NO" }),
                     Value::str(key),
@@ -252,7 +252,8 @@ impl Session {
                 .collect::<Vec<_>>()
                 .join(",")
         };
-        let widths = self.state.engine.config().display_widths;
+        let widths = self.state.engine.config().shows_display_widths();
+        let mariadb = self.state.engine.config().presentation == crate::Presentation::Mariadb;
         let mut lines = Vec::new();
         for c in &def.columns {
             let mut l = format!("  {} {}", quote(&c.name), c.type_name(widths));
@@ -274,15 +275,24 @@ impl Session {
             match &c.default {
                 Some(crate::catalog::DefaultValue::Literal(v))
                 | Some(crate::catalog::DefaultValue::Number(v)) => {
-                    l.push_str(&format!(
-                        " DEFAULT '{}'",
-                        v.replace('\\', "\\\\").replace('\'', "''")
-                    ));
+                    l.push_str(" DEFAULT ");
+                    l.push_str(&shown_default(c.ty, v, mariadb));
                 }
                 Some(crate::catalog::DefaultValue::CurrentTimestamp) => {
                     l.push_str(" DEFAULT CURRENT_TIMESTAMP");
                 }
-                Some(crate::catalog::DefaultValue::Null) | None if c.nullable => {
+                // As MySQL: an AUTO_INCREMENT column shows no DEFAULT NULL,
+                // nor (MySQL 8; MariaDB does) a TEXT / BLOB column, which
+                // cannot have a default.
+                Some(crate::catalog::DefaultValue::Null) | None
+                    if c.nullable
+                        && !c.auto_increment
+                        && (mariadb
+                            || !matches!(
+                                c.ty,
+                                crate::types::SqlType::Text(_) | crate::types::SqlType::Blob(_)
+                            )) =>
+                {
                     l.push_str(" DEFAULT NULL");
                 }
                 _ => {}
@@ -303,11 +313,30 @@ impl Session {
         }
         for (_, x) in def.public_indexes() {
             let kind = if x.unique { "UNIQUE KEY" } else { "KEY" };
-            lines.push(format!(
-                "  {kind} {} ({})",
-                quote(&x.name),
-                col_list(&x.columns)
-            ));
+            let parts = x
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(seq, &c)| {
+                    let mut p = quote(&def.columns[c].name);
+                    if let Some(n) = x.attrs.prefix(seq) {
+                        p.push_str(&format!("({n})"));
+                    }
+                    if x.attrs.desc(seq) {
+                        p.push_str(" DESC");
+                    }
+                    p
+                })
+                .collect::<Vec<_>>()
+                .join(",");
+            let mut l = format!("  {kind} {} ({parts})", quote(&x.name));
+            if let Some(u) = x.attrs.using {
+                l.push_str(&format!(" USING {}", u.name()));
+            }
+            if !x.attrs.comment.is_empty() {
+                l.push_str(&format!(" COMMENT {}", sql_string(&x.attrs.comment)));
+            }
+            lines.push(l);
         }
         for fk in &def.foreign_keys {
             lines.push(format!(
@@ -339,7 +368,7 @@ impl Session {
         }
         if let Some(p) = &def.partitioning {
             text.push('\n');
-            text.push_str(&p.show_clause());
+            text.push_str(&p.show_clause(mariadb));
         }
         Ok(text_rows(
             &["Table", "Create Table"],
@@ -475,15 +504,17 @@ impl Session {
                 };
                 let t = self.show_table_named(&cat, db, table.clone())?;
                 let def = &t.def;
-                let mut keys: Vec<(&str, bool, &[usize], Option<_>)> = Vec::new();
+                let no_attrs = crate::catalog::IndexAttrs::default();
+                let mut keys: Vec<(&str, bool, &[usize], Option<_>, &crate::catalog::IndexAttrs)> =
+                    Vec::new();
                 if !def.primary_key.is_empty() {
-                    keys.push(("PRIMARY", true, &def.primary_key, None));
+                    keys.push(("PRIMARY", true, &def.primary_key, None, &no_attrs));
                 }
                 for (_, x) in def.public_indexes() {
-                    keys.push((&x.name, x.unique, &x.columns, Some(x.id)));
+                    keys.push((&x.name, x.unique, &x.columns, Some(x.id), &x.attrs));
                 }
                 let mut rows = Vec::new();
-                for (name, unique, cols, id) in keys {
+                for (name, unique, cols, id, attrs) in keys {
                     for (seq, &c) in cols.iter().enumerate() {
                         let col = &def.columns[c];
                         // Distinct values of the key's first seq+1 columns, from
@@ -495,14 +526,16 @@ impl Session {
                             Value::str(name),
                             Value::Int(seq as i64 + 1),
                             Value::str(&col.name),
-                            Value::str("A"),
+                            Value::str(if attrs.desc(seq) { "D" } else { "A" }),
                             Value::Int(cardinality.round() as i64),
-                            Value::Null,
+                            attrs
+                                .prefix(seq)
+                                .map_or(Value::Null, |n| Value::Int(n.into())),
                             Value::Null,
                             Value::str(if col.nullable { "YES" } else { "" }),
                             Value::str("BTREE"),
                             Value::str(""),
-                            Value::str(""),
+                            Value::str(&attrs.comment),
                             Value::str("YES"),
                             Value::Null,
                         ]);
@@ -1023,4 +1056,34 @@ impl Session {
 /// writes one (`'` doubled, `\` escaped).
 fn sql_string(text: &str) -> String {
     format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// A column's DEFAULT as SHOW CREATE TABLE prints it: a BIT column's as a
+/// bit literal (`b'101'`), a number column's bare under MariaDB's
+/// presentation, everything else quoted with MySQL's escapes
+/// (`append_unescaped`: `\0`, `\n`, `\r`, `\Z`, `\\`, `''`).
+fn shown_default(ty: crate::types::SqlType, v: &str, mariadb: bool) -> String {
+    if let crate::types::SqlType::Bit(_) = ty {
+        if let Ok(n) = v.parse::<u64>() {
+            return format!("b'{n:b}'");
+        }
+    }
+    if mariadb && ty.is_numeric() {
+        return v.to_string();
+    }
+    let mut out = String::with_capacity(v.len() + 2);
+    out.push('\'');
+    for ch in v.chars() {
+        match ch {
+            '\0' => out.push_str("\\0"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\x1a' => out.push_str("\\Z"),
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("''"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }

@@ -55,6 +55,11 @@ pub(super) struct State {
     pub(super) vars: HashMap<String, Value>,
     pub(super) user_vars: HashMap<String, Value>,
     pub(super) last_insert_id: u64,
+    /// Whether the next SELECT testing `auto_col IS NULL` reads it as
+    /// `auto_col = LAST_INSERT_ID()` under `sql_auto_is_null` (MySQL's
+    /// `substitute_null_with_insert_id`): set by an INSERT that generated a
+    /// value, cleared by the SELECT that used it.
+    pub(super) substitute_null_with_insert_id: bool,
     pub(super) row_count: i64,
     pub(super) found_rows: u64,
     pub(super) client_found_rows: bool,
@@ -310,6 +315,7 @@ impl Session {
                 vars: HashMap::new(),
                 user_vars: HashMap::new(),
                 last_insert_id: 0,
+                substitute_null_with_insert_id: false,
                 row_count: -1,
                 found_rows: 0,
                 client_found_rows: false,

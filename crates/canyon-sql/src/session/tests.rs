@@ -94,6 +94,7 @@ fn show_create_table_recreates_the_table() {
         statement_memory_budget: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_BUDGET,
         server_collation: crate::types::collation::Collation::DEFAULT,
         display_widths: false,
+        presentation: Default::default(),
     };
     let storage = Arc::new(canyon_storage::MemoryStorage::new());
     let engine = Engine::open(storage, cfg).expect("engine opens");
@@ -132,4 +133,119 @@ fn show_create_table_recreates_the_table() {
         panic!("SHOW CREATE TABLE returned no rows");
     };
     assert_eq!(rows[0][1].to_display(), ddl);
+}
+
+/// A session on a fresh in-memory engine with the given presentation.
+fn presentation_session(presentation: crate::catalog::config::Presentation) -> Session {
+    let cfg = EngineConfig {
+        durability: canyon_txn::Durability::SyncEveryCommit,
+        lock_wait_timeout: Duration::from_secs(2),
+        blocking_hook: None,
+        version: "8.0.36-canyon-test".into(),
+        max_allowed_packet: 64 << 20,
+        max_connections: 10,
+        port: 3306,
+        row_cache_bytes: 1 << 20,
+        history_memory_bytes: 1 << 20,
+        statement_memory_limit: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_LIMIT,
+        statement_memory_budget: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_BUDGET,
+        server_collation: crate::types::collation::Collation::DEFAULT,
+        display_widths: false,
+        presentation,
+    };
+    let storage = Arc::new(canyon_storage::MemoryStorage::new());
+    let engine = Engine::open(storage, cfg).expect("engine opens");
+    engine.bootstrap_root("").expect("root account");
+    let mut s = engine.session(1, "root", "localhost");
+    exec(&mut s, "CREATE DATABASE d");
+    exec(&mut s, "USE d");
+    s
+}
+
+fn exec(s: &mut Session, sql: &str) -> QueryResult {
+    s.execute(sql, false)
+        .pop()
+        .expect("one result")
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+fn show_create(s: &mut Session, table: &str) -> String {
+    let QueryResult::Rows { rows, .. } = exec(s, &format!("SHOW CREATE TABLE {table}")) else {
+        panic!("SHOW CREATE TABLE returned no rows");
+    };
+    rows[0][1].to_display()
+}
+
+#[test]
+fn show_create_table_normalises_defaults_and_keeps_index_attributes() {
+    use crate::catalog::config::Presentation;
+    let mut s = presentation_session(Presentation::Mysql);
+    exec(
+        &mut s,
+        "CREATE TABLE t (a INT DEFAULT '1', b DECIMAL(10,8) DEFAULT 3.14, c DOUBLE DEFAULT 2.5, \
+         d BINARY(3) DEFAULT 'x', f BIT(3) DEFAULT b'101', g CHAR(3) DEFAULT 5, \
+         h DATETIME DEFAULT '2020-01-01', i INT AUTO_INCREMENT NULL UNIQUE, \
+         j VARCHAR(20), k TEXT, z TINYINT ZEROFILL, u FIXED(5,2) UNSIGNED, \
+         KEY kj (j(10) DESC, a) USING BTREE COMMENT 'prefix', UNIQUE KEY kk (k(5)), \
+         KEY kf (j(20)) USING HASH)",
+    );
+    let ddl = show_create(&mut s, "t");
+    assert_eq!(
+        ddl,
+        "CREATE TABLE `t` (\n  `a` int DEFAULT '1',\n  `b` decimal(10,8) DEFAULT '3.14000000',\n  \
+         `c` double DEFAULT '2.5',\n  `d` binary(3) DEFAULT 'x\\0\\0',\n  \
+         `f` bit(3) DEFAULT b'101',\n  `g` char(3) DEFAULT '5',\n  \
+         `h` datetime DEFAULT '2020-01-01 00:00:00',\n  `i` int AUTO_INCREMENT,\n  \
+         `j` varchar(20) DEFAULT NULL,\n  `k` text,\n  \
+         `z` tinyint(3) unsigned zerofill DEFAULT NULL,\n  `u` decimal(5,2) DEFAULT NULL,\n  \
+         UNIQUE KEY `i` (`i`),\n  KEY `kj` (`j`(10) DESC,`a`) USING BTREE COMMENT 'prefix',\n  \
+         UNIQUE KEY `kk` (`k`(5)),\n  KEY `kf` (`j`) USING HASH\n\
+         ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
+    );
+    // The text re-creates the same table.
+    exec(&mut s, "DROP TABLE t");
+    exec(&mut s, &ddl);
+    assert_eq!(show_create(&mut s, "t"), ddl);
+    // MySQL's checks of defaults and key parts.
+    for (sql, code) in [
+        ("CREATE TABLE e (a INT DEFAULT 'abc')", 1067),
+        ("CREATE TABLE e (a VARCHAR(2) DEFAULT 'abc')", 1067),
+        ("CREATE TABLE e (a INT NOT NULL DEFAULT NULL)", 1067),
+        ("CREATE TABLE e (a INT DEFAULT CURRENT_TIMESTAMP)", 1067),
+        ("CREATE TABLE e (a TEXT, KEY (a))", 1170),
+        ("CREATE TABLE e (a INT, KEY (a(2)))", 1089),
+        ("CREATE TABLE e (a VARCHAR(5), KEY (a(6)))", 1089),
+        ("ALTER TABLE t ALTER COLUMN a SET DEFAULT 'abc'", 1067),
+        ("ALTER TABLE t ADD KEY (k)", 1170),
+    ] {
+        match s.execute(sql, false).pop().expect("one result") {
+            Err(canyon_common::Error::Sql { code: c, .. }) => assert_eq!(c, code, "{sql}"),
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+    // The spellings sqlparser does not parse: DROP KEY, RENAME without TO.
+    exec(&mut s, "ALTER TABLE t DROP KEY kf");
+    exec(&mut s, "ALTER TABLE t RENAME t2");
+    assert!(!show_create(&mut s, "t2").contains("`kf`"));
+}
+
+#[test]
+fn mariadb_presentation_prints_mariadb_s_text() {
+    use crate::catalog::config::Presentation;
+    let mut s = presentation_session(Presentation::Mariadb);
+    exec(
+        &mut s,
+        "CREATE TABLE p (a INT DEFAULT '1', b DECIMAL(4,1) DEFAULT 2, c VARCHAR(3) DEFAULT 'x') \
+         PARTITION BY RANGE (a) (PARTITION p0 VALUES LESS THAN (10), \
+         PARTITION p1 VALUES LESS THAN MAXVALUE)",
+    );
+    assert_eq!(
+        show_create(&mut s, "p"),
+        "CREATE TABLE `p` (\n  `a` int(11) DEFAULT 1,\n  `b` decimal(4,1) DEFAULT 2.0,\n  \
+         `c` varchar(3) DEFAULT 'x'\n\
+         ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci\n \
+         PARTITION BY RANGE (`a`)\n\
+         (PARTITION `p0` VALUES LESS THAN (10) ENGINE = InnoDB,\n \
+         PARTITION `p1` VALUES LESS THAN MAXVALUE ENGINE = InnoDB)"
+    );
 }

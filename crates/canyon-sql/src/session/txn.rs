@@ -16,11 +16,91 @@ use sqlparser::ast::{self, Statement};
 use std::sync::Arc;
 
 impl Session {
+    /// `sql_auto_is_null` (MySQL's, for ODBC programs): after an INSERT that
+    /// generated an AUTO_INCREMENT value, the first SELECT from one table
+    /// whose WHERE tests `auto_col IS NULL` (alone or in an AND) finds that
+    /// row, reading the test as `auto_col = LAST_INSERT_ID()`; once, as MySQL
+    /// (`substitute_null_with_insert_id`). `None`: the statement as it is.
+    fn substitute_auto_is_null(&mut self, cat: &Catalog, stmt: &Statement) -> Option<Statement> {
+        if !self.state.substitute_null_with_insert_id {
+            return None;
+        }
+        let Statement::Query(q) = stmt else {
+            return None;
+        };
+        let ast::SetExpr::Select(sel) = q.body.as_ref() else {
+            return None;
+        };
+        let [from] = sel.from.as_slice() else {
+            return None;
+        };
+        let ast::TableFactor::Table { name, .. } = &from.relation else {
+            return None;
+        };
+        if !from.joins.is_empty() || sel.selection.is_none() {
+            return None;
+        }
+        if self.state.get_var("sql_auto_is_null").ok()?.to_i64() != Some(1) {
+            return None;
+        }
+        let (db, t) = self.split_name(name).ok()?;
+        let table = cat.table(&db, &t)?;
+        let col = table.def.columns[table.auto_increment_column()?]
+            .name
+            .clone();
+        let id = self.state.last_insert_id.to_string();
+        fn rewrite(e: &mut ast::Expr, col: &str, id: &str) -> bool {
+            match e {
+                ast::Expr::IsNull(inner) => {
+                    let named = match inner.as_ref() {
+                        ast::Expr::Identifier(i) => i.value.eq_ignore_ascii_case(col),
+                        ast::Expr::CompoundIdentifier(p) => {
+                            p.last().is_some_and(|i| i.value.eq_ignore_ascii_case(col))
+                        }
+                        _ => false,
+                    };
+                    if named {
+                        *e = ast::Expr::BinaryOp {
+                            left: inner.clone(),
+                            op: ast::BinaryOperator::Eq,
+                            right: Box::new(ast::Expr::value(ast::Value::Number(
+                                id.to_string(),
+                                false,
+                            ))),
+                        };
+                    }
+                    named
+                }
+                ast::Expr::BinaryOp {
+                    left,
+                    op: ast::BinaryOperator::And,
+                    right,
+                } => rewrite(left, col, id) | rewrite(right, col, id),
+                ast::Expr::Nested(x) => rewrite(x, col, id),
+                _ => false,
+            }
+        }
+        let mut stmt = stmt.clone();
+        let Statement::Query(q) = &mut stmt else {
+            return None;
+        };
+        let ast::SetExpr::Select(sel) = q.body.as_mut() else {
+            return None;
+        };
+        if !rewrite(sel.selection.as_mut()?, &col, &id) {
+            return None;
+        }
+        self.state.substitute_null_with_insert_id = false;
+        Some(stmt)
+    }
+
     /// Plans SELECT/INSERT/UPDATE/DELETE; `None` for other statements.
     pub(super) fn plan_dml(&mut self, cat: &Arc<Catalog>, parsed: &Parsed) -> Result<Option<Plan>> {
         let Parsed::Sql(stmt) = parsed else {
             return Ok(None);
         };
+        let substituted = self.substitute_auto_is_null(cat, stmt).map(Box::new);
+        let stmt = substituted.as_ref().unwrap_or(stmt);
         let mut ctx = PlanContext::new(
             cat,
             self.state.db.as_deref(),
@@ -220,9 +300,15 @@ impl Session {
                 let r = exec::run_delete(d, txn, ctx)?;
                 ctx.strict_mode_error().map_or(Ok(r), Err)
             }),
-        }?;
+        };
+        if matches!(plan, Plan::Insert(_)) {
+            // SET insert_id applies to one INSERT (MySQL resets it after).
+            self.state.vars.remove("insert_id");
+        }
+        let result = result?;
         if let Some(id) = effects.generated_id {
             self.state.last_insert_id = id;
+            self.state.substitute_null_with_insert_id = true;
         }
         for (code, msg) in effects.warnings {
             self.state.warnings.push(("Warning", code, msg));

@@ -93,6 +93,16 @@ impl SqlType {
         )
     }
 
+    /// Whether values are numbers (integers, DECIMAL, FLOAT, DOUBLE, YEAR):
+    /// MariaDB prints such a column's DEFAULT unquoted.
+    pub fn is_numeric(self) -> bool {
+        self.is_integer()
+            || matches!(
+                self,
+                SqlType::Decimal { .. } | SqlType::Float | SqlType::Double | SqlType::Year
+            )
+    }
+
     /// Whether the type is UNSIGNED.
     pub fn is_unsigned(self) -> bool {
         matches!(
@@ -437,6 +447,56 @@ fn check_utf8(b: &[u8], column: &str, row: u64) -> Result<()> {
     Ok(())
 }
 
+/// [`coerce`], except that a number out of the column's range is clipped to
+/// the nearest end of it with warning 1264, as MySQL stores it outside
+/// strict mode or under IGNORE (the caller's `warn` records the warning;
+/// in strict mode the session turns it into the statement's error).
+pub fn coerce_or_clip(
+    v: Value,
+    ty: SqlType,
+    column: &str,
+    row: u64,
+    warn: &dyn Fn(u16, &str),
+) -> Result<Value> {
+    let negative = match &v {
+        Value::Int(i) => *i < 0,
+        Value::Double(d) => *d < 0.0,
+        Value::Decimal(d) => d.is_sign_negative(),
+        Value::Bytes(b) => b.trim_ascii_start().first() == Some(&b'-'),
+        _ => false,
+    };
+    match coerce(v, ty, column, row) {
+        Err(Error::OutOfRange { column, row }) => {
+            let clipped = if ty.is_integer() {
+                let (lo, hi) = ty.int_range();
+                let n = if negative { lo } else { hi };
+                if ty.is_unsigned() {
+                    Value::UInt(n as u64)
+                } else {
+                    Value::Int(n as i64)
+                }
+            } else if let SqlType::Decimal { precision, scale } = ty {
+                let int_digits = precision.saturating_sub(scale) as u32;
+                if int_digits >= 19 {
+                    return Err(Error::OutOfRange { column, row });
+                }
+                // 99.99 for DECIMAL(4,2).
+                let max =
+                    Decimal::from_i128_with_scale(10i128.pow(precision as u32) - 1, scale as u32);
+                Value::Decimal(if negative { -max } else { max })
+            } else {
+                return Err(Error::OutOfRange { column, row });
+            };
+            warn(
+                1264,
+                &format!("Out of range value for column '{column}' at row {row}"),
+            );
+            Ok(clipped)
+        }
+        other => other,
+    }
+}
+
 /// Converts `v` into a value of column type `ty` as an INSERT or UPDATE stores it,
 /// with strict-mode errors (1264 out of range, 1406 too long, 1366 bad value).
 /// NULL passes through; the caller checks NOT NULL.
@@ -566,7 +626,7 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
             Ok(Value::Bytes(b))
         }
         SqlType::Binary(n) | SqlType::VarBinary(n) | SqlType::Text(n) | SqlType::Blob(n) => {
-            let b = v.to_bytes().unwrap_or_default();
+            let mut b = v.to_bytes().unwrap_or_default();
             if matches!(ty, SqlType::Text(_)) {
                 check_utf8(&b, column, row)?;
             }
@@ -575,6 +635,11 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                     column: column.to_string(),
                     row,
                 });
+            }
+            // MySQL right-pads a BINARY(n) value with 0x00 to n bytes (and
+            // keeps the padding on read, unlike CHAR's spaces).
+            if matches!(ty, SqlType::Binary(_)) {
+                b.resize(n as usize, 0);
             }
             Ok(Value::Bytes(b))
         }
