@@ -701,6 +701,12 @@ pub(crate) fn type_facts(ty: SqlType) -> (String, Value, Value, Value, Value, Va
             let (c, o) = chars(n, 1);
             (base, c, o, null.clone(), null.clone(), null)
         }
+        SqlType::Enum(m) | SqlType::Set(m) => {
+            // The longest value: ENUM's longest member, SET's members and commas.
+            let kind = ty.members().map(|(k, _)| k).expect("ENUM or SET");
+            let (c, o) = chars(m.max_chars(kind), 4);
+            (base, c, o, null.clone(), null.clone(), null)
+        }
         SqlType::Text(n) => {
             // A TEXT column's limit is in bytes; MySQL reports it as both.
             let (c, o) = chars(n, 1);

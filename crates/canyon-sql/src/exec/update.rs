@@ -226,7 +226,7 @@ pub fn run_update(
                     effects,
                 )?;
                 let col = &def.columns[*c];
-                let v = coerce(v, col.ty, &col.name, matched)?;
+                let v = coerce_column(v, col, matched, ctx)?;
                 if v.is_null() && !col.nullable {
                     return Err(Error::BadNull(col.name.clone()));
                 }
