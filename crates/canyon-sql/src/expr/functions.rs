@@ -394,7 +394,8 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         Func::Insert => n == 4,
         Func::Char => n >= 1,
         Func::Field | Func::Elt => n >= 2,
-        Func::FindInSet => n == 2,
+        // A third argument is bound for a SET column (`bind_members`).
+        Func::FindInSet => n == 2 || n == 3,
         Func::EnumIndex | Func::SetMask => n >= 1,
         Func::LastInsertId | Func::Rand | Func::UnixTimestamp => n <= 1,
         Func::Now => n <= 1,
@@ -541,8 +542,10 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         | Func::Ascii
         | Func::Field
         | Func::FindInSet
+        | Func::EnumIndex
+        | Func::SetMask
         | Func::Strcmp => ExprKind::Int,
-        Func::Crc32 | Func::EnumIndex | Func::SetMask => ExprKind::UInt,
+        Func::Crc32 => ExprKind::UInt,
         Func::Exp
         | Func::Ln
         | Func::Log

@@ -247,15 +247,22 @@ pub(super) fn call_string_values(f: Func, v: Vec<Value>, env: &Env<'_>) -> Resul
                 return Ok(Value::Int(0));
             }
             let pos = list.split(|c| *c == b',').position(|x| x == needle);
-            Value::Int(pos.map_or(0, |p| p as i64 + 1))
+            match (pos, v.get(2)) {
+                // A SET column's declared position (see `bind_members`).
+                (Some(_), Some(declared)) => declared.clone(),
+                (Some(p), None) => Value::Int(p as i64 + 1),
+                (None, _) => Value::Int(0),
+            }
         }
+        // ENUM / SET values read as numbers are signed (MySQL: `c - 5` may
+        // be negative); only a 64-member SET's top bit needs UNSIGNED.
         Func::EnumIndex => {
             // The value is a member's exact text (or ''): no collation needed.
             let b = a0.to_bytes().unwrap_or_default();
             let pos = v[1..]
                 .iter()
                 .position(|m| matches!(m, Value::Bytes(x) if *x == b));
-            Value::UInt(pos.map_or(0, |p| p as u64 + 1))
+            Value::Int(pos.map_or(0, |p| p as i64 + 1))
         }
         Func::SetMask => {
             let b = a0.to_bytes().unwrap_or_default();
@@ -270,7 +277,7 @@ pub(super) fn call_string_values(f: Func, v: Vec<Value>, env: &Env<'_>) -> Resul
                     }
                 }
             }
-            Value::UInt(mask)
+            i64::try_from(mask).map_or(Value::UInt(mask), Value::Int)
         }
         Func::Elt => match a0.to_i64() {
             Some(n) if n >= 1 && (n as usize) < v.len() => v[n as usize].clone(),

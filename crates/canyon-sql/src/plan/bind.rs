@@ -876,6 +876,7 @@ impl<'a> Binder<'a> {
         match func {
             Func::If => self.conform(bound.iter_mut().skip(1).collect()),
             Func::IfNull | Func::Coalesce => self.conform(bound.iter_mut().collect()),
+            Func::FindInSet => self.member_find_in_set(&mut bound),
             _ => {}
         }
         Ok(Expr::Func(func, bound))

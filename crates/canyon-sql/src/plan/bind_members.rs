@@ -10,6 +10,7 @@
 //! | compared with a string, LIKE, string functions, MIN/MAX | text             |
 //! | ORDER BY `c` (or its alias or position)                 | index / bitmask  |
 //! | results, GROUP BY, DISTINCT                             | text             |
+//! | FIND_IN_SET(constant, c) of a SET column                | member position  |
 //!
 //! Not done: SUM / AVG of an ENUM column (MySQL sums indexes; here the text
 //! is summed as a number, 0 with a warning), CAST(c AS SIGNED), and UNION's
@@ -105,6 +106,24 @@ impl Binder<'_> {
             let e = take(r);
             **r = self.numeric_reading(e);
         }
+    }
+
+    /// FIND_IN_SET(constant, c) of a SET column `c`: MySQL answers the
+    /// constant's position among the *declared* members when `c` holds it
+    /// (`Item_func_find_in_set`'s `enum_value`), not its position in the
+    /// value's text. Bound as a third argument, the answer when found; a
+    /// constant that is no member is 0 for every row.
+    pub(super) fn member_find_in_set(&self, args: &mut Vec<Expr>) {
+        let (Some(SqlType::Set(m)), Some(Expr::Literal(needle))) =
+            (args.get(1).and_then(|c| self.member_type(c)), args.first())
+        else {
+            return;
+        };
+        let Some(b) = needle.to_bytes() else {
+            return;
+        };
+        let pos = m.member_position(&b).unwrap_or(0);
+        args.push(Expr::Literal(Value::Int(pos as i64)));
     }
 
     /// `e IN (list)`: the column read as a number when every item is one.

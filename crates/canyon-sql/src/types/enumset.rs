@@ -165,23 +165,34 @@ pub fn check_members(kind: Kind, column: &str, values: &mut [String]) -> Result<
 /// under the column's collation: `ENUM('a','A')` is a duplicate under a
 /// `_ci` collation and allowed under `_bin`).
 pub fn check_distinct(kind: Kind, column: &str, m: &Members) -> Result<()> {
-    // A hash of sort keys: lists may have 65,535 members.
-    let mut seen = HashSet::with_capacity(m.values.len());
-    for v in &m.values {
+    // A map of sort keys: lists may have 65,535 members. MySQL names the
+    // earlier of the two members.
+    let mut seen = std::collections::HashMap::with_capacity(m.values.len());
+    let mut first_dup: Option<usize> = None;
+    for (i, v) in m.values.iter().enumerate() {
         let mut key = Vec::with_capacity(v.len());
         m.collation.sort_key(v.as_bytes(), &mut key);
-        if !seen.insert(key) {
-            return Err(Error::Sql {
-                code: 1291,
-                sqlstate: *b"HY000",
-                message: format!(
-                    "Column '{column}' has duplicated value '{v}' in {}",
-                    kind.keyword()
-                ),
-            });
+        match seen.get(&key) {
+            Some(&earlier) => {
+                first_dup = Some(first_dup.map_or(earlier, |d: usize| d.min(earlier)))
+            }
+            None => {
+                seen.insert(key, i);
+            }
         }
     }
-    Ok(())
+    match first_dup {
+        Some(i) => Err(Error::Sql {
+            code: 1291,
+            sqlstate: *b"HY000",
+            message: format!(
+                "Column '{column}' has duplicated value '{}' in {}",
+                m.values[i],
+                kind.keyword()
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 impl Members {
@@ -198,6 +209,12 @@ impl Members {
                     .position(|m| self.collation.equal(m.as_bytes(), s))
             })
             .map(|p| p + 1)
+    }
+
+    /// The 1-based declared position of the member equal to `s` under the
+    /// collation (trailing spaces ignored).
+    pub fn member_position(&self, s: &[u8]) -> Option<usize> {
+        self.position(s)
     }
 
     /// The bitmask of every member.
@@ -262,35 +279,6 @@ impl Members {
             Kind::Set => {
                 self.values.iter().map(len).sum::<u32>()
                     + self.values.len().saturating_sub(1) as u32
-            }
-        }
-    }
-
-    /// The ENUM index of a (canonical) value: 1-based, 0 for `''` or a text
-    /// that is no member; NULL stays NULL.
-    pub fn enum_index(&self, v: &Value) -> Value {
-        match v {
-            Value::Null => Value::Null,
-            other => {
-                let b = other.to_bytes().unwrap_or_default();
-                Value::UInt(self.position(&b).unwrap_or(0) as u64)
-            }
-        }
-    }
-
-    /// The SET bitmask of a (canonical) value; NULL stays NULL.
-    pub fn set_mask(&self, v: &Value) -> Value {
-        match v {
-            Value::Null => Value::Null,
-            other => {
-                let b = other.to_bytes().unwrap_or_default();
-                let mut mask = 0u64;
-                for part in b.split(|c| *c == b',') {
-                    if let Some(p) = self.position(part) {
-                        mask |= 1 << (p - 1);
-                    }
-                }
-                Value::UInt(mask)
             }
         }
     }
@@ -403,8 +391,8 @@ mod tests {
         assert_eq!(m.store_enum(&Value::str("d")), (Value::str(""), true));
         assert_eq!(m.store_enum(&Value::Int(0)), (Value::str(""), true));
         assert_eq!(m.store_enum(&Value::Int(4)), (Value::str(""), true));
-        assert_eq!(m.enum_index(&Value::str("c")), Value::UInt(3));
-        assert_eq!(m.enum_index(&Value::str("")), Value::UInt(0));
+        assert_eq!(m.member_position(b"C "), Some(3));
+        assert_eq!(m.member_position(b""), None);
     }
 
     #[test]
@@ -418,7 +406,6 @@ mod tests {
         assert_eq!(m.store_set(&Value::Int(6)), (Value::str("b,c"), false));
         assert_eq!(m.store_set(&Value::Int(9)), (Value::str("a"), true));
         assert_eq!(m.store_set(&Value::str("a,x")), (Value::str("a"), true));
-        assert_eq!(m.set_mask(&Value::str("a,c")), Value::UInt(5));
     }
 
     #[test]
