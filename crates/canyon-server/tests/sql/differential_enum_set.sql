@@ -32,6 +32,8 @@ SELECT id, e * 2, s - 1, -e, s | 16 FROM t ORDER BY id;
 SELECT id, FIND_IN_SET('c', s), FIND_IN_SET('a', s) FROM t ORDER BY id;
 SELECT FIND_IN_SET('b', 'a,b,c'), FIND_IN_SET('x', 'a,b'), FIND_IN_SET('a,b', 'a,b'), FIND_IN_SET('a', ''), FIND_IN_SET(NULL, 'a');
 SELECT MIN(e), MAX(e), MIN(s), MAX(s) FROM t;
+SELECT SUM(e), AVG(s), CAST(e AS SIGNED), CAST(MAX(e) AS CHAR) FROM t WHERE id = 1;
+SELECT SUM(e), SUM(s), CAST(s AS UNSIGNED) FROM t WHERE id = 3;
 SELECT e, COUNT(*) FROM t GROUP BY e ORDER BY e;
 SELECT UPPER(e), LENGTH(s), CONCAT(e, '/', s) FROM t WHERE id = 1;
 INSERT INTO t (id, e) VALUES (7, 'huge');

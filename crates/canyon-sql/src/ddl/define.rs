@@ -6,8 +6,9 @@
 //! CHARACTER SET / COLLATE / COMMENT, display widths, ZEROFILL-free integer
 //! forms. FOREIGN KEY constraints (table and column level, as MariaDB and
 //! MySQL 9 honour both) are translated here and checked against the catalog
-//! in `crate::exec::foreign`. Refused with 1235: CHECK, generated columns,
-//! ENUM/SET/JSON, TIME, spatial types, ON DELETE / ON UPDATE SET DEFAULT
+//! in `crate::exec::foreign`. ENUM / SET member lists are checked here
+//! (`member_type`; see `crate::types::enumset`). Refused with 1235: CHECK,
+//! generated columns, JSON, spatial types, ON DELETE / ON UPDATE SET DEFAULT
 //! (InnoDB refuses it too).
 
 use crate::catalog::{ColumnDef, DefaultValue, FkAction, IndexDef, TableDef};

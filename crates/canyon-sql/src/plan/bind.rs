@@ -710,7 +710,15 @@ impl<'a> Binder<'a> {
     /// CAST(x AS type) / CONVERT(x, type).
     fn bind_cast(&mut self, expr: &ast::Expr, data_type: &ast::DataType) -> Result<Expr> {
         let inner = self.bind(expr)?;
-        let cast = Expr::Func(functions::cast_func(data_type)?, vec![inner]);
+        let func = functions::cast_func(data_type)?;
+        // A cast to a number reads an ENUM / SET column as one.
+        let inner = match func {
+            Func::CastSigned | Func::CastUnsigned | Func::CastDouble | Func::CastDecimal(..) => {
+                self.numeric_reading(inner)
+            }
+            _ => inner,
+        };
+        let cast = Expr::Func(func, vec![inner]);
         Ok(if matches!(data_type, ast::DataType::Binary(_)) {
             // CAST(x AS BINARY) is a binary string: it compares bytewise.
             Expr::Collate(Box::new(cast), Collation::Binary)
@@ -835,6 +843,11 @@ impl<'a> Binder<'a> {
                     Some(r?)
                 }
                 _ => return Err(Error::Syntax(format!("{name}(...)"))),
+            };
+            // SUM / AVG of an ENUM / SET column add indexes / bitmasks.
+            let arg = match (func, arg) {
+                (AggFunc::Sum | AggFunc::Avg, Some(e)) => Some(self.numeric_reading(e)),
+                (_, arg) => arg,
             };
             let coll = arg
                 .as_ref()

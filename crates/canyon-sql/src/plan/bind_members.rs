@@ -9,12 +9,14 @@
 //! | compared (`=`, `<`, ..., IN) with a number              | index / bitmask  |
 //! | compared with a string, LIKE, string functions, MIN/MAX | text             |
 //! | ORDER BY `c` (or its alias or position)                 | index / bitmask  |
+//! | SUM / AVG, CAST(c AS SIGNED / UNSIGNED / DECIMAL / DOUBLE) | index / bitmask |
 //! | results, GROUP BY, DISTINCT                             | text             |
 //! | FIND_IN_SET(constant, c) of a SET column                | member position  |
 //!
-//! Not done: SUM / AVG of an ENUM column (MySQL sums indexes; here the text
-//! is summed as a number, 0 with a warning), CAST(c AS SIGNED), and UNION's
-//! ORDER BY over an ENUM output column (sorted by text).
+//! SUM / AVG and CAST to a number read the index / bitmask too. Not done:
+//! UNION's ORDER BY over an ENUM output column, and ORDER BY in UPDATE /
+//! DELETE (both sort by text); an ENUM column of a derived table or view
+//! reads as text everywhere (its scope carries no member list).
 
 use crate::expr::functions::Func;
 use crate::expr::{BinOp, Expr};
