@@ -15,8 +15,9 @@
 //!
 //! SUM / AVG and CAST to a number read the index / bitmask too. Not done:
 //! UNION's ORDER BY over an ENUM output column, and ORDER BY in UPDATE /
-//! DELETE (both sort by text); an ENUM column of a derived table or view
-//! reads as text everywhere (its scope carries no member list).
+//! DELETE (both sort by text); an ENUM column of a derived table (or of a
+//! view that is not merged into the query) reads as text everywhere: a
+//! derived source's scope carries no member list.
 
 use crate::expr::functions::Func;
 use crate::expr::{BinOp, Expr};
