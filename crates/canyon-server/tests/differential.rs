@@ -59,6 +59,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_partitions.sql",
         include_str!("sql/differential_partitions.sql"),
     ),
+    (
+        "differential_enum_set.sql",
+        include_str!("sql/differential_enum_set.sql"),
+    ),
 ];
 
 /// One statement of the script.

@@ -701,6 +701,15 @@ pub(crate) fn type_facts(ty: SqlType) -> (String, Value, Value, Value, Value, Va
             let (c, o) = chars(n, 1);
             (base, c, o, null.clone(), null.clone(), null)
         }
+        // The longest value: ENUM's longest member, SET's members and commas.
+        SqlType::Enum(m) => {
+            let (c, o) = chars(m.max_chars(crate::types::enumset::Kind::Enum), 4);
+            (base, c, o, null.clone(), null.clone(), null)
+        }
+        SqlType::Set(m) => {
+            let (c, o) = chars(m.max_chars(crate::types::enumset::Kind::Set), 4);
+            (base, c, o, null.clone(), null.clone(), null)
+        }
         SqlType::Text(n) => {
             // A TEXT column's limit is in bytes; MySQL reports it as both.
             let (c, o) = chars(n, 1);

@@ -761,7 +761,11 @@ fn stored_form(c: &ColumnDef) -> StoredForm {
         SqlType::Bit(_) | SqlType::Year => StoredForm::Unsigned,
         SqlType::Float | SqlType::Double => StoredForm::Double,
         SqlType::Decimal { scale, .. } => StoredForm::Decimal(scale),
-        SqlType::Char(_) | SqlType::VarChar(_) | SqlType::Text(_) => StoredForm::Text(c.collation),
+        SqlType::Char(_)
+        | SqlType::VarChar(_)
+        | SqlType::Text(_)
+        | SqlType::Enum(_)
+        | SqlType::Set(_) => StoredForm::Text(c.collation),
         SqlType::Binary(_) | SqlType::VarBinary(_) | SqlType::Blob(_) => StoredForm::Bytes,
         SqlType::Time => StoredForm::Time,
         SqlType::Date => StoredForm::Date,
@@ -824,6 +828,11 @@ fn added_default(col: &ColumnDef, now: chrono::NaiveDateTime) -> Result<DefaultV
             | SqlType::Binary(_)
             | SqlType::VarBinary(_)
             | SqlType::Blob(_) => DefaultValue::Literal(String::new()),
+            // MySQL: a NOT NULL ENUM's implicit default is its first member.
+            SqlType::Enum(m) => {
+                DefaultValue::Literal(m.values.first().cloned().unwrap_or_default())
+            }
+            SqlType::Set(_) => DefaultValue::Literal(String::new()),
             _ => DefaultValue::Number("0".into()),
         },
     })

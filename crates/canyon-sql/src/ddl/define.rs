@@ -6,8 +6,9 @@
 //! CHARACTER SET / COLLATE / COMMENT, display widths, ZEROFILL-free integer
 //! forms. FOREIGN KEY constraints (table and column level, as MariaDB and
 //! MySQL 9 honour both) are translated here and checked against the catalog
-//! in `crate::exec::foreign`. Refused with 1235: CHECK, generated columns,
-//! ENUM/SET/JSON, TIME, spatial types, ON DELETE / ON UPDATE SET DEFAULT
+//! in `crate::exec::foreign`. ENUM / SET member lists are checked here
+//! (`member_type`; see `crate::types::enumset`). Refused with 1235: CHECK,
+//! generated columns, JSON, spatial types, ON DELETE / ON UPDATE SET DEFAULT
 //! (InnoDB refuses it too).
 
 use crate::catalog::{
@@ -15,6 +16,7 @@ use crate::catalog::{
 };
 use crate::ddl::alter::{AlterOp, ColumnPosition};
 use crate::types::collation::Collation;
+use crate::types::enumset;
 use crate::types::value::Value;
 use crate::types::SqlType;
 use canyon_common::{Error, Result};
@@ -324,8 +326,60 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
             }
             SqlType::Year
         }
+        // The member list's collation is the column's: `column_def` interns
+        // it again once that is known.
+        D::Enum(members, _) => {
+            let values = members
+                .iter()
+                .map(|m| match m {
+                    ast::EnumMember::Name(n) => Ok(n.clone()),
+                    ast::EnumMember::NamedValue(n, _) => Err(Error::Syntax(format!(
+                        "ENUM member '{n}' with a value (ClickHouse syntax)"
+                    ))),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            SqlType::Enum(enumset::intern(values, Collation::DEFAULT))
+        }
+        D::Set(values) => SqlType::Set(enumset::intern(values.clone(), Collation::DEFAULT)),
         other => return Err(Error::Unsupported(format!("column type {other}"))),
     })
+}
+
+/// An ENUM / SET column's type once its collation is known: the members
+/// checked (trimmed, counted, distinct under the collation; see
+/// `crate::types::enumset`) and interned with the collation; its DEFAULT
+/// must be a value the column can hold (1067), and is kept as the
+/// canonical text (`DEFAULT 'A'` for `ENUM('a')` is shown as `'a'`, as MySQL).
+fn member_type(col: &mut ColumnDef) -> Result<()> {
+    let Some((kind, m)) = col.ty.members() else {
+        return Ok(());
+    };
+    let mut values = m.values.clone();
+    enumset::check_members(kind, &col.name, &mut values)?;
+    let m = enumset::intern(values, col.collation);
+    enumset::check_distinct(kind, &col.name, m)?;
+    col.ty = match kind {
+        enumset::Kind::Enum => SqlType::Enum(m),
+        enumset::Kind::Set => SqlType::Set(m),
+    };
+    if let Some(d @ (DefaultValue::Literal(_) | DefaultValue::Number(_))) = &col.default {
+        let v = crate::catalog::default_value(d, || chrono::NaiveDateTime::MIN);
+        match crate::types::coerce_member(v, col.ty) {
+            (Value::Bytes(b), false) => {
+                col.default = Some(DefaultValue::Literal(
+                    String::from_utf8(b).expect("members are UTF-8 text"),
+                ))
+            }
+            _ => {
+                return Err(Error::Sql {
+                    code: 1067,
+                    sqlstate: *b"42000",
+                    message: format!("Invalid default value for '{}'", col.name),
+                })
+            }
+        }
+    }
+    Ok(())
 }
 
 fn default_of(e: &ast::Expr) -> Result<DefaultValue> {
@@ -512,6 +566,7 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             )));
         }
     }
+    member_type(&mut col)?;
     if col.auto_increment && !ty.is_integer() {
         return Err(Error::Unsupported(
             "AUTO_INCREMENT on a non-integer column".into(),

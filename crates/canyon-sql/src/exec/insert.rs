@@ -437,16 +437,36 @@ pub(crate) fn build_row(
             };
         }
         if Some(c) != auto_col || !row[c].is_null() {
-            row[c] = crate::types::sqltype::coerce_or_clip(
-                std::mem::replace(&mut row[c], Value::Null),
-                col.ty,
-                &col.name,
-                rowno,
-                &|code, msg| ctx.warn(code, msg),
-            )?;
+            row[c] = coerce_column(std::mem::replace(&mut row[c], Value::Null), col, rowno, ctx)?;
         }
     }
     Ok(row)
+}
+
+/// [`coerce`] for a value an INSERT or UPDATE stores into `col`, where a
+/// bad ENUM / SET value is warning 1265 and the error value `''` (or the SET
+/// members that matched), as MySQL stores it: the statement's end makes the
+/// warning an error under strict mode (`StmtCtx::strict_mode_error`), and
+/// INSERT IGNORE or a non-strict `sql_mode` keeps it a warning.
+pub(crate) fn coerce_column(
+    v: Value,
+    col: &crate::catalog::ColumnDef,
+    rowno: u64,
+    ctx: &dyn EvalContext,
+) -> Result<Value> {
+    if col.ty.members().is_none() {
+        return crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
+            ctx.warn(code, msg)
+        });
+    }
+    let (v, bad) = crate::types::coerce_member(v, col.ty);
+    if bad {
+        ctx.warn(
+            1265,
+            &format!("Data truncated for column '{}' at row {rowno}", col.name),
+        );
+    }
+    Ok(v)
 }
 
 /// What became of one row of an INSERT.
@@ -842,10 +862,7 @@ pub(crate) fn upsert_values(
             effects,
         )?;
         let col = &table.def.columns[*c];
-        let v =
-            crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
-                ctx.warn(code, msg)
-            })?;
+        let v = coerce_column(v, col, rowno, ctx)?;
         if v.is_null() && !col.nullable {
             return Err(Error::BadNull(col.name.clone()));
         }

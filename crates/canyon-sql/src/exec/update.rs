@@ -226,13 +226,7 @@ pub fn run_update(
                     effects,
                 )?;
                 let col = &def.columns[*c];
-                let v = crate::types::sqltype::coerce_or_clip(
-                    v,
-                    col.ty,
-                    &col.name,
-                    matched,
-                    &|code, msg| ctx.warn(code, msg),
-                )?;
+                let v = coerce_column(v, col, matched, ctx)?;
                 if v.is_null() && !col.nullable {
                     return Err(Error::BadNull(col.name.clone()));
                 }

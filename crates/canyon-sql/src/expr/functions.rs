@@ -155,6 +155,17 @@ pub enum Func {
     Space,
     Field,
     Elt,
+    /// FIND_IN_SET(str, list): the 1-based position of `str` among the
+    /// comma-separated items of `list`, 0 if absent.
+    FindInSet,
+    /// An ENUM column's numeric reading (`c + 0`, `c = 2`, ORDER BY c):
+    /// `EnumIndex(c, member...)` is the 1-based index of the member `c`
+    /// holds, 0 for the error value `''` (see `crate::types::enumset`).
+    /// Made by the binder only; no SQL name.
+    EnumIndex,
+    /// A SET column's numeric reading: `SetMask(c, member...)` is the
+    /// bitmask of the members `c` holds. Made by the binder only.
+    SetMask,
     Strcmp,
     Insert,
     Format,
@@ -279,6 +290,7 @@ pub fn lookup(name: &str) -> Option<Func> {
         "SPACE" => Func::Space,
         "FIELD" => Func::Field,
         "ELT" => Func::Elt,
+        "FIND_IN_SET" => Func::FindInSet,
         "STRCMP" => Func::Strcmp,
         "INSERT" => Func::Insert,
         "FORMAT" => Func::Format,
@@ -382,6 +394,9 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         Func::Insert => n == 4,
         Func::Char => n >= 1,
         Func::Field | Func::Elt => n >= 2,
+        // A third argument is bound for a SET column (`bind_members`).
+        Func::FindInSet => n == 2 || n == 3,
+        Func::EnumIndex | Func::SetMask => n >= 1,
         Func::LastInsertId | Func::Rand | Func::UnixTimestamp => n <= 1,
         Func::Now => n <= 1,
         Func::Concat | Func::Coalesce => n >= 1,
@@ -526,6 +541,9 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         | Func::Instr
         | Func::Ascii
         | Func::Field
+        | Func::FindInSet
+        | Func::EnumIndex
+        | Func::SetMask
         | Func::Strcmp => ExprKind::Int,
         Func::Crc32 => ExprKind::UInt,
         Func::Exp
@@ -814,6 +832,9 @@ fn call_ext(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::Space
         | Func::Field
         | Func::Elt
+        | Func::FindInSet
+        | Func::EnumIndex
+        | Func::SetMask
         | Func::Strcmp
         | Func::Insert
         | Func::Format

@@ -238,6 +238,47 @@ pub(super) fn call_string_values(f: Func, v: Vec<Value>, env: &Env<'_>) -> Resul
                 .position(|x| compare(&a0, x) == Some(Ordering::Equal));
             Value::Int(pos.map(|p| p as i64 + 1).unwrap_or(0))
         }
+        Func::FindInSet => {
+            // MySQL: 0 when `str` holds a comma or `list` is empty. Items
+            // compare bytewise (see the module doc of `functions`).
+            let needle = a0.to_bytes().unwrap_or_default();
+            let list = a1.to_bytes().unwrap_or_default();
+            if needle.contains(&b',') || list.is_empty() {
+                return Ok(Value::Int(0));
+            }
+            let pos = list.split(|c| *c == b',').position(|x| x == needle);
+            match (pos, v.get(2)) {
+                // A SET column's declared position (see `bind_members`).
+                (Some(_), Some(declared)) => declared.clone(),
+                (Some(p), None) => Value::Int(p as i64 + 1),
+                (None, _) => Value::Int(0),
+            }
+        }
+        // ENUM / SET values read as numbers are signed (MySQL: `c - 5` may
+        // be negative); only a 64-member SET's top bit needs UNSIGNED.
+        Func::EnumIndex => {
+            // The value is a member's exact text (or ''): no collation needed.
+            let b = a0.to_bytes().unwrap_or_default();
+            let pos = v[1..]
+                .iter()
+                .position(|m| matches!(m, Value::Bytes(x) if *x == b));
+            Value::Int(pos.map_or(0, |p| p as i64 + 1))
+        }
+        Func::SetMask => {
+            let b = a0.to_bytes().unwrap_or_default();
+            let mut mask = 0u64;
+            if !b.is_empty() {
+                for part in b.split(|c| *c == b',') {
+                    if let Some(p) = v[1..]
+                        .iter()
+                        .position(|m| matches!(m, Value::Bytes(x) if x == part))
+                    {
+                        mask |= 1u64 << p.min(63);
+                    }
+                }
+            }
+            i64::try_from(mask).map_or(Value::UInt(mask), Value::Int)
+        }
         Func::Elt => match a0.to_i64() {
             Some(n) if n >= 1 && (n as usize) < v.len() => v[n as usize].clone(),
             _ => Value::Null,

@@ -500,7 +500,11 @@ fn key_value(v: Value, ty: SqlType) -> KeyValue {
         | SqlType::Text(_)
         | SqlType::Binary(_)
         | SqlType::VarBinary(_)
-        | SqlType::Blob(_) => match v {
+        | SqlType::Blob(_)
+        // An ENUM / SET compared with a string compares text, as it is keyed
+        // (a comparison with a number reads the index: no key range).
+        | SqlType::Enum(_)
+        | SqlType::Set(_) => match v {
             Value::Bytes(mut b) => {
                 if matches!(ty, SqlType::Char(_)) {
                     while b.last() == Some(&b' ') {

@@ -24,7 +24,7 @@ use crate::plan::bind_literal::{is_utf8_introducer, literal};
 use crate::plan::dml::PlanContext;
 use crate::types::collation::Collation;
 use crate::types::value::Value;
-use crate::types::ExprKind;
+use crate::types::{ExprKind, SqlType};
 use canyon_common::{Error, Result};
 use sqlparser::ast;
 
@@ -42,6 +42,10 @@ pub struct Scope {
     pub kinds: Vec<ExprKind>,
     /// Column collations, in order (`None` for columns that are not strings).
     pub colls: Vec<Option<Collation>>,
+    /// The type of each ENUM / SET column (`None` for others, and for the
+    /// columns of derived sources): such a column reads as a number in a
+    /// numeric context (see `bind_members`). May be shorter than `columns`.
+    pub member_types: Vec<Option<SqlType>>,
     /// Frame position of its first column.
     pub offset: usize,
     /// Columns (by index) merged into an earlier source's column of the same
@@ -68,6 +72,12 @@ impl Scope {
                 .columns
                 .iter()
                 .map(|c| c.ty.is_string().then_some(c.collation))
+                .collect(),
+            member_types: table
+                .def
+                .columns
+                .iter()
+                .map(|c| c.ty.members().map(|_| c.ty))
                 .collect(),
             offset,
             coalesced: Vec::new(),
@@ -106,6 +116,7 @@ impl Scope {
                 })
                 .collect(),
             kinds: kinds.to_vec(),
+            member_types: Vec::new(),
             columns,
             offset,
             coalesced: Vec::new(),
@@ -535,7 +546,7 @@ impl<'a> Binder<'a> {
     /// A unary operator.
     fn bind_unary(&mut self, op: &ast::UnaryOperator, expr: &ast::Expr) -> Result<Expr> {
         Ok(match op {
-            ast::UnaryOperator::Minus => match self.bind(expr)? {
+            ast::UnaryOperator::Minus => match self.bind(expr).map(|e| self.numeric_reading(e))? {
                 Expr::Literal(Value::Int(i)) => Expr::Literal(Value::Int(-i)),
                 Expr::Literal(Value::UInt(u)) if u == 1u64 << 63 => {
                     Expr::Literal(Value::Int(i64::MIN))
@@ -549,7 +560,10 @@ impl<'a> Binder<'a> {
             },
             ast::UnaryOperator::Plus => self.bind(expr)?,
             ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => Expr::Not(self.boxed(expr)?),
-            ast::UnaryOperator::BitwiseNot => Expr::BitNot(self.boxed(expr)?),
+            ast::UnaryOperator::BitwiseNot => {
+                let e = self.bind(expr)?;
+                Expr::BitNot(Box::new(self.numeric_reading(e)))
+            }
             other => return Err(Error::Unsupported(format!("operator {other}"))),
         })
     }
@@ -587,6 +601,7 @@ impl<'a> Binder<'a> {
         };
         let mut l = self.boxed(left)?;
         let mut r = self.boxed(right)?;
+        self.member_operands(op, &mut l, &mut r);
         if matches!(
             op,
             BinOp::Eq
@@ -631,6 +646,7 @@ impl<'a> Binder<'a> {
                 }
             }
         } else {
+            self.member_in_list(&mut e, &list);
             let mut ops: Vec<&mut Expr> = vec![e.as_mut()];
             ops.extend(list.iter_mut());
             self.collate(&mut ops, "in")?;
@@ -694,7 +710,15 @@ impl<'a> Binder<'a> {
     /// CAST(x AS type) / CONVERT(x, type).
     fn bind_cast(&mut self, expr: &ast::Expr, data_type: &ast::DataType) -> Result<Expr> {
         let inner = self.bind(expr)?;
-        let cast = Expr::Func(functions::cast_func(data_type)?, vec![inner]);
+        let func = functions::cast_func(data_type)?;
+        // A cast to a number reads an ENUM / SET column as one.
+        let inner = match func {
+            Func::CastSigned | Func::CastUnsigned | Func::CastDouble | Func::CastDecimal(..) => {
+                self.numeric_reading(inner)
+            }
+            _ => inner,
+        };
+        let cast = Expr::Func(func, vec![inner]);
         Ok(if matches!(data_type, ast::DataType::Binary(_)) {
             // CAST(x AS BINARY) is a binary string: it compares bytewise.
             Expr::Collate(Box::new(cast), Collation::Binary)
@@ -820,6 +844,11 @@ impl<'a> Binder<'a> {
                 }
                 _ => return Err(Error::Syntax(format!("{name}(...)"))),
             };
+            // SUM / AVG of an ENUM / SET column add indexes / bitmasks.
+            let arg = match (func, arg) {
+                (AggFunc::Sum | AggFunc::Avg, Some(e)) => Some(self.numeric_reading(e)),
+                (_, arg) => arg,
+            };
             let coll = arg
                 .as_ref()
                 .and_then(|e| self.derive(e))
@@ -860,6 +889,7 @@ impl<'a> Binder<'a> {
         match func {
             Func::If => self.conform(bound.iter_mut().skip(1).collect()),
             Func::IfNull | Func::Coalesce => self.conform(bound.iter_mut().collect()),
+            Func::FindInSet => self.member_find_in_set(&mut bound),
             _ => {}
         }
         Ok(Expr::Func(func, bound))

@@ -264,13 +264,29 @@ fn bind_order_by(
                         .expect("checked by the guard")
                 }
                 e => {
+                    // An ENUM / SET column sorts by index / bitmask (MySQL).
                     let bound = b.bind(e)?;
+                    let bound = b.numeric_reading(bound);
                     match projection.iter().position(|p| *p == bound) {
                         Some(i) => i,
                         None => {
                             projection.push(bound);
                             projection.len() - 1
                         }
+                    }
+                }
+            };
+            // An output position or alias naming an ENUM / SET column: sort
+            // by its numeric reading, a hidden column.
+            let numeric = b.numeric_reading(projection[pos].clone());
+            let pos = if numeric == projection[pos] {
+                pos
+            } else {
+                match projection.iter().position(|p| *p == numeric) {
+                    Some(i) => i,
+                    None => {
+                        projection.push(numeric);
+                        projection.len() - 1
                     }
                 }
             };

@@ -41,6 +41,14 @@ fn key_part_len(c: &ColumnDef) -> u32 {
         SqlType::Bit(n) => (n as u32).div_ceil(8),
         SqlType::Year => 1,
         SqlType::Time => 3,
+        // InnoDB keys an ENUM by its 1- or 2-byte index, a SET by its 1 to
+        // 8-byte bitmask.
+        SqlType::Enum(m) => 1 + u32::from(m.values.len() > 255),
+        SqlType::Set(m) => match m.values.len().div_ceil(8) {
+            0 => 1,
+            n @ 1..=4 => n as u32,
+            _ => 8,
+        },
     };
     base + u32::from(c.nullable)
 }

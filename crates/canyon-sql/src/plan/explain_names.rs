@@ -232,6 +232,9 @@ pub(super) fn expr(e: &Expr, n: &Names<'_>) -> String {
             s.push_str(" end)");
             s
         }
+        // An ENUM / SET column's numeric reading prints as the column, as
+        // MySQL's EXPLAIN shows `(t.e = 2)`.
+        Expr::Func(Func::EnumIndex | Func::SetMask, args) if !args.is_empty() => expr(&args[0], n),
         Expr::Func(f, args) => format!("{}({})", func_name(*f), list(args)),
         Expr::Stored(c) => stored_text(c, n),
         Expr::Row(items) => format!("({})", list(items)),

@@ -143,6 +143,7 @@ impl From<'_> {
                                 (c.1 == ExprKind::String).then_some(Collation::Utf8mb4_0900Bin)
                             })
                             .collect(),
+                        member_types: Vec::new(),
                         offset: self.next_offset,
                         coalesced: Vec::new(),
                     };

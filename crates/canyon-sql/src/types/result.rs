@@ -72,8 +72,12 @@ pub mod column_flags {
     pub const ZEROFILL: u16 = 64;
     /// BINARY_FLAG
     pub const BINARY: u16 = 128;
+    /// ENUM_FLAG
+    pub const ENUM: u16 = 256;
     /// AUTO_INCREMENT_FLAG
     pub const AUTO_INCREMENT: u16 = 512;
+    /// SET_FLAG
+    pub const SET: u16 = 2048;
     /// NUM_FLAG
     pub const NUM: u16 = 32768;
 }

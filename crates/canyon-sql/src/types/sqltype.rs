@@ -1,6 +1,7 @@
 //! Column types: declaration, result-set metadata, and coercion of values into a
 //! column under MySQL 8.0's default strict SQL mode (STRICT_TRANS_TABLES).
 
+use crate::types::enumset::{self, Kind, Members};
 use crate::types::result::{charset, column_flags, Column, ColumnType};
 use crate::types::value::{parse_datetime_bytes, Value};
 use canyon_common::{Error, Result};
@@ -78,6 +79,12 @@ pub enum SqlType {
     /// the protocol sends. Not implemented: ordering by time value across
     /// negative times or hours past 99 (the text's order is used).
     Time,
+    /// ENUM('a', ...): one member, held as its text (see
+    /// [`enumset`](crate::types::enumset) for why and how it reads as a number).
+    Enum(#[serde(deserialize_with = "enumset::deserialize_members")] &'static Members),
+    /// SET('a', ...): a subset of the members, held as their text in
+    /// declaration order, comma-joined.
+    Set(#[serde(deserialize_with = "enumset::deserialize_members")] &'static Members),
 }
 
 impl SqlType {
@@ -125,7 +132,18 @@ impl SqlType {
                 | SqlType::VarBinary(_)
                 | SqlType::Text(_)
                 | SqlType::Blob(_)
+                | SqlType::Enum(_)
+                | SqlType::Set(_)
         )
+    }
+
+    /// The member list and kind of an ENUM or SET type.
+    pub fn members(self) -> Option<(Kind, &'static Members)> {
+        match self {
+            SqlType::Enum(m) => Some((Kind::Enum, m)),
+            SqlType::Set(m) => Some((Kind::Set, m)),
+            _ => None,
+        }
     }
 
     /// Whether the type holds binary (not character) strings.
@@ -189,6 +207,10 @@ impl SqlType {
             SqlType::Bit(n) => (ColumnType::Bit, n as u32, 0),
             SqlType::Year => (ColumnType::Year, 4, 0),
             SqlType::Time => (ColumnType::Time, 10, 0),
+            // MySQL sends ENUM and SET as MYSQL_TYPE_STRING (with ENUM_FLAG /
+            // SET_FLAG), their length the longest value in bytes.
+            SqlType::Enum(m) => (ColumnType::String, m.max_chars(Kind::Enum) * 4, 0),
+            SqlType::Set(m) => (ColumnType::String, m.max_chars(Kind::Set) * 4, 0),
         }
     }
 
@@ -249,6 +271,8 @@ impl SqlType {
             SqlType::Bit(n) => format!("bit({n})"),
             SqlType::Year => format!("year{width}"),
             SqlType::Time => "time".into(),
+            SqlType::Enum(m) => m.sql_name(Kind::Enum),
+            SqlType::Set(m) => m.sql_name(Kind::Set),
         }
     }
 }
@@ -280,6 +304,11 @@ pub fn table_column(
     }
     if matches!(ty, SqlType::Text(_) | SqlType::Blob(_)) {
         flags |= column_flags::BLOB;
+    }
+    match ty {
+        SqlType::Enum(_) => flags |= column_flags::ENUM,
+        SqlType::Set(_) => flags |= column_flags::SET,
+        _ => {}
     }
     let cs = if ty.is_binary() {
         flags |= column_flags::BINARY;
@@ -757,7 +786,25 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                 secs * 1_000_000,
             )))
         }
+        // A bad value is 1265 here; where a statement may keep it as a
+        // warning (non-strict mode, INSERT IGNORE) the caller uses
+        // `Members::store_enum` / `store_set` itself (`coerce_member`).
+        SqlType::Enum(_) | SqlType::Set(_) => match coerce_member(v, ty) {
+            (v, false) => Ok(v),
+            (_, true) => Err(enumset::truncated(column, row)),
+        },
         _ => Ok(v),
+    }
+}
+
+/// Converts `v` for an ENUM or SET column of type `ty`: the canonical
+/// text, and whether the value was bad (1265: the text is then the error
+/// value `''`, or a SET's members that matched). Other types pass through.
+pub fn coerce_member(v: Value, ty: SqlType) -> (Value, bool) {
+    match ty {
+        SqlType::Enum(m) => m.store_enum(&v),
+        SqlType::Set(m) => m.store_set(&v),
+        _ => (v, false),
     }
 }
 

@@ -1,0 +1,78 @@
+-- Differential script (ENUM and SET): see the header of differential.sql for the
+-- format rules. Storing by text (case-insensitive, trailing spaces ignored) and
+-- by number, SET normalisation, ORDER BY by index, comparisons with strings and
+-- numbers, `c + 0`, FIND_IN_SET, MIN / MAX, strict and non-strict bad values,
+-- ALTER, information_schema and the declaration errors. The same cases are in
+-- crates/canyon-sql/tests/sql/62_enum_set.test.
+DROP DATABASE IF EXISTS diff_enum;
+CREATE DATABASE diff_enum;
+USE diff_enum;
+SET sql_mode = 'STRICT_TRANS_TABLES';
+CREATE TABLE t (id INT PRIMARY KEY, e ENUM('small','medium','large') NOT NULL DEFAULT 'medium', s SET('a','b','c','d'));
+INSERT INTO t VALUES (1, 'large', 'd,a'), (2, 'SMALL', 'b,a,b'), (3, 2, 5), (4, 'medium  ', ''), (5, 1, NULL);
+INSERT INTO t (id) VALUES (6);
+SELECT id, e, e + 0, s, s + 0 FROM t ORDER BY id;
+SELECT id, e FROM t ORDER BY e, id;
+SELECT id FROM t ORDER BY e DESC, id;
+SELECT e AS x, id FROM t ORDER BY x, id;
+SELECT e, id FROM t ORDER BY 1 DESC, 2;
+SELECT id FROM t ORDER BY CONCAT(e), id;
+SELECT id, s FROM t WHERE s IS NOT NULL ORDER BY s DESC, id;
+SELECT id FROM t WHERE e = 'LARGE';
+SELECT id FROM t WHERE e = 3;
+SELECT id FROM t WHERE e > 1 ORDER BY id;
+SELECT id FROM t WHERE e < 'm' ORDER BY id;
+SELECT id FROM t WHERE e IN (1, 3) ORDER BY id;
+SELECT id FROM t WHERE e IN ('Small', 'medium') ORDER BY id;
+SELECT id FROM t WHERE s = 'a,d';
+SELECT id FROM t WHERE s = 9;
+SELECT id FROM t WHERE s & 2 ORDER BY id;
+SELECT id FROM t WHERE s LIKE '%c%' ORDER BY id;
+SELECT id, e * 2, s - 1, -e, s | 16 FROM t ORDER BY id;
+SELECT id, FIND_IN_SET('c', s), FIND_IN_SET('a', s) FROM t ORDER BY id;
+SELECT FIND_IN_SET('b', 'a,b,c'), FIND_IN_SET('x', 'a,b'), FIND_IN_SET('a,b', 'a,b'), FIND_IN_SET('a', ''), FIND_IN_SET(NULL, 'a');
+SELECT MIN(e), MAX(e), MIN(s), MAX(s) FROM t;
+SELECT SUM(e), AVG(s), CAST(e AS SIGNED), CAST(MAX(e) AS CHAR) FROM t WHERE id = 1;
+SELECT SUM(e), SUM(s), CAST(s AS UNSIGNED) FROM t WHERE id = 3;
+SELECT e, COUNT(*) FROM t GROUP BY e ORDER BY e;
+SELECT UPPER(e), LENGTH(s), CONCAT(e, '/', s) FROM t WHERE id = 1;
+INSERT INTO t (id, e) VALUES (7, 'huge');
+INSERT INTO t (id, e) VALUES (7, 0);
+INSERT INTO t (id, e) VALUES (7, 4);
+INSERT INTO t (id, s) VALUES (7, 'a,x');
+INSERT INTO t (id, s) VALUES (7, 16);
+UPDATE t SET e = 'tiny' WHERE id = 1;
+INSERT IGNORE INTO t (id, e, s) VALUES (7, 'huge', 'c,x,a');
+SHOW WARNINGS;
+SET sql_mode = '';
+INSERT INTO t (id, e, s) VALUES (8, 'huge', 'b,zz');
+SHOW WARNINGS;
+UPDATE t SET e = 'tiny' WHERE id = 2;
+SELECT id, e, e + 0, s, s + 0 FROM t WHERE id IN (2, 7, 8) ORDER BY id;
+SELECT id FROM t ORDER BY e, id;
+SELECT id FROM t WHERE e = '' ORDER BY id;
+SELECT id FROM t WHERE e = 0 ORDER BY id;
+SET sql_mode = 'STRICT_TRANS_TABLES';
+SELECT column_name, column_type, data_type, character_maximum_length FROM information_schema.columns WHERE table_schema = 'diff_enum' AND table_name = 't' AND column_name <> 'id' ORDER BY ordinal_position;
+UPDATE t SET e = 'small' WHERE e = '';
+ALTER TABLE t MODIFY e ENUM('small','medium','large','huge') NOT NULL DEFAULT 'medium';
+UPDATE t SET e = 'huge' WHERE id = 8;
+SELECT e, e + 0 FROM t WHERE id = 8;
+ALTER TABLE t MODIFY s SET('a','b','c');
+SELECT column_type FROM information_schema.columns WHERE table_schema = 'diff_enum' AND table_name = 't' AND column_name = 's';
+ALTER TABLE t ADD COLUMN k ENUM('x','y') NOT NULL, ADD COLUMN q SET('p','q') DEFAULT 'Q,p';
+SELECT DISTINCT k, q FROM t;
+CREATE TABLE ix (id INT PRIMARY KEY, e ENUM('b','a','c'), KEY ke (e));
+INSERT INTO ix VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'A');
+SELECT id FROM ix WHERE e = 'a' ORDER BY id;
+SELECT id, e FROM ix ORDER BY e, id;
+SELECT id FROM ix WHERE e >= 2 ORDER BY id;
+CREATE TABLE d1 (e ENUM('a','b','A'));
+CREATE TABLE d2 (s SET('a','a  '));
+CREATE TABLE d4 (s SET('1','2','3','4','5','6','7','8','9','10','11','12','13','14','15','16','17','18','19','20','21','22','23','24','25','26','27','28','29','30','31','32','33','34','35','36','37','38','39','40','41','42','43','44','45','46','47','48','49','50','51','52','53','54','55','56','57','58','59','60','61','62','63','64','65'));
+CREATE TABLE d5 (e ENUM('a') DEFAULT 'b');
+CREATE TABLE d6 (e ENUM('a','A') COLLATE utf8mb4_bin, s SET('it''s','a\\b')) DEFAULT CHARSET=utf8mb4;
+INSERT INTO d6 VALUES ('A', 'A\\B,it''s');
+SELECT e, e + 0, s, s + 0 FROM d6;
+SELECT column_type FROM information_schema.columns WHERE table_schema = 'diff_enum' AND table_name = 'd6' ORDER BY ordinal_position;
+DROP DATABASE diff_enum;

@@ -1,0 +1,142 @@
+//! The numeric reading of ENUM and SET columns: where MySQL reads such a
+//! column as its index or bitmask rather than its text, the binder wraps
+//! the column in [`Func::EnumIndex`] / [`Func::SetMask`] (see
+//! `crate::types::enumset` for why values are held as text).
+//!
+//! | where the column appears                               | reading          |
+//! |--------------------------------------------------------|------------------|
+//! | arithmetic (`c + 0`, `c * 2`, `-c`, `c & 1`, `~c`)      | index / bitmask  |
+//! | compared (`=`, `<`, ..., IN) with a number              | index / bitmask  |
+//! | compared with a string, LIKE, string functions, MIN/MAX | text             |
+//! | ORDER BY `c` (or its alias or position)                 | index / bitmask  |
+//! | SUM / AVG, CAST(c AS SIGNED / UNSIGNED / DECIMAL / DOUBLE) | index / bitmask |
+//! | results, GROUP BY, DISTINCT                             | text             |
+//! | FIND_IN_SET(constant, c) of a SET column                | member position  |
+//!
+//! SUM / AVG and CAST to a number read the index / bitmask too. Not done:
+//! UNION's ORDER BY over an ENUM output column, and ORDER BY in UPDATE /
+//! DELETE (both sort by text); an ENUM column of a derived table (or of a
+//! view that is not merged into the query) reads as text everywhere: a
+//! derived source's scope carries no member list.
+
+use crate::expr::functions::Func;
+use crate::expr::{BinOp, Expr};
+use crate::plan::bind::Binder;
+use crate::types::value::Value;
+use crate::types::{ExprKind, SqlType};
+
+impl Binder<'_> {
+    /// The ENUM / SET type of `e` when it is such a column (possibly under
+    /// a COLLATE the binder added).
+    pub(super) fn member_type(&self, e: &Expr) -> Option<SqlType> {
+        let pos = match e {
+            Expr::Column(i) | Expr::Bound(i) => *i,
+            Expr::Collate(inner, _) => return self.member_type(inner),
+            _ => return None,
+        };
+        self.scopes
+            .iter()
+            .rev()
+            .find(|s| pos >= s.offset && pos < s.offset + s.columns.len())
+            .and_then(|s| s.member_types.get(pos - s.offset).copied().flatten())
+    }
+
+    /// `e`'s numeric reading if it is an ENUM / SET column, else `e`.
+    pub(super) fn numeric_reading(&self, e: Expr) -> Expr {
+        let Some(ty) = self.member_type(&e) else {
+            return e;
+        };
+        let (f, m) = match ty {
+            SqlType::Enum(m) => (Func::EnumIndex, m),
+            SqlType::Set(m) => (Func::SetMask, m),
+            _ => return e,
+        };
+        let bare = match e {
+            Expr::Collate(inner, _) => *inner,
+            other => other,
+        };
+        let mut args = Vec::with_capacity(m.values.len() + 1);
+        args.push(bare);
+        args.extend(m.values.iter().map(|v| Expr::Literal(Value::str(v))));
+        Expr::Func(f, args)
+    }
+
+    /// Whether `e` is numeric (so that an ENUM / SET compared with it is
+    /// compared by index or bitmask).
+    fn is_numeric(&self, e: &Expr) -> bool {
+        matches!(
+            e.kind(&self.frame_kinds(), &self.aggs),
+            ExprKind::Int | ExprKind::UInt | ExprKind::Double | ExprKind::Decimal(_)
+        )
+    }
+
+    /// The operands of binary operator `op` as MySQL reads an ENUM / SET
+    /// column there: arithmetic and bit operators read both as numbers; a
+    /// comparison reads the column as a number when the other side is one.
+    pub(super) fn member_operands(&self, op: BinOp, l: &mut Box<Expr>, r: &mut Box<Expr>) {
+        let (lm, rm) = (self.member_type(l).is_some(), self.member_type(r).is_some());
+        if !lm && !rm {
+            return;
+        }
+        let take = |e: &mut Box<Expr>| std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
+        let arithmetic = matches!(
+            op,
+            BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::Div
+                | BinOp::Mod
+                | BinOp::IntDiv
+                | BinOp::BitAnd
+                | BinOp::BitOr
+                | BinOp::BitXor
+        );
+        let comparison = matches!(
+            op,
+            BinOp::Eq
+                | BinOp::NullSafeEq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+        );
+        if lm && (arithmetic || comparison && self.is_numeric(r)) {
+            let e = take(l);
+            **l = self.numeric_reading(e);
+        }
+        if rm && (arithmetic || comparison && self.is_numeric(l)) {
+            let e = take(r);
+            **r = self.numeric_reading(e);
+        }
+    }
+
+    /// FIND_IN_SET(constant, c) of a SET column `c`: MySQL answers the
+    /// constant's position among the *declared* members when `c` holds it
+    /// (`Item_func_find_in_set`'s `enum_value`), not its position in the
+    /// value's text. Bound as a third argument, the answer when found; a
+    /// constant that is no member is 0 for every row.
+    pub(super) fn member_find_in_set(&self, args: &mut Vec<Expr>) {
+        let (Some(SqlType::Set(m)), Some(Expr::Literal(needle))) =
+            (args.get(1).and_then(|c| self.member_type(c)), args.first())
+        else {
+            return;
+        };
+        let Some(b) = needle.to_bytes() else {
+            return;
+        };
+        let pos = m.member_position(&b).unwrap_or(0);
+        args.push(Expr::Literal(Value::Int(pos as i64)));
+    }
+
+    /// `e IN (list)`: the column read as a number when every item is one.
+    pub(super) fn member_in_list(&self, e: &mut Box<Expr>, list: &[Expr]) {
+        if self.member_type(e).is_some()
+            && !list.is_empty()
+            && list.iter().all(|x| self.is_numeric(x))
+        {
+            let v = std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
+            **e = self.numeric_reading(v);
+        }
+    }
+}
