@@ -771,11 +771,6 @@ pub fn alter_ops(
                 ..
             } => {
                 let (column, pk, unique) = column_def(c, table_default)?;
-                if pk {
-                    return Err(Error::Unsupported(
-                        "ADD COLUMN ... PRIMARY KEY (it needs a table rewrite)".into(),
-                    ));
-                }
                 if c.options
                     .iter()
                     .any(|o| matches!(o.option, ast::ColumnOption::ForeignKey(_)))
@@ -797,6 +792,12 @@ pub fn alter_ops(
                         }
                     },
                 });
+                if pk {
+                    // A table rewrite (`crate::ddl::rewrite`).
+                    ops.push(AlterOp::AddPrimaryKey {
+                        columns: vec![name.clone()],
+                    });
+                }
                 if unique {
                     ops.push(AlterOp::AddIndex {
                         name: None,
@@ -804,6 +805,13 @@ pub fn alter_ops(
                         unique: true,
                     });
                 }
+            }
+            Op::DropPrimaryKey { .. } => ops.push(AlterOp::DropPrimaryKey),
+            Op::AutoIncrement { value, .. } => {
+                let n = value.to_string().parse::<u64>().map_err(|_| {
+                    Error::Syntax(format!("AUTO_INCREMENT = {value}: not a number"))
+                })?;
+                ops.push(AlterOp::SetAutoIncrement(n));
             }
             Op::DropColumn {
                 column_names,
@@ -832,11 +840,9 @@ pub fn alter_ops(
                     columns: index_column_names(&ix.columns)?,
                     unique: false,
                 }),
-                ast::TableConstraint::PrimaryKey(_) => {
-                    return Err(Error::Unsupported(
-                        "ADD PRIMARY KEY (it needs a table rewrite)".into(),
-                    ))
-                }
+                ast::TableConstraint::PrimaryKey(pk) => ops.push(AlterOp::AddPrimaryKey {
+                    columns: index_column_names(&pk.columns)?,
+                }),
                 ast::TableConstraint::ForeignKey(fk) => ops.push(AlterOp::AddForeignKey {
                     fk: foreign_key(fk, columns, None)?,
                     checks: fk_checks,
@@ -884,11 +890,6 @@ pub fn alter_ops(
                         .collect(),
                 };
                 let (column, pk, unique) = column_def(&declared, table_default)?;
-                if pk {
-                    return Err(Error::Unsupported(
-                        "MODIFY / CHANGE ... PRIMARY KEY (it needs a table rewrite)".into(),
-                    ));
-                }
                 let name = column.name.clone();
                 ops.push(AlterOp::ChangeColumn {
                     old: old.value.clone(),
@@ -900,6 +901,11 @@ pub fn alter_ops(
                         }
                     }),
                 });
+                if pk {
+                    ops.push(AlterOp::AddPrimaryKey {
+                        columns: vec![name.clone()],
+                    });
+                }
                 if unique {
                     ops.push(AlterOp::AddIndex {
                         name: None,

@@ -97,6 +97,47 @@ pub(crate) fn encode_over(
     ))
 }
 
+/// Locks the row stored at `pk` for a write (or a locking read), first
+/// waiting out a table rewrite that copies the table (see
+/// [`check_writable`]).
+pub(crate) fn lock_row(txn: &mut Transaction, table: &Table, pk: &[u8]) -> Result<()> {
+    check_writable(txn, table)?;
+    txn.lock(&row_lock_key(table, pk))
+}
+
+/// The lock a table rewrite holds on the table it copies, from before it
+/// freezes the table until it has published the new one or given up (see
+/// `crate::ddl::rewrite`).
+pub(crate) fn rewrite_lock_key(table: canyon_txn::TableId) -> Vec<u8> {
+    let mut k = Vec::with_capacity(5);
+    k.push(b'T');
+    k.extend_from_slice(&table.to_be_bytes());
+    k
+}
+
+/// Called before every row write and locking read of `table`: when a table
+/// rewrite has frozen it, waits for the rewrite's lock (as MySQL's
+/// ALGORITHM=COPY makes DML wait on its metadata lock; the wait is the lock
+/// wait, with its timeout 1205, deadlock check and KILL), then fails with
+/// 1412 if the rewrite replaced the table: this statement planned against
+/// the old definition, and a row it wrote to the old table would be lost.
+/// One atomic load when no rewrite runs.
+pub(crate) fn check_writable(txn: &mut Transaction, table: &Table) -> Result<()> {
+    use crate::catalog::{REWRITE_OPEN, REWRITE_REPLACED};
+    if table.rewrite.load(AtomicOrdering::SeqCst) == REWRITE_OPEN {
+        return Ok(());
+    }
+    txn.lock(&rewrite_lock_key(table.def.id))?;
+    if table.rewrite.load(AtomicOrdering::SeqCst) == REWRITE_REPLACED {
+        return Err(Error::Sql {
+            code: 1412,
+            sqlstate: *b"HY000",
+            message: "Table definition has changed, please retry transaction".into(),
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn row_lock_key(table: &Table, pk: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(5 + pk.len());
     k.push(b'r');
@@ -149,7 +190,7 @@ pub(crate) fn write_update(
         foreign::check_parents(txn, scope, table, new, Some(old))?;
     }
     if new_pk != pk {
-        txn.lock(&row_lock_key(table, &new_pk))?;
+        lock_row(txn, table, &new_pk)?;
         if txn.get_locked(def.id, &new_pk)?.is_some() {
             return Err(pk_duplicate(table, new));
         }
