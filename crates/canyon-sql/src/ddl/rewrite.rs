@@ -15,15 +15,15 @@
 //! |---|---|---|
 //! | 1 | apply the operations to a copy of the definition; check 1068 / 1075 / 1091 | `stage` |
 //! | 2 | new table and index ids; record `c/x/<new id>` (ids to purge at open), synced | `allocate` |
-//! | 3 | take the table's rewrite lock, set `Table::rewrite` to FROZEN, publish a version `v1`, wait for pins `< v1` | `freeze` |
+//! | 3 | set `Table::rewrite` to FROZEN, publish a version `v1`, wait for pins `< v1` | `rewrite_table` |
 //! | 4 | copy: read the old rows at one snapshot, convert each, write it and its index entries under the new id (chunks of committed transactions) | `copy_rows` |
 //! | 5 | UNIQUE indexes: scan for a duplicate (1062) | `Engine::find_duplicate` |
 //! | 6 | publish: one synced batch deletes the old definition record and `c/x/<new id>`, puts the new definition and `c/x/<old id>` | `publish` |
-//! | 7 | REPLACED, release the rewrite lock, wait for pins, purge the old ids, delete `c/x/<old id>` | `rewrite_table` |
+//! | 7 | REPLACED; wait for pins `<` the published version, purge the old ids, delete `c/x/<old id>` | `rewrite_table`, `discard` |
 //!
 //! A failure in steps 1 to 5 (a value the new column cannot hold, a
 //! duplicate, a timeout) undoes the rewrite: the table goes back to OPEN,
-//! the lock is released, the new ids are purged and their record deleted.
+//! the new ids are purged and their record deleted.
 //! The old table was never touched, so it is exactly as before the ALTER.
 //!
 //! # What is copied under which lock; what other sessions see
@@ -34,26 +34,31 @@
 //!   `crate::ddl::alter`) up to `lock_wait_timeout`, then purges anyway (that
 //!   straggler then reads an emptied table, as with DROP TABLE).
 //! - **Writers** (INSERT, UPDATE, DELETE, locking reads: every path that
-//!   locks a row, `crate::exec::check_writable`) of the table wait from step
-//!   3 to step 7, as MySQL's ALGORITHM=COPY makes DML wait on its metadata
-//!   lock (LOCK=SHARED). The wait is an ordinary row-lock wait on the
-//!   table's rewrite lock key (`crate::exec::rewrite_lock_key`), so it has
-//!   the lock wait timeout (1205), deadlock detection and KILL. A writer
-//!   released after a successful rewrite planned against the old definition:
-//!   it fails with 1412 ER_TABLE_DEF_CHANGED (MySQL's "please retry
-//!   transaction") instead of writing to the old table, where its row would
-//!   be lost. A writer released after a failed rewrite goes ahead.
+//!   locks a row or stores a new one, `crate::exec::check_writable`) of the
+//!   table fail from step 3 to step 6 with 1205 (lock wait timeout; the
+//!   statement is rolled back, the transaction goes on) — MySQL's
+//!   ALGORITHM=COPY (LOCK=SHARED) makes them *wait* on its metadata lock
+//!   instead. Canyon does not wait because it cannot tell a writer that the
+//!   rewrite itself waits for: a statement that pinned a catalog older than
+//!   `v1` and then meets FROZEN would wait for the rewrite while step 3
+//!   waits for its pin, and both would sit out `lock_wait_timeout` (MySQL's
+//!   MDL deadlock detector resolves that cycle; Canyon's pins are not in the
+//!   lock manager's wait graph). Failing at once never deadlocks, and a
+//!   client retries as it does after any 1205. A writer still holding the
+//!   old definition after step 6 fails with 1412 ER_TABLE_DEF_CHANGED
+//!   ("please retry transaction") instead of writing to the old table,
+//!   where its row would be lost; its next statement loads the new
+//!   definition. A failed rewrite puts the table back to OPEN.
 //! - **Invariant R1**: no write to the old table commits after step 4
 //!   starts. The FROZEN store (SeqCst) comes before the publish of `v1`, and
-//!   a writer checks the state before each row lock. A transaction that
-//!   wrote before it saw FROZEN ran a statement on a catalog older than
-//!   `v1` (its pin is `< v1`) and step 3 waits for it to end. So the copy
-//!   reads a table nobody writes, and reads it at one snapshot anyway.
-//! - A transaction that wrote the table, then idles while the ALTER waits
-//!   in step 3, holds the ALTER up to `lock_wait_timeout`, which then fails
-//!   with 1205 (as MySQL's metadata-lock wait would). If that transaction
-//!   writes the table again meanwhile, it waits for the rewrite lock: both
-//!   time out (1205) — MySQL's MDL deadlock detection would pick one victim.
+//!   a writer checks the state before each row it writes or locks. A
+//!   transaction that wrote before it could see FROZEN ran a statement on
+//!   a catalog older than `v1` (its pin is `< v1`) and step 3 waits for it
+//!   to end. So the copy reads a table nobody writes (and reads it at one
+//!   snapshot anyway).
+//! - An open transaction that ran a statement before step 3 holds the ALTER
+//!   up to `lock_wait_timeout`, which then fails with 1205 and leaves the
+//!   table unchanged (as MySQL's metadata-lock wait would).
 //!
 //! # Crash safety
 //! The old rows stay where they are until the new definition is durable:
@@ -165,19 +170,14 @@ impl Engine {
         }
         let new = Table::new(def);
         // Step 3.
-        let session = self.txn.session();
-        let mut guard = session.begin(IsolationLevel::ReadCommitted);
-        let frozen = guard
-            .lock(&crate::exec::rewrite_lock_key(cur.def.id))
-            .and_then(|()| {
-                cur.rewrite.store(REWRITE_FROZEN, Ordering::SeqCst);
-                let v1 = self.change(|cat, _, _| Ok(cat.version + 1))?;
-                if self.wait_for_pins_below(v1) {
-                    Ok(())
-                } else {
-                    Err(Error::LockWaitTimeout)
-                }
-            });
+        cur.rewrite.store(REWRITE_FROZEN, Ordering::SeqCst);
+        let frozen = self.change(|cat, _, _| Ok(cat.version + 1)).and_then(|v1| {
+            if self.wait_for_pins_below(v1) {
+                Ok(())
+            } else {
+                Err(Error::LockWaitTimeout)
+            }
+        });
         // Steps 4 and 5.
         let copied = frozen.and_then(|()| {
             let counters = self.copy_rows(&cur, &new, &staged.sources)?;
@@ -195,7 +195,6 @@ impl Engine {
             Ok(c) => c,
             Err(e) => {
                 cur.rewrite.store(REWRITE_OPEN, Ordering::SeqCst);
-                guard.rollback();
                 self.discard(&record)?;
                 return Err(e);
             }
@@ -206,14 +205,12 @@ impl Engine {
             Ok(v) => v,
             Err(e) => {
                 cur.rewrite.store(REWRITE_OPEN, Ordering::SeqCst);
-                guard.rollback();
                 self.discard(&record)?;
                 return Err(e);
             }
         };
         // Step 7.
         cur.rewrite.store(REWRITE_REPLACED, Ordering::SeqCst);
-        guard.rollback();
         self.wait_for_pins_below(version);
         let old = PurgeRecord {
             table: cur.def.id,

@@ -753,7 +753,7 @@ pub(crate) fn insert_checked(
     pk: Vec<u8>,
     row: &[Value],
 ) -> Result<()> {
-    check_writable(txn, table)?;
+    check_writable(table)?;
     if let Some(scope) = fk {
         foreign::check_parents(txn, scope, table, row, None)?;
     }
