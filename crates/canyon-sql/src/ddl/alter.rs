@@ -115,12 +115,19 @@
 //! NULL for NOT NULL) puts the previous definition back and fails the ALTER
 //! with MySQL's error for that value.
 //!
+//! # Table rewrites
+//! The forms that change how rows are stored — MODIFY / CHANGE between
+//! stored forms (INT to VARCHAR, a new collation, signedness, DECIMAL
+//! scale), ADD / DROP PRIMARY KEY, dropping a primary-key column, ADD COLUMN
+//! with AUTO_INCREMENT or PRIMARY KEY — are not online: `alter_table` hands
+//! the whole ALTER to `crate::ddl::rewrite` (ALGORITHM=COPY: writers of the
+//! table fail with 1205 while it is copied) when [`needs_rewrite`] says so.
+//! `AUTO_INCREMENT = n` sets the table's counter after the other operations.
+//!
 //! # Not implemented (refused with 1235)
-//! MODIFY / CHANGE between stored forms (INT to VARCHAR, a new collation,
-//! signedness, DECIMAL scale: a table rewrite), ADD / DROP PRIMARY KEY,
-//! dropping a primary-key column, ADD COLUMN with AUTO_INCREMENT or PRIMARY KEY,
-//! NOT NULL date/time columns without DEFAULT, ALGORITHM / LOCK clauses other
-//! than accepted-and-ignored. (ADD / DROP FOREIGN KEY are done here: the
+//! ADD COLUMN ... DATE / DATETIME / TIMESTAMP NOT NULL without DEFAULT on a
+//! non-empty table (1292: the zero date MySQL fills in is refused, as in
+//! strict mode), ALGORITHM / LOCK clauses other than accepted-and-ignored. (ADD / DROP FOREIGN KEY are done here: the
 //! index a constraint needs is added online like any other, and the rows
 //! already stored are checked once the constraint is published and older
 //! writers have drained; see `crate::exec::foreign`.) An ALTER with several operations is
