@@ -97,6 +97,8 @@
 //!   rewriting a partitioned table: refused with 1235.
 //! - The copy holds no write lock for the whole table in storage: it relies
 //!   on R1. It is not throttled and copies in one thread.
+//! - MODIFY that adds AUTO_INCREMENT to an existing column (1235): its 0 and
+//!   NULL values would need numbers.
 //! - ADD COLUMN ... DATE / DATETIME / TIMESTAMP NOT NULL without DEFAULT on
 //!   a non-empty table: MySQL fills the zero date, which Canyon's values
 //!   cannot hold (NO_ZERO_DATE is always on): 1292 as MySQL 8 reports it
@@ -241,6 +243,7 @@ impl Engine {
                 ));
             }
         }
+        crate::ddl::foreign_keys::check_alter(&self.catalog(), &cur.def, &ops)?;
         let mut def = cur.def.clone();
         let old_slot: HashMap<u32, usize> = (0..def.columns.len())
             .map(|c| (def.slot(c) as u32, c))
