@@ -273,7 +273,22 @@ impl Engine {
     /// ALTER TABLE (and CREATE / DROP INDEX, RENAME TABLE): applies `ops` to one
     /// table online. See the module doc for the protocol.
     pub fn alter_table(&self, db: &str, table: &str, ops: Vec<AlterOp>) -> Result<()> {
+        self.alter_table_mode(db, table, ops, true).map(|_| ())
+    }
+
+    /// [`Engine::alter_table`] under the session's `sql_mode`: `strict`
+    /// (STRICT_TRANS_TABLES or STRICT_ALL_TABLES) makes a value a table
+    /// rewrite cannot convert fail the ALTER; without it the value is
+    /// adjusted and the warnings are returned (see `crate::ddl::rewrite`).
+    pub fn alter_table_mode(
+        &self,
+        db: &str,
+        table: &str,
+        ops: Vec<AlterOp>,
+        strict: bool,
+    ) -> Result<Vec<(u16, String)>> {
         let _alter = self.alter_lock.lock();
+        let mut warnings = Vec::new();
         let mut auto_increment = None;
         let ops: Vec<AlterOp> = ops
             .into_iter()
@@ -296,14 +311,16 @@ impl Engine {
         if !ops.is_empty() {
             let cur = self.catalog().table(db, table).cloned();
             match cur {
-                Some(cur) if needs_rewrite(&cur.def, &ops) => self.rewrite_table(db, table, ops)?,
+                Some(cur) if needs_rewrite(&cur.def, &ops) => {
+                    warnings = self.rewrite_table(db, table, ops, strict)?
+                }
                 _ => self.alter_online(db, table, ops)?,
             }
         }
         if let Some(n) = auto_increment {
             self.set_auto_increment(id, db, table, n)?;
         }
-        Ok(())
+        Ok(warnings)
     }
 
     /// The ALTERs that keep the stored rows (see the module doc).

@@ -91,8 +91,10 @@
 //! rows in the old primary-key order.
 //!
 //! # Not implemented
-//! - Non-strict `sql_mode`: the rewrite always applies the strict rules
-//!   (MySQL without STRICT_TRANS_TABLES would clip the value and warn).
+//! - Non-strict `sql_mode` (no STRICT_TRANS_TABLES / STRICT_ALL_TABLES)
+//!   adjusts only NULL for NOT NULL, integers out of range, strings too
+//!   long and strings that are not numbers, with MySQL's warnings (`adjust`);
+//!   a bad date or a DECIMAL out of range stays an error.
 //! - A rewrite combined with RENAME, ADD FOREIGN KEY or PARTITION BY, and
 //!   rewriting a partitioned table: refused with 1235.
 //! - The copy holds no write lock for the whole table in storage: it relies
@@ -155,7 +157,13 @@ impl Engine {
     /// ALTER TABLE by table rewrite (see the module doc); called by
     /// `Engine::alter_table` with the alter lock held when
     /// `crate::ddl::alter::needs_rewrite` says so.
-    pub(crate) fn rewrite_table(&self, db: &str, table: &str, ops: Vec<AlterOp>) -> Result<()> {
+    pub(crate) fn rewrite_table(
+        &self,
+        db: &str,
+        table: &str,
+        ops: Vec<AlterOp>,
+        strict: bool,
+    ) -> Result<Vec<(u16, String)>> {
         let cur = self
             .catalog()
             .table(db, table)
@@ -181,8 +189,9 @@ impl Engine {
             }
         });
         // Steps 4 and 5.
+        let mut warnings = Vec::new();
         let copied = frozen.and_then(|()| {
-            let counters = self.copy_rows(&cur, &new, &staged.sources)?;
+            let counters = self.copy_rows(&cur, &new, &staged.sources, strict, &mut warnings)?;
             for ix in new.def.indexes.iter().filter(|i| i.unique) {
                 if let Some(value) = self.find_duplicate(&new, ix.id)? {
                     return Err(Error::DuplicateEntry {
@@ -218,7 +227,8 @@ impl Engine {
             table: cur.def.id,
             indexes: cur.def.indexes.iter().map(|i| i.id).collect(),
         };
-        self.discard(&old)
+        self.discard(&old)?;
+        Ok(warnings)
     }
 
     /// Step 1: the new definition (identity slot layout: every row is
@@ -289,7 +299,14 @@ impl Engine {
 
     /// Step 4: copies every row of `cur` into `new`, converted. Returns the
     /// rows copied and the last AUTO_INCREMENT value a new column handed out.
-    fn copy_rows(&self, cur: &Table, new: &Table, sources: &[Source]) -> Result<(u64, u64)> {
+    fn copy_rows(
+        &self,
+        cur: &Table,
+        new: &Table,
+        sources: &[Source],
+        strict: bool,
+        warnings: &mut Vec<(u16, String)>,
+    ) -> Result<(u64, u64)> {
         let read_session = self.txn.session();
         let write_session = self.txn.session();
         let mut reader = read_session.begin(IsolationLevel::RepeatableRead);
@@ -330,7 +347,14 @@ impl Engine {
                 for (_, bytes) in &chunk {
                     rowno += 1;
                     decode_table_row(cur, bytes, &mut old_row)?;
-                    let row = convert_row(new, sources, &old_row, rowno, &mut sequence)?;
+                    let row = convert_row(
+                        new,
+                        sources,
+                        &old_row,
+                        rowno,
+                        &mut sequence,
+                        (!strict).then_some(&mut *warnings),
+                    )?;
                     let pk = if new.hidden_pk() {
                         hidden_key(rowno)
                     } else {
@@ -538,12 +562,15 @@ impl Engine {
 }
 
 /// One old row as the new definition stores it (see "Conversion rules").
+/// With `lenient` (a non-strict `sql_mode`) the values strict mode refuses
+/// are adjusted and a warning is pushed there instead (see [`adjust`]).
 fn convert_row(
     new: &Table,
     sources: &[Source],
     old: &[Value],
     rowno: u64,
     sequence: &mut u64,
+    mut lenient: Option<&mut Vec<(u16, String)>>,
 ) -> Result<Vec<Value>> {
     let mut row = Vec::with_capacity(sources.len());
     for (c, source) in sources.iter().enumerate() {
@@ -556,29 +583,142 @@ fn convert_row(
                 Value::UInt(*sequence)
             }
         };
-        if v.is_null() {
-            if !col.nullable {
-                return Err(Error::StrictModeError {
+        let stored = if v.is_null() {
+            if col.nullable {
+                Ok(Value::Null)
+            } else {
+                Err(Error::StrictModeError {
                     code: 1138,
                     message: "Invalid use of NULL value".into(),
-                });
-            }
-            row.push(Value::Null);
-            continue;
-        }
-        let stored = match crate::types::coerce(v, col.ty, &col.name, rowno) {
-            Ok(v) => v,
-            // MySQL's ALTER reports a string too long for the new type as
-            // 1265, where INSERT says 1406.
-            Err(Error::DataTooLong { column, row }) => {
-                return Err(Error::StrictModeError {
-                    code: 1265,
-                    message: format!("Data truncated for column '{column}' at row {row}"),
                 })
             }
-            Err(e) => return Err(e),
+        } else {
+            match crate::types::coerce(v.clone(), col.ty, &col.name, rowno) {
+                // MySQL's ALTER reports a string too long for the new type as
+                // 1265, where INSERT says 1406.
+                Err(Error::DataTooLong { column, row }) => Err(Error::StrictModeError {
+                    code: 1265,
+                    message: format!("Data truncated for column '{column}' at row {row}"),
+                }),
+                other => other,
+            }
         };
-        row.push(stored);
+        row.push(match (stored, lenient.as_deref_mut()) {
+            (Ok(v), _) => v,
+            (Err(e), Some(warnings)) => adjust(col, &v, rowno, e, warnings)?,
+            (Err(e), None) => return Err(e),
+        });
     }
     Ok(row)
+}
+
+/// Non-strict `sql_mode`: what MySQL stores for a value strict mode refuses
+/// with `e`, with its warning — a NULL for NOT NULL becomes the type's
+/// implicit default (1265), an integer out of range the nearest end of the
+/// range (1264), a string too long its first characters (1265), a string
+/// that is not a number its leading number (1265) or 0 (1366). Other refusals
+/// (dates, DECIMAL ranges) stay errors: not implemented leniently.
+fn adjust(
+    col: &crate::catalog::ColumnDef,
+    v: &Value,
+    rowno: u64,
+    e: Error,
+    warnings: &mut Vec<(u16, String)>,
+) -> Result<Value> {
+    use crate::types::SqlType;
+    let truncated = format!("Data truncated for column '{}' at row {rowno}", col.name);
+    let coerce = |x: Value| crate::types::coerce(x, col.ty, &col.name, rowno);
+    match e {
+        Error::StrictModeError { code: 1138, .. } => {
+            warnings.push((1265, truncated));
+            let zero = if col.ty.is_integer()
+                || matches!(
+                    col.ty,
+                    SqlType::Float | SqlType::Double | SqlType::Decimal { .. }
+                ) {
+                Value::Int(0)
+            } else {
+                Value::str("")
+            };
+            coerce(zero)
+        }
+        Error::StrictModeError { code: 1265, .. } => {
+            let limit = match col.ty {
+                SqlType::Char(n) | SqlType::VarChar(n) => n as usize,
+                _ => return Err(e),
+            };
+            warnings.push((1265, truncated));
+            let text = v.to_display();
+            coerce(Value::str(&text.chars().take(limit).collect::<String>()))
+        }
+        Error::OutOfRange { .. } if col.ty.is_integer() => {
+            let (lo, hi) = integer_range(col.ty);
+            let negative = v.to_f64().is_some_and(|f| f < 0.0);
+            warnings.push((
+                1264,
+                format!(
+                    "Out of range value for column '{}' at row {rowno}",
+                    col.name
+                ),
+            ));
+            coerce(if negative { lo } else { hi })
+        }
+        Error::IncorrectValue { .. }
+            if col.ty.is_integer() || matches!(col.ty, SqlType::Float | SqlType::Double) =>
+        {
+            let text = v.to_display();
+            let prefix: String = text
+                .trim_start()
+                .chars()
+                .enumerate()
+                .take_while(|(i, ch)| {
+                    ch.is_ascii_digit() || (*i == 0 && (*ch == '-' || *ch == '+'))
+                })
+                .map(|(_, ch)| ch)
+                .collect();
+            // MySQL: a leading number is kept ("Data truncated"); no
+            // number at all is "Incorrect integer value" and stores 0.
+            warnings.push(if prefix.chars().any(|ch| ch.is_ascii_digit()) {
+                (1265, truncated)
+            } else {
+                (
+                    1366,
+                    format!(
+                        "Incorrect integer value: '{text}' for column '{}' at row {rowno}",
+                        col.name
+                    ),
+                )
+            });
+            let n = prefix.parse::<i64>().unwrap_or(0);
+            match coerce(Value::Int(n)) {
+                Ok(v) => Ok(v),
+                Err(Error::OutOfRange { .. }) => {
+                    let (lo, hi) = integer_range(col.ty);
+                    coerce(if n < 0 { lo } else { hi })
+                }
+                Err(e) => Err(e),
+            }
+        }
+        e => Err(e),
+    }
+}
+
+/// The smallest and largest value of an integer type.
+fn integer_range(ty: crate::types::SqlType) -> (Value, Value) {
+    use crate::types::SqlType;
+    let bits = match ty {
+        SqlType::TinyInt { .. } => 8,
+        SqlType::SmallInt { .. } => 16,
+        SqlType::MediumInt { .. } => 24,
+        SqlType::Int { .. } => 32,
+        _ => 64,
+    };
+    if ty.is_unsigned() {
+        (Value::UInt(0), Value::UInt(u64::MAX >> (64 - bits)))
+    } else {
+        (
+            Value::Int(i64::MIN >> (64 - bits)),
+            Value::Int(i64::MAX >> (64 - bits)),
+        )
+    }
 }
