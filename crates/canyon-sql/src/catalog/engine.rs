@@ -211,6 +211,7 @@ impl Engine {
         });
         engine.recover_counters()?;
         engine.abandon_unfinished_indexes()?;
+        engine.finish_rewrites()?;
         tracing::info!(
             databases = engine.catalog().databases.len(),
             "catalog loaded"

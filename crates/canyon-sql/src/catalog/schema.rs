@@ -395,7 +395,21 @@ pub struct Table {
     /// slots: statements still running on this one then carry unknown slots
     /// over when they rewrite a row (`crate::exec`'s `encode_over`).
     pub superseded: std::sync::atomic::AtomicBool,
+    /// Where a table rewrite of this table stands ([`REWRITE_OPEN`],
+    /// [`REWRITE_FROZEN`], [`REWRITE_REPLACED`]): shared by every catalog
+    /// snapshot that holds this table id, read by each row write (see
+    /// `crate::ddl::rewrite`).
+    pub rewrite: Arc<std::sync::atomic::AtomicU8>,
 }
+
+/// [`Table::rewrite`]: no rewrite runs; writes go ahead.
+pub const REWRITE_OPEN: u8 = 0;
+/// [`Table::rewrite`]: a rewrite copies the rows; a write waits for it on the
+/// table's rewrite lock.
+pub const REWRITE_FROZEN: u8 = 1;
+/// [`Table::rewrite`]: a rewrite published a new table in place of this one;
+/// a write through this definition fails (1412), it would be lost.
+pub const REWRITE_REPLACED: u8 = 2;
 
 impl Table {
     /// Wraps a definition with fresh runtime state.
@@ -430,6 +444,7 @@ impl Table {
             column_lookup,
             missing,
             superseded: Default::default(),
+            rewrite: Arc::default(),
         }
     }
 
@@ -438,6 +453,7 @@ impl Table {
     pub fn sharing_runtime(def: TableDef, cur: &Table) -> Table {
         let mut t = Self::with_counters(def, cur.auto_increment.clone(), cur.row_id.clone());
         t.stats = cur.stats.clone();
+        t.rewrite = cur.rewrite.clone();
         t
     }
 

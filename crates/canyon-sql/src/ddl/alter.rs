@@ -115,12 +115,19 @@
 //! NULL for NOT NULL) puts the previous definition back and fails the ALTER
 //! with MySQL's error for that value.
 //!
+//! # Table rewrites
+//! The forms that change how rows are stored — MODIFY / CHANGE between
+//! stored forms (INT to VARCHAR, a new collation, signedness, DECIMAL
+//! scale), ADD / DROP PRIMARY KEY, dropping a primary-key column, ADD COLUMN
+//! with AUTO_INCREMENT or PRIMARY KEY — are not online: `alter_table` hands
+//! the whole ALTER to `crate::ddl::rewrite` (ALGORITHM=COPY: writers of the
+//! table fail with 1205 while it is copied) when [`needs_rewrite`] says so.
+//! `AUTO_INCREMENT = n` sets the table's counter after the other operations.
+//!
 //! # Not implemented (refused with 1235)
-//! MODIFY / CHANGE between stored forms (INT to VARCHAR, a new collation,
-//! signedness, DECIMAL scale: a table rewrite), ADD / DROP PRIMARY KEY,
-//! dropping a primary-key column, ADD COLUMN with AUTO_INCREMENT or PRIMARY KEY,
-//! NOT NULL date/time columns without DEFAULT, ALGORITHM / LOCK clauses other
-//! than accepted-and-ignored. (ADD / DROP FOREIGN KEY are done here: the
+//! ADD COLUMN ... DATE / DATETIME / TIMESTAMP NOT NULL without DEFAULT on a
+//! non-empty table (1292: the zero date MySQL fills in is refused, as in
+//! strict mode), ALGORITHM / LOCK clauses other than accepted-and-ignored. (ADD / DROP FOREIGN KEY are done here: the
 //! index a constraint needs is added online like any other, and the rows
 //! already stored are checked once the constraint is published and older
 //! writers have drained; see `crate::exec::foreign`.) An ALTER with several operations is
@@ -226,6 +233,17 @@ pub enum AlterOp {
     /// A new PARTITION BY (or none: REMOVE PARTITIONING), already checked
     /// against the table and its rows (`crate::ddl::partition`).
     SetPartitioning(Option<Box<crate::catalog::partition::Partitioning>>),
+    /// ADD PRIMARY KEY (columns): a table rewrite (`crate::ddl::rewrite`);
+    /// the columns become NOT NULL, as in MySQL.
+    AddPrimaryKey {
+        /// Column names, in key order.
+        columns: Vec<String>,
+    },
+    /// DROP PRIMARY KEY: a table rewrite; the rows get hidden row ids.
+    DropPrimaryKey,
+    /// The AUTO_INCREMENT = n table option: the next value handed out, never
+    /// at or below a value the column holds (InnoDB's rule).
+    SetAutoIncrement(u64),
     /// RENAME TO, RENAME TABLE.
     RenameTo {
         /// Target database.
@@ -257,8 +275,65 @@ impl Engine {
     /// ALTER TABLE (and CREATE / DROP INDEX, RENAME TABLE): applies `ops` to one
     /// table online. See the module doc for the protocol.
     pub fn alter_table(&self, db: &str, table: &str, ops: Vec<AlterOp>) -> Result<()> {
+        self.alter_table_mode(db, table, ops, true).map(|_| ())
+    }
+
+    /// [`Engine::alter_table`] under the session's `sql_mode`: `strict`
+    /// (STRICT_TRANS_TABLES or STRICT_ALL_TABLES) makes a value a table
+    /// rewrite cannot convert fail the ALTER; without it the value is
+    /// adjusted and the warnings are returned (see `crate::ddl::rewrite`).
+    pub fn alter_table_mode(
+        &self,
+        db: &str,
+        table: &str,
+        ops: Vec<AlterOp>,
+        strict: bool,
+    ) -> Result<Vec<(u16, String)>> {
         let _alter = self.alter_lock.lock();
-        let mut p = self.alter_catalog(db, table, ops)?;
+        let mut warnings = Vec::new();
+        let mut auto_increment = None;
+        let ops: Vec<AlterOp> = ops
+            .into_iter()
+            .filter(|op| match op {
+                AlterOp::SetAutoIncrement(n) => {
+                    auto_increment = Some(*n);
+                    false
+                }
+                _ => true,
+            })
+            .collect();
+        let id = self
+            .catalog()
+            .table(db, table)
+            .map(|t| t.def.id)
+            .ok_or_else(|| Error::UnknownTable {
+                db: db.to_string(),
+                table: table.to_string(),
+            })?;
+        if !ops.is_empty() {
+            let cur = self.catalog().table(db, table).cloned();
+            match cur {
+                Some(cur) if needs_rewrite(&cur.def, &ops) => {
+                    warnings = self.rewrite_table(db, table, ops, strict)?
+                }
+                _ => self.alter_online(db, table, ops)?,
+            }
+        }
+        if let Some(n) = auto_increment {
+            self.set_auto_increment(id, db, table, n)?;
+        }
+        Ok(warnings)
+    }
+
+    /// The ALTERs that keep the stored rows (see the module doc).
+    fn alter_online(&self, db: &str, table: &str, ops: Vec<AlterOp>) -> Result<()> {
+        // A NOT NULL date column without DEFAULT can be added only where no
+        // row needs its (zero-date) implicit default.
+        let empty = match self.catalog().table(db, table).cloned() {
+            Some(t) if ops.iter().any(needs_zero_date) => self.table_is_empty(&t)?,
+            _ => false,
+        };
+        let mut p = self.alter_catalog(db, table, ops, empty)?;
         let id = p.table.def.id;
         let fks = p.checked_fks.clone();
         let changed = std::mem::take(&mut p.changed);
@@ -378,7 +453,13 @@ impl Engine {
     }
 
     /// Step 1: one catalog change holding every operation.
-    fn alter_catalog(&self, db: &str, table: &str, ops: Vec<AlterOp>) -> Result<Phase1> {
+    fn alter_catalog(
+        &self,
+        db: &str,
+        table: &str,
+        ops: Vec<AlterOp>,
+        empty: bool,
+    ) -> Result<Phase1> {
         self.change(|cat, next_id, batch| {
             let cur = cat
                 .table(db, table)
@@ -389,11 +470,15 @@ impl Engine {
                 })?;
             let mut def = cur.def.clone();
             crate::ddl::foreign_keys::check_alter(cat, &cur.def, &ops)?;
-            let mut ch = Changes::default();
+            let mut ch = Changes {
+                table_empty: empty,
+                ..Changes::default()
+            };
             let now = chrono::Local::now().naive_local();
             for op in ops {
                 apply(&mut def, op, next_id, &mut ch, now)?;
             }
+            check_auto_key(&def)?;
             normalize_slots(&mut def);
             let new_fks = std::mem::take(&mut ch.foreign_keys);
             let mut added_fk_names = Vec::new();
@@ -585,7 +670,7 @@ impl Engine {
 
     /// Step 5: the first duplicate value of a UNIQUE index (rows with a NULL in
     /// the key never collide, as in MySQL), displayed as in error 1062.
-    fn find_duplicate(&self, t: &Table, id: IndexId) -> Result<Option<String>> {
+    pub(crate) fn find_duplicate(&self, t: &Table, id: IndexId) -> Result<Option<String>> {
         let pos = t
             .def
             .indexes
@@ -735,6 +820,84 @@ struct Changes {
     /// MODIFY / CHANGE to check against the stored rows: (column name in
     /// the new definition, previous definition).
     changed: Vec<(String, ColumnDef)>,
+    /// The operations run as a table rewrite (`crate::ddl::rewrite`): the
+    /// forms that change the stored rows are allowed.
+    rewrite: bool,
+    /// The table holds no row (known only when an ADD COLUMN asks).
+    table_empty: bool,
+}
+
+/// Step 1 of a table rewrite (`crate::ddl::rewrite`): applies `ops` to `def`
+/// with the forms that change the stored rows allowed. Every column keeps
+/// its slot through the operations (an explicit slot map), so the caller
+/// can tell where each column of the result came from; index ids are
+/// placeholders the caller replaces. `empty`: the table holds no row.
+pub(crate) fn apply_rewrite(def: &mut TableDef, ops: Vec<AlterOp>, empty: bool) -> Result<()> {
+    explicit_slots(def);
+    let mut ch = Changes {
+        rewrite: true,
+        table_empty: empty,
+        ..Changes::default()
+    };
+    let mut next_id = 0;
+    let now = chrono::Local::now().naive_local();
+    for op in ops {
+        apply(def, op, &mut next_id, &mut ch, now)?;
+    }
+    Ok(())
+}
+
+/// Whether `op` adds a NOT NULL date / time column without DEFAULT (whose
+/// implicit default for the rows already stored is the zero date).
+fn needs_zero_date(op: &AlterOp) -> bool {
+    matches!(op, AlterOp::AddColumn { column, .. }
+        if !column.nullable
+            && column.default.is_none()
+            && matches!(column.ty, SqlType::Date | SqlType::DateTime | SqlType::Timestamp))
+}
+
+/// Whether `ops` change the stored form of the rows of the table defined by
+/// `def`, so that the ALTER runs as a table rewrite: a new primary key (or
+/// none), a column's values in another stored form (`StoredForm`), a
+/// primary-key column dropped, an AUTO_INCREMENT column added.
+pub(crate) fn needs_rewrite(def: &TableDef, ops: &[AlterOp]) -> bool {
+    ops.iter().any(|op| match op {
+        AlterOp::AddPrimaryKey { .. } | AlterOp::DropPrimaryKey => true,
+        AlterOp::DropIndex { name } => name.eq_ignore_ascii_case("PRIMARY"),
+        AlterOp::AddColumn { column, .. } => column.auto_increment,
+        AlterOp::DropColumn { name, .. } => {
+            column_position(def, name).is_some_and(|p| def.primary_key.contains(&p))
+        }
+        AlterOp::ChangeColumn { old, column, .. } => column_position(def, old)
+            .is_some_and(|p| stored_form(&def.columns[p]) != stored_form(column)),
+        _ => false,
+    })
+}
+
+/// MySQL's 1075 (InnoDB's rule): at most one AUTO_INCREMENT column, and it
+/// leads the primary key or a secondary index.
+pub(crate) fn check_auto_key(def: &TableDef) -> Result<()> {
+    let autos: Vec<usize> = def
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.auto_increment)
+        .map(|(i, _)| i)
+        .collect();
+    let keyed = |a: usize| {
+        def.primary_key.first() == Some(&a)
+            || def.indexes.iter().any(|i| i.columns.first() == Some(&a))
+    };
+    if autos.len() > 1 || autos.first().is_some_and(|&a| !keyed(a)) {
+        return Err(Error::Sql {
+            code: 1075,
+            sqlstate: *b"42000",
+            message: "Incorrect table definition; there can be only one auto column \
+                      and it must be defined as a key"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 /// The form a column's values take in a stored row and its keys. MODIFY /
@@ -806,8 +969,10 @@ fn normalize_slots(def: &mut TableDef) {
     }
 }
 
-/// What rows stored before ADD COLUMN read the column as.
-fn added_default(col: &ColumnDef, now: chrono::NaiveDateTime) -> Result<DefaultValue> {
+/// What rows stored before ADD COLUMN read the column as. `empty`: the table
+/// holds no row (then a NOT NULL date column without DEFAULT, whose implicit
+/// default is the zero date Canyon cannot store, is accepted: no row reads it).
+fn added_default(col: &ColumnDef, now: chrono::NaiveDateTime, empty: bool) -> Result<DefaultValue> {
     Ok(match &col.default {
         Some(DefaultValue::CurrentTimestamp) => {
             DefaultValue::Literal(now.format("%Y-%m-%d %H:%M:%S").to_string())
@@ -815,12 +980,27 @@ fn added_default(col: &ColumnDef, now: chrono::NaiveDateTime) -> Result<DefaultV
         Some(d) => d.clone(),
         None if col.nullable => DefaultValue::Null,
         None => match col.ty {
+            SqlType::Date | SqlType::DateTime | SqlType::Timestamp if empty => DefaultValue::Null,
             SqlType::Date | SqlType::DateTime | SqlType::Timestamp => {
-                return Err(Error::Unsupported(format!(
-                    "ADD COLUMN {} NOT NULL without DEFAULT on a date/time column \
-                     (MySQL fills existing rows with a zero date)",
-                    col.name
-                )))
+                // MySQL fills the stored rows with the zero date, which
+                // strict mode (NO_ZERO_DATE) refuses as MySQL 8's COPY does.
+                let zero = if col.ty == SqlType::Date {
+                    "0000-00-00"
+                } else {
+                    "0000-00-00 00:00:00"
+                };
+                return Err(Error::StrictModeError {
+                    code: 1292,
+                    message: format!(
+                        "Incorrect {} value: '{zero}' for column '{}' at row 1",
+                        if col.ty == SqlType::Date {
+                            "date"
+                        } else {
+                            "datetime"
+                        },
+                        col.name
+                    ),
+                });
             }
             SqlType::Char(_)
             | SqlType::VarChar(_)
@@ -870,12 +1050,12 @@ fn apply(
             if column_position(def, &column.name).is_some() {
                 return Err(Error::DuplicateColumn(column.name));
             }
-            if column.auto_increment {
+            if column.auto_increment && !ch.rewrite {
                 return Err(Error::Unsupported(
                     "ADD COLUMN ... AUTO_INCREMENT (it needs a table rewrite)".into(),
                 ));
             }
-            column.added_default = Some(added_default(&column, now)?);
+            column.added_default = Some(added_default(&column, now, ch.table_empty)?);
             let pos = match &position {
                 ColumnPosition::Last => def.columns.len(),
                 ColumnPosition::First => 0,
@@ -902,9 +1082,13 @@ fn apply(
                 };
             };
             if def.primary_key.contains(&pos) {
-                return Err(Error::Unsupported(format!(
-                    "dropping primary key column '{name}' (it needs a table rewrite)"
-                )));
+                if !ch.rewrite {
+                    return Err(Error::Unsupported(format!(
+                        "dropping primary key column '{name}' (it needs a table rewrite)"
+                    )));
+                }
+                // MySQL: the key loses the column; a key left empty is gone.
+                def.primary_key.retain(|&c| c != pos);
             }
             if def.columns.len() == 1 {
                 return Err(Error::CantRemoveAllFields);
@@ -992,7 +1176,7 @@ fn apply(
         }
         AlterOp::DropIndex { name } => {
             if name.eq_ignore_ascii_case("PRIMARY") {
-                return Err(Error::Unsupported("DROP PRIMARY KEY".into()));
+                return apply(def, AlterOp::DropPrimaryKey, next_id, ch, now);
             }
             let pos = def
                 .indexes
@@ -1056,7 +1240,7 @@ fn apply(
                 return Err(Error::DuplicateColumn(column.name));
             }
             let cur = def.columns[pos].clone();
-            if stored_form(&cur) != stored_form(&column) {
+            if stored_form(&cur) != stored_form(&column) && !ch.rewrite {
                 return Err(Error::Unsupported(format!(
                     "changing column '{}' from {} to {} (it needs a table rewrite)",
                     cur.name,
@@ -1135,6 +1319,47 @@ fn apply(
                 return Err(e);
             }
         }
+        AlterOp::AddPrimaryKey { columns } => {
+            if !def.primary_key.is_empty() {
+                return Err(Error::MultiplePrimaryKey);
+            }
+            if !ch.rewrite {
+                return Err(Error::Unsupported(
+                    "ADD PRIMARY KEY (it needs a table rewrite)".into(),
+                ));
+            }
+            let mut key = Vec::with_capacity(columns.len());
+            for c in &columns {
+                let pos = column_position(def, c).ok_or_else(|| Error::UnknownColumn {
+                    column: c.clone(),
+                    context: "key column".into(),
+                })?;
+                if key.contains(&pos) {
+                    return Err(Error::DuplicateColumn(def.columns[pos].name.clone()));
+                }
+                // MySQL makes a primary-key column NOT NULL; a NULL stored in
+                // it fails the copy (1138).
+                def.columns[pos].nullable = false;
+                if matches!(def.columns[pos].default, Some(DefaultValue::Null)) {
+                    def.columns[pos].default = None;
+                }
+                key.push(pos);
+            }
+            def.primary_key = key;
+        }
+        AlterOp::DropPrimaryKey => {
+            if def.primary_key.is_empty() {
+                return Err(Error::CantDropKey("PRIMARY".into()));
+            }
+            if !ch.rewrite {
+                return Err(Error::Unsupported(
+                    "DROP PRIMARY KEY (it needs a table rewrite)".into(),
+                ));
+            }
+            def.primary_key.clear();
+        }
+        // Taken out of the list by `alter_table`.
+        AlterOp::SetAutoIncrement(_) => {}
         AlterOp::RenameTo { db, name } => ch.rename = Some((db, name)),
         AlterOp::SetPartitioning(p) => def.partitioning = p.map(|p| *p),
     }

@@ -1038,11 +1038,6 @@ pub fn alter_ops(
                 ..
             } => {
                 let (column, pk, unique) = column_def(c, table_default)?;
-                if pk {
-                    return Err(Error::Unsupported(
-                        "ADD COLUMN ... PRIMARY KEY (it needs a table rewrite)".into(),
-                    ));
-                }
                 if c.options
                     .iter()
                     .any(|o| matches!(o.option, ast::ColumnOption::ForeignKey(_)))
@@ -1064,6 +1059,12 @@ pub fn alter_ops(
                         }
                     },
                 });
+                if pk {
+                    // A table rewrite (`crate::ddl::rewrite`).
+                    ops.push(AlterOp::AddPrimaryKey {
+                        columns: vec![name.clone()],
+                    });
+                }
                 if unique {
                     ops.push(AlterOp::AddIndex {
                         name: None,
@@ -1072,6 +1073,13 @@ pub fn alter_ops(
                         attrs: IndexAttrs::default(),
                     });
                 }
+            }
+            Op::DropPrimaryKey { .. } => ops.push(AlterOp::DropPrimaryKey),
+            Op::AutoIncrement { value, .. } => {
+                let n = value.to_string().parse::<u64>().map_err(|_| {
+                    Error::Syntax(format!("AUTO_INCREMENT = {value}: not a number"))
+                })?;
+                ops.push(AlterOp::SetAutoIncrement(n));
             }
             Op::DropColumn {
                 column_names,
@@ -1102,11 +1110,9 @@ pub fn alter_ops(
                     unique: false,
                     attrs: index_attrs(&ix.columns, ix.index_type.as_ref(), &ix.index_options)?,
                 }),
-                ast::TableConstraint::PrimaryKey(_) => {
-                    return Err(Error::Unsupported(
-                        "ADD PRIMARY KEY (it needs a table rewrite)".into(),
-                    ))
-                }
+                ast::TableConstraint::PrimaryKey(pk) => ops.push(AlterOp::AddPrimaryKey {
+                    columns: index_column_names(&pk.columns)?,
+                }),
                 ast::TableConstraint::ForeignKey(fk) => ops.push(AlterOp::AddForeignKey {
                     fk: foreign_key(fk, columns, None)?,
                     checks: fk_checks,
@@ -1154,11 +1160,6 @@ pub fn alter_ops(
                         .collect(),
                 };
                 let (column, pk, unique) = column_def(&declared, table_default)?;
-                if pk {
-                    return Err(Error::Unsupported(
-                        "MODIFY / CHANGE ... PRIMARY KEY (it needs a table rewrite)".into(),
-                    ));
-                }
                 let name = column.name.clone();
                 ops.push(AlterOp::ChangeColumn {
                     old: old.value.clone(),
@@ -1170,6 +1171,11 @@ pub fn alter_ops(
                         }
                     }),
                 });
+                if pk {
+                    ops.push(AlterOp::AddPrimaryKey {
+                        columns: vec![name.clone()],
+                    });
+                }
                 if unique {
                     ops.push(AlterOp::AddIndex {
                         name: None,

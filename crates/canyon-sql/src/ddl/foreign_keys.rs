@@ -254,27 +254,49 @@ pub fn check_truncate(cat: &Catalog, db: &str, name: &str) -> Result<()> {
 }
 
 /// What an ALTER TABLE of `before` may not do to foreign keys: drop an
-/// index a constraint needs (1553), drop a column a constraint of this table
-/// (1828) or of a child (1829) uses. Constraints the same ALTER drops do not
-/// count.
+/// index (or the primary key) a constraint needs (1553), drop a column a
+/// constraint of this table (1828) or of a child (1829) uses, give a column
+/// of a constraint a type the other side's column is incompatible with
+/// (3780, as MySQL 8 checks MODIFY / CHANGE). Constraints the same ALTER
+/// drops do not count.
 pub(crate) fn check_alter(cat: &Catalog, before: &TableDef, ops: &[AlterOp]) -> Result<()> {
     let mut dropped_columns = Vec::new();
     let mut dropped_indexes = Vec::new();
+    let mut changed = Vec::new();
+    let mut drops_primary = false;
     let mut before = before.clone();
     for op in ops {
         match op {
             AlterOp::DropColumn { name, .. } => dropped_columns.push(name.clone()),
+            AlterOp::DropIndex { name } if name.eq_ignore_ascii_case("PRIMARY") => {
+                drops_primary = true
+            }
+            AlterOp::DropPrimaryKey => drops_primary = true,
             AlterOp::DropIndex { name } => dropped_indexes.push(name.clone()),
             AlterOp::DropForeignKey { name } => before
                 .foreign_keys
                 .retain(|f| !f.name.eq_ignore_ascii_case(name)),
+            AlterOp::ChangeColumn { old, column, .. } => changed.push((old.clone(), column)),
             _ => {}
+        }
+    }
+    let before = &before;
+    for (old, column) in changed {
+        check_changed_type(cat, before, &old, column)?;
+    }
+    if drops_primary && !before.primary_key.is_empty() {
+        let mut after = before.clone();
+        after.primary_key.clear();
+        if keys_needed(cat, before, &after) {
+            return Err(fk_error(
+                1553,
+                "Cannot drop index 'PRIMARY': needed in a foreign key constraint".into(),
+            ));
         }
     }
     if dropped_columns.is_empty() && dropped_indexes.is_empty() {
         return Ok(());
     }
-    let before = &before;
     for c in &dropped_columns {
         let Some(pos) = before
             .columns
@@ -328,10 +350,27 @@ pub(crate) fn check_alter(cat: &Catalog, before: &TableDef, ops: &[AlterOp]) -> 
         };
         let mut after = before.clone();
         after.indexes.remove(pos);
+        if keys_needed(cat, before, &after) {
+            return Err(fk_error(
+                1553,
+                format!(
+                    "Cannot drop index '{}': needed in a foreign key constraint",
+                    before.indexes[pos].name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a constraint of `before` (as the child) or of a child of it
+/// finds no key in `after` to check through.
+fn keys_needed(cat: &Catalog, before: &TableDef, after: &TableDef) -> bool {
+    {
         let child_needs = before
             .foreign_keys
             .iter()
-            .any(|f| key_access(&after, &f.columns, false).is_none());
+            .any(|f| key_access(after, &f.columns, false).is_none());
         let parent_needs = cat
             .children_of(&before.db, &before.name)
             .iter()
@@ -349,19 +388,78 @@ pub(crate) fn check_alter(cat: &Catalog, before: &TableDef, ops: &[AlterOp]) -> 
                                         .position(|c| c.name.eq_ignore_ascii_case(r))
                                 })
                                 .collect();
-                            refs.is_some_and(|r| key_access(&after, &r, false).is_none())
+                            refs.is_some_and(|r| key_access(after, &r, false).is_none())
                         }
                     })
                 })
             });
-        if child_needs || parent_needs {
-            return Err(fk_error(
-                1553,
-                format!(
-                    "Cannot drop index '{}': needed in a foreign key constraint",
-                    before.indexes[pos].name
-                ),
-            ));
+        child_needs || parent_needs
+    }
+}
+
+/// 3780 when MODIFY / CHANGE of column `old` to `column` leaves it
+/// incompatible with the column on the other side of a constraint.
+fn check_changed_type(
+    cat: &Catalog,
+    before: &TableDef,
+    old: &str,
+    column: &ColumnDef,
+) -> Result<()> {
+    let Some(pos) = before
+        .columns
+        .iter()
+        .position(|c| c.name.eq_ignore_ascii_case(old))
+    else {
+        return Ok(());
+    };
+    let incompatible = |fk: &str, child: &ColumnDef, parent: &ColumnDef| {
+        fk_error(
+            3780,
+            format!(
+                "Referencing column '{}' and referenced column '{}' in foreign key constraint '{fk}' are incompatible.",
+                child.name, parent.name
+            ),
+        )
+    };
+    for fk in &before.foreign_keys {
+        let Some(i) = fk.columns.iter().position(|&c| c == pos) else {
+            continue;
+        };
+        let parent = if fk.ref_db == before.db && fk.ref_table == before.name {
+            Some(before)
+        } else {
+            cat.table(&fk.ref_db, &fk.ref_table).map(|t| &t.def)
+        };
+        let Some(p) = parent.and_then(|p| {
+            p.columns
+                .iter()
+                .find(|c| c.name.eq_ignore_ascii_case(&fk.ref_columns[i]))
+        }) else {
+            continue;
+        };
+        if !compatible(column, p) {
+            return Err(incompatible(&fk.name, column, p));
+        }
+    }
+    for (cdb, cname) in cat.children_of(&before.db, &before.name) {
+        let Some(child) = cat.table(cdb, cname) else {
+            continue;
+        };
+        for fk in child
+            .def
+            .foreign_keys
+            .iter()
+            .filter(|f| f.ref_db == before.db && f.ref_table == before.name)
+        {
+            for (i, r) in fk.ref_columns.iter().enumerate() {
+                if !r.eq_ignore_ascii_case(old) {
+                    continue;
+                }
+                let c = &child.def.columns[fk.columns[i]];
+                if !compatible(c, column) {
+                    return Err(incompatible(&fk.name, c, column));
+                }
+            }
         }
     }
     Ok(())

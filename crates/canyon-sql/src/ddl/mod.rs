@@ -7,7 +7,9 @@
 //! [`partition`] checks PARTITION BY clauses and computes the partition
 //! operations of ALTER TABLE; [`alter`] runs schema changes,
 //! online where it can (its essay: instant ADD / DROP COLUMN, index builds
-//! while writers run, catalog pins); [`view`] creates, replaces and drops
+//! while writers run, catalog pins); `rewrite` runs the ones that change
+//! how rows are stored by copying the table (its essay: ALGORITHM=COPY,
+//! what concurrent sessions see, crash safety); [`view`] creates, replaces and drops
 //! views.
 //!
 //! Contract: a new catalog snapshot is built, persisted and published
@@ -23,6 +25,7 @@ pub mod define;
 pub mod foreign_keys;
 mod objects;
 pub mod partition;
+mod rewrite;
 pub mod view;
 
 pub use define::*;

@@ -97,6 +97,34 @@ pub(crate) fn encode_over(
     ))
 }
 
+/// Locks the row stored at `pk` for a write (or a locking read), unless a
+/// table rewrite copies or replaced the table (see [`check_writable`]).
+pub(crate) fn lock_row(txn: &mut Transaction, table: &Table, pk: &[u8]) -> Result<()> {
+    check_writable(table)?;
+    txn.lock(&row_lock_key(table, pk))
+}
+
+/// Called before every row write and locking read of `table`: while a
+/// table rewrite copies it, fails at once with 1205 (the statement is rolled
+/// back, the transaction goes on); once a rewrite has replaced it, with 1412
+/// ER_TABLE_DEF_CHANGED: this statement planned against the old definition,
+/// and a row it wrote to the old table would be lost. One atomic load when
+/// no rewrite runs. (MySQL's ALGORITHM=COPY makes the write wait on its
+/// metadata lock instead; why Canyon does not wait is in `crate::ddl`'s
+/// `rewrite` module.)
+pub(crate) fn check_writable(table: &Table) -> Result<()> {
+    use crate::catalog::{REWRITE_FROZEN, REWRITE_OPEN};
+    match table.rewrite.load(AtomicOrdering::SeqCst) {
+        REWRITE_OPEN => Ok(()),
+        REWRITE_FROZEN => Err(Error::LockWaitTimeout),
+        _ => Err(Error::Sql {
+            code: 1412,
+            sqlstate: *b"HY000",
+            message: "Table definition has changed, please retry transaction".into(),
+        }),
+    }
+}
+
 pub(crate) fn row_lock_key(table: &Table, pk: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(5 + pk.len());
     k.push(b'r');
@@ -149,7 +177,7 @@ pub(crate) fn write_update(
         foreign::check_parents(txn, scope, table, new, Some(old))?;
     }
     if new_pk != pk {
-        txn.lock(&row_lock_key(table, &new_pk))?;
+        lock_row(txn, table, &new_pk)?;
         if txn.get_locked(def.id, &new_pk)?.is_some() {
             return Err(pk_duplicate(table, new));
         }

@@ -58,7 +58,7 @@
 
 use crate::catalog::rows::{decode_table_row, index_keys, scale_of};
 use crate::catalog::{Catalog, FkAction, ForeignKeyDef, Table, TableDef};
-use crate::exec::{row_lock_key, write_update, OldRow};
+use crate::exec::{write_update, OldRow};
 use crate::expr::EvalContext;
 use crate::types::encoding::encode_key_value;
 use crate::types::value::{compare_as, Value};
@@ -279,7 +279,7 @@ fn for_each_holder_in(
     let mut row = Vec::new();
     let read = |txn: &mut Transaction, pk: &[u8]| -> Result<Option<Vec<u8>>> {
         if lock {
-            txn.lock(&row_lock_key(table, pk))?;
+            crate::exec::lock_row(txn, table, pk)?;
             txn.get_locked(def.id, pk)
         } else {
             txn.get(def.id, pk, ReadMode::Current)

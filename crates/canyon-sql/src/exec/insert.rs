@@ -218,7 +218,7 @@ pub(crate) fn find_conflict(
     pk: &[u8],
 ) -> Result<Option<Conflict>> {
     let def = &table.def;
-    txn.lock(&row_lock_key(table, pk))?;
+    lock_row(txn, table, pk)?;
     if let Some(bytes) = txn.get_locked(def.id, pk)? {
         let mut existing = Vec::new();
         decode_table_row(table, &bytes, &mut existing)?;
@@ -242,7 +242,7 @@ pub(crate) fn find_conflict(
             // The unique-value lock does not stop another transaction from moving
             // that row off the value: lock the row, re-read it, and look again if
             // it no longer holds the value.
-            txn.lock(&row_lock_key(table, &other_pk))?;
+            lock_row(txn, table, &other_pk)?;
             if let Some(bytes) = txn.get_locked(def.id, &other_pk)? {
                 let mut existing = Vec::new();
                 decode_table_row(table, &bytes, &mut existing)?;
@@ -791,6 +791,7 @@ pub(crate) fn insert_checked(
     pk: Vec<u8>,
     row: &[Value],
 ) -> Result<()> {
+    check_writable(table)?;
     if let Some(scope) = fk {
         foreign::check_parents(txn, scope, table, row, None)?;
     }

@@ -230,7 +230,7 @@ pub(crate) fn for_each_locked_row_dir(
                 break;
             }
             processed.insert(pk.clone());
-            txn.lock(&row_lock_key(table, &pk))?;
+            lock_row(txn, table, &pk)?;
             let Some(bytes) = txn.get_locked(table.def.id, &pk)? else {
                 continue;
             };

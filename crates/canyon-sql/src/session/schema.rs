@@ -225,8 +225,30 @@ impl Session {
                     .all(|o| matches!(o, crate::ddl::alter::AlterOp::RenameTo { .. }));
                 self.commit()?;
                 drop(cat);
-                engine.alter_table(&db, &t, ops)?;
-                Ok(if rename_only { ok(0) } else { alter_ok() })
+                let strict = self.state.get_var("sql_mode").is_ok_and(|v| {
+                    v.to_display().split(',').any(|m| {
+                        let m = m.trim();
+                        m.eq_ignore_ascii_case("STRICT_TRANS_TABLES")
+                            || m.eq_ignore_ascii_case("STRICT_ALL_TABLES")
+                    })
+                });
+                let warnings = engine.alter_table_mode(&db, &t, ops, strict)?;
+                let n = warnings.len();
+                for (code, message) in warnings {
+                    self.state.warnings.push(("Warning", code, message));
+                }
+                Ok(if rename_only {
+                    ok(0)
+                } else if n > 0 {
+                    QueryResult::Ok {
+                        affected_rows: 0,
+                        last_insert_id: 0,
+                        info: format!("Records: 0  Duplicates: 0  Warnings: {n}"),
+                        warnings: n as u16,
+                    }
+                } else {
+                    alter_ok()
+                })
             }
             Statement::RenameTable(list) => {
                 let mut pairs = Vec::with_capacity(list.len());
