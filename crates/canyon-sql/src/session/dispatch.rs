@@ -46,7 +46,7 @@ impl Session {
         params: &[Value],
         sql: &str,
     ) -> Result<QueryResult> {
-        let cat = self.state.engine.catalog();
+        let cat = self.state.catalog();
         if let Some(r) = self.run_view_statement(&cat, parsed, params)? {
             return Ok(r);
         }
