@@ -126,7 +126,9 @@ mod tests {
     #[test]
     fn declared_columns_come_first_and_win() {
         let mut declared = empty();
-        declared.columns.push(col("b", SqlType::BigInt { unsigned: false }));
+        declared
+            .columns
+            .push(col("b", SqlType::BigInt { unsigned: false }));
         let select = vec![
             SelectColumn {
                 name: "a".into(),

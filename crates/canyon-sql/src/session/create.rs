@@ -94,7 +94,11 @@ impl Session {
 
     /// The definition of CREATE TABLE ... LIKE: the source may be a base
     /// table or this session's temporary table, not a view (1347).
-    fn like_definition(&mut self, cat: &Catalog, like: &ast::CreateTableLikeKind) -> Result<NewTable> {
+    fn like_definition(
+        &mut self,
+        cat: &Catalog,
+        like: &ast::CreateTableLikeKind,
+    ) -> Result<NewTable> {
         let (ast::CreateTableLikeKind::Plain(l) | ast::CreateTableLikeKind::Parenthesized(l)) =
             like;
         if l.defaults.is_some() {

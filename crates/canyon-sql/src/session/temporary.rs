@@ -258,7 +258,10 @@ impl Session {
         for ix in &mut def.indexes {
             ix.id = ids.take()?;
         }
-        self.state.temp.tables.insert(key, Arc::new(Table::new(def)));
+        self.state
+            .temp
+            .tables
+            .insert(key, Arc::new(Table::new(def)));
         self.state.temp.changed();
         self.purge_temporary(&old)?;
         Ok(true)
@@ -326,13 +329,10 @@ impl Session {
                 db: db.to_string(),
                 table: name.to_string(),
             })?;
-        let ops = crate::ddl::alter_ops(
-            at,
-            t.def.default_collation,
-            &t.def.columns,
-            false,
-            &|n| self.split_name(n),
-        )?;
+        let ops =
+            crate::ddl::alter_ops(at, t.def.default_collation, &t.def.columns, false, &|n| {
+                self.split_name(n)
+            })?;
         let mut target = None;
         for op in ops {
             match op {
