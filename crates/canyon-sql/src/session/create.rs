@@ -20,11 +20,14 @@ use canyon_common::{Error, Result};
 use sqlparser::ast;
 
 impl Session {
-    /// CREATE [TEMPORARY] TABLE [IF NOT EXISTS] in any of its forms.
+    /// CREATE [TEMPORARY] TABLE [IF NOT EXISTS] in any of its forms;
+    /// `duplicates` is the IGNORE (false) or REPLACE (true) of a CREATE
+    /// TABLE ... SELECT.
     pub(super) fn run_create_table(
         &mut self,
         cat: Snapshot,
         ct: &ast::CreateTable,
+        duplicates: Option<bool>,
     ) -> Result<QueryResult> {
         let (db, t) = self.split_name(&ct.name)?;
         // The privilege first (MySQL answers 1044 before 1049). A temporary
@@ -67,7 +70,7 @@ impl Session {
         let (Some(q), Some(names)) = (&ct.query, columns) else {
             return Ok(ok(0));
         };
-        match self.fill_created(&db, &t, &names, q) {
+        match self.fill_created(&db, &t, &names, q, duplicates) {
             Ok(r) => {
                 if !ct.temporary {
                     self.commit()?;
@@ -159,19 +162,25 @@ impl Session {
             .collect())
     }
 
-    /// Fills a table CREATE TABLE ... SELECT made: `INSERT INTO db.t
-    /// (names) <q>`, run as one statement.
+    /// Fills a table CREATE TABLE ... SELECT made: `INSERT [IGNORE] INTO
+    /// db.t (names) <q>` (`REPLACE INTO` for REPLACE), run as one statement.
     fn fill_created(
         &mut self,
         db: &str,
         t: &str,
         names: &[String],
         q: &ast::Query,
+        duplicates: Option<bool>,
     ) -> Result<QueryResult> {
         let quote = |n: &str| format!("`{}`", n.replace('`', "``"));
         let cols: Vec<String> = names.iter().map(|n| quote(n)).collect();
         let text = format!(
-            "INSERT INTO {}.{} ({}) {q}",
+            "{} INTO {}.{} ({}) {q}",
+            match duplicates {
+                None => "INSERT",
+                Some(false) => "INSERT IGNORE",
+                Some(true) => "REPLACE",
+            },
             quote(db),
             quote(t),
             cols.join(", ")

@@ -191,7 +191,7 @@ impl Session {
                     other => Err(Error::Unsupported(format!("DROP {other}"))),
                 }
             }
-            Statement::CreateTable(ct) => self.run_create_table(cat, ct),
+            Statement::CreateTable(ct) => self.run_create_table(cat, ct, None),
             Statement::CreateIndex(ci) => {
                 let (db, t) = self.split_name(&ci.table_name)?;
                 if self.state.temp.get(&db, &t).is_some() {
