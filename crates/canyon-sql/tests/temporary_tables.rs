@@ -175,9 +175,13 @@ fn create_temporary_tables_is_the_only_privilege_needed() {
     ok(&mut u, "CREATE TEMPORARY TABLE mine (a INT)");
     ok(&mut u, "INSERT INTO mine VALUES (1)");
     assert_eq!(rows(&mut u, "SELECT a FROM mine").len(), 1);
-    ok(&mut u, "DROP TEMPORARY TABLE mine");
     let r = run(&mut u, "CREATE TABLE base (a INT)");
     assert!(matches!(r, Err(Error::TableAccessDenied { .. })), "{r:?}");
+    // A temporary table of the name does not lend its freedom to a base
+    // table's CREATE.
+    let r = run(&mut u, "CREATE TABLE mine (a INT)");
+    assert!(matches!(r, Err(Error::TableAccessDenied { .. })), "{r:?}");
+    ok(&mut u, "DROP TEMPORARY TABLE mine");
     // Nor does it open the base table the temporary one shadowed.
     let r = run(&mut u, "SELECT * FROM t");
     assert!(

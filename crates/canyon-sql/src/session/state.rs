@@ -148,8 +148,13 @@ impl State {
                 }),
             };
         }
-        // MySQL checks no privilege on a temporary table once it exists.
-        if table.is_some_and(|t| self.temp.get(db, t).is_some()) {
+        // MySQL checks no privilege on a temporary table once it exists: the
+        // statements that reach it by name. (CREATE of the name makes a base
+        // table, and DROP / ALTER / TRUNCATE take the temporary table before
+        // any check, so those stay checked.)
+        if matches!(command, "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "SHOW")
+            && table.is_some_and(|t| self.temp.get(db, t).is_some())
+        {
             return Ok(());
         }
         let allowed = self
