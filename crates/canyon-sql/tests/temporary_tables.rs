@@ -99,6 +99,14 @@ fn a_temporary_table_is_private_and_shadows_the_base_table() {
         create(&mut a)
     );
     assert!(create(&mut b).starts_with("CREATE TABLE `t`"));
+    // SHOW INDEX and DESCRIBE find the temporary table too.
+    let keys: Vec<String> = rows(&mut a, "SHOW INDEX FROM t")
+        .iter()
+        .map(|r| text(&r[2]))
+        .collect();
+    assert_eq!(keys, ["PRIMARY", "kv"]);
+    assert_eq!(rows(&mut b, "SHOW INDEX FROM t").len(), 1);
+    assert_eq!(rows(&mut a, "DESCRIBE only_a").len(), 1);
 
     // B's writes to the name reach the base table.
     ok(&mut b, "INSERT INTO t VALUES (3, 'b')");

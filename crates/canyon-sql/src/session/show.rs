@@ -426,7 +426,7 @@ impl Session {
                 ))
             }
             ShowExtra::CreateDatabase { db, if_not_exists } => {
-                let cat = self.state.catalog();
+                let cat = self.state.engine.catalog();
                 let (name, collation) = if crate::catalog::infoschema::is_info_schema(db) {
                     (crate::catalog::infoschema::NAME, "utf8mb3_general_ci")
                 } else {
@@ -473,7 +473,7 @@ impl Session {
                 .collect()],
             )),
             ShowExtra::Index { db, table } => {
-                let cat = self.state.engine.catalog();
+                let cat = self.state.catalog();
                 let db = match db {
                     Some(d) => d.clone(),
                     None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
