@@ -17,6 +17,8 @@
 //! - DROP TEMPORARY TABLE drops only temporary tables (1051 when there is
 //!   none of that name); DROP TABLE drops the temporary table when one has
 //!   the name, else the base table.
+//! - A READ ONLY transaction may still change temporary tables (15.3.1);
+//!   the shadowed base table's triggers do not fire for the temporary one.
 //!
 //! # How Canyon keeps them
 //! The definition lives only here, in the session's [`TempTables`]; the
