@@ -29,6 +29,12 @@ impl Engine {
                 return Err(e);
             }
         };
+        if crate::catalog::temporary::is_temporary(table.def.id) {
+            // A TEMPORARY table has no Meta records (crate::catalog::temporary,
+            // invariant 1): its statistics live with it, in memory.
+            table.stats.set(ks);
+            return Ok(());
+        }
         let mut batch = WriteBatch::default();
         batch.put(
             Keyspace::Meta,

@@ -64,6 +64,8 @@ pub struct Engine {
     /// Statement memory: the server-wide budget and the per-statement limit
     /// that parsing reserves from (see `crate::parse::limits`).
     pub(crate) statement_memory: crate::catalog::budget::MemoryBudget,
+    /// Ids of TEMPORARY tables (see [`crate::catalog::temporary`]).
+    pub(crate) temp_ids: crate::catalog::temporary::TempIds,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -101,6 +103,11 @@ impl Engine {
                 ..TxnConfig::default()
             },
         )?;
+        // TEMPORARY tables die with their sessions; a crash left their keys.
+        let swept = crate::catalog::temporary::purge_leftovers(storage.as_ref())?;
+        if swept > 0 {
+            tracing::info!(keys = swept, "temporary tables left by a crash removed");
+        }
         let statement_memory = crate::catalog::budget::MemoryBudget::new(
             config.statement_memory_budget,
             config.statement_memory_limit,
@@ -208,6 +215,7 @@ impl Engine {
             globals: Default::default(),
             globals_write: Default::default(),
             statement_memory,
+            temp_ids: Default::default(),
         });
         engine.recover_counters()?;
         engine.abandon_unfinished_indexes()?;

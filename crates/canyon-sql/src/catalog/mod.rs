@@ -19,6 +19,8 @@
 //!   published catalog, the process registry ([`procs`]) and status counters
 //!   ([`status`]), the statement-memory budget ([`budget`]) — configured by
 //!   [`config`];
+//! - [`temporary`]: the id range of TEMPORARY tables' rows and the sweep
+//!   that removes them after a crash;
 //! - [`view`]: views as the catalog stores them (their essay: text kept,
 //!   planned at each use, the shared table namespace).
 //!
@@ -46,6 +48,7 @@ pub mod rows;
 pub mod schema;
 pub mod stats;
 pub mod status;
+pub mod temporary;
 pub mod vars;
 pub mod view;
 

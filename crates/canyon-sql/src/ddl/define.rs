@@ -626,11 +626,11 @@ pub(crate) fn check_default(col: &mut ColumnDef) -> Result<()> {
 /// Character columns without a collation of their own take the table's
 /// (table options), else `db_default` — the database's.
 pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewTable> {
-    if ct.query.is_some() || ct.like.is_some() || ct.clone.is_some() {
-        return Err(Error::Unsupported("CREATE TABLE ... SELECT / LIKE".into()));
-    }
-    if ct.temporary {
-        return Err(Error::Unsupported("TEMPORARY tables".into()));
+    // LIKE and TEMPORARY are the caller's (`crate::ddl::derive`, the
+    // session's temporary tables); this translates the declared part, the
+    // columns a CREATE TABLE ... SELECT writes out included.
+    if ct.clone.is_some() {
+        return Err(Error::Unsupported("CREATE TABLE ... CLONE".into()));
     }
     let default_collation = table_collation(&ct.table_options.to_string(), db_default)?;
     let mut columns = Vec::with_capacity(ct.columns.len());
@@ -731,7 +731,9 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         }
         seen.push(ix.0.clone());
     }
-    if ct.columns.is_empty() {
+    // CREATE TABLE ... SELECT may declare none: the query gives them
+    // (`crate::ddl::derive::merge_select_columns`).
+    if ct.columns.is_empty() && ct.query.is_none() {
         return Err(Error::Syntax("a table must have at least 1 column".into()));
     }
     let autos = columns.iter().filter(|c| c.auto_increment).count();

@@ -1,7 +1,8 @@
 //! Layer 7, **ddl**: changing the schema.
 //!
 //! [`define`] (re-exported here) translates CREATE TABLE / CREATE INDEX /
-//! ALTER TABLE into catalog definitions; `objects` creates and drops
+//! ALTER TABLE into catalog definitions; [`derive`] derives them for
+//! CREATE TABLE ... LIKE and CREATE TABLE ... SELECT; `objects` creates and drops
 //! databases, tables and indexes on the instance; [`foreign_keys`] checks
 //! FOREIGN KEY constraints as they are created and what they forbid;
 //! [`partition`] checks PARTITION BY clauses and computes the partition
@@ -22,6 +23,7 @@
 
 pub mod alter;
 pub mod define;
+pub mod derive;
 pub mod foreign_keys;
 mod objects;
 pub mod partition;

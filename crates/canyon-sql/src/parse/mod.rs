@@ -10,7 +10,8 @@
 //! MySQL writes them; [`psm`] parses stored programs (CREATE PROCEDURE /
 //! FUNCTION / TRIGGER, CALL, and the bodies' compound statements), handing
 //! plain statements and expressions to sqlparser; [`psm_detect`] tells which
-//! texts are such statements.
+//! texts are such statements; [`create_select`] finds the IGNORE / REPLACE
+//! of CREATE TABLE ... SELECT that sqlparser refuses.
 //!
 //! One circle inside this folder: `parser` hands view statements to `view`,
 //! which parses their SELECT with `parser`'s dialect (`parser` and `view`).
@@ -18,6 +19,7 @@
 //! Contract: text in, statements or a MySQL error out; nothing here resolves
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
 
+pub mod create_select;
 pub mod limits;
 pub mod parser;
 pub mod partition;

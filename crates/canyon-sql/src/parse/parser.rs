@@ -376,6 +376,14 @@ pub enum Parsed {
         /// The partition clause.
         spec: Box<crate::parse::partition::PartitionSpec>,
     },
+    /// CREATE TABLE ... IGNORE | REPLACE SELECT (`crate::parse::create_select`):
+    /// the statement without the word, and which word it was.
+    CreateSelect {
+        /// The CREATE TABLE ... SELECT.
+        create: Box<Statement>,
+        /// REPLACE (true) or IGNORE (false).
+        replace: bool,
+    },
     /// ALTER TABLE t `<partition operation>`.
     AlterPartition {
         /// `[table]` or `[db, table]`.
@@ -599,6 +607,9 @@ fn parse_text(
             if let Some(stopped) = dialect.stopped.take() {
                 return Err(stopped);
             }
+            if let Some(p) = create_select_duplicates(trimmed) {
+                return p;
+            }
             return match set_names_in_list(trimmed)
                 .or_else(|| without_consistent_snapshot(trimmed))
                 .or_else(|| alter_table_spellings(trimmed))
@@ -619,6 +630,22 @@ fn parse_text(
         .into_iter()
         .map(|s| Parsed::Sql(Box::new(s)))
         .collect())
+}
+
+/// A CREATE TABLE ... IGNORE | REPLACE SELECT sqlparser refused
+/// (`crate::parse::create_select`); `None` for any other text.
+#[inline(never)]
+fn create_select_duplicates(trimmed: &str) -> Option<Result<Vec<Parsed>>> {
+    let (rest, replace) = crate::parse::create_select::split_duplicates(trimmed)?;
+    let parsed = parse_text(&rest, &limits::scan(&rest), None);
+    Some(
+        parsed.and_then(|mut stmts| match (stmts.pop(), stmts.is_empty()) {
+            (Some(Parsed::Sql(create)), true) if matches!(*create, Statement::CreateTable(_)) => {
+                Ok(vec![Parsed::CreateSelect { create, replace }])
+            }
+            _ => Err(Error::Syntax(near(trimmed, ""))),
+        }),
+    )
 }
 
 /// The statements with a partition clause (`crate::parse::partition`):

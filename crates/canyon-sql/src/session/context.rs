@@ -299,6 +299,10 @@ impl EvalContext for StmtCtx<'_> {
         table: &crate::catalog::TableDef,
         event: crate::catalog::routines::TriggerEvent,
     ) -> bool {
+        // A temporary table has no triggers, whatever its name's base table has.
+        if crate::catalog::temporary::is_temporary(table.id) {
+            return false;
+        }
         let cat = self.state.engine.catalog();
         !cat.triggers.is_empty()
             && cat

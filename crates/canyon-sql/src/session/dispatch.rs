@@ -46,7 +46,7 @@ impl Session {
         params: &[Value],
         sql: &str,
     ) -> Result<QueryResult> {
-        let cat = self.state.engine.catalog();
+        let cat = self.state.catalog();
         if let Some(r) = self.run_view_statement(&cat, parsed, params)? {
             return Ok(r);
         }
@@ -75,6 +75,14 @@ impl Session {
             Parsed::ShowWarnings { errors_only } => return self.show_warnings(*errors_only),
             Parsed::CreatePartitioned { create, spec } => {
                 return self.run_create_partitioned(&cat, create, spec)
+            }
+            Parsed::CreateSelect { create, replace } => {
+                let Statement::CreateTable(ct) = create.as_ref() else {
+                    return Err(Error::Internal(
+                        "a CREATE ... SELECT that is no CREATE TABLE".into(),
+                    ));
+                };
+                return self.run_create_table(cat, ct, Some(*replace));
             }
             Parsed::AlterPartition { table, op } => {
                 return self.run_alter_partition(&cat, table, op)
@@ -149,7 +157,7 @@ impl Session {
 pub(super) fn command_counter(parsed: &Parsed) -> Option<Counter> {
     use ast::ObjectType as O;
     let stmt = match parsed {
-        Parsed::Sql(s) => s.as_ref(),
+        Parsed::Sql(s) | Parsed::CreateSelect { create: s, .. } => s.as_ref(),
         Parsed::ShowWarnings { .. } => return Some(Counter::ComShowWarnings),
         _ => return None,
     };

@@ -17,14 +17,15 @@
 //!   SHOW CREATE VIEW, DESCRIBE of a view, view privileges), [`routines`]
 //!   (stored procedures, functions and triggers, run by [`interp`]),
 //!   [`triggers`] (triggers and stored functions run per row, inside a
-//!   statement's execution);
+//!   statement's execution), [`temporary`] (TEMPORARY tables: the essay),
+//!   [`create`] (CREATE TABLE, with its LIKE and SELECT forms);
 //! - [`context`]: what a running statement evaluates in, and how KILL and
 //!   max_execution_time reach it.
 //!
 //! The files are one `impl Session` cut by statement family, so they call
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
 //! `context`, `dispatch`, `interp`, `request`, `routines`, `schema`, `set`,
-//! `show`, `state`, `triggers`, `txn`, `view`).
+//! `show`, `state`, `temporary`, `create`, `triggers`, `txn`, `view`).
 //!
 //! # Transactions (MySQL semantics)
 //! - autocommit=1 and no BEGIN: each statement is its own transaction, committed
@@ -90,6 +91,7 @@
 mod accounts;
 mod admin;
 mod context;
+mod create;
 mod dispatch;
 mod interp;
 mod partition;
@@ -99,6 +101,7 @@ mod schema;
 mod set;
 mod show;
 mod state;
+mod temporary;
 mod triggers;
 mod txn;
 mod view;

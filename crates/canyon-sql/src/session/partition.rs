@@ -49,6 +49,19 @@ impl Session {
                 "a partitioned CREATE that is no CREATE TABLE".into(),
             ));
         };
+        if ct.temporary {
+            // MySQL 1562 ER_PARTITION_NO_TEMPORARY.
+            return Err(Error::Sql {
+                code: 1562,
+                sqlstate: *b"HY000",
+                message: "Cannot create temporary table with partitions".into(),
+            });
+        }
+        if ct.query.is_some() || ct.like.is_some() {
+            return Err(Error::Unsupported(
+                "CREATE TABLE ... SELECT / LIKE with PARTITION BY".into(),
+            ));
+        }
         let (db, t) = self.split_name(&ct.name)?;
         self.state.check_db(cat, &db, "CREATE", Some(&t))?;
         let Some(database) = cat.databases.get(&db) else {

@@ -256,7 +256,7 @@ impl Session {
                 })
                 .collect());
         }
-        let cat = self.state.engine.catalog();
+        let cat = self.state.catalog();
         let t = cat.table(&db, table).ok_or_else(|| Error::UnknownTable {
             db: db.clone(),
             table: table.to_string(),
@@ -335,7 +335,7 @@ impl Session {
         if params > u16::MAX as usize {
             return Err(Error::InvalidArgument("too many placeholders".into()));
         }
-        let cat = self.state.engine.catalog();
+        let cat = self.state.catalog();
         let plan = if self.calls_stored_functions(&cat, &parsed) {
             None
         } else {
@@ -450,7 +450,7 @@ impl Session {
             .get(&id)
             .expect("the caller looked the statement up");
         let counter = p.counter;
-        let cat = self.state.engine.catalog();
+        let cat = self.state.catalog();
         let plan = match &p.plan {
             Some((v, plan)) if *v == cat.version => Some(plan.clone()),
             Some(_) => {

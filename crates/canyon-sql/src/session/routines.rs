@@ -313,7 +313,7 @@ impl Session {
     }
 
     fn catalog(&self) -> Arc<Catalog> {
-        Arc::clone(&self.state.engine.catalog())
+        Arc::clone(&self.state.catalog())
     }
 
     // ---- CALL -----------------------------------------------------------------------

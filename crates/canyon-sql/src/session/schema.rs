@@ -64,7 +64,7 @@ impl Session {
     /// table drop it before the `ddl` layer runs, as they always have.
     pub(super) fn run_ddl(
         &mut self,
-        cat: arc_swap::Guard<Arc<Catalog>>,
+        cat: super::temporary::Snapshot,
         stmt: &Statement,
     ) -> Result<QueryResult> {
         let engine = self.state.engine.clone();
@@ -100,6 +100,32 @@ impl Session {
             }
             Statement::CreateSchema { .. } => {
                 Err(Error::Unsupported("CREATE SCHEMA with options".into()))
+            }
+            // DROP TEMPORARY TABLE: temporary tables only, no commit.
+            Statement::Drop {
+                object_type: ast::ObjectType::Table,
+                temporary: true,
+                if_exists,
+                names,
+                ..
+            } => {
+                let mut unknown = Vec::new();
+                for n in names {
+                    let (db, t) = self.split_name(n)?;
+                    if !self.drop_temporary(&db, &t)? {
+                        unknown.push(format!("{db}.{t}"));
+                    }
+                }
+                if unknown.is_empty() {
+                    Ok(ok(0))
+                } else if *if_exists {
+                    for u in unknown {
+                        self.note(1051, format!("Unknown table '{u}'"));
+                    }
+                    Ok(ok(0))
+                } else {
+                    Err(Error::BadTable(unknown.join(",")))
+                }
             }
             Statement::Drop {
                 object_type,
@@ -139,6 +165,10 @@ impl Session {
                             .collect::<Result<Vec<_>>>()?;
                         for (i, (db, t)) in all.iter().enumerate() {
                             let (db, t) = (db.clone(), t.clone());
+                            // A temporary table of the name hides the base one.
+                            if self.drop_temporary(&db, &t)? {
+                                continue;
+                            }
                             self.state.check_db(&cat, &db, "DROP", Some(&t))?;
                             if !engine.drop_table(&db, &t, *if_exists, checks, &all[i + 1..])? {
                                 self.note(1051, format!("Unknown table '{db}.{t}'"));
@@ -161,23 +191,14 @@ impl Session {
                     other => Err(Error::Unsupported(format!("DROP {other}"))),
                 }
             }
-            Statement::CreateTable(ct) => {
-                let (db, t) = self.split_name(&ct.name)?;
-                // The privilege first (MySQL answers 1044 before 1049).
-                self.state.check_db(&cat, &db, "CREATE", Some(&t))?;
-                let Some(database) = cat.databases.get(&db) else {
-                    return Err(Error::UnknownDatabase(db));
-                };
-                let def = crate::ddl::create_table(ct, database.default_collation)?;
-                self.commit()?;
-                let checks = self.fk_checks()?;
-                if !engine.create_table(&db, &t, def, ct.if_not_exists, checks)? {
-                    self.note(1050, format!("Table '{t}' already exists"));
-                }
-                Ok(ok(0))
-            }
+            Statement::CreateTable(ct) => self.run_create_table(cat, ct, None),
             Statement::CreateIndex(ci) => {
                 let (db, t) = self.split_name(&ci.table_name)?;
+                if self.state.temp.get(&db, &t).is_some() {
+                    return Err(Error::Unsupported(
+                        "CREATE INDEX on a TEMPORARY table".into(),
+                    ));
+                }
                 self.state.check_db(&cat, &db, "INDEX", Some(&t))?;
                 if cat.table(&db, &t).is_none() {
                     return Err(Error::UnknownTable { db, table: t });
@@ -202,6 +223,9 @@ impl Session {
             }
             Statement::AlterTable(at) => {
                 let (db, t) = self.split_name(&at.name)?;
+                if self.state.temp.get(&db, &t).is_some() {
+                    return self.alter_temporary(at, &db, &t);
+                }
                 self.state.check_db(&cat, &db, "ALTER", Some(&t))?;
                 let Some(table) = cat.table(&db, &t) else {
                     if cat.view(&db, &t).is_some() {
@@ -252,9 +276,27 @@ impl Session {
             }
             Statement::RenameTable(list) => {
                 let mut pairs = Vec::with_capacity(list.len());
+                // Temporary tables are renamed in the session (MySQL allows
+                // it), without a commit when every pair is one.
+                if list.iter().all(|r| {
+                    self.split_name(&r.old_name)
+                        .is_ok_and(|(db, t)| self.state.temp.get(&db, &t).is_some())
+                }) {
+                    for r in list {
+                        let (db, t) = self.split_name(&r.old_name)?;
+                        let (to_db, to) = self.split_name(&r.new_name)?;
+                        self.rename_temporary(&db, &t, &to_db, &to)?;
+                    }
+                    return Ok(ok(0));
+                }
                 for r in list {
                     let (db, t) = self.split_name(&r.old_name)?;
                     let (to_db, to) = self.split_name(&r.new_name)?;
+                    if self.state.temp.get(&db, &t).is_some() {
+                        return Err(Error::Unsupported(
+                            "RENAME TABLE of temporary and base tables together".into(),
+                        ));
+                    }
                     self.state.check_db(&cat, &db, "ALTER", Some(&t))?;
                     self.state.check_db(&cat, &to_db, "CREATE", None)?;
                     pairs.push((db, t, to_db, to));
@@ -275,6 +317,9 @@ impl Session {
                 self.commit()?;
                 for target in &tr.table_names {
                     let (db, t) = self.split_name(&target.name)?;
+                    if self.truncate_temporary(&db, &t)? {
+                        continue;
+                    }
                     self.state.check_db(&cat, &db, "DROP", Some(&t))?;
                     engine.truncate_table(&db, &t, self.fk_checks()?)?;
                 }

@@ -356,8 +356,13 @@ impl Session {
             .filter(|n| *n > 1)
             .map(|n| format!(" AUTO_INCREMENT={n}"))
             .unwrap_or_default();
+        let temporary = if crate::catalog::temporary::is_temporary(def.id) {
+            "TEMPORARY "
+        } else {
+            ""
+        };
         let mut text = format!(
-            "CREATE TABLE {} (\n{}\n) ENGINE=InnoDB{next_auto_increment} DEFAULT CHARSET={} COLLATE={}",
+            "CREATE {temporary}TABLE {} (\n{}\n) ENGINE=InnoDB{next_auto_increment} DEFAULT CHARSET={} COLLATE={}",
             quote(&def.name),
             lines.join(",\n"),
             def.default_collation.charset(),
@@ -497,7 +502,7 @@ impl Session {
                 .collect()],
             )),
             ShowExtra::Index { db, table } => {
-                let cat = self.state.engine.catalog();
+                let cat = self.state.catalog();
                 let db = match db {
                     Some(d) => d.clone(),
                     None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
@@ -847,6 +852,10 @@ impl Session {
                     Some(n) => object_name(n).last().cloned().unwrap_or_default(),
                     None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
                 };
+                // MySQL 8 lists no temporary table (and a shadowed base
+                // table still): the published catalog, not the session's.
+                let published = self.state.engine.catalog();
+                let cat: &Arc<Catalog> = &published;
                 if crate::catalog::infoschema::is_info_schema(&db) {
                     let pattern = show_like(show_options)?;
                     let header = format!("Tables_in_{}", crate::catalog::infoschema::NAME);

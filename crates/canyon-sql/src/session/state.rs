@@ -79,6 +79,8 @@ pub(super) struct State {
     pub(super) long_query_secs: f64,
     /// max_execution_time in milliseconds (0: no limit), for SELECT.
     pub(super) max_execution_ms: u64,
+    /// The session's TEMPORARY tables (see `super::temporary`).
+    pub(super) temp: super::temporary::TempTables,
 }
 
 impl State {
@@ -150,6 +152,15 @@ impl State {
                     db: crate::catalog::infoschema::NAME.to_string(),
                 }),
             };
+        }
+        // MySQL checks no privilege on a temporary table once it exists: the
+        // statements that reach it by name. (CREATE of the name makes a base
+        // table, and DROP / ALTER / TRUNCATE take the temporary table before
+        // any check, so those stay checked.)
+        if matches!(command, "SELECT" | "INSERT" | "UPDATE" | "DELETE" | "SHOW")
+            && table.is_some_and(|t| self.temp.get(db, t).is_some())
+        {
+            return Ok(());
         }
         let allowed = self
             .account(cat)
@@ -326,6 +337,7 @@ impl Session {
                 flushed_at: std::time::Instant::now(),
                 long_query_secs: 10.0,
                 max_execution_ms: 0,
+                temp: Default::default(),
             },
             txn_session,
             txn: None,
@@ -426,6 +438,8 @@ impl Drop for Session {
         if let Some(t) = self.txn.take() {
             t.rollback();
         }
+        // Temporary tables end with their session, however it ends.
+        self.drop_all_temporary();
         self.state.engine.unregister_pin(&self.pin);
         let engine = &self.state.engine;
         engine.status.disconnect(&self.state.counts, || {

@@ -34,6 +34,10 @@ pub(super) fn fire_triggers(
     old: Option<&[Value]>,
     new: Option<&mut Vec<Value>>,
 ) -> Result<()> {
+    if crate::catalog::temporary::is_temporary(table.id) {
+        // The base table a temporary one shadows keeps its triggers to itself.
+        return Ok(());
+    }
     let cat = Arc::clone(&ctx.state.engine.catalog());
     let list = cat.table_triggers(&table.db, &table.name, timing, event);
     if list.is_empty() {

@@ -285,18 +285,18 @@ impl Session {
             // Strict mode: the statement fails (and its writes roll back) on
             // a warning the mode makes an error; INSERT IGNORE keeps them
             // warnings.
-            Plan::Insert(i) => self.with_txn(params, true, None, |txn, ctx| {
+            Plan::Insert(i) => self.with_txn(params, writes(&i.table), None, |txn, ctx| {
                 let r = exec::run_insert(i, txn, ctx, &mut effects, found_rows)?;
                 match ctx.strict_mode_error() {
                     Some(e) if !i.ignore => Err(e),
                     _ => Ok(r),
                 }
             }),
-            Plan::Update(u) => self.with_txn(params, true, None, |txn, ctx| {
+            Plan::Update(u) => self.with_txn(params, writes(&u.table), None, |txn, ctx| {
                 let r = exec::run_update(u, txn, ctx, found_rows, &mut effects)?;
                 ctx.strict_mode_error().map_or(Ok(r), Err)
             }),
-            Plan::Delete(d) => self.with_txn(params, true, None, |txn, ctx| {
+            Plan::Delete(d) => self.with_txn(params, writes(&d.table), None, |txn, ctx| {
                 let r = exec::run_delete(d, txn, ctx)?;
                 ctx.strict_mode_error().map_or(Ok(r), Err)
             }),
@@ -628,4 +628,12 @@ impl Session {
             other => Err(Error::Unsupported(statement_kind(other))),
         }
     }
+}
+
+/// Whether a data change to `table` counts as a write for READ ONLY
+/// transactions (1792): not for a TEMPORARY table, which MySQL lets a
+/// read-only transaction change ("it remains possible to change tables
+/// created with the TEMPORARY keyword using DML statements").
+fn writes(table: &crate::catalog::Table) -> bool {
+    !crate::catalog::temporary::is_temporary(table.def.id)
 }

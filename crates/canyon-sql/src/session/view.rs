@@ -601,7 +601,7 @@ fn view_columns(
 
 /// A column type from result-set metadata (for view columns that are
 /// expressions).
-fn type_of(c: &crate::types::result::Column) -> crate::types::SqlType {
+pub(super) fn type_of(c: &crate::types::result::Column) -> crate::types::SqlType {
     use crate::types::result::ColumnType as T;
     use crate::types::SqlType as S;
     let unsigned = c.flags & crate::types::result::column_flags::UNSIGNED != 0;

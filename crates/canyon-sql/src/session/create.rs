@@ -1,0 +1,199 @@
+//! CREATE [TEMPORARY] TABLE in its three forms: with its columns written
+//! out, `LIKE other`, and `... [AS] SELECT` (the derivations are
+//! `crate::ddl::derive`'s).
+//!
+//! CREATE TABLE ... SELECT is atomic, as in MySQL 8.0 with atomic DDL: the
+//! table is created, filled by the equivalent of `INSERT INTO t (columns)
+//! SELECT ...` run as one statement, and dropped again if that fails, so an
+//! error leaves nothing behind. A base table's CREATE commits the open
+//! transaction first and the filled table after (DDL); a temporary one's
+//! commits nothing (the rows belong to the open transaction, if any).
+
+use super::state::*;
+use super::temporary::Snapshot;
+use crate::catalog::{Catalog, ColumnDef};
+use crate::ddl::derive::{self, SelectColumn};
+use crate::ddl::NewTable;
+use crate::parse::Parsed;
+use crate::types::result::QueryResult;
+use canyon_common::{Error, Result};
+use sqlparser::ast;
+
+impl Session {
+    /// CREATE [TEMPORARY] TABLE [IF NOT EXISTS] in any of its forms;
+    /// `duplicates` is the IGNORE (false) or REPLACE (true) of a CREATE
+    /// TABLE ... SELECT.
+    pub(super) fn run_create_table(
+        &mut self,
+        cat: Snapshot,
+        ct: &ast::CreateTable,
+        duplicates: Option<bool>,
+    ) -> Result<QueryResult> {
+        let (db, t) = self.split_name(&ct.name)?;
+        // The privilege first (MySQL answers 1044 before 1049). A temporary
+        // table needs CREATE TEMPORARY TABLES on the database, not CREATE.
+        if ct.temporary {
+            self.state
+                .check_db(&cat, &db, "CREATE TEMPORARY TABLES", None)?;
+        } else {
+            self.state.check_db(&cat, &db, "CREATE", Some(&t))?;
+        }
+        let Some(database) = cat.databases.get(&db) else {
+            return Err(Error::UnknownDatabase(db));
+        };
+        let default_collation = database.default_collation;
+        let (new, columns) = match (&ct.like, &ct.query) {
+            (Some(like), _) => (self.like_definition(&cat, like)?, None),
+            (None, Some(q)) => {
+                let declared = crate::ddl::create_table(ct, default_collation)?;
+                let select = self.select_columns(&cat, q)?;
+                let names: Vec<String> = select.iter().map(|s| s.name.clone()).collect();
+                (derive::merge_select_columns(declared, select)?, Some(names))
+            }
+            (None, None) => (crate::ddl::create_table(ct, default_collation)?, None),
+        };
+        let created = if ct.temporary {
+            self.create_temporary(&cat, &db, &t, new, ct.if_not_exists)?
+        } else {
+            self.commit()?;
+            let checks = self.fk_checks()?;
+            self.state
+                .engine
+                .create_table(&db, &t, new, ct.if_not_exists, checks)?
+        };
+        drop(cat);
+        if !created {
+            // MySQL 8: IF NOT EXISTS on an existing table inserts nothing.
+            self.note(1050, format!("Table '{t}' already exists"));
+            return Ok(ok(0));
+        }
+        let (Some(q), Some(names)) = (&ct.query, columns) else {
+            return Ok(ok(0));
+        };
+        match self.fill_created(&db, &t, &names, q, duplicates) {
+            Ok(r) => {
+                if !ct.temporary {
+                    self.commit()?;
+                }
+                Ok(r)
+            }
+            Err(e) => {
+                // Atomic: the table goes with the rows that failed.
+                let undo = if ct.temporary {
+                    self.drop_temporary(&db, &t).map(|_| ())
+                } else {
+                    self.state
+                        .engine
+                        .drop_table(&db, &t, true, false, &[])
+                        .map(|_| ())
+                };
+                if let Err(u) = undo {
+                    tracing::warn!(table = %t, error = %u, "CREATE ... SELECT not undone");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The definition of CREATE TABLE ... LIKE: the source may be a base
+    /// table or this session's temporary table, not a view (1347).
+    fn like_definition(
+        &mut self,
+        cat: &Catalog,
+        like: &ast::CreateTableLikeKind,
+    ) -> Result<NewTable> {
+        let (ast::CreateTableLikeKind::Plain(l) | ast::CreateTableLikeKind::Parenthesized(l)) =
+            like;
+        if l.defaults.is_some() {
+            return Err(Error::Unsupported(
+                "INCLUDING / EXCLUDING DEFAULTS in CREATE TABLE ... LIKE".into(),
+            ));
+        }
+        let (db, t) = self.split_name(&l.name)?;
+        self.state.check_db(cat, &db, "SELECT", Some(&t))?;
+        match cat.table(&db, &t) {
+            Some(src) => Ok(derive::like_table(&src.def)),
+            None if cat.view(&db, &t).is_some() => {
+                Err(crate::catalog::view::wrong_object(&db, &t, "BASE TABLE"))
+            }
+            None => Err(Error::UnknownTable { db, table: t }),
+        }
+    }
+
+    /// The query's result columns as the columns they become: a table's
+    /// column keeps its definition (type, nullability, collation, default,
+    /// comment; not AUTO_INCREMENT), an expression's comes from the
+    /// result-set metadata.
+    fn select_columns(&mut self, cat: &Catalog, q: &ast::Query) -> Result<Vec<SelectColumn>> {
+        let ctx = crate::plan::PlanContext::new(
+            cat,
+            self.state.db.as_deref(),
+            self.state.connection_collation(),
+        );
+        let plan = crate::plan::select::plan_select(&ctx, q)?;
+        Ok(plan.columns[..plan.visible]
+            .iter()
+            .map(|c| {
+                let base = cat
+                    .table(&c.schema, &c.org_table)
+                    .and_then(|t| t.column(&c.org_name).map(|i| t.def.columns[i].clone()));
+                let def = match base {
+                    Some(b) => ColumnDef {
+                        auto_increment: false,
+                        added_default: None,
+                        ..b
+                    },
+                    None => ColumnDef {
+                        name: c.name.clone(),
+                        ty: super::view::type_of(c),
+                        nullable: c.flags & crate::types::result::column_flags::NOT_NULL == 0,
+                        default: None,
+                        auto_increment: false,
+                        collation: self.state.connection_collation(),
+                        added_default: None,
+                        attrs: Default::default(),
+                    },
+                };
+                SelectColumn {
+                    name: c.name.clone(),
+                    def,
+                }
+            })
+            .collect())
+    }
+
+    /// Fills a table CREATE TABLE ... SELECT made: `INSERT [IGNORE] INTO
+    /// db.t (names) <q>` (`REPLACE INTO` for REPLACE), run as one statement.
+    fn fill_created(
+        &mut self,
+        db: &str,
+        t: &str,
+        names: &[String],
+        q: &ast::Query,
+        duplicates: Option<bool>,
+    ) -> Result<QueryResult> {
+        let quote = |n: &str| format!("`{}`", n.replace('`', "``"));
+        let cols: Vec<String> = names.iter().map(|n| quote(n)).collect();
+        let text = format!(
+            "{} INTO {}.{} ({}) {q}",
+            match duplicates {
+                None => "INSERT",
+                Some(false) => "INSERT IGNORE",
+                Some(true) => "REPLACE",
+            },
+            quote(db),
+            quote(t),
+            cols.join(", ")
+        );
+        let mut parsed = crate::parse::parse(&text)?;
+        let insert = match (parsed.pop(), parsed.is_empty()) {
+            (Some(p @ Parsed::Sql(_)), true) => p,
+            _ => {
+                return Err(Error::Internal(
+                    "CREATE ... SELECT's INSERT did not parse as one statement".into(),
+                ))
+            }
+        };
+        self.run_inner(&insert, &[], "")
+    }
+}
