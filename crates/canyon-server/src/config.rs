@@ -131,6 +131,17 @@ pub struct Config {
     /// Show integer display widths (`int(11)`) as MySQL 5.7 and MariaDB do;
     /// `false` is MySQL 8.0.19+, which no longer prints them.
     pub display_widths: bool,
+    /// Allow LOAD DATA LOCAL (MySQL's `local_infile`): the client sends a
+    /// file of its own. Off by default, as in MySQL 8.0 (a server that may
+    /// ask any client for any file it names is a risk if clients connect to
+    /// servers they do not trust); both sides must enable it, or LOAD DATA
+    /// LOCAL fails with 3948. MariaDB's test suite runs with it on.
+    pub local_infile: bool,
+    /// Where LOAD DATA (not LOCAL) may read files on the server (MySQL's
+    /// `secure_file_priv`): a directory (files under it only), `""` (anywhere
+    /// the server's user can read) or `"NULL"` (the default: no server-side
+    /// files at all; LOAD DATA INFILE fails with 1290).
+    pub secure_file_priv: String,
 }
 
 impl Default for Config {
@@ -162,6 +173,8 @@ impl Default for Config {
             character_set_server: "utf8mb4".to_string(),
             collation_server: String::new(),
             display_widths: false,
+            local_infile: false,
+            secure_file_priv: "NULL".to_string(),
         }
     }
 }
@@ -305,6 +318,12 @@ impl Config {
         }
         if let Some(v) = get("CANYON_DISPLAY_WIDTHS") {
             self.display_widths = parse_bool("CANYON_DISPLAY_WIDTHS", &v)?;
+        }
+        if let Some(v) = get("CANYON_LOCAL_INFILE") {
+            self.local_infile = parse_bool("CANYON_LOCAL_INFILE", &v)?;
+        }
+        if let Some(v) = get("CANYON_SECURE_FILE_PRIV") {
+            self.secure_file_priv = v;
         }
         Ok(())
     }

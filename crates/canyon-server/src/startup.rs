@@ -33,6 +33,10 @@ pub fn engine_config(config: &Config) -> EngineConfig {
             .server_collation()
             .expect("Config::validate checked the server character set"),
         display_widths: config.display_widths,
+        local_infile: config.local_infile,
+        // MySQL's option: NULL disables server-side files, "" allows any.
+        secure_file_priv: (!config.secure_file_priv.eq_ignore_ascii_case("NULL"))
+            .then(|| std::path::PathBuf::from(&config.secure_file_priv)),
     }
 }
 

@@ -395,6 +395,8 @@ mod tests {
             statement_memory_budget: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_BUDGET,
             server_collation: crate::types::collation::Collation::DEFAULT,
             display_widths: false,
+            local_infile: false,
+            secure_file_priv: None,
         };
         let storage = Arc::new(canyon_storage::MemoryStorage::new());
         let engine = Engine::open(storage, cfg).expect("engine opens");

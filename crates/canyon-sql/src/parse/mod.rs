@@ -19,6 +19,7 @@
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
 
 pub mod limits;
+pub mod load;
 pub mod parser;
 pub mod partition;
 pub mod psm;

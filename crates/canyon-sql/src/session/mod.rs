@@ -17,13 +17,13 @@
 //!   SHOW CREATE VIEW, DESCRIBE of a view, view privileges), [`routines`]
 //!   (stored procedures, functions and triggers, run by [`interp`]),
 //!   [`triggers`] (triggers and stored functions run per row, inside a
-//!   statement's execution);
+//!   statement's execution), [`load`] (LOAD DATA [LOCAL] INFILE);
 //! - [`context`]: what a running statement evaluates in, and how KILL and
 //!   max_execution_time reach it.
 //!
 //! The files are one `impl Session` cut by statement family, so they call
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
-//! `context`, `dispatch`, `interp`, `request`, `routines`, `schema`, `set`,
+//! `context`, `dispatch`, `interp`, `load`, `request`, `routines`, `schema`, `set`,
 //! `show`, `state`, `triggers`, `txn`, `view`).
 //!
 //! # Transactions (MySQL semantics)
@@ -92,6 +92,7 @@ mod admin;
 mod context;
 mod dispatch;
 mod interp;
+mod load;
 mod partition;
 mod request;
 mod routines;

@@ -94,6 +94,8 @@ fn show_create_table_recreates_the_table() {
         statement_memory_budget: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_BUDGET,
         server_collation: crate::types::collation::Collation::DEFAULT,
         display_widths: false,
+        local_infile: false,
+        secure_file_priv: None,
     };
     let storage = Arc::new(canyon_storage::MemoryStorage::new());
     let engine = Engine::open(storage, cfg).expect("engine opens");

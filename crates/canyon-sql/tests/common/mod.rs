@@ -24,6 +24,8 @@ pub fn config(lock_wait_timeout: Duration) -> EngineConfig {
         statement_memory_budget: canyon_sql::DEFAULT_STATEMENT_MEMORY_BUDGET,
         server_collation: canyon_sql::collation::Collation::DEFAULT,
         display_widths: false,
+        local_infile: false,
+        secure_file_priv: None,
     }
 }
 
