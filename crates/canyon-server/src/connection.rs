@@ -749,7 +749,10 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         let mut buf = Vec::new();
         loop {
             if let Err(e) = self.io.read_packet(&mut buf).await {
-                debug!(conn = self.id, "connection ended during LOAD DATA LOCAL: {e}");
+                debug!(
+                    conn = self.id,
+                    "connection ended during LOAD DATA LOCAL: {e}"
+                );
                 // Gone: the waiting load is dropped with the session.
                 return None;
             }

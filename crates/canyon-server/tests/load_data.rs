@@ -134,10 +134,7 @@ fn load_data_local_with_the_mariadb_client() {
     // The client without --local-infile: 3948, and nothing is asked for.
     let (_, err) = cli(
         &s,
-        &format!(
-            "LOAD DATA LOCAL INFILE '{}' INTO TABLE ld.s",
-            bad.display()
-        ),
+        &format!("LOAD DATA LOCAL INFILE '{}' INTO TABLE ld.s", bad.display()),
         false,
         true,
     );
@@ -201,7 +198,12 @@ fn server_side_file_and_mariadb_import() {
     let other = tempfile::tempdir().expect("a directory");
     let file = other.path().join("items.txt");
     std::fs::write(&file, "10\tx\n11\ty\n12\tz\n").expect("write");
-    cli(&s, "CREATE TABLE imp.items (a INT PRIMARY KEY, b TEXT)", false, false);
+    cli(
+        &s,
+        "CREATE TABLE imp.items (a INT PRIMARY KEY, b TEXT)",
+        false,
+        false,
+    );
     let o = run_bounded(
         Command::new(import)
             .arg("--no-defaults")

@@ -29,8 +29,8 @@ fn suite_server() -> Server {
         in_memory: true,
         // mysql-test-run's default_mysqld.cnf has `local-infile` on too (the
         // ld_*_local files load with LOAD DATA LOCAL).
-        extra_toml: "character_set_server = \"latin1\"\ndisplay_widths = true\nlocal_infile = true\n"
-            .into(),
+        extra_toml:
+            "character_set_server = \"latin1\"\ndisplay_widths = true\nlocal_infile = true\n".into(),
         ..Default::default()
     })
 }

@@ -19,7 +19,8 @@ fn engine(dir: Option<&Path>, local: bool) -> Arc<Engine> {
     let mut cfg = common::config(Duration::from_secs(5));
     cfg.secure_file_priv = dir.map(Path::to_path_buf);
     cfg.local_infile = local;
-    let e = Engine::open(Arc::new(canyon_storage::MemoryStorage::new()), cfg).expect("engine opens");
+    let e =
+        Engine::open(Arc::new(canyon_storage::MemoryStorage::new()), cfg).expect("engine opens");
     e.bootstrap_root("").expect("root account");
     let mut s = e.session(1, "root", "localhost");
     for sql in ["CREATE DATABASE ld", "USE ld"] {
@@ -174,7 +175,11 @@ fn local_needs_both_sides() {
     let mut s = session(&e);
     run(&mut s, "CREATE TABLE t (a INT)").expect("create");
     let err = run(&mut s, "LOAD DATA LOCAL INFILE 'x' INTO TABLE t").unwrap_err();
-    assert_eq!(code(&err), 3948, "the client did not set CLIENT_LOCAL_FILES");
+    assert_eq!(
+        code(&err),
+        3948,
+        "the client did not set CLIENT_LOCAL_FILES"
+    );
     s.set_client_local_files(true);
     // The table is checked before the file is asked for.
     let err = run(&mut s, "LOAD DATA LOCAL INFILE 'x' INTO TABLE nope").unwrap_err();
@@ -203,7 +208,11 @@ fn local_duplicates_ignore_replace() {
     let file = b"1,abc\n2,def\n3,ghi\n3,jkl\n4,opq\n";
     let load = |s: &mut Session, how: &str| {
         run(s, "DROP TABLE IF EXISTS t1").expect("drop");
-        run(s, "CREATE TABLE t1 (c1 INTEGER NOT NULL PRIMARY KEY, c2 TEXT)").expect("create");
+        run(
+            s,
+            "CREATE TABLE t1 (c1 INTEGER NOT NULL PRIMARY KEY, c2 TEXT)",
+        )
+        .expect("create");
         let sql = format!(
             "LOAD DATA LOCAL INFILE 'f' {how} INTO TABLE t1 FIELDS TERMINATED BY ',' \
              LINES TERMINATED BY '\\n'"
@@ -257,17 +266,29 @@ fn strict_mode_errors_name_the_row_and_load_nothing() {
     // LOCAL REPLACE is not IGNORE: strict mode stops at the bad row.
     let cases: &[(&[u8], u16, &str)] = &[
         (b"1\tx\n2\ty\nzz\tw\n", 1366, "at row 3"),
-        (b"1\tx\n2\n", 1261, "Row 2 doesn't contain data for all columns"),
+        (
+            b"1\tx\n2\n",
+            1261,
+            "Row 2 doesn't contain data for all columns",
+        ),
         (b"1\tx\t9\n", 1262, "Row 1 was truncated"),
         (b"1\tx\n\\N\ty\n", 1263, "at row 2"),
         (b"1\tlong\n", 1406, "row: 1"),
         (b"7x\ta\n", 1265, "at row 1"),
     ];
     for (data, want, text) in cases {
-        let err = load_local(&mut s, "LOAD DATA LOCAL INFILE 'f' REPLACE INTO TABLE t", data, 64)
-            .unwrap_err();
+        let err = load_local(
+            &mut s,
+            "LOAD DATA LOCAL INFILE 'f' REPLACE INTO TABLE t",
+            data,
+            64,
+        )
+        .unwrap_err();
         assert_eq!(code(&err), *want, "{err:?}");
-        assert!(err.to_string().contains(text) || format!("{err:?}").contains(text), "{err:?}");
+        assert!(
+            err.to_string().contains(text) || format!("{err:?}").contains(text),
+            "{err:?}"
+        );
         assert_eq!(table(&mut s, "SELECT COUNT(*) FROM t"), vec![vec!["0"]]);
     }
     // LOCAL without REPLACE is IGNORE: the same file loads with warnings.
@@ -298,7 +319,11 @@ fn set_expressions_with_user_variables() {
     let e = engine(None, true);
     let mut s = session(&e);
     s.set_client_local_files(true);
-    run(&mut s, "CREATE TABLE t1 (c1 INTEGER NOT NULL PRIMARY KEY, c2 TEXT)").expect("create");
+    run(
+        &mut s,
+        "CREATE TABLE t1 (c1 INTEGER NOT NULL PRIMARY KEY, c2 TEXT)",
+    )
+    .expect("create");
     let (affected, _) = ok(load_local(
         &mut s,
         "LOAD DATA LOCAL INFILE 'f' REPLACE INTO TABLE t1 FIELDS TERMINATED BY ',' \
@@ -313,7 +338,11 @@ fn set_expressions_with_user_variables() {
         vec![vec!["0", "opq"], vec!["1", "jkl"]]
     );
     // An unknown column in the list: 1054, before any transfer.
-    let err = run(&mut s, "LOAD DATA LOCAL INFILE 'f' INTO TABLE t1 (c1, nope)").unwrap_err();
+    let err = run(
+        &mut s,
+        "LOAD DATA LOCAL INFILE 'f' INTO TABLE t1 (c1, nope)",
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::UnknownColumn { .. }), "{err:?}");
     let err = run(&mut s, "LOAD DATA LOCAL INFILE 'f' INTO TABLE t1 (c1, c1)").unwrap_err();
     assert!(matches!(err, Error::ColumnSpecifiedTwice(_)), "{err:?}");
@@ -326,7 +355,12 @@ fn inside_a_transaction_the_load_rolls_back_with_it() {
     s.set_client_local_files(true);
     run(&mut s, "CREATE TABLE t (a INT PRIMARY KEY)").expect("create");
     run(&mut s, "BEGIN").expect("begin");
-    ok(load_local(&mut s, "LOAD DATA LOCAL INFILE 'f' INTO TABLE t", b"1\n2\n", 1));
+    ok(load_local(
+        &mut s,
+        "LOAD DATA LOCAL INFILE 'f' INTO TABLE t",
+        b"1\n2\n",
+        1,
+    ));
     assert_eq!(table(&mut s, "SELECT COUNT(*) FROM t"), vec![vec!["2"]]);
     run(&mut s, "ROLLBACK").expect("rollback");
     assert_eq!(table(&mut s, "SELECT COUNT(*) FROM t"), vec![vec!["0"]]);

@@ -152,7 +152,8 @@ impl<'a> FieldReader<'a> {
             if Some(c) == fmt.enclosed {
                 // Doubled: one enclosure character (also how an escape equal
                 // to the enclosure escapes it).
-                if data.get(self.pos + 1) == Some(&c) && (enclosed.is_some() || fmt.escaped == Some(c))
+                if data.get(self.pos + 1) == Some(&c)
+                    && (enclosed.is_some() || fmt.escaped == Some(c))
                 {
                     buf.push(c);
                     self.pos += 2;
@@ -224,7 +225,11 @@ pub fn store_field(
             let s = String::from_utf8_lossy(&text);
             let prefix = numeric_prefix(&s);
             let (n, _) = store_field(
-                if prefix.is_empty() { b"0".to_vec() } else { prefix.as_bytes().to_vec() },
+                if prefix.is_empty() {
+                    b"0".to_vec()
+                } else {
+                    prefix.as_bytes().to_vec()
+                },
                 ty,
                 column,
                 row,
@@ -238,7 +243,10 @@ pub fn store_field(
                     ),
                 )
             } else {
-                (1265, format!("Data truncated for column '{column}' at row {row}"))
+                (
+                    1265,
+                    format!("Data truncated for column '{column}' at row {row}"),
+                )
             };
             (n, Some(w))
         }
@@ -269,27 +277,36 @@ pub fn store_field(
                     let s = String::from_utf8_lossy(&text);
                     s.chars().take(n as usize).collect::<String>().into_bytes()
                 }
-                SqlType::Binary(n) | SqlType::VarBinary(n) | SqlType::Text(n) | SqlType::Blob(n) => {
-                    text[..text.len().min(n as usize)].to_vec()
-                }
+                SqlType::Binary(n)
+                | SqlType::VarBinary(n)
+                | SqlType::Text(n)
+                | SqlType::Blob(n) => text[..text.len().min(n as usize)].to_vec(),
                 _ => Vec::new(),
             };
-            let v = coerce(Value::Bytes(cut), ty, column, row).unwrap_or_else(|_| implicit_default(ty));
+            let v =
+                coerce(Value::Bytes(cut), ty, column, row).unwrap_or_else(|_| implicit_default(ty));
             (
                 v,
-                Some((1265, format!("Data truncated for column '{column}' at row {row}"))),
+                Some((
+                    1265,
+                    format!("Data truncated for column '{column}' at row {row}"),
+                )),
             )
         }
         Error::IncorrectValue {
             type_name, value, ..
         } => {
-            let code = if matches!(type_name.as_str(), "date" | "datetime" | "time" | "timestamp") {
+            let code = if matches!(
+                type_name.as_str(),
+                "date" | "datetime" | "time" | "timestamp"
+            ) {
                 1292
             } else {
                 1366
             };
-            let msg =
-                format!("Incorrect {type_name} value: '{value}' for column '{column}' at row {row}");
+            let msg = format!(
+                "Incorrect {type_name} value: '{value}' for column '{column}' at row {row}"
+            );
             (implicit_default(ty), Some((code, msg)))
         }
         other => (implicit_default(ty), Some((1366, other.to_string()))),
@@ -410,7 +427,10 @@ mod tests {
             vec![vec![s("Nx"), s("a\tb")]]
         );
         // No terminator at the end: still a record; an empty line is a record.
-        assert_eq!(records("a\n\nb", &f, 0), vec![vec![s("a")], vec![s("")], vec![s("b")]]);
+        assert_eq!(
+            records("a\n\nb", &f, 0),
+            vec![vec![s("a")], vec![s("")], vec![s("b")]]
+        );
         // The escape at the very end is kept.
         assert_eq!(records("a\\", &f, 0), vec![vec![s("a\\")]]);
     }
@@ -470,7 +490,10 @@ mod tests {
     #[test]
     fn stores_with_mysqls_warnings() {
         let int = SqlType::Int { unsigned: false };
-        assert_eq!(store_field(b"42".to_vec(), int, "c", 1), (Value::Int(42), None));
+        assert_eq!(
+            store_field(b"42".to_vec(), int, "c", 1),
+            (Value::Int(42), None)
+        );
         let (v, w) = store_field(b"12abc".to_vec(), int, "c", 3);
         assert_eq!(v, Value::Int(12));
         assert_eq!(w.map(|w| w.0), Some(1265));
@@ -478,7 +501,10 @@ mod tests {
         assert_eq!(v, Value::Int(0));
         assert_eq!(
             w,
-            Some((1366, "Incorrect integer value: '' for column 'c' at row 2".into()))
+            Some((
+                1366,
+                "Incorrect integer value: '' for column 'c' at row 2".into()
+            ))
         );
         let (v, w) = store_field(b"99999999999".to_vec(), int, "c", 1);
         assert_eq!(v, Value::Int(i32::MAX as i64));

@@ -25,8 +25,8 @@ pub mod select;
 mod update;
 
 pub use dml::*;
-pub use insert::{insert_rows, run_insert, InsertStats, RowSource};
 pub(crate) use insert::*;
+pub use insert::{insert_rows, run_insert, InsertStats, RowSource};
 pub(crate) use read::*;
 pub use read::{for_each_locked_row, for_each_row, for_each_row_checked};
 pub(crate) use update::*;

@@ -296,8 +296,7 @@ fn one_char(s: &str) -> Result<Option<u8>> {
         _ => Err(Error::Sql {
             code: 1083,
             sqlstate: *b"42000",
-            message: "Field separator argument is not what is expected; check the manual"
-                .into(),
+            message: "Field separator argument is not what is expected; check the manual".into(),
         }),
     }
 }

@@ -217,7 +217,11 @@ impl Session {
 
     /// The table, checked for the privileges the load needs: INSERT, and
     /// DELETE with REPLACE.
-    fn load_target(&mut self, cat: &Arc<crate::catalog::Catalog>, stmt: &LoadData) -> Result<Arc<Table>> {
+    fn load_target(
+        &mut self,
+        cat: &Arc<crate::catalog::Catalog>,
+        stmt: &LoadData,
+    ) -> Result<Arc<Table>> {
         let ctx = PlanContext::new(
             cat,
             self.state.db.as_deref(),
@@ -241,7 +245,9 @@ impl Session {
                 cs.as_str(),
                 "binary" | "utf8" | "utf8mb3" | "utf8mb4" | "latin1" | "ascii"
             ) {
-                return Err(Error::Unsupported(format!("LOAD DATA ... CHARACTER SET {cs}")));
+                return Err(Error::Unsupported(format!(
+                    "LOAD DATA ... CHARACTER SET {cs}"
+                )));
             }
         }
         let cat = self.state.engine.catalog();
@@ -273,7 +279,8 @@ impl Session {
         let mut effects = StatementEffects::default();
         let r = self.with_txn(&[], true, None, |txn, ctx| {
             let strict = !ignore
-                && (ctx.sql_mode_has("STRICT_TRANS_TABLES") || ctx.sql_mode_has("STRICT_ALL_TABLES"));
+                && (ctx.sql_mode_has("STRICT_TRANS_TABLES")
+                    || ctx.sql_mode_has("STRICT_ALL_TABLES"));
             let mut reader = FieldReader::new(data, &stmt.format);
             reader.skip_lines(stmt.ignore_lines);
             let mut fields = Vec::new();
@@ -294,12 +301,9 @@ impl Session {
                 };
                 let mut values: Vec<Option<Value>> = Vec::with_capacity(plan.columns.len());
                 let mut frame = vec![Value::Null; width];
-                let mut short = false;
+                let short = fields.len() < targets.len();
                 for (i, t) in targets.iter().enumerate() {
-                    let field = match fields.get_mut(i) {
-                        Some(f) => Some(f.take()),
-                        None => None,
-                    };
+                    let field = fields.get_mut(i).map(Option::take);
                     match (t, field) {
                         (Target::Var(v), f) => {
                             let value = match f {
@@ -309,16 +313,13 @@ impl Session {
                             if let Some(w) = ctx.var_writes {
                                 w.borrow_mut().insert(v.clone(), value);
                             }
-                            if !short && i >= fields.len() {
-                                short = true;
-                            }
                         }
                         (Target::Column(c), None) => {
-                            short = true;
                             let col = &def.columns[*c];
                             // The column's default; a NOT NULL column
                             // without one its type's zero.
-                            let v = if col.default.is_none() && !col.nullable && !col.auto_increment {
+                            let v = if col.default.is_none() && !col.nullable && !col.auto_increment
+                            {
                                 Some(implicit_default(col.ty))
                             } else {
                                 None
@@ -391,7 +392,8 @@ impl Session {
                 }
                 Ok(Some(values))
             };
-            let (stats, last_auto) = exec::insert_rows(&plan, txn, ctx, &mut effects, 1, &mut next)?;
+            let (stats, last_auto) =
+                exec::insert_rows(&plan, txn, ctx, &mut effects, 1, &mut next)?;
             match ctx.strict_mode_error() {
                 Some(e) if !ignore => Err(e),
                 _ => Ok((stats, last_auto)),
@@ -450,10 +452,13 @@ fn load_columns(table: &Table, stmt: &LoadData) -> Result<LoadColumns> {
             .map(|t| match t {
                 LoadTarget::UserVar(v) => Ok(Target::Var(v.clone())),
                 LoadTarget::Column(c) => {
-                    table.column(c).map(Target::Column).ok_or_else(|| Error::UnknownColumn {
-                        column: c.clone(),
-                        context: "field list".into(),
-                    })
+                    table
+                        .column(c)
+                        .map(Target::Column)
+                        .ok_or_else(|| Error::UnknownColumn {
+                            column: c.clone(),
+                            context: "field list".into(),
+                        })
                 }
             })
             .collect::<Result<_>>()?,

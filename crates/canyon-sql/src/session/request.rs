@@ -332,17 +332,17 @@ impl Session {
             crate::parse::load::parse_load(sql)?;
             crate::parse::Parsed::LoadData(sql.to_string())
         } else if crate::parse::psm_detect::is_routine_statement(sql) && !starts_with_call(sql) {
-                crate::parse::Parsed::StoredProgram(sql.to_string())
-            } else {
-                let engine = self.state.engine.clone();
-                let interrupt = (sql.len() >= LARGE_TEXT).then(|| self.parse_interrupt(sql));
-                let (mut stmts, _reservation) =
-                    parse_with(sql, Some(&engine.statement_memory), interrupt)?;
-                if stmts.len() != 1 {
-                    return Err(Error::Syntax(second_statement_text(sql)));
-                }
-                stmts.pop().expect("one statement, checked above")
-            };
+            crate::parse::Parsed::StoredProgram(sql.to_string())
+        } else {
+            let engine = self.state.engine.clone();
+            let interrupt = (sql.len() >= LARGE_TEXT).then(|| self.parse_interrupt(sql));
+            let (mut stmts, _reservation) =
+                parse_with(sql, Some(&engine.statement_memory), interrupt)?;
+            if stmts.len() != 1 {
+                return Err(Error::Syntax(second_statement_text(sql)));
+            }
+            stmts.pop().expect("one statement, checked above")
+        };
         let params = match &parsed {
             crate::parse::Parsed::StoredProgram(_) | crate::parse::Parsed::LoadData(_) => 0,
             _ => count_placeholders(sql)?,
