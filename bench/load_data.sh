@@ -19,6 +19,7 @@ work=$(mktemp -d)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -64,7 +65,8 @@ mariadbd --no-defaults --datadir="$mdir" --port=4132 --socket="$work/mariadb.soc
 pids+=($!)
 for _ in $(seq 150); do [ -S "$work/mariadb.sock" ] && break; sleep 0.2; done
 mariadb --no-defaults -S "$work/mariadb.sock" -uroot \
-  -e "SET PASSWORD FOR root@localhost = PASSWORD('pw'); CREATE USER root@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON *.* TO root@'127.0.0.1'"
+  -e "CREATE USER IF NOT EXISTS root@'127.0.0.1'; ALTER USER root@'127.0.0.1' IDENTIFIED BY 'pw';
+      GRANT ALL ON *.* TO root@'127.0.0.1'; ALTER USER root@localhost IDENTIFIED BY 'pw'"
 wait_up 4132 pw
 
 load() { # label port

@@ -123,7 +123,22 @@ impl<'a> FieldReader<'a> {
             }
             _ => None,
         };
+        // Bytes that may start something: the escape, the enclosure, the
+        // first byte of either terminator. A run of other bytes is data,
+        // copied whole.
+        let special = |b: u8| {
+            Some(b) == fmt.escaped
+                || Some(b) == fmt.enclosed
+                || fmt.field_term.first() == Some(&b)
+                || fmt.line_term.first() == Some(&b)
+        };
         let end = loop {
+            let rest = &data[self.pos.min(data.len())..];
+            let run = rest.iter().position(|&b| special(b)).unwrap_or(rest.len());
+            if run > 0 {
+                buf.extend_from_slice(&rest[..run]);
+                self.pos += run;
+            }
             let Some(&c) = data.get(self.pos) else {
                 break FieldEnd::Eof;
             };

@@ -300,7 +300,12 @@ impl Session {
                     Ok(())
                 };
                 let mut values: Vec<Option<Value>> = Vec::with_capacity(plan.columns.len());
-                let mut frame = vec![Value::Null; width];
+                // The row SET's expressions read (kept only when there are any).
+                let mut frame = if set.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![Value::Null; width]
+                };
                 let short = fields.len() < targets.len();
                 for (i, t) in targets.iter().enumerate() {
                     let field = fields.get_mut(i).map(Option::take);
@@ -325,7 +330,9 @@ impl Session {
                                 None
                             };
                             if let Some(v) = &v {
-                                frame[*c] = v.clone();
+                                if !frame.is_empty() {
+                                    frame[*c] = v.clone();
+                                }
                             }
                             values.push(v);
                         }
@@ -344,7 +351,9 @@ impl Session {
                                 )?;
                                 implicit_default(col.ty)
                             };
-                            frame[*c] = v.clone();
+                            if !frame.is_empty() {
+                                frame[*c] = v.clone();
+                            }
                             values.push(Some(v));
                         }
                         (Target::Column(c), Some(Some(bytes))) => {
@@ -358,7 +367,9 @@ impl Session {
                                 }
                                 v
                             };
-                            frame[*c] = v.clone();
+                            if !frame.is_empty() {
+                                frame[*c] = v.clone();
+                            }
                             values.push(Some(v));
                         }
                     }
