@@ -337,6 +337,34 @@ fn set_expressions_with_user_variables() {
         table(&mut s, "SELECT c1, c2 FROM t1 ORDER BY c1"),
         vec![vec!["0", "opq"], vec!["1", "jkl"]]
     );
+    // SET giving NULL to a NOT NULL column: warning 1048 and the type's
+    // zero under IGNORE (LOCAL), the error 1048 in strict mode.
+    run(
+        &mut s,
+        "CREATE TABLE n (a INT PRIMARY KEY, b VARCHAR(5) NOT NULL)",
+    )
+    .expect("create");
+    let (_, info) = ok(load_local(
+        &mut s,
+        "LOAD DATA LOCAL INFILE 'f' INTO TABLE n (a) SET b = CONCAT(@nothing, 'x')",
+        b"1\n",
+        10,
+    ));
+    assert_eq!(info, "Records: 1  Deleted: 0  Skipped: 0  Warnings: 1");
+    assert_eq!(
+        warnings(&mut s),
+        vec![(1048, "Column 'b' cannot be null".to_string())]
+    );
+    assert_eq!(table(&mut s, "SELECT a, b FROM n"), vec![vec!["1", ""]]);
+    run(&mut s, "SET sql_mode = 'STRICT_TRANS_TABLES'").expect("strict");
+    let err = load_local(
+        &mut s,
+        "LOAD DATA LOCAL INFILE 'f' REPLACE INTO TABLE n (a) SET b = NULL",
+        b"2\n",
+        10,
+    )
+    .unwrap_err();
+    assert!(matches!(err, Error::BadNull(_)), "{err:?}");
     // An unknown column in the list: 1054, before any transfer.
     let err = run(
         &mut s,

@@ -386,7 +386,7 @@ fn numeric_prefix(s: &str) -> &str {
 /// The value MySQL stores in a NOT NULL column given NULL or nothing by
 /// LOAD DATA: zero, the empty string, or the zero date.
 pub fn implicit_default(ty: SqlType) -> Value {
-    for zero in [&b"0"[..], b"", b"0000-00-00 00:00:00", b"00:00:00"] {
+    for zero in [&b""[..], b"0", b"0000-00-00 00:00:00", b"00:00:00"] {
         if let Ok(v) = coerce(Value::Bytes(zero.to_vec()), ty, "", 0) {
             return v;
         }

@@ -398,6 +398,20 @@ impl Session {
                             ctx,
                         },
                     )?;
+                    let col = &def.columns[*c];
+                    // NULL for a NOT NULL column: 1048, a warning (and the
+                    // type's zero) unless strict mode makes it the error.
+                    let v = if v.is_null() && !col.nullable && !col.auto_increment {
+                        if strict {
+                            return Err(Error::BadNull(col.name.clone()));
+                        }
+                        effects
+                            .warnings
+                            .push((1048, format!("Column '{}' cannot be null", col.name)));
+                        implicit_default(col.ty)
+                    } else {
+                        v
+                    };
                     frame[*c] = v.clone();
                     values.push(Some(v));
                 }
