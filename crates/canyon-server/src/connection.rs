@@ -734,9 +734,14 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
     /// LOAD DATA LOCAL's exchange (the protocol's "LOCAL INFILE Request"):
     /// the request packet (0xFB, then the file name as the statement wrote
     /// it), then the client's packets of file content, up to an empty one
-    /// (a client that cannot or will not send the file sends only that);
-    /// each is handed to the session as it arrives, and the session then
-    /// runs the load. `None`: the connection broke during the transfer.
+    /// (a client that cannot or will not send the file sends only that).
+    /// The session reads the packets as it inserts the rows (the load is
+    /// streamed, not buffered): it runs off the worker (`blocking_hook`,
+    /// `block_in_place`) and each packet is awaited with `Handle::block_on`.
+    /// On a runtime without `block_in_place` (current-thread) the packets
+    /// are read first and handed over from memory. If the load stops early
+    /// (an error), the packets it left are drained so the exchange ends
+    /// where the client expects its answer. `None`: the connection broke.
     async fn local_infile(&mut self, name: &str) -> Option<Result<QueryResult, Error>> {
         self.io.write_packet(|out| {
             out.push(0xFB);
@@ -746,22 +751,73 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             debug!(conn = self.id, "write failed: {e}");
             return None;
         }
+        let multi_thread = tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::MultiThread;
+        let mut ended = false;
+        let mut broken = false;
+        let result = if multi_thread {
+            let handle = tokio::runtime::Handle::current();
+            let (io, session, id) = (&mut self.io, &mut self.session, self.id);
+            let mut packet = Vec::new();
+            let mut source = |buf: &mut Vec<u8>| -> Result<bool, Error> {
+                if let Err(e) = handle.block_on(io.read_packet(&mut packet)) {
+                    debug!(conn = id, "connection ended during LOAD DATA LOCAL: {e}");
+                    broken = true;
+                    return Err(Error::Io(format!("LOAD DATA LOCAL: {e}")));
+                }
+                if packet.is_empty() {
+                    ended = true;
+                    return Ok(false);
+                }
+                buf.extend_from_slice(&packet);
+                Ok(true)
+            };
+            let mut out = None;
+            crate::blocking_hook(&mut || out = Some(session.finish_local_infile(&mut source)));
+            out.expect("the blocking hook runs its closure")
+        } else {
+            let mut packets = Vec::new();
+            loop {
+                let mut packet = Vec::new();
+                if let Err(e) = self.io.read_packet(&mut packet).await {
+                    debug!(
+                        conn = self.id,
+                        "connection ended during LOAD DATA LOCAL: {e}"
+                    );
+                    return None;
+                }
+                if packet.is_empty() {
+                    break;
+                }
+                packets.push(packet);
+            }
+            ended = true;
+            let mut packets = packets.into_iter();
+            self.session.finish_local_infile(&mut |buf: &mut Vec<u8>| {
+                Ok(match packets.next() {
+                    Some(p) => {
+                        buf.extend_from_slice(&p);
+                        true
+                    }
+                    None => false,
+                })
+            })
+        };
+        if broken {
+            return None;
+        }
         let mut buf = Vec::new();
-        loop {
+        while !ended {
             if let Err(e) = self.io.read_packet(&mut buf).await {
                 debug!(
                     conn = self.id,
                     "connection ended during LOAD DATA LOCAL: {e}"
                 );
-                // Gone: the waiting load is dropped with the session.
                 return None;
             }
-            if buf.is_empty() {
-                break;
-            }
-            self.session.local_infile_data(&buf);
+            ended = buf.is_empty();
         }
-        Some(self.session.finish_local_infile())
+        Some(result)
     }
 
     /// Writes one statement's result: an OK packet or a result set. `more` sets

@@ -1,6 +1,6 @@
 //! LOAD DATA [LOCAL] INFILE through the engine API: server-side files under
 //! `secure_file_priv`, the LOCAL hand-off (`Error::LocalInfileRequest`, then
-//! `Session::local_infile_data` / `finish_local_infile`), field parsing,
+//! `Session::finish_local_infile` with a source of the client's packets), field parsing,
 //! column lists with user variables and SET, REPLACE / IGNORE, strict mode
 //! (atomic, the row number in the error) and the OK packet's info line. The
 //! expected values follow MySQL 8.0 (and MariaDB 10.11 where they agree:
@@ -91,10 +91,16 @@ fn load_local(s: &mut Session, sql: &str, data: &[u8], chunk: usize) -> Result<Q
         Err(Error::LocalInfileRequest(_)) => {}
         other => return other,
     }
-    for c in data.chunks(chunk.max(1)) {
-        s.local_infile_data(c);
-    }
-    s.finish_local_infile()
+    let mut pieces = data.chunks(chunk.max(1));
+    s.finish_local_infile(&mut |buf: &mut Vec<u8>| {
+        Ok(match pieces.next() {
+            Some(p) => {
+                buf.extend_from_slice(p);
+                true
+            }
+            None => false,
+        })
+    })
 }
 
 fn table(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
@@ -193,8 +199,15 @@ fn local_needs_both_sides() {
         s.execute_prepared(p.id, &[]),
         Err(Error::LocalInfileRequest(f)) if f == "x"
     ));
-    s.local_infile_data(b"5\n6\n");
-    let (affected, _) = ok(s.finish_local_infile());
+    let mut sent = false;
+    let (affected, _) = ok(s.finish_local_infile(&mut |buf: &mut Vec<u8>| {
+        if sent {
+            return Ok(false);
+        }
+        sent = true;
+        buf.extend_from_slice(b"5\n6\n");
+        Ok(true)
+    }));
     assert_eq!(affected, 2);
     // A malformed statement fails at PREPARE.
     assert!(s.prepare("LOAD DATA LOCAL INFILE 'x' INTO t").is_err());
@@ -391,5 +404,32 @@ fn inside_a_transaction_the_load_rolls_back_with_it() {
     ));
     assert_eq!(table(&mut s, "SELECT COUNT(*) FROM t"), vec![vec!["2"]]);
     run(&mut s, "ROLLBACK").expect("rollback");
+    assert_eq!(table(&mut s, "SELECT COUNT(*) FROM t"), vec![vec!["0"]]);
+}
+
+#[test]
+fn a_transfer_that_breaks_loads_nothing() {
+    let e = engine(None, true);
+    let mut s = session(&e);
+    s.set_client_local_files(true);
+    run(&mut s, "CREATE TABLE t (a INT PRIMARY KEY)").expect("create");
+    assert!(matches!(
+        run(&mut s, "LOAD DATA LOCAL INFILE 'f' INTO TABLE t"),
+        Err(Error::LocalInfileRequest(_))
+    ));
+    // Rows of the first packets are inserted as they come; the source
+    // fails (the client went away) and the statement rolls back whole.
+    let mut calls = 0;
+    let err = s
+        .finish_local_infile(&mut |buf: &mut Vec<u8>| {
+            calls += 1;
+            if calls > 3 {
+                return Err(Error::Io("connection lost".into()));
+            }
+            buf.extend_from_slice(format!("{calls}\n").as_bytes());
+            Ok(true)
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::Io(_)), "{err:?}");
     assert_eq!(table(&mut s, "SELECT COUNT(*) FROM t"), vec![vec!["0"]]);
 }

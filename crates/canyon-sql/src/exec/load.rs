@@ -52,12 +52,20 @@ pub struct FieldReader<'a> {
     data: &'a [u8],
     pos: usize,
     fmt: &'a LoadFormat,
+    /// The last call stopped at the end of `data` (for [`StreamReader`]:
+    /// the record or line may go on in bytes not yet received).
+    at_end: bool,
 }
 
 impl<'a> FieldReader<'a> {
     /// A reader of `data` in `fmt`.
     pub fn new(data: &'a [u8], fmt: &'a LoadFormat) -> FieldReader<'a> {
-        FieldReader { data, pos: 0, fmt }
+        FieldReader {
+            data,
+            pos: 0,
+            fmt,
+            at_end: false,
+        }
     }
 
     /// Skips `n` lines (IGNORE n LINES).
@@ -66,6 +74,7 @@ impl<'a> FieldReader<'a> {
         for _ in 0..n {
             loop {
                 if self.pos >= self.data.len() {
+                    self.at_end = true;
                     return;
                 }
                 if !term.is_empty() && self.data[self.pos..].starts_with(term) {
@@ -84,7 +93,9 @@ impl<'a> FieldReader<'a> {
     /// the end of the file.
     pub fn next_record(&mut self, out: &mut Vec<LoadField>) -> bool {
         out.clear();
+        self.at_end = false;
         if self.pos >= self.data.len() {
+            self.at_end = true;
             return false;
         }
         if !self.fmt.line_start.is_empty() {
@@ -92,6 +103,7 @@ impl<'a> FieldReader<'a> {
                 Some(at) => self.pos += at + self.fmt.line_start.len(),
                 None => {
                     self.pos = self.data.len();
+                    self.at_end = true;
                     return false;
                 }
             }
@@ -101,7 +113,11 @@ impl<'a> FieldReader<'a> {
             out.push(field);
             match end {
                 FieldEnd::Field => {}
-                FieldEnd::Line | FieldEnd::Eof => return true,
+                FieldEnd::Line => return true,
+                FieldEnd::Eof => {
+                    self.at_end = true;
+                    return true;
+                }
             }
         }
     }
@@ -207,6 +223,90 @@ impl<'a> FieldReader<'a> {
         let null = (found_null && buf == b"N")
             || (enclosed.is_none() && fmt.enclosed.is_some() && buf == b"NULL");
         (if null { None } else { Some(buf) }, end)
+    }
+}
+
+/// Where a [`StreamReader`] gets more bytes: appends the next piece of the
+/// file (one packet's payload) to the buffer and returns `true`, or returns
+/// `false` at the end of the file.
+pub type ByteSource<'s> = dyn FnMut(&mut Vec<u8>) -> Result<bool> + 's;
+
+/// [`FieldReader`] over a file that arrives in pieces (LOAD DATA LOCAL's
+/// packets): it keeps only the bytes of records not yet read. A record
+/// that reaches the end of the bytes received so far is read again from
+/// its start once more have come — so a terminator, an escape or a
+/// LINES STARTING BY prefix split between two packets reads as it would
+/// whole. (A record spanning many packets is re-read once per packet; a
+/// record is a line, so this costs little.)
+pub struct StreamReader<'a, 's> {
+    buf: Vec<u8>,
+    pos: usize,
+    done: bool,
+    fmt: &'a LoadFormat,
+    source: &'a mut ByteSource<'s>,
+}
+
+impl<'a, 's> StreamReader<'a, 's> {
+    /// A reader of the bytes `source` gives, in `fmt`.
+    pub fn new(fmt: &'a LoadFormat, source: &'a mut ByteSource<'s>) -> StreamReader<'a, 's> {
+        StreamReader {
+            buf: Vec::new(),
+            pos: 0,
+            done: false,
+            fmt,
+            source,
+        }
+    }
+
+    /// Asks the source for more bytes, dropping those already read.
+    fn pull(&mut self) -> Result<()> {
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        if !(self.source)(&mut self.buf)? {
+            self.done = true;
+        }
+        Ok(())
+    }
+
+    /// Skips `n` lines (IGNORE n LINES).
+    pub fn skip_lines(&mut self, n: u64) -> Result<()> {
+        for _ in 0..n {
+            loop {
+                let mut r = FieldReader {
+                    data: &self.buf,
+                    pos: self.pos,
+                    fmt: self.fmt,
+                    at_end: false,
+                };
+                r.skip_lines(1);
+                if !r.at_end || self.done {
+                    self.pos = r.pos;
+                    break;
+                }
+                self.pull()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the next record's fields into `out`; `false` at the end.
+    pub fn next_record(&mut self, out: &mut Vec<LoadField>) -> Result<bool> {
+        loop {
+            let mut r = FieldReader {
+                data: &self.buf,
+                pos: self.pos,
+                fmt: self.fmt,
+                at_end: false,
+            };
+            let got = r.next_record(out);
+            if !r.at_end || self.done {
+                self.pos = r.pos;
+                return Ok(got);
+            }
+            self.pull()?;
+        }
     }
 }
 
@@ -500,6 +600,69 @@ mod tests {
             vec![vec![s("1"), s("2")], vec![s("3"), s("4")]]
         );
         assert_eq!(records("a\nb\n", &t, 5), Vec::<Vec<Option<String>>>::new());
+    }
+
+    /// The records of `data` read by a [`StreamReader`] fed `chunk` bytes
+    /// at a time.
+    fn streamed(data: &str, fmt: &LoadFormat, skip: u64, chunk: usize) -> Vec<Vec<Option<String>>> {
+        let mut pieces = data.as_bytes().chunks(chunk);
+        let mut source = |buf: &mut Vec<u8>| -> Result<bool> {
+            Ok(match pieces.next() {
+                Some(p) => {
+                    buf.extend_from_slice(p);
+                    true
+                }
+                None => false,
+            })
+        };
+        let mut r = StreamReader::new(fmt, &mut source);
+        r.skip_lines(skip).expect("no source error");
+        let mut out = Vec::new();
+        let mut rec = Vec::new();
+        while r.next_record(&mut rec).expect("no source error") {
+            out.push(
+                rec.iter()
+                    .map(|f| f.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()))
+                    .collect(),
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn packets_cut_anywhere_read_the_same() {
+        let starting = LoadFormat {
+            line_start: b"xxx".to_vec(),
+            line_term: b"\r\n".to_vec(),
+            ..csv()
+        };
+        let cases: Vec<(&str, LoadFormat, u64)> = vec![
+            (
+                "1\tabc\n2\t\\N\n3\ta\\tb\\nc\n\nlast",
+                LoadFormat::default(),
+                0,
+            ),
+            (
+                "h\n\"a,b\",\"say \"\"hi\"\"\",NULL\n\"a\nb\",x\"y\n",
+                csv(),
+                1,
+            ),
+            (
+                "head\r\nxxx\"abc\",1\r\nno\r\nzz xxx\"d\r\ne\",2\r\n",
+                starting,
+                1,
+            ),
+        ];
+        for (data, fmt, skip) in &cases {
+            let whole = records(data, fmt, *skip);
+            for chunk in 1..=data.len() {
+                assert_eq!(
+                    streamed(data, fmt, *skip, chunk),
+                    whole,
+                    "{data:?} in {chunk}-byte pieces"
+                );
+            }
+        }
     }
 
     #[test]

@@ -12,16 +12,19 @@
 //!   protocol: the text's run ends with [`Error::LocalInfileRequest`] naming
 //!   the file (the statement's table and privileges already checked, so a
 //!   wrong statement costs no transfer); the caller — the server, which
-//!   sends the LOCAL INFILE request packet (0xFB + name) and reads the
-//!   client's packets up to the empty one — hands each packet's bytes to
-//!   [`Session::local_infile_data`] and then calls
-//!   [`Session::finish_local_infile`], which runs the load and returns the
-//!   statement's result. LOCAL needs both `local_infile` on the server
-//!   ([`crate::EngineConfig::local_infile`]) and CLIENT_LOCAL_FILES from the
-//!   client ([`Session::set_client_local_files`]), else 3948 before any
-//!   transfer. The bytes are kept until the last packet and parsed then:
-//!   a file costs its size in memory for the statement (streaming the rows
-//!   into the transaction as packets arrive is not done yet).
+//!   sends the LOCAL INFILE request packet (0xFB + name) — then calls
+//!   [`Session::finish_local_infile`] with a source of the client's
+//!   packets (each call one packet's payload, until the empty packet),
+//!   which runs the load and returns the statement's result. LOCAL needs
+//!   both `local_infile` on the server ([`crate::EngineConfig::local_infile`])
+//!   and CLIENT_LOCAL_FILES from the client
+//!   ([`Session::set_client_local_files`]), else 3948 before any transfer.
+//!
+//! Either way the file is streamed: rows are read
+//! (`crate::exec::load::StreamReader`) and inserted as its pieces arrive,
+//! so memory holds one piece and the records not yet read, not the file
+//! (the transaction's write buffer still holds every row until the
+//! commit, as any statement's does).
 //!
 //! # How rows are stored (MySQL 8.0, sql_load.cc)
 //! The bytes are cut into records and fields by `crate::exec::load` (its
@@ -55,7 +58,9 @@
 
 use super::state::*;
 use crate::catalog::Table;
-use crate::exec::load::{implicit_default, store_field, store_field_strict, FieldReader};
+use crate::exec::load::{
+    implicit_default, store_field, store_field_strict, ByteSource, StreamReader,
+};
 use crate::exec::{self, StatementEffects};
 use crate::expr::{eval, Env, EvalContext, Expr};
 use crate::parse::load::{parse_load, LoadData, LoadDuplicates, LoadTarget};
@@ -69,7 +74,6 @@ use std::sync::Arc;
 /// A LOAD DATA LOCAL waiting for the client's file.
 pub(super) struct PendingLoad {
     stmt: LoadData,
-    data: Vec<u8>,
 }
 
 /// Where one field of a record goes, resolved against the table.
@@ -117,17 +121,13 @@ impl Session {
         self.state.client_local_files = on;
     }
 
-    /// Adds bytes of the file a LOAD DATA LOCAL asked for (one packet's
-    /// worth; see the module doc). Ignored when no load is waiting.
-    pub fn local_infile_data(&mut self, bytes: &[u8]) {
-        if let Some(p) = self.pending_load.as_mut() {
-            p.data.extend_from_slice(bytes);
-        }
-    }
-
-    /// Runs the LOAD DATA LOCAL whose file has been sent (the client's empty
-    /// packet came): its result is the statement's, with its warnings.
-    pub fn finish_local_infile(&mut self) -> Result<QueryResult> {
+    /// Runs the LOAD DATA LOCAL that asked for the client's file
+    /// ([`Error::LocalInfileRequest`]), reading the file from `source` as
+    /// the rows are inserted (one packet's payload per call, `false` after
+    /// the client's empty packet): its result is the statement's, with its
+    /// warnings. On an error the load stops reading: the caller drains the
+    /// rest of the client's packets.
+    pub fn finish_local_infile(&mut self, source: &mut ByteSource<'_>) -> Result<QueryResult> {
         crate::parse::limits::with_statement_stack(|| {
             self.guarded(
                 |s| {
@@ -137,7 +137,7 @@ impl Session {
                     };
                     let start = s.request_start("LOAD DATA LOCAL");
                     s.state.warnings.clear();
-                    let r = s.load_bytes(&p.stmt, &p.data);
+                    let r = s.load_from(&p.stmt, source);
                     if let Err(e) = &r {
                         s.record_error(e);
                     }
@@ -163,16 +163,13 @@ impl Session {
                 return Err(local_disabled());
             }
             let file = stmt.file.clone();
-            self.pending_load = Some(Box::new(PendingLoad {
-                stmt,
-                data: Vec::new(),
-            }));
+            self.pending_load = Some(Box::new(PendingLoad { stmt }));
             return Err(Error::LocalInfileRequest(file));
         }
         self.state.check_super(&cat, "FILE")?;
         drop(cat);
         let path = self.server_file(&stmt.file)?;
-        let data = std::fs::read(&path).map_err(|e| {
+        let not_found = |e: std::io::Error| {
             let (errno, what) = match e.kind() {
                 std::io::ErrorKind::NotFound => (2, "No such file or directory"),
                 std::io::ErrorKind::PermissionDenied => (13, "Permission denied"),
@@ -186,8 +183,20 @@ impl Session {
                     path.display()
                 ),
             }
-        })?;
-        self.load_bytes(&stmt, &data)
+        };
+        let mut file = std::fs::File::open(&path).map_err(not_found)?;
+        // Read in pieces, as the rows are inserted.
+        let mut source = |buf: &mut Vec<u8>| -> Result<bool> {
+            use std::io::Read;
+            let start = buf.len();
+            buf.resize(start + (256 << 10), 0);
+            let n = file
+                .read(&mut buf[start..])
+                .map_err(|e| Error::Io(format!("reading {}: {e}", path.display())))?;
+            buf.truncate(start + n);
+            Ok(n > 0)
+        };
+        self.load_from(&stmt, &mut source)
     }
 
     /// The path of a server-side file, if `secure_file_priv` allows it.
@@ -238,8 +247,9 @@ impl Session {
         Ok(table)
     }
 
-    /// Loads `data` under `stmt` as one statement (see the module doc).
-    fn load_bytes(&mut self, stmt: &LoadData, data: &[u8]) -> Result<QueryResult> {
+    /// Loads the bytes `source` gives under `stmt` as one statement (see
+    /// the module doc).
+    fn load_from(&mut self, stmt: &LoadData, source: &mut ByteSource<'_>) -> Result<QueryResult> {
         if let Some(cs) = &stmt.charset {
             if !matches!(
                 cs.as_str(),
@@ -281,14 +291,14 @@ impl Session {
             let strict = !ignore
                 && (ctx.sql_mode_has("STRICT_TRANS_TABLES")
                     || ctx.sql_mode_has("STRICT_ALL_TABLES"));
-            let mut reader = FieldReader::new(data, &stmt.format);
-            reader.skip_lines(stmt.ignore_lines);
+            let mut reader = StreamReader::new(&stmt.format, source);
+            reader.skip_lines(stmt.ignore_lines)?;
             let mut fields = Vec::new();
             let width = def.columns.len();
             let mut next = |effects: &mut StatementEffects,
                             rowno: u64|
              -> Result<Option<Vec<Option<Value>>>> {
-                if !reader.next_record(&mut fields) {
+                if !reader.next_record(&mut fields)? {
                     return Ok(None);
                 }
                 ctx.check_interrupt()?;
