@@ -62,6 +62,8 @@ fn fresh() -> State {
         server_collation: canyon_sql::collation::Collation::DEFAULT,
         display_widths: false,
         presentation: Default::default(),
+        local_infile: false,
+        secure_file_priv: None,
     };
     let engine =
         Engine::open(Arc::new(MemoryStorage::new()), config).expect("in-memory engine opens");

@@ -52,6 +52,13 @@ pub enum Error {
     /// statement again. Never sent to a client; if one leaks, the protocol
     /// edge reports it as 1205.
     LockWaitPending,
+    /// Not a failure: LOAD DATA LOCAL needs the client's file, named here.
+    /// The caller (the server) sends the LOCAL INFILE request packet, hands
+    /// the client's bytes to the session and finishes the statement there
+    /// (canyon-sql's `Session::finish_local_infile`), whose result is the
+    /// statement's. Never sent to a client; if one leaks, the protocol edge
+    /// reports it as 1235.
+    LocalInfileRequest(String),
 
     // ---- invalid input: the statement fails, the session goes on --------------
     /// The statement does not parse. The string is the text near the error.

@@ -12,6 +12,10 @@ pub mod capability {
     pub const LONG_FLAG: u32 = 1 << 2;
     /// The handshake response may name a database.
     pub const CONNECT_WITH_DB: u32 = 1 << 3;
+    /// LOAD DATA LOCAL: the client will send a file when the server asks
+    /// (the LOCAL INFILE request, 0xFB + file name). Offered always, as MySQL
+    /// does; the server's `local_infile` setting decides (3948 when off).
+    pub const LOCAL_FILES: u32 = 1 << 7;
     /// The 4.1 protocol (required; Canyon rejects older clients).
     pub const PROTOCOL_41: u32 = 1 << 9;
     /// TLS: advertised when the server has a certificate; a client that sets it
@@ -45,6 +49,7 @@ pub mod capability {
         | FOUND_ROWS
         | LONG_FLAG
         | CONNECT_WITH_DB
+        | LOCAL_FILES
         | PROTOCOL_41
         | TRANSACTIONS
         | SECURE_CONNECTION

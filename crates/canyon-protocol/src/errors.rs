@@ -57,6 +57,11 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             "HY000",
             "Lock wait timeout exceeded; try restarting transaction".into(),
         ),
+        Error::LocalInfileRequest(_) => M::new(
+            1235,
+            "42000",
+            "This version of MySQL doesn't yet support 'LOAD DATA LOCAL here'".into(),
+        ),
         Error::Syntax(near) => M::new(
             1064,
             "42000",

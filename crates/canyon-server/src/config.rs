@@ -156,6 +156,17 @@ pub struct Config {
     /// differ: `"mysql"` (default) or `"mariadb"` (which implies
     /// `display_widths`). Only text changes, never behaviour.
     pub presentation: PresentationMode,
+    /// Allow LOAD DATA LOCAL (MySQL's `local_infile`): the client sends a
+    /// file of its own. Off by default, as in MySQL 8.0 (a server that may
+    /// ask any client for any file it names is a risk if clients connect to
+    /// servers they do not trust); both sides must enable it, or LOAD DATA
+    /// LOCAL fails with 3948. MariaDB's test suite runs with it on.
+    pub local_infile: bool,
+    /// Where LOAD DATA (not LOCAL) may read files on the server (MySQL's
+    /// `secure_file_priv`): a directory (files under it only), `""` (anywhere
+    /// the server's user can read) or `"NULL"` (the default: no server-side
+    /// files at all; LOAD DATA INFILE fails with 1290).
+    pub secure_file_priv: String,
 }
 
 impl Default for Config {
@@ -188,6 +199,8 @@ impl Default for Config {
             collation_server: String::new(),
             display_widths: false,
             presentation: PresentationMode::Mysql,
+            local_infile: false,
+            secure_file_priv: "NULL".to_string(),
         }
     }
 }
@@ -338,6 +351,12 @@ impl Config {
                     "CANYON_PRESENTATION: {v:?} is not mysql or mariadb"
                 ))
             })?;
+        }
+        if let Some(v) = get("CANYON_LOCAL_INFILE") {
+            self.local_infile = parse_bool("CANYON_LOCAL_INFILE", &v)?;
+        }
+        if let Some(v) = get("CANYON_SECURE_FILE_PRIV") {
+            self.secure_file_priv = v;
         }
         Ok(())
     }

@@ -396,6 +396,7 @@ impl Login<'_> {
         session.set_async_lock_waits(true);
         // CLIENT_FOUND_ROWS: UPDATE reports matched rather than changed rows.
         session.set_client_found_rows(capabilities & capability::FOUND_ROWS != 0);
+        session.set_client_local_files(capabilities & capability::LOCAL_FILES != 0);
         // CLIENT_MULTI_RESULTS: a CALL may send result sets.
         session.set_client_multi_results(capabilities & capability::MULTI_RESULTS != 0);
         // The handshake's character set id names the connection's collation.
@@ -693,6 +694,16 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                 Err(e) => *last = Err(e),
             }
         }
+        // LOAD DATA LOCAL: the session asks for the client's file.
+        if let Some(Err(Error::LocalInfileRequest(_))) = results.last() {
+            let Some(Err(Error::LocalInfileRequest(name))) = results.pop() else {
+                unreachable!("matched just above");
+            };
+            match self.local_infile(&name).await {
+                Some(r) => results.push(r),
+                None => return,
+            }
+        }
         self.await_commit(results.last_mut()).await;
         if results.is_empty() {
             let e = protocol::empty_query();
@@ -718,6 +729,95 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                 }
             }
         }
+    }
+
+    /// LOAD DATA LOCAL's exchange (the protocol's "LOCAL INFILE Request"):
+    /// the request packet (0xFB, then the file name as the statement wrote
+    /// it), then the client's packets of file content, up to an empty one
+    /// (a client that cannot or will not send the file sends only that).
+    /// The session reads the packets as it inserts the rows (the load is
+    /// streamed, not buffered): it runs off the worker (`blocking_hook`,
+    /// `block_in_place`) and each packet is awaited with `Handle::block_on`.
+    /// On a runtime without `block_in_place` (current-thread) the packets
+    /// are read first and handed over from memory. If the load stops early
+    /// (an error), the packets it left are drained so the exchange ends
+    /// where the client expects its answer. `None`: the connection broke.
+    async fn local_infile(&mut self, name: &str) -> Option<Result<QueryResult, Error>> {
+        self.io.write_packet(|out| {
+            out.push(0xFB);
+            out.extend_from_slice(name.as_bytes());
+        });
+        if let Err(e) = self.io.flush().await {
+            debug!(conn = self.id, "write failed: {e}");
+            return None;
+        }
+        let multi_thread = tokio::runtime::Handle::current().runtime_flavor()
+            == tokio::runtime::RuntimeFlavor::MultiThread;
+        let mut ended = false;
+        let mut broken = false;
+        let result = if multi_thread {
+            let handle = tokio::runtime::Handle::current();
+            let (io, session, id) = (&mut self.io, &mut self.session, self.id);
+            let mut packet = Vec::new();
+            let mut source = |buf: &mut Vec<u8>| -> Result<bool, Error> {
+                if let Err(e) = handle.block_on(io.read_packet(&mut packet)) {
+                    debug!(conn = id, "connection ended during LOAD DATA LOCAL: {e}");
+                    broken = true;
+                    return Err(Error::Io(format!("LOAD DATA LOCAL: {e}")));
+                }
+                if packet.is_empty() {
+                    ended = true;
+                    return Ok(false);
+                }
+                buf.extend_from_slice(&packet);
+                Ok(true)
+            };
+            let mut out = None;
+            crate::blocking_hook(&mut || out = Some(session.finish_local_infile(&mut source)));
+            out.expect("the blocking hook runs its closure")
+        } else {
+            let mut packets = Vec::new();
+            loop {
+                let mut packet = Vec::new();
+                if let Err(e) = self.io.read_packet(&mut packet).await {
+                    debug!(
+                        conn = self.id,
+                        "connection ended during LOAD DATA LOCAL: {e}"
+                    );
+                    return None;
+                }
+                if packet.is_empty() {
+                    break;
+                }
+                packets.push(packet);
+            }
+            ended = true;
+            let mut packets = packets.into_iter();
+            self.session.finish_local_infile(&mut |buf: &mut Vec<u8>| {
+                Ok(match packets.next() {
+                    Some(p) => {
+                        buf.extend_from_slice(&p);
+                        true
+                    }
+                    None => false,
+                })
+            })
+        };
+        if broken {
+            return None;
+        }
+        let mut buf = Vec::new();
+        while !ended {
+            if let Err(e) = self.io.read_packet(&mut buf).await {
+                debug!(
+                    conn = self.id,
+                    "connection ended during LOAD DATA LOCAL: {e}"
+                );
+                return None;
+            }
+            ended = buf.is_empty();
+        }
+        Some(result)
     }
 
     /// Writes one statement's result: an OK packet or a result set. `more` sets
@@ -839,6 +939,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         session.set_deferred_durability(true);
         session.set_async_lock_waits(true);
         session.set_client_found_rows(self.capabilities & capability::FOUND_ROWS != 0);
+        session.set_client_local_files(self.capabilities & capability::LOCAL_FILES != 0);
         session.set_client_multi_results(self.capabilities & capability::MULTI_RESULTS != 0);
         let wake = self.killed.clone();
         session.set_kill_hook(Box::new(move || wake.notify_one()));
@@ -987,6 +1088,14 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                 Ok(()) => self.session.execute_prepared(id, &params),
                 Err(e) => Err(e),
             };
+        }
+        // A prepared LOAD DATA LOCAL (MariaDB's clients prepare it).
+        if let Err(Error::LocalInfileRequest(name)) = &result {
+            let name = name.clone();
+            match self.local_infile(&name).await {
+                Some(r) => result = r,
+                None => return,
+            }
         }
         self.await_commit(Some(&mut result)).await;
         match result {

@@ -5,7 +5,8 @@
 //! The files are run by `scripts/mariadb-suite.sh` (one `mariadb-test` per
 //! file, against a fresh `test` database) on a server configured as
 //! mysql-test-run's `include/default_mysqld.cnf` configures MariaDB for the
-//! expected results: `character_set_server = "latin1"`. The results were
+//! expected results: `character_set_server = "latin1"`, and LOAD DATA LOCAL
+//! allowed (`local_infile = true`; MySQL 8's default is off). The results were
 //! written by MariaDB, so the server also runs with `presentation =
 //! "mariadb"`: SHOW CREATE TABLE in MariaDB's words where MySQL 8 prints the
 //! same definition differently (integer display widths, unquoted number
@@ -27,7 +28,11 @@ fn root() -> PathBuf {
 fn suite_server() -> Server {
     Server::start_with(ServerOptions {
         in_memory: true,
-        extra_toml: "character_set_server = \"latin1\"\npresentation = \"mariadb\"\n".into(),
+        // mysql-test-run's default_mysqld.cnf has `local-infile` on too (the
+        // ld_*_local files load with LOAD DATA LOCAL).
+        extra_toml:
+            "character_set_server = \"latin1\"\npresentation = \"mariadb\"\nlocal_infile = true\n"
+                .into(),
         ..Default::default()
     })
 }

@@ -39,6 +39,13 @@ pub struct EngineConfig {
     /// widths are deprecated and not shown. Tools written against 5.7 that
     /// parse `int(11)`, and MariaDB's own test files, want `true`.
     pub display_widths: bool,
+    /// LOAD DATA LOCAL allowed (MySQL's `local_infile`; the client must
+    /// allow it too: CLIENT_LOCAL_FILES). Otherwise error 3948.
+    pub local_infile: bool,
+    /// Where LOAD DATA may read server-side files (MySQL's
+    /// `secure_file_priv`): `None` (NULL) none at all (error 1290), an empty
+    /// path anywhere, a directory only files under it.
+    pub secure_file_priv: Option<std::path::PathBuf>,
     /// Which server's wording SHOW CREATE TABLE uses where MySQL 8 and
     /// MariaDB print the same definition differently (see [`Presentation`]).
     pub presentation: Presentation,

@@ -35,6 +35,15 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         "version_compile_machine" => (s(std::env::consts::ARCH), ReadOnly),
         "protocol_version" => (i(10), ReadOnly),
         "port" => (i(cfg.port as i64), ReadOnly),
+        // The server's LOAD DATA settings (crate::session's `load`); set in
+        // its configuration, not by SET.
+        "local_infile" => (i(cfg.local_infile as i64), ReadOnly),
+        "secure_file_priv" => (
+            cfg.secure_file_priv
+                .as_ref()
+                .map_or(Value::Null, |p| s(&p.to_string_lossy())),
+            ReadOnly,
+        ),
         "hostname" => (s("localhost"), ReadOnly),
         "license" => (s("Apache-2.0"), ReadOnly),
         "have_ssl" | "have_openssl" => (s("DISABLED"), ReadOnly),
@@ -294,6 +303,7 @@ pub const NAMES: &[&str] = &[
     "innodb_lock_wait_timeout",
     "interactive_timeout",
     "license",
+    "local_infile",
     "lock_wait_timeout",
     "log_bin",
     "long_query_time",
@@ -314,6 +324,7 @@ pub const NAMES: &[&str] = &[
     "query_cache_size",
     "query_cache_type",
     "read_only",
+    "secure_file_priv",
     "server_id",
     "session_track_gtids",
     "session_track_schema",
@@ -405,6 +416,7 @@ pub fn kind(name: &str) -> crate::types::ExprKind {
         | "innodb_lock_wait_timeout"
         | "lock_wait_timeout"
         | "port"
+        | "local_infile"
         | "protocol_version"
         | "lower_case_table_names"
         | "max_connections"

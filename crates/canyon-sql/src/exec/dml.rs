@@ -424,6 +424,8 @@ mod tests {
             server_collation: crate::types::collation::Collation::DEFAULT,
             display_widths: false,
             presentation: Default::default(),
+            local_infile: false,
+            secure_file_priv: None,
         };
         let storage = Arc::new(canyon_storage::MemoryStorage::new());
         let engine = Engine::open(storage, cfg).expect("engine opens");

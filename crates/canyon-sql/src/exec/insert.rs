@@ -382,18 +382,18 @@ pub(crate) fn auto_value(v: &Value) -> Option<u64> {
 }
 
 /// Counters of one INSERT / REPLACE, named as in MySQL's `COPY_INFO`.
-#[derive(Default)]
-pub(crate) struct InsertStats {
+#[derive(Debug, Default)]
+pub struct InsertStats {
     /// Rows the statement tried.
-    pub(crate) records: u64,
+    pub records: u64,
     /// Rows inserted, or changed by ON DUPLICATE KEY UPDATE.
-    pub(crate) copied: u64,
+    pub copied: u64,
     /// Rows deleted (or overwritten in place) by REPLACE.
-    pub(crate) deleted: u64,
+    pub deleted: u64,
     /// Rows changed by ON DUPLICATE KEY UPDATE.
-    pub(crate) updated: u64,
+    pub updated: u64,
     /// Rows found by ON DUPLICATE KEY UPDATE, changed or not.
-    pub(crate) touched: u64,
+    pub touched: u64,
 }
 
 /// Evaluates one VALUES row into the values of the plan's columns (`None`:
@@ -492,9 +492,6 @@ pub fn run_insert(
     effects: &mut StatementEffects,
     found_rows: bool,
 ) -> Result<QueryResult> {
-    let table = &plan.table;
-    let def = &table.def;
-    let auto_col = table.auto_increment_column();
     // The source of INSERT ... SELECT is read whole before the first row is
     // inserted (see the module doc).
     let selected = match &plan.select {
@@ -504,11 +501,93 @@ pub fn run_insert(
     // INSERT ... SELECT does not know its row count in advance: InnoDB then
     // reserves AUTO_INCREMENT values 1, 2, 4, ... at a time (sql_insert.cc starts
     // the bulk insert with an estimate of 0 rows).
-    let mut auto = AutoInc::new(if selected.is_some() {
+    let estimate = if selected.is_some() {
         1
     } else {
         plan.rows.len()
-    });
+    };
+    let nrows = selected.as_ref().map_or(plan.rows.len(), Vec::len);
+    let mut selected = selected.map(Vec::into_iter);
+    let mut n = 0;
+    let mut next = |_: &mut StatementEffects, _: u64| -> Result<Option<Vec<Option<Value>>>> {
+        if n >= nrows {
+            return Ok(None);
+        }
+        let values = match selected.as_mut() {
+            Some(rows) => rows
+                .next()
+                .ok_or_else(|| Error::Internal("INSERT ... SELECT: a row vanished".into()))?
+                .into_iter()
+                .map(Some)
+                .collect(),
+            None => eval_values(&plan.rows[n], ctx)?,
+        };
+        n += 1;
+        Ok(Some(values))
+    };
+    let (stats, last_auto) = insert_rows(plan, txn, ctx, effects, estimate, &mut next)?;
+    let affected = stats.copied
+        + stats.deleted
+        + if found_rows {
+            stats.touched
+        } else {
+            stats.updated
+        };
+    // MySQL reports the counts for a multi-row VALUES list and for every
+    // INSERT ... SELECT (select_insert::send_eof), whatever its row count.
+    let info = if plan.rows.len() > 1 || plan.select.is_some() {
+        let duplicates = if plan.ignore {
+            stats.records - stats.copied
+        } else {
+            stats.deleted + stats.updated
+        };
+        format!(
+            "Records: {}  Duplicates: {}  Warnings: {}",
+            stats.records,
+            duplicates,
+            effects.warnings.len()
+        )
+    } else {
+        String::new()
+    };
+    let last_insert_id = match effects.generated_id {
+        Some(id) => id,
+        None if stats.copied > 0 => last_auto,
+        None => 0,
+    };
+    Ok(QueryResult::Ok {
+        affected_rows: affected,
+        last_insert_id,
+        info,
+        warnings: effects.warnings.len() as u16,
+    })
+}
+
+/// Where the rows of an insert come from: called with the statement's
+/// effects (for warnings) and the 1-based number of the row asked for, it
+/// gives the values of the plan's columns (`None`: DEFAULT), or `None` when
+/// there are no more rows. LOAD DATA's reader is one (`crate::session`'s
+/// `load`), the VALUES list and INSERT ... SELECT another.
+pub type RowSource<'s> =
+    dyn FnMut(&mut StatementEffects, u64) -> Result<Option<Vec<Option<Value>>>> + 's;
+
+/// Inserts the rows `next` gives under `plan`'s duplicate-key rules, the
+/// AUTO_INCREMENT rules and the table's triggers and foreign keys; returns
+/// the counters and the AUTO_INCREMENT value of the last row processed.
+/// `estimate` is the number of rows expected (the first AUTO_INCREMENT
+/// reservation). `plan.rows` and `plan.select` are not read.
+pub fn insert_rows(
+    plan: &InsertPlan,
+    txn: &mut Transaction,
+    ctx: &dyn EvalContext,
+    effects: &mut StatementEffects,
+    estimate: usize,
+    next: &mut RowSource<'_>,
+) -> Result<(InsertStats, u64)> {
+    let table = &plan.table;
+    let def = &table.def;
+    let auto_col = table.auto_increment_column();
+    let mut auto = AutoInc::new(estimate);
     if auto_col.is_some() {
         let forced = ctx.sys_var("insert_id").ok().and_then(|v| v.to_i64());
         if let Some(v) = forced.filter(|&v| v > 0) {
@@ -528,20 +607,13 @@ pub fn run_insert(
         && ctx.has_triggers(def, TriggerEvent::Update);
     let trig_delete = matches!(plan.on_duplicate, OnDuplicate::Replace)
         && ctx.has_triggers(def, TriggerEvent::Delete);
-    let nrows = selected.as_ref().map_or(plan.rows.len(), Vec::len);
-    let mut selected = selected.map(Vec::into_iter);
-    for n in 0..nrows {
-        let rowno = n as u64 + 1;
-        stats.records += 1;
-        let values = match selected.as_mut() {
-            Some(rows) => rows
-                .next()
-                .ok_or_else(|| Error::Internal("INSERT ... SELECT: a row vanished".into()))?
-                .into_iter()
-                .map(Some)
-                .collect(),
-            None => eval_values(&plan.rows[n], ctx)?,
+    let mut rowno = 0u64;
+    loop {
+        rowno += 1;
+        let Some(values) = next(effects, rowno)? else {
+            break;
         };
+        stats.records += 1;
         let mut row = build_row(plan, values, ctx, rowno)?;
         if trig_insert {
             // BEFORE INSERT sees the defaults, and an AUTO_INCREMENT column
@@ -712,41 +784,7 @@ pub fn run_insert(
             last_auto = v;
         }
     }
-    let affected = stats.copied
-        + stats.deleted
-        + if found_rows {
-            stats.touched
-        } else {
-            stats.updated
-        };
-    // MySQL reports the counts for a multi-row VALUES list and for every
-    // INSERT ... SELECT (select_insert::send_eof), whatever its row count.
-    let info = if plan.rows.len() > 1 || plan.select.is_some() {
-        let duplicates = if plan.ignore {
-            stats.records - stats.copied
-        } else {
-            stats.deleted + stats.updated
-        };
-        format!(
-            "Records: {}  Duplicates: {}  Warnings: {}",
-            stats.records,
-            duplicates,
-            effects.warnings.len()
-        )
-    } else {
-        String::new()
-    };
-    let last_insert_id = match effects.generated_id {
-        Some(id) => id,
-        None if stats.copied > 0 => last_auto,
-        None => 0,
-    };
-    Ok(QueryResult::Ok {
-        affected_rows: affected,
-        last_insert_id,
-        info,
-        warnings: effects.warnings.len() as u16,
-    })
+    Ok((stats, last_auto))
 }
 
 /// Records a duplicate-key (1062) or missing-parent (1452) error that IGNORE

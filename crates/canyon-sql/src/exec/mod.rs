@@ -18,14 +18,15 @@
 pub mod dml;
 pub mod foreign;
 mod insert;
+pub mod load;
 pub mod partition;
 mod read;
 pub mod select;
 mod update;
 
 pub use dml::*;
-pub use insert::run_insert;
 pub(crate) use insert::*;
+pub use insert::{insert_rows, run_insert, InsertStats, RowSource};
 pub(crate) use read::*;
 pub use read::{for_each_locked_row, for_each_row, for_each_row_checked};
 pub(crate) use update::*;

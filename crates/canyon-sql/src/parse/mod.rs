@@ -21,6 +21,7 @@
 
 pub mod create_select;
 pub mod limits;
+pub mod load;
 pub mod parser;
 pub mod partition;
 pub mod psm;

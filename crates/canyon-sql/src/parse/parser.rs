@@ -363,6 +363,10 @@ pub enum Parsed {
     /// runs through [`crate::parse::psm`] when executed. Never made by
     /// [`parse`]; the session's PREPARE makes it.
     StoredProgram(String),
+    /// LOAD DATA prepared with COM_STMT_PREPARE (MariaDB prepares it; MySQL
+    /// 8 answers 1295): its text runs through [`crate::parse::load`] when
+    /// executed. Never made by [`parse`]; the session's PREPARE makes it.
+    LoadData(String),
     /// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...].
     Analyze {
         /// The tables, each as `[table]` or `[db, table]`.

@@ -88,6 +88,11 @@ impl Session {
                 return self.run_alter_partition(&cat, table, op)
             }
             Parsed::View(_) => return Err(Error::Internal("a view statement not run".into())),
+            Parsed::LoadData(text) => {
+                let text = text.clone();
+                drop(cat);
+                return self.run_load_text(&text);
+            }
             Parsed::StoredProgram(text) => {
                 let text = text.clone();
                 return self

@@ -18,14 +18,16 @@
 //!   (stored procedures, functions and triggers, run by [`interp`]),
 //!   [`triggers`] (triggers and stored functions run per row, inside a
 //!   statement's execution), [`temporary`] (TEMPORARY tables: the essay),
-//!   [`create`] (CREATE TABLE, with its LIKE and SELECT forms);
+//!   [`create`] (CREATE TABLE, with its LIKE and SELECT forms), [`load`]
+//!   (LOAD DATA [LOCAL] INFILE);
 //! - [`context`]: what a running statement evaluates in, and how KILL and
 //!   max_execution_time reach it.
 //!
 //! The files are one `impl Session` cut by statement family, so they call
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
 //! `context`, `dispatch`, `interp`, `request`, `routines`, `schema`, `set`,
-//! `show`, `state`, `temporary`, `create`, `triggers`, `txn`, `view`).
+//! `show`, `state`, `temporary`, `create`, `load`, `triggers`, `txn`,
+//! `view`).
 //!
 //! # Transactions (MySQL semantics)
 //! - autocommit=1 and no BEGIN: each statement is its own transaction, committed
@@ -94,6 +96,7 @@ mod context;
 mod create;
 mod dispatch;
 mod interp;
+mod load;
 mod partition;
 mod request;
 mod routines;

@@ -143,6 +143,17 @@ impl Session {
         if crate::parse::psm_detect::is_routine_statement(sql) {
             return self.run_routine_text(sql, multi);
         }
+        if crate::parse::load::is_load_statement(sql) {
+            // LOAD DATA is parsed by `parse::load` (sqlparser knows only
+            // Hive's form) and runs alone: a text holding more than it is a
+            // syntax error there.
+            self.state.warnings.clear();
+            let r = self.run_load_text(sql);
+            if let Err(e) = &r {
+                self.record_error(e);
+            }
+            return vec![self.with_warning_count(r)];
+        }
         if let Some(show) = show_extra(sql) {
             self.state.warnings.clear();
             let r = self.run_show_extra(&show);
@@ -315,21 +326,25 @@ impl Session {
         // FUNCTION, TRIGGER, their SHOWs) are prepared as their text and run
         // by `routines` when executed, without parameters, as MariaDB allows
         // (MySQL 8 answers 1295 for most of them). CALL is prepared as usual.
-        let parsed =
-            if crate::parse::psm_detect::is_routine_statement(sql) && !starts_with_call(sql) {
-                crate::parse::Parsed::StoredProgram(sql.to_string())
-            } else {
-                let engine = self.state.engine.clone();
-                let interrupt = (sql.len() >= LARGE_TEXT).then(|| self.parse_interrupt(sql));
-                let (mut stmts, _reservation) =
-                    parse_with(sql, Some(&engine.statement_memory), interrupt)?;
-                if stmts.len() != 1 {
-                    return Err(Error::Syntax(second_statement_text(sql)));
-                }
-                stmts.pop().expect("one statement, checked above")
-            };
+        // LOAD DATA is prepared as its text, as MariaDB prepares it (MySQL 8
+        // answers 1295); mysqltest --ps-protocol prepares it.
+        let parsed = if crate::parse::load::is_load_statement(sql) {
+            crate::parse::load::parse_load(sql)?;
+            crate::parse::Parsed::LoadData(sql.to_string())
+        } else if crate::parse::psm_detect::is_routine_statement(sql) && !starts_with_call(sql) {
+            crate::parse::Parsed::StoredProgram(sql.to_string())
+        } else {
+            let engine = self.state.engine.clone();
+            let interrupt = (sql.len() >= LARGE_TEXT).then(|| self.parse_interrupt(sql));
+            let (mut stmts, _reservation) =
+                parse_with(sql, Some(&engine.statement_memory), interrupt)?;
+            if stmts.len() != 1 {
+                return Err(Error::Syntax(second_statement_text(sql)));
+            }
+            stmts.pop().expect("one statement, checked above")
+        };
         let params = match &parsed {
-            crate::parse::Parsed::StoredProgram(_) => 0,
+            crate::parse::Parsed::StoredProgram(_) | crate::parse::Parsed::LoadData(_) => 0,
             _ => count_placeholders(sql)?,
         };
         if params > u16::MAX as usize {
@@ -527,7 +542,8 @@ impl Session {
     }
 
     /// Sets the result's warning count from the statement's warnings.
-    pub(super) fn with_warning_count(&self, r: Result<QueryResult>) -> Result<QueryResult> {
+    pub(super) fn with_warning_count(&mut self, r: Result<QueryResult>) -> Result<QueryResult> {
+        let r = self.present_key_names(r);
         let n = self
             .state
             .warnings
@@ -552,9 +568,35 @@ impl Session {
         })
     }
 
+    /// Duplicate-key messages name the key as MySQL 5.7 and MariaDB do
+    /// (`for key 'PRIMARY'`) when the server shows 5.7's presentation
+    /// (`display_widths`): MySQL 8.0.19 began to qualify the key with its
+    /// table (`'t1.PRIMARY'`) in the release that dropped display widths.
+    fn present_key_names(&mut self, r: Result<QueryResult>) -> Result<QueryResult> {
+        if !self.state.engine.config.display_widths {
+            return r;
+        }
+        let unqualify = |key: &str| key.rsplit('.').next().unwrap_or(key).to_string();
+        for w in self.state.warnings.iter_mut().filter(|w| w.1 == 1062) {
+            if let Some(at) = w.2.find("for key '") {
+                let start = at + "for key '".len();
+                let key = w.2[start..].trim_end_matches('\'');
+                w.2 = format!("{}{}'", &w.2[..start], unqualify(key));
+            }
+        }
+        match r {
+            Err(Error::DuplicateEntry { value, key }) => Err(Error::DuplicateEntry {
+                value,
+                key: unqualify(&key),
+            }),
+            r => r,
+        }
+    }
+
     pub(super) fn record_error(&mut self, e: &Error) {
-        if matches!(e, Error::LockWaitPending) {
-            // Not the statement's outcome: it runs again after the wait.
+        if matches!(e, Error::LockWaitPending | Error::LocalInfileRequest(_)) {
+            // Not the statement's outcome: it runs again after the wait, or
+            // goes on once the client's file is in (`load`).
             return;
         }
         self.state.warnings.clear();

@@ -63,6 +63,8 @@ pub(super) struct State {
     pub(super) row_count: i64,
     pub(super) found_rows: u64,
     pub(super) client_found_rows: bool,
+    /// CLIENT_LOCAL_FILES: the client allows LOAD DATA LOCAL (see `load`).
+    pub(super) client_local_files: bool,
     /// (level, code, message) of the last statement.
     pub(super) warnings: Vec<(&'static str, u16, String)>,
     /// Cached account, valid for one catalog version.
@@ -250,6 +252,8 @@ pub struct Session {
     pub(super) lock_retry: Option<std::time::Instant>,
     /// The stored programs running now (see `super::routines`).
     pub(super) routines: super::routines::Active,
+    /// A LOAD DATA LOCAL waiting for the client's file (see `load`).
+    pub(super) pending_load: Option<Box<super::load::PendingLoad>>,
 }
 
 pub(super) fn ok(affected_rows: u64) -> QueryResult {
@@ -330,6 +334,7 @@ impl Session {
                 row_count: -1,
                 found_rows: 0,
                 client_found_rows: false,
+                client_local_files: false,
                 warnings: Vec::new(),
                 account: None,
                 process,
@@ -351,6 +356,7 @@ impl Session {
             implicit_txn: false,
             lock_retry: None,
             routines: Default::default(),
+            pending_load: None,
         };
         // SET GLOBAL values are the new session's starting values (checked
         // when they were set, so they apply).

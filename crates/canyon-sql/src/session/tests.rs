@@ -95,6 +95,8 @@ fn show_create_table_recreates_the_table() {
         server_collation: crate::types::collation::Collation::DEFAULT,
         display_widths: false,
         presentation: Default::default(),
+        local_infile: false,
+        secure_file_priv: None,
     };
     let storage = Arc::new(canyon_storage::MemoryStorage::new());
     let engine = Engine::open(storage, cfg).expect("engine opens");
@@ -152,6 +154,8 @@ fn presentation_session(presentation: crate::catalog::config::Presentation) -> S
         server_collation: crate::types::collation::Collation::DEFAULT,
         display_widths: false,
         presentation,
+        local_infile: false,
+        secure_file_priv: None,
     };
     let storage = Arc::new(canyon_storage::MemoryStorage::new());
     let engine = Engine::open(storage, cfg).expect("engine opens");

@@ -169,7 +169,7 @@ impl SqlType {
     }
 
     /// Integer range of the type.
-    fn int_range(self) -> (i128, i128) {
+    pub(crate) fn int_range(self) -> (i128, i128) {
         let (bits, unsigned) = match self {
             SqlType::TinyInt { unsigned } => (8, unsigned),
             SqlType::SmallInt { unsigned } => (16, unsigned),

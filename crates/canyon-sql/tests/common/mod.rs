@@ -25,6 +25,8 @@ pub fn config(lock_wait_timeout: Duration) -> EngineConfig {
         server_collation: canyon_sql::collation::Collation::DEFAULT,
         display_widths: false,
         presentation: Default::default(),
+        local_infile: false,
+        secure_file_priv: None,
     }
 }
 
