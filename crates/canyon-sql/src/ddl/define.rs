@@ -338,9 +338,11 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
                     ))),
                 })
                 .collect::<Result<Vec<_>>>()?;
-            SqlType::Enum(enumset::intern(values, Collation::DEFAULT))
+            SqlType::Enum(enumset::intern_bounded(values, Collation::DEFAULT)?)
         }
-        D::Set(values) => SqlType::Set(enumset::intern(values.clone(), Collation::DEFAULT)),
+        D::Set(values) => {
+            SqlType::Set(enumset::intern_bounded(values.clone(), Collation::DEFAULT)?)
+        }
         other => return Err(Error::Unsupported(format!("column type {other}"))),
     })
 }
@@ -356,7 +358,7 @@ fn member_type(col: &mut ColumnDef) -> Result<()> {
     };
     let mut values = m.values.clone();
     enumset::check_members(kind, &col.name, &mut values)?;
-    let m = enumset::intern(values, col.collation);
+    let m = enumset::intern_bounded(values, col.collation)?;
     enumset::check_distinct(kind, &col.name, m)?;
     col.ty = match kind {
         enumset::Kind::Enum => SqlType::Enum(m),
@@ -435,7 +437,7 @@ fn index_columns(cols: &[ast::IndexColumn], columns: &[ColumnDef]) -> Result<Vec
             let name = match &ic.column.expr {
                 ast::Expr::Identifier(id) => id.value.clone(),
                 // `col(10)` prefix lengths parse as a function call.
-                ast::Expr::Function(f) => f.name.to_string(),
+                ast::Expr::Function(f) => key_part_name(f),
                 other => return Err(Error::Unsupported(format!("index on expression {other}"))),
             };
             columns
@@ -934,6 +936,15 @@ pub fn index_attrs(
     Ok(attrs)
 }
 
+/// The column of a `col(10)` key part (which sqlparser reads as a call),
+/// unquoted: `` `col`(10) `` names `col`.
+fn key_part_name(f: &ast::Function) -> String {
+    match f.name.0.as_slice() {
+        [ast::ObjectNamePart::Identifier(i)] => i.value.clone(),
+        _ => f.name.to_string(),
+    }
+}
+
 /// The `10` of a `col(10)` key part (which sqlparser reads as a call).
 fn prefix_length(f: &ast::Function) -> Result<u32> {
     let bad = || Error::Syntax(format!("key part {f}"));
@@ -1012,7 +1023,7 @@ fn index_column_names(cols: &[ast::IndexColumn]) -> Result<Vec<String>> {
     cols.iter()
         .map(|ic| match &ic.column.expr {
             ast::Expr::Identifier(id) => Ok(id.value.clone()),
-            ast::Expr::Function(f) => Ok(f.name.to_string()),
+            ast::Expr::Function(f) => Ok(key_part_name(f)),
             other => Err(Error::Unsupported(format!("index on expression {other}"))),
         })
         .collect()

@@ -570,10 +570,11 @@ impl Session {
 
     /// Duplicate-key messages name the key as MySQL 5.7 and MariaDB do
     /// (`for key 'PRIMARY'`) when the server shows 5.7's presentation
-    /// (`display_widths`): MySQL 8.0.19 began to qualify the key with its
-    /// table (`'t1.PRIMARY'`) in the release that dropped display widths.
+    /// (`display_widths`, or MariaDB's presentation): MySQL 8.0.19 began to
+    /// qualify the key with its table (`'t1.PRIMARY'`) in the release that
+    /// dropped display widths.
     fn present_key_names(&mut self, r: Result<QueryResult>) -> Result<QueryResult> {
-        if !self.state.engine.config.display_widths {
+        if !self.state.engine.config.shows_display_widths() {
             return r;
         }
         let unqualify = |key: &str| key.rsplit('.').next().unwrap_or(key).to_string();

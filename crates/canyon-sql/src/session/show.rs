@@ -253,7 +253,8 @@ impl Session {
                 .join(",")
         };
         let widths = self.state.engine.config().shows_display_widths();
-        let mariadb = self.state.engine.config().presentation == crate::Presentation::Mariadb;
+        let mariadb = self.state.engine.config().presentation
+            == crate::catalog::config::Presentation::Mariadb;
         let mut lines = Vec::new();
         for c in &def.columns {
             let mut l = format!("  {} {}", quote(&c.name), c.type_name(widths));

@@ -75,22 +75,71 @@ pub struct Members {
     pub collation: Collation,
 }
 
-/// Interns a member list: the same list and collation always give the same
-/// `&'static` (allocated once per process; a list is small and the number of
-/// distinct lists is bounded by the schema, so none is freed).
-pub fn intern(values: Vec<String>, collation: Collation) -> &'static Members {
+/// Most bytes of member lists a running server interns from DDL
+/// ([`intern_bounded`]): lists are never freed, so without a bound a client
+/// creating (or failing to create) tables with ever-new member lists could
+/// grow the process without limit. 64 MiB is some thousands of ordinary
+/// schemas' worth of lists; a restart starts the count again from the
+/// catalog's lists.
+pub const INTERNED_BYTES_LIMIT: usize = 64 << 20;
+
+/// Bytes interned so far (an estimate: the members' text and their
+/// `String`s).
+static INTERNED_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The interned lists (see [`intern`]).
+fn interned() -> std::sync::MutexGuard<'static, HashSet<&'static Members>> {
     static TABLE: OnceLock<Mutex<HashSet<&'static Members>>> = OnceLock::new();
-    let m = Members { values, collation };
-    let mut table = TABLE
+    TABLE
         .get_or_init(Default::default)
         .lock()
-        .unwrap_or_else(|e| e.into_inner());
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// Interns a member list: the same list and collation always give the same
+/// `&'static` (allocated once per process and never freed: see
+/// [`intern_bounded`] for the bound DDL is held to). The catalog's lists
+/// are read through here at start-up, unbounded: what is stored must load.
+pub fn intern(values: Vec<String>, collation: Collation) -> &'static Members {
+    let m = Members { values, collation };
+    let mut table = interned();
     if let Some(found) = table.get(&m) {
         return found;
     }
+    INTERNED_BYTES.fetch_add(list_bytes(&m.values), std::sync::atomic::Ordering::Relaxed);
     let leaked: &'static Members = Box::leak(Box::new(m));
     table.insert(leaked);
     leaked
+}
+
+/// [`intern`] for a list a statement declares: 1037 when interning it
+/// would take the process past [`INTERNED_BYTES_LIMIT`] (a list already
+/// interned costs nothing and is always given).
+pub fn intern_bounded(values: Vec<String>, collation: Collation) -> Result<&'static Members> {
+    let needed = list_bytes(&values);
+    let m = Members { values, collation };
+    let mut table = interned();
+    if let Some(found) = table.get(&m) {
+        return Ok(found);
+    }
+    if INTERNED_BYTES.load(std::sync::atomic::Ordering::Relaxed) + needed > INTERNED_BYTES_LIMIT {
+        return Err(Error::OutOfMemory {
+            needed,
+            limit: "ENUM / SET member lists (64 MiB per process)",
+        });
+    }
+    INTERNED_BYTES.fetch_add(needed, std::sync::atomic::Ordering::Relaxed);
+    let leaked: &'static Members = Box::leak(Box::new(m));
+    table.insert(leaked);
+    Ok(leaked)
+}
+
+fn list_bytes(values: &[String]) -> usize {
+    values
+        .iter()
+        .map(|v| v.len() + std::mem::size_of::<String>())
+        .sum::<usize>()
+        + std::mem::size_of::<Members>()
 }
 
 /// Serde's reading of an interned member list (used by `SqlType`'s derive).
