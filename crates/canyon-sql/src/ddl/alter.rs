@@ -121,7 +121,7 @@
 //! scale), ADD / DROP PRIMARY KEY, dropping a primary-key column, ADD COLUMN
 //! with AUTO_INCREMENT or PRIMARY KEY — are not online: `alter_table` hands
 //! the whole ALTER to `crate::ddl::rewrite` (ALGORITHM=COPY: writers of the
-//! table fail with 1205 while it is copied) when [`needs_rewrite`] says so.
+//! table fail with 1205 while it is copied) when `needs_rewrite` says so.
 //! `AUTO_INCREMENT = n` sets the table's counter after the other operations.
 //!
 //! # Not implemented (refused with 1235)

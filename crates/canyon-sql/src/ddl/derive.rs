@@ -1,5 +1,5 @@
 //! Table definitions derived from other objects: CREATE TABLE ... LIKE
-//! (from a table's definition) and CREATE TABLE ... [AS] SELECT (from a
+//! (from a table's definition) and CREATE TABLE ... \[AS\] SELECT (from a
 //! query's result columns, merged with the columns written out).
 //!
 //! MySQL 8.0 manual, 15.1.20.3 "CREATE TABLE ... LIKE": the copy has the

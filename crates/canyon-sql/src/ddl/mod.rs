@@ -1,7 +1,7 @@
 //! Layer 7, **ddl**: changing the schema.
 //!
 //! [`define`] (re-exported here) translates CREATE TABLE / CREATE INDEX /
-//! ALTER TABLE into catalog definitions; [`derive`] derives them for
+//! ALTER TABLE into catalog definitions; [`derive`](mod@derive) derives them for
 //! CREATE TABLE ... LIKE and CREATE TABLE ... SELECT; `objects` creates and drops
 //! databases, tables and indexes on the instance; [`foreign_keys`] checks
 //! FOREIGN KEY constraints as they are created and what they forbid;

@@ -40,7 +40,7 @@ pub enum LoadDuplicates {
 pub struct LoadFormat {
     /// FIELDS TERMINATED BY (default tab).
     pub field_term: Vec<u8>,
-    /// [OPTIONALLY] ENCLOSED BY (default none). OPTIONALLY matters only for
+    /// \[OPTIONALLY\] ENCLOSED BY (default none). OPTIONALLY matters only for
     /// SELECT ... INTO OUTFILE; reading treats both alike.
     pub enclosed: Option<u8>,
     /// ESCAPED BY (default backslash; `''`: no escapes).

@@ -26,7 +26,7 @@
 //! unchanged, and the row and key formats get nothing new.
 //! The numeric reading is made by the binder: where an ENUM / SET column
 //! meets arithmetic, a comparison with a number, or ORDER BY, it wraps the
-//! column in [`Func::EnumIndex`](crate::expr::Func) / `SetMask`, which map the
+//! column in `Func::EnumIndex` (`crate::expr::functions`) / `SetMask`, which map the
 //! canonical text back to the index or bitmask through the member list.
 //!
 //! The member list is part of the type: [`SqlType::Enum`] and

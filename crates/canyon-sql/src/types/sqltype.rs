@@ -80,7 +80,7 @@ pub enum SqlType {
     /// negative times or hours past 99 (the text's order is used).
     Time,
     /// ENUM('a', ...): one member, held as its text (see
-    /// [`enumset`](crate::types::enumset) for why and how it reads as a number).
+    /// [`crate::types::enumset`] for why and how it reads as a number).
     Enum(#[serde(deserialize_with = "enumset::deserialize_members")] &'static Members),
     /// SET('a', ...): a subset of the members, held as their text in
     /// declaration order, comma-joined.
