@@ -3,8 +3,13 @@
 //!
 //! Accepted and ignored, as MySQL users expect: table options (ENGINE, CHARSET,
 //! COLLATE, ROW_FORMAT, COMMENT, AUTO_INCREMENT=n is honoured), column
-//! CHARACTER SET / COLLATE / COMMENT, display widths, ZEROFILL-free integer
-//! forms. FOREIGN KEY constraints (table and column level, as MariaDB and
+//! CHARACTER SET / COLLATE / COMMENT, display widths. ZEROFILL and UNSIGNED
+//! arrive as dialect-specific column options (`crate::parse`'s hook): ZEROFILL
+//! is kept and shown and makes an integer UNSIGNED; UNSIGNED on DECIMAL /
+//! FLOAT / DOUBLE is accepted and not kept. Defaults are checked against the
+//! column and stored as it would hold them (`check_default`, 1067); index key
+//! parts' prefixes, DESC, USING and COMMENT are kept (`index_attrs`, 1089 /
+//! 1170). FOREIGN KEY constraints (table and column level, as MariaDB and
 //! MySQL 9 honour both) are translated here and checked against the catalog
 //! in `crate::exec::foreign`. ENUM / SET member lists are checked here
 //! (`member_type`; see `crate::types::enumset`). Refused with 1235: CHECK,

@@ -57,8 +57,9 @@ pub(super) struct State {
     pub(super) last_insert_id: u64,
     /// Whether the next SELECT testing `auto_col IS NULL` reads it as
     /// `auto_col = LAST_INSERT_ID()` under `sql_auto_is_null` (MySQL's
-    /// `substitute_null_with_insert_id`): set by an INSERT that generated a
-    /// value, cleared by the SELECT that used it.
+    /// `substitute_null_with_insert_id`): set, while `sql_auto_is_null` is
+    /// on, by an INSERT that generated a value; cleared by the SELECT that
+    /// used it.
     pub(super) substitute_null_with_insert_id: bool,
     pub(super) row_count: i64,
     pub(super) found_rows: u64,
@@ -108,6 +109,11 @@ impl State {
             }
             "innodb_lock_wait_timeout" => Value::Int(self.lock_wait_timeout.as_secs() as i64),
             "last_insert_id" | "identity" => Value::UInt(self.last_insert_id),
+            // Read by every INSERT into a table with an AUTO_INCREMENT column
+            // (and the next by the one that generated a value): answered
+            // without the defaults table's long match when unset.
+            "insert_id" => self.vars.get(name).cloned().unwrap_or(Value::UInt(0)),
+            "sql_auto_is_null" => self.vars.get(name).cloned().unwrap_or(Value::Int(0)),
             "warning_count" => {
                 Value::Int(self.warnings.iter().filter(|w| w.0 != "Error").count() as i64)
             }

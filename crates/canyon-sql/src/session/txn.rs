@@ -40,9 +40,6 @@ impl Session {
         if !from.joins.is_empty() || sel.selection.is_none() {
             return None;
         }
-        if self.state.get_var("sql_auto_is_null").ok()?.to_i64() != Some(1) {
-            return None;
-        }
         let (db, t) = self.split_name(name).ok()?;
         let table = cat.table(&db, &t)?;
         let auto = &table.def.columns[table.auto_increment_column()?];
@@ -312,7 +309,13 @@ impl Session {
         let result = result?;
         if let Some(id) = effects.generated_id {
             self.state.last_insert_id = id;
-            self.state.substitute_null_with_insert_id = true;
+            // Decided here, once per INSERT, so that SELECTs pay nothing while
+            // sql_auto_is_null is off (a SET sql_auto_is_null = 1 after the
+            // INSERT takes effect from the next INSERT).
+            self.state.substitute_null_with_insert_id = self
+                .state
+                .get_var("sql_auto_is_null")
+                .is_ok_and(|v| v.to_i64() == Some(1));
         }
         for (code, msg) in effects.warnings {
             self.state.warnings.push(("Warning", code, msg));
