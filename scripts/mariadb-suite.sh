@@ -16,7 +16,7 @@
 # The expected results are MariaDB's (run under mysql-test-run with
 # include/default_mysqld.cnf: character-set-server=latin1, local-infile, ...);
 # a server compared here must be configured the same way (for Canyon:
-# character_set_server = "latin1", display_widths = true, local_infile = true
+# character_set_server = "latin1", presentation = "mariadb", local_infile = true
 # — mariadb-test itself sends files for LOAD DATA LOCAL without being asked).
 # See
 # docs/compatibility.md for the verdicts and the reasons for each failure.

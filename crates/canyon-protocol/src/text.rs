@@ -142,7 +142,12 @@ pub fn write_text_value(out: &mut Vec<u8>, value: &Value, col: &Column) {
         }
         Value::UInt(v) => put_lenenc_bytes(out, fmt_u64(*v, &mut scratch)),
         Value::Double(v) => {
-            let s = if col.column_type == ColumnType::Float {
+            // A FLOAT(M,D) / DOUBLE(M,D) column prints D digits after the
+            // point, as a DECIMAL does (31 is "not fixed").
+            let real = matches!(col.column_type, ColumnType::Float | ColumnType::Double);
+            let s = if real && col.decimals < 31 && v.is_finite() {
+                format!("{:.*}", usize::from(col.decimals), v)
+            } else if col.column_type == ColumnType::Float {
                 format_float(*v as f32)
             } else {
                 format_double(*v)

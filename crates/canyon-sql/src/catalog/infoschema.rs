@@ -683,9 +683,23 @@ pub(crate) fn type_facts(ty: SqlType) -> (String, Value, Value, Value, Value, Va
             u(0),
             null,
         ),
-        SqlType::Float => (base, null.clone(), null.clone(), u(12), null.clone(), null),
-        SqlType::Double => (base, null.clone(), null.clone(), u(22), null.clone(), null),
-        SqlType::Decimal { precision, scale } => (
+        SqlType::Float { digits, .. } | SqlType::Double { digits, .. } => {
+            let (p, s) = match digits {
+                Some((m, d)) => (u(m as u64), u(d as u64)),
+                None => (
+                    u(if matches!(ty, SqlType::Float { .. }) {
+                        12
+                    } else {
+                        22
+                    }),
+                    null.clone(),
+                ),
+            };
+            (base, null.clone(), null.clone(), p, s, null)
+        }
+        SqlType::Decimal {
+            precision, scale, ..
+        } => (
             base,
             null.clone(),
             null.clone(),
@@ -818,7 +832,7 @@ pub fn tables_row(db: &str, t: &Table) -> Vec<Value> {
         s(db),
         s(&t.def.name),
         s("BASE TABLE"),
-        s("InnoDB"),
+        s(t.def.engine.as_deref().unwrap_or("InnoDB")),
         Value::Int(10),
         s("Dynamic"),
         u(rows),
@@ -891,19 +905,9 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                 }
             }
         }
-        SystemTable::Engines => out.push(
-            [
-                "InnoDB",
-                "DEFAULT",
-                "Canyon's transactional storage (MVCC on RocksDB)",
-                "YES",
-                "NO",
-                "NO",
-            ]
-            .iter()
-            .map(|x| s(x))
-            .collect(),
-        ),
+        SystemTable::Engines => {
+            out.extend(crate::catalog::engine_rows().map(|r| r.iter().map(|x| s(x)).collect()))
+        }
         SystemTable::CharacterSets => {
             for (cs, coll, desc, len) in crate::types::collation::CHARSETS {
                 out.push(vec![s(cs), s(coll.name()), s(desc), u(*len as u64)]);

@@ -50,6 +50,7 @@ pub struct ColumnDef {
     /// Name as declared (compared case-insensitively, as MySQL does).
     pub name: String,
     /// Declared type.
+    #[serde(deserialize_with = "crate::types::sqltype::deserialize_stored")]
     pub ty: SqlType,
     /// Whether NULL is allowed.
     pub nullable: bool,
@@ -340,10 +341,63 @@ pub struct TableDef {
     /// PARTITION BY, for a partitioned table (see `crate::catalog::partition`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partitioning: Option<crate::catalog::partition::Partitioning>,
+    /// The storage engine the definition names when it is not InnoDB
+    /// (`MyISAM`, `Aria`, `MEMORY`; canonical spelling): kept to be shown
+    /// (SHOW CREATE TABLE, information_schema.TABLES), so that a dump
+    /// restores elsewhere as declared. Every table is stored by Canyon's
+    /// transactional engine whatever it names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+/// The canonical name of a storage engine Canyon stands in for (its
+/// tables are all stored by Canyon's transactional engine): InnoDB, and
+/// the engines whose tables simply keep rows, MyISAM, Aria and MEMORY
+/// (HEAP), so that schemas and dumps naming them load. `None` for any other
+/// name (BLACKHOLE, CSV, ARCHIVE, FEDERATED, MERGE, ... change what a table
+/// does, and unknown names): MySQL's 1286 under NO_ENGINE_SUBSTITUTION,
+/// else InnoDB with a warning.
+pub fn storage_engine(name: &str) -> Option<&'static str> {
+    STORAGE_ENGINES
+        .iter()
+        .find(|e| e.eq_ignore_ascii_case(name))
+        .copied()
+        .or_else(|| name.eq_ignore_ascii_case("HEAP").then_some("MEMORY"))
+}
+
+/// The engines [`storage_engine`] accepts, InnoDB (the default) first, as
+/// SHOW ENGINES lists them.
+pub const STORAGE_ENGINES: [&str; 4] = ["InnoDB", "MyISAM", "Aria", "MEMORY"];
+
+/// SHOW ENGINES' and information_schema.ENGINES' rows (Engine, Support,
+/// Comment, Transactions, XA, Savepoints): every name Canyon accepts, all
+/// stored by its one transactional engine.
+pub fn engine_rows() -> impl Iterator<Item = [&'static str; 6]> {
+    STORAGE_ENGINES.iter().map(|&e| {
+        if e == "InnoDB" {
+            [
+                e,
+                "DEFAULT",
+                "Canyon's transactional storage (MVCC on RocksDB)",
+                "YES",
+                "NO",
+                "NO",
+            ]
+        } else {
+            [
+                e,
+                "YES",
+                "Accepted by name: stored as InnoDB (Canyon's transactional storage)",
+                "YES",
+                "NO",
+                "NO",
+            ]
+        }
+    })
 }
 
 impl TableDef {

@@ -294,9 +294,10 @@ fn column_width(b: &[u8], ty: SqlType) -> Option<usize> {
             let fixed = match ty {
                 t if t.is_integer() => Some(8),
                 SqlType::Bit(_) | SqlType::Year => Some(8),
-                SqlType::Float | SqlType::Double | SqlType::DateTime | SqlType::Timestamp => {
-                    Some(8)
-                }
+                SqlType::Float { .. }
+                | SqlType::Double { .. }
+                | SqlType::DateTime
+                | SqlType::Timestamp => Some(8),
                 SqlType::Decimal { .. } => Some(16),
                 SqlType::Date => Some(4),
                 _ => None,
@@ -669,7 +670,8 @@ mod tests {
                 &d,
                 SqlType::Decimal {
                     precision: 5,
-                    scale: 2
+                    scale: 2,
+                    unsigned: false,
                 }
             ),
             Some(17)

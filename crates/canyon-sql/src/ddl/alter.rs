@@ -922,7 +922,7 @@ fn stored_form(c: &ColumnDef) -> StoredForm {
         t if t.is_integer() && t.is_unsigned() => StoredForm::Unsigned,
         t if t.is_integer() => StoredForm::Signed,
         SqlType::Bit(_) | SqlType::Year => StoredForm::Unsigned,
-        SqlType::Float | SqlType::Double => StoredForm::Double,
+        SqlType::Float { .. } | SqlType::Double { .. } => StoredForm::Double,
         SqlType::Decimal { scale, .. } => StoredForm::Decimal(scale),
         SqlType::Char(_)
         | SqlType::VarChar(_)

@@ -50,6 +50,9 @@ pub struct NewTable {
     pub comment: String,
     /// PARTITION BY, checked (`crate::ddl::partition`).
     pub partitioning: Option<crate::catalog::partition::Partitioning>,
+    /// The ENGINE option as written (the session checks it against the
+    /// engines Canyon stands in for: [`storage_engine`]).
+    pub engine: Option<String>,
 }
 
 /// A FOREIGN KEY constraint as written.
@@ -176,18 +179,11 @@ pub fn fk_index(
     Some((name, fk.columns.clone(), false))
 }
 
-/// The UNSIGNED form of an integer type; other number types keep their
-/// type (MySQL 8 deprecates UNSIGNED for DECIMAL, FLOAT and DOUBLE, and
-/// Canyon, like for `DECIMAL UNSIGNED`, does not model it).
+/// The UNSIGNED form of a number type (MySQL 8 deprecates UNSIGNED for
+/// DECIMAL, FLOAT and DOUBLE but still applies it: negative values are out
+/// of range).
 fn unsigned_of(ty: SqlType) -> SqlType {
-    match ty {
-        SqlType::TinyInt { .. } => SqlType::TinyInt { unsigned: true },
-        SqlType::SmallInt { .. } => SqlType::SmallInt { unsigned: true },
-        SqlType::MediumInt { .. } => SqlType::MediumInt { unsigned: true },
-        SqlType::Int { .. } => SqlType::Int { unsigned: true },
-        SqlType::BigInt { .. } => SqlType::BigInt { unsigned: true },
-        other => other,
-    }
+    ty.with_unsigned()
 }
 
 /// The display width an integer type was declared with (`INT(5)`).
@@ -208,6 +204,35 @@ fn declared_width(t: &ast::DataType) -> Option<u32> {
         | D::BigIntUnsigned(w) => w.map(|w| w.min(255) as u32),
         _ => None,
     }
+}
+
+/// The (M,D) of FLOAT(M,D) / DOUBLE(M,D), checked as MySQL checks them
+/// (M at most 255, D at most 30 and not above M).
+fn real_digits(info: &ast::ExactNumberInfo) -> Result<Option<(u8, u8)>> {
+    let ast::ExactNumberInfo::PrecisionAndScale(m, d) = *info else {
+        return Ok(None);
+    };
+    let err = |code: u16, message: String| Error::Sql {
+        code,
+        sqlstate: *b"42000",
+        message,
+    };
+    if m > 255 {
+        return Err(err(1439, "Display width out of range (max = 255)".into()));
+    }
+    if d > 30 {
+        return Err(err(
+            1425,
+            format!("Too big scale {d} specified. Maximum is 30."),
+        ));
+    }
+    if d < 0 || d as u64 > m {
+        return Err(err(
+            1427,
+            "For float(M,D), double(M,D) or decimal(M,D), M must be >= D".into(),
+        ));
+    }
+    Ok(Some((m as u8, d as u8)))
 }
 
 /// Maps a declared SQL type.
@@ -240,14 +265,34 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
         D::BigIntUnsigned(_) | D::Int8Unsigned(_) | D::UBigInt => {
             SqlType::BigInt { unsigned: true }
         }
-        D::Float(_) | D::Float4 | D::FloatUnsigned(_) => SqlType::Float,
-        D::Double(_)
-        | D::DoublePrecision
-        | D::Real
-        | D::RealUnsigned
-        | D::Float8
-        | D::DoubleUnsigned(_)
-        | D::DoublePrecisionUnsigned => SqlType::Double,
+        D::Float(info) | D::FloatUnsigned(info) => {
+            let unsigned = matches!(t, D::FloatUnsigned(_));
+            match info {
+                // FLOAT(p): single precision up to 24 bits, double to 53.
+                ast::ExactNumberInfo::Precision(p) if *p > 53 => {
+                    return Err(Error::Sql {
+                        code: 1063,
+                        sqlstate: *b"42000",
+                        message: format!("Incorrect column specifier: FLOAT({p})"),
+                    })
+                }
+                ast::ExactNumberInfo::Precision(p) if *p > 24 => SqlType::Double {
+                    unsigned,
+                    digits: None,
+                },
+                _ => SqlType::Float {
+                    unsigned,
+                    digits: real_digits(info)?,
+                },
+            }
+        }
+        D::Float4 => SqlType::FLOAT,
+        D::Double(info) | D::DoubleUnsigned(info) => SqlType::Double {
+            unsigned: matches!(t, D::DoubleUnsigned(_)),
+            digits: real_digits(info)?,
+        },
+        D::DoublePrecision | D::Real | D::Float8 => SqlType::DOUBLE,
+        D::RealUnsigned | D::DoublePrecisionUnsigned => SqlType::DOUBLE.with_unsigned(),
         D::Decimal(info)
         | D::Numeric(info)
         | D::Dec(info)
@@ -266,6 +311,7 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
             SqlType::Decimal {
                 precision: p as u8,
                 scale: s as u8,
+                unsigned: matches!(t, D::DecimalUnsigned(_) | D::DecUnsigned(_)),
             }
         }
         D::Char(l) | D::Character(l) => SqlType::Char(len(l, 1)),
@@ -521,20 +567,8 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             }
             ast::ColumnOption::CharacterSet(cs) => charset = Some(object_name(cs)),
             ast::ColumnOption::Collation(co) => collation = Some(object_name(co)),
-            ast::ColumnOption::Comment(text) => {
-                // MySQL (strict mode): 1629 past 1024 characters.
-                if text.chars().count() > 1024 {
-                    return Err(Error::Sql {
-                        code: 1629,
-                        sqlstate: *b"HY000",
-                        message: format!(
-                            "Comment for field '{}' is too long (max = 1024)",
-                            col.name
-                        ),
-                    });
-                }
-                col.attrs.comment = text.clone()
-            }
+            // Its length is checked by `check_comments` (by sql_mode).
+            ast::ColumnOption::Comment(text) => col.attrs.comment = text.clone(),
             ast::ColumnOption::OnUpdate(e) => match default_of(e)? {
                 DefaultValue::CurrentTimestamp
                     if matches!(ty, SqlType::DateTime | SqlType::Timestamp) =>
@@ -758,22 +792,9 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         auto_increment_start,
         default_collation,
         foreign_keys,
-        comment: {
-            let comment = table_comment(ct);
-            // MySQL (strict mode): 1628 past 2048 characters.
-            if comment.chars().count() > 2048 {
-                return Err(Error::Sql {
-                    code: 1628,
-                    sqlstate: *b"HY000",
-                    message: format!(
-                        "Comment for table '{}' is too long (max = 2048)",
-                        object_name(&ct.name).rsplit('.').next().unwrap_or_default()
-                    ),
-                });
-            }
-            comment
-        },
+        comment: table_comment(ct),
         partitioning: None,
+        engine: table_engine_option(ct),
     })
 }
 
@@ -836,6 +857,128 @@ fn table_comment(ct: &ast::CreateTable) -> String {
     }
 }
 
+/// What a COMMENT belongs to, for [`limit_comment`].
+#[derive(Debug, Clone, Copy)]
+pub enum CommentOf<'a> {
+    /// A table's COMMENT option: 2048 characters, 1628.
+    Table(&'a str),
+    /// A column's: 1024 characters, 1629.
+    Column(&'a str),
+    /// An index's: 1024 characters, 1688.
+    Index(&'a str),
+}
+
+/// MySQL's limit on a comment's length: past it, an error in strict
+/// `sql_mode`; otherwise the comment is cut to the limit and the same code
+/// is a warning (`warn`), as MySQL 8 and MariaDB store it.
+pub fn limit_comment(
+    text: &mut String,
+    of: CommentOf<'_>,
+    strict: bool,
+    warn: &mut dyn FnMut(u16, String),
+) -> Result<()> {
+    let (code, limit, message) = match of {
+        CommentOf::Table(t) => (1628, 2048, format!("Comment for table '{t}'")),
+        CommentOf::Column(c) => (1629, 1024, format!("Comment for field '{c}'")),
+        CommentOf::Index(i) => (1688, 1024, format!("Comment for index '{i}'")),
+    };
+    let Some((cut, _)) = text.char_indices().nth(limit) else {
+        return Ok(());
+    };
+    let message = format!("{message} is too long (max = {limit})");
+    if strict {
+        return Err(Error::Sql {
+            code,
+            sqlstate: *b"HY000",
+            message,
+        });
+    }
+    text.truncate(cut);
+    warn(code, message);
+    Ok(())
+}
+
+/// [`limit_comment`] for every comment of a new table (`table` its name).
+pub fn check_comments(
+    t: &mut NewTable,
+    table: &str,
+    strict: bool,
+    warn: &mut dyn FnMut(u16, String),
+) -> Result<()> {
+    limit_comment(&mut t.comment, CommentOf::Table(table), strict, warn)?;
+    for c in &mut t.columns {
+        limit_comment(
+            &mut c.attrs.comment,
+            CommentOf::Column(&c.name),
+            strict,
+            warn,
+        )?;
+    }
+    for (ix, attrs) in t.indexes.iter().zip(&mut t.index_attrs) {
+        limit_comment(&mut attrs.comment, CommentOf::Index(&ix.0), strict, warn)?;
+    }
+    Ok(())
+}
+
+/// [`limit_comment`] for the comments ALTER TABLE operations declare.
+pub fn check_alter_comments(
+    ops: &mut [crate::ddl::alter::AlterOp],
+    strict: bool,
+    warn: &mut dyn FnMut(u16, String),
+) -> Result<()> {
+    use crate::ddl::alter::AlterOp;
+    for op in ops {
+        match op {
+            AlterOp::AddColumn { column, .. } | AlterOp::ChangeColumn { column, .. } => {
+                let of = CommentOf::Column(&column.name);
+                limit_comment(&mut column.attrs.comment, of, strict, warn)?
+            }
+            AlterOp::AddIndex {
+                name,
+                columns,
+                attrs,
+                ..
+            } => {
+                let of = CommentOf::Index(
+                    name.as_deref()
+                        .or(columns.first().map(|c| c.as_str()))
+                        .unwrap_or(""),
+                );
+                limit_comment(&mut attrs.comment, of, strict, warn)?
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The ENGINE table option's name, unquoted.
+fn table_engine_option(ct: &ast::CreateTable) -> Option<String> {
+    let text = ct.table_options.to_string();
+    let upper = text.to_ascii_uppercase();
+    let mut from = 0;
+    // A whole word ENGINE (not DEFAULT_STORAGE_ENGINE or a comment's text:
+    // comments come quoted, and the option names before them are checked).
+    while let Some(i) = upper[from..].find("ENGINE").map(|i| i + from) {
+        from = i + "ENGINE".len();
+        let before = upper[..i].chars().next_back();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '\'') {
+            continue;
+        }
+        let rest = text[from..].trim_start();
+        let rest = rest.strip_prefix('=').unwrap_or(rest).trim_start();
+        let name: String = rest
+            .trim_start_matches(['`', '\'', '"'])
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            return Some(name);
+        }
+    }
+    None
+}
+
 fn table_auto_increment_option(ct: &ast::CreateTable) -> Option<u64> {
     let text = ct.table_options.to_string().to_ascii_uppercase();
     let i = text.find("AUTO_INCREMENT")?;
@@ -877,6 +1020,7 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
         foreign_keys: Vec::new(),
         comment: t.comment,
         partitioning: t.partitioning,
+        engine: t.engine.filter(|e| e != "InnoDB"),
     }
 }
 
@@ -905,17 +1049,7 @@ pub fn index_attrs(
     for o in options {
         match o {
             ast::IndexOption::Using(t) => attrs.using = Some(algorithm(t)?),
-            ast::IndexOption::Comment(c) => {
-                // MySQL (strict mode): 1688 past 1024 characters.
-                if c.chars().count() > 1024 {
-                    return Err(Error::Sql {
-                        code: 1688,
-                        sqlstate: *b"HY000",
-                        message: "Comment for index is too long (max = 1024)".into(),
-                    });
-                }
-                attrs.comment = c.clone();
-            }
+            ast::IndexOption::Comment(c) => attrs.comment = c.clone(),
         }
     }
     let mut prefixes = Vec::with_capacity(cols.len());

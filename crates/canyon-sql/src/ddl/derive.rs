@@ -46,6 +46,7 @@ pub fn like_table(src: &TableDef) -> NewTable {
         foreign_keys: Vec::new(),
         comment: src.comment.clone(),
         partitioning: src.partitioning.clone(),
+        engine: src.engine.clone(),
     }
 }
 
@@ -125,6 +126,7 @@ mod tests {
             foreign_keys: Vec::new(),
             comment: String::new(),
             partitioning: None,
+            engine: None,
         }
     }
 

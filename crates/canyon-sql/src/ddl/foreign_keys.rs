@@ -25,7 +25,7 @@ fn compatible(a: &ColumnDef, b: &ColumnDef) -> bool {
     match (a.ty, b.ty) {
         (x, y) if x.is_integer() || y.is_integer() => x == y,
         (T::Decimal { .. }, T::Decimal { .. }) => a.ty == b.ty,
-        (T::Float, T::Float) | (T::Double, T::Double) => true,
+        (T::Float { .. }, T::Float { .. }) | (T::Double { .. }, T::Double { .. }) => true,
         (x, y) if x.is_string() && y.is_string() => {
             x.is_binary() == y.is_binary() && (x.is_binary() || a.collation == b.collation)
         }

@@ -642,7 +642,7 @@ fn adjust(
             let zero = if col.ty.is_integer()
                 || matches!(
                     col.ty,
-                    SqlType::Float | SqlType::Double | SqlType::Decimal { .. }
+                    SqlType::Float { .. } | SqlType::Double { .. } | SqlType::Decimal { .. }
                 ) {
                 Value::Int(0)
             } else {
@@ -671,9 +671,7 @@ fn adjust(
             ));
             coerce(if negative { lo } else { hi })
         }
-        Error::IncorrectValue { .. }
-            if col.ty.is_integer() || matches!(col.ty, SqlType::Float | SqlType::Double) =>
-        {
+        Error::IncorrectValue { .. } if col.ty.is_integer() || col.ty.is_real() => {
             let text = v.to_display();
             let prefix: String = text
                 .trim_start()

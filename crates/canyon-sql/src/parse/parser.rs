@@ -617,6 +617,7 @@ fn parse_text(
             return match set_names_in_list(trimmed)
                 .or_else(|| without_consistent_snapshot(trimmed))
                 .or_else(|| alter_table_spellings(trimmed))
+                .or_else(|| real_type_spellings(trimmed))
             {
                 Some(rewritten) => parse_text(&rewritten, &limits::scan(&rewritten), None),
                 None => Err(unsupported_or(parse_error(text, e), trimmed)),
@@ -802,6 +803,55 @@ fn alter_table_spellings(trimmed: &str) -> Option<String> {
         })
         .collect();
     changed.then(|| format!("{head} {}", clauses.join(", ")))
+}
+
+/// `REAL(M,D)` and `DOUBLE PRECISION(M,D)` in a CREATE or ALTER TABLE,
+/// which sqlparser reads only without the digits, spelled `DOUBLE(M,D)`
+/// (the same type in MySQL); `None` when the text has neither. Quoted
+/// strings and names are left alone.
+fn real_type_spellings(trimmed: &str) -> Option<String> {
+    let mut head = Lexer { s: trimmed, pos: 0 };
+    if !(head.keyword("CREATE") || head.keyword("ALTER")) {
+        return None;
+    }
+    let b = trimmed.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+    let (mut out, mut copied, mut i, mut changed) = (String::new(), 0, 0, false);
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\'' || c == b'"' || c == b'`' {
+            // Skip the quoted text (a backslash escapes inside strings).
+            i += 1;
+            while i < b.len() && b[i] != c {
+                i += if b[i] == b'\\' && c != b'`' { 2 } else { 1 };
+            }
+            i += 1;
+            continue;
+        }
+        if !ident(c) || (i > 0 && ident(b[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let mut lx = Lexer { s: trimmed, pos: i };
+        let replaced = (lx.keyword("REAL") || (lx.keyword("DOUBLE") && lx.keyword("PRECISION")))
+            .then_some(lx.pos);
+        if let Some(end) = replaced {
+            lx.skip_ws();
+            if lx.punct('(') {
+                out.push_str(&trimmed[copied..i]);
+                out.push_str("DOUBLE");
+                copied = end;
+                changed = true;
+            }
+            i = end;
+            continue;
+        }
+        while i < b.len() && ident(b[i]) {
+            i += 1;
+        }
+    }
+    out.push_str(&trimmed[copied..]);
+    changed.then_some(out)
 }
 
 /// Splits `text` at the commas outside parentheses and quotes.

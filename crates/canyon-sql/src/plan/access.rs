@@ -515,7 +515,7 @@ fn key_value(v: Value, ty: SqlType) -> KeyValue {
             }
             _ => KeyValue::Inexact,
         },
-        SqlType::Double | SqlType::Float => match v.to_f64() {
+        SqlType::Double { .. } | SqlType::Float { .. } => match v.to_f64() {
             Some(f) if !matches!(v, Value::Bytes(_)) => KeyValue::Exact(Value::Double(f)),
             _ => KeyValue::Inexact,
         },
@@ -1125,6 +1125,7 @@ mod tests {
             foreign_keys: Vec::new(),
             comment: String::new(),
             partitioning: None,
+            engine: None,
         })
     }
 

@@ -24,9 +24,11 @@ fn key_part_len(c: &ColumnDef) -> u32 {
         SqlType::TinyInt { .. } => 1,
         SqlType::SmallInt { .. } => 2,
         SqlType::MediumInt { .. } => 3,
-        SqlType::Int { .. } | SqlType::Float => 4,
-        SqlType::BigInt { .. } | SqlType::Double => 8,
-        SqlType::Decimal { precision, scale } => {
+        SqlType::Int { .. } | SqlType::Float { .. } => 4,
+        SqlType::BigInt { .. } | SqlType::Double { .. } => 8,
+        SqlType::Decimal {
+            precision, scale, ..
+        } => {
             let (p, s) = (precision as u32, scale as u32);
             decimal_digits(p.saturating_sub(s)) + decimal_digits(s)
         }
@@ -368,6 +370,7 @@ mod tests {
         let dec = |p, s| SqlType::Decimal {
             precision: p,
             scale: s,
+            unsigned: false,
         };
         // MySQL: DECIMAL(12,2) is 6 bytes, DECIMAL(4,4) 2, DECIMAL(18,9) 8.
         assert_eq!(key_part_len(&col(dec(12, 2), false)), 6);

@@ -42,7 +42,7 @@ impl Session {
             return Err(Error::UnknownDatabase(db));
         };
         let default_collation = database.default_collation;
-        let (new, columns) = match (&ct.like, &ct.query) {
+        let (mut new, columns) = match (&ct.like, &ct.query) {
             (Some(like), _) => (self.like_definition(&cat, like)?, None),
             (None, Some(q)) => {
                 let declared = crate::ddl::create_table(ct, default_collation)?;
@@ -52,6 +52,7 @@ impl Session {
             }
             (None, None) => (crate::ddl::create_table(ct, default_collation)?, None),
         };
+        self.check_table_options(&mut new, &t)?;
         let created = if ct.temporary {
             self.create_temporary(&cat, &db, &t, new, ct.if_not_exists)?
         } else {
@@ -195,5 +196,40 @@ impl Session {
             }
         };
         self.run_inner(&insert, &[], "")
+    }
+
+    /// What a new table's definition is checked for against the session's
+    /// `sql_mode`: the ENGINE it names (one Canyon stands in for,
+    /// `crate::ddl::storage_engine`; any other is 1286 under
+    /// NO_ENGINE_SUBSTITUTION, else InnoDB with warnings 1286 and 1266, as
+    /// MySQL substitutes the default engine) and its comments' lengths
+    /// (`crate::ddl::check_comments`).
+    pub(super) fn check_table_options(&mut self, new: &mut NewTable, table: &str) -> Result<()> {
+        if let Some(named) = new.engine.take() {
+            match crate::catalog::storage_engine(&named) {
+                Some(e) => new.engine = Some(e.to_string()),
+                None if self.sql_mode_has("NO_ENGINE_SUBSTITUTION") => {
+                    return Err(Error::Sql {
+                        code: 1286,
+                        sqlstate: *b"42000",
+                        message: format!("Unknown storage engine '{named}'"),
+                    })
+                }
+                None => {
+                    self.warning(1286, format!("Unknown storage engine '{named}'"));
+                    self.warning(
+                        1266,
+                        format!("Using storage engine InnoDB for table '{table}'"),
+                    );
+                }
+            }
+        }
+        let strict = self.strict_sql_mode();
+        let mut notes = Vec::new();
+        crate::ddl::check_comments(new, table, strict, &mut |c, m| notes.push((c, m)))?;
+        for (code, message) in notes {
+            self.warning(code, message);
+        }
+        Ok(())
     }
 }

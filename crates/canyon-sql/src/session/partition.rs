@@ -68,6 +68,7 @@ impl Session {
             return Err(Error::UnknownDatabase(db));
         };
         let mut new = crate::ddl::create_table(ct, database.default_collation)?;
+        self.check_table_options(&mut new, &t)?;
         if !new.foreign_keys.is_empty() {
             return Err(part::foreign_keys_refused());
         }

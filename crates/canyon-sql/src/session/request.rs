@@ -541,6 +541,25 @@ impl Session {
         self.state.warnings.push(("Note", code, message));
     }
 
+    pub(super) fn warning(&mut self, code: u16, message: String) {
+        self.state.warnings.push(("Warning", code, message));
+    }
+
+    /// Whether the session's `sql_mode` names `flag`.
+    pub(super) fn sql_mode_has(&self, flag: &str) -> bool {
+        self.state.get_var("sql_mode").is_ok_and(|v| {
+            v.to_display()
+                .split(',')
+                .any(|m| m.trim().eq_ignore_ascii_case(flag))
+        })
+    }
+
+    /// Whether the session's `sql_mode` is strict (STRICT_TRANS_TABLES or
+    /// STRICT_ALL_TABLES).
+    pub(super) fn strict_sql_mode(&self) -> bool {
+        self.sql_mode_has("STRICT_TRANS_TABLES") || self.sql_mode_has("STRICT_ALL_TABLES")
+    }
+
     /// Sets the result's warning count from the statement's warnings.
     pub(super) fn with_warning_count(&mut self, r: Result<QueryResult>) -> Result<QueryResult> {
         let r = self.present_key_names(r);

@@ -203,7 +203,7 @@ impl Session {
                 if cat.table(&db, &t).is_none() {
                     return Err(Error::UnknownTable { db, table: t });
                 }
-                let op = crate::ddl::alter::AlterOp::AddIndex {
+                let mut op = crate::ddl::alter::AlterOp::AddIndex {
                     name: ci
                         .name
                         .as_ref()
@@ -216,6 +216,16 @@ impl Session {
                         &ci.index_options,
                     )?,
                 };
+                let strict = self.strict_sql_mode();
+                let mut notes = Vec::new();
+                crate::ddl::check_alter_comments(
+                    std::slice::from_mut(&mut op),
+                    strict,
+                    &mut |c, m| notes.push((c, m)),
+                )?;
+                for (code, message) in notes {
+                    self.warning(code, message);
+                }
                 self.commit()?;
                 drop(cat);
                 engine.alter_table(&db, &t, vec![op])?;
@@ -235,9 +245,16 @@ impl Session {
                 };
                 let default = table.def.default_collation;
                 let checks = self.fk_checks()?;
-                let ops = crate::ddl::alter_ops(at, default, &table.def.columns, checks, &|n| {
-                    self.split_name(n)
-                })?;
+                let mut ops =
+                    crate::ddl::alter_ops(at, default, &table.def.columns, checks, &|n| {
+                        self.split_name(n)
+                    })?;
+                let strict = self.strict_sql_mode();
+                let mut notes = Vec::new();
+                crate::ddl::check_alter_comments(&mut ops, strict, &mut |c, m| notes.push((c, m)))?;
+                for (code, message) in notes {
+                    self.warning(code, message);
+                }
                 for op in &ops {
                     if let crate::ddl::alter::AlterOp::RenameTo { db: to, .. } = op {
                         self.state.check_db(&cat, to, "CREATE", None)?;
@@ -249,13 +266,6 @@ impl Session {
                     .all(|o| matches!(o, crate::ddl::alter::AlterOp::RenameTo { .. }));
                 self.commit()?;
                 drop(cat);
-                let strict = self.state.get_var("sql_mode").is_ok_and(|v| {
-                    v.to_display().split(',').any(|m| {
-                        let m = m.trim();
-                        m.eq_ignore_ascii_case("STRICT_TRANS_TABLES")
-                            || m.eq_ignore_ascii_case("STRICT_ALL_TABLES")
-                    })
-                });
                 let warnings = engine.alter_table_mode(&db, &t, ops, strict)?;
                 let n = warnings.len();
                 for (code, message) in warnings {

@@ -363,9 +363,10 @@ impl Session {
             ""
         };
         let mut text = format!(
-            "CREATE {temporary}TABLE {} (\n{}\n) ENGINE=InnoDB{next_auto_increment} DEFAULT CHARSET={} COLLATE={}",
+            "CREATE {temporary}TABLE {} (\n{}\n) ENGINE={}{next_auto_increment} DEFAULT CHARSET={} COLLATE={}",
             quote(&def.name),
             lines.join(",\n"),
+            def.engine.as_deref().unwrap_or("InnoDB"),
             def.default_collation.charset(),
             def.default_collation.name(),
         );
@@ -490,17 +491,9 @@ impl Session {
                     "XA",
                     "Savepoints",
                 ],
-                vec![[
-                    "InnoDB",
-                    "DEFAULT",
-                    "Canyon's transactional storage (MVCC on RocksDB)",
-                    "YES",
-                    "NO",
-                    "NO",
-                ]
-                .iter()
-                .map(|s| Value::str(s))
-                .collect()],
+                crate::catalog::engine_rows()
+                    .map(|r| r.iter().map(|s| Value::str(s)).collect())
+                    .collect(),
             )),
             ShowExtra::Index { db, table } => {
                 let cat = self.state.catalog();

@@ -201,7 +201,7 @@ fn show_create_table_normalises_defaults_and_keeps_index_attributes() {
          `f` bit(3) DEFAULT b'101',\n  `g` char(3) DEFAULT '5',\n  \
          `h` datetime DEFAULT '2020-01-01 00:00:00',\n  `i` int AUTO_INCREMENT,\n  \
          `j` varchar(20) DEFAULT NULL,\n  `k` text,\n  \
-         `z` tinyint(3) unsigned zerofill DEFAULT NULL,\n  `u` decimal(5,2) DEFAULT NULL,\n  \
+         `z` tinyint(3) unsigned zerofill DEFAULT NULL,\n  `u` decimal(5,2) unsigned DEFAULT NULL,\n  \
          UNIQUE KEY `i` (`i`),\n  KEY `kj` (`j`(10) DESC,`a`) USING BTREE COMMENT 'prefix',\n  \
          UNIQUE KEY `kk` (`k`(5)),\n  KEY `kf` (`j`) USING HASH\n\
          ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"

@@ -612,14 +612,15 @@ pub(super) fn type_of(c: &crate::types::result::Column) -> crate::types::SqlType
         T::Int24 => S::MediumInt { unsigned },
         T::Long => S::Int { unsigned },
         T::LongLong => S::BigInt { unsigned },
-        T::Float => S::Float,
-        T::Double => S::Double,
+        T::Float => S::FLOAT,
+        T::Double => S::DOUBLE,
         T::Decimal | T::NewDecimal => S::Decimal {
             precision: c
                 .length
                 .saturating_sub(1 + u32::from(c.decimals > 0))
                 .clamp(1, 65) as u8,
             scale: c.decimals.min(30),
+            unsigned,
         },
         T::Date => S::Date,
         T::DateTime => S::DateTime,

@@ -38,9 +38,24 @@ pub enum SqlType {
         unsigned: bool,
     },
     /// FLOAT (stored as a double, reported as FLOAT).
-    Float,
-    /// DOUBLE / REAL.
-    Double,
+    Float {
+        /// UNSIGNED: negative values are out of range.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unsigned: bool,
+        /// FLOAT(M,D): values are rounded to D decimals and must have at most
+        /// M - D integer digits.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        digits: Option<(u8, u8)>,
+    },
+    /// DOUBLE / REAL / DOUBLE PRECISION.
+    Double {
+        /// UNSIGNED: negative values are out of range.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unsigned: bool,
+        /// DOUBLE(M,D), as for FLOAT.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        digits: Option<(u8, u8)>,
+    },
     /// DECIMAL(precision, scale), exact. Canyon stores up to 28 digits (the range of
     /// its decimal library); MySQL allows 65.
     Decimal {
@@ -48,6 +63,9 @@ pub enum SqlType {
         precision: u8,
         /// Digits after the point.
         scale: u8,
+        /// UNSIGNED: negative values are out of range.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unsigned: bool,
     },
     /// CHAR(n): trailing spaces are removed on store, as MySQL removes them on read.
     Char(u32),
@@ -106,11 +124,15 @@ impl SqlType {
         self.is_integer()
             || matches!(
                 self,
-                SqlType::Decimal { .. } | SqlType::Float | SqlType::Double | SqlType::Year
+                SqlType::Decimal { .. }
+                    | SqlType::Float { .. }
+                    | SqlType::Double { .. }
+                    | SqlType::Year
             )
     }
 
-    /// Whether the type is UNSIGNED.
+    /// Whether the type is UNSIGNED (an integer, DECIMAL, FLOAT or DOUBLE
+    /// declared so).
     pub fn is_unsigned(self) -> bool {
         matches!(
             self,
@@ -119,8 +141,56 @@ impl SqlType {
                 | SqlType::MediumInt { unsigned: true }
                 | SqlType::Int { unsigned: true }
                 | SqlType::BigInt { unsigned: true }
+                | SqlType::Decimal { unsigned: true, .. }
+                | SqlType::Float { unsigned: true, .. }
+                | SqlType::Double { unsigned: true, .. }
         )
     }
+
+    /// Whether values are approximate numbers (FLOAT, DOUBLE).
+    pub fn is_real(self) -> bool {
+        matches!(self, SqlType::Float { .. } | SqlType::Double { .. })
+    }
+
+    /// The type made UNSIGNED (for a number type; others are returned as
+    /// they are).
+    pub fn with_unsigned(self) -> SqlType {
+        match self {
+            SqlType::TinyInt { .. } => SqlType::TinyInt { unsigned: true },
+            SqlType::SmallInt { .. } => SqlType::SmallInt { unsigned: true },
+            SqlType::MediumInt { .. } => SqlType::MediumInt { unsigned: true },
+            SqlType::Int { .. } => SqlType::Int { unsigned: true },
+            SqlType::BigInt { .. } => SqlType::BigInt { unsigned: true },
+            SqlType::Decimal {
+                precision, scale, ..
+            } => SqlType::Decimal {
+                precision,
+                scale,
+                unsigned: true,
+            },
+            SqlType::Float { digits, .. } => SqlType::Float {
+                unsigned: true,
+                digits,
+            },
+            SqlType::Double { digits, .. } => SqlType::Double {
+                unsigned: true,
+                digits,
+            },
+            other => other,
+        }
+    }
+
+    /// A plain FLOAT (no UNSIGNED, no (M,D)).
+    pub const FLOAT: SqlType = SqlType::Float {
+        unsigned: false,
+        digits: None,
+    };
+
+    /// A plain DOUBLE (no UNSIGNED, no (M,D)).
+    pub const DOUBLE: SqlType = SqlType::Double {
+        unsigned: false,
+        digits: None,
+    };
 
     /// Whether values are character or binary strings.
     pub fn is_string(self) -> bool {
@@ -193,11 +263,17 @@ impl SqlType {
             SqlType::MediumInt { .. } => (ColumnType::Int24, 9, 0),
             SqlType::Int { .. } => (ColumnType::Long, 11, 0),
             SqlType::BigInt { .. } => (ColumnType::LongLong, 20, 0),
-            SqlType::Float => (ColumnType::Float, 12, 31),
-            SqlType::Double => (ColumnType::Double, 22, 31),
-            SqlType::Decimal { precision, scale } => {
-                (ColumnType::NewDecimal, precision as u32 + 2, scale)
-            }
+            SqlType::Float { digits, .. } => match digits {
+                Some((m, d)) => (ColumnType::Float, m as u32 + 2, d),
+                None => (ColumnType::Float, 12, 31),
+            },
+            SqlType::Double { digits, .. } => match digits {
+                Some((m, d)) => (ColumnType::Double, m as u32 + 2, d),
+                None => (ColumnType::Double, 22, 31),
+            },
+            SqlType::Decimal {
+                precision, scale, ..
+            } => (ColumnType::NewDecimal, precision as u32 + 2, scale),
             SqlType::Char(n) | SqlType::Binary(n) => (ColumnType::String, n * 4, 0),
             SqlType::VarChar(n) | SqlType::VarBinary(n) => (ColumnType::VarString, n * 4, 0),
             SqlType::Text(n) | SqlType::Blob(n) => (ColumnType::Blob, n, 0),
@@ -240,15 +316,27 @@ impl SqlType {
                 format!("{n}{width}")
             }
         };
+        let real = |n: &str, u: bool, digits: Option<(u8, u8)>| {
+            let d = digits.map_or(String::new(), |(m, d)| format!("({m},{d})"));
+            if u {
+                format!("{n}{d} unsigned")
+            } else {
+                format!("{n}{d}")
+            }
+        };
         match self {
             SqlType::TinyInt { unsigned } => int("tinyint", unsigned),
             SqlType::SmallInt { unsigned } => int("smallint", unsigned),
             SqlType::MediumInt { unsigned } => int("mediumint", unsigned),
             SqlType::Int { unsigned } => int("int", unsigned),
             SqlType::BigInt { unsigned } => int("bigint", unsigned),
-            SqlType::Float => "float".into(),
-            SqlType::Double => "double".into(),
-            SqlType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+            SqlType::Float { unsigned, digits } => real("float", unsigned, digits),
+            SqlType::Double { unsigned, digits } => real("double", unsigned, digits),
+            SqlType::Decimal {
+                precision,
+                scale,
+                unsigned,
+            } => real("decimal", unsigned, Some((precision, scale))),
             SqlType::Char(n) => format!("char({n})"),
             SqlType::VarChar(n) => format!("varchar({n})"),
             SqlType::Binary(n) => format!("binary({n})"),
@@ -297,7 +385,7 @@ pub fn table_column(
     if ty.is_integer()
         || matches!(
             ty,
-            SqlType::Decimal { .. } | SqlType::Double | SqlType::Float
+            SqlType::Decimal { .. } | SqlType::Double { .. } | SqlType::Float { .. }
         )
     {
         flags |= column_flags::NUM;
@@ -432,7 +520,7 @@ impl ExprKind {
             t if t.is_integer() && t.is_unsigned() => ExprKind::UInt,
             t if t.is_integer() => ExprKind::Int,
             SqlType::Bit(_) | SqlType::Year => ExprKind::UInt,
-            SqlType::Float | SqlType::Double => ExprKind::Double,
+            SqlType::Float { .. } | SqlType::Double { .. } => ExprKind::Double,
             SqlType::Decimal { scale, .. } => ExprKind::Decimal(scale),
             SqlType::Date => ExprKind::Date,
             SqlType::DateTime | SqlType::Timestamp => ExprKind::DateTime,
@@ -476,6 +564,29 @@ fn check_utf8(b: &[u8], column: &str, row: u64) -> Result<()> {
     Ok(())
 }
 
+/// Reads a column's stored type. Catalog records written before FLOAT and
+/// DOUBLE carried UNSIGNED and (M,D) hold them as the bare names `"Float"`
+/// and `"Double"` (unit variants), which the struct variants no longer
+/// accept: they are read as the plain types.
+pub fn deserialize_stored<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<SqlType, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    let v = match v {
+        serde_json::Value::String(s) if s == "Float" || s == "Double" => {
+            serde_json::json!({ s: {} })
+        }
+        other => other,
+    };
+    SqlType::deserialize(v).map_err(serde::de::Error::custom)
+}
+
+/// The largest magnitude a FLOAT(M,D) / DOUBLE(M,D) holds: 10^(M-D) - 10^-D
+/// (999.99 for (5,2)).
+fn real_max(m: u8, d: u8) -> f64 {
+    10f64.powi(m as i32 - d as i32) - 10f64.powi(-(d as i32))
+}
+
 /// [`coerce`], except that a number out of the column's range is clipped to
 /// the nearest end of it with warning 1264, as MySQL stores it outside
 /// strict mode or under IGNORE (the caller's `warn` records the warning;
@@ -504,15 +615,37 @@ pub fn coerce_or_clip(
                 } else {
                     Value::Int(n as i64)
                 }
-            } else if let SqlType::Decimal { precision, scale } = ty {
-                let int_digits = precision.saturating_sub(scale) as u32;
-                if int_digits >= 19 {
-                    return Err(Error::OutOfRange { column, row });
+            } else if let SqlType::Decimal {
+                precision,
+                scale,
+                unsigned,
+            } = ty
+            {
+                if negative && unsigned {
+                    Value::Decimal(Decimal::new(0, scale as u32))
+                } else {
+                    let int_digits = precision.saturating_sub(scale) as u32;
+                    if int_digits >= 19 {
+                        return Err(Error::OutOfRange { column, row });
+                    }
+                    // 99.99 for DECIMAL(4,2).
+                    let max = Decimal::from_i128_with_scale(
+                        10i128.pow(precision as u32) - 1,
+                        scale as u32,
+                    );
+                    Value::Decimal(if negative { -max } else { max })
                 }
-                // 99.99 for DECIMAL(4,2).
-                let max =
-                    Decimal::from_i128_with_scale(10i128.pow(precision as u32) - 1, scale as u32);
-                Value::Decimal(if negative { -max } else { max })
+            } else if let SqlType::Float { unsigned, digits }
+            | SqlType::Double { unsigned, digits } = ty
+            {
+                match (negative && unsigned, digits) {
+                    (true, _) => Value::Double(0.0),
+                    (false, Some((m, d))) => {
+                        let max = real_max(m, d);
+                        Value::Double(if negative { -max } else { max })
+                    }
+                    (false, None) => return Err(Error::OutOfRange { column, row }),
+                }
             } else {
                 return Err(Error::OutOfRange { column, row });
             };
@@ -598,17 +731,35 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                 Value::Int(n as i64)
             })
         }
-        SqlType::Float | SqlType::Double => match &v {
-            Value::Bytes(b) => {
-                let s = std::str::from_utf8(b).map_err(|_| incorrect("double", &v))?;
-                s.trim()
-                    .parse::<f64>()
-                    .map(Value::Double)
-                    .map_err(|_| incorrect("double", &v))
+        SqlType::Float { unsigned, digits } | SqlType::Double { unsigned, digits } => {
+            let mut f = match &v {
+                Value::Bytes(b) => {
+                    let s = std::str::from_utf8(b).map_err(|_| incorrect("double", &v))?;
+                    s.trim()
+                        .parse::<f64>()
+                        .map_err(|_| incorrect("double", &v))?
+                }
+                other => other.to_f64().unwrap_or(0.0),
+            };
+            if let Some((m, d)) = digits {
+                // MySQL's Field_real::truncate_double: rounded to D decimals
+                // (half away from zero), then at most 10^(M-D) - 10^-D.
+                let p = 10f64.powi(d as i32);
+                f = (f * p).round() / p;
+                if f.abs() > real_max(m, d) {
+                    return Err(out_of_range());
+                }
             }
-            other => Ok(Value::Double(other.to_f64().unwrap_or(0.0))),
-        },
-        SqlType::Decimal { precision, scale } => {
+            if unsigned && f < 0.0 {
+                return Err(out_of_range());
+            }
+            Ok(Value::Double(f))
+        }
+        SqlType::Decimal {
+            precision,
+            scale,
+            unsigned,
+        } => {
             let d = match &v {
                 Value::Bytes(b) => {
                     let s = std::str::from_utf8(b).map_err(|_| incorrect("decimal", &v))?;
@@ -631,6 +782,9 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
             let int_digits = precision.saturating_sub(scale) as u32;
             let limit = Decimal::from(10u64.pow(int_digits.min(19)));
             if d.abs() >= limit && int_digits < 19 {
+                return Err(out_of_range());
+            }
+            if unsigned && d.is_sign_negative() && !d.is_zero() {
                 return Err(out_of_range());
             }
             Ok(Value::Decimal(d))
@@ -858,6 +1012,7 @@ mod tests {
         let d = SqlType::Decimal {
             precision: 5,
             scale: 2,
+            unsigned: false,
         };
         assert_eq!(
             coerce(Value::str("1.005"), d, "c", 1),
