@@ -524,6 +524,7 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
         },
     };
     let (mut charset, mut collation) = (None, None);
+    let mut binary_attr = false;
     let mut explicit_null = false;
     let mut pk = false;
     let mut unique = false;
@@ -561,6 +562,10 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
                     col.ty = unsigned_of(col.ty);
                 } else if text == "SIGNED" {
                     // The default.
+                } else if text == "BINARY" && ty.is_string() && !ty.is_binary() {
+                    // `CHAR(n) BINARY`: the charset's _bin collation
+                    // (resolved below, once CHARACTER SET is known).
+                    binary_attr = true;
                 } else {
                     return Err(Error::Unsupported(format!("column option {text}")));
                 }
@@ -598,6 +603,10 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
     if ty.is_string() && !ty.is_binary() {
         col.collation =
             Collation::resolve(charset.as_deref(), collation.as_deref(), table_default)?;
+        if binary_attr && collation.is_none() {
+            let bin = format!("{}_bin", col.collation.charset());
+            col.collation = Collation::from_name(&bin).ok_or(Error::UnknownCollation(bin))?;
+        }
     } else if ty.is_binary() {
         let c = Collation::resolve(charset.as_deref(), collation.as_deref(), Collation::Binary)?;
         if c != Collation::Binary {

@@ -411,12 +411,16 @@ pub(crate) fn eval_values(
 /// Makes a full table row of the values of the plan's columns (`None`:
 /// DEFAULT): defaults for the columns not given, each value coerced to its
 /// column's type. The AUTO_INCREMENT column is left as given (NULL when not
-/// given).
+/// given). A NOT NULL column without a default and not given is error 1364 —
+/// or, with `missing` (a BEFORE INSERT trigger will run, and may set it, as
+/// the Sakila sample's `customer_create_date` does), NULL here and its
+/// position pushed to `missing`, for the caller to check after the trigger.
 pub(crate) fn build_row(
     plan: &InsertPlan,
     values: Vec<Option<Value>>,
     ctx: &dyn EvalContext,
     rowno: u64,
+    mut missing: Option<&mut Vec<usize>>,
 ) -> Result<Vec<Value>> {
     let def = &plan.table.def;
     let auto_col = plan.table.auto_increment_column();
@@ -433,7 +437,13 @@ pub(crate) fn build_row(
             row[c] = match &col.default {
                 Some(d) => crate::catalog::default_value(d, || ctx.now()),
                 None if col.nullable => Value::Null,
-                None => return Err(Error::NoDefault(col.name.clone())),
+                None => match missing.as_deref_mut() {
+                    Some(m) => {
+                        m.push(c);
+                        continue;
+                    }
+                    None => return Err(Error::NoDefault(col.name.clone())),
+                },
             };
         }
         if Some(c) != auto_col || !row[c].is_null() {
@@ -614,7 +624,14 @@ pub fn insert_rows(
             break;
         };
         stats.records += 1;
-        let mut row = build_row(plan, values, ctx, rowno)?;
+        let mut missing = Vec::new();
+        let mut row = build_row(
+            plan,
+            values,
+            ctx,
+            rowno,
+            trig_insert.then_some(&mut missing),
+        )?;
         if trig_insert {
             // BEFORE INSERT sees the defaults, and an AUTO_INCREMENT column
             // still 0; what it assigns to NEW is what is stored.
@@ -626,6 +643,11 @@ pub fn insert_rows(
                 None,
                 Some(&mut row),
             )?;
+            // A column with no default that the trigger left unset: 1364,
+            // as MariaDB and MySQL answer after their BEFORE triggers.
+            if let Some(&c) = missing.iter().find(|&&c| row[c].is_null()) {
+                return Err(Error::NoDefault(def.columns[c].name.clone()));
+            }
         }
         // NOT NULL is checked as the values are stored into the row, before
         // write_row() generates an AUTO_INCREMENT value: a failing row uses up no

@@ -47,6 +47,8 @@ enum Acc {
     Max(Value),
     AvgDec(Decimal, i64),
     AvgDbl(f64, i64),
+    /// GROUP_CONCAT: each kept row's ORDER BY key values and text.
+    Concat(Vec<(Vec<Value>, Vec<u8>)>),
 }
 
 struct AggState {
@@ -66,6 +68,7 @@ impl AggState {
                     AggFunc::Min => Acc::Min(Value::Null),
                     AggFunc::Max => Acc::Max(Value::Null),
                     AggFunc::Avg => Acc::AvgDec(Decimal::ZERO, 0),
+                    AggFunc::GroupConcat => Acc::Concat(Vec::new()),
                 })
                 .collect(),
             distinct: aggs
@@ -154,12 +157,74 @@ impl AggState {
                     *s += v.to_f64().unwrap_or(0.0);
                     *n += 1;
                 }
+                Acc::Concat(rows) => {
+                    let keys = a
+                        .order
+                        .iter()
+                        .map(|(e, _, _)| eval(e, env))
+                        .collect::<Result<Vec<_>>>()?;
+                    rows.push((keys, v.to_bytes().unwrap_or_default()));
+                }
             }
         }
         Ok(())
     }
 
-    fn finish(&self, aggs: &[AggCall]) -> Vec<Value> {
+    /// GROUP_CONCAT's result: the texts in ORDER BY order (a stable sort,
+    /// so equal keys keep the order the rows came in) joined by the
+    /// separator, cut at `group_concat_max_len` bytes with MySQL's warning
+    /// 1260; NULL when no row had a non-NULL value.
+    fn concat(
+        rows: &[(Vec<Value>, Vec<u8>)],
+        a: &AggCall,
+        ctx: &dyn EvalContext,
+        group: usize,
+    ) -> Value {
+        if rows.is_empty() {
+            return Value::Null;
+        }
+        let mut order: Vec<&(Vec<Value>, Vec<u8>)> = rows.iter().collect();
+        if !a.order.is_empty() {
+            order.sort_by(|x, y| {
+                for (i, (_, desc, coll)) in a.order.iter().enumerate() {
+                    let c = sort_cmp_as(&x.0[i], &y.0[i], *coll);
+                    let c = if *desc { c.reverse() } else { c };
+                    if c != Ordering::Equal {
+                        return c;
+                    }
+                }
+                Ordering::Equal
+            });
+        }
+        let mut out = Vec::new();
+        for (i, (_, text)) in order.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(&a.separator);
+            }
+            out.extend_from_slice(text);
+        }
+        let max = ctx
+            .sys_var("group_concat_max_len")
+            .ok()
+            .and_then(|v| v.to_i64())
+            .unwrap_or(1024)
+            .max(0) as usize;
+        if out.len() > max {
+            // Cut on a character boundary: the text is UTF-8.
+            let mut cut = max;
+            while cut > 0 && (out[cut] & 0xC0) == 0x80 {
+                cut -= 1;
+            }
+            out.truncate(cut);
+            ctx.warn(
+                1260,
+                &format!("Row {} was cut by GROUP_CONCAT()", group + 1),
+            );
+        }
+        Value::Bytes(out)
+    }
+
+    fn finish(&self, aggs: &[AggCall], ctx: &dyn EvalContext, group: usize) -> Vec<Value> {
         self.accs
             .iter()
             .zip(aggs)
@@ -189,6 +254,7 @@ impl AggState {
                     }
                 }
                 Acc::Min(m) | Acc::Max(m) => m.clone(),
+                Acc::Concat(rows) => Self::concat(rows, a, ctx, group),
                 Acc::AvgDec(s, n) => {
                     if *n == 0 {
                         Value::Null
@@ -546,8 +612,8 @@ impl<'p> Collector<'p> {
                 frame.resize(plan.frame_len.max(outer.len()), Value::Null);
                 self.states.push(AggState::new(&plan.aggs, frame));
             }
-            for st in &self.states {
-                let aggs = st.finish(&plan.aggs);
+            for (group, st) in self.states.iter().enumerate() {
+                let aggs = st.finish(&plan.aggs, ctx, group);
                 let env = Env {
                     row: &st.first_row,
                     aggs: &aggs,

@@ -113,6 +113,8 @@ pub enum Func {
     /// DATE_ADD / DATE_SUB / `+ INTERVAL`: (unit, subtract). Args: date, amount.
     DateAdd(Unit, bool),
     DateDiff,
+    /// TIMEDIFF: two datetimes or two times, the difference as a TIME.
+    TimeDiff,
     TimestampDiff(Unit),
     DateFormat,
     StrToDate,
@@ -251,6 +253,7 @@ pub fn lookup(name: &str) -> Option<Func> {
         "GREATEST" => Func::Greatest,
         "LEAST" => Func::Least,
         "DATEDIFF" => Func::DateDiff,
+        "TIMEDIFF" => Func::TimeDiff,
         "DATE_FORMAT" => Func::DateFormat,
         "STR_TO_DATE" => Func::StrToDate,
         "DATE" => Func::DateOf,
@@ -382,6 +385,7 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
             n == 1 || n == 2
         }
         Func::DateDiff
+        | Func::TimeDiff
         | Func::DateFormat
         | Func::StrToDate
         | Func::MakeDate
@@ -791,6 +795,7 @@ fn call_ext(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
     match f {
         Func::DateAdd(..)
         | Func::DateDiff
+        | Func::TimeDiff
         | Func::TimestampDiff(_)
         | Func::DateFormat
         | Func::StrToDate

@@ -83,6 +83,7 @@ pub(super) fn call_date(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
             }
             _ => Value::Null,
         },
+        Func::TimeDiff => time_diff(&a0, &a1, env),
         Func::TimestampDiff(unit) => match (temporal(&a0, env), temporal(&a1, env)) {
             (Some(x), Some(y)) => Value::Int(datetime::timestamp_diff(unit, x.dt, y.dt)),
             _ => Value::Null,
@@ -330,6 +331,45 @@ fn temporal_text(t: &Temporal) -> Value {
     } else {
         Value::str(&t.dt.date().format("%Y-%m-%d").to_string())
     }
+}
+
+/// TIMEDIFF(a, b): `a - b` as a TIME when both are datetimes or both are
+/// times; NULL when one is a datetime and the other a time, as MySQL. The
+/// result is clamped to MySQL's TIME range, ±838:59:59, with warning 1292.
+fn time_diff(a: &Value, b: &Value, env: &Env<'_>) -> Value {
+    let is_datetime = |v: &Value| match v {
+        Value::Date(_) | Value::DateTime(_) => true,
+        other => other
+            .to_bytes()
+            .and_then(|b| datetime::parse_temporal(&b))
+            .is_some_and(|t| t.has_time),
+    };
+    let micros = match (is_datetime(a), is_datetime(b)) {
+        (true, true) => match (temporal(a, env), temporal(b, env)) {
+            (Some(x), Some(y)) => (x.dt - y.dt).num_microseconds(),
+            _ => None,
+        },
+        (false, false) => match (time_value(a, env), time_value(b, env)) {
+            (Some(x), Some(y)) => Some(x - y),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(us) = micros else {
+        return Value::Null;
+    };
+    const MAX: i64 = (838 * 3600 + 59 * 60 + 59) * 1_000_000;
+    let clamped = us.clamp(-MAX, MAX);
+    if clamped != us {
+        env.ctx.warn(
+            1292,
+            &format!(
+                "Truncated incorrect time value: '{}'",
+                datetime::format_time(us)
+            ),
+        );
+    }
+    Value::str(&datetime::format_time(clamped))
 }
 
 /// An integer argument as MySQL reads one from a string: the leading integer,

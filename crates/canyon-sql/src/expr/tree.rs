@@ -117,6 +117,9 @@ pub enum AggFunc {
     Max,
     /// AVG
     Avg,
+    /// GROUP_CONCAT: the non-NULL values joined by the separator, in the
+    /// ORDER BY order, cut at `group_concat_max_len` bytes.
+    GroupConcat,
 }
 
 /// One aggregate call in a SELECT.
@@ -131,6 +134,19 @@ pub struct AggCall {
     /// The argument's collation when it is a string other than bytewise:
     /// MIN / MAX and DISTINCT compare under it.
     pub coll: Option<Collation>,
+    /// GROUP_CONCAT's ORDER BY keys: (expression, descending, the
+    /// collation a string key sorts under).
+    pub order: Vec<(Expr, bool, Option<Collation>)>,
+    /// GROUP_CONCAT's SEPARATOR (',' unless given).
+    pub separator: Vec<u8>,
+}
+
+impl AggCall {
+    /// Every expression the aggregate reads: its argument and its ORDER BY
+    /// keys (what column pruning and subquery discovery must see).
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        self.arg.iter().chain(self.order.iter().map(|(e, _, _)| e))
+    }
 }
 
 /// A bound expression.
@@ -499,6 +515,7 @@ impl Expr {
             Expr::Agg(i) => match aggs.get(*i) {
                 Some(a) => match a.func {
                     AggFunc::Count | AggFunc::CountStar => ExprKind::Int,
+                    AggFunc::GroupConcat => ExprKind::String,
                     AggFunc::Avg => match a.arg.as_ref().map(|e| e.kind(cols, aggs)) {
                         Some(ExprKind::Double) => ExprKind::Double,
                         Some(ExprKind::Decimal(s)) => ExprKind::Decimal((s + 4).min(30)),

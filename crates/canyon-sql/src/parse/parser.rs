@@ -188,13 +188,15 @@ impl Dialect for CanyonDialect {
         // ZEROFILL, and UNSIGNED / SIGNED after a type sqlparser does not let
         // carry them (`FIXED UNSIGNED`, `INT(5) ZEROFILL UNSIGNED`): MySQL's
         // attributes of a number type, which sqlparser 0.63 does not know.
-        // Handed on as dialect-specific options; `crate::ddl::define`
-        // applies them to the type.
+        // Also BINARY after a character type (`VARCHAR(40) BINARY`, the
+        // Sakila schema's spelling): the old attribute for the charset's
+        // `_bin` collation. Handed on as dialect-specific options;
+        // `crate::ddl::define` applies them to the type.
         let word = match &parser.peek_token_ref().token {
             Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
             _ => return Ok(None),
         };
-        if matches!(word.as_str(), "ZEROFILL" | "UNSIGNED" | "SIGNED") {
+        if matches!(word.as_str(), "ZEROFILL" | "UNSIGNED" | "SIGNED" | "BINARY") {
             parser.next_token();
             return Ok(Some(Ok(Some(
                 sqlparser::ast::ColumnOption::DialectSpecific(vec![Token::make_word(&word, None)]),

@@ -53,7 +53,9 @@ impl Binder<'_> {
             Expr::Agg(i) => {
                 let a = self.aggs.get(*i)?;
                 match a.func {
-                    AggFunc::Min | AggFunc::Max => self.derive(a.arg.as_ref()?),
+                    AggFunc::Min | AggFunc::Max | AggFunc::GroupConcat => {
+                        self.derive(a.arg.as_ref()?)
+                    }
                     _ => None,
                 }
             }

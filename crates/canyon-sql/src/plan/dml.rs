@@ -1093,7 +1093,7 @@ fn plan_reads_table(p: &SelectPlan, table: &Table) -> Result<bool> {
     exprs.extend(&p.offset);
     exprs.extend(&p.projection);
     exprs.extend(&p.group_by);
-    exprs.extend(p.aggs.iter().filter_map(|a| a.arg.as_ref()));
+    exprs.extend(p.aggs.iter().flat_map(|a| a.exprs()));
     for s in &p.steps {
         exprs.extend(&s.filter);
         exprs.extend(&s.post_filter);

@@ -135,6 +135,7 @@ pub(super) fn agg_text(a: &AggCall, n: &Names<'_>) -> String {
         AggFunc::Min => "min",
         AggFunc::Max => "max",
         AggFunc::Avg => "avg",
+        AggFunc::GroupConcat => "group_concat",
     };
     let arg = a.arg.as_ref().map(|e| expr(e, n)).unwrap_or_default();
     if a.distinct {
@@ -294,7 +295,7 @@ fn block_exprs(plan: &SelectPlan) -> Vec<&Expr> {
     out.extend(plan.filter.iter());
     out.extend(plan.group_by.iter());
     out.extend(plan.having.iter());
-    out.extend(plan.aggs.iter().filter_map(|a| a.arg.as_ref()));
+    out.extend(plan.aggs.iter().flat_map(|a| a.exprs()));
     out.extend(plan.limit.iter());
     out.extend(plan.offset.iter());
     out

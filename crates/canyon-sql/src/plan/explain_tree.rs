@@ -312,7 +312,7 @@ impl TreeBuilder<'_> {
             let group_exprs: Vec<&Expr> = plan
                 .group_by
                 .iter()
-                .chain(plan.aggs.iter().filter_map(|a| a.arg.as_ref()))
+                .chain(plan.aggs.iter().flat_map(|a| a.exprs()))
                 .collect();
             node = self.attach(Node::over(label, node), &group_exprs, "group by", &names);
         }

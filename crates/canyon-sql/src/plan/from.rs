@@ -40,6 +40,9 @@ pub(super) struct From<'c> {
     /// The WHERE of each view merged into this FROM clause, by source
     /// (`crate::plan::view`).
     pub(super) view_filters: Vec<(usize, Expr)>,
+    /// Whether a derived table's (a view's) ORDER BY is kept: the FROM
+    /// clause is that one table, without joins (see `derived`).
+    keep_derived_order: bool,
 }
 
 impl<'c> From<'c> {
@@ -64,9 +67,11 @@ impl<'c> From<'c> {
             next_offset: outer_len,
             star: Vec::new(),
             view_filters: Vec::new(),
+            keep_derived_order: false,
         };
         let from_list: Vec<&ast::TableWithJoins> =
             select.from.iter().filter(|t| !is_dual(t)).collect();
+        from.keep_derived_order = from_list.len() == 1 && from_list[0].joins.is_empty();
         if from_list.len() < select.from.len() && !from_list.is_empty() {
             return Err(Error::Unsupported("DUAL with other tables".into()));
         }
@@ -221,8 +226,12 @@ impl From<'_> {
         } else {
             let (mut plan, params, _) = plan_query(self.ctx, subquery, &[], 0, params)?;
             // A derived table is a set: without LIMIT its ORDER BY orders
-            // nothing (MySQL ignores it too), so skip the sort.
-            if plan.limit.is_none() && plan.offset.is_none() {
+            // nothing (MySQL ignores it too), so skip the sort — unless it
+            // is the whole FROM clause: MySQL then reads it in its order
+            // (`SELECT * FROM v` is in the order of v's ORDER BY, as the
+            // Sakila sample's sales_by_store view relies on); a sort the
+            // outer query makes again is only wasted work.
+            if plan.limit.is_none() && plan.offset.is_none() && !self.keep_derived_order {
                 plan.order_by.clear();
             }
             let scope = Scope::of_derived(
@@ -300,6 +309,22 @@ impl From<'_> {
     }
 
     fn table_with_joins(&mut self, twj: &ast::TableWithJoins) -> Result<()> {
+        // `((a JOIN b ON x) LEFT JOIN c ON y)`: how MySQL and MariaDB write
+        // a view's joins (and so every dump of a view). Joins associate to
+        // the left, so a parenthesised join that starts a FROM item is the
+        // same joins without the parentheses. One on the right of a join
+        // (`a JOIN (b JOIN c ON x) ON y`) is not, and stays unsupported.
+        if let ast::TableFactor::NestedJoin {
+            table_with_joins: inner,
+            alias: None,
+        } = &twj.relation
+        {
+            let flat = ast::TableWithJoins {
+                relation: inner.relation.clone(),
+                joins: inner.joins.iter().chain(&twj.joins).cloned().collect(),
+            };
+            return self.table_with_joins(&flat);
+        }
         let first = self.sources.len();
         self.factor(&twj.relation)?;
         self.items.push(FromItem {

@@ -284,7 +284,7 @@ pub fn tables_read(plan: &SelectPlan, out: &mut Vec<Arc<Table>>) -> Result<()> {
         .chain(plan.pre_filter.iter())
         .chain(&plan.group_by)
         .chain(plan.having.iter())
-        .chain(plan.aggs.iter().filter_map(|a| a.arg.as_ref()))
+        .chain(plan.aggs.iter().flat_map(|a| a.exprs()))
         .chain(
             plan.steps
                 .iter()
@@ -606,7 +606,7 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         .chain(filter.iter())
         .chain(&group_by)
         .chain(having.iter())
-        .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
+        .chain(aggs.iter().flat_map(|a| a.exprs()))
         .chain(items.iter().filter_map(|i| i.on.as_ref()))
         .any(Expr::has_subquery);
     if let Some(f) = &filter {
@@ -623,7 +623,7 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         .chain(&projection)
         .chain(&group_by)
         .chain(having.iter())
-        .chain(aggs.iter().filter_map(|a| a.arg.as_ref()))
+        .chain(aggs.iter().flat_map(|a| a.exprs()))
         .chain(items.iter().filter_map(|i| i.on.as_ref()));
     for e in exprs {
         mark_columns(e, &mut needed);

@@ -837,11 +837,12 @@ impl Session {
     ) -> Result<QueryResult> {
         let db = self.routine_db(db)?;
         let cat = self.catalog();
+        let db_coll = database_collation(&cat, &db);
         let charset = || {
             vec![
                 Value::str("utf8mb4"),
                 Value::str("utf8mb4_0900_ai_ci"),
-                Value::str("utf8mb4_0900_ai_ci"),
+                Value::str(db_coll),
             ]
         };
         match kind {
@@ -978,7 +979,7 @@ impl Session {
                     Value::str(&r.comment),
                     Value::str("utf8mb4"),
                     Value::str("utf8mb4_0900_ai_ci"),
-                    Value::str("utf8mb4_0900_ai_ci"),
+                    Value::str(database_collation(&cat, &r.db)),
                 ]
             })
             .collect();
@@ -1022,7 +1023,7 @@ impl Session {
                     Value::str(&t.definer),
                     Value::str("utf8mb4"),
                     Value::str("utf8mb4_0900_ai_ci"),
-                    Value::str("utf8mb4_0900_ai_ci"),
+                    Value::str(database_collation(&cat, &t.db)),
                 ]
             })
             .collect();
@@ -1332,4 +1333,17 @@ fn check_trigger_rows(
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// SHOW's "Database Collation" of a routine or trigger in `db`: the
+/// database's default collation (MySQL records it when the object is
+/// made; Canyon shows the current one). mariadb-dump wraps an object whose
+/// value differs from the database's in ALTER DATABASE ... COLLATE, and
+/// stops (exit 2, no message) when its client library does not know the
+/// collation, as MariaDB 10.11's does not know utf8mb4_0900_ai_ci.
+fn database_collation(cat: &Catalog, db: &str) -> &'static str {
+    cat.databases
+        .get(db)
+        .map(|d| d.default_collation.name())
+        .unwrap_or("utf8mb4_0900_ai_ci")
 }

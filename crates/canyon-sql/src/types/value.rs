@@ -331,7 +331,8 @@ pub fn parse_double_prefix(b: &[u8]) -> f64 {
     s[..end].parse::<f64>().unwrap_or(0.0)
 }
 
-/// Parses 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS[.ffffff]' (also with 'T').
+/// Parses 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS[.ffffff]' (also with 'T'),
+/// then MySQL's lenient forms (`crate::types::datetime::parse_temporal`).
 pub fn parse_datetime_bytes(b: &[u8]) -> Option<Value> {
     let s = std::str::from_utf8(b).ok()?.trim();
     if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
@@ -352,7 +353,15 @@ pub fn parse_datetime_bytes(b: &[u8]) -> Option<Value> {
             return Some(Value::Date(d));
         }
     }
-    None
+    // MySQL's lenient forms: any punctuation as the delimiter and one-digit
+    // parts ('1962/2/18', '2021.1.1 0:0:0'), as real load scripts write
+    // them (the Chinook sample's dates).
+    let t = crate::types::datetime::parse_temporal(s.as_bytes())?;
+    Some(if t.has_time {
+        Value::DateTime(t.dt)
+    } else {
+        Value::Date(t.dt.date())
+    })
 }
 
 fn date_number(d: &NaiveDate) -> i64 {
