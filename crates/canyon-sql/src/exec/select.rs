@@ -47,6 +47,10 @@ enum Acc {
     Max(Value),
     AvgDec(Decimal, i64),
     AvgDbl(f64, i64),
+    /// JSON_ARRAYAGG's elements (`None` before the first row).
+    JsonArray(Option<Vec<crate::types::json::Node>>),
+    /// JSON_OBJECTAGG's members (`None` before the first row).
+    JsonObject(Option<Vec<(String, crate::types::json::Node)>>),
 }
 
 struct AggState {
@@ -66,6 +70,8 @@ impl AggState {
                     AggFunc::Min => Acc::Min(Value::Null),
                     AggFunc::Max => Acc::Max(Value::Null),
                     AggFunc::Avg => Acc::AvgDec(Decimal::ZERO, 0),
+                    AggFunc::JsonArrayAgg => Acc::JsonArray(None),
+                    AggFunc::JsonObjectAgg => Acc::JsonObject(None),
                 })
                 .collect(),
             distinct: aggs
@@ -84,6 +90,9 @@ impl AggState {
 
     fn add(&mut self, aggs: &[AggCall], env: &Env<'_>) -> Result<()> {
         for (i, a) in aggs.iter().enumerate() {
+            if self.add_json(i, a, env)?.is_some() {
+                continue;
+            }
             let v = match &a.arg {
                 None => Value::Int(1),
                 Some(e) => eval(e, env)?,
@@ -154,9 +163,43 @@ impl AggState {
                     *s += v.to_f64().unwrap_or(0.0);
                     *n += 1;
                 }
+                // Added by `add_json`.
+                Acc::JsonArray(_) | Acc::JsonObject(_) => {}
             }
         }
         Ok(())
+    }
+
+    /// JSON_ARRAYAGG / JSON_OBJECTAGG take NULLs (as JSON null), so they
+    /// add apart from the others; `None` for any other aggregate.
+    fn add_json(&mut self, i: usize, a: &AggCall, env: &Env<'_>) -> Result<Option<()>> {
+        use crate::types::json::Node;
+        use crate::types::value::sql_to_node;
+        match (&mut self.accs[i], &a.arg) {
+            (Acc::JsonArray(items), Some(e)) => {
+                let v = eval(e, env)?;
+                items.get_or_insert_with(Vec::new).push(sql_to_node(&v));
+                Ok(Some(()))
+            }
+            (Acc::JsonObject(members), Some(Expr::Row(pair))) if pair.len() == 2 => {
+                let k = eval(&pair[0], env)?;
+                if k.is_null() {
+                    return Err(Error::Sql {
+                        code: 3158,
+                        sqlstate: *b"22032",
+                        message: "JSON documents may not contain NULL member names.".into(),
+                    });
+                }
+                let v = eval(&pair[1], env)?;
+                Node::object_set(
+                    members.get_or_insert_with(Vec::new),
+                    k.to_display(),
+                    sql_to_node(&v),
+                );
+                Ok(Some(()))
+            }
+            _ => Ok(None),
+        }
     }
 
     fn finish(&self, aggs: &[AggCall]) -> Vec<Value> {
@@ -189,6 +232,12 @@ impl AggState {
                     }
                 }
                 Acc::Min(m) | Acc::Max(m) => m.clone(),
+                Acc::JsonArray(items) => items.as_ref().map_or(Value::Null, |items| {
+                    Value::Json(crate::types::json::Node::Array(items.clone()).encode())
+                }),
+                Acc::JsonObject(m) => m.as_ref().map_or(Value::Null, |m| {
+                    Value::Json(crate::types::json::Node::Object(m.clone()).encode())
+                }),
                 Acc::AvgDec(s, n) => {
                     if *n == 0 {
                         Value::Null
@@ -792,6 +841,10 @@ fn hash_key(vals: &[Value]) -> Option<Vec<u8>> {
             Value::DateTime(d) => {
                 k.push(4);
                 k.extend_from_slice(d.to_string().as_bytes());
+            }
+            Value::Json(j) => {
+                k.push(5);
+                k.extend_from_slice(j);
             }
         }
         k.push(0);

@@ -39,6 +39,7 @@
 use crate::expr::eval::{eval, Env};
 use crate::expr::functions_cast;
 use crate::expr::functions_datetime;
+use crate::expr::functions_json::{self, JsonFunc};
 use crate::expr::functions_math;
 use crate::expr::functions_string;
 use crate::expr::tree::{AggCall, Expr};
@@ -194,6 +195,9 @@ pub enum Func {
     Atan,
     Cot,
     Conv,
+    /// The JSON functions, `->` / `->>` and CAST(x AS JSON)
+    /// (`crate::expr::functions_json`).
+    Json(JsonFunc),
 }
 
 impl Func {
@@ -318,7 +322,7 @@ pub fn lookup(name: &str) -> Option<Func> {
         "ATAN" | "ATAN2" => Func::Atan,
         "COT" => Func::Cot,
         "CONV" => Func::Conv,
-        _ => return None,
+        other => Func::Json(functions_json::lookup(other)?),
     })
 }
 
@@ -435,6 +439,7 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         | Func::NullIf
         | Func::Repeat => n == 2,
         Func::If | Func::Replace => n == 3,
+        Func::Json(j) => j.arity_ok(n),
     };
     if ok {
         Ok(())
@@ -470,6 +475,7 @@ pub fn cast_func(t: &ast::DataType) -> Result<Func> {
         }
         D::Date => Func::CastDate,
         D::Datetime(_) | D::Timestamp(..) => Func::CastDateTime,
+        D::JSON => Func::Json(JsonFunc::Cast),
         other => return Err(Error::Unsupported(format!("CAST to {other}"))),
     })
 }
@@ -495,6 +501,7 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         Func::Rand | Func::Sqrt | Func::Power | Func::CastDouble => ExprKind::Double,
         Func::CastDecimal(_, s) => ExprKind::Decimal(s),
         Func::Conform(k) => k,
+        Func::Json(j) => j.kind(),
         Func::Abs | Func::Mod => match first() {
             ExprKind::String => ExprKind::Double,
             k => k,
@@ -688,6 +695,7 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::CastDate
         | Func::CastDateTime
         | Func::Conform(_) => functions_cast::call_cast(f, args, env),
+        Func::Json(j) => functions_json::call(j, args, env),
         other => call_ext(other, args, env),
     }
 }

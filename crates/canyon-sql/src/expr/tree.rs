@@ -117,6 +117,11 @@ pub enum AggFunc {
     Max,
     /// AVG
     Avg,
+    /// JSON_ARRAYAGG(x): the values (NULL as JSON null) as a JSON array.
+    JsonArrayAgg,
+    /// JSON_OBJECTAGG(k, v): bound with the argument `Row([k, v])`; a JSON
+    /// object, the last value of a key winning.
+    JsonObjectAgg,
 }
 
 /// One aggregate call in a SELECT.
@@ -509,6 +514,7 @@ impl Expr {
                         Some(ExprKind::Decimal(s)) => ExprKind::Decimal(s),
                         _ => ExprKind::Decimal(0),
                     },
+                    AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => ExprKind::Json,
                     AggFunc::Min | AggFunc::Max => a
                         .arg
                         .as_ref()

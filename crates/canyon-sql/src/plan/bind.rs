@@ -575,6 +575,21 @@ impl<'a> Binder<'a> {
         op: &ast::BinaryOperator,
         right: &ast::Expr,
     ) -> Result<Expr> {
+        // MySQL's `col->'path'` is JSON_EXTRACT(col, 'path'), `col->>'path'`
+        // JSON_UNQUOTE(JSON_EXTRACT(col, 'path')). (MySQL takes only a
+        // column on the left and a string literal on the right; Canyon takes
+        // any expressions.)
+        if let ast::BinaryOperator::Arrow | ast::BinaryOperator::LongArrow = op {
+            use crate::expr::functions_json::JsonFunc;
+            let extract = Expr::Func(
+                Func::Json(JsonFunc::Extract),
+                vec![self.bind(left)?, self.bind(right)?],
+            );
+            return Ok(match op {
+                ast::BinaryOperator::Arrow => extract,
+                _ => Expr::Func(Func::Json(JsonFunc::Unquote), vec![extract]),
+            });
+        }
         let op = match op {
             ast::BinaryOperator::Plus => BinOp::Add,
             ast::BinaryOperator::Minus => BinOp::Sub,
@@ -819,11 +834,39 @@ impl<'a> Binder<'a> {
             "MIN" => Some(AggFunc::Min),
             "MAX" => Some(AggFunc::Max),
             "AVG" => Some(AggFunc::Avg),
+            "JSON_ARRAYAGG" => Some(AggFunc::JsonArrayAgg),
+            "JSON_OBJECTAGG" => Some(AggFunc::JsonObjectAgg),
             _ => None,
         };
         if let Some(mut func) = agg {
             if !self.allow_aggs {
                 return Err(Error::InvalidGroupFuncUse);
+            }
+            if func == AggFunc::JsonObjectAgg {
+                // Two arguments, held as one row value.
+                let mut pair = Vec::new();
+                for a in args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            self.allow_aggs = false;
+                            let r = self.bind(e);
+                            self.allow_aggs = true;
+                            pair.push(r?);
+                        }
+                        _ => return Err(Error::Syntax(format!("{name}(...)"))),
+                    }
+                }
+                if pair.len() != 2 || distinct {
+                    return Err(Error::WrongFunctionArgs(name.to_lowercase()));
+                }
+                let call = AggCall {
+                    func,
+                    arg: Some(Expr::Row(pair)),
+                    distinct: false,
+                    coll: None,
+                };
+                self.aggs.push(call);
+                return Ok(Expr::Agg(self.aggs.len() - 1));
             }
             if args.len() != 1 {
                 return Err(Error::Syntax(format!("{name}()")));

@@ -85,6 +85,9 @@ pub enum SqlType {
     /// SET('a', ...): a subset of the members, held as their text in
     /// declaration order, comma-joined.
     Set(#[serde(deserialize_with = "enumset::deserialize_members")] &'static Members),
+    /// JSON: a validated document in Canyon's binary form, held as
+    /// `Value::Json` (see [`crate::types::json`]).
+    Json,
 }
 
 impl SqlType {
@@ -211,6 +214,8 @@ impl SqlType {
             // SET_FLAG), their length the longest value in bytes.
             SqlType::Enum(m) => (ColumnType::String, m.max_chars(Kind::Enum) * 4, 0),
             SqlType::Set(m) => (ColumnType::String, m.max_chars(Kind::Set) * 4, 0),
+            // MySQL: MYSQL_TYPE_JSON, 4 GiB - 1, charset binary, BLOB_FLAG.
+            SqlType::Json => (ColumnType::Json, u32::MAX, 0),
         }
     }
 
@@ -273,6 +278,7 @@ impl SqlType {
             SqlType::Time => "time".into(),
             SqlType::Enum(m) => m.sql_name(Kind::Enum),
             SqlType::Set(m) => m.sql_name(Kind::Set),
+            SqlType::Json => "json".into(),
         }
     }
 }
@@ -302,7 +308,7 @@ pub fn table_column(
     {
         flags |= column_flags::NUM;
     }
-    if matches!(ty, SqlType::Text(_) | SqlType::Blob(_)) {
+    if matches!(ty, SqlType::Text(_) | SqlType::Blob(_) | SqlType::Json) {
         flags |= column_flags::BLOB;
     }
     match ty {
@@ -382,6 +388,13 @@ pub fn expr_column(name: &str, kind: ExprKind) -> Column {
             charset::BINARY,
             column_flags::BINARY,
         ),
+        ExprKind::Json => (
+            ColumnType::Json,
+            u32::MAX,
+            0,
+            charset::BINARY,
+            column_flags::BLOB | column_flags::BINARY,
+        ),
         ExprKind::Null => (
             ColumnType::Null,
             0,
@@ -421,6 +434,8 @@ pub enum ExprKind {
     Date,
     /// DATETIME.
     DateTime,
+    /// JSON.
+    Json,
     /// The NULL literal.
     Null,
 }
@@ -436,6 +451,7 @@ impl ExprKind {
             SqlType::Decimal { scale, .. } => ExprKind::Decimal(scale),
             SqlType::Date => ExprKind::Date,
             SqlType::DateTime | SqlType::Timestamp => ExprKind::DateTime,
+            SqlType::Json => ExprKind::Json,
             _ => ExprKind::String,
         }
     }
@@ -451,6 +467,7 @@ impl ExprKind {
             Value::Bytes(_) => ExprKind::String,
             Value::Date(_) => ExprKind::Date,
             Value::DateTime(_) => ExprKind::DateTime,
+            Value::Json(_) => ExprKind::Json,
         }
     }
 }
@@ -585,7 +602,9 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                         return Err(incorrect("integer", &v));
                     }
                 }
-                Value::Date(_) | Value::DateTime(_) => v.to_i64().unwrap_or(0) as i128,
+                Value::Date(_) | Value::DateTime(_) | Value::Json(_) => {
+                    v.to_i64().unwrap_or(0) as i128
+                }
                 Value::Null => unreachable!("NULL handled above"),
             };
             let (lo, hi) = t.int_range();
@@ -770,7 +789,11 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                 }
                 Value::DateTime(dt) => crate::types::datetime::time_of_day_micros(dt),
                 Value::Date(_) => 0,
-                Value::Double(_) | Value::Decimal(_) | Value::Int(_) | Value::UInt(_) => {
+                Value::Double(_)
+                | Value::Decimal(_)
+                | Value::Int(_)
+                | Value::UInt(_)
+                | Value::Json(_) => {
                     let text = v.to_display();
                     crate::types::datetime::parse_time(text.as_bytes())
                         .ok_or_else(|| incorrect("time", &v))?
@@ -789,6 +812,7 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
         // A bad value is 1265 here; where a statement may keep it as a
         // warning (non-strict mode, INSERT IGNORE) the caller uses
         // `Members::store_enum` / `store_set` itself (`coerce_member`).
+        SqlType::Json => crate::types::json::coerce(v, column),
         SqlType::Enum(_) | SqlType::Set(_) => match coerce_member(v, ty) {
             (v, false) => Ok(v),
             (_, true) => Err(enumset::truncated(column, row)),
