@@ -492,6 +492,13 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
         match &opt.option {
             ast::ColumnOption::Null => explicit_null = true,
             ast::ColumnOption::NotNull => col.nullable = false,
+            // MySQL 8.0.13+ takes an expression default on a JSON column
+            // (`DEFAULT ('{}')`); Canyon has no expression defaults yet.
+            ast::ColumnOption::Default(ast::Expr::Nested(_)) if ty == SqlType::Json => {
+                return Err(Error::Unsupported(
+                    "an expression DEFAULT on a JSON column".into(),
+                ))
+            }
             ast::ColumnOption::Default(e) => col.default = Some(default_of(e)?),
             ast::ColumnOption::PrimaryKey(_) => {
                 if pk {

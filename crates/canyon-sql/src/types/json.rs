@@ -62,8 +62,7 @@
 //! becomes a JSON string here); path ranges `[m to n]`; partial in-place
 //! updates (every modification re-encodes the document).
 
-use crate::types::value::Value;
-use canyon_common::{Error, Result};
+use canyon_common::Error;
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::Decimal;
 use std::cmp::Ordering;
@@ -597,7 +596,17 @@ impl std::fmt::Display for Num {
 /// that an integral value keeps ".0" (`CAST('1.0' AS JSON)` is `1.0`) and
 /// exponents are written `e+NN` / `e-NN` as MySQL's `my_gcvt` does.
 fn format_json_double(d: f64) -> String {
-    let s = crate::types::value::format_double(d);
+    // The shortest digits that read back as `d` (as MySQL's DOUBLE output;
+    // `crate::types::value::format_double`, which this file may not import:
+    // `value` imports it).
+    let s = if d == 0.0 {
+        "0".to_string()
+    } else if (1e-6..1e15).contains(&d.abs()) {
+        let s = format!("{d}");
+        s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
+    } else {
+        format!("{d:e}")
+    };
     if let Some((m, e)) = s.split_once('e') {
         let e = if e.starts_with('-') {
             e.to_string()
@@ -720,24 +729,6 @@ pub fn invalid_path(pos: usize) -> Error {
         message: format!(
             "Invalid JSON path expression. The error is around character position {pos}."
         ),
-    }
-}
-
-/// A value stored into a JSON column: a JSON value as it is, a string
-/// parsed (3140 when it is no JSON text), anything else refused as MySQL
-/// refuses it ("not a JSON text, may need CAST").
-pub fn coerce(v: Value, column: &str) -> Result<Value> {
-    match v {
-        Value::Null | Value::Json(_) => Ok(v),
-        Value::Bytes(b) => match parse(&b) {
-            Ok(n) => Ok(Value::Json(n.encode())),
-            Err(e) => Err(invalid_text_for_column(e.message, e.pos, column)),
-        },
-        _ => Err(invalid_text_for_column(
-            "not a JSON text, may need CAST",
-            0,
-            column,
-        )),
     }
 }
 

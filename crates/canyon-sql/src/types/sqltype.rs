@@ -2,6 +2,7 @@
 //! column under MySQL 8.0's default strict SQL mode (STRICT_TRANS_TABLES).
 
 use crate::types::enumset::{self, Kind, Members};
+use crate::types::json;
 use crate::types::result::{charset, column_flags, Column, ColumnType};
 use crate::types::value::{parse_datetime_bytes, Value};
 use canyon_common::{Error, Result};
@@ -812,12 +813,30 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
         // A bad value is 1265 here; where a statement may keep it as a
         // warning (non-strict mode, INSERT IGNORE) the caller uses
         // `Members::store_enum` / `store_set` itself (`coerce_member`).
-        SqlType::Json => crate::types::json::coerce(v, column),
+        SqlType::Json => coerce_json(v, column),
         SqlType::Enum(_) | SqlType::Set(_) => match coerce_member(v, ty) {
             (v, false) => Ok(v),
             (_, true) => Err(enumset::truncated(column, row)),
         },
         _ => Ok(v),
+    }
+}
+
+/// A value stored into a JSON column: a JSON value as it is, a string
+/// parsed (3140 when it is no JSON text), anything else refused as MySQL
+/// refuses it ("not a JSON text, may need CAST").
+fn coerce_json(v: Value, column: &str) -> Result<Value> {
+    match v {
+        Value::Null | Value::Json(_) => Ok(v),
+        Value::Bytes(b) => match json::parse(&b) {
+            Ok(n) => Ok(Value::Json(n.encode())),
+            Err(e) => Err(json::invalid_text_for_column(e.message, e.pos, column)),
+        },
+        _ => Err(json::invalid_text_for_column(
+            "not a JSON text, may need CAST",
+            0,
+            column,
+        )),
     }
 }
 
