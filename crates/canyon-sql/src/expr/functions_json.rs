@@ -128,7 +128,7 @@ impl JsonFunc {
             | JsonFunc::Depth
             | JsonFunc::Cast => n == 1,
             JsonFunc::Extract => n >= 2,
-            JsonFunc::Object => n % 2 == 0,
+            JsonFunc::Object => n.is_multiple_of(2),
             JsonFunc::Array => true,
             JsonFunc::Contains => n == 2 || n == 3,
             JsonFunc::ContainsPath => n >= 3,
@@ -136,7 +136,7 @@ impl JsonFunc {
             | JsonFunc::Insert
             | JsonFunc::Replace
             | JsonFunc::ArrayAppend
-            | JsonFunc::ArrayInsert => n >= 3 && n % 2 == 1,
+            | JsonFunc::ArrayInsert => n >= 3 && !n.is_multiple_of(2),
             JsonFunc::Remove => n >= 2,
             JsonFunc::Length | JsonFunc::Keys => n == 1 || n == 2,
             JsonFunc::MergePreserve | JsonFunc::MergePatch => n >= 2,

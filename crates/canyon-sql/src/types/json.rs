@@ -418,11 +418,11 @@ impl<'a> JsonRef<'a> {
 
     /// The value as a number (`None` for non-numbers).
     pub fn number(&self) -> Option<Num> {
-        Some(match self.bytes.first()? {
-            &INT => Num::Int(u64_at(self.bytes, 1) as i64),
-            &UINT => Num::UInt(u64_at(self.bytes, 1)),
-            &DOUBLE => Num::Double(f64::from_bits(u64_at(self.bytes, 1))),
-            &DECIMAL => {
+        Some(match *self.bytes.first()? {
+            INT => Num::Int(u64_at(self.bytes, 1) as i64),
+            UINT => Num::UInt(u64_at(self.bytes, 1)),
+            DOUBLE => Num::Double(f64::from_bits(u64_at(self.bytes, 1))),
+            DECIMAL => {
                 let m = self.bytes.get(1..17)?;
                 let mantissa = i128::from_le_bytes(m.try_into().ok()?);
                 let scale = *self.bytes.get(17)? as u32;
