@@ -19,6 +19,8 @@
 //! functions decode the document into a [`Node`] tree, change it, and
 //! encode it again.
 //!
+//! Also `value MEMBER OF (array)`, JSON_OVERLAPS and JSON_PRETTY.
+//!
 //! Differences from MySQL 8: SQL TRUE / FALSE are the integers 1 / 0 here
 //! (MySQL makes JSON booleans of them in JSON_ARRAY / JSON_OBJECT); JSON_SEARCH
 //! compares case-insensitively by Unicode lower case (MySQL by the search
@@ -57,6 +59,10 @@ pub enum JsonFunc {
     MergePreserve,
     MergePatch,
     Search,
+    Overlaps,
+    Pretty,
+    /// `value MEMBER OF (array)`: bound from its own syntax.
+    MemberOf,
     /// CAST(x AS JSON).
     Cast,
 }
@@ -85,6 +91,8 @@ pub fn lookup(name: &str) -> Option<JsonFunc> {
         "JSON_MERGE_PRESERVE" | "JSON_MERGE" => JsonFunc::MergePreserve,
         "JSON_MERGE_PATCH" => JsonFunc::MergePatch,
         "JSON_SEARCH" => JsonFunc::Search,
+        "JSON_OVERLAPS" => JsonFunc::Overlaps,
+        "JSON_PRETTY" => JsonFunc::Pretty,
         _ => return None,
     })
 }
@@ -114,6 +122,9 @@ impl JsonFunc {
             JsonFunc::MergePreserve => "json_merge_preserve",
             JsonFunc::MergePatch => "json_merge_patch",
             JsonFunc::Search => "json_search",
+            JsonFunc::Overlaps => "json_overlaps",
+            JsonFunc::Pretty => "json_pretty",
+            JsonFunc::MemberOf => "member of",
             JsonFunc::Cast => "cast_as_json",
         }
     }
@@ -126,7 +137,9 @@ impl JsonFunc {
             | JsonFunc::Valid
             | JsonFunc::Type
             | JsonFunc::Depth
+            | JsonFunc::Pretty
             | JsonFunc::Cast => n == 1,
+            JsonFunc::Overlaps | JsonFunc::MemberOf => n == 2,
             JsonFunc::Extract => n >= 2,
             JsonFunc::Object => n.is_multiple_of(2),
             JsonFunc::Array => true,
@@ -147,8 +160,12 @@ impl JsonFunc {
     /// The static result kind.
     pub fn kind(self) -> ExprKind {
         match self {
-            JsonFunc::Unquote | JsonFunc::Quote | JsonFunc::Type => ExprKind::String,
+            JsonFunc::Unquote | JsonFunc::Quote | JsonFunc::Type | JsonFunc::Pretty => {
+                ExprKind::String
+            }
             JsonFunc::Valid
+            | JsonFunc::Overlaps
+            | JsonFunc::MemberOf
             | JsonFunc::Contains
             | JsonFunc::ContainsPath
             | JsonFunc::Length
@@ -409,6 +426,40 @@ pub fn call(f: JsonFunc, args: &[Expr], env: &Env<'_>) -> Result<Value> {
             Ok(acc.map_or(Value::Null, |n| out(&n)))
         }
         JsonFunc::Search => search(&v, f),
+        JsonFunc::Pretty => Ok(match doc(&v[0], 0, f)? {
+            Some(d) => {
+                let mut s = String::new();
+                pretty(JsonRef::new(&d), 0, &mut s);
+                Value::Bytes(s.into_bytes())
+            }
+            None => Value::Null,
+        }),
+        JsonFunc::Overlaps => {
+            let (Some(a), Some(b)) = (doc(&v[0], 0, f)?, doc(&v[1], 1, f)?) else {
+                return Ok(Value::Null);
+            };
+            Ok(Value::Int(
+                overlaps(JsonRef::new(&a), JsonRef::new(&b)) as i64
+            ))
+        }
+        JsonFunc::MemberOf => {
+            if v[0].is_null() {
+                return Ok(Value::Null);
+            }
+            let Some(arr) = doc(&v[1], 1, f)? else {
+                return Ok(Value::Null);
+            };
+            let needle = crate::types::value::sql_to_json(&v[0]);
+            let (needle, arr) = (JsonRef::new(&needle), JsonRef::new(&arr));
+            let hit = if arr.kind() == JsonType::Array {
+                (0..arr.len())
+                    .filter_map(|i| arr.index(i))
+                    .any(|e| equal(e, needle))
+            } else {
+                equal(arr, needle)
+            };
+            Ok(Value::Int(hit as i64))
+        }
     }
 }
 
@@ -505,7 +556,67 @@ fn contains(t: JsonRef<'_>, c: JsonRef<'_>) -> bool {
             (0..c.len()).all(|i| t.get(c.key(i)).is_some_and(|tv| contains(tv, c.value(i))))
         }
         (JsonType::Object, _) | (_, JsonType::Object) | (_, JsonType::Array) => false,
-        _ => json::compare(t, c) == std::cmp::Ordering::Equal && same_family(t, c),
+        _ => equal(t, c),
+    }
+}
+
+/// JSON equality: equal under MySQL's order and of comparable types.
+fn equal(a: JsonRef<'_>, b: JsonRef<'_>) -> bool {
+    json::compare(a, b) == std::cmp::Ordering::Equal && same_family(a, b)
+}
+
+/// JSON_OVERLAPS: two arrays share an element, two objects a key with equal
+/// values, an array holds a scalar, or two scalars are equal.
+fn overlaps(a: JsonRef<'_>, b: JsonRef<'_>) -> bool {
+    match (a.kind(), b.kind()) {
+        (JsonType::Array, JsonType::Array) => (0..a.len())
+            .filter_map(|i| a.index(i))
+            .any(|x| (0..b.len()).filter_map(|j| b.index(j)).any(|y| equal(x, y))),
+        (JsonType::Array, _) => (0..a.len()).filter_map(|i| a.index(i)).any(|x| equal(x, b)),
+        (_, JsonType::Array) => overlaps(b, a),
+        (JsonType::Object, JsonType::Object) => {
+            (0..a.len()).any(|i| b.get(a.key(i)).is_some_and(|y| equal(a.value(i), y)))
+        }
+        _ => equal(a, b),
+    }
+}
+
+/// JSON_PRETTY's layout: one member or element a line, indented by two
+/// spaces a level; empty containers stay `[]` / `{}`.
+fn pretty(v: JsonRef<'_>, level: usize, out: &mut String) {
+    let pad = |n: usize, out: &mut String| out.extend(std::iter::repeat_n("  ", n));
+    match v.kind() {
+        JsonType::Array if !v.is_empty() => {
+            out.push_str("[\n");
+            for i in 0..v.len() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                pad(level + 1, out);
+                if let Some(e) = v.index(i) {
+                    pretty(e, level + 1, out);
+                }
+            }
+            out.push('\n');
+            pad(level, out);
+            out.push(']');
+        }
+        JsonType::Object if !v.is_empty() => {
+            out.push_str("{\n");
+            for i in 0..v.len() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                pad(level + 1, out);
+                json::quote_into(v.key(i), out);
+                out.push_str(": ");
+                pretty(v.value(i), level + 1, out);
+            }
+            out.push('\n');
+            pad(level, out);
+            out.push('}');
+        }
+        _ => v.write_text(out),
     }
 }
 

@@ -344,6 +344,11 @@ impl<'a> Binder<'a> {
             A::Nested(inner) => self.bind(inner)?,
             A::UnaryOp { op, expr } => self.bind_unary(op, expr)?,
             A::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
+            // `value MEMBER OF (json_array)` (MySQL 8.0.17).
+            A::MemberOf(m) => Expr::Func(
+                Func::Json(crate::expr::functions_json::JsonFunc::MemberOf),
+                vec![self.bind(&m.value)?, self.bind(&m.array)?],
+            ),
             A::IsNull(e) => Expr::IsNull(self.boxed(e)?, false),
             A::IsNotNull(e) => Expr::IsNull(self.boxed(e)?, true),
             A::IsTrue(e) => Expr::IsBool(self.boxed(e)?, true, false),
