@@ -31,8 +31,9 @@
 //! This file holds what all the functions share: [`Func`], its resolution
 //! and arity, its result type, and [`call`], which hands each call to its
 //! family, a file each: [`functions_string`], [`functions_math`],
-//! [`functions_datetime`] and [`functions_cast`] (CAST, and the conversion
-//! the binder puts on IF / COALESCE / CASE branches); the session's facts and
+//! [`functions_datetime`], [`functions_cast`] (CAST, and the conversion
+//! the binder puts on IF / COALESCE / CASE branches) and [`functions_json`]
+//! (the JSON functions, `->` / `->>`, MEMBER OF, CAST(x AS JSON)); the session's facts and
 //! the flow-control functions are evaluated here. The forms with their own
 //! syntax are bound by the binder, in `crate::plan::bind_functions`.
 
@@ -612,6 +613,8 @@ pub fn aggregate_kind(kinds: impl IntoIterator<Item = ExprKind>) -> ExprKind {
         (K::Null, k) | (k, K::Null) => k,
         (a, b) if a == b => a,
         (K::String, _) | (_, K::String) => K::String,
+        // JSON with anything but JSON is a string (MySQL: LONGTEXT).
+        (K::Json, _) | (_, K::Json) => K::String,
         (K::Date, K::DateTime) | (K::DateTime, K::Date) => K::DateTime,
         (K::Date | K::DateTime, _) | (_, K::Date | K::DateTime) => K::String,
         (K::Double, _) | (_, K::Double) => K::Double,

@@ -847,6 +847,10 @@ impl<'a> Binder<'a> {
             if !self.allow_aggs {
                 return Err(Error::InvalidGroupFuncUse);
             }
+            if func == AggFunc::JsonArrayAgg && distinct {
+                // MySQL has no JSON_ARRAYAGG(DISTINCT ...): a syntax error.
+                return Err(Error::Syntax(format!("{name}(DISTINCT ...)")));
+            }
             if func == AggFunc::JsonObjectAgg {
                 // Two arguments, held as one row value.
                 let mut pair = Vec::new();
