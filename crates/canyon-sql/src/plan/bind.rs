@@ -344,11 +344,7 @@ impl<'a> Binder<'a> {
             A::Nested(inner) => self.bind(inner)?,
             A::UnaryOp { op, expr } => self.bind_unary(op, expr)?,
             A::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
-            // `value MEMBER OF (json_array)` (MySQL 8.0.17).
-            A::MemberOf(m) => Expr::Func(
-                Func::Json(crate::expr::functions_json::JsonFunc::MemberOf),
-                vec![self.bind(&m.value)?, self.bind(&m.array)?],
-            ),
+            A::MemberOf(m) => self.bind_member_of(m)?,
             A::IsNull(e) => Expr::IsNull(self.boxed(e)?, false),
             A::IsNotNull(e) => Expr::IsNull(self.boxed(e)?, true),
             A::IsTrue(e) => Expr::IsBool(self.boxed(e)?, true, false),
@@ -580,20 +576,8 @@ impl<'a> Binder<'a> {
         op: &ast::BinaryOperator,
         right: &ast::Expr,
     ) -> Result<Expr> {
-        // MySQL's `col->'path'` is JSON_EXTRACT(col, 'path'), `col->>'path'`
-        // JSON_UNQUOTE(JSON_EXTRACT(col, 'path')). (MySQL takes only a
-        // column on the left and a string literal on the right; Canyon takes
-        // any expressions.)
         if let ast::BinaryOperator::Arrow | ast::BinaryOperator::LongArrow = op {
-            use crate::expr::functions_json::JsonFunc;
-            let extract = Expr::Func(
-                Func::Json(JsonFunc::Extract),
-                vec![self.bind(left)?, self.bind(right)?],
-            );
-            return Ok(match op {
-                ast::BinaryOperator::Arrow => extract,
-                _ => Expr::Func(Func::Json(JsonFunc::Unquote), vec![extract]),
-            });
+            return self.bind_arrow(left, op, right);
         }
         let op = match op {
             ast::BinaryOperator::Plus => BinOp::Add,
@@ -635,6 +619,39 @@ impl<'a> Binder<'a> {
             self.collate_pair(&mut l, &mut r, op.symbol())?;
         }
         Ok(Expr::Binary(op, l, r))
+    }
+
+    /// MySQL's `col->'path'` is JSON_EXTRACT(col, 'path'), `col->>'path'`
+    /// JSON_UNQUOTE(JSON_EXTRACT(col, 'path')). (MySQL takes only a column
+    /// on the left and a string literal on the right; Canyon takes any
+    /// expressions.) Apart from `bind_binary`, and not inlined, so that the
+    /// recursive binder's frames stay small.
+    #[inline(never)]
+    fn bind_arrow(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+    ) -> Result<Expr> {
+        use crate::expr::functions_json::JsonFunc;
+        let extract = Expr::Func(
+            Func::Json(JsonFunc::Extract),
+            vec![self.bind(left)?, self.bind(right)?],
+        );
+        Ok(match op {
+            ast::BinaryOperator::Arrow => extract,
+            _ => Expr::Func(Func::Json(JsonFunc::Unquote), vec![extract]),
+        })
+    }
+
+    /// `value MEMBER OF (json_array)` (MySQL 8.0.17); not inlined (see
+    /// `bind_arrow`).
+    #[inline(never)]
+    fn bind_member_of(&mut self, m: &ast::MemberOf) -> Result<Expr> {
+        Ok(Expr::Func(
+            Func::Json(crate::expr::functions_json::JsonFunc::MemberOf),
+            vec![self.bind(&m.value)?, self.bind(&m.array)?],
+        ))
     }
 
     /// `expr [NOT] IN (list)`, collated as one operation (component-wise for
