@@ -426,6 +426,7 @@ fn int_bits(v: &Value) -> u64 {
         Value::Date(d) => {
             (d.year() as i64 * 10_000 + i64::from(d.month()) * 100 + i64::from(d.day())) as u64
         }
+        Value::Json(_) => v.to_i64().unwrap_or(0) as u64,
         Value::DateTime(_) | Value::Null => 0,
     }
 }
@@ -437,6 +438,7 @@ fn as_f64(v: &Value) -> f64 {
         Value::Double(d) => *d,
         Value::Decimal(d) => d.to_f64().unwrap_or(0.0),
         Value::Bytes(b) => String::from_utf8_lossy(b).trim().parse().unwrap_or(0.0),
+        Value::Json(_) => v.to_f64().unwrap_or(0.0),
         Value::Date(_) | Value::DateTime(_) | Value::Null => 0.0,
     }
 }

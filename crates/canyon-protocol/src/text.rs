@@ -169,6 +169,8 @@ pub fn write_text_value(out: &mut Vec<u8>, value: &Value, col: &Column) {
             put_lenenc_bytes(out, d.to_string().as_bytes())
         }
         Value::Bytes(b) => put_lenenc_bytes(out, b),
+        // MySQL's normalised JSON text.
+        Value::Json(_) => put_lenenc_bytes(out, &value.to_bytes().unwrap_or_default()),
         Value::Date(d) => put_lenenc_bytes(out, format_date(d).as_bytes()),
         Value::DateTime(dt) => put_lenenc_bytes(
             out,

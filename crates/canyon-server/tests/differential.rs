@@ -60,6 +60,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         include_str!("sql/differential_partitions.sql"),
     ),
     (
+        "differential_json.sql",
+        include_str!("sql/differential_json.sql"),
+    ),
+    (
         "differential_enum_set.sql",
         include_str!("sql/differential_enum_set.sql"),
     ),

@@ -724,6 +724,15 @@ pub(crate) fn type_facts(ty: SqlType) -> (String, Value, Value, Value, Value, Va
             let (c, o) = chars(m.max_chars(crate::types::enumset::Kind::Set), 4);
             (base, c, o, null.clone(), null.clone(), null)
         }
+        // MySQL: no lengths for JSON.
+        SqlType::Json => (
+            base,
+            null.clone(),
+            null.clone(),
+            null.clone(),
+            null.clone(),
+            null,
+        ),
         SqlType::Text(n) => {
             // A TEXT column's limit is in bytes; MySQL reports it as both.
             let (c, o) = chars(n, 1);

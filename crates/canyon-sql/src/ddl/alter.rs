@@ -912,6 +912,7 @@ enum StoredForm {
     Decimal(u8),
     Text(crate::types::collation::Collation),
     Bytes,
+    Json,
     Time,
     Date,
     DateTime,
@@ -930,6 +931,7 @@ fn stored_form(c: &ColumnDef) -> StoredForm {
         | SqlType::Enum(_)
         | SqlType::Set(_) => StoredForm::Text(c.collation),
         SqlType::Binary(_) | SqlType::VarBinary(_) | SqlType::Blob(_) => StoredForm::Bytes,
+        SqlType::Json => StoredForm::Json,
         SqlType::Time => StoredForm::Time,
         SqlType::Date => StoredForm::Date,
         SqlType::DateTime | SqlType::Timestamp => StoredForm::DateTime,

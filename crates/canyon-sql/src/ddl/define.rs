@@ -348,6 +348,7 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
             SqlType::Bit(n as u8)
         }
         D::Time(..) => SqlType::Time,
+        D::JSON => SqlType::Json,
         // FIXED is DECIMAL's other name (MySQL 8 manual, 13.1.1).
         D::Custom(name, args) if name.to_string().eq_ignore_ascii_case("FIXED") => {
             let num = |a: &String| {
@@ -538,6 +539,13 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
         match &opt.option {
             ast::ColumnOption::Null => explicit_null = true,
             ast::ColumnOption::NotNull => col.nullable = false,
+            // MySQL 8.0.13+ takes an expression default on a JSON column
+            // (`DEFAULT ('{}')`); Canyon has no expression defaults yet.
+            ast::ColumnOption::Default(ast::Expr::Nested(_)) if ty == SqlType::Json => {
+                return Err(Error::Unsupported(
+                    "an expression DEFAULT on a JSON column".into(),
+                ))
+            }
             ast::ColumnOption::Default(e) => col.default = Some(default_of(e)?),
             ast::ColumnOption::PrimaryKey(_) => {
                 if pk {
@@ -639,6 +647,18 @@ pub(crate) fn check_default(col: &mut ColumnDef) -> Result<()> {
         sqlstate: *b"42000",
         message: format!("Invalid default value for '{}'", col.name),
     };
+    // MySQL: 1101 for a JSON column's literal DEFAULT (only DEFAULT NULL,
+    // or an expression default, which Canyon does not take yet).
+    if col.ty == SqlType::Json && !matches!(col.default, None | Some(DefaultValue::Null)) {
+        return Err(Error::Sql {
+            code: 1101,
+            sqlstate: *b"42000",
+            message: format!(
+                "BLOB, TEXT, GEOMETRY or JSON column '{}' can't have a default value",
+                col.name
+            ),
+        });
+    }
     let Some(d) = &col.default else {
         return Ok(());
     };
@@ -1119,6 +1139,16 @@ fn prefix_length(f: &ast::Function) -> Result<u32> {
 pub fn check_prefixes(attrs: &mut IndexAttrs, cols: &[usize], columns: &[ColumnDef]) -> Result<()> {
     for (seq, &c) in cols.iter().enumerate() {
         let col = &columns[c];
+        if col.ty == SqlType::Json {
+            return Err(Error::Sql {
+                code: 3152,
+                sqlstate: *b"42000",
+                message: format!(
+                    "JSON column '{}' supports indexing only via generated columns on a specified JSON path.",
+                    col.name
+                ),
+            });
+        }
         let lob = matches!(col.ty, SqlType::Text(_) | SqlType::Blob(_));
         match attrs.prefix(seq) {
             None if lob => {

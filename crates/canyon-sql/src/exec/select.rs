@@ -49,6 +49,10 @@ enum Acc {
     AvgDbl(f64, i64),
     /// GROUP_CONCAT: each kept row's ORDER BY key values and text.
     Concat(Vec<(Vec<Value>, Vec<u8>)>),
+    /// JSON_ARRAYAGG's elements (`None` before the first row).
+    JsonArray(Option<Vec<crate::types::json::Node>>),
+    /// JSON_OBJECTAGG's members (`None` before the first row).
+    JsonObject(Option<Vec<(String, crate::types::json::Node)>>),
 }
 
 struct AggState {
@@ -69,6 +73,8 @@ impl AggState {
                     AggFunc::Max => Acc::Max(Value::Null),
                     AggFunc::Avg => Acc::AvgDec(Decimal::ZERO, 0),
                     AggFunc::GroupConcat => Acc::Concat(Vec::new()),
+                    AggFunc::JsonArrayAgg => Acc::JsonArray(None),
+                    AggFunc::JsonObjectAgg => Acc::JsonObject(None),
                 })
                 .collect(),
             distinct: aggs
@@ -87,6 +93,9 @@ impl AggState {
 
     fn add(&mut self, aggs: &[AggCall], env: &Env<'_>) -> Result<()> {
         for (i, a) in aggs.iter().enumerate() {
+            if self.add_json(i, a, env)?.is_some() {
+                continue;
+            }
             let v = match &a.arg {
                 None => Value::Int(1),
                 Some(e) => eval(e, env)?,
@@ -165,6 +174,8 @@ impl AggState {
                         .collect::<Result<Vec<_>>>()?;
                     rows.push((keys, v.to_bytes().unwrap_or_default()));
                 }
+                // Added by `add_json`.
+                Acc::JsonArray(_) | Acc::JsonObject(_) => {}
             }
         }
         Ok(())
@@ -225,6 +236,38 @@ impl AggState {
     }
 
     fn finish(&self, aggs: &[AggCall], ctx: &dyn EvalContext, group: usize) -> Vec<Value> {
+    /// JSON_ARRAYAGG / JSON_OBJECTAGG take NULLs (as JSON null), so they
+    /// add apart from the others; `None` for any other aggregate.
+    fn add_json(&mut self, i: usize, a: &AggCall, env: &Env<'_>) -> Result<Option<()>> {
+        use crate::types::json::Node;
+        use crate::types::value::sql_to_node;
+        match (&mut self.accs[i], &a.arg) {
+            (Acc::JsonArray(items), Some(e)) => {
+                let v = eval(e, env)?;
+                items.get_or_insert_with(Vec::new).push(sql_to_node(&v));
+                Ok(Some(()))
+            }
+            (Acc::JsonObject(members), Some(Expr::Row(pair))) if pair.len() == 2 => {
+                let k = eval(&pair[0], env)?;
+                if k.is_null() {
+                    return Err(Error::Sql {
+                        code: 3158,
+                        sqlstate: *b"22032",
+                        message: "JSON documents may not contain NULL member names.".into(),
+                    });
+                }
+                let v = eval(&pair[1], env)?;
+                Node::object_set(
+                    members.get_or_insert_with(Vec::new),
+                    k.to_display(),
+                    sql_to_node(&v),
+                );
+                Ok(Some(()))
+            }
+            _ => Ok(None),
+        }
+    }
+
         self.accs
             .iter()
             .zip(aggs)
@@ -255,6 +298,12 @@ impl AggState {
                 }
                 Acc::Min(m) | Acc::Max(m) => m.clone(),
                 Acc::Concat(rows) => Self::concat(rows, a, ctx, group),
+                Acc::JsonArray(items) => items.as_ref().map_or(Value::Null, |items| {
+                    Value::Json(crate::types::json::Node::Array(items.clone()).encode())
+                }),
+                Acc::JsonObject(m) => m.as_ref().map_or(Value::Null, |m| {
+                    Value::Json(crate::types::json::Node::Object(m.clone()).encode())
+                }),
                 Acc::AvgDec(s, n) => {
                     if *n == 0 {
                         Value::Null
@@ -858,6 +907,10 @@ fn hash_key(vals: &[Value]) -> Option<Vec<u8>> {
             Value::DateTime(d) => {
                 k.push(4);
                 k.extend_from_slice(d.to_string().as_bytes());
+            }
+            Value::Json(j) => {
+                k.push(5);
+                k.extend_from_slice(j);
             }
         }
         k.push(0);

@@ -31,14 +31,16 @@
 //! This file holds what all the functions share: [`Func`], its resolution
 //! and arity, its result type, and [`call`], which hands each call to its
 //! family, a file each: [`functions_string`], [`functions_math`],
-//! [`functions_datetime`] and [`functions_cast`] (CAST, and the conversion
-//! the binder puts on IF / COALESCE / CASE branches); the session's facts and
+//! [`functions_datetime`], [`functions_cast`] (CAST, and the conversion
+//! the binder puts on IF / COALESCE / CASE branches) and [`functions_json`]
+//! (the JSON functions, `->` / `->>`, MEMBER OF, CAST(x AS JSON)); the session's facts and
 //! the flow-control functions are evaluated here. The forms with their own
 //! syntax are bound by the binder, in `crate::plan::bind_functions`.
 
 use crate::expr::eval::{eval, Env};
 use crate::expr::functions_cast;
 use crate::expr::functions_datetime;
+use crate::expr::functions_json::{self, JsonFunc};
 use crate::expr::functions_math;
 use crate::expr::functions_string;
 use crate::expr::tree::{AggCall, Expr};
@@ -196,6 +198,9 @@ pub enum Func {
     Atan,
     Cot,
     Conv,
+    /// The JSON functions, `->` / `->>` and CAST(x AS JSON)
+    /// (`crate::expr::functions_json`).
+    Json(JsonFunc),
 }
 
 impl Func {
@@ -321,7 +326,7 @@ pub fn lookup(name: &str) -> Option<Func> {
         "ATAN" | "ATAN2" => Func::Atan,
         "COT" => Func::Cot,
         "CONV" => Func::Conv,
-        _ => return None,
+        other => Func::Json(functions_json::lookup(other)?),
     })
 }
 
@@ -439,6 +444,7 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         | Func::NullIf
         | Func::Repeat => n == 2,
         Func::If | Func::Replace => n == 3,
+        Func::Json(j) => j.arity_ok(n),
     };
     if ok {
         Ok(())
@@ -474,6 +480,7 @@ pub fn cast_func(t: &ast::DataType) -> Result<Func> {
         }
         D::Date => Func::CastDate,
         D::Datetime(_) | D::Timestamp(..) => Func::CastDateTime,
+        D::JSON => Func::Json(JsonFunc::Cast),
         other => return Err(Error::Unsupported(format!("CAST to {other}"))),
     })
 }
@@ -499,6 +506,7 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         Func::Rand | Func::Sqrt | Func::Power | Func::CastDouble => ExprKind::Double,
         Func::CastDecimal(_, s) => ExprKind::Decimal(s),
         Func::Conform(k) => k,
+        Func::Json(j) => j.kind(),
         Func::Abs | Func::Mod => match first() {
             ExprKind::String => ExprKind::Double,
             k => k,
@@ -609,6 +617,8 @@ pub fn aggregate_kind(kinds: impl IntoIterator<Item = ExprKind>) -> ExprKind {
         (K::Null, k) | (k, K::Null) => k,
         (a, b) if a == b => a,
         (K::String, _) | (_, K::String) => K::String,
+        // JSON with anything but JSON is a string (MySQL: LONGTEXT).
+        (K::Json, _) | (_, K::Json) => K::String,
         (K::Date, K::DateTime) | (K::DateTime, K::Date) => K::DateTime,
         (K::Date | K::DateTime, _) | (_, K::Date | K::DateTime) => K::String,
         (K::Double, _) | (_, K::Double) => K::Double,
@@ -692,6 +702,7 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::CastDate
         | Func::CastDateTime
         | Func::Conform(_) => functions_cast::call_cast(f, args, env),
+        Func::Json(j) => functions_json::call(j, args, env),
         other => call_ext(other, args, env),
     }
 }

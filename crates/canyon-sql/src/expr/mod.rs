@@ -4,8 +4,8 @@
 //! walks over it; [`eval`](mod@eval) (re-exported) evaluation with MySQL's
 //! semantics; [`functions`] the builtin functions, apart from the tree: what
 //! they share and the dispatch of a call, with their families in
-//! [`functions_string`], [`functions_math`], [`functions_datetime`] and
-//! [`functions_cast`].
+//! [`functions_string`], [`functions_math`], [`functions_datetime`],
+//! [`functions_cast`] and [`functions_json`].
 //!
 //! The binder that builds the tree from sqlparser's AST is not here: binding
 //! is planning (a subquery inside an expression is planned where the binder
@@ -33,6 +33,7 @@ pub mod eval;
 pub mod functions;
 pub mod functions_cast;
 pub mod functions_datetime;
+pub mod functions_json;
 pub mod functions_math;
 pub mod functions_string;
 pub mod tree;

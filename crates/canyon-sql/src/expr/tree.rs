@@ -120,6 +120,11 @@ pub enum AggFunc {
     /// GROUP_CONCAT: the non-NULL values joined by the separator, in the
     /// ORDER BY order, cut at `group_concat_max_len` bytes.
     GroupConcat,
+    /// JSON_ARRAYAGG(x): the values (NULL as JSON null) as a JSON array.
+    JsonArrayAgg,
+    /// JSON_OBJECTAGG(k, v): bound with the argument `Row([k, v])`; a JSON
+    /// object, the last value of a key winning.
+    JsonObjectAgg,
 }
 
 /// One aggregate call in a SELECT.
@@ -526,6 +531,7 @@ impl Expr {
                         Some(ExprKind::Decimal(s)) => ExprKind::Decimal(s),
                         _ => ExprKind::Decimal(0),
                     },
+                    AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => ExprKind::Json,
                     AggFunc::Min | AggFunc::Max => a
                         .arg
                         .as_ref()

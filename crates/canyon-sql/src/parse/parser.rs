@@ -126,6 +126,15 @@ impl Dialect for CanyonDialect {
         if Self::next_is_mod(parser) {
             return Some(Ok(self.prec_value(Precedence::MulDivModOp)));
         }
+        // MySQL's `col->'path'` / `col->>'path'` bind to their column
+        // before any operator (sqlparser gives them PostgreSQL's low
+        // precedence, which would read `j->'$.a' + 1` as `j->('$.a' + 1)`).
+        if matches!(
+            parser.peek_token_ref().token,
+            sqlparser::tokenizer::Token::Arrow | sqlparser::tokenizer::Token::LongArrow
+        ) {
+            return Some(Ok(self.prec_value(Precedence::DoubleColon)));
+        }
         self.base.get_next_precedence(parser)
     }
     fn parse_infix(

@@ -344,6 +344,7 @@ impl<'a> Binder<'a> {
             A::Nested(inner) => self.bind(inner)?,
             A::UnaryOp { op, expr } => self.bind_unary(op, expr)?,
             A::BinaryOp { left, op, right } => self.bind_binary(left, op, right)?,
+            A::MemberOf(m) => self.bind_member_of(m)?,
             A::IsNull(e) => Expr::IsNull(self.boxed(e)?, false),
             A::IsNotNull(e) => Expr::IsNull(self.boxed(e)?, true),
             A::IsTrue(e) => Expr::IsBool(self.boxed(e)?, true, false),
@@ -575,6 +576,9 @@ impl<'a> Binder<'a> {
         op: &ast::BinaryOperator,
         right: &ast::Expr,
     ) -> Result<Expr> {
+        if let ast::BinaryOperator::Arrow | ast::BinaryOperator::LongArrow = op {
+            return self.bind_arrow(left, op, right);
+        }
         let op = match op {
             ast::BinaryOperator::Plus => BinOp::Add,
             ast::BinaryOperator::Minus => BinOp::Sub,
@@ -615,6 +619,39 @@ impl<'a> Binder<'a> {
             self.collate_pair(&mut l, &mut r, op.symbol())?;
         }
         Ok(Expr::Binary(op, l, r))
+    }
+
+    /// MySQL's `col->'path'` is JSON_EXTRACT(col, 'path'), `col->>'path'`
+    /// JSON_UNQUOTE(JSON_EXTRACT(col, 'path')). (MySQL takes only a column
+    /// on the left and a string literal on the right; Canyon takes any
+    /// expressions.) Apart from `bind_binary`, and not inlined, so that the
+    /// recursive binder's frames stay small.
+    #[inline(never)]
+    fn bind_arrow(
+        &mut self,
+        left: &ast::Expr,
+        op: &ast::BinaryOperator,
+        right: &ast::Expr,
+    ) -> Result<Expr> {
+        use crate::expr::functions_json::JsonFunc;
+        let extract = Expr::Func(
+            Func::Json(JsonFunc::Extract),
+            vec![self.bind(left)?, self.bind(right)?],
+        );
+        Ok(match op {
+            ast::BinaryOperator::Arrow => extract,
+            _ => Expr::Func(Func::Json(JsonFunc::Unquote), vec![extract]),
+        })
+    }
+
+    /// `value MEMBER OF (json_array)` (MySQL 8.0.17); not inlined (see
+    /// `bind_arrow`).
+    #[inline(never)]
+    fn bind_member_of(&mut self, m: &ast::MemberOf) -> Result<Expr> {
+        Ok(Expr::Func(
+            Func::Json(crate::expr::functions_json::JsonFunc::MemberOf),
+            vec![self.bind(&m.value)?, self.bind(&m.array)?],
+        ))
     }
 
     /// `expr [NOT] IN (list)`, collated as one operation (component-wise for
@@ -906,6 +943,8 @@ impl<'a> Binder<'a> {
             "MAX" => Some(AggFunc::Max),
             "AVG" => Some(AggFunc::Avg),
             "GROUP_CONCAT" => Some(AggFunc::GroupConcat),
+            "JSON_ARRAYAGG" => Some(AggFunc::JsonArrayAgg),
+            "JSON_OBJECTAGG" => Some(AggFunc::JsonObjectAgg),
             _ => None,
         };
         if agg == Some(AggFunc::GroupConcat) {
@@ -917,6 +956,36 @@ impl<'a> Binder<'a> {
         if let Some(mut func) = agg {
             if !self.allow_aggs {
                 return Err(Error::InvalidGroupFuncUse);
+            }
+            if func == AggFunc::JsonArrayAgg && distinct {
+                // MySQL has no JSON_ARRAYAGG(DISTINCT ...): a syntax error.
+                return Err(Error::Syntax(format!("{name}(DISTINCT ...)")));
+            }
+            if func == AggFunc::JsonObjectAgg {
+                // Two arguments, held as one row value.
+                let mut pair = Vec::new();
+                for a in args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                            self.allow_aggs = false;
+                            let r = self.bind(e);
+                            self.allow_aggs = true;
+                            pair.push(r?);
+                        }
+                        _ => return Err(Error::Syntax(format!("{name}(...)"))),
+                    }
+                }
+                if pair.len() != 2 || distinct {
+                    return Err(Error::WrongFunctionArgs(name.to_lowercase()));
+                }
+                let call = AggCall {
+                    func,
+                    arg: Some(Expr::Row(pair)),
+                    distinct: false,
+                    coll: None,
+                };
+                self.aggs.push(call);
+                return Ok(Expr::Agg(self.aggs.len() - 1));
             }
             if args.len() != 1 {
                 return Err(Error::Syntax(format!("{name}()")));

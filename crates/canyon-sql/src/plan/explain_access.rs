@@ -36,7 +36,7 @@ fn key_part_len(c: &ColumnDef) -> u32 {
         SqlType::VarChar(n) => n * 4 + 2,
         SqlType::Binary(n) => n,
         SqlType::VarBinary(n) => n + 2,
-        SqlType::Text(_) | SqlType::Blob(_) => 3072 + 2,
+        SqlType::Text(_) | SqlType::Blob(_) | SqlType::Json => 3072 + 2,
         SqlType::Date => 3,
         SqlType::DateTime => 5,
         SqlType::Timestamp => 4,

@@ -136,6 +136,8 @@ pub(super) fn agg_text(a: &AggCall, n: &Names<'_>) -> String {
         AggFunc::Max => "max",
         AggFunc::Avg => "avg",
         AggFunc::GroupConcat => "group_concat",
+        AggFunc::JsonArrayAgg => "json_arrayagg",
+        AggFunc::JsonObjectAgg => "json_objectagg",
     };
     let arg = a.arg.as_ref().map(|e| expr(e, n)).unwrap_or_default();
     if a.distinct {

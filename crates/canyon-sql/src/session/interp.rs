@@ -253,7 +253,10 @@ pub(super) fn literal(v: &Value) -> Expr {
             Ok(s) => L::SingleQuotedString(s.to_string()),
             Err(_) => L::HexStringLiteral(b.iter().map(|x| format!("{x:02X}")).collect()),
         },
-        Value::Date(_) | Value::DateTime(_) => L::SingleQuotedString(v.to_display()),
+        // A JSON value re-enters as its text (JSON-ness is lost here).
+        Value::Date(_) | Value::DateTime(_) | Value::Json(_) => {
+            L::SingleQuotedString(v.to_display())
+        }
     };
     if let Value::Int(i) = v {
         if *i < 0 {

@@ -625,6 +625,7 @@ pub(super) fn type_of(c: &crate::types::result::Column) -> crate::types::SqlType
         T::Date => S::Date,
         T::DateTime => S::DateTime,
         T::Timestamp => S::Timestamp,
+        T::Json => S::Json,
         T::Blob if binary => S::Blob(c.length),
         T::Blob => S::Text(c.length),
         _ if binary => S::VarBinary(c.length),

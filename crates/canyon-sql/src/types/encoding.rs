@@ -28,7 +28,8 @@
 //! `version u8 (=1) ++ varint column_count ++ column values`, each value a tag byte
 //! then its payload: `0` NULL; `1` i64 LE; `2` u64 LE; `3` f64 LE; `4` DECIMAL as
 //! i128 LE mantissa + u8 scale; `5` bytes as varint length + bytes; `6` DATE as i32
-//! LE days since 0001-01-01; `7` DATETIME as i64 LE microseconds since 1970.
+//! LE days since 0001-01-01; `7` DATETIME as i64 LE microseconds since 1970;
+//! `8` JSON as varint length + its binary form (`crate::types::json`).
 //!
 //! The values are **slots**, not columns: `TableDef::slots` maps each column to
 //! its slot (identity for a table no ALTER changed). A row with fewer slots than
@@ -99,6 +100,10 @@ pub fn encode_key_value(v: &Value, decimal_scale: u8, collation: Collation, out:
             let micros = dt.and_utc().timestamp_micros() as u64 ^ SIGN;
             out.extend_from_slice(&micros.to_be_bytes());
         }
+        // No index holds a JSON column (MySQL's 3152); a JSON value as a
+        // key (a GROUP BY or DISTINCT key, say) is its binary form, which
+        // equal documents share.
+        Value::Json(j) => encode_key_value(&Value::Bytes(j.clone()), 0, Collation::Binary, out),
     }
 }
 
@@ -145,6 +150,11 @@ pub fn encode_values<'a>(count: usize, values: impl Iterator<Item = &'a Value>) 
             Value::DateTime(dt) => {
                 out.push(7);
                 out.extend_from_slice(&dt.and_utc().timestamp_micros().to_le_bytes());
+            }
+            Value::Json(j) => {
+                out.push(8);
+                put_varint(&mut out, j.len() as u64);
+                out.extend_from_slice(j);
             }
         }
     }
@@ -210,6 +220,10 @@ pub fn decode_row_columns(
                         .naive_utc(),
                 )
             }
+            8 => {
+                let len = r.varint()? as usize;
+                Value::Json(r.take(len)?.to_vec())
+            }
             t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),
         };
         out.push(v);
@@ -270,7 +284,7 @@ impl<'a> Reader<'a> {
             0 => 0,
             1..=3 => 8,
             4 => 17,
-            5 => self.varint()? as usize,
+            5 | 8 => self.varint()? as usize,
             6 => 4,
             7 => 8,
             t => return Err(Error::Corrupt(format!("unknown value tag {t}"))),

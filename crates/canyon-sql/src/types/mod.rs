@@ -3,7 +3,8 @@
 //! Values and MySQL's comparison rules ([`value`]), column types and strict
 //! coercion ([`sqltype`], whose items are re-exported here), collations and
 //! character sets ([`collation`]), the date/time arithmetic ([`datetime`]),
-//! ENUM and SET member lists ([`enumset`]),
+//! ENUM and SET member lists ([`enumset`]), the JSON type's binary form,
+//! paths and order ([`json`]),
 //! the memcomparable key and row encodings ([`encoding`]) and the result-set
 //! shapes that cross the engine boundary ([`result`]).
 //!
@@ -15,6 +16,7 @@ pub mod collation;
 pub mod datetime;
 pub mod encoding;
 pub mod enumset;
+pub mod json;
 pub mod result;
 pub mod sqltype;
 pub mod value;

@@ -2,6 +2,7 @@
 //! column under MySQL 8.0's default strict SQL mode (STRICT_TRANS_TABLES).
 
 use crate::types::enumset::{self, Kind, Members};
+use crate::types::json;
 use crate::types::result::{charset, column_flags, Column, ColumnType};
 use crate::types::value::{parse_datetime_bytes, Value};
 use canyon_common::{Error, Result};
@@ -103,6 +104,9 @@ pub enum SqlType {
     /// SET('a', ...): a subset of the members, held as their text in
     /// declaration order, comma-joined.
     Set(#[serde(deserialize_with = "enumset::deserialize_members")] &'static Members),
+    /// JSON: a validated document in Canyon's binary form, held as
+    /// `Value::Json` (see [`crate::types::json`]).
+    Json,
 }
 
 impl SqlType {
@@ -287,6 +291,8 @@ impl SqlType {
             // SET_FLAG), their length the longest value in bytes.
             SqlType::Enum(m) => (ColumnType::String, m.max_chars(Kind::Enum) * 4, 0),
             SqlType::Set(m) => (ColumnType::String, m.max_chars(Kind::Set) * 4, 0),
+            // MySQL: MYSQL_TYPE_JSON, 4 GiB - 1, charset binary, BLOB_FLAG.
+            SqlType::Json => (ColumnType::Json, u32::MAX, 0),
         }
     }
 
@@ -361,6 +367,7 @@ impl SqlType {
             SqlType::Time => "time".into(),
             SqlType::Enum(m) => m.sql_name(Kind::Enum),
             SqlType::Set(m) => m.sql_name(Kind::Set),
+            SqlType::Json => "json".into(),
         }
     }
 }
@@ -390,7 +397,7 @@ pub fn table_column(
     {
         flags |= column_flags::NUM;
     }
-    if matches!(ty, SqlType::Text(_) | SqlType::Blob(_)) {
+    if matches!(ty, SqlType::Text(_) | SqlType::Blob(_) | SqlType::Json) {
         flags |= column_flags::BLOB;
     }
     match ty {
@@ -470,6 +477,13 @@ pub fn expr_column(name: &str, kind: ExprKind) -> Column {
             charset::BINARY,
             column_flags::BINARY,
         ),
+        ExprKind::Json => (
+            ColumnType::Json,
+            u32::MAX,
+            0,
+            charset::BINARY,
+            column_flags::BLOB | column_flags::BINARY,
+        ),
         ExprKind::Null => (
             ColumnType::Null,
             0,
@@ -509,6 +523,8 @@ pub enum ExprKind {
     Date,
     /// DATETIME.
     DateTime,
+    /// JSON.
+    Json,
     /// The NULL literal.
     Null,
 }
@@ -524,6 +540,7 @@ impl ExprKind {
             SqlType::Decimal { scale, .. } => ExprKind::Decimal(scale),
             SqlType::Date => ExprKind::Date,
             SqlType::DateTime | SqlType::Timestamp => ExprKind::DateTime,
+            SqlType::Json => ExprKind::Json,
             _ => ExprKind::String,
         }
     }
@@ -539,6 +556,7 @@ impl ExprKind {
             Value::Bytes(_) => ExprKind::String,
             Value::Date(_) => ExprKind::Date,
             Value::DateTime(_) => ExprKind::DateTime,
+            Value::Json(_) => ExprKind::Json,
         }
     }
 }
@@ -718,7 +736,9 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                         return Err(incorrect("integer", &v));
                     }
                 }
-                Value::Date(_) | Value::DateTime(_) => v.to_i64().unwrap_or(0) as i128,
+                Value::Date(_) | Value::DateTime(_) | Value::Json(_) => {
+                    v.to_i64().unwrap_or(0) as i128
+                }
                 Value::Null => unreachable!("NULL handled above"),
             };
             let (lo, hi) = t.int_range();
@@ -924,7 +944,11 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                 }
                 Value::DateTime(dt) => crate::types::datetime::time_of_day_micros(dt),
                 Value::Date(_) => 0,
-                Value::Double(_) | Value::Decimal(_) | Value::Int(_) | Value::UInt(_) => {
+                Value::Double(_)
+                | Value::Decimal(_)
+                | Value::Int(_)
+                | Value::UInt(_)
+                | Value::Json(_) => {
                     let text = v.to_display();
                     crate::types::datetime::parse_time(text.as_bytes())
                         .ok_or_else(|| incorrect("time", &v))?
@@ -943,11 +967,30 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
         // A bad value is 1265 here; where a statement may keep it as a
         // warning (non-strict mode, INSERT IGNORE) the caller uses
         // `Members::store_enum` / `store_set` itself (`coerce_member`).
+        SqlType::Json => coerce_json(v, column),
         SqlType::Enum(_) | SqlType::Set(_) => match coerce_member(v, ty) {
             (v, false) => Ok(v),
             (_, true) => Err(enumset::truncated(column, row)),
         },
         _ => Ok(v),
+    }
+}
+
+/// A value stored into a JSON column: a JSON value as it is, a string
+/// parsed (3140 when it is no JSON text), anything else refused as MySQL
+/// refuses it ("not a JSON text, may need CAST").
+fn coerce_json(v: Value, column: &str) -> Result<Value> {
+    match v {
+        Value::Null | Value::Json(_) => Ok(v),
+        Value::Bytes(b) => match json::parse(&b) {
+            Ok(n) => Ok(Value::Json(n.encode())),
+            Err(e) => Err(json::invalid_text_for_column(e.message, e.pos, column)),
+        },
+        _ => Err(json::invalid_text_for_column(
+            "not a JSON text, may need CAST",
+            0,
+            column,
+        )),
     }
 }
 

@@ -12,6 +12,7 @@
 //! decides per operation.
 
 use crate::types::collation::Collation;
+use crate::types::json;
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
 use rust_decimal::Decimal;
@@ -36,6 +37,9 @@ pub enum Value {
     Date(NaiveDate),
     /// DATETIME and TIMESTAMP.
     DateTime(NaiveDateTime),
+    /// A JSON document in Canyon's binary form (see [`crate::types::json`]);
+    /// clients see its normalised text.
+    Json(Vec<u8>),
 }
 
 impl Value {
@@ -60,6 +64,7 @@ impl Value {
             Value::Bytes(b) => b.clone(),
             Value::Date(d) => d.format("%Y-%m-%d").to_string().into_bytes(),
             Value::DateTime(dt) => format_datetime(dt).into_bytes(),
+            Value::Json(j) => json::to_text(j).into_bytes(),
         })
     }
 
@@ -82,6 +87,7 @@ impl Value {
             Value::Decimal(d) => Some(!d.is_zero()),
             Value::Bytes(b) => Some(parse_double_prefix(b) != 0.0),
             Value::Date(_) | Value::DateTime(_) => Some(true),
+            Value::Json(_) => Some(self.to_f64() != Some(0.0)),
         }
     }
 
@@ -96,6 +102,7 @@ impl Value {
             Value::Bytes(b) => parse_double_prefix(b),
             Value::Date(d) => date_number(d) as f64,
             Value::DateTime(dt) => datetime_number(dt) as f64,
+            Value::Json(j) => json_number(j),
         })
     }
 
@@ -115,6 +122,7 @@ impl Value {
             Value::Bytes(b) => parse_double_prefix(b).round_ties_even() as i64,
             Value::Date(d) => date_number(d),
             Value::DateTime(dt) => datetime_number(dt),
+            Value::Json(j) => json_number(j).round_ties_even() as i64,
         })
     }
 
@@ -134,6 +142,12 @@ impl Value {
             }
             Value::Date(d) => Some(Decimal::from(date_number(d))),
             Value::DateTime(dt) => Some(Decimal::from(datetime_number(dt))),
+            Value::Json(j) => match json::JsonRef::new(j).number() {
+                Some(json::Num::Decimal(d)) => Some(d),
+                Some(json::Num::Int(i)) => Some(Decimal::from(i)),
+                Some(json::Num::UInt(u)) => Some(Decimal::from(u)),
+                _ => Decimal::from_f64(json_number(j)),
+            },
         }
     }
 
@@ -157,6 +171,10 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     use Value::*;
     Some(match (a, b) {
         (Null, _) | (_, Null) => return None,
+        // A JSON value compares with JSON rules, the SQL value converted to
+        // JSON (a string is a JSON string): MySQL 8 manual 13.5.
+        (Json(x), y) => json::compare(json::JsonRef::new(x), json::JsonRef::new(&sql_to_json(y))),
+        (x, Json(y)) => json::compare(json::JsonRef::new(&sql_to_json(x)), json::JsonRef::new(y)),
         (Int(x), Int(y)) => x.cmp(y),
         (UInt(x), UInt(y)) => x.cmp(y),
         (Int(x), UInt(y)) => {
@@ -192,6 +210,39 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         }
         _ => return compare_f64(a, b),
     })
+}
+
+/// A JSON value in numeric context: its number, a string's numeric prefix,
+/// true as 1, anything else 0 (MySQL warns 3156 there; Canyon does not).
+fn json_number(j: &[u8]) -> f64 {
+    let r = json::JsonRef::new(j);
+    match (r.number(), r.as_str(), r.as_bool()) {
+        (Some(n), _, _) => n.to_f64(),
+        (_, Some(s), _) => parse_double_prefix(s.as_bytes()),
+        (_, _, Some(b)) => b as u8 as f64,
+        _ => 0.0,
+    }
+}
+
+/// A SQL value as a JSON value (binary form), as MySQL converts the
+/// non-JSON operand of a comparison or a JSON function's value argument:
+/// strings become JSON strings, numbers numbers, temporal values their text
+/// (MySQL has JSON DATE / DATETIME scalars; Canyon uses strings), NULL null.
+pub fn sql_to_json(v: &Value) -> Vec<u8> {
+    json::encode(&sql_to_node(v))
+}
+
+/// [`sql_to_json`] as a tree.
+pub fn sql_to_node(v: &Value) -> json::Node {
+    match v {
+        Value::Null => json::Node::Null,
+        Value::Int(i) => json::Node::Int(*i),
+        Value::UInt(u) => json::Node::UInt(*u),
+        Value::Double(d) => json::Node::Double(*d),
+        Value::Decimal(d) => json::Node::Decimal(*d),
+        Value::Json(j) => json::JsonRef::new(j).to_node(),
+        other => json::Node::Str(other.to_display()),
+    }
 }
 
 fn compare_f64(a: &Value, b: &Value) -> Option<Ordering> {
