@@ -429,6 +429,10 @@ pub(crate) fn build_row(
         }
     }
     for (c, col) in def.columns.iter().enumerate() {
+        if col.attrs.generated.is_some() {
+            // Computed once the row is complete (`insert_rows`).
+            continue;
+        }
         if !given[c] && !col.auto_increment {
             row[c] = match &col.default {
                 Some(d) => crate::catalog::default_value(d, || ctx.now()),
@@ -607,6 +611,7 @@ pub fn insert_rows(
         && ctx.has_triggers(def, TriggerEvent::Update);
     let trig_delete = matches!(plan.on_duplicate, OnDuplicate::Replace)
         && ctx.has_triggers(def, TriggerEvent::Delete);
+    let generator = crate::plan::generated::Generator::new(table)?;
     let mut rowno = 0u64;
     loop {
         rowno += 1;
@@ -615,6 +620,9 @@ pub fn insert_rows(
         };
         stats.records += 1;
         let mut row = build_row(plan, values, ctx, rowno)?;
+        if let Some(g) = &generator {
+            g.fill(table, &mut row, ctx, rowno)?;
+        }
         if trig_insert {
             // BEFORE INSERT sees the defaults, and an AUTO_INCREMENT column
             // still 0; what it assigns to NEW is what is stored.
@@ -626,6 +634,11 @@ pub fn insert_rows(
                 None,
                 Some(&mut row),
             )?;
+            // Generated columns follow what the trigger set (as MySQL
+            // computes them again after BEFORE triggers).
+            if let Some(g) = &generator {
+                g.fill(table, &mut row, ctx, rowno)?;
+            }
         }
         // NOT NULL is checked as the values are stored into the row, before
         // write_row() generates an AUTO_INCREMENT value: a failing row uses up no
@@ -687,6 +700,9 @@ pub fn insert_rows(
                 Some(c) => {
                     let mut new =
                         upsert_values(table, assignments, &c.row, &row, ctx, rowno, effects)?;
+                    if let Some(g) = &generator {
+                        g.fill(table, &mut new, ctx, rowno)?;
+                    }
                     if trig_update {
                         ctx.fire_triggers(
                             txn,
