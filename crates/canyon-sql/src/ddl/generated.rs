@@ -243,7 +243,27 @@ pub fn print(expr: &ast::Expr) -> String {
         }
         ControlFlow::<()>::Continue(())
     });
-    e.to_string()
+    without_list_spaces(&e.to_string())
+}
+
+/// `f(a, b)` as MySQL and MariaDB print lists: `f(a,b)` (outside quotes).
+fn without_list_spaces(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        out.push(ch);
+        match quote {
+            Some(q) if ch == q => quote = None,
+            Some(_) => {}
+            None if matches!(ch, '\'' | '"' | '`') => quote = Some(ch),
+            None if ch == ',' && chars.peek() == Some(&' ') => {
+                chars.next();
+            }
+            None => {}
+        }
+    }
+    out
 }
 
 /// The expression as SHOW CREATE TABLE shows it: MySQL 8 prints the
@@ -421,7 +441,8 @@ mod tests {
     fn prints_as_mysql_8() {
         assert_eq!(printed("a+b"), "(`a` + `b`)");
         assert_eq!(printed("(a + b) * 2"), "((`a` + `b`) * 2)");
-        assert_eq!(printed("CONCAT(a, 'x')"), "concat(`a`, 'x')");
+        assert_eq!(printed("CONCAT(a, 'x, y')"), "concat(`a`,'x, y')");
+        assert_eq!(printed("a IN (1, 2)"), "(`a` IN (1,2))");
         assert_eq!(printed("t.a"), "`a`");
         let g = GeneratedColumn {
             expr: printed("a+b"),

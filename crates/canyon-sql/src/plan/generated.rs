@@ -11,7 +11,11 @@
 //!   ([`Generator::fill`]) in column order — a generated column may read the
 //!   generated columns declared before it, which are then already filled;
 //! - [`check_insert`], [`check_assignments`]: MySQL's 3105 for a statement
-//!   that writes a value other than DEFAULT into a generated column.
+//!   that writes a value other than DEFAULT into a generated column;
+//! - [`match_expressions`]: a WHERE clause's copy of a generated column's
+//!   expression replaced by the column, so that the access path can use an
+//!   index on it (MySQL 8 does the same, 8.3.11 "Optimizer Use of Generated
+//!   Column Indexes"), for integer columns whose expression is an integer.
 //!
 //! As `crate::plan::partition`'s `Router`, the binding happens per statement
 //! (not per catalog version): a table's definition can change under a
@@ -236,4 +240,48 @@ impl EvalContext for NoSession {
     fn warn(&self, code: u16, message: &str) {
         self.warnings.borrow_mut().push((code, message.to_string()));
     }
+}
+
+/// `filter` (over `table`'s row) with every subexpression equal to the
+/// expression of an indexed generated integer column whose expression is
+/// an integer replaced by that column; `None` when nothing matched (or
+/// the table has no such column).
+///
+/// The replacement is exact: the column holds the expression's value for
+/// every stored row (an integer expression is stored unchanged in an
+/// integer column, or the write failed). Other types are left alone, as
+/// MySQL leaves them when the types differ: a DOUBLE expression in an INT
+/// column, or a string under another collation, would compare otherwise
+/// through the column than through the expression.
+pub fn match_expressions(table: &Table, filter: &Expr) -> Option<Expr> {
+    let def = &table.def;
+    if !def.columns.iter().any(|c| c.attrs.generated.is_some()) {
+        return None;
+    }
+    let kinds = crate::expr::column_kinds(Some(table));
+    let indexed = |c: usize| {
+        def.primary_key.first() == Some(&c)
+            || def.indexes.iter().any(|i| i.columns.first() == Some(&c))
+    };
+    let patterns: Vec<(usize, Expr)> = (0..def.columns.len())
+        .filter(|&c| def.columns[c].attrs.generated.is_some())
+        .filter(|&c| def.columns[c].ty.is_integer() && indexed(c))
+        .filter_map(|c| Some((c, bind_column(table, c).ok()?)))
+        .filter(|(_, e)| {
+            matches!(
+                e.kind(&kinds, &[]),
+                crate::types::ExprKind::Int | crate::types::ExprKind::UInt
+            ) && !matches!(e, Expr::Column(_))
+        })
+        .collect();
+    if patterns.is_empty() {
+        return None;
+    }
+    let matched = std::cell::Cell::new(false);
+    let out = filter.rewrite(&|x| {
+        let (c, _) = patterns.iter().find(|(_, p)| p == x)?;
+        matched.set(true);
+        Some(Expr::Column(*c))
+    });
+    matched.get().then_some(out)
 }

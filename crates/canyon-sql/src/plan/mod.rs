@@ -33,7 +33,9 @@
 //!   `partitions`);
 //! - [`generated`]: a table's generated columns bound to its row, the
 //!   values they give each written row, and MySQL's 3105 for a write into
-//!   one (`dml` calls it, and it binds with `bind`: part of the circle).
+//!   one, and the match of a WHERE clause's expression to an indexed
+//!   generated column (`dml` and `access` call it, and it binds with
+//!   `bind`: part of the circle).
 //!
 //! A plan is immutable and re-executable with new parameters. SQL's grammar
 //! recurses here (a subquery is a query inside an expression inside a
