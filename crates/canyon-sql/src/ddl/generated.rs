@@ -207,10 +207,8 @@ pub fn print(expr: &ast::Expr) -> String {
                 let inner = std::mem::replace(inner.as_mut(), ast::Expr::value(ast::Value::Null));
                 *x = inner;
             }
-            ast::Expr::Identifier(id) => {
-                if !id.value.starts_with('@') {
-                    id.quote_style = Some('`');
-                }
+            ast::Expr::Identifier(id) if !id.value.starts_with('@') => {
+                id.quote_style = Some('`');
             }
             ast::Expr::CompoundIdentifier(parts) => {
                 if let Some(last) = parts.pop() {
