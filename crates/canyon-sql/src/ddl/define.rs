@@ -745,6 +745,14 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
             other => return Err(Error::Unsupported(format!("table constraint {other}"))),
         }
     }
+    for fk in &foreign_keys {
+        crate::ddl::generated::check_foreign_key(
+            &columns,
+            &fk.columns,
+            fk.on_update,
+            fk.on_delete,
+        )?;
+    }
     // Each constraint gets the child index it needs (named before the
     // duplicate-name suffixes below are applied).
     for fk in &foreign_keys {
