@@ -67,6 +67,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_enum_set.sql",
         include_str!("sql/differential_enum_set.sql"),
     ),
+    (
+        "differential_generated.sql",
+        include_str!("sql/differential_generated.sql"),
+    ),
 ];
 
 /// One statement of the script.

@@ -1094,6 +1094,9 @@ fn columns_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
                 Some(DefaultValue::CurrentTimestamp) => s("CURRENT_TIMESTAMP"),
             };
             let extra = match (c.auto_increment, &c.default, c.attrs.on_update_now) {
+                // A generated column has none of the others (1221).
+                _ if c.attrs.generated.as_ref().is_some_and(|g| g.stored) => "STORED GENERATED",
+                _ if c.attrs.generated.is_some() => "VIRTUAL GENERATED",
                 (true, _, _) => "auto_increment",
                 (_, Some(DefaultValue::CurrentTimestamp), true) => {
                     "DEFAULT_GENERATED on update CURRENT_TIMESTAMP"
@@ -1131,7 +1134,7 @@ fn columns_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
                 s(extra),
                 s("select,insert,update,references"),
                 s(&c.attrs.comment),
-                s(""),
+                s(c.attrs.generated.as_ref().map_or("", |g| g.expr.as_str())),
                 Value::Null,
             ]);
         }

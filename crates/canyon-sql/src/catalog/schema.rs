@@ -78,8 +78,8 @@ pub struct ColumnDef {
     pub attrs: ColumnAttrs,
 }
 
-/// The parts of a column declaration that do not change what values it holds
-/// (kept to be shown, and ON UPDATE to be applied).
+/// The parts of a column declaration beyond type, nullability and default:
+/// most only shown (ON UPDATE is applied); `generated` decides the values.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnAttrs {
     /// COMMENT '...' (shown by SHOW CREATE TABLE, SHOW FULL COLUMNS and
@@ -99,6 +99,27 @@ pub struct ColumnAttrs {
     /// display width, and set as the result column's ZEROFILL flag.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub zerofill: bool,
+    /// `GENERATED ALWAYS AS (expr) VIRTUAL | STORED`: the column's value is
+    /// computed from the row (see `crate::ddl::generated`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated: Option<GeneratedColumn>,
+}
+
+/// A generated column's definition, as the catalog keeps it: the
+/// expression as text (bound again by each statement that writes the
+/// table, as a view's SELECT is planned again by each statement that reads
+/// it) and the kind declared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GeneratedColumn {
+    /// The expression in MySQL 8's printed form (identifiers quoted,
+    /// operations parenthesised): what SHOW CREATE TABLE shows inside
+    /// `AS (...)` and information_schema.COLUMNS.GENERATION_EXPRESSION.
+    pub expr: String,
+    /// STORED (else VIRTUAL, MySQL's default). Both are computed on write
+    /// and kept in the row (see `crate::ddl::generated`); the kind is what
+    /// the catalog shows and what the key rules read (a VIRTUAL column
+    /// cannot be in the primary key).
+    pub stored: bool,
 }
 
 impl ColumnAttrs {

@@ -479,6 +479,7 @@ impl Engine {
                 apply(&mut def, op, next_id, &mut ch, now)?;
             }
             check_auto_key(&def)?;
+            crate::ddl::generated::check_table(&def)?;
             normalize_slots(&mut def);
             let new_fks = std::mem::take(&mut ch.foreign_keys);
             let mut added_fk_names = Vec::new();
@@ -864,7 +865,10 @@ pub(crate) fn needs_rewrite(def: &TableDef, ops: &[AlterOp]) -> bool {
     ops.iter().any(|op| match op {
         AlterOp::AddPrimaryKey { .. } | AlterOp::DropPrimaryKey => true,
         AlterOp::DropIndex { name } => name.eq_ignore_ascii_case("PRIMARY"),
-        AlterOp::AddColumn { column, .. } => column.auto_increment,
+        // A generated column's values are computed for every stored row.
+        AlterOp::AddColumn { column, .. } => {
+            column.auto_increment || column.attrs.generated.is_some()
+        }
         AlterOp::DropColumn { name, .. } => {
             column_position(def, name).is_some_and(|p| def.primary_key.contains(&p))
         }
@@ -1083,6 +1087,7 @@ fn apply(
                     Err(Error::CantDropKey(name))
                 };
             };
+            crate::ddl::generated::check_drop(def, &name)?;
             if def.primary_key.contains(&pos) {
                 if !ch.rewrite {
                     return Err(Error::Unsupported(format!(
@@ -1242,6 +1247,16 @@ fn apply(
                 return Err(Error::DuplicateColumn(column.name));
             }
             let cur = def.columns[pos].clone();
+            if cur.attrs.generated != column.attrs.generated {
+                return Err(Error::Unsupported(
+                    "MODIFY / CHANGE that makes a column generated, or changes or drops \
+                     its expression"
+                        .into(),
+                ));
+            }
+            if !cur.name.eq_ignore_ascii_case(&column.name) {
+                crate::ddl::generated::check_drop(def, &cur.name)?;
+            }
             if stored_form(&cur) != stored_form(&column) && !ch.rewrite {
                 return Err(Error::Unsupported(format!(
                     "changing column '{}' from {} to {} (it needs a table rewrite)",

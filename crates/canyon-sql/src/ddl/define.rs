@@ -12,8 +12,9 @@
 //! 1170). FOREIGN KEY constraints (table and column level, as MariaDB and
 //! MySQL 9 honour both) are translated here and checked against the catalog
 //! in `crate::exec::foreign`. ENUM / SET member lists are checked here
-//! (`member_type`; see `crate::types::enumset`). Refused with 1235: CHECK,
-//! generated columns, JSON, spatial types, ON DELETE / ON UPDATE SET DEFAULT
+//! (`member_type`; see `crate::types::enumset`). Generated columns are
+//! translated and checked by `crate::ddl::generated`. Refused with 1235: CHECK,
+//! JSON, spatial types, ON DELETE / ON UPDATE SET DEFAULT
 //! (InnoDB refuses it too).
 
 use crate::catalog::{
@@ -601,13 +602,37 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             ast::ColumnOption::Check(_) => {
                 return Err(Error::Unsupported("CHECK constraints".into()))
             }
+            ast::ColumnOption::Generated {
+                generation_expr: Some(e),
+                generation_expr_mode,
+                ..
+            } => {
+                col.attrs.generated = Some(crate::ddl::generated::generated_column(
+                    &col.name,
+                    e,
+                    *generation_expr_mode,
+                )?)
+            }
+            // GENERATED ... AS IDENTITY (not MySQL).
             ast::ColumnOption::Generated { .. } => {
-                return Err(Error::Unsupported("generated columns".into()))
+                return Err(Error::Unsupported("GENERATED ... AS IDENTITY".into()))
             }
             other => return Err(Error::Unsupported(format!("column option {other}"))),
         }
     }
     let _ = explicit_null;
+    if col.attrs.generated.is_some() {
+        // MySQL: 1221 for the options a generated column cannot have.
+        if col.default.is_some() {
+            return Err(crate::ddl::generated::wrong_usage("DEFAULT"));
+        }
+        if col.auto_increment {
+            return Err(crate::ddl::generated::wrong_usage("AUTO_INCREMENT"));
+        }
+        if col.attrs.on_update_now {
+            return Err(crate::ddl::generated::wrong_usage("ON UPDATE"));
+        }
+    }
     if ty.is_string() && !ty.is_binary() {
         col.collation =
             Collation::resolve(charset.as_deref(), collation.as_deref(), table_default)?;
@@ -783,6 +808,14 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
             other => return Err(Error::Unsupported(format!("table constraint {other}"))),
         }
     }
+    for fk in &foreign_keys {
+        crate::ddl::generated::check_foreign_key(
+            &columns,
+            &fk.columns,
+            fk.on_update,
+            fk.on_delete,
+        )?;
+    }
     // Each constraint gets the child index it needs (named before the
     // duplicate-name suffixes below are applied).
     for fk in &foreign_keys {
@@ -813,7 +846,7 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         ));
     }
     let auto_increment_start = table_auto_increment_option(ct);
-    Ok(NewTable {
+    let new = NewTable {
         columns,
         primary_key,
         indexes,
@@ -824,7 +857,18 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         comment: table_comment(ct),
         partitioning: None,
         engine: table_engine_option(ct),
-    })
+    };
+    if new.columns.iter().any(|c| c.attrs.generated.is_some()) {
+        let ids = vec![0; new.indexes.len()];
+        crate::ddl::generated::check_table(&finish(
+            new.clone(),
+            "",
+            &object_name(&ct.name),
+            0,
+            &ids,
+        ))?;
+    }
+    Ok(new)
 }
 
 /// The name an `ObjectName` spells (unquoted, as written).

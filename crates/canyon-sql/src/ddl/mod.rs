@@ -5,6 +5,8 @@
 //! CREATE TABLE ... LIKE and CREATE TABLE ... SELECT; `objects` creates and drops
 //! databases, tables and indexes on the instance; [`foreign_keys`] checks
 //! FOREIGN KEY constraints as they are created and what they forbid;
+//! [`generated`] translates and checks generated columns (its essay: how
+//! they are kept, when their values are computed, MySQL's rules);
 //! [`partition`] checks PARTITION BY clauses and computes the partition
 //! operations of ALTER TABLE; [`alter`] runs schema changes,
 //! online where it can (its essay: instant ADD / DROP COLUMN, index builds
@@ -25,6 +27,7 @@ pub mod alter;
 pub mod define;
 pub mod derive;
 pub mod foreign_keys;
+pub mod generated;
 mod objects;
 pub mod partition;
 mod rewrite;

@@ -1,7 +1,9 @@
 //! Table rewrite: the ALTER TABLE forms that change how rows are stored —
 //! ADD / DROP PRIMARY KEY, MODIFY / CHANGE between stored forms (INT to
 //! INT UNSIGNED, VARCHAR to INT, ...), dropping a primary-key column, ADD
-//! COLUMN ... AUTO_INCREMENT — and the AUTO_INCREMENT = n table option.
+//! COLUMN ... AUTO_INCREMENT, ADD COLUMN of a generated column (computed
+//! for every row, `crate::ddl::generated`) — and the AUTO_INCREMENT = n
+//! table option.
 //!
 //! The online ALTERs of `crate::ddl::alter` keep every stored row and key
 //! as it is. These cannot: a new primary key is a new key for every row, a
@@ -268,6 +270,7 @@ impl Engine {
             .collect();
         crate::ddl::alter::apply_rewrite(&mut def, ops, empty)?;
         crate::ddl::alter::check_auto_key(&def)?;
+        crate::ddl::generated::check_table(&def)?;
         let staged_table = Table::new(def.clone());
         let sources = (0..def.columns.len())
             .map(|c| match old_slot.get(&(def.slot(c) as u32)) {
@@ -323,6 +326,10 @@ impl Engine {
         let mut rowno = 0u64;
         let mut sequence = 0u64;
         let mut old_row = Vec::new();
+        // Generated columns are computed again for every row (a new one
+        // has no old value; the others give what they held).
+        let generator = crate::plan::generated::Generator::new(new)?;
+        let gen_ctx = crate::plan::generated::NoSession::default();
         let result = loop {
             let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(COPY_CHUNK);
             let range = KeyRange {
@@ -355,7 +362,7 @@ impl Engine {
                 for (_, bytes) in &chunk {
                     rowno += 1;
                     decode_table_row(cur, bytes, &mut old_row)?;
-                    let row = convert_row(
+                    let mut row = convert_row(
                         new,
                         sources,
                         &old_row,
@@ -363,6 +370,15 @@ impl Engine {
                         &mut sequence,
                         (!strict).then_some(&mut *warnings),
                     )?;
+                    if let Some(g) = &generator {
+                        g.fill(new, &mut row, &gen_ctx, rowno)?;
+                        for (code, message) in gen_ctx.take_warnings() {
+                            if strict {
+                                return Err(Error::StrictModeError { code, message });
+                            }
+                            warnings.push((code, message));
+                        }
+                    }
                     let pk = if new.hidden_pk() {
                         hidden_key(rowno)
                     } else {

@@ -433,6 +433,10 @@ pub(crate) fn build_row(
         }
     }
     for (c, col) in def.columns.iter().enumerate() {
+        if col.attrs.generated.is_some() {
+            // Computed once the row is complete (`insert_rows`).
+            continue;
+        }
         if !given[c] && !col.auto_increment {
             row[c] = match &col.default {
                 Some(d) => crate::catalog::default_value(d, || ctx.now()),
@@ -617,6 +621,7 @@ pub fn insert_rows(
         && ctx.has_triggers(def, TriggerEvent::Update);
     let trig_delete = matches!(plan.on_duplicate, OnDuplicate::Replace)
         && ctx.has_triggers(def, TriggerEvent::Delete);
+    let generator = crate::plan::generated::Generator::new(table)?;
     let mut rowno = 0u64;
     loop {
         rowno += 1;
@@ -632,6 +637,9 @@ pub fn insert_rows(
             rowno,
             trig_insert.then_some(&mut missing),
         )?;
+        if let Some(g) = &generator {
+            g.fill(table, &mut row, ctx, rowno)?;
+        }
         if trig_insert {
             // BEFORE INSERT sees the defaults, and an AUTO_INCREMENT column
             // still 0; what it assigns to NEW is what is stored.
@@ -643,6 +651,11 @@ pub fn insert_rows(
                 None,
                 Some(&mut row),
             )?;
+            // Generated columns follow what the trigger set (as MySQL
+            // computes them again after BEFORE triggers).
+            if let Some(g) = &generator {
+                g.fill(table, &mut row, ctx, rowno)?;
+            }
             // A column with no default that the trigger left unset: 1364,
             // as MariaDB and MySQL answer after their BEFORE triggers.
             if let Some(&c) = missing.iter().find(|&&c| row[c].is_null()) {
@@ -709,6 +722,9 @@ pub fn insert_rows(
                 Some(c) => {
                     let mut new =
                         upsert_values(table, assignments, &c.row, &row, ctx, rowno, effects)?;
+                    if let Some(g) = &generator {
+                        g.fill(table, &mut new, ctx, rowno)?;
+                    }
                     if trig_update {
                         ctx.fire_triggers(
                             txn,

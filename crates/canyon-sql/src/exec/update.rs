@@ -198,6 +198,7 @@ pub fn run_update(
     let router = crate::plan::partition::Router::new(table)?;
     let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
     let triggers = ctx.has_triggers(def, TriggerEvent::Update);
+    let generator = crate::plan::generated::Generator::new(table)?;
     for_each_target_row(
         txn,
         table,
@@ -248,6 +249,18 @@ pub fn run_update(
                     .filter(|c| row[*c] != old[*c])
                     .map(|c| (c, old[c].clone()))
                     .collect();
+            }
+            if let Some(g) = &generator {
+                // The generated columns follow the new values (after the
+                // BEFORE trigger, as in MySQL); a changed one is one more
+                // replaced column (its index entries move).
+                let old: Vec<Value> = g.positions().map(|c| row[c].clone()).collect();
+                g.fill(table, &mut row, ctx, matched)?;
+                for (c, was) in g.positions().zip(old) {
+                    if row[c] != was && !replaced.iter().any(|(r, _)| *r == c) {
+                        replaced.push((c, was));
+                    }
+                }
             }
             let unchanged = replaced.iter().all(|(c, was)| row[*c] == *was);
             if !unchanged {

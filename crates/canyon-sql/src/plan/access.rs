@@ -989,6 +989,9 @@ pub fn choose_access_scored(table: &Table, filter: Option<&Expr>) -> (Access, u3
 
 /// [`choose_access_scored`] with the estimate.
 pub fn choose_access_estimated(table: &Table, filter: Option<&Expr>) -> (Access, u32, Option<f64>) {
+    // `WHERE a + b = 5` reads an index on `s AS (a + b)` (see `generated`).
+    let matched = filter.and_then(|f| crate::plan::generated::match_expressions(table, f));
+    let filter = matched.as_ref().or(filter);
     let facts = analyse(filter, table);
     let tuples: Vec<(Vec<usize>, Vec<Vec<Expr>>)> = filter
         .map(|f| {

@@ -473,6 +473,7 @@ pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPla
         }
         (columns, vec![row])
     };
+    crate::plan::generated::check_insert(&table, &columns, &rows, select.is_some())?;
     let on_duplicate = match &ins.on {
         None if ins.replace_into => OnDuplicate::Replace,
         None => OnDuplicate::Error,
@@ -487,8 +488,9 @@ pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPla
             // Placeholders continue the numbering of the VALUES part, which comes
             // first in the statement text.
             ub.params = b.params;
+            let assignments = generated_assignments(&table, assignments)?;
             let mut bound = Vec::with_capacity(assignments.len());
-            for a in assignments {
+            for a in assignments.iter() {
                 let pos = assignment_column(&table, a)?;
                 let mut value = a.value.clone();
                 inserted.rewrite(&mut value, 0)?;
@@ -947,8 +949,9 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
     b.plan_ctx = Some(ctx);
     b.conn_coll = ctx.conn_coll;
     b.context = "field list";
-    let mut assignments = Vec::with_capacity(up.assignments.len());
-    for a in &up.assignments {
+    let up_assignments = generated_assignments(&table, &up.assignments)?;
+    let mut assignments = Vec::with_capacity(up_assignments.len());
+    for a in up_assignments.iter() {
         let pos = assignment_column(&table, a)?;
         let e = b.bind(&a.value)?;
         assignments.push((pos, e));
@@ -976,6 +979,27 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
         subqueries,
         fk: None,
     })
+}
+
+/// The assignments of an UPDATE or ON DUPLICATE KEY UPDATE: as written,
+/// unless the table has generated columns — then `gcol = DEFAULT` is
+/// dropped and any other value for one is 3105
+/// (`crate::plan::generated::check_assignments`).
+fn generated_assignments<'a>(
+    table: &Table,
+    assignments: &'a [ast::Assignment],
+) -> Result<std::borrow::Cow<'a, [ast::Assignment]>> {
+    if !table
+        .def
+        .columns
+        .iter()
+        .any(|c| c.attrs.generated.is_some())
+    {
+        return Ok(std::borrow::Cow::Borrowed(assignments));
+    }
+    let mut kept = assignments.to_vec();
+    crate::plan::generated::check_assignments(table, &mut kept)?;
+    Ok(std::borrow::Cow::Owned(kept))
 }
 
 /// Plans a single-table DELETE, with optional ORDER BY and LIMIT.

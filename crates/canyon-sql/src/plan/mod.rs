@@ -30,7 +30,12 @@
 //!   (`FORMAT=TREE`);
 //! - [`partition`]: a partitioned table's function bound to its row, row
 //!   placement, and the partitions a WHERE clause leaves (EXPLAIN's
-//!   `partitions`).
+//!   `partitions`);
+//! - [`generated`]: a table's generated columns bound to its row, the
+//!   values they give each written row, and MySQL's 3105 for a write into
+//!   one, and the match of a WHERE clause's expression to an indexed
+//!   generated column (`dml` and `access` call it, and it binds with
+//!   `bind`: part of the circle).
 //!
 //! A plan is immutable and re-executable with new parameters. SQL's grammar
 //! recurses here (a subquery is a query inside an expression inside a
@@ -57,6 +62,7 @@ mod explain_names;
 mod explain_table;
 mod explain_tree;
 mod from;
+pub mod generated;
 mod join;
 pub mod partition;
 pub mod select;

@@ -269,6 +269,8 @@ impl Session {
             file_columns,
             set,
         } = load_columns(&table, stmt)?;
+        // A value for a generated column: 3105, as an INSERT's.
+        crate::plan::generated::check_insert(&table, &columns, &[], true)?;
         // LOCAL without REPLACE is IGNORE (see the module doc).
         let ignore = stmt.duplicates == LoadDuplicates::Ignore
             || (stmt.local && stmt.duplicates == LoadDuplicates::Error);

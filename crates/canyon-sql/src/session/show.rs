@@ -158,6 +158,9 @@ impl Session {
                     Value::str(key),
                     default,
                     Value::str(match (c.auto_increment, c.attrs.on_update_now) {
+                        _ if c.attrs.generated.is_some() => crate::ddl::generated::extra(
+                            c.attrs.generated.as_ref().expect("checked by the guard"),
+                        ),
                         (true, _) => "auto_increment",
                         (false, true) => "on update CURRENT_TIMESTAMP",
                         (false, false) => "",
@@ -265,6 +268,19 @@ impl Session {
                     l.push_str(&format!(" CHARACTER SET {}", c.collation.charset()));
                 }
                 l.push_str(&format!(" COLLATE {}", c.collation.name()));
+            }
+            if let Some(g) = &c.attrs.generated {
+                // As MySQL 8: the clause, then NOT NULL and COMMENT; no
+                // DEFAULT (a generated column has none).
+                l.push_str(&crate::ddl::generated::show_clause(g, mariadb));
+                if !c.nullable {
+                    l.push_str(" NOT NULL");
+                }
+                if !c.attrs.comment.is_empty() {
+                    l.push_str(&format!(" COMMENT {}", sql_string(&c.attrs.comment)));
+                }
+                lines.push(l);
+                continue;
             }
             if !c.nullable {
                 l.push_str(" NOT NULL");
