@@ -294,7 +294,7 @@ fn column_width(b: &[u8], ty: SqlType) -> Option<usize> {
             let fixed = match ty {
                 t if t.is_integer() => Some(8),
                 SqlType::Bit(_) | SqlType::Year => Some(8),
-                SqlType::Float | SqlType::Double | SqlType::DateTime | SqlType::Timestamp => {
+                SqlType::Float | SqlType::Double | SqlType::DateTime(_) | SqlType::Timestamp(_) => {
                     Some(8)
                 }
                 SqlType::Decimal { .. } => Some(16),

@@ -210,6 +210,30 @@ fn declared_width(t: &ast::DataType) -> Option<u32> {
     }
 }
 
+/// The fractional-second precision of `DATETIME(p)`, `TIMESTAMP(p)` or
+/// `TIME(p)`: 0 when omitted; past 6 MySQL's 1426 ER_TOO_BIG_PRECISION,
+/// whose message names the column ([`column_def`] fills it in; a type
+/// without a column, such as a routine parameter's, names the type).
+fn fsp(p: Option<u64>) -> Result<u8> {
+    match p {
+        None => Ok(0),
+        Some(p) if p <= u64::from(crate::types::sqltype::MAX_FSP) => Ok(p as u8),
+        Some(p) => Err(too_big_precision(p, "")),
+    }
+}
+
+/// 1426 ER_TOO_BIG_PRECISION for `name`.
+fn too_big_precision(p: u64, name: &str) -> Error {
+    Error::Sql {
+        code: 1426,
+        sqlstate: *b"42000",
+        message: format!(
+            "Too-big precision {p} specified for '{name}'. Maximum is {}.",
+            crate::types::sqltype::MAX_FSP
+        ),
+    }
+}
+
 /// Maps a declared SQL type.
 pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
     use ast::DataType as D;
@@ -289,8 +313,8 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
         D::MediumBlob => SqlType::Blob(16_777_215),
         D::LongBlob => SqlType::Blob(u32::MAX),
         D::Date => SqlType::Date,
-        D::Datetime(_) => SqlType::DateTime,
-        D::Timestamp(..) => SqlType::Timestamp,
+        D::Datetime(p) => SqlType::DateTime(fsp(*p)?),
+        D::Timestamp(p, _) => SqlType::Timestamp(fsp(*p)?),
         D::Bit(n) => {
             let n = n.unwrap_or(1);
             if !(1..=64).contains(&n) {
@@ -301,7 +325,7 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
             }
             SqlType::Bit(n as u8)
         }
-        D::Time(..) => SqlType::Time,
+        D::Time(p, _) => SqlType::Time(fsp(*p)?),
         // FIXED is DECIMAL's other name (MySQL 8 manual, 13.1.1).
         D::Custom(name, args) if name.to_string().eq_ignore_ascii_case("FIXED") => {
             let num = |a: &String| {
@@ -463,7 +487,18 @@ fn index_columns(cols: &[ast::IndexColumn], columns: &[ColumnDef]) -> Result<Vec
 /// SET's default collation, else `table_default`; binary strings (BINARY,
 /// VARBINARY, BLOB) are `binary` and refuse a character set.
 pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(ColumnDef, bool, bool)> {
-    let ty = sql_type(&c.data_type)?;
+    let ty = sql_type(&c.data_type).map_err(|e| match e {
+        Error::Sql { code: 1426, .. } => {
+            let p = match &c.data_type {
+                ast::DataType::Datetime(p)
+                | ast::DataType::Timestamp(p, _)
+                | ast::DataType::Time(p, _) => p.unwrap_or(0),
+                _ => 0,
+            };
+            too_big_precision(p, &c.name.value)
+        }
+        e => e,
+    })?;
     let mut col = ColumnDef {
         name: c.name.value.clone(),
         ty,
@@ -474,6 +509,7 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
         added_default: None,
         attrs: crate::catalog::ColumnAttrs {
             display_width: declared_width(&c.data_type),
+            time_key_ordered: matches!(ty, SqlType::Time(_)),
             ..Default::default()
         },
     };
@@ -537,7 +573,7 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             }
             ast::ColumnOption::OnUpdate(e) => match default_of(e)? {
                 DefaultValue::CurrentTimestamp
-                    if matches!(ty, SqlType::DateTime | SqlType::Timestamp) =>
+                    if matches!(ty, SqlType::DateTime(_) | SqlType::Timestamp(_)) =>
                 {
                     col.attrs.on_update_now = true
                 }
@@ -603,7 +639,7 @@ pub(crate) fn check_default(col: &mut ColumnDef) -> Result<()> {
         DefaultValue::Null if !col.nullable => return Err(invalid()),
         DefaultValue::Null => DefaultValue::Null,
         DefaultValue::CurrentTimestamp => {
-            if !matches!(col.ty, SqlType::DateTime | SqlType::Timestamp) {
+            if !matches!(col.ty, SqlType::DateTime(_) | SqlType::Timestamp(_)) {
                 return Err(invalid());
             }
             DefaultValue::CurrentTimestamp

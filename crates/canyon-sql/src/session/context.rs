@@ -94,11 +94,26 @@ impl Drop for Held {
     }
 }
 
+/// Whether the session's `sql_mode` has TIME_TRUNCATE_FRACTIONAL (stored
+/// normalized, in upper case: see `vars::normalize_sql_mode`). Read once per
+/// statement, so a plain byte search of the session's value, or the global
+/// one's for a session that never set it.
+fn truncates_fractional(state: &State) -> bool {
+    let has = |v: &Value| {
+        matches!(v, Value::Bytes(b) if b.windows(24).any(|w| w == b"TIME_TRUNCATE_FRACTIONAL"))
+    };
+    match state.vars.get("sql_mode") {
+        Some(v) => has(v),
+        None => state.engine.global_var("sql_mode").is_some_and(|v| has(&v)),
+    }
+}
+
 /// The first hand-off's pause (see [`LONG_STATEMENT`]).
 pub(super) const OFFLOAD_PAUSE: Duration = Duration::from_millis(1);
 
 impl<'a> StmtCtx<'a> {
     pub(super) fn new(state: &'a State, params: &'a [Value]) -> StmtCtx<'a> {
+        crate::types::datetime::set_truncate_fractional(truncates_fractional(state));
         StmtCtx {
             state,
             params,
