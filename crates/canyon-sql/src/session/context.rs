@@ -20,8 +20,8 @@ use std::time::Duration;
 pub(super) struct StmtCtx<'a> {
     pub(super) state: &'a State,
     pub(super) params: &'a [Value],
-    /// The statement's time, read on first use: most statements never call
-    /// NOW(), and reading the local time zone costs a system call in chrono.
+    /// The statement's time in UTC, read on first use: most statements
+    /// never call NOW(). NOW() is it in the session's `time_zone`.
     pub(super) now: std::cell::OnceCell<chrono::NaiveDateTime>,
     pub(super) warnings: std::cell::RefCell<Vec<(u16, String)>>,
     /// The first warning of each code strict mode turns into an error in
@@ -231,7 +231,16 @@ impl EvalContext for StmtCtx<'_> {
         }
     }
     fn now(&self) -> chrono::NaiveDateTime {
-        *self.now.get_or_init(|| chrono::Local::now().naive_local())
+        self.time_zone().from_utc(self.now_utc())
+    }
+    fn time_zone(&self) -> crate::types::timezone::Zone {
+        // `@@time_zone` holds only names `timezone::normalize` accepted.
+        let name = self.state.get_var("time_zone").ok().map(|v| v.to_display());
+        name.and_then(|n| crate::types::timezone::zone(&n))
+            .unwrap_or_else(|| crate::types::timezone::system_zone().clone())
+    }
+    fn now_utc(&self) -> chrono::NaiveDateTime {
+        *self.now.get_or_init(|| chrono::Utc::now().naive_utc())
     }
     fn warn(&self, code: u16, message: &str) {
         if code == 1365 && !self.sql_mode_has("ERROR_FOR_DIVISION_BY_ZERO") {

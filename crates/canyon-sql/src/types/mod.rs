@@ -3,7 +3,8 @@
 //! Values and MySQL's comparison rules ([`value`]), column types and strict
 //! coercion ([`sqltype`], whose items are re-exported here), collations and
 //! character sets ([`collation`]), the date/time arithmetic ([`datetime`]),
-//! ENUM and SET member lists ([`enumset`]),
+//! time zones and their conversions ([`timezone`]), ENUM and SET member
+//! lists ([`enumset`]),
 //! the memcomparable key and row encodings ([`encoding`]) and the result-set
 //! shapes that cross the engine boundary ([`result`]).
 //!
@@ -17,6 +18,7 @@ pub mod encoding;
 pub mod enumset;
 pub mod result;
 pub mod sqltype;
+pub mod timezone;
 pub mod value;
 
 pub use sqltype::*;
