@@ -63,6 +63,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_enum_set.sql",
         include_str!("sql/differential_enum_set.sql"),
     ),
+    (
+        "differential_time.sql",
+        include_str!("sql/differential_time.sql"),
+    ),
 ];
 
 /// One statement of the script.

@@ -983,7 +983,9 @@ fn added_default(col: &ColumnDef, now: chrono::NaiveDateTime, empty: bool) -> Re
         Some(d) => d.clone(),
         None if col.nullable => DefaultValue::Null,
         None => match col.ty {
-            SqlType::Date | SqlType::DateTime(_) | SqlType::Timestamp(_) if empty => DefaultValue::Null,
+            SqlType::Date | SqlType::DateTime(_) | SqlType::Timestamp(_) if empty => {
+                DefaultValue::Null
+            }
             SqlType::Date | SqlType::DateTime(_) | SqlType::Timestamp(_) => {
                 // MySQL fills the stored rows with the zero date, which
                 // strict mode (NO_ZERO_DATE) refuses as MySQL 8's COPY does.

@@ -263,11 +263,9 @@ pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
         }
         // NULL for a NULL or unknown zone or an invalid datetime, as MySQL.
         Func::ConvertTz => {
-            let (Some(t), Some(from), Some(to)) = (
-                temporal(&a0, env),
-                text(&a1),
-                v.get(2).and_then(text),
-            ) else {
+            let (Some(t), Some(from), Some(to)) =
+                (temporal(&a0, env), text(&a1), v.get(2).and_then(text))
+            else {
                 return Ok(Value::Null);
             };
             match crate::types::timezone::convert(t.dt, &from, &to) {

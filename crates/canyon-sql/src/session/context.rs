@@ -99,9 +99,7 @@ impl Drop for Held {
 /// statement, so a plain byte search of the session's value, or the global
 /// one's for a session that never set it.
 fn truncates_fractional(state: &State) -> bool {
-    let has = |v: &Value| {
-        matches!(v, Value::Bytes(b) if b.windows(24).any(|w| w == b"TIME_TRUNCATE_FRACTIONAL"))
-    };
+    let has = |v: &Value| matches!(v, Value::Bytes(b) if b.windows(24).any(|w| w == b"TIME_TRUNCATE_FRACTIONAL"));
     match state.vars.get("sql_mode") {
         Some(v) => has(v),
         None => state.engine.global_var("sql_mode").is_some_and(|v| has(&v)),

@@ -98,7 +98,9 @@ impl Session {
             ast::Set::SetTimeZone { value, .. } => {
                 let v = self.eval_set_value(value, params)?;
                 let zone = crate::catalog::vars::normalize_time_zone(&v)?;
-                self.state.vars.insert("time_zone".into(), Value::str(&zone));
+                self.state
+                    .vars
+                    .insert("time_zone".into(), Value::str(&zone));
             }
             _ => return Err(Error::Unsupported("this SET form".into())),
         }

@@ -31,7 +31,8 @@
 //!                            a time in the gap is the first instant after
 //!                            it (02:30 -> 03:00 local)
 //!   fall back (overlap):    02:00 .. 02:59:59 happen twice
-//!                            the later reading (standard time) is taken
+//!                            the first reading (still daylight time) is
+//!                            taken, the earlier instant
 //! ```
 //!
 //! Not implemented: converting TIMESTAMP columns (see `docs/compatibility.md`:
@@ -99,12 +100,13 @@ impl Zone {
             self.offset_at(l + 86_400),
         ];
         // A reading is valid when the offset at its UTC instant is the one
-        // it assumed; the latest instant is the standard-time reading.
+        // it assumed; of two (an overlap) the earlier instant, as MySQL and
+        // MariaDB answer (`2021-10-31 02:30` Berlin is 00:30 UTC).
         let valid = candidates
             .iter()
             .map(|&o| l - i64::from(o))
             .filter(|&u| i64::from(self.offset_at(u)) == l - u)
-            .max();
+            .min();
         if let Some(u) = valid {
             return at(u);
         }
@@ -158,7 +160,9 @@ fn parse_offset(name: &str) -> Option<i32> {
 fn read_named(name: &str) -> Option<tz::TimeZone> {
     let ok = !name.is_empty()
         && !name.starts_with('/')
-        && !name.split('/').any(|p| p.is_empty() || p == "." || p == "..")
+        && !name
+            .split('/')
+            .any(|p| p.is_empty() || p == "." || p == "..")
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"_-+/".contains(&b));
@@ -298,9 +302,10 @@ mod tests {
         assert_eq!(c("2003-03-30 02:30:00"), dt("2003-03-30 01:00:00"));
         assert_eq!(c("2003-03-30 03:00:00"), dt("2003-03-30 01:00:00"));
         // Fall back 2003-10-26 03:00 -> 02:00: the repeated hour reads as
-        // standard time.
+        // its first occurrence (daylight time), as MariaDB answers.
         assert_eq!(c("2003-10-26 01:59:59"), dt("2003-10-25 23:59:59"));
-        assert_eq!(c("2003-10-26 02:00:00"), dt("2003-10-26 01:00:00"));
+        assert_eq!(c("2003-10-26 02:00:00"), dt("2003-10-26 00:00:00"));
+        assert_eq!(c("2003-10-26 02:59:59"), dt("2003-10-26 00:59:59"));
         assert_eq!(c("2003-10-26 03:00:00"), dt("2003-10-26 02:00:00"));
         let back = |s: &str| convert(dt(s), "UTC", "Europe/Berlin").expect("known zones");
         assert_eq!(back("2003-10-26 00:30:00"), dt("2003-10-26 02:30:00"));
