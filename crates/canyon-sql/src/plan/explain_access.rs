@@ -373,6 +373,6 @@ mod tests {
         assert_eq!(key_part_len(&col(dec(12, 2), false)), 6);
         assert_eq!(key_part_len(&col(dec(4, 4), false)), 2);
         assert_eq!(key_part_len(&col(dec(18, 9), false)), 8);
-        assert_eq!(key_part_len(&col(SqlType::DateTime(_), true)), 6);
+        assert_eq!(key_part_len(&col(SqlType::DateTime(0), true)), 6);
     }
 }

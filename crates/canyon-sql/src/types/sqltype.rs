@@ -951,3 +951,66 @@ mod tests {
         ));
     }
 }
+
+#[cfg(test)]
+mod fsp_tests {
+    use super::*;
+
+    /// A catalog record written before temporal types carried their fsp
+    /// names them bare; it reads as fsp 0, and the new form round-trips.
+    #[test]
+    fn old_catalog_records_read_as_fsp_zero() {
+        #[derive(Deserialize)]
+        struct Col {
+            #[serde(deserialize_with = "deserialize_compat")]
+            ty: SqlType,
+        }
+        let read = |json: &str| serde_json::from_str::<Col>(json).expect("reads").ty;
+        assert_eq!(read(r#"{"ty":"DateTime"}"#), SqlType::DateTime(0));
+        assert_eq!(read(r#"{"ty":"Timestamp"}"#), SqlType::Timestamp(0));
+        assert_eq!(read(r#"{"ty":"Time"}"#), SqlType::Time(0));
+        assert_eq!(read(r#"{"ty":"Date"}"#), SqlType::Date);
+        assert_eq!(
+            read(r#"{"ty":{"Int":{"unsigned":true}}}"#),
+            SqlType::Int { unsigned: true }
+        );
+        for ty in [
+            SqlType::DateTime(3),
+            SqlType::Timestamp(6),
+            SqlType::Time(2),
+        ] {
+            let json = format!(
+                r#"{{"ty":{}}}"#,
+                serde_json::to_string(&ty).expect("writes")
+            );
+            assert_eq!(read(&json), ty);
+        }
+    }
+
+    #[test]
+    fn values_round_to_the_column_fsp() {
+        let dt = |s: &str| {
+            coerce(Value::str(s), SqlType::DateTime(3), "c", 1)
+                .expect("valid")
+                .to_display()
+        };
+        assert_eq!(dt("2020-12-31 23:59:59.9995"), "2021-01-01 00:00:00");
+        assert_eq!(dt("2020-12-31 23:59:59.9994"), "2020-12-31 23:59:59.999000");
+        let time = |s: &str, fsp: u8| {
+            coerce(Value::str(s), SqlType::Time(fsp), "c", 1)
+                .expect("valid")
+                .to_display()
+        };
+        assert_eq!(time("-00:00:00.5", 0), "-00:00:01");
+        assert_eq!(time("-00:00:00.25", 1), "-00:00:00.3");
+        assert_eq!(time("838:59:59.4", 0), "838:59:59");
+        assert!(coerce(Value::str("838:59:59.5"), SqlType::Time(0), "c", 1).is_err());
+        crate::types::datetime::set_truncate_fractional(true);
+        assert_eq!(time("-00:00:00.99", 1), "-00:00:00.9");
+        assert_eq!(
+            dt("2020-12-31 23:59:59.9999999"),
+            "2020-12-31 23:59:59.999000"
+        );
+        crate::types::datetime::set_truncate_fractional(false);
+    }
+}
