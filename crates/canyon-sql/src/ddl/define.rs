@@ -887,11 +887,17 @@ fn table_auto_increment_option(ct: &ast::CreateTable) -> Option<u64> {
 
 /// The definition with ids applied.
 pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> TableDef {
+    // A new table has no keys yet: its TIME columns key by value whatever
+    // the column was copied from (CREATE ... LIKE / SELECT of an older table).
+    let mut columns = t.columns;
+    for c in &mut columns {
+        c.attrs.time_key_ordered = matches!(c.ty, SqlType::Time(_));
+    }
     TableDef {
         id,
         db: db.to_string(),
         name: name.to_string(),
-        columns: t.columns,
+        columns,
         primary_key: t.primary_key,
         indexes: t
             .indexes

@@ -13,11 +13,22 @@
 //! * TIMESTAMPDIFF counts whole units: a month is complete only when the day and
 //!   time of day of the end reach those of the start.
 //!
+//! Fractional seconds (MySQL 8 manual, 13.2.6 "Fractional Seconds in Time
+//! Values"): a seventh digit of input rounds into the sixth ([`micros_of`]),
+//! and a value stored into a DATETIME(fsp) / TIMESTAMP(fsp) / TIME(fsp) column
+//! rounds half away from zero to fsp digits ([`round_datetime`],
+//! [`round_micros`]), carrying into the next second, day or year; `sql_mode`
+//! TIME_TRUNCATE_FRACTIONAL truncates instead (a per-statement flag the
+//! session sets: [`set_truncate_fractional`]). Time zones are in
+//! [`crate::types::timezone`].
+//!
 //! Not implemented: zero dates and zero-in-date values (`'2024-00-00'`), which
 //! Canyon's value model cannot hold (they become NULL with a warning, as MySQL
-//! does under NO_ZERO_DATE/NO_ZERO_IN_DATE); a TIME type (TIME values are shown
-//! as strings); time zones other than the server's local one; the compound
-//! interval units (`DAY_SECOND`, ...), which the SQL parser does not accept.
+//! does under NO_ZERO_DATE/NO_ZERO_IN_DATE); a TIME value type (TIME values are
+//! held as their text); an fsp carried by expressions (NOW(3) and a DATETIME(3)
+//! column inside CONCAT print six digits when the fraction is nonzero); the
+//! compound interval units (`DAY_SECOND`, ...), which the SQL parser does not
+//! accept.
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 
