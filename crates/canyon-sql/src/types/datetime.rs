@@ -14,7 +14,7 @@
 //!   time of day of the end reach those of the start.
 //!
 //! Fractional seconds (MySQL 8 manual, 13.2.6 "Fractional Seconds in Time
-//! Values"): a seventh digit of input rounds into the sixth ([`micros_of`]),
+//! Values"): a seventh digit of input rounds into the sixth,
 //! and a value stored into a DATETIME(fsp) / TIMESTAMP(fsp) / TIME(fsp) column
 //! rounds half away from zero to fsp digits ([`round_datetime`],
 //! [`round_micros`]), carrying into the next second, day or year; `sql_mode`

@@ -64,7 +64,7 @@ pub enum SqlType {
     /// DATE.
     Date,
     /// DATETIME(fsp): fsp fractional-second digits, 0 to 6 (values are
-    /// rounded to them on store; see [`round_fsp`]).
+    /// rounded to them on store; see [`crate::types::datetime::round_datetime`]).
     DateTime(u8),
     /// TIMESTAMP(fsp): held like DATETIME, in UTC; shown in the session's
     /// `time_zone` (see [`crate::types::timezone`]).
