@@ -9,6 +9,8 @@
 #                         tests/mariadb_suite.rs runs against Canyon
 #   chromium              headless browser that opens `canyon bench`'s HTML report in a test
 #   openjdk-17-jdk-headless  runs tests/java/Drivers.java (JDBC drivers, tests/drivers_java.rs)
+#   tzdata                the system time-zone database (/usr/share/zoneinfo), which
+#                         named `time_zone` values and CONVERT_TZ read (time_zone.test)
 # and, from PyPI, the Python drivers tests/drivers_python.rs runs (PyMySQL,
 # mysql-connector-python, SQLAlchemy 2.0.44) with pytest, when python3
 # cannot import them; and PingCAP's go-tpc v1.0.12, the TPC-C client of
@@ -32,7 +34,7 @@
 # without nightly the fuzz run is skipped and the stable corpus replay remains.
 set -euo pipefail
 
-packages=(clang libclang-dev sysbench mariadb-client mariadb-server mariadb-test chromium openjdk-17-jdk-headless)
+packages=(clang libclang-dev sysbench mariadb-client mariadb-server mariadb-test chromium openjdk-17-jdk-headless tzdata)
 
 # The repository root, so the script works from any directory.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

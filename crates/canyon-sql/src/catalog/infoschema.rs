@@ -746,13 +746,13 @@ pub(crate) fn type_facts(ty: SqlType) -> (String, Value, Value, Value, Value, Va
             null.clone(),
             null,
         ),
-        SqlType::DateTime | SqlType::Timestamp | SqlType::Time => (
+        SqlType::DateTime(f) | SqlType::Timestamp(f) | SqlType::Time(f) => (
             base,
             null.clone(),
             null.clone(),
             null.clone(),
             null.clone(),
-            u(0),
+            u(u64::from(f)),
         ),
         SqlType::Bit(n) => (
             base,
@@ -1091,7 +1091,7 @@ fn columns_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
             let default = match &c.default {
                 None | Some(DefaultValue::Null) => Value::Null,
                 Some(DefaultValue::Literal(v)) | Some(DefaultValue::Number(v)) => s(v),
-                Some(DefaultValue::CurrentTimestamp) => s("CURRENT_TIMESTAMP"),
+                Some(DefaultValue::CurrentTimestamp) => s(&c.ty.current_timestamp_name()),
             };
             let extra = match (c.auto_increment, &c.default, c.attrs.on_update_now) {
                 // A generated column has none of the others (1221).

@@ -94,7 +94,11 @@ pub struct RoutineDef {
     /// The RETURNS type as written (functions; empty for procedures).
     pub returns: String,
     /// The RETURNS type, resolved at CREATE (functions).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::types::sqltype::deserialize_compat_opt"
+    )]
     pub returns_type: Option<crate::types::SqlType>,
     /// The body as written.
     pub body: String,

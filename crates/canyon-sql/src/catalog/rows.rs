@@ -19,17 +19,34 @@ pub(crate) fn scale_of(ty: SqlType) -> u8 {
     }
 }
 
+/// Appends the key encoding of column `col`'s value `v`
+/// ([`encode_key_value`] with the column's scale and collation), except that
+/// a TIME column with `time_key_ordered` encodes its time's value: the text
+/// `[-]HH:MM:SS[.f]` that a TIME holds sorts wrongly (`-02:00:00` after
+/// `-01:00:00`, `100:00:00` before `99:00:00`), so the key holds the 8
+/// big-endian bytes of its signed microseconds with the sign bit flipped,
+/// framed as a binary string (escaped, `00 00`-terminated), which keeps the
+/// key prefix-free and the framing the statistics read (`catalog::stats`).
+pub(crate) fn encode_column_key(col: &crate::catalog::ColumnDef, v: &Value, out: &mut Vec<u8>) {
+    if col.attrs.time_key_ordered {
+        if let Value::Bytes(b) = v {
+            if let Some(micros) = crate::types::datetime::parse_time(b) {
+                let ordered = (micros as u64 ^ (1 << 63)).to_be_bytes();
+                let key = Value::Bytes(ordered.to_vec());
+                encode_key_value(&key, 0, crate::types::collation::Collation::Binary, out);
+                return;
+            }
+        }
+    }
+    encode_key_value(v, scale_of(col.ty), col.collation, out);
+}
+
 /// The primary key bytes of a row. Tables without a primary key use the hidden
 /// row id, which the caller supplies for new rows.
 pub fn primary_key(table: &Table, row: &[Value]) -> Vec<u8> {
     let mut k = Vec::with_capacity(16);
     for &c in &table.def.primary_key {
-        encode_key_value(
-            &row[c],
-            scale_of(table.def.columns[c].ty),
-            table.def.columns[c].collation,
-            &mut k,
-        );
+        encode_column_key(&table.def.columns[c], &row[c], &mut k);
     }
     k
 }
@@ -63,12 +80,7 @@ pub(crate) fn index_keys_by<'a>(
         .map(|idx| {
             let mut k = Vec::with_capacity(16);
             for &c in &idx.columns {
-                encode_key_value(
-                    column(c),
-                    scale_of(table.def.columns[c].ty),
-                    table.def.columns[c].collation,
-                    &mut k,
-                );
+                encode_column_key(&table.def.columns[c], column(c), &mut k);
             }
             (idx.id, k)
         })
@@ -83,12 +95,7 @@ pub fn index_key(table: &Table, i: usize, row: &[Value]) -> Vec<u8> {
 pub(crate) fn index_key_of(table: &Table, i: usize, row: &[Value]) -> Vec<u8> {
     let mut k = Vec::with_capacity(16);
     for &c in &table.def.indexes[i].columns {
-        encode_key_value(
-            &row[c],
-            scale_of(table.def.columns[c].ty),
-            table.def.columns[c].collation,
-            &mut k,
-        );
+        encode_column_key(&table.def.columns[c], &row[c], &mut k);
     }
     k
 }

@@ -49,8 +49,9 @@ pub enum DefaultValue {
 pub struct ColumnDef {
     /// Name as declared (compared case-insensitively, as MySQL does).
     pub name: String,
-    /// Declared type.
-    #[serde(deserialize_with = "crate::types::sqltype::deserialize_stored")]
+    /// Declared type (records written before temporal types carried their
+    /// fsp read as fsp 0: see `sqltype::deserialize_compat`).
+    #[serde(deserialize_with = "crate::types::sqltype::deserialize_compat")]
     pub ty: SqlType,
     /// Whether NULL is allowed.
     pub nullable: bool,
@@ -99,6 +100,13 @@ pub struct ColumnAttrs {
     /// display width, and set as the result column's ZEROFILL flag.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub zerofill: bool,
+    /// A TIME column whose keys hold the time's value (signed microseconds,
+    /// in time order: see `crate::catalog::rows::encode_column_key`) rather
+    /// than its text. Set for every TIME column declared since keys were;
+    /// records of older TIME columns lack it, and their existing keys keep
+    /// the text form (whose order is wrong for negative times).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_key_ordered: bool,
     /// `GENERATED ALWAYS AS (expr) VIRTUAL | STORED`: the column's value is
     /// computed from the row (see `crate::ddl::generated`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

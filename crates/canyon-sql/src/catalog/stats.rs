@@ -296,8 +296,8 @@ fn column_width(b: &[u8], ty: SqlType) -> Option<usize> {
                 SqlType::Bit(_) | SqlType::Year => Some(8),
                 SqlType::Float { .. }
                 | SqlType::Double { .. }
-                | SqlType::DateTime
-                | SqlType::Timestamp => Some(8),
+                | SqlType::DateTime(_)
+                | SqlType::Timestamp(_) => Some(8),
                 SqlType::Decimal { .. } => Some(16),
                 SqlType::Date => Some(4),
                 _ => None,

@@ -68,7 +68,10 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         "collation_connection" => (s("utf8mb4_0900_ai_ci"), ReadWrite),
         "collation_server" | "collation_database" => (s(cfg.server_collation.name()), ReadWrite),
         "time_zone" => (s("SYSTEM"), ReadWrite),
-        "system_time_zone" => (s("UTC"), ReadOnly),
+        "system_time_zone" => (
+            Value::str(&crate::types::timezone::system_zone_name()),
+            ReadOnly,
+        ),
         "wait_timeout" | "interactive_timeout" => (i(28800), ReadWrite),
         "net_read_timeout" => (i(30), ReadWrite),
         "net_write_timeout" => (i(60), ReadWrite),
@@ -182,6 +185,7 @@ pub fn normalize_global(name: &str, v: Value) -> Result<Value> {
             Value::str(c.name())
         }
         "sql_mode" => Value::str(&normalize_sql_mode(&v.to_display())?),
+        "time_zone" => Value::str(&normalize_time_zone(&v)?),
         _ => v,
     })
 }
@@ -215,6 +219,18 @@ const SQL_MODES: &[&str] = &[
     "PAD_CHAR_TO_FULL_LENGTH",
     "TIME_TRUNCATE_FRACTIONAL",
 ];
+
+/// A `time_zone` value as `@@time_zone` keeps it (see
+/// `crate::types::timezone::normalize`); an unknown zone, or NULL, is 1298
+/// ER_UNKNOWN_TIME_ZONE as in MySQL.
+pub fn normalize_time_zone(v: &Value) -> Result<String> {
+    let name = v.to_display();
+    match v {
+        Value::Null => Err(crate::types::timezone::unknown_zone("NULL")),
+        _ => crate::types::timezone::normalize(&name)
+            .ok_or_else(|| crate::types::timezone::unknown_zone(&name)),
+    }
+}
 
 /// A `sql_mode` value as MySQL stores it: upper case, the combination modes
 /// (ANSI, TRADITIONAL) joined by the modes they stand for, in bit order,

@@ -150,6 +150,7 @@ pub struct ViewDef {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ViewColumn {
     /// The type.
+    #[serde(deserialize_with = "crate::types::sqltype::deserialize_compat")]
     pub ty: crate::types::SqlType,
     /// Whether it may be NULL.
     pub nullable: bool,

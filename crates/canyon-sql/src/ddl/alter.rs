@@ -854,7 +854,7 @@ fn needs_zero_date(op: &AlterOp) -> bool {
     matches!(op, AlterOp::AddColumn { column, .. }
         if !column.nullable
             && column.default.is_none()
-            && matches!(column.ty, SqlType::Date | SqlType::DateTime | SqlType::Timestamp))
+            && matches!(column.ty, SqlType::Date | SqlType::DateTime(_) | SqlType::Timestamp(_)))
 }
 
 /// Whether `ops` change the stored form of the rows of the table defined by
@@ -917,9 +917,12 @@ enum StoredForm {
     Text(crate::types::collation::Collation),
     Bytes,
     Json,
-    Time,
+    /// TIME(fsp) and whether its keys hold its value (`time_key_ordered`).
+    Time(u8, bool),
     Date,
-    DateTime,
+    /// DATETIME / TIMESTAMP with their fsp: a change of fsp rounds the
+    /// stored values (as MySQL does), so rewrites the rows.
+    DateTime(u8),
 }
 
 fn stored_form(c: &ColumnDef) -> StoredForm {
@@ -936,9 +939,9 @@ fn stored_form(c: &ColumnDef) -> StoredForm {
         | SqlType::Set(_) => StoredForm::Text(c.collation),
         SqlType::Binary(_) | SqlType::VarBinary(_) | SqlType::Blob(_) => StoredForm::Bytes,
         SqlType::Json => StoredForm::Json,
-        SqlType::Time => StoredForm::Time,
+        SqlType::Time(f) => StoredForm::Time(f, c.attrs.time_key_ordered),
         SqlType::Date => StoredForm::Date,
-        SqlType::DateTime | SqlType::Timestamp => StoredForm::DateTime,
+        SqlType::DateTime(f) | SqlType::Timestamp(f) => StoredForm::DateTime(f),
         // Integer types are matched by the guards above.
         SqlType::TinyInt { .. }
         | SqlType::SmallInt { .. }
@@ -986,8 +989,10 @@ fn added_default(col: &ColumnDef, now: chrono::NaiveDateTime, empty: bool) -> Re
         Some(d) => d.clone(),
         None if col.nullable => DefaultValue::Null,
         None => match col.ty {
-            SqlType::Date | SqlType::DateTime | SqlType::Timestamp if empty => DefaultValue::Null,
-            SqlType::Date | SqlType::DateTime | SqlType::Timestamp => {
+            SqlType::Date | SqlType::DateTime(_) | SqlType::Timestamp(_) if empty => {
+                DefaultValue::Null
+            }
+            SqlType::Date | SqlType::DateTime(_) | SqlType::Timestamp(_) => {
                 // MySQL fills the stored rows with the zero date, which
                 // strict mode (NO_ZERO_DATE) refuses as MySQL 8's COPY does.
                 let zero = if col.ty == SqlType::Date {

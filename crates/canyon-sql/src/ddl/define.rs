@@ -236,6 +236,30 @@ fn real_digits(info: &ast::ExactNumberInfo) -> Result<Option<(u8, u8)>> {
     Ok(Some((m as u8, d as u8)))
 }
 
+/// The fractional-second precision of `DATETIME(p)`, `TIMESTAMP(p)` or
+/// `TIME(p)`: 0 when omitted; past 6 MySQL's 1426 ER_TOO_BIG_PRECISION,
+/// whose message names the column ([`column_def`] fills it in; a type
+/// without a column, such as a routine parameter's, names the type).
+fn fsp(p: Option<u64>) -> Result<u8> {
+    match p {
+        None => Ok(0),
+        Some(p) if p <= u64::from(crate::types::sqltype::MAX_FSP) => Ok(p as u8),
+        Some(p) => Err(too_big_precision(p, "")),
+    }
+}
+
+/// 1426 ER_TOO_BIG_PRECISION for `name`.
+fn too_big_precision(p: u64, name: &str) -> Error {
+    Error::Sql {
+        code: 1426,
+        sqlstate: *b"42000",
+        message: format!(
+            "Too-big precision {p} specified for '{name}'. Maximum is {}.",
+            crate::types::sqltype::MAX_FSP
+        ),
+    }
+}
+
 /// Maps a declared SQL type.
 pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
     use ast::DataType as D;
@@ -336,8 +360,8 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
         D::MediumBlob => SqlType::Blob(16_777_215),
         D::LongBlob => SqlType::Blob(u32::MAX),
         D::Date => SqlType::Date,
-        D::Datetime(_) => SqlType::DateTime,
-        D::Timestamp(..) => SqlType::Timestamp,
+        D::Datetime(p) => SqlType::DateTime(fsp(*p)?),
+        D::Timestamp(p, _) => SqlType::Timestamp(fsp(*p)?),
         D::Bit(n) => {
             let n = n.unwrap_or(1);
             if !(1..=64).contains(&n) {
@@ -348,7 +372,7 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
             }
             SqlType::Bit(n as u8)
         }
-        D::Time(..) => SqlType::Time,
+        D::Time(p, _) => SqlType::Time(fsp(*p)?),
         D::JSON => SqlType::Json,
         // FIXED is DECIMAL's other name (MySQL 8 manual, 13.1.1).
         D::Custom(name, args) if name.to_string().eq_ignore_ascii_case("FIXED") => {
@@ -511,7 +535,18 @@ fn index_columns(cols: &[ast::IndexColumn], columns: &[ColumnDef]) -> Result<Vec
 /// SET's default collation, else `table_default`; binary strings (BINARY,
 /// VARBINARY, BLOB) are `binary` and refuse a character set.
 pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(ColumnDef, bool, bool)> {
-    let ty = sql_type(&c.data_type)?;
+    let ty = sql_type(&c.data_type).map_err(|e| match e {
+        Error::Sql { code: 1426, .. } => {
+            let p = match &c.data_type {
+                ast::DataType::Datetime(p)
+                | ast::DataType::Timestamp(p, _)
+                | ast::DataType::Time(p, _) => p.unwrap_or(0),
+                _ => 0,
+            };
+            too_big_precision(p, &c.name.value)
+        }
+        e => e,
+    })?;
     let mut col = ColumnDef {
         name: c.name.value.clone(),
         ty,
@@ -522,6 +557,7 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
         added_default: None,
         attrs: crate::catalog::ColumnAttrs {
             display_width: declared_width(&c.data_type),
+            time_key_ordered: matches!(ty, SqlType::Time(_)),
             ..Default::default()
         },
     };
@@ -585,7 +621,7 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             ast::ColumnOption::Comment(text) => col.attrs.comment = text.clone(),
             ast::ColumnOption::OnUpdate(e) => match default_of(e)? {
                 DefaultValue::CurrentTimestamp
-                    if matches!(ty, SqlType::DateTime | SqlType::Timestamp) =>
+                    if matches!(ty, SqlType::DateTime(_) | SqlType::Timestamp(_)) =>
                 {
                     col.attrs.on_update_now = true
                 }
@@ -691,7 +727,7 @@ pub(crate) fn check_default(col: &mut ColumnDef) -> Result<()> {
         DefaultValue::Null if !col.nullable => return Err(invalid()),
         DefaultValue::Null => DefaultValue::Null,
         DefaultValue::CurrentTimestamp => {
-            if !matches!(col.ty, SqlType::DateTime | SqlType::Timestamp) {
+            if !matches!(col.ty, SqlType::DateTime(_) | SqlType::Timestamp(_)) {
                 return Err(invalid());
             }
             DefaultValue::CurrentTimestamp
@@ -1067,11 +1103,17 @@ fn table_auto_increment_option(ct: &ast::CreateTable) -> Option<u64> {
 
 /// The definition with ids applied.
 pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> TableDef {
+    // A new table has no keys yet: its TIME columns key by value whatever
+    // the column was copied from (CREATE ... LIKE / SELECT of an older table).
+    let mut columns = t.columns;
+    for c in &mut columns {
+        c.attrs.time_key_ordered = matches!(c.ty, SqlType::Time(_));
+    }
     TableDef {
         id,
         db: db.to_string(),
         name: name.to_string(),
-        columns: t.columns,
+        columns,
         primary_key: t.primary_key,
         indexes: t
             .indexes

@@ -29,7 +29,9 @@ fn compatible(a: &ColumnDef, b: &ColumnDef) -> bool {
         (x, y) if x.is_string() && y.is_string() => {
             x.is_binary() == y.is_binary() && (x.is_binary() || a.collation == b.collation)
         }
-        (T::Date, T::Date) | (T::DateTime, T::DateTime) | (T::Timestamp, T::Timestamp) => true,
+        (T::Date, T::Date)
+        | (T::DateTime(_), T::DateTime(_))
+        | (T::Timestamp(_), T::Timestamp(_)) => true,
         _ => false,
     }
 }

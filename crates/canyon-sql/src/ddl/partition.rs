@@ -241,7 +241,7 @@ fn function(
                             | SqlType::Binary(_)
                             | SqlType::VarBinary(_)
                             | SqlType::Date
-                            | SqlType::DateTime
+                            | SqlType::DateTime(_)
                     )
             }
         };
@@ -445,7 +445,7 @@ fn bound_value(
     match v {
         Value::Bytes(b) => {
             let s = String::from_utf8(b.to_vec()).map_err(|_| wrong())?;
-            if matches!(ty, SqlType::Date | SqlType::DateTime)
+            if matches!(ty, SqlType::Date | SqlType::DateTime(_))
                 && crate::types::coerce(Value::str(&s), ty, "", 0).is_err()
             {
                 return Err(wrong());

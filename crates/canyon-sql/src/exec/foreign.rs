@@ -56,11 +56,10 @@
 //!    (3780), so a child's value encodes to the parent's key bytes unchanged.
 //! 4. SET NULL only on nullable child columns (1830).
 
-use crate::catalog::rows::{decode_table_row, index_keys, scale_of};
+use crate::catalog::rows::{decode_table_row, index_keys};
 use crate::catalog::{Catalog, FkAction, ForeignKeyDef, Table, TableDef};
 use crate::exec::{write_update, OldRow};
 use crate::expr::EvalContext;
-use crate::types::encoding::encode_key_value;
 use crate::types::value::{compare_as, Value};
 use canyon_common::{Error, Result};
 use canyon_storage::KeyRange;
@@ -234,7 +233,7 @@ fn key_prefix(table: &Table, cols: &[usize], values: &[&Value]) -> Vec<u8> {
     let mut k = Vec::with_capacity(16);
     for (&c, v) in cols.iter().zip(values) {
         let col = &table.def.columns[c];
-        encode_key_value(v, scale_of(col.ty), col.collation, &mut k);
+        crate::catalog::rows::encode_column_key(col, v, &mut k);
     }
     k
 }

@@ -11,7 +11,6 @@ use crate::expr::functions::Func;
 use crate::expr::{eval, Env, EvalContext, Expr};
 use crate::plan::{InsertPlan, OnDuplicate};
 use crate::types::coerce;
-use crate::types::encoding::encode_key_value;
 use crate::types::result::QueryResult;
 use crate::types::value::{compare_as, Value};
 use canyon_common::{Error, Result};
@@ -74,12 +73,7 @@ pub(crate) fn unique_key(table: &Table, idx: usize, row: &[Value]) -> Option<Vec
     }
     let mut key = Vec::new();
     for &c in &index.columns {
-        encode_key_value(
-            &row[c],
-            scale_of(table.def.columns[c].ty),
-            table.def.columns[c].collation,
-            &mut key,
-        );
+        crate::catalog::rows::encode_column_key(&table.def.columns[c], &row[c], &mut key);
     }
     Some(key)
 }

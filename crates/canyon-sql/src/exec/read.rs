@@ -267,6 +267,12 @@ impl EvalContext for Quiet<'_> {
     fn now(&self) -> chrono::NaiveDateTime {
         self.0.now()
     }
+    fn time_zone(&self) -> crate::types::timezone::Zone {
+        self.0.time_zone()
+    }
+    fn now_utc(&self) -> chrono::NaiveDateTime {
+        self.0.now_utc()
+    }
     fn warn(&self, _code: u16, _message: &str) {}
     fn subquery(
         &self,

@@ -27,8 +27,18 @@ pub trait EvalContext {
     fn user_var(&self, name: &str) -> Value;
     /// Session facts for functions (DATABASE(), CONNECTION_ID(), ...).
     fn session_fact(&self, f: Func) -> Value;
-    /// The statement's start time (NOW() is constant within a statement).
+    /// The statement's start time (NOW() is constant within a statement), in
+    /// the session's time zone.
     fn now(&self) -> chrono::NaiveDateTime;
+    /// The session's `time_zone` (see [`crate::types::timezone`]); the
+    /// host's zone where there is no session.
+    fn time_zone(&self) -> crate::types::timezone::Zone {
+        crate::types::timezone::system_zone().clone()
+    }
+    /// The statement's start time in UTC (UTC_TIMESTAMP(), UNIX_TIMESTAMP()).
+    fn now_utc(&self) -> chrono::NaiveDateTime {
+        self.time_zone().to_utc(self.now())
+    }
     /// Records a warning for SHOW WARNINGS (code, message).
     fn warn(&self, code: u16, message: &str);
     /// The rows of a subquery whose enclosing frame is `outer` (its visible
@@ -142,6 +152,12 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     }
     fn now(&self) -> chrono::NaiveDateTime {
         self.base.now()
+    }
+    fn time_zone(&self) -> crate::types::timezone::Zone {
+        self.base.time_zone()
+    }
+    fn now_utc(&self) -> chrono::NaiveDateTime {
+        self.base.now_utc()
     }
     fn warn(&self, code: u16, message: &str) {
         self.base.warn(code, message)

@@ -140,6 +140,8 @@ pub enum Func {
     LastDay,
     Extract(Unit),
     FromUnixtime,
+    /// CONVERT_TZ(dt, from_zone, to_zone).
+    ConvertTz,
     ToDays,
     FromDays,
     MakeDate,
@@ -280,6 +282,7 @@ pub fn lookup(name: &str) -> Option<Func> {
         "MONTHNAME" => Func::MonthName,
         "LAST_DAY" => Func::LastDay,
         "FROM_UNIXTIME" => Func::FromUnixtime,
+        "CONVERT_TZ" => Func::ConvertTz,
         "TO_DAYS" => Func::ToDays,
         "FROM_DAYS" => Func::FromDays,
         "MAKEDATE" => Func::MakeDate,
@@ -345,6 +348,7 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         | Func::Pi => n == 0,
         Func::UtcTimestamp | Func::UtcTime | Func::CurTime => n <= 1,
         Func::DateAdd(..) | Func::TimestampDiff(_) => n == 2,
+        Func::ConvertTz => n == 3,
         Func::DateOf
         | Func::TimeOf
         | Func::Year
@@ -576,7 +580,7 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         Func::DateOf | Func::LastDay | Func::MakeDate | Func::FromDays | Func::UtcDate => {
             ExprKind::Date
         }
-        Func::UtcTimestamp => ExprKind::DateTime,
+        Func::UtcTimestamp | Func::ConvertTz => ExprKind::DateTime,
         Func::FromUnixtime if args.len() == 1 => ExprKind::DateTime,
         // DATE plus a day-or-larger interval stays DATE; DATE plus a time unit
         // and DATETIME plus anything are DATETIME; a string argument gives a
@@ -831,6 +835,7 @@ fn call_ext(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::Microsecond
         | Func::Extract(_)
         | Func::FromUnixtime
+        | Func::ConvertTz
         | Func::FromDays
         | Func::MakeDate
         | Func::UtcTimestamp

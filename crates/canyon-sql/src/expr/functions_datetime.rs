@@ -39,25 +39,22 @@ pub(super) fn call_clock(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value>
         }
         Func::CurDate => Value::Date(env.ctx.now().date()),
         Func::UnixTimestamp => {
-            use chrono::TimeZone;
-            // Datetimes are in the session's (the server's local) time zone, as
+            // Datetimes are in the session's time zone, as
             // NOW() and FROM_UNIXTIME() are; before the epoch is 0.
             let dt = if args.is_empty() {
                 Some(env.ctx.now())
             } else {
                 temporal(&arg(args, 0, env)?, env).map(|t| t.dt)
             };
-            match dt {
-                None => Value::Null,
-                Some(dt) => Value::UInt(
-                    chrono::Local
-                        .from_local_datetime(&dt)
-                        .earliest()
-                        .map(|t| t.timestamp())
-                        .unwrap_or_else(|| dt.and_utc().timestamp())
-                        .max(0) as u64,
-                ),
-            }
+            // UNIX_TIMESTAMP() is the statement's instant itself (exact
+            // even in a repeated DST hour); a datetime argument is read in
+            // the session's time zone.
+            let unix = match (args.is_empty(), dt) {
+                (_, None) => return Ok(Value::Null),
+                (true, Some(_)) => env.ctx.now_utc().and_utc().timestamp(),
+                (false, Some(dt)) => env.ctx.time_zone().to_utc(dt).and_utc().timestamp(),
+            };
+            Value::UInt(unix.max(0) as u64)
         }
         other => return Err(unsupported(other)),
     })
@@ -218,7 +215,6 @@ pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
             }
         }
         Func::FromUnixtime => {
-            use chrono::TimeZone;
             let secs = a0.to_decimal().unwrap_or_default();
             if secs.is_sign_negative() && !secs.is_zero() {
                 return Ok(Value::Null);
@@ -228,10 +224,9 @@ pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
                 .round()
                 .to_u32()
                 .unwrap_or(0);
-            let Some(dt) = chrono::Local
-                .timestamp_opt(whole, micros * 1000)
-                .single()
-                .map(|t| t.naive_local())
+            // The instant, shown in the session's time zone.
+            let Some(dt) = chrono::DateTime::from_timestamp(whole, micros * 1000)
+                .map(|t| env.ctx.time_zone().from_utc(t.naive_utc()))
             else {
                 return Ok(Value::Null);
             };
@@ -264,6 +259,18 @@ pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
                 .filter(|d| d.year() <= 9999)
             {
                 Some(d) => Value::Date(d),
+                None => Value::Null,
+            }
+        }
+        // NULL for a NULL or unknown zone or an invalid datetime, as MySQL.
+        Func::ConvertTz => {
+            let (Some(t), Some(from), Some(to)) =
+                (temporal(&a0, env), text(&a1), v.get(2).and_then(text))
+            else {
+                return Ok(Value::Null);
+            };
+            match crate::types::timezone::convert(t.dt, &from, &to) {
+                Some(dt) => Value::DateTime(dt),
                 None => Value::Null,
             }
         }
@@ -456,11 +463,5 @@ fn date_add(unit: Unit, sub: bool, d: &Value, amount: &Value, env: &Env<'_>) -> 
 
 /// The statement time in UTC (NOW() is the session's local time).
 fn utc_now(env: &Env<'_>) -> chrono::NaiveDateTime {
-    use chrono::TimeZone;
-    let now = env.ctx.now();
-    chrono::Local
-        .from_local_datetime(&now)
-        .earliest()
-        .map(|t| t.naive_utc())
-        .unwrap_or(now)
+    env.ctx.now_utc()
 }

@@ -540,7 +540,7 @@ fn key_value(v: Value, ty: SqlType) -> KeyValue {
             },
             _ => KeyValue::Inexact,
         },
-        SqlType::DateTime | SqlType::Timestamp => match v {
+        SqlType::DateTime(_) | SqlType::Timestamp(_) => match v {
             Value::DateTime(_) => KeyValue::Exact(v),
             Value::Date(d) => KeyValue::Exact(Value::DateTime(d.and_time(chrono::NaiveTime::MIN))),
             Value::Bytes(b) => match parse_datetime_bytes(&b) {

@@ -38,11 +38,11 @@ fn key_part_len(c: &ColumnDef) -> u32 {
         SqlType::VarBinary(n) => n + 2,
         SqlType::Text(_) | SqlType::Blob(_) | SqlType::Json => 3072 + 2,
         SqlType::Date => 3,
-        SqlType::DateTime => 5,
-        SqlType::Timestamp => 4,
+        SqlType::DateTime(_) => 5,
+        SqlType::Timestamp(_) => 4,
         SqlType::Bit(n) => (n as u32).div_ceil(8),
         SqlType::Year => 1,
-        SqlType::Time => 3,
+        SqlType::Time(_) => 3,
         // InnoDB keys an ENUM by its 1- or 2-byte index, a SET by its 1 to
         // 8-byte bitmask.
         SqlType::Enum(m) => 1 + u32::from(m.values.len() > 255),
@@ -376,6 +376,6 @@ mod tests {
         assert_eq!(key_part_len(&col(dec(12, 2), false)), 6);
         assert_eq!(key_part_len(&col(dec(4, 4), false)), 2);
         assert_eq!(key_part_len(&col(dec(18, 9), false)), 8);
-        assert_eq!(key_part_len(&col(SqlType::DateTime, true)), 6);
+        assert_eq!(key_part_len(&col(SqlType::DateTime(0), true)), 6);
     }
 }

@@ -20,8 +20,8 @@ use std::time::Duration;
 pub(super) struct StmtCtx<'a> {
     pub(super) state: &'a State,
     pub(super) params: &'a [Value],
-    /// The statement's time, read on first use: most statements never call
-    /// NOW(), and reading the local time zone costs a system call in chrono.
+    /// The statement's time in UTC, read on first use: most statements
+    /// never call NOW(). NOW() is it in the session's `time_zone`.
     pub(super) now: std::cell::OnceCell<chrono::NaiveDateTime>,
     pub(super) warnings: std::cell::RefCell<Vec<(u16, String)>>,
     /// The first warning of each code strict mode turns into an error in
@@ -94,11 +94,24 @@ impl Drop for Held {
     }
 }
 
+/// Whether the session's `sql_mode` has TIME_TRUNCATE_FRACTIONAL (stored
+/// normalized, in upper case: see `vars::normalize_sql_mode`). Read once per
+/// statement, so a plain byte search of the session's value, or the global
+/// one's for a session that never set it.
+fn truncates_fractional(state: &State) -> bool {
+    let has = |v: &Value| matches!(v, Value::Bytes(b) if b.windows(24).any(|w| w == b"TIME_TRUNCATE_FRACTIONAL"));
+    match state.vars.get("sql_mode") {
+        Some(v) => has(v),
+        None => state.engine.global_var("sql_mode").is_some_and(|v| has(&v)),
+    }
+}
+
 /// The first hand-off's pause (see [`LONG_STATEMENT`]).
 pub(super) const OFFLOAD_PAUSE: Duration = Duration::from_millis(1);
 
 impl<'a> StmtCtx<'a> {
     pub(super) fn new(state: &'a State, params: &'a [Value]) -> StmtCtx<'a> {
+        crate::types::datetime::set_truncate_fractional(truncates_fractional(state));
         StmtCtx {
             state,
             params,
@@ -216,7 +229,16 @@ impl EvalContext for StmtCtx<'_> {
         }
     }
     fn now(&self) -> chrono::NaiveDateTime {
-        *self.now.get_or_init(|| chrono::Local::now().naive_local())
+        self.time_zone().from_utc(self.now_utc())
+    }
+    fn time_zone(&self) -> crate::types::timezone::Zone {
+        // `@@time_zone` holds only names `timezone::normalize` accepted.
+        let name = self.state.get_var("time_zone").ok().map(|v| v.to_display());
+        name.and_then(|n| crate::types::timezone::zone(&n))
+            .unwrap_or_else(|| crate::types::timezone::system_zone().clone())
+    }
+    fn now_utc(&self) -> chrono::NaiveDateTime {
+        *self.now.get_or_init(|| chrono::Utc::now().naive_utc())
     }
     fn warn(&self, code: u16, message: &str) {
         if code == 1365 && !self.sql_mode_has("ERROR_FOR_DIVISION_BY_ZERO") {

@@ -97,7 +97,10 @@ impl Session {
             }
             ast::Set::SetTimeZone { value, .. } => {
                 let v = self.eval_set_value(value, params)?;
-                self.state.vars.insert("time_zone".into(), v);
+                let zone = crate::catalog::vars::normalize_time_zone(&v)?;
+                self.state
+                    .vars
+                    .insert("time_zone".into(), Value::str(&zone));
             }
             _ => return Err(Error::Unsupported("this SET form".into())),
         }
@@ -255,6 +258,10 @@ impl Session {
                         })?;
                 self.state.max_execution_ms = ms as u64;
                 self.state.vars.insert(var, Value::Int(ms));
+            }
+            "time_zone" if !is_default => {
+                let zone = crate::catalog::vars::normalize_time_zone(&value)?;
+                self.state.vars.insert(var, Value::str(&zone));
             }
             "sql_mode" if !is_default => {
                 let text =

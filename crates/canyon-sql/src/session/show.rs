@@ -145,7 +145,7 @@ impl Session {
                     Some(crate::catalog::DefaultValue::Literal(s))
                     | Some(crate::catalog::DefaultValue::Number(s)) => Value::str(s),
                     Some(crate::catalog::DefaultValue::CurrentTimestamp) => {
-                        Value::str("CURRENT_TIMESTAMP")
+                        Value::str(&c.ty.current_timestamp_name())
                     }
                 };
                 vec![
@@ -284,7 +284,7 @@ impl Session {
             }
             if !c.nullable {
                 l.push_str(" NOT NULL");
-            } else if c.ty == crate::types::SqlType::Timestamp {
+            } else if matches!(c.ty, crate::types::SqlType::Timestamp(_)) {
                 // MySQL spells out a TIMESTAMP's NULL (it once meant NOT NULL
                 // by default).
                 l.push_str(" NULL");
@@ -296,7 +296,8 @@ impl Session {
                     l.push_str(&shown_default(c.ty, v, mariadb));
                 }
                 Some(crate::catalog::DefaultValue::CurrentTimestamp) => {
-                    l.push_str(" DEFAULT CURRENT_TIMESTAMP");
+                    l.push_str(" DEFAULT ");
+                    l.push_str(&c.ty.current_timestamp_name());
                 }
                 // As MySQL: an AUTO_INCREMENT column shows no DEFAULT NULL,
                 // nor (MySQL 8; MariaDB does) a TEXT / BLOB column, which
@@ -315,7 +316,8 @@ impl Session {
                 _ => {}
             }
             if c.attrs.on_update_now {
-                l.push_str(" ON UPDATE CURRENT_TIMESTAMP");
+                l.push_str(" ON UPDATE ");
+                l.push_str(&c.ty.current_timestamp_name());
             }
             if c.auto_increment {
                 l.push_str(" AUTO_INCREMENT");

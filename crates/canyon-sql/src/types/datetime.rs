@@ -13,11 +13,22 @@
 //! * TIMESTAMPDIFF counts whole units: a month is complete only when the day and
 //!   time of day of the end reach those of the start.
 //!
+//! Fractional seconds (MySQL 8 manual, 13.2.6 "Fractional Seconds in Time
+//! Values"): a seventh digit of input rounds into the sixth,
+//! and a value stored into a DATETIME(fsp) / TIMESTAMP(fsp) / TIME(fsp) column
+//! rounds half away from zero to fsp digits ([`round_datetime`],
+//! [`round_micros`]), carrying into the next second, day or year; `sql_mode`
+//! TIME_TRUNCATE_FRACTIONAL truncates instead (a per-statement flag the
+//! session sets: [`set_truncate_fractional`]). Time zones are in
+//! [`crate::types::timezone`].
+//!
 //! Not implemented: zero dates and zero-in-date values (`'2024-00-00'`), which
 //! Canyon's value model cannot hold (they become NULL with a warning, as MySQL
-//! does under NO_ZERO_DATE/NO_ZERO_IN_DATE); a TIME type (TIME values are shown
-//! as strings); time zones other than the server's local one; the compound
-//! interval units (`DAY_SECOND`, ...), which the SQL parser does not accept.
+//! does under NO_ZERO_DATE/NO_ZERO_IN_DATE); a TIME value type (TIME values are
+//! held as their text); an fsp carried by expressions (NOW(3) and a DATETIME(3)
+//! column inside CONCAT print six digits when the fraction is nonzero); the
+//! compound interval units (`DAY_SECOND`, ...), which the SQL parser does not
+//! accept.
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 
@@ -120,25 +131,92 @@ fn make(parts: &[(i64, usize)], frac: u32, has_time: bool) -> Option<Temporal> {
     if !(1..=9999).contains(&year) {
         return None;
     }
+    // `frac` is 1_000_000 when a seventh digit rounded up (see `micros_of`).
     let time = NaiveTime::from_hms_micro_opt(
         u32::try_from(get(3)).ok()?,
         u32::try_from(get(4)).ok()?,
         u32::try_from(get(5)).ok()?,
-        frac,
+        frac.min(999_999),
     )?;
+    let dt = date.and_time(time) + Duration::microseconds(i64::from(frac.saturating_sub(999_999)));
     Some(Temporal {
-        dt: date.and_time(time),
+        dt: in_range(dt)?,
         has_time,
     })
 }
 
-/// Parses a fraction's digits as microseconds (extra digits truncated).
+/// Parses a fraction's digits as microseconds. A seventh digit rounds (half
+/// up) as MySQL 8 rounds nanoseconds, so `.9999995` is 1_000_000 (a carry
+/// into the next second, which the callers add); under `sql_mode`
+/// TIME_TRUNCATE_FRACTIONAL the extra digits are cut instead.
 fn micros_of(digits: &str) -> u32 {
     let mut s: String = digits.chars().take(6).collect();
     while s.len() < 6 {
         s.push('0');
     }
-    s.parse().unwrap_or(0)
+    let micros: u32 = s.parse().unwrap_or(0);
+    let round_up = !truncate_fractional()
+        && digits
+            .chars()
+            .nth(6)
+            .is_some_and(|c| c.is_ascii_digit() && c >= '5');
+    micros + u32::from(round_up)
+}
+
+thread_local! {
+    /// Whether the running statement's `sql_mode` has TIME_TRUNCATE_FRACTIONAL
+    /// (set by the session for each statement: see [`set_truncate_fractional`]).
+    static TRUNCATE_FRACTIONAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Records whether the statement about to run on this thread truncates
+/// fractional seconds (`sql_mode` TIME_TRUNCATE_FRACTIONAL) instead of
+/// rounding them. The coercion of a value into a DATETIME(fsp), TIMESTAMP(fsp)
+/// or TIME(fsp) column has no session to ask, and statements run start to end
+/// on one thread, so the session sets this before each statement.
+pub fn set_truncate_fractional(on: bool) {
+    TRUNCATE_FRACTIONAL.with(|c| c.set(on));
+}
+
+/// Whether fractional seconds are truncated rather than rounded (see
+/// [`set_truncate_fractional`]).
+pub fn truncate_fractional() -> bool {
+    TRUNCATE_FRACTIONAL.with(|c| c.get())
+}
+
+/// Rounds (MySQL 8's default) or truncates (TIME_TRUNCATE_FRACTIONAL) a
+/// signed count of microseconds to `fsp` fractional digits, 0 to 6: halves
+/// round away from zero, so `-00:00:01.5` is `-00:00:02` at fsp 0.
+pub fn round_micros(micros: i64, fsp: u8) -> i64 {
+    let unit = 10i64.pow(6 - u32::from(fsp.min(6)));
+    let m = micros.unsigned_abs() as i64;
+    let cut = m - m % unit;
+    let r = if !truncate_fractional() && m % unit * 2 >= unit {
+        cut + unit
+    } else {
+        cut
+    };
+    if micros < 0 {
+        -r
+    } else {
+        r
+    }
+}
+
+/// A DATETIME rounded (or truncated) to `fsp` fractional digits, as a
+/// DATETIME(fsp) / TIMESTAMP(fsp) column stores it: nanoseconds first round
+/// to microseconds, then microseconds to `fsp` digits; a carry moves into the
+/// next second, minute, day or year (`23:59:59.9999995` is the next day's
+/// midnight at any fsp). `None` past year 9999.
+pub fn round_datetime(dt: NaiveDateTime, fsp: u8) -> Option<NaiveDateTime> {
+    let nanos = i64::from(dt.nanosecond() % 1_000_000_000);
+    let mut micros = nanos / 1000;
+    if !truncate_fractional() && nanos % 1000 >= 500 {
+        micros += 1;
+    }
+    let whole = dt.with_nanosecond(0)?;
+    let out = whole + Duration::microseconds(round_micros(micros, fsp));
+    in_range(out)
 }
 
 /// Parses a temporal string as MySQL does: `YYYY-MM-DD[ HH:MM:SS[.ffffff]]` with
@@ -313,6 +391,20 @@ pub fn format_time(micros: i64) -> String {
     } else {
         format!("{base}.{frac:06}")
     }
+}
+
+/// Formats a TIME as a TIME(fsp) column holds it: exactly `fsp` fractional
+/// digits (`12:00:00.500` at fsp 3, `12:00:00` at fsp 0). `micros` must
+/// already be rounded to `fsp` ([`round_micros`]).
+pub fn format_time_fsp(micros: i64, fsp: u8) -> String {
+    let sign = if micros < 0 { "-" } else { "" };
+    let m = micros.unsigned_abs();
+    let whole = format_time((m - m % 1_000_000) as i64);
+    if fsp == 0 {
+        return format!("{sign}{whole}");
+    }
+    let frac = format!("{:06}", m % 1_000_000);
+    format!("{sign}{whole}.{}", &frac[..usize::from(fsp.min(6))])
 }
 
 fn in_range(dt: NaiveDateTime) -> Option<NaiveDateTime> {

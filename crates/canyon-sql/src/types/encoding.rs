@@ -13,6 +13,7 @@
 //! | strings | the collation's sort key with `0x00` escaped as `0x00 0xFF`, terminated by `0x00 0x00` |
 //! | DATE | 4 bytes big-endian of days since 0001-01-01, sign bit flipped |
 //! | DATETIME | 8 bytes big-endian of microseconds since 1970, sign bit flipped |
+//! | TIME | its text as a string; a column with `time_key_ordered` instead its signed microseconds, sign bit flipped, 8 bytes big-endian framed as a string (`crate::catalog::rows::encode_column_key`) |
 //!
 //! A string's sort key ([`crate::types::collation::Collation::sort_key`]) is its bytes
 //! under a byte collation (`binary`, `utf8mb4_0900_bin`; trailing spaces

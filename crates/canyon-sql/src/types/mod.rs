@@ -4,7 +4,8 @@
 //! coercion ([`sqltype`], whose items are re-exported here), collations and
 //! character sets ([`collation`]), the date/time arithmetic ([`datetime`]),
 //! ENUM and SET member lists ([`enumset`]), the JSON type's binary form,
-//! paths and order ([`json`]),
+//! paths and order ([`json`]), time zones and their conversions
+//! ([`timezone`]),
 //! the memcomparable key and row encodings ([`encoding`]) and the result-set
 //! shapes that cross the engine boundary ([`result`]).
 //!
@@ -19,6 +20,7 @@ pub mod enumset;
 pub mod json;
 pub mod result;
 pub mod sqltype;
+pub mod timezone;
 pub mod value;
 
 pub use sqltype::*;

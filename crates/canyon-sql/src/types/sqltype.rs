@@ -82,10 +82,12 @@ pub enum SqlType {
     Blob(u32),
     /// DATE.
     Date,
-    /// DATETIME.
-    DateTime,
-    /// TIMESTAMP (stored like DATETIME; no time-zone conversion yet).
-    Timestamp,
+    /// DATETIME(fsp): fsp fractional-second digits, 0 to 6 (values are
+    /// rounded to them on store; see [`crate::types::datetime::round_datetime`]).
+    DateTime(u8),
+    /// TIMESTAMP(fsp): held like DATETIME, in UTC; shown in the session's
+    /// `time_zone` (see [`crate::types::timezone`]).
+    Timestamp(u8),
     /// BIT(n), 1 to 64 bits: held as an unsigned integer (`Value::UInt`), so
     /// that it compares and computes as a number as MySQL's BIT does; the
     /// protocol sends a BIT column's value as its ⌈n/8⌉ big-endian bytes.
@@ -93,11 +95,12 @@ pub enum SqlType {
     /// YEAR: 1901 to 2155, or 0 (`0000`); held as `Value::UInt`. Two-digit
     /// input maps 1..=69 to 2001..=2069 and 70..=99 to 1970..=1999, as MySQL.
     Year,
-    /// TIME, '-838:59:59' to '838:59:59' (no fractional seconds yet): held
-    /// as its canonical text `[-]HH:MM:SS` (`Value::Bytes`), which is what
-    /// the protocol sends. Not implemented: ordering by time value across
-    /// negative times or hours past 99 (the text's order is used).
-    Time,
+    /// TIME(fsp), '-838:59:59' to '838:59:59' with fsp (0 to 6) fractional
+    /// digits: held as its canonical text `[-]HH:MM:SS[.f…]` (`Value::Bytes`),
+    /// which is what the protocol sends. Not implemented: ordering by time
+    /// value across negative times or hours past 99 (the text's order is
+    /// used, in ORDER BY and in keys).
+    Time(u8),
     /// ENUM('a', ...): one member, held as its text (see
     /// [`crate::types::enumset`] for why and how it reads as a number).
     Enum(#[serde(deserialize_with = "enumset::deserialize_members")] &'static Members),
@@ -259,6 +262,22 @@ impl SqlType {
         }
     }
 
+    /// The fractional-second precision of DATETIME, TIMESTAMP and TIME (0 for
+    /// every other type).
+    pub fn fsp(self) -> u8 {
+        match self {
+            SqlType::DateTime(f) | SqlType::Timestamp(f) | SqlType::Time(f) => f,
+            _ => 0,
+        }
+    }
+
+    /// `CURRENT_TIMESTAMP` as a DEFAULT or ON UPDATE of this type prints in
+    /// SHOW CREATE TABLE and information_schema: with the column's fsp when
+    /// it has one (`CURRENT_TIMESTAMP(3)`), as MySQL prints it.
+    pub fn current_timestamp_name(self) -> String {
+        with_fsp("CURRENT_TIMESTAMP", self.fsp())
+    }
+
     /// The protocol type code, display length and decimals of the type.
     pub fn protocol(self) -> (ColumnType, u32, u8) {
         match self {
@@ -282,11 +301,12 @@ impl SqlType {
             SqlType::VarChar(n) | SqlType::VarBinary(n) => (ColumnType::VarString, n * 4, 0),
             SqlType::Text(n) | SqlType::Blob(n) => (ColumnType::Blob, n, 0),
             SqlType::Date => (ColumnType::Date, 10, 0),
-            SqlType::DateTime => (ColumnType::DateTime, 19, 0),
-            SqlType::Timestamp => (ColumnType::Timestamp, 19, 0),
+            // MySQL: length 19, plus the point and the digits when fsp > 0.
+            SqlType::DateTime(f) => (ColumnType::DateTime, 19 + fsp_width(f), f),
+            SqlType::Timestamp(f) => (ColumnType::Timestamp, 19 + fsp_width(f), f),
             SqlType::Bit(n) => (ColumnType::Bit, n as u32, 0),
             SqlType::Year => (ColumnType::Year, 4, 0),
-            SqlType::Time => (ColumnType::Time, 10, 0),
+            SqlType::Time(f) => (ColumnType::Time, 10 + fsp_width(f), f),
             // MySQL sends ENUM and SET as MYSQL_TYPE_STRING (with ENUM_FLAG /
             // SET_FLAG), their length the longest value in bytes.
             SqlType::Enum(m) => (ColumnType::String, m.max_chars(Kind::Enum) * 4, 0),
@@ -360,16 +380,74 @@ impl SqlType {
                 _ => "longblob".into(),
             },
             SqlType::Date => "date".into(),
-            SqlType::DateTime => "datetime".into(),
-            SqlType::Timestamp => "timestamp".into(),
+            SqlType::DateTime(f) => with_fsp("datetime", f),
+            SqlType::Timestamp(f) => with_fsp("timestamp", f),
             SqlType::Bit(n) => format!("bit({n})"),
             SqlType::Year => format!("year{width}"),
-            SqlType::Time => "time".into(),
+            SqlType::Time(f) => with_fsp("time", f),
             SqlType::Enum(m) => m.sql_name(Kind::Enum),
             SqlType::Set(m) => m.sql_name(Kind::Set),
             SqlType::Json => "json".into(),
         }
     }
+}
+
+/// The largest fractional-second precision MySQL accepts (`DATETIME(6)`);
+/// more is 1426 ER_TOO_BIG_PRECISION.
+pub const MAX_FSP: u8 = 6;
+
+/// The characters fsp fractional digits add to a temporal column's display
+/// length: the point and the digits.
+fn fsp_width(fsp: u8) -> u32 {
+    if fsp == 0 {
+        0
+    } else {
+        u32::from(fsp) + 1
+    }
+}
+
+/// `datetime`, `datetime(3)`: the type name with its fsp when it has one.
+fn with_fsp(name: &str, fsp: u8) -> String {
+    if fsp == 0 {
+        name.to_string()
+    } else {
+        format!("{name}({fsp})")
+    }
+}
+
+/// Reads a catalog record's column type, accepting the form written before
+/// temporal types carried their fractional-second precision: the bare names
+/// `"DateTime"`, `"Timestamp"` and `"Time"` read as fsp 0. Zero is what
+/// those columns showed and stored: SHOW CREATE TABLE printed `datetime`,
+/// TIME values were rounded to whole seconds, and a DATETIME/TIMESTAMP value
+/// that kept a fraction (they were not rounded then) still prints it, since
+/// the protocol prints six digits for a nonzero fraction in an fsp-0 column.
+/// Reading them as fsp 6 would instead add `.000000` to every value shown.
+/// Likewise `"Float"` and `"Double"`, written before those types carried
+/// UNSIGNED and (M,D), read as the plain types.
+pub fn deserialize_compat<'de, D>(d: D) -> std::result::Result<SqlType, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let v = serde_json::Value::deserialize(d)?;
+    match v.as_str() {
+        Some("DateTime") => Ok(SqlType::DateTime(0)),
+        Some("Timestamp") => Ok(SqlType::Timestamp(0)),
+        Some("Time") => Ok(SqlType::Time(0)),
+        Some("Float") => Ok(SqlType::FLOAT),
+        Some("Double") => Ok(SqlType::DOUBLE),
+        _ => SqlType::deserialize(v).map_err(serde::de::Error::custom),
+    }
+}
+
+/// [`deserialize_compat`] for an optional type.
+pub fn deserialize_compat_opt<'de, D>(d: D) -> std::result::Result<Option<SqlType>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    struct Compat(#[serde(deserialize_with = "deserialize_compat")] SqlType);
+    Ok(Option::<Compat>::deserialize(d)?.map(|c| c.0))
 }
 
 /// Result-set metadata for a table column.
@@ -539,7 +617,7 @@ impl ExprKind {
             SqlType::Float { .. } | SqlType::Double { .. } => ExprKind::Double,
             SqlType::Decimal { scale, .. } => ExprKind::Decimal(scale),
             SqlType::Date => ExprKind::Date,
-            SqlType::DateTime | SqlType::Timestamp => ExprKind::DateTime,
+            SqlType::DateTime(_) | SqlType::Timestamp(_) => ExprKind::DateTime,
             SqlType::Json => ExprKind::Json,
             _ => ExprKind::String,
         }
@@ -580,23 +658,6 @@ fn check_utf8(b: &[u8], column: &str, row: u64) -> Result<()> {
         });
     }
     Ok(())
-}
-
-/// Reads a column's stored type. Catalog records written before FLOAT and
-/// DOUBLE carried UNSIGNED and (M,D) hold them as the bare names `"Float"`
-/// and `"Double"` (unit variants), which the struct variants no longer
-/// accept: they are read as the plain types.
-pub fn deserialize_stored<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> std::result::Result<SqlType, D::Error> {
-    let v = serde_json::Value::deserialize(d)?;
-    let v = match v {
-        serde_json::Value::String(s) if s == "Float" || s == "Double" => {
-            serde_json::json!({ s: {} })
-        }
-        other => other,
-    };
-    SqlType::deserialize(v).map_err(serde::de::Error::custom)
 }
 
 /// The largest magnitude a FLOAT(M,D) / DOUBLE(M,D) holds: 10^(M-D) - 10^-D
@@ -856,16 +917,23 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
             },
             other => Err(incorrect("date", &other)),
         },
-        SqlType::DateTime | SqlType::Timestamp => match v {
-            Value::DateTime(_) => Ok(v),
-            Value::Date(d) => Ok(Value::DateTime(d.and_time(chrono::NaiveTime::MIN))),
-            Value::Bytes(ref b) => match parse_datetime_bytes(b) {
-                Some(Value::Date(d)) => Ok(Value::DateTime(d.and_time(chrono::NaiveTime::MIN))),
-                Some(dt) => Ok(dt),
-                None => Err(incorrect("datetime", &v)),
-            },
-            other => Err(incorrect("datetime", &other)),
-        },
+        SqlType::DateTime(fsp) | SqlType::Timestamp(fsp) => {
+            let dt = match v {
+                Value::DateTime(dt) => dt,
+                Value::Date(d) => d.and_time(chrono::NaiveTime::MIN),
+                Value::Bytes(ref b) => match parse_datetime_bytes(b) {
+                    Some(Value::Date(d)) => d.and_time(chrono::NaiveTime::MIN),
+                    Some(Value::DateTime(dt)) => dt,
+                    _ => return Err(incorrect("datetime", &v)),
+                },
+                other => return Err(incorrect("datetime", &other)),
+            };
+            // MySQL 8 rounds to the column's fsp (TIME_TRUNCATE_FRACTIONAL
+            // truncates); a carry past 9999-12-31 is out of range.
+            crate::types::datetime::round_datetime(dt, fsp)
+                .map(Value::DateTime)
+                .ok_or_else(|| incorrect("datetime", &Value::DateTime(dt)))
+        }
         SqlType::Bit(n) => {
             // A string is a bit string: its bytes, big-endian (b'101',
             // x'05' and '\x05' all store 5). Numbers store their value.
@@ -937,7 +1005,7 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
             };
             Ok(Value::UInt(year as u64))
         }
-        SqlType::Time => {
+        SqlType::Time(fsp) => {
             let micros = match &v {
                 Value::Bytes(b) => {
                     crate::types::datetime::parse_time(b).ok_or_else(|| incorrect("time", &v))?
@@ -955,13 +1023,14 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                 }
                 Value::Null => unreachable!("NULL handled above"),
             };
-            // TIME(0): round to whole seconds; MySQL's range is ±838:59:59.
-            let secs = (micros as f64 / 1e6).round() as i64;
-            if secs.abs() > 838 * 3600 + 59 * 60 + 59 {
+            // Rounded to the column's fsp (TIME_TRUNCATE_FRACTIONAL
+            // truncates); MySQL's range is ±838:59:59.
+            let micros = crate::types::datetime::round_micros(micros, fsp);
+            if micros.abs() > (838 * 3600 + 59 * 60 + 59) * 1_000_000 {
                 return Err(incorrect("time", &v));
             }
-            Ok(Value::str(&crate::types::datetime::format_time(
-                secs * 1_000_000,
+            Ok(Value::str(&crate::types::datetime::format_time_fsp(
+                micros, fsp,
             )))
         }
         // A bad value is 1265 here; where a statement may keep it as a
@@ -1065,5 +1134,68 @@ mod tests {
             coerce(Value::Int(1000), d, "c", 1),
             Err(Error::OutOfRange { .. })
         ));
+    }
+}
+
+#[cfg(test)]
+mod fsp_tests {
+    use super::*;
+
+    /// A catalog record written before temporal types carried their fsp
+    /// names them bare; it reads as fsp 0, and the new form round-trips.
+    #[test]
+    fn old_catalog_records_read_as_fsp_zero() {
+        #[derive(Deserialize)]
+        struct Col {
+            #[serde(deserialize_with = "deserialize_compat")]
+            ty: SqlType,
+        }
+        let read = |json: &str| serde_json::from_str::<Col>(json).expect("reads").ty;
+        assert_eq!(read(r#"{"ty":"DateTime"}"#), SqlType::DateTime(0));
+        assert_eq!(read(r#"{"ty":"Timestamp"}"#), SqlType::Timestamp(0));
+        assert_eq!(read(r#"{"ty":"Time"}"#), SqlType::Time(0));
+        assert_eq!(read(r#"{"ty":"Date"}"#), SqlType::Date);
+        assert_eq!(
+            read(r#"{"ty":{"Int":{"unsigned":true}}}"#),
+            SqlType::Int { unsigned: true }
+        );
+        for ty in [
+            SqlType::DateTime(3),
+            SqlType::Timestamp(6),
+            SqlType::Time(2),
+        ] {
+            let json = format!(
+                r#"{{"ty":{}}}"#,
+                serde_json::to_string(&ty).expect("writes")
+            );
+            assert_eq!(read(&json), ty);
+        }
+    }
+
+    #[test]
+    fn values_round_to_the_column_fsp() {
+        let dt = |s: &str| {
+            coerce(Value::str(s), SqlType::DateTime(3), "c", 1)
+                .expect("valid")
+                .to_display()
+        };
+        assert_eq!(dt("2020-12-31 23:59:59.9995"), "2021-01-01 00:00:00");
+        assert_eq!(dt("2020-12-31 23:59:59.9994"), "2020-12-31 23:59:59.999000");
+        let time = |s: &str, fsp: u8| {
+            coerce(Value::str(s), SqlType::Time(fsp), "c", 1)
+                .expect("valid")
+                .to_display()
+        };
+        assert_eq!(time("-00:00:00.5", 0), "-00:00:01");
+        assert_eq!(time("-00:00:00.25", 1), "-00:00:00.3");
+        assert_eq!(time("838:59:59.4", 0), "838:59:59");
+        assert!(coerce(Value::str("838:59:59.5"), SqlType::Time(0), "c", 1).is_err());
+        crate::types::datetime::set_truncate_fractional(true);
+        assert_eq!(time("-00:00:00.99", 1), "-00:00:00.9");
+        assert_eq!(
+            dt("2020-12-31 23:59:59.9999999"),
+            "2020-12-31 23:59:59.999000"
+        );
+        crate::types::datetime::set_truncate_fractional(false);
     }
 }
