@@ -70,6 +70,8 @@ const SCRIPTS: &[(&str, &str)] = &[
     (
         "differential_generated.sql",
         include_str!("sql/differential_generated.sql"),
+    ),
+    (
         "differential_time.sql",
         include_str!("sql/differential_time.sql"),
     ),

@@ -235,7 +235,6 @@ impl AggState {
         Value::Bytes(out)
     }
 
-    fn finish(&self, aggs: &[AggCall], ctx: &dyn EvalContext, group: usize) -> Vec<Value> {
     /// JSON_ARRAYAGG / JSON_OBJECTAGG take NULLs (as JSON null), so they
     /// add apart from the others; `None` for any other aggregate.
     fn add_json(&mut self, i: usize, a: &AggCall, env: &Env<'_>) -> Result<Option<()>> {
@@ -268,6 +267,7 @@ impl AggState {
         }
     }
 
+    fn finish(&self, aggs: &[AggCall], ctx: &dyn EvalContext, group: usize) -> Vec<Value> {
         self.accs
             .iter()
             .zip(aggs)

@@ -983,6 +983,8 @@ impl<'a> Binder<'a> {
                     arg: Some(Expr::Row(pair)),
                     distinct: false,
                     coll: None,
+                    order: Vec::new(),
+                    separator: Vec::new(),
                 };
                 self.aggs.push(call);
                 return Ok(Expr::Agg(self.aggs.len() - 1));
