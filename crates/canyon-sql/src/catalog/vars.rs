@@ -117,6 +117,11 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         // The first AUTO_INCREMENT value the next INSERT generates (0: the
         // table's counter); replication and dumps set it. Reset by the INSERT.
         "insert_id" => (Value::UInt(0), ReadWrite),
+        // The session's clock, in seconds since the epoch: read as the time
+        // now until SET (the session then answers NOW() with it), DEFAULT
+        // or 0 sets it going again. The session answers it
+        // (`Session::get_var`); this is the DEFAULT's value.
+        "timestamp" => (Value::Double(0.0), ReadWrite),
         _ => return None,
     })
 }
@@ -470,6 +475,7 @@ pub fn kind(name: &str) -> crate::types::ExprKind {
         | "warning_count"
         | "error_count" => ExprKind::Int,
         "last_insert_id" | "identity" | "insert_id" => ExprKind::UInt,
+        "timestamp" => ExprKind::Double,
         _ => ExprKind::String,
     }
 }

@@ -233,6 +233,11 @@ pub enum AlterOp {
     /// A new PARTITION BY (or none: REMOVE PARTITIONING), already checked
     /// against the table and its rows (`crate::ddl::partition`).
     SetPartitioning(Option<Box<crate::catalog::partition::Partitioning>>),
+    /// ENGINE = name: the engine's canonical name (checked by the session,
+    /// `crate::catalog::storage_engine`); InnoDB clears it.
+    SetEngine(String),
+    /// COMMENT = 'text': the table's comment.
+    SetComment(String),
     /// ADD PRIMARY KEY (columns): a table rewrite (`crate::ddl::rewrite`);
     /// the columns become NOT NULL, as in MySQL.
     AddPrimaryKey {
@@ -1384,6 +1389,8 @@ fn apply(
         AlterOp::SetAutoIncrement(_) => {}
         AlterOp::RenameTo { db, name } => ch.rename = Some((db, name)),
         AlterOp::SetPartitioning(p) => def.partitioning = p.map(|p| *p),
+        AlterOp::SetEngine(e) => def.engine = (e != "InnoDB").then_some(e),
+        AlterOp::SetComment(c) => def.comment = c,
     }
     if let Some(p) = &def.partitioning {
         crate::ddl::partition::check_keys(p, def)?;

@@ -1042,6 +1042,10 @@ pub fn check_alter_comments(
                 let of = CommentOf::Column(&column.name);
                 limit_comment(&mut column.attrs.comment, of, strict, warn)?
             }
+            AlterOp::SetComment(text) => {
+                // (The table's name is not at hand: MySQL's message names it.)
+                limit_comment(text, CommentOf::Table(""), strict, warn)?
+            }
             AlterOp::AddIndex {
                 name,
                 columns,
@@ -1352,6 +1356,29 @@ pub fn alter_ops(
                 }
             }
             Op::DropPrimaryKey { .. } => ops.push(AlterOp::DropPrimaryKey),
+            // ENGINE / COMMENT, as `crate::parse` spells them.
+            Op::SetTblProperties { table_properties } => {
+                for o in table_properties {
+                    let ast::SqlOption::KeyValue {
+                        key,
+                        value:
+                            ast::Expr::Value(ast::ValueWithSpan {
+                                value: ast::Value::SingleQuotedString(v),
+                                ..
+                            }),
+                    } = o
+                    else {
+                        return Err(Error::Unsupported(format!("ALTER TABLE option {o}")));
+                    };
+                    match key.value.as_str() {
+                        crate::parse::ALTER_OPTION_ENGINE => ops.push(AlterOp::SetEngine(v.clone())),
+                        crate::parse::ALTER_OPTION_COMMENT => {
+                            ops.push(AlterOp::SetComment(v.clone()))
+                        }
+                        _ => return Err(Error::Unsupported(format!("ALTER TABLE option {o}"))),
+                    }
+                }
+            }
             Op::AutoIncrement { value, .. } => {
                 let n = value.to_string().parse::<u64>().map_err(|_| {
                     Error::Syntax(format!("AUTO_INCREMENT = {value}: not a number"))

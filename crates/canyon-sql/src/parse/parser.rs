@@ -799,6 +799,10 @@ fn alter_table_spellings(trimmed: &str) -> Option<String> {
                 changed = true;
                 return format!("DROP INDEX{}", &c[cl.pos..]);
             }
+            if let Some(option) = alter_table_option(c) {
+                changed = true;
+                return option;
+            }
             let mut cl = Lexer { s: c, pos: 0 };
             if cl.keyword("RENAME") {
                 let after = cl.pos;
@@ -814,6 +818,44 @@ fn alter_table_spellings(trimmed: &str) -> Option<String> {
         })
         .collect();
     changed.then(|| format!("{head} {}", clauses.join(", ")))
+}
+
+/// The key under which [`alter_table_option`] passes a table option.
+pub const ALTER_OPTION_ENGINE: &str = "canyon_engine";
+/// See [`ALTER_OPTION_ENGINE`].
+pub const ALTER_OPTION_COMMENT: &str = "canyon_comment";
+
+/// An ALTER TABLE clause that sets the ENGINE or COMMENT table option
+/// (`ENGINE [=] name`, `COMMENT [=] 'text'`), which sqlparser does not
+/// read, spelled as the form it does read for table options,
+/// `SET TBLPROPERTIES (canyon_engine = 'name')`; `crate::ddl::alter_ops`
+/// turns that into the operation. `None` for any other clause.
+fn alter_table_option(clause: &str) -> Option<String> {
+    let mut lx = Lexer { s: clause, pos: 0 };
+    let key = if lx.keyword("ENGINE") {
+        ALTER_OPTION_ENGINE
+    } else if lx.keyword("COMMENT") {
+        ALTER_OPTION_COMMENT
+    } else {
+        return None;
+    };
+    lx.punct('=');
+    lx.skip_ws();
+    let rest = clause[lx.pos..].trim_end();
+    let value = if key == ALTER_OPTION_COMMENT {
+        // The string literal as written (its quotes and escapes).
+        if !rest.starts_with('\'') && !rest.starts_with('"') {
+            return None;
+        }
+        rest.to_string()
+    } else {
+        let name = lx.name()?;
+        if !clause[lx.pos..].trim().is_empty() {
+            return None;
+        }
+        format!("'{}'", name.replace('\'', "''"))
+    };
+    Some(format!(" SET TBLPROPERTIES ({key} = {value})"))
 }
 
 /// `REAL(M,D)` and `DOUBLE PRECISION(M,D)` in a CREATE or ALTER TABLE,

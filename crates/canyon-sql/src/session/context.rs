@@ -238,7 +238,19 @@ impl EvalContext for StmtCtx<'_> {
             .unwrap_or_else(|| crate::types::timezone::system_zone().clone())
     }
     fn now_utc(&self) -> chrono::NaiveDateTime {
-        *self.now.get_or_init(|| chrono::Utc::now().naive_utc())
+        *self.now.get_or_init(|| {
+            // SET timestamp (what mysqlbinlog and dumps replay) fixes the
+            // session's clock.
+            match self.state.vars.get("timestamp").and_then(|v| v.to_f64()) {
+                Some(secs) => {
+                    let micros = (secs * 1e6).round() as i64;
+                    chrono::DateTime::from_timestamp_micros(micros)
+                        .map(|t| t.naive_utc())
+                        .unwrap_or_else(|| chrono::Utc::now().naive_utc())
+                }
+                None => chrono::Utc::now().naive_utc(),
+            }
+        })
     }
     fn warn(&self, code: u16, message: &str) {
         if code == 1365 && !self.sql_mode_has("ERROR_FOR_DIVISION_BY_ZERO") {

@@ -206,23 +206,7 @@ impl Session {
     /// (`crate::ddl::check_comments`).
     pub(super) fn check_table_options(&mut self, new: &mut NewTable, table: &str) -> Result<()> {
         if let Some(named) = new.engine.take() {
-            match crate::catalog::storage_engine(&named) {
-                Some(e) => new.engine = Some(e.to_string()),
-                None if self.sql_mode_has("NO_ENGINE_SUBSTITUTION") => {
-                    return Err(Error::Sql {
-                        code: 1286,
-                        sqlstate: *b"42000",
-                        message: format!("Unknown storage engine '{named}'"),
-                    })
-                }
-                None => {
-                    self.warning(1286, format!("Unknown storage engine '{named}'"));
-                    self.warning(
-                        1266,
-                        format!("Using storage engine InnoDB for table '{table}'"),
-                    );
-                }
-            }
+            new.engine = self.storage_engine(&named, table)?;
         }
         let strict = self.strict_sql_mode();
         let mut notes = Vec::new();
@@ -230,6 +214,50 @@ impl Session {
         for (code, message) in notes {
             self.warning(code, message);
         }
+        Ok(())
+    }
+
+    /// The canonical name of the engine `named` for `table`: one Canyon
+    /// stands in for; any other is 1286 under NO_ENGINE_SUBSTITUTION, else
+    /// InnoDB (`None`) with warnings 1286 and 1266, as MySQL substitutes
+    /// its default engine.
+    fn storage_engine(&mut self, named: &str, table: &str) -> Result<Option<String>> {
+        match crate::catalog::storage_engine(named) {
+            Some(e) => Ok(Some(e.to_string())),
+            None if self.sql_mode_has("NO_ENGINE_SUBSTITUTION") => Err(Error::Sql {
+                code: 1286,
+                sqlstate: *b"42000",
+                message: format!("Unknown storage engine '{named}'"),
+            }),
+            None => {
+                self.warning(1286, format!("Unknown storage engine '{named}'"));
+                self.warning(1266, format!("Using storage engine InnoDB for table '{table}'"));
+                Ok(None)
+            }
+        }
+    }
+
+    /// ALTER TABLE ... ENGINE = name, checked as CREATE TABLE's
+    /// ([`Session::storage_engine`]); a substituted engine leaves the
+    /// table's as it is.
+    pub(super) fn check_alter_engine(
+        &mut self,
+        ops: &mut Vec<crate::ddl::alter::AlterOp>,
+        table: &str,
+    ) -> Result<()> {
+        use crate::ddl::alter::AlterOp;
+        let mut checked = Vec::with_capacity(ops.len());
+        for op in std::mem::take(ops) {
+            match op {
+                AlterOp::SetEngine(named) => {
+                    if let Some(e) = self.storage_engine(&named, table)? {
+                        checked.push(AlterOp::SetEngine(e));
+                    }
+                }
+                other => checked.push(other),
+            }
+        }
+        *ops = checked;
         Ok(())
     }
 }

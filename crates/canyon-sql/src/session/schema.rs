@@ -249,6 +249,7 @@ impl Session {
                     crate::ddl::alter_ops(at, default, &table.def.columns, checks, &|n| {
                         self.split_name(n)
                     })?;
+                self.check_alter_engine(&mut ops, &t)?;
                 let strict = self.strict_sql_mode();
                 let mut notes = Vec::new();
                 crate::ddl::check_alter_comments(&mut ops, strict, &mut |c, m| notes.push((c, m)))?;

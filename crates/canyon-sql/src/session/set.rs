@@ -269,6 +269,25 @@ impl Session {
                 let mode = crate::catalog::vars::normalize_sql_mode(&text)?;
                 self.state.vars.insert(var, Value::str(&mode));
             }
+            "timestamp" => {
+                // MySQL 8.0: 1 to 32536771199.999999 seconds (3001-01-18);
+                // 0 and DEFAULT set the clock going again.
+                let secs = match &value {
+                    Value::Bytes(_) => None,
+                    v => v.to_f64().filter(|s| (0.0..32_536_771_200.0).contains(s)),
+                }
+                .ok_or_else(|| Error::WrongValueForVar {
+                    name: var.clone(),
+                    value: value.to_display(),
+                })?;
+                if is_default || secs == 0.0 {
+                    self.state.vars.remove(&var);
+                } else {
+                    // Microseconds, as MySQL keeps them.
+                    let micros = (secs * 1e6).round() / 1e6;
+                    self.state.vars.insert(var, Value::Double(micros));
+                }
+            }
             "long_query_time" => {
                 // A number of seconds, not a string that reads as 0 (1232
                 // in MySQL; Canyon's closest is 1231).

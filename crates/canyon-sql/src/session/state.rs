@@ -114,6 +114,10 @@ impl State {
             // without the defaults table's long match when unset.
             "insert_id" => self.vars.get(name).cloned().unwrap_or(Value::UInt(0)),
             "sql_auto_is_null" => self.vars.get(name).cloned().unwrap_or(Value::Int(0)),
+            "timestamp" => self.vars.get(name).cloned().unwrap_or_else(|| {
+                let now = chrono::Utc::now();
+                Value::Double(now.timestamp() as f64 + f64::from(now.timestamp_subsec_micros()) / 1e6)
+            }),
             "warning_count" => {
                 Value::Int(self.warnings.iter().filter(|w| w.0 != "Error").count() as i64)
             }
