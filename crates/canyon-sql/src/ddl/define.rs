@@ -1371,7 +1371,9 @@ pub fn alter_ops(
                         return Err(Error::Unsupported(format!("ALTER TABLE option {o}")));
                     };
                     match key.value.as_str() {
-                        crate::parse::ALTER_OPTION_ENGINE => ops.push(AlterOp::SetEngine(v.clone())),
+                        crate::parse::ALTER_OPTION_ENGINE => {
+                            ops.push(AlterOp::SetEngine(v.clone()))
+                        }
                         crate::parse::ALTER_OPTION_COMMENT => {
                             ops.push(AlterOp::SetComment(v.clone()))
                         }

@@ -231,7 +231,10 @@ impl Session {
             }),
             None => {
                 self.warning(1286, format!("Unknown storage engine '{named}'"));
-                self.warning(1266, format!("Using storage engine InnoDB for table '{table}'"));
+                self.warning(
+                    1266,
+                    format!("Using storage engine InnoDB for table '{table}'"),
+                );
                 Ok(None)
             }
         }

@@ -116,7 +116,9 @@ impl State {
             "sql_auto_is_null" => self.vars.get(name).cloned().unwrap_or(Value::Int(0)),
             "timestamp" => self.vars.get(name).cloned().unwrap_or_else(|| {
                 let now = chrono::Utc::now();
-                Value::Double(now.timestamp() as f64 + f64::from(now.timestamp_subsec_micros()) / 1e6)
+                Value::Double(
+                    now.timestamp() as f64 + f64::from(now.timestamp_subsec_micros()) / 1e6,
+                )
             }),
             "warning_count" => {
                 Value::Int(self.warnings.iter().filter(|w| w.0 != "Error").count() as i64)
