@@ -433,7 +433,9 @@ pub(crate) fn build_row(
         }
         if !given[c] && !col.auto_increment {
             row[c] = match &col.default {
-                Some(d) => crate::catalog::default_value(d, || ctx.now()),
+                Some(d) => crate::catalog::default_value(d, || {
+                    crate::types::datetime::truncate_datetime(ctx.now(), col.ty.fsp())
+                }),
                 None if col.nullable => Value::Null,
                 None => match missing.as_deref_mut() {
                     Some(m) => {
@@ -945,7 +947,10 @@ pub(crate) fn upsert_values(
         for (c, col) in table.def.columns.iter().enumerate() {
             if col.attrs.on_update_now && !assignments.iter().any(|(a, _)| *a == c) {
                 frame[c] = coerce(
-                    Value::DateTime(crate::exec::update::whole_seconds(ctx.now())),
+                    Value::DateTime(crate::types::datetime::truncate_datetime(
+                        ctx.now(),
+                        col.ty.fsp(),
+                    )),
                     col.ty,
                     &col.name,
                     rowno,

@@ -269,7 +269,10 @@ pub fn run_update(
                 for (c, col) in def.columns.iter().enumerate() {
                     if col.attrs.on_update_now && !replaced.iter().any(|(r, _)| *r == c) {
                         let now = coerce(
-                            Value::DateTime(whole_seconds(ctx.now())),
+                            Value::DateTime(crate::types::datetime::truncate_datetime(
+                                ctx.now(),
+                                col.ty.fsp(),
+                            )),
                             col.ty,
                             &col.name,
                             matched,
@@ -400,10 +403,4 @@ pub fn run_delete(
         info: String::new(),
         warnings: 0,
     })
-}
-
-/// `t` without its fraction: what a TIMESTAMP or DATETIME column declared
-/// without fractional seconds stores for ON UPDATE CURRENT_TIMESTAMP.
-pub(crate) fn whole_seconds(t: chrono::NaiveDateTime) -> chrono::NaiveDateTime {
-    chrono::Timelike::with_nanosecond(&t, 0).unwrap_or(t)
 }

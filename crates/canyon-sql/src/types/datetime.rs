@@ -219,6 +219,15 @@ pub fn round_datetime(dt: NaiveDateTime, fsp: u8) -> Option<NaiveDateTime> {
     in_range(out)
 }
 
+/// The statement's time as CURRENT_TIMESTAMP(fsp) gives it to a column of
+/// precision `fsp` (a DEFAULT or ON UPDATE): cut to `fsp` digits, never
+/// rounded up (NOW(0) at 10:00:00.7 is 10:00:00, as in MySQL).
+pub fn truncate_datetime(dt: NaiveDateTime, fsp: u8) -> NaiveDateTime {
+    let unit = 10u32.pow(9 - u32::from(fsp.min(6)));
+    dt.with_nanosecond(dt.nanosecond() / unit * unit)
+        .unwrap_or(dt)
+}
+
 /// Parses a temporal string as MySQL does: `YYYY-MM-DD[ HH:MM:SS[.ffffff]]` with
 /// any punctuation as delimiters, `T` between date and time, two-digit years, or
 /// the delimiter-free forms `YYYYMMDD[HHMMSS]` / `YYMMDD[HHMMSS]`. `None` when the
