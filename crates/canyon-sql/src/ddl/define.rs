@@ -52,7 +52,7 @@ pub struct NewTable {
     /// PARTITION BY, checked (`crate::ddl::partition`).
     pub partitioning: Option<crate::catalog::partition::Partitioning>,
     /// The ENGINE option as written (the session checks it against the
-    /// engines Canyon stands in for: [`storage_engine`]).
+    /// engines Canyon stands in for: [`crate::catalog::storage_engine`]).
     pub engine: Option<String>,
 }
 

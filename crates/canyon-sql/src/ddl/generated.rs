@@ -4,7 +4,7 @@
 //!
 //! # What is kept
 //! The catalog keeps the expression as text in MySQL 8's printed form
-//! ([`print`]: identifiers back-quoted, every operation parenthesised,
+//! ([`print()`]: identifiers back-quoted, every operation parenthesised,
 //! function names in lower case) and the kind
 //! ([`crate::catalog::GeneratedColumn`]); nothing bound is stored. Each
 //! statement that writes the table binds the text again against the
@@ -136,7 +136,7 @@ pub fn wrong_usage(what: &str) -> Error {
 /// The catalog form of `name`'s `[GENERATED ALWAYS] AS (expr) [VIRTUAL |
 /// STORED]`: the expression checked for what MySQL refuses in any
 /// generated column (3763 a disallowed built-in function, 3102 a subquery
-/// or variable) and printed ([`print`]).
+/// or variable) and printed ([`print()`]).
 pub fn generated_column(
     name: &str,
     expr: &ast::Expr,

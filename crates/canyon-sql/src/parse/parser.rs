@@ -820,7 +820,7 @@ fn alter_table_spellings(trimmed: &str) -> Option<String> {
     changed.then(|| format!("{head} {}", clauses.join(", ")))
 }
 
-/// The key under which [`alter_table_option`] passes a table option.
+/// The key under which `alter_table_option` passes a table option.
 pub const ALTER_OPTION_ENGINE: &str = "canyon_engine";
 /// See [`ALTER_OPTION_ENGINE`].
 pub const ALTER_OPTION_COMMENT: &str = "canyon_comment";
