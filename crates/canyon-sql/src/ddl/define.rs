@@ -617,7 +617,7 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             }
             ast::ColumnOption::CharacterSet(cs) => charset = Some(object_name(cs)),
             ast::ColumnOption::Collation(co) => collation = Some(object_name(co)),
-            // Its length is checked by `check_comments` (by sql_mode).
+            // Its length is checked by `crate::ddl::comments` (by sql_mode).
             ast::ColumnOption::Comment(text) => col.attrs.comment = text.clone(),
             ast::ColumnOption::OnUpdate(e) => match default_of(e)? {
                 DefaultValue::CurrentTimestamp
@@ -966,105 +966,6 @@ fn table_comment(ct: &ast::CreateTable) -> String {
     }
 }
 
-/// What a COMMENT belongs to, for [`limit_comment`].
-#[derive(Debug, Clone, Copy)]
-pub enum CommentOf<'a> {
-    /// A table's COMMENT option: 2048 characters, 1628.
-    Table(&'a str),
-    /// A column's: 1024 characters, 1629.
-    Column(&'a str),
-    /// An index's: 1024 characters, 1688.
-    Index(&'a str),
-}
-
-/// MySQL's limit on a comment's length: past it, an error in strict
-/// `sql_mode`; otherwise the comment is cut to the limit and the same code
-/// is a warning (`warn`), as MySQL 8 and MariaDB store it.
-pub fn limit_comment(
-    text: &mut String,
-    of: CommentOf<'_>,
-    strict: bool,
-    warn: &mut dyn FnMut(u16, String),
-) -> Result<()> {
-    let (code, limit, message) = match of {
-        CommentOf::Table(t) => (1628, 2048, format!("Comment for table '{t}'")),
-        CommentOf::Column(c) => (1629, 1024, format!("Comment for field '{c}'")),
-        CommentOf::Index(i) => (1688, 1024, format!("Comment for index '{i}'")),
-    };
-    let Some((cut, _)) = text.char_indices().nth(limit) else {
-        return Ok(());
-    };
-    let message = format!("{message} is too long (max = {limit})");
-    if strict {
-        return Err(Error::Sql {
-            code,
-            sqlstate: *b"HY000",
-            message,
-        });
-    }
-    text.truncate(cut);
-    warn(code, message);
-    Ok(())
-}
-
-/// [`limit_comment`] for every comment of a new table (`table` its name).
-pub fn check_comments(
-    t: &mut NewTable,
-    table: &str,
-    strict: bool,
-    warn: &mut dyn FnMut(u16, String),
-) -> Result<()> {
-    limit_comment(&mut t.comment, CommentOf::Table(table), strict, warn)?;
-    for c in &mut t.columns {
-        limit_comment(
-            &mut c.attrs.comment,
-            CommentOf::Column(&c.name),
-            strict,
-            warn,
-        )?;
-    }
-    for (ix, attrs) in t.indexes.iter().zip(&mut t.index_attrs) {
-        limit_comment(&mut attrs.comment, CommentOf::Index(&ix.0), strict, warn)?;
-    }
-    Ok(())
-}
-
-/// [`limit_comment`] for the comments ALTER TABLE operations declare.
-pub fn check_alter_comments(
-    ops: &mut [crate::ddl::alter::AlterOp],
-    strict: bool,
-    warn: &mut dyn FnMut(u16, String),
-) -> Result<()> {
-    use crate::ddl::alter::AlterOp;
-    for op in ops {
-        match op {
-            AlterOp::AddColumn { column, .. } | AlterOp::ChangeColumn { column, .. } => {
-                let of = CommentOf::Column(&column.name);
-                limit_comment(&mut column.attrs.comment, of, strict, warn)?
-            }
-            AlterOp::SetComment(text) => {
-                // (The table's name is not at hand: MySQL's message names it.)
-                limit_comment(text, CommentOf::Table(""), strict, warn)?
-            }
-            AlterOp::AddIndex {
-                name,
-                columns,
-                attrs,
-                ..
-            } => {
-                let of = CommentOf::Index(
-                    name.as_deref()
-                        .or(columns.first().map(|c| c.as_str()))
-                        .unwrap_or(""),
-                );
-                limit_comment(&mut attrs.comment, of, strict, warn)?
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
 /// The ENGINE table option's name, unquoted.
 fn table_engine_option(ct: &ast::CreateTable) -> Option<String> {
     let text = ct.table_options.to_string();
@@ -1371,10 +1272,10 @@ pub fn alter_ops(
                         return Err(Error::Unsupported(format!("ALTER TABLE option {o}")));
                     };
                     match key.value.as_str() {
-                        crate::parse::ALTER_OPTION_ENGINE => {
+                        crate::parse::spellings::ALTER_OPTION_ENGINE => {
                             ops.push(AlterOp::SetEngine(v.clone()))
                         }
-                        crate::parse::ALTER_OPTION_COMMENT => {
+                        crate::parse::spellings::ALTER_OPTION_COMMENT => {
                             ops.push(AlterOp::SetComment(v.clone()))
                         }
                         _ => return Err(Error::Unsupported(format!("ALTER TABLE option {o}"))),

@@ -3,7 +3,8 @@
 //! [`define`] (re-exported here) translates CREATE TABLE / CREATE INDEX /
 //! ALTER TABLE into catalog definitions; [`derive`](mod@derive) derives them for
 //! CREATE TABLE ... LIKE and CREATE TABLE ... SELECT; `objects` creates and drops
-//! databases, tables and indexes on the instance; [`foreign_keys`] checks
+//! databases, tables and indexes on the instance; [`comments`] applies
+//! MySQL's limits on comments by `sql_mode`; [`foreign_keys`] checks
 //! FOREIGN KEY constraints as they are created and what they forbid;
 //! [`generated`] translates and checks generated columns (its essay: how
 //! they are kept, when their values are computed, MySQL's rules);
@@ -24,6 +25,7 @@
 //! `define`).
 
 pub mod alter;
+pub mod comments;
 pub mod define;
 pub mod derive;
 pub mod foreign_keys;

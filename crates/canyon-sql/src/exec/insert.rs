@@ -7,6 +7,7 @@ use crate::catalog::routines::{TriggerEvent, TriggerTiming};
 use crate::catalog::rows::*;
 use crate::catalog::Table;
 use crate::exec::foreign::{self, FkScope};
+use crate::expr::eval::coerce_column;
 use crate::expr::functions::Func;
 use crate::expr::{eval, Env, EvalContext, Expr};
 use crate::plan::{InsertPlan, OnDuplicate};
@@ -451,32 +452,6 @@ pub(crate) fn build_row(
         }
     }
     Ok(row)
-}
-
-/// [`coerce`] for a value an INSERT or UPDATE stores into `col`, where a
-/// bad ENUM / SET value is warning 1265 and the error value `''` (or the SET
-/// members that matched), as MySQL stores it: the statement's end makes the
-/// warning an error under strict mode (`StmtCtx::strict_mode_error`), and
-/// INSERT IGNORE or a non-strict `sql_mode` keeps it a warning.
-pub(crate) fn coerce_column(
-    v: Value,
-    col: &crate::catalog::ColumnDef,
-    rowno: u64,
-    ctx: &dyn EvalContext,
-) -> Result<Value> {
-    if col.ty.members().is_none() {
-        return crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
-            ctx.warn(code, msg)
-        });
-    }
-    let (v, bad) = crate::types::coerce_member(v, col.ty);
-    if bad {
-        ctx.warn(
-            1265,
-            &format!("Data truncated for column '{}' at row {rowno}", col.name),
-        );
-    }
-    Ok(v)
 }
 
 /// What became of one row of an INSERT.

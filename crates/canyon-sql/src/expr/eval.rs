@@ -840,6 +840,32 @@ pub fn like(s: &[u8], p: &[u8], esc: u8) -> bool {
     Collation::Binary.like(s, p, esc)
 }
 
+/// [`crate::types::coerce`] for a value an INSERT or UPDATE stores into `col`, where a
+/// bad ENUM / SET value is warning 1265 and the error value `''` (or the SET
+/// members that matched), as MySQL stores it: the statement's end makes the
+/// warning an error under strict mode (the session's `StmtCtx::strict_mode_error`), and
+/// INSERT IGNORE or a non-strict `sql_mode` keeps it a warning.
+pub fn coerce_column(
+    v: Value,
+    col: &crate::catalog::ColumnDef,
+    rowno: u64,
+    ctx: &dyn EvalContext,
+) -> Result<Value> {
+    if col.ty.members().is_none() {
+        return crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
+            ctx.warn(code, msg)
+        });
+    }
+    let (v, bad) = crate::types::coerce_member(v, col.ty);
+    if bad {
+        ctx.warn(
+            1265,
+            &format!("Data truncated for column '{}' at row {rowno}", col.name),
+        );
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,10 +11,13 @@
 //! FUNCTION / TRIGGER, CALL, and the bodies' compound statements), handing
 //! plain statements and expressions to sqlparser; [`psm_detect`] tells which
 //! texts are such statements; [`create_select`] finds the IGNORE / REPLACE
-//! of CREATE TABLE ... SELECT that sqlparser refuses.
+//! of CREATE TABLE ... SELECT that sqlparser refuses; [`spellings`] rewrites
+//! the MySQL spellings sqlparser does not read into ones it does.
 //!
-//! One circle inside this folder: `parser` hands view statements to `view`,
-//! which parses their SELECT with `parser`'s dialect (`parser` and `view`).
+//! Two circles inside this folder: `parser` hands view statements to `view`,
+//! which parses their SELECT with `parser`'s dialect (`parser` and `view`);
+//! `parser` falls back to `spellings`, which scans with `parser`'s `Lexer`
+//! (`parser` and `spellings`).
 //!
 //! Contract: text in, statements or a MySQL error out; nothing here resolves
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
@@ -26,6 +29,7 @@ pub mod parser;
 pub mod partition;
 pub mod psm;
 pub mod psm_detect;
+pub mod spellings;
 pub mod view;
 
 pub use parser::*;

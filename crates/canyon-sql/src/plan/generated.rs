@@ -21,7 +21,7 @@
 //! (not per catalog version): a table's definition can change under a
 //! cached plan only through a new catalog version, which re-plans it anyway.
 
-use crate::catalog::{ColumnDef, Table};
+use crate::catalog::Table;
 use crate::expr::{eval, Env, EvalContext, Expr};
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
@@ -106,7 +106,7 @@ impl Generator {
                 },
             )?;
             let col = &table.def.columns[*c];
-            let v = store(v, col, rowno, ctx)?;
+            let v = crate::expr::eval::coerce_column(v, col, rowno, ctx)?;
             if v.is_null() && !col.nullable {
                 return Err(Error::BadNull(col.name.clone()));
             }
@@ -114,24 +114,6 @@ impl Generator {
         }
         Ok(())
     }
-}
-
-/// A computed value as `col` stores it (the rules of `crate::exec`'s
-/// `coerce_column`: ENUM / SET members by `coerce_member` with warning 1265).
-fn store(v: Value, col: &ColumnDef, rowno: u64, ctx: &dyn EvalContext) -> Result<Value> {
-    if col.ty.members().is_none() {
-        return crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
-            ctx.warn(code, msg)
-        });
-    }
-    let (v, bad) = crate::types::coerce_member(v, col.ty);
-    if bad {
-        ctx.warn(
-            1265,
-            &format!("Data truncated for column '{}' at row {rowno}", col.name),
-        );
-    }
-    Ok(v)
 }
 
 /// MySQL's 3105 ER_NON_DEFAULT_VALUE_FOR_GENERATED_COLUMN (MariaDB: warning

@@ -203,14 +203,14 @@ impl Session {
     /// `crate::ddl::storage_engine`; any other is 1286 under
     /// NO_ENGINE_SUBSTITUTION, else InnoDB with warnings 1286 and 1266, as
     /// MySQL substitutes the default engine) and its comments' lengths
-    /// (`crate::ddl::check_comments`).
+    /// (`crate::ddl::comments::check_comments`).
     pub(super) fn check_table_options(&mut self, new: &mut NewTable, table: &str) -> Result<()> {
         if let Some(named) = new.engine.take() {
             new.engine = self.storage_engine(&named, table)?;
         }
         let strict = self.strict_sql_mode();
         let mut notes = Vec::new();
-        crate::ddl::check_comments(new, table, strict, &mut |c, m| notes.push((c, m)))?;
+        crate::ddl::comments::check_comments(new, table, strict, &mut |c, m| notes.push((c, m)))?;
         for (code, message) in notes {
             self.warning(code, message);
         }

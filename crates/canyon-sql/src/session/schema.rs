@@ -218,7 +218,7 @@ impl Session {
                 };
                 let strict = self.strict_sql_mode();
                 let mut notes = Vec::new();
-                crate::ddl::check_alter_comments(
+                crate::ddl::comments::check_alter_comments(
                     std::slice::from_mut(&mut op),
                     strict,
                     &mut |c, m| notes.push((c, m)),
@@ -252,7 +252,9 @@ impl Session {
                 self.check_alter_engine(&mut ops, &t)?;
                 let strict = self.strict_sql_mode();
                 let mut notes = Vec::new();
-                crate::ddl::check_alter_comments(&mut ops, strict, &mut |c, m| notes.push((c, m)))?;
+                crate::ddl::comments::check_alter_comments(&mut ops, strict, &mut |c, m| {
+                    notes.push((c, m))
+                })?;
                 for (code, message) in notes {
                     self.warning(code, message);
                 }

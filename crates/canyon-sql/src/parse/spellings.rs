@@ -1,0 +1,214 @@
+//! Statement spellings MySQL accepts and sqlparser does not read, rewritten
+//! into forms it does: `SET a = 1, NAMES cs`, ALTER TABLE's `DROP KEY`,
+//! bare `RENAME t2`, ENGINE / COMMENT table options, and `REAL(M,D)` /
+//! `DOUBLE PRECISION(M,D)`. Each rewrite is tried only after sqlparser has
+//! refused the text (`crate::parse::parser`'s fallback), so the common path
+//! never pays for them; each leaves quoted strings and names alone.
+
+use super::parser::Lexer;
+
+/// `SET a = 1, NAMES cs [COLLATE c], ...` (MariaDB Connector/J sends
+/// `set sql_mode=...,NAMES utf8mb4` at connect), which sqlparser parses only
+/// alone: rewritten with `NAMES cs` as the three assignments it stands for
+/// (MySQL manual, 15.7.6.3 "SET NAMES Statement"). `None` when the text is not
+/// such a list.
+pub(super) fn set_names_in_list(trimmed: &str) -> Option<String> {
+    let head = trimmed.get(..4)?;
+    if !head.eq_ignore_ascii_case("SET ") {
+        return None;
+    }
+    let items = split_top_level_commas(&trimmed[4..]);
+    if items.len() < 2 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(items.len() + 2);
+    let mut rewritten = false;
+    for item in items {
+        let words: Vec<&str> = item.split_whitespace().collect();
+        match words.as_slice() {
+            [names, cs, rest @ ..] if names.eq_ignore_ascii_case("NAMES") => {
+                let cs = cs.trim_matches(['\'', '"', '`']);
+                let value = if cs.eq_ignore_ascii_case("DEFAULT") {
+                    "DEFAULT".to_string()
+                } else {
+                    format!("'{cs}'")
+                };
+                for v in [
+                    "character_set_client",
+                    "character_set_connection",
+                    "character_set_results",
+                ] {
+                    out.push(format!("{v} = {value}"));
+                }
+                match rest {
+                    [] => {}
+                    [collate, c] if collate.eq_ignore_ascii_case("COLLATE") => {
+                        let c = c.trim_matches(['\'', '"', '`']);
+                        out.push(format!("collation_connection = '{c}'"));
+                    }
+                    _ => return None,
+                }
+                rewritten = true;
+            }
+            _ => out.push(item.to_string()),
+        }
+    }
+    rewritten.then(|| format!("SET {}", out.join(", ")))
+}
+
+/// ALTER TABLE clauses in MySQL spellings sqlparser 0.63 does not parse,
+/// rewritten to the spellings it does: `DROP KEY k` is `DROP INDEX k`, and
+/// `RENAME t2` is `RENAME TO t2` (MySQL manual, 15.1.9 "ALTER TABLE
+/// Statement"). `None` when the text is not an ALTER TABLE with one.
+pub(super) fn alter_table_spellings(trimmed: &str) -> Option<String> {
+    let mut lx = Lexer { s: trimmed, pos: 0 };
+    if !(lx.keyword("ALTER") && lx.keyword("TABLE")) {
+        return None;
+    }
+    lx.name()?;
+    while lx.punct('.') {
+        lx.name()?;
+    }
+    let head = &trimmed[..lx.pos];
+    let mut changed = false;
+    let clauses: Vec<String> = split_top_level_commas(&trimmed[lx.pos..])
+        .into_iter()
+        .map(|c| {
+            let mut cl = Lexer { s: c, pos: 0 };
+            if cl.keyword("DROP") && cl.keyword("KEY") {
+                changed = true;
+                return format!("DROP INDEX{}", &c[cl.pos..]);
+            }
+            if let Some(option) = alter_table_option(c) {
+                changed = true;
+                return option;
+            }
+            let mut cl = Lexer { s: c, pos: 0 };
+            if cl.keyword("RENAME") {
+                let after = cl.pos;
+                let named = ["TO", "AS", "COLUMN", "INDEX", "KEY"]
+                    .iter()
+                    .any(|k| Lexer { s: c, pos: after }.keyword(k));
+                if !named {
+                    changed = true;
+                    return format!("RENAME TO{}", &c[after..]);
+                }
+            }
+            c.to_string()
+        })
+        .collect();
+    changed.then(|| format!("{head} {}", clauses.join(", ")))
+}
+
+/// The key under which `alter_table_option` passes a table option.
+pub const ALTER_OPTION_ENGINE: &str = "canyon_engine";
+/// See [`ALTER_OPTION_ENGINE`].
+pub const ALTER_OPTION_COMMENT: &str = "canyon_comment";
+
+/// An ALTER TABLE clause that sets the ENGINE or COMMENT table option
+/// (`ENGINE [=] name`, `COMMENT [=] 'text'`), which sqlparser does not
+/// read, spelled as the form it does read for table options,
+/// `SET TBLPROPERTIES (canyon_engine = 'name')`; `crate::ddl::alter_ops`
+/// turns that into the operation. `None` for any other clause.
+fn alter_table_option(clause: &str) -> Option<String> {
+    let mut lx = Lexer { s: clause, pos: 0 };
+    let key = if lx.keyword("ENGINE") {
+        ALTER_OPTION_ENGINE
+    } else if lx.keyword("COMMENT") {
+        ALTER_OPTION_COMMENT
+    } else {
+        return None;
+    };
+    lx.punct('=');
+    lx.skip_ws();
+    let rest = clause[lx.pos..].trim_end();
+    let value = if key == ALTER_OPTION_COMMENT {
+        // The string literal as written (its quotes and escapes).
+        if !rest.starts_with('\'') && !rest.starts_with('"') {
+            return None;
+        }
+        rest.to_string()
+    } else {
+        let name = lx.name()?;
+        if !clause[lx.pos..].trim().is_empty() {
+            return None;
+        }
+        format!("'{}'", name.replace('\'', "''"))
+    };
+    Some(format!(" SET TBLPROPERTIES ({key} = {value})"))
+}
+
+/// `REAL(M,D)` and `DOUBLE PRECISION(M,D)` in a CREATE or ALTER TABLE,
+/// which sqlparser reads only without the digits, spelled `DOUBLE(M,D)`
+/// (the same type in MySQL); `None` when the text has neither. Quoted
+/// strings and names are left alone.
+pub(super) fn real_type_spellings(trimmed: &str) -> Option<String> {
+    let mut head = Lexer { s: trimmed, pos: 0 };
+    if !(head.keyword("CREATE") || head.keyword("ALTER")) {
+        return None;
+    }
+    let b = trimmed.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+    let (mut out, mut copied, mut i, mut changed) = (String::new(), 0, 0, false);
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\'' || c == b'"' || c == b'`' {
+            // Skip the quoted text (a backslash escapes inside strings).
+            i += 1;
+            while i < b.len() && b[i] != c {
+                i += if b[i] == b'\\' && c != b'`' { 2 } else { 1 };
+            }
+            i += 1;
+            continue;
+        }
+        if !ident(c) || (i > 0 && ident(b[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let mut lx = Lexer { s: trimmed, pos: i };
+        let replaced = (lx.keyword("REAL") || (lx.keyword("DOUBLE") && lx.keyword("PRECISION")))
+            .then_some(lx.pos);
+        if let Some(end) = replaced {
+            lx.skip_ws();
+            if lx.punct('(') {
+                out.push_str(&trimmed[copied..i]);
+                out.push_str("DOUBLE");
+                copied = end;
+                changed = true;
+            }
+            i = end;
+            continue;
+        }
+        while i < b.len() && ident(b[i]) {
+            i += 1;
+        }
+    }
+    out.push_str(&trimmed[copied..]);
+    changed.then_some(out)
+}
+
+/// Splits `text` at the commas outside parentheses and quotes.
+pub(super) fn split_top_level_commas(text: &str) -> Vec<&str> {
+    let mut items = Vec::new();
+    let (mut depth, mut quote, mut start) = (0i32, None::<char>, 0);
+    let mut chars = text.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"' | '`') => quote = Some(c),
+            (None, '(') => depth += 1,
+            (None, ')') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                items.push(text[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(text[start..].trim());
+    items
+}
