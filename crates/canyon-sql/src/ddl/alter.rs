@@ -238,6 +238,11 @@ pub enum AlterOp {
     SetEngine(String),
     /// COMMENT = 'text': the table's comment.
     SetComment(String),
+    /// ORDER BY col [DESC], ...: the rows of a table without a primary key
+    /// are rewritten in this order (their hidden row ids follow it, so a
+    /// scan returns them so); a table with one keeps its order, with
+    /// MySQL's warning (`Engine::alter_table_mode`).
+    OrderBy(Vec<(String, bool)>),
     /// ADD PRIMARY KEY (columns): a table rewrite (`crate::ddl::rewrite`);
     /// the columns become NOT NULL, as in MySQL.
     AddPrimaryKey {
@@ -315,11 +320,12 @@ impl Engine {
                 db: db.to_string(),
                 table: table.to_string(),
             })?;
+        let ops = self.ordered_by_key(db, table, ops, &mut warnings)?;
         if !ops.is_empty() {
             let cur = self.catalog().table(db, table).cloned();
             match cur {
                 Some(cur) if needs_rewrite(&cur.def, &ops) => {
-                    warnings = self.rewrite_table(db, table, ops, strict)?
+                    warnings.extend(self.rewrite_table(db, table, ops, strict)?)
                 }
                 _ => self.alter_online(db, table, ops)?,
             }
@@ -328,6 +334,72 @@ impl Engine {
             self.set_auto_increment(id, db, table, n)?;
         }
         Ok(warnings)
+    }
+
+    /// ALTER TABLE ... ORDER BY: checks its columns (1054) and, where the
+    /// table keeps a primary key, takes it out of `ops` with the warning
+    /// MySQL's copying ALTER gives for a clustered index (InnoDB stores rows
+    /// in primary-key order, whatever the ALTER asked). A table without one
+    /// keeps it: the rewrite stores its rows in that order.
+    fn ordered_by_key(
+        &self,
+        db: &str,
+        table: &str,
+        ops: Vec<AlterOp>,
+        warnings: &mut Vec<(u16, String)>,
+    ) -> Result<Vec<AlterOp>> {
+        let Some(order) = ops.iter().rev().find_map(|op| match op {
+            AlterOp::OrderBy(o) => Some(o.clone()),
+            _ => None,
+        }) else {
+            return Ok(ops);
+        };
+        let cur = self.catalog().table(db, table).cloned();
+        let Some(cur) = cur else {
+            return Ok(ops);
+        };
+        let mut scratch = cur.def.clone();
+        let others: Vec<AlterOp> = ops
+            .iter()
+            .filter(|op| !matches!(op, AlterOp::OrderBy(_)))
+            .cloned()
+            .collect();
+        // The columns are the table's after the other operations.
+        explicit_slots(&mut scratch);
+        let mut ch = Changes {
+            rewrite: true,
+            // Only the column list matters here: the ALTER itself checks
+            // the rest.
+            table_empty: true,
+            ..Changes::default()
+        };
+        let mut next_id = 0;
+        let now = chrono::Local::now().naive_local();
+        for op in others.iter().cloned() {
+            apply(&mut scratch, op, &mut next_id, &mut ch, now)?;
+        }
+        for (name, _) in &order {
+            if column_position(&scratch, name).is_none() {
+                return Err(Error::Sql {
+                    code: 1054,
+                    sqlstate: *b"42S22",
+                    message: format!("Unknown column '{name}' in 'order clause'"),
+                });
+            }
+        }
+        if scratch.primary_key.is_empty() {
+            return Ok(others
+                .into_iter()
+                .chain([AlterOp::OrderBy(order)])
+                .collect());
+        }
+        warnings.push((
+            1105,
+            format!(
+                "ORDER BY ignored as there is a user-defined clustered index in the table '{table}'"
+            ),
+        ));
+        Ok(others)
     }
 
     /// The ALTERs that keep the stored rows (see the module doc).
@@ -879,6 +951,8 @@ pub(crate) fn needs_rewrite(def: &TableDef, ops: &[AlterOp]) -> bool {
         }
         AlterOp::ChangeColumn { old, column, .. } => column_position(def, old)
             .is_some_and(|p| stored_form(&def.columns[p]) != stored_form(column)),
+        // Only rows numbered by hidden row ids can be put in another order.
+        AlterOp::OrderBy(_) => def.primary_key.is_empty(),
         _ => false,
     })
 }
@@ -1391,6 +1465,8 @@ fn apply(
         AlterOp::SetPartitioning(p) => def.partitioning = p.map(|p| *p),
         AlterOp::SetEngine(e) => def.engine = (e != "InnoDB").then_some(e),
         AlterOp::SetComment(c) => def.comment = c,
+        // Carried out by the copy of the rewrite (`crate::ddl::rewrite`).
+        AlterOp::OrderBy(_) => {}
     }
     if let Some(p) = &def.partitioning {
         crate::ddl::partition::check_keys(p, def)?;

@@ -1278,6 +1278,9 @@ pub fn alter_ops(
                         crate::parse::spellings::ALTER_OPTION_COMMENT => {
                             ops.push(AlterOp::SetComment(v.clone()))
                         }
+                        crate::parse::spellings::ALTER_OPTION_ORDER_BY => ops.push(
+                            AlterOp::OrderBy(crate::parse::spellings::parse_alter_order_by(v)),
+                        ),
                         _ => return Err(Error::Unsupported(format!("ALTER TABLE option {o}"))),
                     }
                 }

@@ -161,6 +161,9 @@ enum Source {
 struct Staged {
     def: TableDef,
     sources: Vec<Source>,
+    /// ALTER TABLE ... ORDER BY: the new columns (and DESC) the rows are
+    /// stored in the order of; empty: the old key order.
+    order: Vec<(usize, bool)>,
 }
 
 impl Engine {
@@ -201,7 +204,13 @@ impl Engine {
         // Steps 4 and 5.
         let mut warnings = Vec::new();
         let copied = frozen.and_then(|()| {
-            let counters = self.copy_rows(&cur, &new, &staged.sources, strict, &mut warnings)?;
+            let counters = self.copy_rows(
+                &cur,
+                &new,
+                (&staged.sources, &staged.order),
+                strict,
+                &mut warnings,
+            )?;
             for ix in new.def.indexes.iter().filter(|i| i.unique) {
                 if let Some(value) = self.find_duplicate(&new, ix.id)? {
                     return Err(Error::DuplicateEntry {
@@ -268,7 +277,30 @@ impl Engine {
         let old_slot: HashMap<u32, usize> = (0..def.columns.len())
             .map(|c| (def.slot(c) as u32, c))
             .collect();
+        let order_by: Vec<(String, bool)> = ops
+            .iter()
+            .filter_map(|op| match op {
+                AlterOp::OrderBy(o) => Some(o.clone()),
+                _ => None,
+            })
+            .next_back()
+            .unwrap_or_default();
         crate::ddl::alter::apply_rewrite(&mut def, ops, empty)?;
+        // `Engine::alter_table_mode` checked the names and kept ORDER BY
+        // only for a table without a primary key.
+        let order = if def.primary_key.is_empty() {
+            order_by
+                .iter()
+                .filter_map(|(name, desc)| {
+                    def.columns
+                        .iter()
+                        .position(|c| c.name.eq_ignore_ascii_case(name))
+                        .map(|c| (c, *desc))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         crate::ddl::alter::check_auto_key(&def)?;
         crate::ddl::generated::check_table(&def)?;
         let staged_table = Table::new(def.clone());
@@ -284,7 +316,11 @@ impl Engine {
         for c in def.columns.iter_mut() {
             c.added_default = None;
         }
-        Ok(Staged { def, sources })
+        Ok(Staged {
+            def,
+            sources,
+            order,
+        })
     }
 
     /// Step 2: fresh ids for the table and its indexes, and the record that
@@ -308,13 +344,18 @@ impl Engine {
         })
     }
 
-    /// Step 4: copies every row of `cur` into `new`, converted. Returns the
-    /// rows copied and the last AUTO_INCREMENT value a new column handed out.
+    /// Step 4: copies every row of `cur` into `new`, converted (in the
+    /// order `order` asks, if any). Returns the rows copied and the last
+    /// AUTO_INCREMENT value a new column handed out.
+    ///
+    /// An ORDER BY copy reads and converts every row before it writes one:
+    /// the sort is in memory (MySQL's filesort spills to disk; Canyon's
+    /// does not yet), so its memory is the table's converted rows.
     fn copy_rows(
         &self,
         cur: &Table,
         new: &Table,
-        sources: &[Source],
+        (sources, order): (&[Source], &[(usize, bool)]),
         strict: bool,
         warnings: &mut Vec<(u16, String)>,
     ) -> Result<(u64, u64)> {
@@ -324,12 +365,35 @@ impl Engine {
         reader.begin_statement();
         let mut after: Option<Vec<u8>> = None;
         let mut rowno = 0u64;
+        let mut written = 0u64;
         let mut sequence = 0u64;
         let mut old_row = Vec::new();
         // Generated columns are computed again for every row (a new one
         // has no old value; the others give what they held).
         let generator = crate::plan::generated::Generator::new(new)?;
         let gen_ctx = crate::plan::generated::NoSession::default();
+        let mut convert = |bytes: &[u8], rowno: u64, warnings: &mut Vec<(u16, String)>| {
+            decode_table_row(cur, bytes, &mut old_row)?;
+            let mut row = convert_row(
+                new,
+                sources,
+                &old_row,
+                rowno,
+                &mut sequence,
+                (!strict).then_some(&mut *warnings),
+            )?;
+            if let Some(g) = &generator {
+                g.fill(new, &mut row, &gen_ctx, rowno)?;
+                for (code, message) in gen_ctx.take_warnings() {
+                    if strict {
+                        return Err(Error::StrictModeError { code, message });
+                    }
+                    warnings.push((code, message));
+                }
+            }
+            Ok(row)
+        };
+        let mut sorted: Vec<Vec<Value>> = Vec::new();
         let result = loop {
             let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(COPY_CHUNK);
             let range = KeyRange {
@@ -356,72 +420,49 @@ impl Engine {
                 break Ok(());
             };
             after = Some(last.clone());
-            let mut w = write_session.begin(IsolationLevel::ReadCommitted);
-            w.begin_statement();
-            let wrote = (|| -> Result<()> {
-                for (_, bytes) in &chunk {
-                    rowno += 1;
-                    decode_table_row(cur, bytes, &mut old_row)?;
-                    let mut row = convert_row(
-                        new,
-                        sources,
-                        &old_row,
-                        rowno,
-                        &mut sequence,
-                        (!strict).then_some(&mut *warnings),
-                    )?;
-                    if let Some(g) = &generator {
-                        g.fill(new, &mut row, &gen_ctx, rowno)?;
-                        for (code, message) in gen_ctx.take_warnings() {
-                            if strict {
-                                return Err(Error::StrictModeError { code, message });
-                            }
-                            warnings.push((code, message));
-                        }
-                    }
-                    let pk = if new.hidden_pk() {
-                        hidden_key(rowno)
-                    } else {
-                        crate::catalog::rows::primary_key(new, &row)
-                    };
-                    w.lock(&crate::exec::row_lock_key(new, &pk))?;
-                    if w.get_locked(new.def.id, &pk)?.is_some() {
-                        return Err(Error::DuplicateEntry {
-                            value: new
-                                .def
-                                .primary_key
-                                .iter()
-                                .map(|&c| row[c].to_display())
-                                .collect::<Vec<_>>()
-                                .join("-"),
-                            key: format!("{}.PRIMARY", new.def.name),
-                        });
-                    }
-                    let keys = index_keys(new, &row);
-                    w.put(
-                        new.def.id,
-                        pk,
-                        encode_table_row(new, &row),
-                        Vec::new(),
-                        keys,
-                    );
-                }
-                Ok(())
-            })();
-            match wrote {
-                Ok(()) => {
-                    if let Err(e) = w.commit() {
-                        break Err(e);
-                    }
-                }
-                Err(e) => {
-                    w.rollback();
-                    break Err(e);
-                }
+            // Converted as written: the first bad row in key order is the
+            // error, whether its value or its key is what is wrong.
+            let mut rows = chunk.iter().map(|(_, bytes)| {
+                rowno += 1;
+                convert(bytes, rowno, warnings)
+            });
+            let done = if order.is_empty() {
+                write_rows(&write_session, new, &mut rows, &mut written)
+            } else {
+                rows.try_for_each(|row| row.map(|row| sorted.push(row)))
+            };
+            if let Err(e) = done {
+                break Err(e);
             }
         };
         reader.rollback();
-        result.map(|()| (rowno, sequence))
+        result?;
+        if !order.is_empty() {
+            let cols = &new.def.columns;
+            // A stable sort: rows equal in the ORDER BY columns keep their
+            // old order, as MySQL's filesort of a copying ALTER does.
+            sorted.sort_by(|a, b| {
+                order
+                    .iter()
+                    .map(|&(c, desc)| {
+                        let coll = Some(cols[c].collation);
+                        let o = crate::types::value::sort_cmp_as(&a[c], &b[c], coll);
+                        if desc {
+                            o.reverse()
+                        } else {
+                            o
+                        }
+                    })
+                    .find(|o| o.is_ne())
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+            let mut rows = sorted.into_iter().peekable();
+            while rows.peek().is_some() {
+                let mut chunk = rows.by_ref().take(COPY_CHUNK).map(Ok);
+                write_rows(&write_session, new, &mut chunk, &mut written)?;
+            }
+        }
+        Ok((rowno, sequence))
     }
 
     /// Step 6: one catalog change replaces the old definition by the new.
@@ -588,6 +629,60 @@ impl Engine {
 /// One old row as the new definition stores it (see "Conversion rules").
 /// With `lenient` (a non-strict `sql_mode`) the values strict mode refuses
 /// are adjusted and a warning is pushed there instead (see [`adjust`]).
+/// Writes `rows` (converted, in the new table's column order; the first
+/// error ends the write) into `new`
+/// in one committed transaction; `written` counts the rows written so far,
+/// which number the hidden row ids of a table without a primary key.
+fn write_rows(
+    session: &canyon_txn::TxnSession,
+    new: &Table,
+    rows: &mut dyn Iterator<Item = Result<Vec<Value>>>,
+    written: &mut u64,
+) -> Result<()> {
+    let mut w = session.begin(IsolationLevel::ReadCommitted);
+    w.begin_statement();
+    let wrote = (|| -> Result<()> {
+        for row in rows {
+            let row = row?;
+            *written += 1;
+            let pk = if new.hidden_pk() {
+                hidden_key(*written)
+            } else {
+                crate::catalog::rows::primary_key(new, &row)
+            };
+            w.lock(&crate::exec::row_lock_key(new, &pk))?;
+            if w.get_locked(new.def.id, &pk)?.is_some() {
+                return Err(Error::DuplicateEntry {
+                    value: new
+                        .def
+                        .primary_key
+                        .iter()
+                        .map(|&c| row[c].to_display())
+                        .collect::<Vec<_>>()
+                        .join("-"),
+                    key: format!("{}.PRIMARY", new.def.name),
+                });
+            }
+            let keys = index_keys(new, &row);
+            w.put(
+                new.def.id,
+                pk,
+                encode_table_row(new, &row),
+                Vec::new(),
+                keys,
+            );
+        }
+        Ok(())
+    })();
+    match wrote {
+        Ok(()) => w.commit(),
+        Err(e) => {
+            w.rollback();
+            Err(e)
+        }
+    }
+}
+
 fn convert_row(
     new: &Table,
     sources: &[Source],

@@ -57,9 +57,10 @@ pub(super) fn set_names_in_list(trimmed: &str) -> Option<String> {
 }
 
 /// ALTER TABLE clauses in MySQL spellings sqlparser 0.63 does not parse,
-/// rewritten to the spellings it does: `DROP KEY k` is `DROP INDEX k`, and
+/// rewritten to the spellings it does: `DROP KEY k` is `DROP INDEX k`,
 /// `RENAME t2` is `RENAME TO t2` (MySQL manual, 15.1.9 "ALTER TABLE
-/// Statement"). `None` when the text is not an ALTER TABLE with one.
+/// Statement"), and the ENGINE, COMMENT and ORDER BY clauses are table
+/// properties. `None` when the text is not an ALTER TABLE with one.
 pub(super) fn alter_table_spellings(trimmed: &str) -> Option<String> {
     let mut lx = Lexer { s: trimmed, pos: 0 };
     if !(lx.keyword("ALTER") && lx.keyword("TABLE")) {
@@ -71,7 +72,23 @@ pub(super) fn alter_table_spellings(trimmed: &str) -> Option<String> {
     }
     let head = &trimmed[..lx.pos];
     let mut changed = false;
-    let clauses: Vec<String> = split_top_level_commas(&trimmed[lx.pos..])
+    let mut items = split_top_level_commas(&trimmed[lx.pos..]);
+    // ORDER BY takes the rest of the list (its items are comma-separated
+    // too; MySQL's grammar ends the ALTER list with it).
+    let order_by = items.iter().position(|c| {
+        let mut cl = Lexer { s: c, pos: 0 };
+        cl.keyword("ORDER") && cl.keyword("BY")
+    });
+    let order_by = match order_by {
+        Some(at) => {
+            let spelled = alter_order_by(&items[at..])?;
+            items.truncate(at);
+            changed = true;
+            Some(spelled)
+        }
+        None => None,
+    };
+    let clauses: Vec<String> = items
         .into_iter()
         .map(|c| {
             let mut cl = Lexer { s: c, pos: 0 };
@@ -96,8 +113,60 @@ pub(super) fn alter_table_spellings(trimmed: &str) -> Option<String> {
             }
             c.to_string()
         })
+        .chain(order_by)
         .collect();
     changed.then(|| format!("{head} {}", clauses.join(", ")))
+}
+
+/// The key under which `alter_order_by` passes ALTER TABLE ... ORDER BY.
+pub const ALTER_OPTION_ORDER_BY: &str = "canyon_order_by";
+
+/// `ORDER BY col [ASC | DESC], ...` of an ALTER TABLE (its items split at
+/// the commas: `items[0]` starts with ORDER BY), spelled
+/// `SET TBLPROPERTIES (canyon_order_by = '...')` with the items one per
+/// line, each the column name, a tab and `A` or `D`
+/// ([`parse_alter_order_by`] reads it back). `None` when an item is not a
+/// column name with an optional direction (MySQL's `alter_order_item`).
+fn alter_order_by(items: &[&str]) -> Option<String> {
+    let mut spelled = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let mut lx = Lexer { s: item, pos: 0 };
+        if i == 0 && !(lx.keyword("ORDER") && lx.keyword("BY")) {
+            return None;
+        }
+        lx.skip_ws();
+        let quoted = lx.s[lx.pos..].starts_with('`');
+        let name = lx.name()?;
+        // An unquoted `t.c` names column c.
+        let name = match name.rsplit_once('.') {
+            Some((_, c)) if !quoted => c.to_string(),
+            _ => name,
+        };
+        let dir = if lx.keyword("DESC") {
+            'D'
+        } else {
+            lx.keyword("ASC");
+            'A'
+        };
+        if !lx.s[lx.pos..].trim().is_empty() || name.contains(['\t', '\n']) {
+            return None;
+        }
+        spelled.push(format!("{name}\t{dir}"));
+    }
+    let value = spelled.join("\n").replace('\\', "\\\\").replace('\'', "''");
+    Some(format!(
+        " SET TBLPROPERTIES ({ALTER_OPTION_ORDER_BY} = '{value}')"
+    ))
+}
+
+/// The columns and directions (`true`: DESC) of an ALTER TABLE ... ORDER BY
+/// as `alter_order_by` spelled them.
+pub fn parse_alter_order_by(value: &str) -> Vec<(String, bool)> {
+    value
+        .split('\n')
+        .filter_map(|item| item.rsplit_once('\t'))
+        .map(|(name, dir)| (name.to_string(), dir == "D"))
+        .collect()
 }
 
 /// The key under which `alter_table_option` passes a table option.
