@@ -46,6 +46,28 @@ impl Engine {
         })
     }
 
+    /// ALTER DATABASE: `collation` becomes the default of the database's new
+    /// tables (its record and the published catalog, in one change).
+    pub fn alter_database(
+        &self,
+        name: &str,
+        collation: crate::types::collation::Collation,
+    ) -> Result<()> {
+        self.change(|cat, _, batch| {
+            let db = cat
+                .databases
+                .get_mut(name)
+                .ok_or_else(|| Error::UnknownDatabase(name.to_string()))?;
+            Arc::make_mut(db).default_collation = collation;
+            let rec = crate::catalog::DatabaseRecord {
+                default_collation: Some(collation),
+            };
+            let bytes = serde_json::to_vec(&rec).map_err(|e| Error::Internal(e.to_string()))?;
+            batch.put(Keyspace::Meta, meta_key(META_DB, name.as_bytes()), bytes);
+            Ok(())
+        })
+    }
+
     /// DROP DATABASE. Returns the number of tables dropped, or `None` when it did
     /// not exist (IF EXISTS). With `fk_checks`, a table of another database
     /// referencing one of its tables stops it (3730, as DROP TABLE).

@@ -138,56 +138,8 @@ pub fn parse_load(sql: &str) -> Result<LoadData> {
     if word(&mut p, "PARTITION") {
         return Err(Error::Unsupported("LOAD DATA ... PARTITION".into()));
     }
-    let mut charset = None;
-    if word(&mut p, "CHARSET") || (word(&mut p, "CHARACTER") && word(&mut p, "SET")) {
-        let name = match p.next_token().token {
-            Token::Word(w) => w.value,
-            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s,
-            _ => return Err(syntax(&p)),
-        };
-        charset = Some(name.to_ascii_lowercase());
-    }
-    let mut format = LoadFormat::default();
-    if word(&mut p, "FIELDS") || word(&mut p, "COLUMNS") {
-        let mut any = false;
-        loop {
-            if word(&mut p, "TERMINATED") {
-                expect(&mut p, "BY")?;
-                format.field_term = string(&mut p)?.into_bytes();
-            } else if word(&mut p, "OPTIONALLY") || peek_word(&p, "ENCLOSED") {
-                expect(&mut p, "ENCLOSED")?;
-                expect(&mut p, "BY")?;
-                format.enclosed = one_char(&string(&mut p)?)?;
-            } else if word(&mut p, "ESCAPED") {
-                expect(&mut p, "BY")?;
-                format.escaped = one_char(&string(&mut p)?)?;
-            } else {
-                break;
-            }
-            any = true;
-        }
-        if !any {
-            return Err(syntax(&p));
-        }
-    }
-    if word(&mut p, "LINES") {
-        let mut any = false;
-        loop {
-            if word(&mut p, "STARTING") {
-                expect(&mut p, "BY")?;
-                format.line_start = string(&mut p)?.into_bytes();
-            } else if word(&mut p, "TERMINATED") {
-                expect(&mut p, "BY")?;
-                format.line_term = string(&mut p)?.into_bytes();
-            } else {
-                break;
-            }
-            any = true;
-        }
-        if !any {
-            return Err(syntax(&p));
-        }
-    }
+    let charset = parse_charset(&mut p)?;
+    let format = parse_format(&mut p)?;
     if format.field_term.is_empty() && format.enclosed.is_none() {
         return Err(Error::Unsupported(
             "LOAD DATA of fixed-width rows (FIELDS TERMINATED BY '' ENCLOSED BY '')".into(),
@@ -254,6 +206,69 @@ pub fn parse_load(sql: &str) -> Result<LoadData> {
 }
 
 /// Consumes the unquoted keyword `w` if it comes next.
+/// `[CHARACTER SET | CHARSET] name` of LOAD DATA and SELECT ... INTO
+/// OUTFILE, lower-cased; `None` when absent.
+pub(crate) fn parse_charset(p: &mut Parser) -> Result<Option<String>> {
+    let syntax = |p: &Parser| Error::Syntax(format!("near '{}'", p.peek_token_ref().token));
+    if word(p, "CHARSET") || (word(p, "CHARACTER") && word(p, "SET")) {
+        let name = match p.next_token().token {
+            Token::Word(w) => w.value,
+            Token::SingleQuotedString(s) | Token::DoubleQuotedString(s) => s,
+            _ => return Err(syntax(p)),
+        };
+        return Ok(Some(name.to_ascii_lowercase()));
+    }
+    Ok(None)
+}
+
+/// `[{FIELDS | COLUMNS} ...] [LINES ...]` of LOAD DATA and SELECT ... INTO
+/// OUTFILE (the same clauses, MySQL manual 15.2.13.1).
+pub(crate) fn parse_format(p: &mut Parser) -> Result<LoadFormat> {
+    let syntax = |p: &Parser| Error::Syntax(format!("near '{}'", p.peek_token_ref().token));
+    let mut format = LoadFormat::default();
+    if word(p, "FIELDS") || word(p, "COLUMNS") {
+        let mut any = false;
+        loop {
+            if word(p, "TERMINATED") {
+                expect(p, "BY")?;
+                format.field_term = string(p)?.into_bytes();
+            } else if word(p, "OPTIONALLY") || peek_word(p, "ENCLOSED") {
+                expect(p, "ENCLOSED")?;
+                expect(p, "BY")?;
+                format.enclosed = one_char(&string(p)?)?;
+            } else if word(p, "ESCAPED") {
+                expect(p, "BY")?;
+                format.escaped = one_char(&string(p)?)?;
+            } else {
+                break;
+            }
+            any = true;
+        }
+        if !any {
+            return Err(syntax(p));
+        }
+    }
+    if word(p, "LINES") {
+        let mut any = false;
+        loop {
+            if word(p, "STARTING") {
+                expect(p, "BY")?;
+                format.line_start = string(p)?.into_bytes();
+            } else if word(p, "TERMINATED") {
+                expect(p, "BY")?;
+                format.line_term = string(p)?.into_bytes();
+            } else {
+                break;
+            }
+            any = true;
+        }
+        if !any {
+            return Err(syntax(p));
+        }
+    }
+    Ok(format)
+}
+
 fn word(p: &mut Parser, w: &str) -> bool {
     if peek_word(p, w) {
         p.next_token();

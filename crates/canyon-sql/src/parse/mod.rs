@@ -11,7 +11,8 @@
 //! FUNCTION / TRIGGER, CALL, and the bodies' compound statements), handing
 //! plain statements and expressions to sqlparser; [`psm_detect`] tells which
 //! texts are such statements; [`create_select`] finds the IGNORE / REPLACE
-//! of CREATE TABLE ... SELECT that sqlparser refuses; [`spellings`] rewrites
+//! of CREATE TABLE ... SELECT that sqlparser refuses; [`into`] cuts the INTO
+//! clause out of SELECT ... INTO; [`spellings`] rewrites
 //! the MySQL spellings sqlparser does not read into ones it does.
 //!
 //! Two circles inside this folder: `parser` hands view statements to `view`,
@@ -23,6 +24,7 @@
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
 
 pub mod create_select;
+pub mod into;
 pub mod limits;
 pub mod load;
 pub mod parser;

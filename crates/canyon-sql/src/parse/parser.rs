@@ -379,6 +379,23 @@ pub enum Parsed {
     /// 8 answers 1295): its text runs through [`crate::parse::load`] when
     /// executed. Never made by [`parse`]; the session's PREPARE makes it.
     LoadData(String),
+    /// ALTER {DATABASE | SCHEMA} \[db\] options (see [`parse_alter_database`]).
+    AlterDatabase {
+        /// The database; `None`: the current one.
+        db: Option<String>,
+        /// \[DEFAULT\] CHARACTER SET / CHARSET.
+        charset: Option<String>,
+        /// \[DEFAULT\] COLLATE.
+        collation: Option<String>,
+    },
+    /// SELECT ... INTO @vars | OUTFILE | DUMPFILE (`crate::parse::into`):
+    /// the query without its INTO clause, and where its result goes.
+    SelectInto {
+        /// The query (a `Statement::Query`).
+        query: Box<Statement>,
+        /// The target.
+        into: crate::parse::into::IntoTarget,
+    },
     /// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...].
     Analyze {
         /// The tables, each as `[table]` or `[db, table]`.
@@ -407,6 +424,89 @@ pub enum Parsed {
         /// The operation.
         op: Box<crate::parse::partition::PartitionOp>,
     },
+}
+
+/// Parses `ALTER {DATABASE | SCHEMA} [db] option ...` (MySQL manual, 15.1.2
+/// "ALTER DATABASE Statement"), which sqlparser does not read. The options:
+/// `[DEFAULT] {CHARACTER SET | CHARSET} [=] cs`, `[DEFAULT] COLLATE [=] c`,
+/// `[DEFAULT] ENCRYPTION [=] 'N'` (accepted: Canyon does not encrypt, and
+/// `'Y'` is 1235) and `READ ONLY [=] {DEFAULT | 0}` (accepted; `1` is 1235).
+/// At least one option, as MySQL's grammar asks. `None` when the text is no
+/// ALTER DATABASE.
+fn parse_alter_database(trimmed: &str) -> Option<Result<Parsed>> {
+    let mut lx = Lexer { s: trimmed, pos: 0 };
+    if !(lx.keyword("ALTER") && (lx.keyword("DATABASE") || lx.keyword("SCHEMA"))) {
+        return None;
+    }
+    let syntax = || Some(Err(Error::Syntax(trimmed.to_string())));
+    let option_words = [
+        "DEFAULT",
+        "CHARACTER",
+        "CHARSET",
+        "COLLATE",
+        "ENCRYPTION",
+        "READ",
+    ];
+    let at_option = |lx: &Lexer| {
+        option_words.iter().any(|w| {
+            Lexer {
+                s: lx.s,
+                pos: lx.pos,
+            }
+            .keyword(w)
+        })
+    };
+    let db = if at_option(&lx) { None } else { lx.name() };
+    let (mut charset, mut collation, mut any) = (None, None, false);
+    let value = |lx: &mut Lexer| {
+        lx.punct('=');
+        lx.name()
+    };
+    loop {
+        lx.keyword("DEFAULT");
+        if lx.keyword("CHARSET") || (lx.keyword("CHARACTER") && lx.keyword("SET")) {
+            let Some(v) = value(&mut lx) else {
+                return syntax();
+            };
+            charset = Some(v);
+        } else if lx.keyword("COLLATE") {
+            let Some(v) = value(&mut lx) else {
+                return syntax();
+            };
+            collation = Some(v);
+        } else if lx.keyword("ENCRYPTION") {
+            match value(&mut lx) {
+                Some(v) if v.eq_ignore_ascii_case("N") => {}
+                Some(_) => {
+                    return Some(Err(Error::Unsupported(
+                        "ALTER DATABASE ... ENCRYPTION = 'Y'".into(),
+                    )))
+                }
+                None => return syntax(),
+            }
+        } else if lx.keyword("READ") && lx.keyword("ONLY") {
+            match value(&mut lx) {
+                Some(v) if v.eq_ignore_ascii_case("DEFAULT") || v == "0" => {}
+                Some(_) => {
+                    return Some(Err(Error::Unsupported(
+                        "ALTER DATABASE ... READ ONLY = 1".into(),
+                    )))
+                }
+                None => return syntax(),
+            }
+        } else {
+            break;
+        }
+        any = true;
+    }
+    if !any || !lx.at_end() {
+        return syntax();
+    }
+    Some(Ok(Parsed::AlterDatabase {
+        db,
+        charset,
+        collation,
+    }))
 }
 
 /// Parses `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE a, db.b` (sqlparser only
@@ -596,6 +696,19 @@ fn parse_text(
     }
     if let Some(r) = parse_analyze(trimmed) {
         return r.map(|p| vec![p]);
+    }
+    if let Some(r) = parse_alter_database(trimmed) {
+        return r.map(|p| vec![p]);
+    }
+    if let Some(r) = crate::parse::into::split_select_into(trimmed) {
+        let (query, into) = r?;
+        let mut stmts = parse_text(&query, &limits::scan(&query), interrupt)?;
+        return match (stmts.pop(), stmts.is_empty()) {
+            (Some(Parsed::Sql(query)), true) if matches!(*query, Statement::Query(_)) => {
+                Ok(vec![Parsed::SelectInto { query, into }])
+            }
+            _ => Err(Error::Syntax(trimmed.to_string())),
+        };
     }
     if let Some(p) = parse_partitioned(trimmed)? {
         return Ok(p);

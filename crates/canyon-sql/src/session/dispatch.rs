@@ -72,6 +72,19 @@ impl Session {
             }
             Parsed::AlterKeys { table } => return self.run_alter_keys(&cat, table),
             Parsed::Analyze { tables } => return self.run_analyze(&cat, tables),
+            Parsed::SelectInto { query, into } => {
+                let query = Parsed::Sql(query.clone());
+                drop(cat);
+                let result = self.run_inner(&query, params, sql)?;
+                return self.select_into(result, into);
+            }
+            Parsed::AlterDatabase {
+                db,
+                charset,
+                collation,
+            } => {
+                return self.run_alter_database(&cat, db.as_deref(), charset, collation);
+            }
             Parsed::ShowWarnings { errors_only } => return self.show_warnings(*errors_only),
             Parsed::CreatePartitioned { create, spec } => {
                 return self.run_create_partitioned(&cat, create, spec)
@@ -164,6 +177,7 @@ pub(super) fn command_counter(parsed: &Parsed) -> Option<Counter> {
     let stmt = match parsed {
         Parsed::Sql(s) | Parsed::CreateSelect { create: s, .. } => s.as_ref(),
         Parsed::ShowWarnings { .. } => return Some(Counter::ComShowWarnings),
+        Parsed::SelectInto { .. } => return Some(Counter::ComSelect),
         _ => return None,
     };
     Some(match stmt {

@@ -96,6 +96,7 @@ mod context;
 mod create;
 mod dispatch;
 mod interp;
+mod into;
 mod load;
 mod partition;
 mod request;

@@ -57,6 +57,41 @@ impl Session {
 }
 
 impl Session {
+    /// ALTER DATABASE: a new default character set and collation for the
+    /// database's new tables (MySQL 8: the ALTER privilege on the database;
+    /// its tables keep theirs).
+    pub(super) fn run_alter_database(
+        &mut self,
+        cat: &crate::catalog::Catalog,
+        db: Option<&str>,
+        charset: &Option<String>,
+        collation: &Option<String>,
+    ) -> Result<QueryResult> {
+        let name = match db {
+            Some(d) => d.to_string(),
+            None => self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+        };
+        self.state.check_db(cat, &name, "ALTER", None)?;
+        let Some(current) = cat.databases.get(&name).map(|d| d.default_collation) else {
+            return Err(Error::UnknownDatabase(name));
+        };
+        // A CHARACTER SET alone takes its default collation; COLLATE alone
+        // its own character set; neither (ENCRYPTION / READ ONLY only)
+        // keeps the database's.
+        let collation = if charset.is_none() && collation.is_none() {
+            current
+        } else {
+            crate::types::collation::Collation::resolve(
+                charset.as_deref(),
+                collation.as_deref(),
+                current,
+            )?
+        };
+        self.commit()?;
+        self.state.engine.alter_database(&name, collation)?;
+        Ok(ok(1))
+    }
+
     /// DDL statements: CREATE / DROP DATABASE, CREATE / DROP / ALTER /
     /// RENAME / TRUNCATE TABLE, CREATE / DROP INDEX (each commits first).
     ///
