@@ -1033,7 +1033,7 @@ impl<'a> Binder<'a> {
                 return Ok(call);
             }
         }
-        let func =
+        let mut func =
             functions::lookup(&name).ok_or_else(|| Error::UnknownFunction(name.to_lowercase()))?;
         let mut bound = Vec::with_capacity(args.len());
         for a in args {
@@ -1049,6 +1049,16 @@ impl<'a> Binder<'a> {
             Func::If => self.conform(bound.iter_mut().skip(1).collect()),
             Func::IfNull | Func::Coalesce => self.conform(bound.iter_mut().collect()),
             Func::FindInSet => self.member_find_in_set(&mut bound),
+            // LENGTH() counts bytes in the argument's character set: a
+            // latin1 column's 'é' is one (the value itself is UTF-8).
+            Func::Length => {
+                if let Some((c, _)) = bound.first().and_then(|a| self.derive(a)) {
+                    let cs = c.character_set();
+                    if !cs.is_passthrough() {
+                        func = Func::LengthIn(cs);
+                    }
+                }
+            }
             _ => {}
         }
         Ok(Expr::Func(func, bound))
