@@ -43,7 +43,8 @@
 //! | koi8r      | KOI8-R             | |
 //! | greek      | ISO-8859-7         | |
 //! | hebrew     | ISO-8859-8         | |
-//! | sjis       | Shift_JIS          | |
+//! | sjis       | Shift_JIS          | WHATWG's is Windows-31J: the NEC / IBM extensions of cp932 too |
+//! | cp932      | Shift_JIS          | |
 //! | ujis       | EUC-JP             | |
 //! | gbk        | GBK                | WHATWG's GBK decodes as gb18030: a few more characters than MySQL's gbk |
 //! | big5       | Big5               | WHATWG's Big5 is Big5-HKSCS on decode |
@@ -55,7 +56,7 @@
 //!
 //! Not supported (1115 ER_UNKNOWN_CHARACTER_SET): ucs2, utf16, utf16le, utf32
 //! (not ASCII-compatible: the statement text could not be read), gb2312,
-//! gb18030, cp932, eucjpms, dec8, cp850, hp8, swe7, latin5, latin7, armscii8,
+//! gb18030, eucjpms, dec8, cp850, hp8, swe7, latin5, latin7, armscii8,
 //! tis620, keybcs2, macce, macroman, cp852, cp866, cp1256, cp1257, geostd8 and
 //! koi8u.
 
@@ -85,6 +86,8 @@ pub enum Charset {
     Hebrew,
     /// `sjis`: Shift_JIS.
     Sjis,
+    /// `cp932`: Windows-31J, Microsoft's Shift_JIS.
+    Cp932,
     /// `ujis`: EUC-JP.
     Ujis,
     /// `gbk`: GBK.
@@ -101,7 +104,7 @@ pub enum Charset {
 
 impl Charset {
     /// Every supported character set.
-    pub const ALL: [Charset; 16] = [
+    pub const ALL: [Charset; 17] = [
         Charset::Utf8mb4,
         Charset::Utf8mb3,
         Charset::Latin1,
@@ -112,6 +115,7 @@ impl Charset {
         Charset::Greek,
         Charset::Hebrew,
         Charset::Sjis,
+        Charset::Cp932,
         Charset::Ujis,
         Charset::Gbk,
         Charset::Big5,
@@ -133,6 +137,7 @@ impl Charset {
             Charset::Greek => "greek",
             Charset::Hebrew => "hebrew",
             Charset::Sjis => "sjis",
+            Charset::Cp932 => "cp932",
             Charset::Ujis => "ujis",
             Charset::Gbk => "gbk",
             Charset::Big5 => "big5",
@@ -165,7 +170,9 @@ impl Charset {
             Charset::Koi8r => encoding_rs::KOI8_R,
             Charset::Greek => encoding_rs::ISO_8859_7,
             Charset::Hebrew => encoding_rs::ISO_8859_8,
-            Charset::Sjis => encoding_rs::SHIFT_JIS,
+            // WHATWG's Shift_JIS is Windows-31J: MySQL's cp932, and a
+            // superset of its sjis (NEC and IBM extensions).
+            Charset::Sjis | Charset::Cp932 => encoding_rs::SHIFT_JIS,
             Charset::Ujis => encoding_rs::EUC_JP,
             Charset::Gbk => encoding_rs::GBK,
             Charset::Big5 => encoding_rs::BIG5,
@@ -184,7 +191,10 @@ impl Charset {
     /// a multi-byte character: then the raw text cannot be scanned for
     /// string literals before it is decoded.
     pub fn has_ascii_trail_bytes(self) -> bool {
-        matches!(self, Charset::Sjis | Charset::Gbk | Charset::Big5)
+        matches!(
+            self,
+            Charset::Sjis | Charset::Cp932 | Charset::Gbk | Charset::Big5
+        )
     }
 
     /// Bytes in this character set to UTF-8 text. Bytes that are not valid

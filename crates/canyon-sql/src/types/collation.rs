@@ -128,6 +128,10 @@ pub enum Collation {
     SjisJapaneseCi,
     /// `sjis_bin` (weighed as bytes).
     SjisBin,
+    /// `cp932_japanese_ci` (weighed as general_ci).
+    Cp932JapaneseCi,
+    /// `cp932_bin` (weighed as bytes).
+    Cp932Bin,
     /// `ujis_japanese_ci` (weighed as general_ci).
     UjisJapaneseCi,
     /// `ujis_bin` (weighed as bytes).
@@ -215,6 +219,8 @@ const fn info(c: Collation) -> Info {
         HebrewBin => ("hebrew_bin", 71, "hebrew", Bytes, true),
         SjisJapaneseCi => ("sjis_japanese_ci", 13, "sjis", General, true),
         SjisBin => ("sjis_bin", 88, "sjis", Bytes, true),
+        Cp932JapaneseCi => ("cp932_japanese_ci", 95, "cp932", General, true),
+        Cp932Bin => ("cp932_bin", 96, "cp932", Bytes, true),
         UjisJapaneseCi => ("ujis_japanese_ci", 12, "ujis", General, true),
         UjisBin => ("ujis_bin", 91, "ujis", Bytes, true),
         GbkChineseCi => ("gbk_chinese_ci", 28, "gbk", General, true),
@@ -265,6 +271,12 @@ pub const CHARSETS: &[(&str, Collation, &str, u32)] = &[
     ("greek", Collation::GreekGeneralCi, "ISO 8859-7 Greek", 1),
     ("hebrew", Collation::HebrewGeneralCi, "ISO 8859-8 Hebrew", 1),
     ("sjis", Collation::SjisJapaneseCi, "Shift-JIS Japanese", 2),
+    (
+        "cp932",
+        Collation::Cp932JapaneseCi,
+        "SJIS for Windows Japanese",
+        2,
+    ),
     ("ujis", Collation::UjisJapaneseCi, "EUC-JP Japanese", 3),
     ("gbk", Collation::GbkChineseCi, "GBK Simplified Chinese", 2),
     (
@@ -280,7 +292,7 @@ pub const CHARSETS: &[(&str, Collation, &str, u32)] = &[
 
 impl Collation {
     /// Every collation, for SHOW COLLATION and information_schema.
-    pub const ALL: [Collation; 36] = [
+    pub const ALL: [Collation; 38] = [
         Collation::Binary,
         Collation::Utf8mb4_0900AiCi,
         Collation::Utf8mb4_0900Bin,
@@ -309,6 +321,8 @@ impl Collation {
         Collation::HebrewBin,
         Collation::SjisJapaneseCi,
         Collation::SjisBin,
+        Collation::Cp932JapaneseCi,
+        Collation::Cp932Bin,
         Collation::UjisJapaneseCi,
         Collation::UjisBin,
         Collation::GbkChineseCi,
