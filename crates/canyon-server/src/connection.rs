@@ -302,6 +302,8 @@ impl Login<'_> {
         let killed = Arc::new(tokio::sync::Notify::new());
         let wake = killed.clone();
         session.set_kill_hook(Box::new(move || wake.notify_one()));
+        // What the handshake set (`set_client_collation`), for COM_CHANGE_USER.
+        let session_collation = session.connection_collation_id();
         let mut conn = Connection {
             io,
             session,
@@ -315,6 +317,7 @@ impl Login<'_> {
             scramble: self.scramble,
             secure: self.secure,
             questions: 0,
+            client_collation: session_collation,
         };
         conn.command_loop().await;
         conn.shared
@@ -495,6 +498,10 @@ struct Connection<R, W> {
     /// Commands served, added to the server's total when the connection closes
     /// (a shared counter bumped per command would be a contended cache line).
     questions: u64,
+    /// The collation id of the handshake: a session COM_CHANGE_USER starts
+    /// takes its character sets from it again (Canyon does not read the
+    /// id a COM_CHANGE_USER packet may carry; clients send the same one).
+    client_collation: u16,
 }
 
 /// Whether the command loop goes on.
@@ -964,6 +971,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         session.set_client_found_rows(self.capabilities & capability::FOUND_ROWS != 0);
         session.set_client_local_files(self.capabilities & capability::LOCAL_FILES != 0);
         session.set_client_multi_results(self.capabilities & capability::MULTI_RESULTS != 0);
+        session.set_client_collation(self.client_collation);
         let wake = self.killed.clone();
         session.set_kill_hook(Box::new(move || wake.notify_one()));
         if let Some(db) = &request.database {

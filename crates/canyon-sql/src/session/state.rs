@@ -421,6 +421,12 @@ impl Session {
         }
     }
 
+    /// The id of `collation_connection` (what the handshake's id set, until
+    /// SET NAMES changes it).
+    pub fn connection_collation_id(&self) -> u16 {
+        self.state.connection_collation().id()
+    }
+
     fn charset_var(&self, name: &str) -> Option<crate::types::charset::Charset> {
         match self.state.vars.get(name) {
             Some(Value::Bytes(b)) => {
