@@ -13,7 +13,8 @@
 //!
 //! Reading order: `packet` (framing) -> `codec` (basic types) -> `handshake`
 //! (connection phase) -> `query_text` (COM_QUERY's statement text, `_binary`
-//! literals of raw bytes) -> `text` (OK/ERR/EOF, column definitions, text rows) ->
+//! literals of raw bytes, other client character sets) -> `convert` (string
+//! parameters and result values in a non-UTF-8 session) -> `text` (OK/ERR/EOF, column definitions, text rows) ->
 //! `binary` (prepared statements) -> `errors` (the Error -> errno mapping).
 //! The reference is the MySQL manual's "Client/Server Protocol" chapter.
 //!
@@ -34,6 +35,7 @@
 mod binary;
 mod codec;
 mod constants;
+pub mod convert;
 mod errors;
 pub mod fuzzing;
 mod handshake;
@@ -57,10 +59,11 @@ pub use handshake::{
     write_handshake_v10, ChangeUser, HandshakeError, HandshakeResponse, Scramble,
 };
 pub use packet::{PacketIo, ReadError, MAX_CHUNK};
-pub use query_text::decode_query;
+pub use query_text::{decode_query, decode_query_in};
 pub use text::{
     format_date, format_datetime, format_double, format_float, write_column_definition,
-    write_end_of_rows, write_eof, write_err, write_ok, write_text_row, write_text_value, OkPacket,
+    write_column_definition_as, write_end_of_rows, write_eof, write_err, write_ok, write_text_row,
+    write_text_value, OkPacket,
 };
 
 #[cfg(test)]

@@ -14,9 +14,29 @@
 //! same bytes, `X'…'`, which MySQL defines to be the same binary string. Raw
 //! bytes outside string literals are error 1300.
 //!
+//! # Other client character sets
+//! A session whose `character_set_client` is not UTF-8 (`SET NAMES latin1`,
+//! `mariadb --default-character-set=cp1251`) sends its statements in that
+//! character set: [`decode_query_in`] converts the whole text to UTF-8 before
+//! it is parsed (`canyon_sql::Charset::decode`). Hex literals (`X'E9'`,
+//! `0xE9`) and introducers (`_latin1'…'`) are ASCII and so keep their
+//! meaning; a `_binary '…'` literal, whose bytes are bytes and not
+//! characters, is first rewritten to the hex literal of its bytes so that the
+//! conversion cannot change them (as MySQL, which never converts a `_binary`
+//! literal). A plain literal of raw bytes (a dump of a BLOB without
+//! --hex-blob, or a driver's `[]byte` without the introducer) is text in the
+//! client's character set, converted like the rest — in a latin1 session its
+//! byte 0xE9 becomes 'é' (stored as C3 A9), exactly what MySQL stores in a
+//! latin1 column, but not the byte 0xE9 a BLOB column would keep in MySQL.
+//! In sjis, gbk and big5 a backslash or quote byte may be the second byte of
+//! a character, so the raw text cannot be scanned for literals before it is
+//! decoded: there `_binary` literals with bytes above 0x7F are converted
+//! like text (use hex literals).
+//!
 //! Not handled: NO_BACKSLASH_ESCAPES.
 
 use canyon_common::Error;
+use canyon_sql::Charset;
 use std::borrow::Cow;
 
 /// The statement text of a COM_QUERY body: the body itself when it is UTF-8,
@@ -26,16 +46,41 @@ pub fn decode_query(body: &[u8]) -> Result<Cow<'_, str>, Error> {
     if let Ok(s) = std::str::from_utf8(body) {
         return Ok(Cow::Borrowed(s));
     }
-    let rewritten = rewrite_binary_literals(body);
+    let rewritten = rewrite_binary_literals(body, false);
     String::from_utf8(rewritten).map(Cow::Owned).map_err(|_| {
         Error::InvalidCharacterString(String::from_utf8_lossy(body).chars().take(64).collect())
     })
 }
 
+/// The text of a COM_QUERY (or COM_STMT_PREPARE) body sent in the client's
+/// character set `cs`, as UTF-8: [`decode_query`] for the UTF-8 sets and
+/// binary (no conversion), else the text converted, its `_binary` literals
+/// kept as their bytes (see the module documentation). Borrowed when the
+/// text is ASCII.
+pub fn decode_query_in(body: &[u8], cs: Charset) -> Result<Cow<'_, str>, Error> {
+    if cs.is_passthrough() || body.is_ascii() {
+        return decode_query(body);
+    }
+    if !cs.has_ascii_trail_bytes() && find_ci(body, b"_binary") {
+        let rewritten = rewrite_binary_literals(body, true);
+        return Ok(Cow::Owned(cs.decode(&rewritten).into_owned()));
+    }
+    Ok(cs.decode(body))
+}
+
+/// Whether `needle` (ASCII) occurs in `hay`, ignoring ASCII case.
+fn find_ci(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
 /// Copies `sql`, replacing each `_binary '…'` / `_binary "…"` literal whose
 /// contents are not UTF-8 by `X'…'`. Comments, identifiers in backticks and other
 /// literals are copied unchanged (a `_binary` inside them is not an introducer).
-fn rewrite_binary_literals(sql: &[u8]) -> Vec<u8> {
+/// `legacy`: the text is in a non-UTF-8 client character set that will be
+/// converted next: every `_binary` literal with a byte above 0x7F is
+/// rewritten, and plain literals are left to the conversion.
+fn rewrite_binary_literals(sql: &[u8], legacy: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(sql.len() * 2);
     let mut i = 0;
     while i < sql.len() {
@@ -45,6 +90,7 @@ fn rewrite_binary_literals(sql: &[u8]) -> Vec<u8> {
                 let end = literal_end(sql, i);
                 let raw = &sql[i..end];
                 if b != b'`'
+                    && !legacy
                     && std::str::from_utf8(raw).is_err()
                     && end > i + 1
                     && sql[end - 1] == b
@@ -89,7 +135,12 @@ fn rewrite_binary_literals(sql: &[u8]) -> Vec<u8> {
                 if q < sql.len() && (sql[q] == b'\'' || sql[q] == b'"') {
                     let end = literal_end(sql, q);
                     let raw = &sql[q..end];
-                    if std::str::from_utf8(raw).is_err() && end > q + 1 && sql[end - 1] == sql[q] {
+                    let rewrite = if legacy {
+                        !raw.is_ascii()
+                    } else {
+                        std::str::from_utf8(raw).is_err()
+                    };
+                    if rewrite && end > q + 1 && sql[end - 1] == sql[q] {
                         push_hex_literal(&mut out, &unescape(&raw[1..raw.len() - 1], sql[q]));
                     } else {
                         out.extend_from_slice(&sql[i..end]);

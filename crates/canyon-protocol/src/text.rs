@@ -18,7 +18,7 @@
 use super::codec::{put_lenenc_bytes, put_lenenc_int, put_u16};
 use super::constants::header;
 use super::errors::MysqlError;
-use canyon_sql::{Column, ColumnType, Value};
+use canyon_sql::{Charset, Column, ColumnType, Value};
 use chrono::{Datelike, NaiveDate, NaiveDateTime, Timelike};
 
 /// The fields of an OK packet.
@@ -98,14 +98,26 @@ pub fn write_err(out: &mut Vec<u8>, err: &MysqlError) {
 /// Appends a Protocol::ColumnDefinition41 payload. `field_list_default` adds the
 /// default-value field that only COM_FIELD_LIST responses carry (sent as NULL).
 pub fn write_column_definition(out: &mut Vec<u8>, col: &Column, field_list_default: bool) {
+    write_column_definition_as(out, col, field_list_default, Charset::Utf8mb4);
+}
+
+/// [`write_column_definition`] for a session whose `character_set_results`
+/// is `cs`: the names converted to it and a character column's character set
+/// number its (`crate::convert`). With utf8mb4 nothing is copied.
+pub fn write_column_definition_as(
+    out: &mut Vec<u8>,
+    col: &Column,
+    field_list_default: bool,
+    cs: Charset,
+) {
     put_lenenc_bytes(out, b"def");
-    put_lenenc_bytes(out, col.schema.as_bytes());
-    put_lenenc_bytes(out, col.table.as_bytes());
-    put_lenenc_bytes(out, col.org_table.as_bytes());
-    put_lenenc_bytes(out, col.name.as_bytes());
-    put_lenenc_bytes(out, col.org_name.as_bytes());
+    put_lenenc_bytes(out, &cs.encode(&col.schema));
+    put_lenenc_bytes(out, &cs.encode(&col.table));
+    put_lenenc_bytes(out, &cs.encode(&col.org_table));
+    put_lenenc_bytes(out, &cs.encode(&col.name));
+    put_lenenc_bytes(out, &cs.encode(&col.org_name));
     out.push(0x0c); // length of the fixed-length fields
-    put_u16(out, col.charset);
+    put_u16(out, crate::convert::column_charset_id(col.charset, cs));
     out.extend_from_slice(&col.length.to_le_bytes());
     out.push(col.column_type as u8);
     put_u16(out, col.flags);

@@ -302,6 +302,8 @@ impl Login<'_> {
         let killed = Arc::new(tokio::sync::Notify::new());
         let wake = killed.clone();
         session.set_kill_hook(Box::new(move || wake.notify_one()));
+        // What the handshake set (`set_client_collation`), for COM_CHANGE_USER.
+        let session_collation = session.connection_collation_id();
         let mut conn = Connection {
             io,
             session,
@@ -315,6 +317,7 @@ impl Login<'_> {
             scramble: self.scramble,
             secure: self.secure,
             questions: 0,
+            client_collation: session_collation,
         };
         conn.command_loop().await;
         conn.shared
@@ -495,6 +498,10 @@ struct Connection<R, W> {
     /// Commands served, added to the server's total when the connection closes
     /// (a shared counter bumped per command would be a contended cache line).
     questions: u64,
+    /// The collation id of the handshake: a session COM_CHANGE_USER starts
+    /// takes its character sets from it again (Canyon does not read the
+    /// id a COM_CHANGE_USER packet may carry; clients send the same one).
+    client_collation: u16,
 }
 
 /// Whether the command loop goes on.
@@ -670,12 +677,15 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
     async fn com_query(&mut self, body: &[u8]) {
         // Checking a large text's UTF-8 (tens of milliseconds at 64 MiB) is
         // work like its parse: off the worker, as `Session::execute` does there.
+        // In a session whose character_set_client is not UTF-8 the text is
+        // converted first (`protocol::decode_query_in`).
+        let cs = self.session.client_charset();
         let decoded = if body.len() >= canyon_sql::LARGE_TEXT {
             let mut out = None;
-            crate::blocking_hook(&mut || out = Some(protocol::decode_query(body)));
-            out.unwrap_or_else(|| protocol::decode_query(body))
+            crate::blocking_hook(&mut || out = Some(protocol::decode_query_in(body, cs)));
+            out.unwrap_or_else(|| protocol::decode_query_in(body, cs))
         } else {
-            protocol::decode_query(body)
+            protocol::decode_query_in(body, cs)
         };
         let sql = match decoded {
             Ok(sql) => sql,
@@ -856,7 +866,12 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             } => {
                 let deprecate_eof = self.deprecate_eof();
                 self.write_column_block(&columns, status);
-                for row in &rows {
+                let mut rows = rows;
+                let convert = self.results_conversion();
+                for row in &mut rows {
+                    if let Some(cs) = convert {
+                        protocol::convert::convert_row(&columns, row, cs);
+                    }
                     match format {
                         RowFormat::Text => self
                             .io
@@ -882,11 +897,26 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         self.write_definitions(columns, status);
     }
 
+    /// The character set result values and column names are converted to:
+    /// `character_set_results`, unless it is utf8mb4 (the engine's own),
+    /// binary or NULL (no conversion).
+    fn results_conversion(&self) -> Option<canyon_sql::Charset> {
+        self.session.results_charset().filter(|cs| {
+            !matches!(
+                cs,
+                canyon_sql::Charset::Utf8mb4 | canyon_sql::Charset::Binary
+            )
+        })
+    }
+
     /// Column definitions followed by an EOF unless DEPRECATE_EOF.
     fn write_definitions(&mut self, columns: &[Column], status: u16) {
+        let cs = self
+            .results_conversion()
+            .unwrap_or(canyon_sql::Charset::Utf8mb4);
         for col in columns {
             self.io
-                .write_packet(|out| protocol::write_column_definition(out, col, false));
+                .write_packet(|out| protocol::write_column_definition_as(out, col, false, cs));
         }
         if !self.deprecate_eof() {
             self.io
@@ -941,6 +971,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         session.set_client_found_rows(self.capabilities & capability::FOUND_ROWS != 0);
         session.set_client_local_files(self.capabilities & capability::LOCAL_FILES != 0);
         session.set_client_multi_results(self.capabilities & capability::MULTI_RESULTS != 0);
+        session.set_client_collation(self.client_collation);
         let wake = self.killed.clone();
         session.set_kill_hook(Box::new(move || wake.notify_one()));
         if let Some(db) = &request.database {
@@ -978,9 +1009,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
         let table = String::from_utf8_lossy(table);
         match self.session.field_list(&table) {
             Ok(columns) => {
+                let cs = self
+                    .results_conversion()
+                    .unwrap_or(canyon_sql::Charset::Utf8mb4);
                 for col in &columns {
-                    self.io
-                        .write_packet(|out| protocol::write_column_definition(out, col, true));
+                    self.io.write_packet(|out| {
+                        protocol::write_column_definition_as(out, col, true, cs)
+                    });
                 }
                 let (deprecate_eof, status) = (self.deprecate_eof(), self.status());
                 self.io
@@ -1022,14 +1057,16 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
     /// COM_STMT_PREPARE: COM_STMT_PREPARE_OK, then the parameter definitions and
     /// the result columns, each block followed by EOF unless DEPRECATE_EOF.
     fn com_stmt_prepare(&mut self, body: &[u8]) {
-        let Ok(sql) = std::str::from_utf8(body) else {
-            self.write_error(&Error::InvalidCharacterString(
-                String::from_utf8_lossy(body).chars().take(64).collect(),
-            ));
-            return;
+        // The text in character_set_client, as COM_QUERY's.
+        let sql = match protocol::decode_query_in(body, self.session.client_charset()) {
+            Ok(sql) => sql,
+            Err(e) => {
+                self.write_error(&e);
+                return;
+            }
         };
-        debug!(conn = self.id, sql, "COM_STMT_PREPARE");
-        let info = match self.session.prepare(sql) {
+        debug!(conn = self.id, sql = &*sql, "COM_STMT_PREPARE");
+        let info = match self.session.prepare(&sql) {
             Ok(info) => info,
             Err(e) => {
                 self.write_error(&e);
@@ -1075,13 +1112,17 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             });
             return;
         };
-        let params = match protocol::decode_execute_params(&mut c, &mut stmt.params) {
+        let mut params = match protocol::decode_execute_params(&mut c, &mut stmt.params) {
             Ok(p) => p,
             Err(e) => {
                 self.write_error(&e);
                 return;
             }
         };
+        let client_cs = self.session.client_charset();
+        if !client_cs.is_passthrough() {
+            protocol::convert::convert_params(&mut params, stmt.params.types(), client_cs);
+        }
         let mut result = self.session.execute_prepared(id, &params);
         while matches!(result, Err(Error::LockWaitPending)) {
             result = match self.await_lock().await {

@@ -96,5 +96,6 @@ pub use catalog::config::{
 pub use catalog::engine::Engine;
 pub use ddl::alter::{AlterOp, ColumnPosition};
 pub use session::{Session, LARGE_TEXT, MAX_PREPARED_STATEMENTS};
+pub use types::charset::Charset;
 pub use types::result::{charset, column_flags, Column, ColumnType, PreparedInfo, QueryResult};
 pub use types::value::Value;

@@ -191,8 +191,39 @@ pub fn normalize_global(name: &str, v: Value) -> Result<Value> {
         }
         "sql_mode" => Value::str(&normalize_sql_mode(&v.to_display())?),
         "time_zone" => Value::str(&normalize_time_zone(&v)?),
+        "character_set_client"
+        | "character_set_connection"
+        | "character_set_results"
+        | "character_set_server"
+        | "character_set_database" => normalize_charset(name, &v)?,
         _ => v,
     })
+}
+
+/// A `character_set_*` value as the variable keeps it: the character set's
+/// canonical name (`utf8` is `utf8mb3`), from a name or a collation id as
+/// MySQL takes both. NULL is "no conversion" for `character_set_results`
+/// only (1231 for the others); an unknown name or id is 1115
+/// ER_UNKNOWN_CHARACTER_SET.
+pub fn normalize_charset(name: &str, v: &Value) -> Result<Value> {
+    use crate::types::charset::Charset;
+    let cs = match v {
+        Value::Null if name == "character_set_results" => return Ok(Value::Null),
+        Value::Null => {
+            return Err(Error::WrongValueForVar {
+                name: name.to_string(),
+                value: "NULL".into(),
+            })
+        }
+        Value::Int(_) | Value::UInt(_) => v
+            .to_i64()
+            .and_then(|id| u16::try_from(id).ok())
+            .and_then(crate::types::collation::Collation::from_id)
+            .map(|c| c.character_set()),
+        other => Charset::from_name(&other.to_display()),
+    };
+    cs.map(|c| Value::str(c.name()))
+        .ok_or_else(|| Error::UnknownCharset(v.to_display()))
 }
 
 /// MySQL 8's SQL modes in the order of their bits, which is the order

@@ -852,9 +852,11 @@ pub fn coerce_column(
     ctx: &dyn EvalContext,
 ) -> Result<Value> {
     if col.ty.members().is_none() {
-        return crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
-            ctx.warn(code, msg)
-        });
+        let v =
+            crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
+                ctx.warn(code, msg)
+            })?;
+        return Ok(limit_to_charset(v, col, rowno, ctx));
     }
     let (v, bad) = crate::types::coerce_member(v, col.ty);
     if bad {
@@ -864,6 +866,64 @@ pub fn coerce_column(
         );
     }
     Ok(v)
+}
+
+/// A string stored into a column declared in a character set other than
+/// UTF-8 (`CHARACTER SET latin1`): the values stay UTF-8, but only the
+/// characters of that set may be stored, as in MySQL 8. Each other character
+/// becomes `?` with warning 1366 ("Incorrect string value: '\\xE2\\x82\\xAC' for
+/// column 'c' at row 1", the UTF-8 bytes from the first bad character), which
+/// strict mode makes the statement's error (`StmtCtx::strict_mode_error`).
+/// utf8mb4 and binary columns are not checked: no cost on their path.
+fn limit_to_charset(
+    v: Value,
+    col: &crate::catalog::ColumnDef,
+    rowno: u64,
+    ctx: &dyn EvalContext,
+) -> Value {
+    use crate::types::charset::Charset;
+    let cs = col.collation.character_set();
+    if matches!(cs, Charset::Utf8mb4 | Charset::Binary) || !col.ty.is_string() || col.ty.is_binary()
+    {
+        return v;
+    }
+    let Value::Bytes(b) = &v else {
+        return v;
+    };
+    if b.is_ascii() {
+        return v;
+    }
+    let Ok(text) = std::str::from_utf8(b) else {
+        return v;
+    };
+    let Some(bad) = cs.unrepresentable(text) else {
+        return v;
+    };
+    let at = text.find(bad).unwrap_or(0);
+    let tail = &b[at..];
+    // MySQL's `convert_to_printable`: six bytes, printable ASCII as itself.
+    let mut quoted: String = tail
+        .iter()
+        .take(6)
+        .map(|&x| {
+            if (0x20..0x7F).contains(&x) {
+                (x as char).to_string()
+            } else {
+                format!("\\x{x:02X}")
+            }
+        })
+        .collect();
+    if tail.len() > 6 {
+        quoted.push_str("...");
+    }
+    ctx.warn(
+        1366,
+        &format!(
+            "Incorrect string value: '{quoted}' for column '{}' at row {rowno}",
+            col.name
+        ),
+    );
+    Value::str(&cs.restrict(text))
 }
 
 #[cfg(test)]

@@ -103,6 +103,14 @@ pub enum Func {
     CastChar,
     /// CAST(x AS CHAR(n)): at most n characters (MySQL warns 1292 when it cuts).
     CastCharN(u32),
+    /// CONVERT(x USING cs) / CAST(x AS CHAR CHARACTER SET cs) for a
+    /// character set other than UTF-8: the value limited to the set's
+    /// characters (`?` for the others), bytes that are not UTF-8 read as
+    /// text in it. The result stays UTF-8 (`crate::types::charset`).
+    CastCharset(crate::types::charset::Charset),
+    /// LENGTH() of a string in a character set other than UTF-8 (a latin1
+    /// column's): its bytes in that set, as MySQL counts them.
+    LengthIn(crate::types::charset::Charset),
     CastDouble,
     CastDecimal(u8, u8),
     CastDate,
@@ -415,6 +423,7 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         Func::Concat | Func::Coalesce => n >= 1,
         Func::ConcatWs | Func::Greatest | Func::Least => n >= 2,
         Func::Length
+        | Func::LengthIn(_)
         | Func::CharLength
         | Func::Upper
         | Func::Lower
@@ -429,6 +438,7 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         | Func::CastUnsigned
         | Func::CastChar
         | Func::CastCharN(_)
+        | Func::CastCharset(_)
         | Func::CastDouble
         | Func::CastDecimal(..)
         | Func::CastDate
@@ -501,6 +511,7 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         | Func::RowCount
         | Func::FoundRows
         | Func::Length
+        | Func::LengthIn(_)
         | Func::CharLength
         | Func::Sign => ExprKind::Int,
         Func::LastInsertId | Func::UnixTimestamp | Func::CastUnsigned => ExprKind::UInt,
@@ -668,6 +679,7 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         Func::Concat
         | Func::ConcatWs
         | Func::Length
+        | Func::LengthIn(_)
         | Func::CharLength
         | Func::Upper
         | Func::Lower
@@ -701,6 +713,7 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::CastUnsigned
         | Func::CastChar
         | Func::CastCharN(_)
+        | Func::CastCharset(_)
         | Func::CastDouble
         | Func::CastDecimal(..)
         | Func::CastDate

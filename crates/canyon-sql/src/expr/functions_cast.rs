@@ -24,6 +24,18 @@ pub(super) fn call_cast(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> 
             None => Value::Null,
             Some(b) => Value::Bytes(b),
         },
+        Func::CastCharset(cs) => match arg(args, 0, env)?.to_bytes() {
+            None => Value::Null,
+            Some(b) => match std::str::from_utf8(&b) {
+                Ok(text) => match cs.restrict(text) {
+                    std::borrow::Cow::Borrowed(_) => Value::Bytes(b),
+                    std::borrow::Cow::Owned(s) => Value::str(&s),
+                },
+                // Bytes (a binary string) are read as text in `cs`, as
+                // MySQL reads CONVERT(X'E9' USING latin1) as 'é'.
+                Err(_) => Value::str(&cs.decode(&b)),
+            },
+        },
         Func::CastCharN(n) => match arg(args, 0, env)?.to_bytes() {
             None => Value::Null,
             Some(b) => {

@@ -54,6 +54,13 @@ pub(super) fn call_string(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value
             None => Value::Null,
             Some(b) => Value::Int(b.len() as i64),
         },
+        Func::LengthIn(cs) => match arg(args, 0, env)?.to_bytes() {
+            None => Value::Null,
+            Some(b) => Value::Int(match std::str::from_utf8(&b) {
+                Ok(text) => cs.byte_len(text),
+                Err(_) => b.len(),
+            } as i64),
+        },
         Func::CharLength => match arg(args, 0, env)?.to_bytes() {
             None => Value::Null,
             Some(b) => Value::Int(String::from_utf8_lossy(&b).chars().count() as i64),

@@ -10,7 +10,9 @@
 //! `ANALYZE`) compare ASCII bytes but slice the text only where an ASCII byte
 //! was matched, so no input can split a character (`/*ñ*/ SELECT 1` once did).
 
-use super::spellings::{alter_table_spellings, real_type_spellings, set_names_in_list};
+use super::spellings::{
+    alter_table_spellings, real_type_spellings, set_character_set, set_names_in_list,
+};
 use crate::catalog::budget::{MemoryBudget, Reservation};
 use crate::catalog::privileges::{PrivSpec, Privs};
 use crate::parse::limits;
@@ -740,6 +742,7 @@ fn parse_text(
                 return p;
             }
             return match set_names_in_list(trimmed)
+                .or_else(|| set_character_set(trimmed))
                 .or_else(|| without_consistent_snapshot(trimmed))
                 .or_else(|| alter_table_spellings(trimmed))
                 .or_else(|| real_type_spellings(trimmed))

@@ -1,5 +1,5 @@
 //! Statement spellings MySQL accepts and sqlparser does not read, rewritten
-//! into forms it does: `SET a = 1, NAMES cs`, ALTER TABLE's `DROP KEY`,
+//! into forms it does: `SET a = 1, NAMES cs`, `SET CHARACTER SET cs`, ALTER TABLE's `DROP KEY`,
 //! bare `RENAME t2`, ENGINE / COMMENT table options, and `REAL(M,D)` /
 //! `DOUBLE PRECISION(M,D)`. Each rewrite is tried only after sqlparser has
 //! refused the text (`crate::parse::parser`'s fallback), so the common path
@@ -54,6 +54,40 @@ pub(super) fn set_names_in_list(trimmed: &str) -> Option<String> {
         }
     }
     rewritten.then(|| format!("SET {}", out.join(", ")))
+}
+
+/// `SET CHARACTER SET cs` / `SET CHARSET cs` (and `DEFAULT`), which
+/// sqlparser does not read: rewritten as the assignments MySQL defines it
+/// to make (manual, 15.7.6.2 "SET CHARACTER SET Statement"):
+/// `character_set_client` and `character_set_results` become `cs`, and the
+/// connection's character set and collation those of the database
+/// (`@@collation_database`). `None` when the text is not that statement.
+pub(super) fn set_character_set(trimmed: &str) -> Option<String> {
+    let mut lx = Lexer { s: trimmed, pos: 0 };
+    if !lx.keyword("SET") {
+        return None;
+    }
+    if !(lx.keyword("CHARSET") || (lx.keyword("CHARACTER") && lx.keyword("SET"))) {
+        return None;
+    }
+    let words: Vec<&str> = trimmed[lx.pos..]
+        .trim()
+        .trim_end_matches(';')
+        .split_whitespace()
+        .collect();
+    let [cs] = words.as_slice() else {
+        return None;
+    };
+    let cs = cs.trim_matches(['\'', '"', '`']);
+    let value = if cs.eq_ignore_ascii_case("DEFAULT") {
+        "DEFAULT".to_string()
+    } else {
+        format!("'{}'", cs.replace('\'', "''"))
+    };
+    Some(format!(
+        "SET character_set_client = {value}, character_set_results = {value}, \
+         collation_connection = @@collation_database"
+    ))
 }
 
 /// ALTER TABLE clauses in MySQL spellings sqlparser 0.63 does not parse,

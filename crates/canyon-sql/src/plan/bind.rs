@@ -454,6 +454,33 @@ impl<'a> Binder<'a> {
                     lit
                 }
             }
+            // `_latin1'…'`, `_cp1251 X'CF'`: introducers of the other
+            // character sets Canyon converts. The statement text reached the
+            // parser as UTF-8 (converted from character_set_client), so a
+            // quoted literal is its characters, limited to the set's (`?` for
+            // the others); a hex literal is bytes in the set, decoded. MySQL
+            // reads a quoted literal's *bytes* in the introducer's set, which
+            // is the same when the introducer names the client's set.
+            A::Prefixed { prefix, value }
+                if crate::types::charset::Charset::from_name(
+                    prefix.value.strip_prefix('_').unwrap_or(""),
+                )
+                .is_some() =>
+            {
+                let cs = crate::types::charset::Charset::from_name(&prefix.value[1..])
+                    .expect("matched just above");
+                let A::Value(v) = value.as_ref() else {
+                    return Err(Error::Unsupported(format!("expression {value}")));
+                };
+                let hex = matches!(v.value, ast::Value::HexStringLiteral(_));
+                match literal(&v.value)? {
+                    Value::Bytes(b) => Expr::Literal(Value::str(&match std::str::from_utf8(&b) {
+                        Ok(text) if !hex => cs.restrict(text).into_owned(),
+                        _ => cs.decode(&b).into_owned(),
+                    })),
+                    other => Expr::Literal(other),
+                }
+            }
             A::Collate { expr, collation } => self.bind_collate(expr, collation)?,
             A::Interval(_) => return Err(Error::Unsupported("INTERVAL expressions".into())),
             other => return Err(Error::Unsupported(format!("expression {other}"))),
@@ -1033,7 +1060,7 @@ impl<'a> Binder<'a> {
                 return Ok(call);
             }
         }
-        let func =
+        let mut func =
             functions::lookup(&name).ok_or_else(|| Error::UnknownFunction(name.to_lowercase()))?;
         let mut bound = Vec::with_capacity(args.len());
         for a in args {
@@ -1049,6 +1076,16 @@ impl<'a> Binder<'a> {
             Func::If => self.conform(bound.iter_mut().skip(1).collect()),
             Func::IfNull | Func::Coalesce => self.conform(bound.iter_mut().collect()),
             Func::FindInSet => self.member_find_in_set(&mut bound),
+            // LENGTH() counts bytes in the argument's character set: a
+            // latin1 column's 'é' is one (the value itself is UTF-8).
+            Func::Length => {
+                if let Some((c, _)) = bound.first().and_then(|a| self.derive(a)) {
+                    let cs = c.character_set();
+                    if !cs.is_passthrough() {
+                        func = Func::LengthIn(cs);
+                    }
+                }
+            }
             _ => {}
         }
         Ok(Expr::Func(func, bound))

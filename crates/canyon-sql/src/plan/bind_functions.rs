@@ -110,9 +110,21 @@ pub fn bind_special(b: &mut Binder<'_>, e: &ast::Expr) -> Option<Result<Expr>> {
         A::Convert {
             expr,
             data_type: None,
-            charset: Some(_),
+            charset: Some(cs),
             ..
-        } => Some(b.bind(expr).map(|x| Expr::Func(Func::CastChar, vec![x]))),
+        } => Some((|| {
+            // CONVERT(x USING cs): 1115 for a character set Canyon lacks;
+            // utf8mb4 and binary change nothing of a UTF-8 value.
+            let name = cs.to_string();
+            let cs = crate::types::charset::Charset::from_name(&name)
+                .ok_or(Error::UnknownCharset(name))?;
+            let f = match cs {
+                crate::types::charset::Charset::Utf8mb4
+                | crate::types::charset::Charset::Binary => Func::CastChar,
+                cs => Func::CastCharset(cs),
+            };
+            Ok(Expr::Func(f, vec![b.bind(expr)?]))
+        })()),
         A::Identifier(id) if id.quote_style.is_none() => {
             // UTC_DATE, UTC_TIME and UTC_TIMESTAMP may be written without
             // parentheses, like CURRENT_TIMESTAMP (unless a column has the name).

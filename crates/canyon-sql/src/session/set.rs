@@ -45,7 +45,7 @@ impl Session {
                     collation_name.as_deref(),
                     crate::types::collation::Collation::DEFAULT,
                 )?;
-                let cs = Value::str(&charset_name.value);
+                let cs = Value::str(coll.charset());
                 for v in [
                     "character_set_client",
                     "character_set_connection",
@@ -306,7 +306,44 @@ impl Session {
                 let name = value.to_display();
                 let c = crate::types::collation::Collation::from_name(&name)
                     .ok_or_else(|| Error::UnknownCollation(name.to_ascii_lowercase()))?;
+                // A collation names its character set too: MySQL sets the
+                // matching character_set_* variable with it.
+                let cs_var = var.replace("collation_", "character_set_");
+                self.state.vars.insert(cs_var, Value::str(c.charset()));
                 self.state.vars.insert(var, Value::str(c.name()));
+            }
+            "character_set_client"
+            | "character_set_connection"
+            | "character_set_results"
+            | "character_set_server"
+            | "character_set_database" => {
+                // 1115 for a character set Canyon cannot convert; NULL only
+                // for the results (no conversion). Reads of the client's and
+                // the results' sets: `Session::client_charset`.
+                let stored = if is_default {
+                    None
+                } else {
+                    Some(vars::normalize_charset(&var, &value)?)
+                };
+                if var != "character_set_client" && var != "character_set_results" {
+                    // And the matching collation_* becomes the set's default.
+                    let coll_var = var.replace("character_set_", "collation_");
+                    match &stored {
+                        Some(v) => {
+                            let c =
+                                crate::types::collation::Collation::for_charset(&v.to_display())
+                                    .expect("a normalized character set has a default collation");
+                            self.state.vars.insert(coll_var, Value::str(c.name()));
+                        }
+                        None => {
+                            self.state.vars.remove(&coll_var);
+                        }
+                    }
+                }
+                match stored {
+                    Some(v) => self.state.vars.insert(var, v),
+                    None => self.state.vars.remove(&var),
+                };
             }
             _ => {
                 if is_default {

@@ -399,6 +399,43 @@ impl Session {
         self.state.connection_id
     }
 
+    /// `character_set_client`: the character set of the statement text and
+    /// of string parameters this client sends (the server converts them to
+    /// UTF-8 before `execute`; see `crate::types::charset`). Read per
+    /// request, so without allocating.
+    pub fn client_charset(&self) -> crate::types::charset::Charset {
+        self.charset_var("character_set_client")
+            .unwrap_or(crate::types::charset::Charset::Utf8mb4)
+    }
+
+    /// `character_set_results`: what result values and column names are
+    /// converted to before they are sent; `None` when it is NULL (no
+    /// conversion).
+    pub fn results_charset(&self) -> Option<crate::types::charset::Charset> {
+        match self.state.vars.get("character_set_results") {
+            Some(Value::Null) => None,
+            _ => Some(
+                self.charset_var("character_set_results")
+                    .unwrap_or(crate::types::charset::Charset::Utf8mb4),
+            ),
+        }
+    }
+
+    /// The id of `collation_connection` (what the handshake's id set, until
+    /// SET NAMES changes it).
+    pub fn connection_collation_id(&self) -> u16 {
+        self.state.connection_collation().id()
+    }
+
+    fn charset_var(&self, name: &str) -> Option<crate::types::charset::Charset> {
+        match self.state.vars.get(name) {
+            Some(Value::Bytes(b)) => {
+                crate::types::charset::Charset::from_name(std::str::from_utf8(b).ok()?)
+            }
+            _ => None,
+        }
+    }
+
     /// The collation a client asked for in its handshake (a collation id, as
     /// MySQL's protocol carries it): `collation_connection` and the
     /// `character_set_*` variables follow it, as in MySQL. Unknown ids keep

@@ -53,8 +53,13 @@
 //!   are not applied; each code point is weighed alone. Canonically equivalent
 //!   sequences (precomposed 'é' against 'e' + U+0301) are equal under the UCA
 //!   collations because the combining mark is ignorable at the primary level.
-//! - `latin1_swedish_ci` and the other single-byte collations weigh like
-//!   `utf8mb4_general_ci` (Swedish 'Å' sorts with 'A', not after 'Z').
+//! - `latin1_swedish_ci` and the other collations of the non-UTF-8
+//!   character sets (cp1251_general_ci, sjis_japanese_ci, ...) weigh like
+//!   `utf8mb4_general_ci` (Swedish 'Å' sorts with 'A', not after 'Z'); their
+//!   `_bin` collations order by the UTF-8 bytes, not by the bytes of the
+//!   character set (the same order for latin1's letters, not for cp1251's
+//!   or the multi-byte sets'). The values are UTF-8 whatever the column's
+//!   character set (`crate::types::charset`).
 //! - PAD SPACE is implemented by stripping trailing spaces, so a string ending
 //!   in a character below the space (a tab) sorts after the shorter string,
 //!   where MySQL would sort it before.
@@ -95,6 +100,54 @@ pub enum Collation {
     AsciiGeneralCi,
     /// `ascii_bin`.
     AsciiBin,
+    /// `latin2_general_ci` (weighed as general_ci).
+    Latin2GeneralCi,
+    /// `latin2_bin` (weighed as bytes).
+    Latin2Bin,
+    /// `cp1250_general_ci` (weighed as general_ci).
+    Cp1250GeneralCi,
+    /// `cp1250_bin` (weighed as bytes).
+    Cp1250Bin,
+    /// `cp1251_general_ci` (weighed as general_ci).
+    Cp1251GeneralCi,
+    /// `cp1251_bin` (weighed as bytes).
+    Cp1251Bin,
+    /// `koi8r_general_ci` (weighed as general_ci).
+    Koi8rGeneralCi,
+    /// `koi8r_bin` (weighed as bytes).
+    Koi8rBin,
+    /// `greek_general_ci` (weighed as general_ci).
+    GreekGeneralCi,
+    /// `greek_bin` (weighed as bytes).
+    GreekBin,
+    /// `hebrew_general_ci` (weighed as general_ci).
+    HebrewGeneralCi,
+    /// `hebrew_bin` (weighed as bytes).
+    HebrewBin,
+    /// `sjis_japanese_ci` (weighed as general_ci).
+    SjisJapaneseCi,
+    /// `sjis_bin` (weighed as bytes).
+    SjisBin,
+    /// `cp932_japanese_ci` (weighed as general_ci).
+    Cp932JapaneseCi,
+    /// `cp932_bin` (weighed as bytes).
+    Cp932Bin,
+    /// `ujis_japanese_ci` (weighed as general_ci).
+    UjisJapaneseCi,
+    /// `ujis_bin` (weighed as bytes).
+    UjisBin,
+    /// `gbk_chinese_ci` (weighed as general_ci).
+    GbkChineseCi,
+    /// `gbk_bin` (weighed as bytes).
+    GbkBin,
+    /// `big5_chinese_ci` (weighed as general_ci).
+    Big5ChineseCi,
+    /// `big5_bin` (weighed as bytes).
+    Big5Bin,
+    /// `euckr_korean_ci` (weighed as general_ci).
+    EuckrKoreanCi,
+    /// `euckr_bin` (weighed as bytes).
+    EuckrBin,
 }
 
 /// How a collation turns a string into weights.
@@ -152,6 +205,30 @@ const fn info(c: Collation) -> Info {
         Latin1Bin => ("latin1_bin", 47, "latin1", Bytes, true),
         AsciiGeneralCi => ("ascii_general_ci", 11, "ascii", General, true),
         AsciiBin => ("ascii_bin", 65, "ascii", Bytes, true),
+        Latin2GeneralCi => ("latin2_general_ci", 9, "latin2", General, true),
+        Latin2Bin => ("latin2_bin", 77, "latin2", Bytes, true),
+        Cp1250GeneralCi => ("cp1250_general_ci", 26, "cp1250", General, true),
+        Cp1250Bin => ("cp1250_bin", 66, "cp1250", Bytes, true),
+        Cp1251GeneralCi => ("cp1251_general_ci", 51, "cp1251", General, true),
+        Cp1251Bin => ("cp1251_bin", 50, "cp1251", Bytes, true),
+        Koi8rGeneralCi => ("koi8r_general_ci", 7, "koi8r", General, true),
+        Koi8rBin => ("koi8r_bin", 74, "koi8r", Bytes, true),
+        GreekGeneralCi => ("greek_general_ci", 25, "greek", General, true),
+        GreekBin => ("greek_bin", 70, "greek", Bytes, true),
+        HebrewGeneralCi => ("hebrew_general_ci", 16, "hebrew", General, true),
+        HebrewBin => ("hebrew_bin", 71, "hebrew", Bytes, true),
+        SjisJapaneseCi => ("sjis_japanese_ci", 13, "sjis", General, true),
+        SjisBin => ("sjis_bin", 88, "sjis", Bytes, true),
+        Cp932JapaneseCi => ("cp932_japanese_ci", 95, "cp932", General, true),
+        Cp932Bin => ("cp932_bin", 96, "cp932", Bytes, true),
+        UjisJapaneseCi => ("ujis_japanese_ci", 12, "ujis", General, true),
+        UjisBin => ("ujis_bin", 91, "ujis", Bytes, true),
+        GbkChineseCi => ("gbk_chinese_ci", 28, "gbk", General, true),
+        GbkBin => ("gbk_bin", 87, "gbk", Bytes, true),
+        Big5ChineseCi => ("big5_chinese_ci", 1, "big5", General, true),
+        Big5Bin => ("big5_bin", 84, "big5", Bytes, true),
+        EuckrKoreanCi => ("euckr_korean_ci", 19, "euckr", General, true),
+        EuckrBin => ("euckr_bin", 85, "euckr", Bytes, true),
     };
     Info {
         name,
@@ -172,13 +249,50 @@ pub const CHARSETS: &[(&str, Collation, &str, u32)] = &[
         "cp1252 West European",
         1,
     ),
+    (
+        "latin2",
+        Collation::Latin2GeneralCi,
+        "ISO 8859-2 Central European",
+        1,
+    ),
+    (
+        "cp1250",
+        Collation::Cp1250GeneralCi,
+        "Windows Central European",
+        1,
+    ),
+    ("cp1251", Collation::Cp1251GeneralCi, "Windows Cyrillic", 1),
+    (
+        "koi8r",
+        Collation::Koi8rGeneralCi,
+        "KOI8-R Relcom Russian",
+        1,
+    ),
+    ("greek", Collation::GreekGeneralCi, "ISO 8859-7 Greek", 1),
+    ("hebrew", Collation::HebrewGeneralCi, "ISO 8859-8 Hebrew", 1),
+    ("sjis", Collation::SjisJapaneseCi, "Shift-JIS Japanese", 2),
+    (
+        "cp932",
+        Collation::Cp932JapaneseCi,
+        "SJIS for Windows Japanese",
+        2,
+    ),
+    ("ujis", Collation::UjisJapaneseCi, "EUC-JP Japanese", 3),
+    ("gbk", Collation::GbkChineseCi, "GBK Simplified Chinese", 2),
+    (
+        "big5",
+        Collation::Big5ChineseCi,
+        "Big5 Traditional Chinese",
+        2,
+    ),
+    ("euckr", Collation::EuckrKoreanCi, "EUC-KR Korean", 2),
     ("ascii", Collation::AsciiGeneralCi, "US ASCII", 1),
     ("binary", Collation::Binary, "Binary pseudo charset", 1),
 ];
 
 impl Collation {
     /// Every collation, for SHOW COLLATION and information_schema.
-    pub const ALL: [Collation; 14] = [
+    pub const ALL: [Collation; 38] = [
         Collation::Binary,
         Collation::Utf8mb4_0900AiCi,
         Collation::Utf8mb4_0900Bin,
@@ -193,6 +307,30 @@ impl Collation {
         Collation::Latin1Bin,
         Collation::AsciiGeneralCi,
         Collation::AsciiBin,
+        Collation::Latin2GeneralCi,
+        Collation::Latin2Bin,
+        Collation::Cp1250GeneralCi,
+        Collation::Cp1250Bin,
+        Collation::Cp1251GeneralCi,
+        Collation::Cp1251Bin,
+        Collation::Koi8rGeneralCi,
+        Collation::Koi8rBin,
+        Collation::GreekGeneralCi,
+        Collation::GreekBin,
+        Collation::HebrewGeneralCi,
+        Collation::HebrewBin,
+        Collation::SjisJapaneseCi,
+        Collation::SjisBin,
+        Collation::Cp932JapaneseCi,
+        Collation::Cp932Bin,
+        Collation::UjisJapaneseCi,
+        Collation::UjisBin,
+        Collation::GbkChineseCi,
+        Collation::GbkBin,
+        Collation::Big5ChineseCi,
+        Collation::Big5Bin,
+        Collation::EuckrKoreanCi,
+        Collation::EuckrBin,
     ];
 
     /// The server's default collation for character strings (MySQL 8's).
@@ -211,6 +349,12 @@ impl Collation {
     /// Its character set's name.
     pub fn charset(self) -> &'static str {
         info(self).charset
+    }
+
+    /// Its character set, for conversion (`crate::types::charset`).
+    pub fn character_set(self) -> crate::types::charset::Charset {
+        crate::types::charset::Charset::from_name(self.charset())
+            .expect("every collation's character set is a supported Charset")
     }
 
     /// PAD SPACE (trailing spaces ignored) rather than NO PAD.

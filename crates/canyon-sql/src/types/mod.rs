@@ -2,7 +2,8 @@
 //!
 //! Values and MySQL's comparison rules ([`value`]), column types and strict
 //! coercion ([`sqltype`], whose items are re-exported here), collations and
-//! character sets ([`collation`]), the date/time arithmetic ([`datetime`]),
+//! character sets ([`collation`], and the conversions of the non-UTF-8
+//! sets in [`charset`]), the date/time arithmetic ([`datetime`]),
 //! ENUM and SET member lists ([`enumset`]), the JSON type's binary form,
 //! paths and order ([`json`]), time zones and their conversions
 //! ([`timezone`]),
@@ -13,6 +14,7 @@
 //! table, a statement or a transaction; every other layer may import this
 //! one, and it imports none of them.
 
+pub mod charset;
 pub mod collation;
 pub mod datetime;
 pub mod encoding;
