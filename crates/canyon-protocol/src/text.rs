@@ -176,6 +176,11 @@ pub fn write_text_value(out: &mut Vec<u8>, value: &Value, col: &Column) {
             out,
             format_datetime(dt, fraction_digits(col, dt)).as_bytes(),
         ),
+        // A TIMESTAMP column's value shows in the session's time zone.
+        Value::Stamp(s) => put_lenenc_bytes(
+            out,
+            format_datetime(&s.local, fraction_digits(col, &s.local)).as_bytes(),
+        ),
     }
 }
 

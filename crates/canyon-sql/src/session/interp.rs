@@ -254,7 +254,7 @@ pub(super) fn literal(v: &Value) -> Expr {
             Err(_) => L::HexStringLiteral(b.iter().map(|x| format!("{x:02X}")).collect()),
         },
         // A JSON value re-enters as its text (JSON-ness is lost here).
-        Value::Date(_) | Value::DateTime(_) | Value::Json(_) => {
+        Value::Date(_) | Value::DateTime(_) | Value::Stamp(_) | Value::Json(_) => {
             L::SingleQuotedString(v.to_display())
         }
     };

@@ -40,6 +40,7 @@
 //! seconds, and case-insensitive zone names (the file system's names are
 //! used as they are spelled).
 
+use crate::types::value::Stamp;
 use chrono::{DateTime, NaiveDateTime};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -77,6 +78,51 @@ impl Zone {
     pub fn from_utc(&self, utc: NaiveDateTime) -> NaiveDateTime {
         let offset = self.offset_at(utc.and_utc().timestamp());
         utc + chrono::Duration::seconds(i64::from(offset))
+    }
+
+    /// The offsets that can apply to local time `local`: those in force a
+    /// day either side of it (no zone moves more than a day at once).
+    fn offsets_near(&self, l: i64) -> [i32; 3] {
+        [
+            self.offset_at(l - 86_400),
+            self.offset_at(l),
+            self.offset_at(l + 86_400),
+        ]
+    }
+
+    /// The only instant whose local time is `local`, as a UTC date and
+    /// time; `None` when there are two (a repeated autumn hour) or none (a
+    /// spring-forward gap).
+    pub fn unique_utc(&self, local: NaiveDateTime) -> Option<NaiveDateTime> {
+        let l = local.and_utc().timestamp();
+        let mut valid: Vec<i64> = self
+            .offsets_near(l)
+            .iter()
+            .map(|&o| l - i64::from(o))
+            .filter(|&u| i64::from(self.offset_at(u)) == l - u)
+            .collect();
+        valid.sort_unstable();
+        valid.dedup();
+        match valid.as_slice() {
+            [u] => Some(local - chrono::Duration::seconds(l - u)),
+            _ => None,
+        }
+    }
+
+    /// UTC bounds of every instant whose local time is `local`, or any
+    /// instant whose local time lies beyond it on either side within the
+    /// zone's offsets: an instant reading at least `local` is at least the
+    /// first, one reading at most `local` at most the second. (A range of
+    /// local times is no range of instants across a transition: the bounds
+    /// are wide enough for a key scan whose rows are filtered again.)
+    pub fn utc_span(&self, local: NaiveDateTime) -> (NaiveDateTime, NaiveDateTime) {
+        let offs = self.offsets_near(local.and_utc().timestamp());
+        let max = offs.iter().copied().max().unwrap_or(0);
+        let min = offs.iter().copied().min().unwrap_or(0);
+        (
+            local - chrono::Duration::seconds(i64::from(max)),
+            local - chrono::Duration::seconds(i64::from(min)),
+        )
     }
 
     /// The UTC time of the local time `local` (see the module doc for times
@@ -129,6 +175,37 @@ impl Zone {
         DateTime::from_timestamp(hi, 0)
             .map(|d| d.naive_utc())
             .unwrap_or(local)
+    }
+}
+
+/// The first instant a TIMESTAMP holds, `1970-01-01 00:00:01` UTC.
+pub const TIMESTAMP_MIN_UNIX: i64 = 1;
+/// The second after the last instant a TIMESTAMP holds
+/// (`2038-01-19 03:14:07.999999` UTC, the largest signed 32-bit second).
+pub const TIMESTAMP_END_UNIX: i64 = i32::MAX as i64 + 1;
+
+/// The TIMESTAMP value of session-local time `local` in `zone`: its instant
+/// ([`Zone::to_utc`]: a time in a spring-forward gap is the first instant
+/// after it, one in a repeated hour its first occurrence) and that instant's
+/// local reading (`02:30` in a gap reads back as `03:00`, as in MySQL).
+/// `None` outside the TIMESTAMP range (MySQL's 1292 in strict mode).
+pub fn stamp(local: NaiveDateTime, zone: &Zone) -> Option<Stamp> {
+    let utc = zone.to_utc(local);
+    let unix = utc.and_utc().timestamp();
+    if !(TIMESTAMP_MIN_UNIX..TIMESTAMP_END_UNIX).contains(&unix) {
+        return None;
+    }
+    Some(Stamp {
+        utc,
+        local: zone.from_utc(utc),
+    })
+}
+
+/// A stored TIMESTAMP instant `utc` as a session in `zone` sees it.
+pub fn localize(utc: NaiveDateTime, zone: &Zone) -> Stamp {
+    Stamp {
+        utc,
+        local: zone.from_utc(utc),
     }
 }
 
