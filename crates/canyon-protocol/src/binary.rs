@@ -831,6 +831,18 @@ mod tests {
             &[Value::DateTime(dt)],
         );
         assert_eq!(out, vec![0, 0, 11, 0xd0, 0x07, 1, 1, 0, 0, 0, 1, 0, 0, 0]);
+        // A TIMESTAMP column's value is sent as its session-local reading.
+        let mut out = Vec::new();
+        let stamp = canyon_sql::Stamp {
+            utc: dt + chrono::Duration::hours(5),
+            local: dt,
+        };
+        write_binary_row(
+            &mut out,
+            &[col(ColumnType::Timestamp)],
+            &[Value::Stamp(stamp)],
+        );
+        assert_eq!(out, vec![0, 0, 11, 0xd0, 0x07, 1, 1, 0, 0, 0, 1, 0, 0, 0]);
     }
 
     #[test]

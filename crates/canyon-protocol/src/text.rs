@@ -461,6 +461,14 @@ mod tests {
         let mut out = Vec::new();
         write_text_value(&mut out, &Value::DateTime(dt), &dt3);
         assert_eq!(out, b"\x172024-03-07 09:05:01.000");
+        // A TIMESTAMP column's value shows its session-local reading.
+        let stamp = Value::Stamp(canyon_sql::Stamp {
+            utc: dt - chrono::Duration::hours(5),
+            local: dt,
+        });
+        let mut out = Vec::new();
+        write_text_value(&mut out, &stamp, &dt3);
+        assert_eq!(out, b"\x172024-03-07 09:05:01.000");
     }
 
     #[test]

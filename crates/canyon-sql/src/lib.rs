@@ -97,4 +97,4 @@ pub use catalog::engine::Engine;
 pub use ddl::alter::{AlterOp, ColumnPosition};
 pub use session::{Session, LARGE_TEXT, MAX_PREPARED_STATEMENTS};
 pub use types::result::{charset, column_flags, Column, ColumnType, PreparedInfo, QueryResult};
-pub use types::value::Value;
+pub use types::value::{Stamp, Value};
