@@ -73,6 +73,7 @@ INSERT INTO z VALUES (4, '2038-01-18 19:14:08', NULL);
 SET time_zone = '+00:00';
 SELECT id, ts, dt, UNIX_TIMESTAMP(ts) FROM z ORDER BY id;
 SET time_zone = '+01:00';
+-- differs: Canyon's ALTER TABLE reports no record count for a table rewrite (MySQL 8 and MariaDB count the rows copied); the converted values are compared below
 ALTER TABLE z MODIFY dt TIMESTAMP NULL;
 SET time_zone = '+00:00';
 SELECT id, ts, dt FROM z ORDER BY id;
