@@ -427,7 +427,7 @@ fn int_bits(v: &Value) -> u64 {
             (d.year() as i64 * 10_000 + i64::from(d.month()) * 100 + i64::from(d.day())) as u64
         }
         Value::Json(_) => v.to_i64().unwrap_or(0) as u64,
-        Value::DateTime(_) | Value::Null => 0,
+        Value::DateTime(_) | Value::Stamp(_) | Value::Null => 0,
     }
 }
 
@@ -439,7 +439,7 @@ fn as_f64(v: &Value) -> f64 {
         Value::Decimal(d) => d.to_f64().unwrap_or(0.0),
         Value::Bytes(b) => String::from_utf8_lossy(b).trim().parse().unwrap_or(0.0),
         Value::Json(_) => v.to_f64().unwrap_or(0.0),
-        Value::Date(_) | Value::DateTime(_) | Value::Null => 0.0,
+        Value::Date(_) | Value::DateTime(_) | Value::Stamp(_) | Value::Null => 0.0,
     }
 }
 
@@ -448,6 +448,8 @@ fn as_f64(v: &Value) -> f64 {
 fn write_binary_datetime(out: &mut Vec<u8>, value: &Value, date_only: bool) {
     let dt = match value {
         Value::DateTime(dt) => Some(*dt),
+        // A TIMESTAMP column's value shows in the session's time zone.
+        Value::Stamp(s) => Some(s.local),
         Value::Date(d) => d.and_hms_opt(0, 0, 0),
         Value::Bytes(b) => parse_datetime_text(&String::from_utf8_lossy(b)),
         _ => None,
@@ -827,6 +829,18 @@ mod tests {
             &mut out,
             &[col(ColumnType::Timestamp)],
             &[Value::DateTime(dt)],
+        );
+        assert_eq!(out, vec![0, 0, 11, 0xd0, 0x07, 1, 1, 0, 0, 0, 1, 0, 0, 0]);
+        // A TIMESTAMP column's value is sent as its session-local reading.
+        let mut out = Vec::new();
+        let stamp = canyon_sql::Stamp {
+            utc: dt + chrono::Duration::hours(5),
+            local: dt,
+        };
+        write_binary_row(
+            &mut out,
+            &[col(ColumnType::Timestamp)],
+            &[Value::Stamp(stamp)],
         );
         assert_eq!(out, vec![0, 0, 11, 0xd0, 0x07, 1, 1, 0, 0, 0, 1, 0, 0, 0]);
     }

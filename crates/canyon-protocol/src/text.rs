@@ -188,6 +188,11 @@ pub fn write_text_value(out: &mut Vec<u8>, value: &Value, col: &Column) {
             out,
             format_datetime(dt, fraction_digits(col, dt)).as_bytes(),
         ),
+        // A TIMESTAMP column's value shows in the session's time zone.
+        Value::Stamp(s) => put_lenenc_bytes(
+            out,
+            format_datetime(&s.local, fraction_digits(col, &s.local)).as_bytes(),
+        ),
     }
 }
 
@@ -467,6 +472,14 @@ mod tests {
         dt3.decimals = 3;
         let mut out = Vec::new();
         write_text_value(&mut out, &Value::DateTime(dt), &dt3);
+        assert_eq!(out, b"\x172024-03-07 09:05:01.000");
+        // A TIMESTAMP column's value shows its session-local reading.
+        let stamp = Value::Stamp(canyon_sql::Stamp {
+            utc: dt - chrono::Duration::hours(5),
+            local: dt,
+        });
+        let mut out = Vec::new();
+        write_text_value(&mut out, &stamp, &dt3);
         assert_eq!(out, b"\x172024-03-07 09:05:01.000");
     }
 

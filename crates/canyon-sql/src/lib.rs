@@ -98,4 +98,4 @@ pub use ddl::alter::{AlterOp, ColumnPosition};
 pub use session::{Session, LARGE_TEXT, MAX_PREPARED_STATEMENTS};
 pub use types::charset::Charset;
 pub use types::result::{charset, column_flags, Column, ColumnType, PreparedInfo, QueryResult};
-pub use types::value::Value;
+pub use types::value::{Stamp, Value};

@@ -578,6 +578,9 @@ pub struct GenCtx<'a> {
     /// COLUMN_TYPE shows integer display widths (`int(11)`; see
     /// `EngineConfig::display_widths`).
     pub display_widths: bool,
+    /// The session's time zone: a TIMESTAMP's literal default (an instant)
+    /// shows in it.
+    pub time_zone: crate::types::timezone::Zone,
 }
 
 /// Which name/value list [`GenCtx::settings`] is asked for.
@@ -1090,7 +1093,10 @@ fn columns_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
             let textual = c.ty.is_string() && !c.ty.is_binary();
             let default = match &c.default {
                 None | Some(DefaultValue::Null) => Value::Null,
-                Some(DefaultValue::Literal(v)) | Some(DefaultValue::Number(v)) => s(v),
+                Some(DefaultValue::Literal(v)) => {
+                    s(&crate::catalog::shown_literal_default(c, v, &g.time_zone))
+                }
+                Some(DefaultValue::Number(v)) => s(v),
                 Some(DefaultValue::CurrentTimestamp) => s(&c.ty.current_timestamp_name()),
             };
             let extra = match (c.auto_increment, &c.default, c.attrs.on_update_now) {

@@ -7,6 +7,7 @@
 
 use crate::catalog::Table;
 use crate::types::encoding::{decode_row_columns, encode_key_value, encode_row};
+use crate::types::timezone::Zone;
 use crate::types::value::Value;
 use crate::types::SqlType;
 use canyon_common::Result;
@@ -126,6 +127,7 @@ pub fn decode_table_row_columns(
         for c in row.len()..n {
             row.push(table.missing_value(c));
         }
+        stamp_timestamps(table, row);
         return Ok(());
     }
     let mask = needed.map(|m| {
@@ -146,7 +148,36 @@ pub fn decode_table_row_columns(
             None => table.missing_value(c),
         });
     }
+    stamp_timestamps(table, row);
     Ok(())
+}
+
+/// Turns each TIMESTAMP column's stored instant (a UTC date and time) into a
+/// [`Value::Stamp`] read in UTC, so that rows fresh from storage compare with
+/// rows being written by instant; [`localize_row`] then reads them in the
+/// session's zone. See `crate::types::timezone`, "TIMESTAMP columns".
+fn stamp_timestamps(table: &Table, row: &mut [Value]) {
+    for (v, col) in row.iter_mut().zip(&table.def.columns) {
+        if let (Value::DateTime(utc), SqlType::Timestamp(_)) = (&*v, col.ty) {
+            *v = Value::Stamp(crate::types::value::Stamp {
+                utc: *utc,
+                local: *utc,
+            });
+        }
+    }
+}
+
+/// Reads the TIMESTAMP values of a decoded row in the session's time zone
+/// `zone` (their instants stay as stored).
+pub fn localize_row(row: &mut [Value], zone: &Zone) {
+    if matches!(zone, Zone::Offset(0)) {
+        return;
+    }
+    for v in row.iter_mut() {
+        if let Value::Stamp(s) = v {
+            *s = crate::types::timezone::localize(s.utc, zone);
+        }
+    }
 }
 
 /// Encodes `row` (columns in declaration order) as stored: by slot, dropped

@@ -732,6 +732,61 @@ impl Catalog {
     }
 }
 
+/// A TIMESTAMP column's literal default as the instant it stands for, read in
+/// `zone`: the literal is kept as UTC text (converted from the zone of the
+/// CREATE or ALTER that gave it, as MySQL stores the instant; see
+/// [`timestamp_default_to_utc`]). `None` for any other column or default.
+pub fn timestamp_default(col: &ColumnDef, zone: &crate::types::timezone::Zone) -> Option<Value> {
+    let (SqlType::Timestamp(_), Some(DefaultValue::Literal(s))) = (col.ty, &col.default) else {
+        return None;
+    };
+    match crate::types::value::parse_datetime_bytes(s.as_bytes())? {
+        Value::DateTime(utc) => Some(Value::Stamp(crate::types::timezone::localize(utc, zone))),
+        _ => None,
+    }
+}
+
+/// A TIMESTAMP column's literal default as it reads in `zone` (SHOW CREATE
+/// TABLE, SHOW COLUMNS, information_schema); any other default's text.
+pub fn shown_literal_default(
+    col: &ColumnDef,
+    text: &str,
+    zone: &crate::types::timezone::Zone,
+) -> String {
+    match timestamp_default(col, zone) {
+        Some(Value::Stamp(s)) => crate::types::value::format_datetime(&s.local),
+        _ => text.to_string(),
+    }
+}
+
+/// Converts a TIMESTAMP column's literal default, a local time in the
+/// session's `zone` (as CREATE TABLE or ALTER TABLE gives it), into the UTC
+/// text the catalog keeps: a TIMESTAMP default is an instant (MySQL 8; SHOW
+/// CREATE TABLE shows it in the zone of whoever looks). Outside the
+/// TIMESTAMP range it is 1067 Invalid default value.
+pub fn timestamp_default_to_utc(
+    col: &mut ColumnDef,
+    zone: &crate::types::timezone::Zone,
+) -> canyon_common::Result<()> {
+    let (SqlType::Timestamp(_), Some(DefaultValue::Literal(s))) = (col.ty, &col.default) else {
+        return Ok(());
+    };
+    let invalid = || canyon_common::Error::Sql {
+        code: 1067,
+        sqlstate: *b"42000",
+        message: format!("Invalid default value for '{}'", col.name),
+    };
+    let Some(Value::DateTime(local)) = crate::types::value::parse_datetime_bytes(s.as_bytes())
+    else {
+        return Err(invalid());
+    };
+    let stamp = crate::types::timezone::stamp(local, zone).ok_or_else(invalid)?;
+    col.default = Some(DefaultValue::Literal(crate::types::value::format_datetime(
+        &stamp.utc,
+    )));
+    Ok(())
+}
+
 /// Turns a stored default into a value (before coercion to the column type).
 pub fn default_value(d: &DefaultValue, now: impl FnOnce() -> chrono::NaiveDateTime) -> Value {
     match d {

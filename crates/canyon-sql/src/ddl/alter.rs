@@ -299,6 +299,21 @@ impl Engine {
         ops: Vec<AlterOp>,
         strict: bool,
     ) -> Result<Vec<(u16, String)>> {
+        let zone = crate::types::timezone::system_zone().clone();
+        self.alter_table_in_zone(db, table, ops, strict, &zone)
+    }
+
+    /// [`Engine::alter_table_mode`] in the session's time zone `zone`: a
+    /// table rewrite that turns DATETIME values into TIMESTAMP instants (or
+    /// back), or fills a new TIMESTAMP column, reads local times in it.
+    pub fn alter_table_in_zone(
+        &self,
+        db: &str,
+        table: &str,
+        ops: Vec<AlterOp>,
+        strict: bool,
+        zone: &crate::types::timezone::Zone,
+    ) -> Result<Vec<(u16, String)>> {
         let _alter = self.alter_lock.lock();
         let mut warnings = Vec::new();
         let mut auto_increment = None;
@@ -325,7 +340,7 @@ impl Engine {
             let cur = self.catalog().table(db, table).cloned();
             match cur {
                 Some(cur) if needs_rewrite(&cur.def, &ops) => {
-                    warnings.extend(self.rewrite_table(db, table, ops, strict)?)
+                    warnings.extend(self.rewrite_table(db, table, ops, strict, zone)?)
                 }
                 _ => self.alter_online(db, table, ops)?,
             }
@@ -999,9 +1014,12 @@ enum StoredForm {
     /// TIME(fsp) and whether its keys hold its value (`time_key_ordered`).
     Time(u8, bool),
     Date,
-    /// DATETIME / TIMESTAMP with their fsp: a change of fsp rounds the
-    /// stored values (as MySQL does), so rewrites the rows.
+    /// DATETIME with its fsp: a change of fsp rounds the stored values (as
+    /// MySQL does), so rewrites the rows.
     DateTime(u8),
+    /// TIMESTAMP with its fsp: it stores UTC instants, so a change from or
+    /// to DATETIME converts through the session's time zone (a rewrite).
+    Timestamp(u8),
 }
 
 fn stored_form(c: &ColumnDef) -> StoredForm {
@@ -1020,7 +1038,8 @@ fn stored_form(c: &ColumnDef) -> StoredForm {
         SqlType::Json => StoredForm::Json,
         SqlType::Time(f) => StoredForm::Time(f, c.attrs.time_key_ordered),
         SqlType::Date => StoredForm::Date,
-        SqlType::DateTime(f) | SqlType::Timestamp(f) => StoredForm::DateTime(f),
+        SqlType::DateTime(f) => StoredForm::DateTime(f),
+        SqlType::Timestamp(f) => StoredForm::Timestamp(f),
         // Integer types are matched by the guards above.
         SqlType::TinyInt { .. }
         | SqlType::SmallInt { .. }
@@ -1062,6 +1081,15 @@ fn normalize_slots(def: &mut TableDef) {
 /// default is the zero date Canyon cannot store, is accepted: no row reads it).
 fn added_default(col: &ColumnDef, now: chrono::NaiveDateTime, empty: bool) -> Result<DefaultValue> {
     Ok(match &col.default {
+        // A TIMESTAMP holds the instant: the rows read the UTC time now.
+        Some(DefaultValue::CurrentTimestamp) if matches!(col.ty, SqlType::Timestamp(_)) => {
+            DefaultValue::Literal(
+                chrono::Utc::now()
+                    .naive_utc()
+                    .format("%Y-%m-%d %H:%M:%S")
+                    .to_string(),
+            )
+        }
         Some(DefaultValue::CurrentTimestamp) => {
             DefaultValue::Literal(now.format("%Y-%m-%d %H:%M:%S").to_string())
         }

@@ -117,9 +117,12 @@
 //!   for the zero date in strict mode. On an empty table it is accepted.
 
 use crate::catalog::engine::{json, meta_key, take_id, Engine, META_TABLE};
-use crate::catalog::rows::{decode_table_row, encode_table_row, hidden_key, index_keys};
+use crate::catalog::rows::{
+    decode_table_row, encode_table_row, hidden_key, index_keys, localize_row,
+};
 use crate::catalog::{Table, TableDef, REWRITE_FROZEN, REWRITE_OPEN, REWRITE_REPLACED};
 use crate::ddl::alter::AlterOp;
+use crate::types::timezone::Zone;
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
 use canyon_storage::{KeyRange, Keyspace};
@@ -176,6 +179,7 @@ impl Engine {
         table: &str,
         ops: Vec<AlterOp>,
         strict: bool,
+        zone: &Zone,
     ) -> Result<Vec<(u16, String)>> {
         let cur = self
             .catalog()
@@ -209,6 +213,7 @@ impl Engine {
                 &new,
                 (&staged.sources, &staged.order),
                 strict,
+                zone,
                 &mut warnings,
             )?;
             for ix in new.def.indexes.iter().filter(|i| i.unique) {
@@ -308,7 +313,15 @@ impl Engine {
             .map(|c| match old_slot.get(&(def.slot(c) as u32)) {
                 Some(&o) => Source::Old(o),
                 _ if def.columns[c].auto_increment => Source::Sequence,
-                _ => Source::Fill(staged_table.missing_value(c)),
+                // A TIMESTAMP's missing value is its stored instant (UTC).
+                _ => Source::Fill(match staged_table.missing_value(c) {
+                    Value::DateTime(utc)
+                        if matches!(def.columns[c].ty, crate::types::SqlType::Timestamp(_)) =>
+                    {
+                        Value::Stamp(crate::types::value::Stamp { utc, local: utc })
+                    }
+                    v => v,
+                }),
             })
             .collect();
         def.slots.clear();
@@ -357,6 +370,7 @@ impl Engine {
         new: &Table,
         (sources, order): (&[Source], &[(usize, bool)]),
         strict: bool,
+        zone: &Zone,
         warnings: &mut Vec<(u16, String)>,
     ) -> Result<(u64, u64)> {
         let read_session = self.txn.session();
@@ -374,12 +388,14 @@ impl Engine {
         let gen_ctx = crate::plan::generated::NoSession::default();
         let mut convert = |bytes: &[u8], rowno: u64, warnings: &mut Vec<(u16, String)>| {
             decode_table_row(cur, bytes, &mut old_row)?;
+            localize_row(&mut old_row, zone);
             let mut row = convert_row(
                 new,
                 sources,
                 &old_row,
                 rowno,
                 &mut sequence,
+                zone,
                 (!strict).then_some(&mut *warnings),
             )?;
             if let Some(g) = &generator {
@@ -689,6 +705,7 @@ fn convert_row(
     old: &[Value],
     rowno: u64,
     sequence: &mut u64,
+    zone: &Zone,
     mut lenient: Option<&mut Vec<(u16, String)>>,
 ) -> Result<Vec<Value>> {
     let mut row = Vec::with_capacity(sources.len());
@@ -719,6 +736,21 @@ fn convert_row(
                     code: 1265,
                     message: format!("Data truncated for column '{column}' at row {row}"),
                 }),
+                // A local time into a TIMESTAMP (from a DATETIME, or a new
+                // column's default) is its instant in the session's zone;
+                // a TIMESTAMP's own value kept its instant (`coerce`).
+                Ok(Value::DateTime(local))
+                    if matches!(col.ty, crate::types::SqlType::Timestamp(_)) =>
+                {
+                    crate::types::timezone::stamp(local, zone)
+                        .map(Value::Stamp)
+                        .ok_or_else(|| Error::IncorrectValue {
+                            type_name: "datetime".to_string(),
+                            value: crate::types::value::format_datetime(&local),
+                            column: col.name.clone(),
+                            row: rowno,
+                        })
+                }
                 other => other,
             }
         };

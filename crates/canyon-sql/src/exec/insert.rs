@@ -433,7 +433,12 @@ pub(crate) fn build_row(
             continue;
         }
         if !given[c] && !col.auto_increment {
+            // A TIMESTAMP's literal default is an instant.
+            let instant = matches!(col.ty, crate::types::SqlType::Timestamp(_))
+                .then(|| crate::catalog::timestamp_default(col, &ctx.time_zone()))
+                .flatten();
             row[c] = match &col.default {
+                Some(_) if instant.is_some() => instant.unwrap_or(Value::Null),
                 Some(d) => crate::catalog::default_value(d, || {
                     crate::types::datetime::truncate_datetime(ctx.now(), col.ty.fsp())
                 }),
@@ -690,7 +695,9 @@ pub fn insert_rows(
             }
             OnDuplicate::Update(assignments) => match find_conflict(txn, table, &row, &pk)? {
                 None => insert_new(txn, fk.as_mut(), table, pk, &row, plan.ignore, effects)?,
-                Some(c) => {
+                Some(mut c) => {
+                    // The existing row's TIMESTAMPs read in the session's zone.
+                    crate::catalog::rows::localize_row(&mut c.row, &ctx.time_zone());
                     let mut new =
                         upsert_values(table, assignments, &c.row, &row, ctx, rowno, effects)?;
                     if let Some(g) = &generator {
@@ -921,14 +928,15 @@ pub(crate) fn upsert_values(
     if frame.as_slice() != existing {
         for (c, col) in table.def.columns.iter().enumerate() {
             if col.attrs.on_update_now && !assignments.iter().any(|(a, _)| *a == c) {
-                frame[c] = coerce(
+                // coerce_column: a TIMESTAMP stores the instant.
+                frame[c] = coerce_column(
                     Value::DateTime(crate::types::datetime::truncate_datetime(
                         ctx.now(),
                         col.ty.fsp(),
                     )),
-                    col.ty,
-                    &col.name,
+                    col,
                     rowno,
+                    ctx,
                 )?;
             }
         }

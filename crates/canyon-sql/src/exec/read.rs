@@ -52,6 +52,7 @@ pub fn for_each_row_checked(
     let tid = table.def.id;
     let mut err: Option<Error> = None;
     let mut row = Vec::new();
+    let zone = ctx.time_zone();
     match ranges {
         KeyRanges::Empty => Ok(()),
         KeyRanges::Points(points) => {
@@ -63,6 +64,7 @@ pub fn for_each_row_checked(
                 ctx.check_interrupt()?;
                 if let Some(bytes) = txn.get(tid, &pk, mode)? {
                     decode_table_row_columns(table, &bytes, needed, &mut row)?;
+                    localize_row(&mut row, &zone);
                     if !f(&pk, &mut row)? {
                         break;
                     }
@@ -83,7 +85,10 @@ pub fn for_each_row_checked(
                     let r = ctx
                         .check_interrupt()
                         .and_then(|_| decode_table_row_columns(table, bytes, needed, &mut row))
-                        .and_then(|_| f(pk, &mut row));
+                        .and_then(|_| {
+                            localize_row(&mut row, &zone);
+                            f(pk, &mut row)
+                        });
                     match r {
                         Ok(true) => ControlFlow::Continue(()),
                         Ok(false) => {
@@ -186,6 +191,7 @@ pub(crate) fn for_each_locked_row_dir(
     let mut processed: HashSet<Vec<u8>> = HashSet::new();
     let mut done = 0u64;
     let mut row = Vec::new();
+    let zone = ctx.time_zone();
     loop {
         let want = limit.map(|l| l.saturating_sub(done));
         let (ranges, _) = access.key_ranges(table, ctx)?;
@@ -235,6 +241,7 @@ pub(crate) fn for_each_locked_row_dir(
                 continue;
             };
             decode_table_row(table, &bytes, &mut row)?;
+            localize_row(&mut row, &zone);
             if !matches(&row, if scanned { &quiet } else { ctx })? {
                 continue;
             }

@@ -14,13 +14,13 @@
 //! Both feed a `Collector`: grouping and aggregates, HAVING, DISTINCT, ORDER BY,
 //! LIMIT/OFFSET, with an early stop when a streaming LIMIT is satisfied.
 
-use crate::catalog::rows::decode_table_row_columns;
+use crate::catalog::rows::{decode_table_row_columns, localize_row};
 use crate::exec::{
     for_each_locked_row_dir, for_each_row, for_each_row_checked, no_row, residual_filter,
 };
 use crate::expr::{
-    eval, eval_predicate, subquery_key, AggCall, AggFunc, Env, EvalContext, Expr, SubqueryExpr,
-    SubqueryRows, SubqueryRunner, WithSubqueries,
+    eval, eval_instant, eval_predicate, subquery_key, AggCall, AggFunc, Env, EvalContext, Expr,
+    SubqueryExpr, SubqueryRows, SubqueryRunner, WithSubqueries,
 };
 use crate::plan::access::{KeyRanges, Target};
 use crate::plan::eval_count;
@@ -599,7 +599,11 @@ impl<'p> Collector<'p> {
         for (i, e) in plan.projection.iter().enumerate() {
             row.push(match skip.get(i) {
                 Some(Some(_)) => Value::Null,
-                _ => eval(e, &env)?,
+                // A TIMESTAMP column keeps its instant until `finish`: ORDER
+                // BY and DISTINCT order and compare it by instant, as MySQL
+                // does by its stored value (the two readings of a repeated
+                // autumn hour are two values).
+                _ => eval_instant(e, &env)?,
             });
         }
         Ok(Some(row))
@@ -742,6 +746,14 @@ impl<'p> Collector<'p> {
         if plan.projection.len() > plan.visible {
             for r in &mut rows {
                 r.truncate(plan.visible);
+            }
+        }
+        // Results carry TIMESTAMPs as their session-local times.
+        for r in &mut rows {
+            for v in r.iter_mut() {
+                if matches!(v, Value::Stamp(_)) {
+                    *v = std::mem::replace(v, Value::Null).local();
+                }
             }
         }
         // DECIMAL results leave at their declared scale: a quotient carries
@@ -904,7 +916,7 @@ fn hash_key(vals: &[Value]) -> Option<Vec<u8>> {
                 k.push(4);
                 k.extend_from_slice(d.and_time(chrono::NaiveTime::MIN).to_string().as_bytes());
             }
-            Value::DateTime(d) => {
+            Value::DateTime(d) | Value::Stamp(crate::types::value::Stamp { local: d, .. }) => {
                 k.push(4);
                 k.extend_from_slice(d.to_string().as_bytes());
             }
@@ -998,6 +1010,7 @@ impl Join<'_, '_> {
     ) -> Result<bool> {
         let reader = self.reader()?;
         let mut buf = Vec::new();
+        let zone = self.q.time_zone();
         match ranges {
             KeyRanges::Empty => Ok(true),
             KeyRanges::Points(points) => {
@@ -1009,6 +1022,7 @@ impl Join<'_, '_> {
                     self.q.check_interrupt()?;
                     if let Some(bytes) = reader.get(table.def.id, &pk)? {
                         decode_table_row_columns(table, &bytes, needed, &mut buf)?;
+                        localize_row(&mut buf, &zone);
                         if !f(&mut buf)? {
                             return Ok(false);
                         }
@@ -1030,7 +1044,10 @@ impl Join<'_, '_> {
                             .q
                             .check_interrupt()
                             .and_then(|_| decode_table_row_columns(table, bytes, needed, &mut buf))
-                            .and_then(|_| f(&mut buf));
+                            .and_then(|_| {
+                                localize_row(&mut buf, &zone);
+                                f(&mut buf)
+                            });
                         match r {
                             Ok(true) => ControlFlow::Continue(()),
                             Ok(false) => {

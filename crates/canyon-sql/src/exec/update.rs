@@ -10,7 +10,6 @@ use crate::expr::eval::coerce_column;
 use crate::expr::{eval, eval_predicate, Env, EvalContext, Expr};
 use crate::plan::access::Access;
 use crate::plan::{eval_count, DeletePlan, RowOrder, UpdatePlan};
-use crate::types::coerce;
 use crate::types::collation::Collation;
 use crate::types::result::QueryResult;
 use crate::types::value::{sort_cmp_as, Value};
@@ -269,14 +268,15 @@ pub fn run_update(
                 // carry it and were not assigned take the statement's time.
                 for (c, col) in def.columns.iter().enumerate() {
                     if col.attrs.on_update_now && !replaced.iter().any(|(r, _)| *r == c) {
-                        let now = coerce(
+                        // coerce_column: a TIMESTAMP stores the instant.
+                        let now = crate::expr::coerce_column(
                             Value::DateTime(crate::types::datetime::truncate_datetime(
                                 ctx.now(),
                                 col.ty.fsp(),
                             )),
-                            col.ty,
-                            &col.name,
+                            col,
                             matched,
+                            ctx,
                         )?;
                         replaced.push((c, std::mem::replace(&mut row[c], now)));
                     }

@@ -223,6 +223,16 @@ pub struct Env<'a> {
     pub ctx: &'a dyn EvalContext,
 }
 
+/// [`eval`], except that a column reference to a TIMESTAMP column gives its
+/// [`Value::Stamp`], instant included (UNIX_TIMESTAMP() of a column: exact
+/// even in a repeated autumn hour).
+pub fn eval_instant(e: &Expr, env: &Env<'_>) -> Result<Value> {
+    match e {
+        Expr::Column(i) | Expr::Bound(i) => Ok(env.row.get(*i).cloned().unwrap_or(Value::Null)),
+        _ => eval(e, env),
+    }
+}
+
 /// Evaluates an expression.
 pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
     Ok(match e {
@@ -233,7 +243,10 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
             .get(*i)
             .cloned()
             .ok_or_else(|| Error::WrongArguments("mysqld_stmt_execute".into()))?,
-        Expr::Column(i) | Expr::Bound(i) => env.row.get(*i).cloned().unwrap_or(Value::Null),
+        // A TIMESTAMP column reads as its session-local time (see
+        // `crate::types::timezone`, "TIMESTAMP columns"); [`eval_instant`]
+        // keeps the instant.
+        Expr::Column(i) | Expr::Bound(i) => env.row.get(*i).cloned().unwrap_or(Value::Null).local(),
         Expr::Row(_) => return Err(Error::OperandColumns(1)),
         Expr::Subquery(sq) => return eval_subquery(sq, env),
         Expr::Stored(c) => eval_stored(c, env)?,
@@ -856,7 +869,34 @@ pub fn coerce_column(
             crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
                 ctx.warn(code, msg)
             })?;
-        return Ok(limit_to_charset(v, col, rowno, ctx));
+        return match (v, col.ty) {
+            // A TIMESTAMP stores the instant of the session-local time; a
+            // time in a spring-forward gap is the first instant after it,
+            // with MySQL 8's warning 1299 (MariaDB refuses it in strict
+            // mode, 1292); outside the range is 1292.
+            (Value::DateTime(local), crate::types::SqlType::Timestamp(_)) => {
+                let stamp =
+                    crate::types::timezone::stamp(local, &ctx.time_zone()).ok_or_else(|| {
+                        Error::IncorrectValue {
+                            type_name: "datetime".to_string(),
+                            value: crate::types::value::format_datetime(&local),
+                            column: col.name.clone(),
+                            row: rowno,
+                        }
+                    })?;
+                if stamp.local != local {
+                    ctx.warn(
+                        1299,
+                        &format!(
+                            "Invalid TIMESTAMP value in column '{}' at row {rowno}",
+                            col.name
+                        ),
+                    );
+                }
+                Ok(Value::Stamp(stamp))
+            }
+            (v, _) => Ok(limit_to_charset(v, col, rowno, ctx)),
+        };
     }
     let (v, bad) = crate::types::coerce_member(v, col.ty);
     if bad {

@@ -41,10 +41,18 @@ pub(super) fn call_clock(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value>
         Func::UnixTimestamp => {
             // Datetimes are in the session's time zone, as
             // NOW() and FROM_UNIXTIME() are; before the epoch is 0.
+            let a = match args.first() {
+                Some(e) => crate::expr::eval::eval_instant(e, env)?,
+                None => Value::Null,
+            };
+            // A TIMESTAMP column's value is its stored instant, exactly.
+            if let Value::Stamp(s) = a {
+                return Ok(Value::UInt(s.utc.and_utc().timestamp().max(0) as u64));
+            }
             let dt = if args.is_empty() {
                 Some(env.ctx.now())
             } else {
-                temporal(&arg(args, 0, env)?, env).map(|t| t.dt)
+                temporal(&a, env).map(|t| t.dt)
             };
             // UNIX_TIMESTAMP() is the statement's instant itself (exact
             // even in a repeated DST hour); a datetime argument is read in

@@ -36,6 +36,7 @@
 use crate::catalog::Table;
 use crate::expr::{eval, BinOp, Env, EvalContext, Expr};
 use crate::types::encoding::encode_key_value;
+use crate::types::timezone::Zone;
 use crate::types::value::{parse_datetime_bytes, Value};
 use crate::types::SqlType;
 use canyon_common::Result;
@@ -202,6 +203,7 @@ impl Access {
             aggs: &[],
             ctx,
         };
+        let zone = ctx.time_zone();
         let mut points = Vec::new();
         let mut ranges = Vec::new();
         for spec in &self.ranges {
@@ -209,7 +211,9 @@ impl Access {
             let mut impossible = false;
             for (i, e) in spec.eq.iter().enumerate() {
                 let col = &table.def.columns[cols[i]];
-                match key_value(eval(e, &env)?, col.ty) {
+                let (kv, _) =
+                    timestamp_key(key_value(eval(e, &env)?, col.ty), col.ty, &zone, Side::Eq);
+                match kv {
                     KeyValue::Exact(v) => {
                         encode_key_value(&v, scale(col.ty), col.collation, &mut prefix)
                     }
@@ -240,11 +244,17 @@ impl Access {
                 None => Bound::Unbounded,
             };
             if let (Some(col), Some((e, inclusive))) = (next, &spec.lower) {
-                match key_value(eval(e, &env)?, col.ty) {
+                let (kv, widened) = timestamp_key(
+                    key_value(eval(e, &env)?, col.ty),
+                    col.ty,
+                    &zone,
+                    Side::Lower,
+                );
+                match kv {
                     KeyValue::Exact(v) => {
                         let mut k = prefix.clone();
                         encode_key_value(&v, scale(col.ty), col.collation, &mut k);
-                        start = if *inclusive {
+                        start = if *inclusive || widened {
                             Bound::Included(k)
                         } else {
                             match prefix_successor(&k) {
@@ -265,11 +275,17 @@ impl Access {
                 start = Bound::Included(k);
             }
             if let (Some(col), Some((e, inclusive))) = (next, &spec.upper) {
-                match key_value(eval(e, &env)?, col.ty) {
+                let (kv, widened) = timestamp_key(
+                    key_value(eval(e, &env)?, col.ty),
+                    col.ty,
+                    &zone,
+                    Side::Upper,
+                );
+                match kv {
                     KeyValue::Exact(v) => {
                         let mut k = prefix.clone();
                         encode_key_value(&v, scale(col.ty), col.collation, &mut k);
-                        end = if *inclusive {
+                        end = if *inclusive || widened {
                             match prefix_successor(&k) {
                                 Some(s) => Bound::Excluded(s),
                                 None => Bound::Unbounded,
@@ -464,6 +480,44 @@ enum KeyValue {
     Exact(Value),
     Null,
     Inexact,
+}
+
+/// Which part of a key range a bound is.
+#[derive(Clone, Copy)]
+enum Side {
+    Eq,
+    Lower,
+    Upper,
+}
+
+/// A bound on a TIMESTAMP key column: the constant is a session-local time
+/// (`WHERE ts = '2026-03-29 02:30:00'` compares in the session's zone, as
+/// MySQL does) and the key holds instants. An equality is the one instant
+/// with that local time, or a full scan when there are two (a repeated
+/// autumn hour) or none (a gap); a lower or upper bound is widened to every
+/// instant that can read on its side of it ([`Zone::utc_span`]) and made
+/// inclusive (the `bool`: `true` when widened). The rows are filtered again,
+/// so a wider range only reads more. Other columns' values pass unchanged.
+fn timestamp_key(kv: KeyValue, ty: SqlType, zone: &Zone, side: Side) -> (KeyValue, bool) {
+    let (SqlType::Timestamp(_), KeyValue::Exact(Value::DateTime(local))) = (ty, &kv) else {
+        return (kv, false);
+    };
+    let local = *local;
+    let widened = !matches!(zone, Zone::Offset(_));
+    match side {
+        Side::Eq => match zone.unique_utc(local) {
+            Some(utc) => (KeyValue::Exact(Value::DateTime(utc)), false),
+            None => (KeyValue::Inexact, false),
+        },
+        Side::Lower => (
+            KeyValue::Exact(Value::DateTime(zone.utc_span(local).0)),
+            widened,
+        ),
+        Side::Upper => (
+            KeyValue::Exact(Value::DateTime(zone.utc_span(local).1)),
+            widened,
+        ),
+    }
 }
 
 /// Converts a constant to the key column's type when that is exact.

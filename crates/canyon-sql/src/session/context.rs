@@ -232,10 +232,7 @@ impl EvalContext for StmtCtx<'_> {
         self.time_zone().from_utc(self.now_utc())
     }
     fn time_zone(&self) -> crate::types::timezone::Zone {
-        // `@@time_zone` holds only names `timezone::normalize` accepted.
-        let name = self.state.get_var("time_zone").ok().map(|v| v.to_display());
-        name.and_then(|n| crate::types::timezone::zone(&n))
-            .unwrap_or_else(|| crate::types::timezone::system_zone().clone())
+        self.state.time_zone()
     }
     fn now_utc(&self) -> chrono::NaiveDateTime {
         *self.now.get_or_init(|| {
@@ -318,6 +315,7 @@ impl EvalContext for StmtCtx<'_> {
             processes: &processes,
             settings: &settings,
             display_widths: s.engine.config().shows_display_widths(),
+            time_zone: s.time_zone(),
         };
         Ok(crate::catalog::infoschema::generate(table, filter, &g))
     }

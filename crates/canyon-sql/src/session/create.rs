@@ -53,6 +53,14 @@ impl Session {
             (None, None) => (crate::ddl::create_table(ct, default_collation)?, None),
         };
         self.check_table_options(&mut new, &t)?;
+        // A TIMESTAMP's literal default is the instant it names in this
+        // session's zone (LIKE copies instants already).
+        if ct.like.is_none() {
+            let zone = self.state.time_zone();
+            for col in new.columns.iter_mut() {
+                crate::catalog::timestamp_default_to_utc(col, &zone)?;
+            }
+        }
         let created = if ct.temporary {
             self.create_temporary(&cat, &db, &t, new, ct.if_not_exists)?
         } else {

@@ -59,6 +59,8 @@ pub(super) trait Host {
     fn check_interrupt(&self) -> Result<()>;
     /// Records a warning or note.
     fn warn(&mut self, level: &'static str, code: u16, message: String);
+    /// The session's time zone (`SET NEW.ts = ...` stores the instant).
+    fn time_zone(&self) -> crate::types::timezone::Zone;
     /// Runs CALL of a procedure from inside a body, with its arguments'
     /// values; returns the values of its parameters at the end (for OUT /
     /// INOUT arguments).
@@ -254,7 +256,7 @@ pub(super) fn literal(v: &Value) -> Expr {
             Err(_) => L::HexStringLiteral(b.iter().map(|x| format!("{x:02X}")).collect()),
         },
         // A JSON value re-enters as its text (JSON-ness is lost here).
-        Value::Date(_) | Value::DateTime(_) | Value::Json(_) => {
+        Value::Date(_) | Value::DateTime(_) | Value::Stamp(_) | Value::Json(_) => {
             L::SingleQuotedString(v.to_display())
         }
     };
@@ -457,7 +459,22 @@ impl<'p, 'h> Interp<'p, 'h> {
                 column: col.to_string(),
                 context: "NEW".into(),
             })?;
-        let v = crate::types::coerce(v, row.types[i], col, 1)?;
+        let v = match crate::types::coerce(v, row.types[i], col, 1)? {
+            // A TIMESTAMP column holds the instant of the session-local time.
+            Value::DateTime(local)
+                if matches!(row.types[i], crate::types::SqlType::Timestamp(_)) =>
+            {
+                crate::types::timezone::stamp(local, &self.host.time_zone())
+                    .map(Value::Stamp)
+                    .ok_or_else(|| Error::IncorrectValue {
+                        type_name: "datetime".to_string(),
+                        value: crate::types::value::format_datetime(&local),
+                        column: col.to_string(),
+                        row: 1,
+                    })?
+            }
+            v => v,
+        };
         if let Some(new) = row.new.as_mut() {
             new[i] = v;
         }

@@ -68,6 +68,10 @@ impl Session {
             return Err(Error::UnknownDatabase(db));
         };
         let mut new = crate::ddl::create_table(ct, database.default_collation)?;
+        let zone = self.state.time_zone();
+        for col in new.columns.iter_mut() {
+            crate::catalog::timestamp_default_to_utc(col, &zone)?;
+        }
         self.check_table_options(&mut new, &t)?;
         if !new.foreign_keys.is_empty() {
             return Err(part::foreign_keys_refused());

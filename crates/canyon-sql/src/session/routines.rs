@@ -105,6 +105,9 @@ impl Host for Session {
     fn warn(&mut self, level: &'static str, code: u16, message: String) {
         self.state.warnings.push((level, code, message));
     }
+    fn time_zone(&self) -> crate::types::timezone::Zone {
+        self.state.time_zone()
+    }
     fn call(
         &mut self,
         db: Option<&str>,

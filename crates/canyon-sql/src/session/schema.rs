@@ -285,6 +285,7 @@ impl Session {
                         self.split_name(n)
                     })?;
                 self.check_alter_engine(&mut ops, &t)?;
+                timestamp_defaults_to_utc(&mut ops, &table.def.columns, &self.state.time_zone())?;
                 let strict = self.strict_sql_mode();
                 let mut notes = Vec::new();
                 crate::ddl::comments::check_alter_comments(&mut ops, strict, &mut |c, m| {
@@ -304,7 +305,8 @@ impl Session {
                     .all(|o| matches!(o, crate::ddl::alter::AlterOp::RenameTo { .. }));
                 self.commit()?;
                 drop(cat);
-                let warnings = engine.alter_table_mode(&db, &t, ops, strict)?;
+                let zone = self.state.time_zone();
+                let warnings = engine.alter_table_in_zone(&db, &t, ops, strict, &zone)?;
                 let n = warnings.len();
                 for (code, message) in warnings {
                     self.state.warnings.push(("Warning", code, message));
@@ -378,4 +380,33 @@ impl Session {
             other => Err(Error::Unsupported(statement_kind(other))),
         }
     }
+}
+
+/// A TIMESTAMP's literal default in an ALTER (a new or changed column, SET
+/// DEFAULT) is the instant it names in the session's zone: kept as UTC text
+/// (see `crate::catalog::timestamp_default_to_utc`).
+fn timestamp_defaults_to_utc(
+    ops: &mut [crate::ddl::alter::AlterOp],
+    columns: &[crate::catalog::ColumnDef],
+    zone: &crate::types::timezone::Zone,
+) -> Result<()> {
+    use crate::ddl::alter::AlterOp;
+    for op in ops.iter_mut() {
+        match op {
+            AlterOp::AddColumn { column, .. } | AlterOp::ChangeColumn { column, .. } => {
+                crate::catalog::timestamp_default_to_utc(column, zone)?;
+            }
+            AlterOp::SetDefault { name, default } => {
+                let Some(col) = columns.iter().find(|c| c.name.eq_ignore_ascii_case(name)) else {
+                    continue;
+                };
+                let mut probe = col.clone();
+                probe.default = default.clone();
+                crate::catalog::timestamp_default_to_utc(&mut probe, zone)?;
+                *default = probe.default;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }

@@ -142,8 +142,10 @@ impl Session {
                 };
                 let default = match &c.default {
                     None | Some(crate::catalog::DefaultValue::Null) => Value::Null,
-                    Some(crate::catalog::DefaultValue::Literal(s))
-                    | Some(crate::catalog::DefaultValue::Number(s)) => Value::str(s),
+                    Some(crate::catalog::DefaultValue::Literal(s)) => Value::str(
+                        &crate::catalog::shown_literal_default(c, s, &self.state.time_zone()),
+                    ),
+                    Some(crate::catalog::DefaultValue::Number(s)) => Value::str(s),
                     Some(crate::catalog::DefaultValue::CurrentTimestamp) => {
                         Value::str(&c.ty.current_timestamp_name())
                     }
@@ -290,8 +292,14 @@ impl Session {
                 l.push_str(" NULL");
             }
             match &c.default {
-                Some(crate::catalog::DefaultValue::Literal(v))
-                | Some(crate::catalog::DefaultValue::Number(v)) => {
+                Some(crate::catalog::DefaultValue::Literal(v)) => {
+                    // A TIMESTAMP's default is an instant, shown in this
+                    // session's zone.
+                    let v = crate::catalog::shown_literal_default(c, v, &self.state.time_zone());
+                    l.push_str(" DEFAULT ");
+                    l.push_str(&shown_default(c.ty, &v, mariadb));
+                }
+                Some(crate::catalog::DefaultValue::Number(v)) => {
                     l.push_str(" DEFAULT ");
                     l.push_str(&shown_default(c.ty, v, mariadb));
                 }

@@ -95,6 +95,14 @@ impl State {
             .unwrap_or(crate::types::collation::Collation::DEFAULT)
     }
 
+    /// The session's `time_zone` (`@@time_zone` holds only names
+    /// `timezone::normalize` accepted); the host's zone failing that.
+    pub(super) fn time_zone(&self) -> crate::types::timezone::Zone {
+        let name = self.get_var("time_zone").ok().map(|v| v.to_display());
+        name.and_then(|n| crate::types::timezone::zone(&n))
+            .unwrap_or_else(|| crate::types::timezone::system_zone().clone())
+    }
+
     pub(super) fn get_var(&self, name: &str) -> Result<Value> {
         if let Some(g) = name.strip_prefix("global.") {
             return self

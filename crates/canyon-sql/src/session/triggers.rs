@@ -223,6 +223,9 @@ impl Host for TxnHost<'_, '_> {
         Ok(())
     }
     fn warn(&mut self, _level: &'static str, _code: u16, _message: String) {}
+    fn time_zone(&self) -> crate::types::timezone::Zone {
+        self.state.time_zone()
+    }
     fn call(
         &mut self,
         _db: Option<&str>,

@@ -41,7 +41,7 @@
 //! `crate::ddl::alter`.
 
 use crate::types::collation::Collation;
-use crate::types::value::Value;
+use crate::types::value::{Stamp, Value};
 use canyon_common::{Error, Result};
 use chrono::{DateTime, Datelike, NaiveDate};
 use rust_decimal::Decimal;
@@ -96,7 +96,8 @@ pub fn encode_key_value(v: &Value, decimal_scale: u8, collation: Collation, out:
             let days = d.num_days_from_ce() as u32 ^ (1 << 31);
             out.extend_from_slice(&days.to_be_bytes());
         }
-        Value::DateTime(dt) => {
+        // A TIMESTAMP's key is its instant: keys never depend on the session.
+        Value::DateTime(dt) | Value::Stamp(Stamp { utc: dt, .. }) => {
             out.push(0x01);
             let micros = dt.and_utc().timestamp_micros() as u64 ^ SIGN;
             out.extend_from_slice(&micros.to_be_bytes());
@@ -148,7 +149,7 @@ pub fn encode_values<'a>(count: usize, values: impl Iterator<Item = &'a Value>) 
                 out.push(6);
                 out.extend_from_slice(&d.num_days_from_ce().to_le_bytes());
             }
-            Value::DateTime(dt) => {
+            Value::DateTime(dt) | Value::Stamp(Stamp { utc: dt, .. }) => {
                 out.push(7);
                 out.extend_from_slice(&dt.and_utc().timestamp_micros().to_le_bytes());
             }

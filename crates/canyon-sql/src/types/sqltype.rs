@@ -633,7 +633,7 @@ impl ExprKind {
             Value::Decimal(d) => ExprKind::Decimal(d.scale() as u8),
             Value::Bytes(_) => ExprKind::String,
             Value::Date(_) => ExprKind::Date,
-            Value::DateTime(_) => ExprKind::DateTime,
+            Value::DateTime(_) | Value::Stamp(_) => ExprKind::DateTime,
             Value::Json(_) => ExprKind::Json,
         }
     }
@@ -745,6 +745,26 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
     if v.is_null() {
         return Ok(Value::Null);
     }
+    // A TIMESTAMP value into a TIMESTAMP column keeps its instant (rounded to
+    // the column's fsp); into anything else it is its session-local reading.
+    let v = match (v, ty) {
+        (Value::Stamp(s), SqlType::Timestamp(fsp)) => {
+            return crate::types::datetime::round_datetime(s.utc, fsp)
+                .map(|utc| {
+                    Value::Stamp(crate::types::value::Stamp {
+                        utc,
+                        local: s.local + (utc - s.utc),
+                    })
+                })
+                .ok_or_else(|| Error::IncorrectValue {
+                    type_name: "datetime".to_string(),
+                    value: crate::types::value::format_datetime(&s.local),
+                    column: column.to_string(),
+                    row,
+                });
+        }
+        (v, _) => v.local(),
+    };
     let out_of_range = || Error::OutOfRange {
         column: column.to_string(),
         row,
@@ -797,7 +817,7 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                         return Err(incorrect("integer", &v));
                     }
                 }
-                Value::Date(_) | Value::DateTime(_) | Value::Json(_) => {
+                Value::Date(_) | Value::DateTime(_) | Value::Stamp(_) | Value::Json(_) => {
                     v.to_i64().unwrap_or(0) as i128
                 }
                 Value::Null => unreachable!("NULL handled above"),
@@ -1010,7 +1030,10 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                 Value::Bytes(b) => {
                     crate::types::datetime::parse_time(b).ok_or_else(|| incorrect("time", &v))?
                 }
-                Value::DateTime(dt) => crate::types::datetime::time_of_day_micros(dt),
+                Value::DateTime(dt)
+                | Value::Stamp(crate::types::value::Stamp { local: dt, .. }) => {
+                    crate::types::datetime::time_of_day_micros(dt)
+                }
                 Value::Date(_) => 0,
                 Value::Double(_)
                 | Value::Decimal(_)

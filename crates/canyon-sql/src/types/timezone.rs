@@ -35,11 +35,72 @@
 //!                            taken, the earlier instant
 //! ```
 //!
-//! Not implemented: converting TIMESTAMP columns (see `docs/compatibility.md`:
-//! they hold the session-local time they were given, as before), leap
-//! seconds, and case-insensitive zone names (the file system's names are
-//! used as they are spelled).
+//! # TIMESTAMP columns
+//! MySQL stores a TIMESTAMP as the instant it names (seconds since the epoch,
+//! UTC) and shows it in the session's zone; DATETIME is stored and shown as
+//! given. Canyon does the same:
+//!
+//! ```text
+//!   write: '2026-11-01 01:30' in the session's zone --stamp()--> 05:30 UTC
+//!          (INSERT, UPDATE, LOAD DATA, defaults: expr::coerce_column;
+//!           ALTER rewrites: ddl::rewrite::convert_row)
+//!   store: the UTC date and time, in the row and in every key (encoding.rs)
+//!   read:  decode (catalog::rows) -> Stamp { utc, local: utc }
+//!          -> localize_row in the session's zone (exec::read, exec::select)
+//!          -> Stamp { utc: 05:30, local: 01:30 }
+//! ```
+//!
+//! The hard part is the repeated autumn hour. New York reads both 05:30 UTC
+//! and 06:30 UTC as `2026-11-01 01:30`, and local time to UTC takes the first
+//! ([`Zone::to_utc`]). A design that converted back from the local text at
+//! the storage boundary would move a row stored at 06:30 UTC to 05:30 when
+//! an UPDATE of another column wrote it back, and an UPDATE or DELETE would
+//! compute the old row's key as 05:30 and miss its index entry. So the value
+//! keeps its instant as it flows: a row read from storage holds
+//! [`Value::Stamp`](crate::types::value::Value::Stamp) — the instant and its
+//! local reading — and
+//!
+//! 1. keys and row bytes are encoded from `utc` (never from `local`): an old
+//!    row's keys are exactly the ones stored; a column an UPDATE does not
+//!    assign is copied as the Stamp it was, so written back unchanged;
+//! 2. an expression sees `local` (`expr::eval` turns a column's Stamp into
+//!    a DATETIME): comparisons, functions, CAST read the session-local time,
+//!    as MySQL does (`WHERE ts = '...'` compares in the session's zone);
+//! 3. UNIX_TIMESTAMP(column) reads `utc` (`expr::eval_instant`): exact in
+//!    the repeated hour too; a SELECT's projection keeps Stamps until its
+//!    rows are sorted and deduplicated, so ORDER BY and DISTINCT go by
+//!    instant as MySQL's (by the stored value), and results leave as local
+//!    DATETIMEs (both protocols show the session zone);
+//! 4. a Stamp stored into a TIMESTAMP column keeps its instant (`coerce`);
+//!    any other value is a local time and becomes [`stamp`]'s instant. A
+//!    time in a spring-forward gap stores the first instant after it, with
+//!    MySQL 8's warning 1299 (MariaDB refuses it in strict mode); outside
+//!    `1970-01-01 00:00:01` .. `2038-01-19 03:14:07.999999` UTC is 1292;
+//! 5. a key range from a constant (`plan::access`): an equality is the one
+//!    instant with that local time, or a full scan when there are two or
+//!    none; a lower or upper bound widens to every instant that may read on
+//!    its side ([`Zone::utc_span`]), the rows being filtered again. A local
+//!    range is no instant range across a transition, so this is what keeps
+//!    an index scan equal to a full scan;
+//! 6. a literal DEFAULT is an instant too: CREATE / ALTER convert it from
+//!    the session's zone and the catalog keeps UTC text
+//!    (`catalog::timestamp_default_to_utc`); SHOW CREATE TABLE, SHOW COLUMNS
+//!    and information_schema show it in the reader's zone.
+//!
+//! Values stored before this change were the writer's wall-clock time in
+//! its session zone, with no marker; they read as UTC instants. The default
+//! `time_zone` (SYSTEM, and the hosts Canyon runs on are UTC) made the two
+//! the same; a table written under another zone reads shifted by its offset.
+//!
+//! Not implemented: the zero TIMESTAMP (Canyon has no zero dates);
+//! INSERT ... SELECT and expressions (`SET ts = ts`) carry the local reading,
+//! so a value in the repeated hour copied that way takes its first
+//! occurrence (MySQL copies the field's instant); ALTER's conversions use the
+//! session's zone, but `Engine::alter_table` without a session the host's;
+//! leap seconds; and case-insensitive zone names (the file system's names
+//! are used as they are spelled).
 
+use crate::types::value::Stamp;
 use chrono::{DateTime, NaiveDateTime};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -77,6 +138,51 @@ impl Zone {
     pub fn from_utc(&self, utc: NaiveDateTime) -> NaiveDateTime {
         let offset = self.offset_at(utc.and_utc().timestamp());
         utc + chrono::Duration::seconds(i64::from(offset))
+    }
+
+    /// The offsets that can apply to local time `local`: those in force a
+    /// day either side of it (no zone moves more than a day at once).
+    fn offsets_near(&self, l: i64) -> [i32; 3] {
+        [
+            self.offset_at(l - 86_400),
+            self.offset_at(l),
+            self.offset_at(l + 86_400),
+        ]
+    }
+
+    /// The only instant whose local time is `local`, as a UTC date and
+    /// time; `None` when there are two (a repeated autumn hour) or none (a
+    /// spring-forward gap).
+    pub fn unique_utc(&self, local: NaiveDateTime) -> Option<NaiveDateTime> {
+        let l = local.and_utc().timestamp();
+        let mut valid: Vec<i64> = self
+            .offsets_near(l)
+            .iter()
+            .map(|&o| l - i64::from(o))
+            .filter(|&u| i64::from(self.offset_at(u)) == l - u)
+            .collect();
+        valid.sort_unstable();
+        valid.dedup();
+        match valid.as_slice() {
+            [u] => Some(local - chrono::Duration::seconds(l - u)),
+            _ => None,
+        }
+    }
+
+    /// UTC bounds of every instant whose local time is `local`, or any
+    /// instant whose local time lies beyond it on either side within the
+    /// zone's offsets: an instant reading at least `local` is at least the
+    /// first, one reading at most `local` at most the second. (A range of
+    /// local times is no range of instants across a transition: the bounds
+    /// are wide enough for a key scan whose rows are filtered again.)
+    pub fn utc_span(&self, local: NaiveDateTime) -> (NaiveDateTime, NaiveDateTime) {
+        let offs = self.offsets_near(local.and_utc().timestamp());
+        let max = offs.iter().copied().max().unwrap_or(0);
+        let min = offs.iter().copied().min().unwrap_or(0);
+        (
+            local - chrono::Duration::seconds(i64::from(max)),
+            local - chrono::Duration::seconds(i64::from(min)),
+        )
     }
 
     /// The UTC time of the local time `local` (see the module doc for times
@@ -129,6 +235,37 @@ impl Zone {
         DateTime::from_timestamp(hi, 0)
             .map(|d| d.naive_utc())
             .unwrap_or(local)
+    }
+}
+
+/// The first instant a TIMESTAMP holds, `1970-01-01 00:00:01` UTC.
+pub const TIMESTAMP_MIN_UNIX: i64 = 1;
+/// The second after the last instant a TIMESTAMP holds
+/// (`2038-01-19 03:14:07.999999` UTC, the largest signed 32-bit second).
+pub const TIMESTAMP_END_UNIX: i64 = i32::MAX as i64 + 1;
+
+/// The TIMESTAMP value of session-local time `local` in `zone`: its instant
+/// ([`Zone::to_utc`]: a time in a spring-forward gap is the first instant
+/// after it, one in a repeated hour its first occurrence) and that instant's
+/// local reading (`02:30` in a gap reads back as `03:00`, as in MySQL).
+/// `None` outside the TIMESTAMP range (MySQL's 1292 in strict mode).
+pub fn stamp(local: NaiveDateTime, zone: &Zone) -> Option<Stamp> {
+    let utc = zone.to_utc(local);
+    let unix = utc.and_utc().timestamp();
+    if !(TIMESTAMP_MIN_UNIX..TIMESTAMP_END_UNIX).contains(&unix) {
+        return None;
+    }
+    Some(Stamp {
+        utc,
+        local: zone.from_utc(utc),
+    })
+}
+
+/// A stored TIMESTAMP instant `utc` as a session in `zone` sees it.
+pub fn localize(utc: NaiveDateTime, zone: &Zone) -> Stamp {
+    Stamp {
+        utc,
+        local: zone.from_utc(utc),
     }
 }
 
@@ -311,5 +448,45 @@ mod tests {
         assert_eq!(back("2003-10-26 00:30:00"), dt("2003-10-26 02:30:00"));
         assert_eq!(back("2003-10-26 01:30:00"), dt("2003-10-26 02:30:00"));
         assert_eq!(back("2003-07-01 12:00:00"), dt("2003-07-01 14:00:00"));
+    }
+
+    #[test]
+    fn timestamp_range_and_new_york_transitions() {
+        let utc = Zone::utc();
+        assert!(stamp(dt("1970-01-01 00:00:00"), &utc).is_none());
+        assert_eq!(
+            stamp(dt("1970-01-01 00:00:01"), &utc).map(|s| s.utc),
+            Some(dt("1970-01-01 00:00:01"))
+        );
+        assert!(stamp(dt("2038-01-19 03:14:07"), &utc).is_some());
+        assert!(stamp(dt("2038-01-19 03:14:08"), &utc).is_none());
+        // +01:00: local 01:00:00 on the epoch's day is before the range.
+        let plus1 = zone("+01:00").expect("offset zone");
+        assert!(stamp(dt("1970-01-01 01:00:00"), &plus1).is_none());
+        assert_eq!(
+            plus1.utc_span(dt("2026-01-01 12:00:00")),
+            (dt("2026-01-01 11:00:00"), dt("2026-01-01 11:00:00"))
+        );
+        let Some(ny) = zone("America/New_York") else {
+            return; // no tzdata on this host
+        };
+        // Spring forward 2026-03-08 02:00 -> 03:00: 02:30 stores 03:00 EDT.
+        let gap = stamp(dt("2026-03-08 02:30:00"), &ny).expect("in range");
+        assert_eq!(gap.utc, dt("2026-03-08 07:00:00"));
+        assert_eq!(gap.local, dt("2026-03-08 03:00:00"));
+        assert_eq!(ny.unique_utc(dt("2026-03-08 02:30:00")), None);
+        // Fall back 2026-11-01 02:00 -> 01:00: 01:30 is 05:30 and 06:30 UTC.
+        assert_eq!(ny.unique_utc(dt("2026-11-01 01:30:00")), None);
+        assert_eq!(
+            localize(dt("2026-11-01 06:30:00"), &ny).local,
+            dt("2026-11-01 01:30:00")
+        );
+        assert_eq!(
+            ny.unique_utc(dt("2026-11-01 03:00:00")),
+            Some(dt("2026-11-01 08:00:00"))
+        );
+        // The span holds both readings of the repeated hour.
+        let (lo, hi) = ny.utc_span(dt("2026-11-01 01:30:00"));
+        assert!(lo <= dt("2026-11-01 05:30:00") && hi >= dt("2026-11-01 06:30:00"));
     }
 }

@@ -35,11 +35,28 @@ pub enum Value {
     Bytes(Vec<u8>),
     /// DATE.
     Date(NaiveDate),
-    /// DATETIME and TIMESTAMP.
+    /// DATETIME, and any date-and-time an expression makes (a TIMESTAMP
+    /// column read into an expression included: it is its session-local time).
     DateTime(NaiveDateTime),
+    /// A TIMESTAMP column's value as a row holds it: the stored UTC instant
+    /// with its reading in the session's time zone (see
+    /// [`crate::types::timezone`], "TIMESTAMP columns"). Everything that
+    /// shows or computes with it sees [`Stamp::local`]; storage, keys and
+    /// UNIX_TIMESTAMP() use [`Stamp::utc`], so a row read and written back
+    /// keeps its instant even in a repeated autumn hour.
+    Stamp(Stamp),
     /// A JSON document in Canyon's binary form (see [`crate::types::json`]);
     /// clients see its normalised text.
     Json(Vec<u8>),
+}
+
+/// A TIMESTAMP value: its instant and how the session's zone reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    /// The instant, as a UTC date and time (what is stored).
+    pub utc: NaiveDateTime,
+    /// The instant in the session's time zone (what is shown).
+    pub local: NaiveDateTime,
 }
 
 impl Value {
@@ -63,7 +80,9 @@ impl Value {
             Value::Decimal(d) => d.to_string().into_bytes(),
             Value::Bytes(b) => b.clone(),
             Value::Date(d) => d.format("%Y-%m-%d").to_string().into_bytes(),
-            Value::DateTime(dt) => format_datetime(dt).into_bytes(),
+            Value::DateTime(dt) | Value::Stamp(Stamp { local: dt, .. }) => {
+                format_datetime(dt).into_bytes()
+            }
             Value::Json(j) => json::to_text(j).into_bytes(),
         })
     }
@@ -86,7 +105,7 @@ impl Value {
             Value::Double(d) => Some(*d != 0.0),
             Value::Decimal(d) => Some(!d.is_zero()),
             Value::Bytes(b) => Some(parse_double_prefix(b) != 0.0),
-            Value::Date(_) | Value::DateTime(_) => Some(true),
+            Value::Date(_) | Value::DateTime(_) | Value::Stamp(_) => Some(true),
             Value::Json(_) => Some(self.to_f64() != Some(0.0)),
         }
     }
@@ -101,7 +120,9 @@ impl Value {
             Value::Decimal(d) => d.to_f64().unwrap_or(0.0),
             Value::Bytes(b) => parse_double_prefix(b),
             Value::Date(d) => date_number(d) as f64,
-            Value::DateTime(dt) => datetime_number(dt) as f64,
+            Value::DateTime(dt) | Value::Stamp(Stamp { local: dt, .. }) => {
+                datetime_number(dt) as f64
+            }
             Value::Json(j) => json_number(j),
         })
     }
@@ -121,7 +142,7 @@ impl Value {
                 .unwrap_or(0),
             Value::Bytes(b) => parse_double_prefix(b).round_ties_even() as i64,
             Value::Date(d) => date_number(d),
-            Value::DateTime(dt) => datetime_number(dt),
+            Value::DateTime(dt) | Value::Stamp(Stamp { local: dt, .. }) => datetime_number(dt),
             Value::Json(j) => json_number(j).round_ties_even() as i64,
         })
     }
@@ -141,7 +162,9 @@ impl Value {
                     .or_else(|| Decimal::from_f64(parse_double_prefix(b)))
             }
             Value::Date(d) => Some(Decimal::from(date_number(d))),
-            Value::DateTime(dt) => Some(Decimal::from(datetime_number(dt))),
+            Value::DateTime(dt) | Value::Stamp(Stamp { local: dt, .. }) => {
+                Some(Decimal::from(datetime_number(dt)))
+            }
             Value::Json(j) => match json::JsonRef::new(j).number() {
                 Some(json::Num::Decimal(d)) => Some(d),
                 Some(json::Num::Int(i)) => Some(Decimal::from(i)),
@@ -161,7 +184,16 @@ impl Value {
     }
 
     fn is_temporal(&self) -> bool {
-        matches!(self, Value::Date(_) | Value::DateTime(_))
+        matches!(self, Value::Date(_) | Value::DateTime(_) | Value::Stamp(_))
+    }
+
+    /// The value as expressions see it: a [`Value::Stamp`] becomes its
+    /// session-local [`Value::DateTime`]; anything else is itself.
+    pub fn local(self) -> Value {
+        match self {
+            Value::Stamp(s) => Value::DateTime(s.local),
+            v => v,
+        }
     }
 }
 
@@ -171,6 +203,11 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     use Value::*;
     Some(match (a, b) {
         (Null, _) | (_, Null) => return None,
+        // Two TIMESTAMPs compare by instant (as MySQL sorts them: by the
+        // stored value); one with anything else by its local reading.
+        (Stamp(x), Stamp(y)) => x.utc.cmp(&y.utc),
+        (Stamp(x), y) => return compare(&DateTime(x.local), y),
+        (x, Stamp(y)) => return compare(x, &DateTime(y.local)),
         // A JSON value compares with JSON rules, the SQL value converted to
         // JSON (a string is a JSON string): MySQL 8 manual 13.5.
         (Json(x), y) => json::compare(json::JsonRef::new(x), json::JsonRef::new(&sql_to_json(y))),
