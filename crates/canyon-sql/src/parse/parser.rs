@@ -10,7 +10,9 @@
 //! `ANALYZE`) compare ASCII bytes but slice the text only where an ASCII byte
 //! was matched, so no input can split a character (`/*ñ*/ SELECT 1` once did).
 
-use super::spellings::{alter_table_spellings, real_type_spellings, set_names_in_list};
+use super::spellings::{
+    alter_table_spellings, create_fulltext_index, real_type_spellings, set_names_in_list,
+};
 use crate::catalog::budget::{MemoryBudget, Reservation};
 use crate::catalog::privileges::{PrivSpec, Privs};
 use crate::parse::limits;
@@ -630,6 +632,7 @@ fn parse_text(
                 .or_else(|| without_consistent_snapshot(trimmed))
                 .or_else(|| alter_table_spellings(trimmed))
                 .or_else(|| real_type_spellings(trimmed))
+                .or_else(|| create_fulltext_index(trimmed))
             {
                 Some(rewritten) => parse_text(&rewritten, &limits::scan(&rewritten), None),
                 None => Err(unsupported_or(parse_error(text, e), trimmed)),
@@ -757,7 +760,6 @@ const UNSUPPORTED_STATEMENTS: &[&str] = &[
     "CREATE DEFINER",
     "CREATE TEMPORARY",
     "CREATE SPATIAL",
-    "CREATE FULLTEXT",
     "ALTER",
     "LOCK TABLE",
     "UNLOCK TABLE",

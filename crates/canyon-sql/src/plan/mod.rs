@@ -52,6 +52,7 @@ pub mod bind;
 pub mod bind_collate;
 pub mod bind_functions;
 pub mod bind_literal;
+mod bind_match;
 mod bind_members;
 mod bind_stored;
 mod clauses;

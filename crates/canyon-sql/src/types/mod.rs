@@ -3,7 +3,8 @@
 //! Values and MySQL's comparison rules ([`value`]), column types and strict
 //! coercion ([`sqltype`], whose items are re-exported here), collations and
 //! character sets ([`collation`]), the date/time arithmetic ([`datetime`]),
-//! ENUM and SET member lists ([`enumset`]), the JSON type's binary form,
+//! ENUM and SET member lists ([`enumset`]), FULLTEXT words and ranking
+//! ([`fulltext`]), the JSON type's binary form,
 //! paths and order ([`json`]), time zones and their conversions
 //! ([`timezone`]),
 //! the memcomparable key and row encodings ([`encoding`]) and the result-set
@@ -17,6 +18,7 @@ pub mod collation;
 pub mod datetime;
 pub mod encoding;
 pub mod enumset;
+pub mod fulltext;
 pub mod json;
 pub mod result;
 pub mod sqltype;
