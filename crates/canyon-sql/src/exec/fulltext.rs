@@ -27,12 +27,20 @@
 //! still finds its own deleted rows' old words. Canyon's choice is the
 //! consistent one (docs/compatibility.md).
 //!
+//! # Reading the rows
+//! The same scans collect the primary keys of the rows that hold a word of
+//! the search ([`Search::candidates`]). A join step whose WHERE conjuncts
+//! include a MATCH over its table, and which would otherwise scan the whole
+//! table, reads only those rows, by primary key (`Step::fulltext`, chosen
+//! by `crate::plan::join`); its filter then ranks each from its text. So a
+//! search tokenizes the rows that contain its words, twice, and no others.
+//!
 //! # Not implemented
-//! The rows a WHERE MATCH returns are still found by the statement's access
-//! path (a scan of the table, each row ranked from its own text); the
-//! index serves the statistics only. An access path that reads just the
-//! rows of the index's matching entries (a "fulltext" join step) is the
-//! next step.
+//! - A MATCH under OR, or in the select list only, still ranks every row
+//!   the access path reads (correct, not fast).
+//! - The candidates are held in memory for the statement (a word in every
+//!   row holds every primary key).
+//! - `total_docs` costs a key-only scan of the table per statement.
 
 use crate::catalog::rows::{decode_table_row, fulltext_doc};
 use crate::expr::MatchExpr;
@@ -40,7 +48,7 @@ use crate::types::fulltext::{parse_query, word_key, Lookup, Search, Stats};
 use canyon_common::Result;
 use canyon_storage::KeyRange;
 use canyon_txn::Reader;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::ops::ControlFlow;
 
 /// The search `m` makes with search string `against`, at `reader`'s read
@@ -51,8 +59,13 @@ pub(crate) fn search(reader: &Reader<'_>, m: &MatchExpr, against: &str) -> Resul
     let query = parse_query(against, m.mode, m.fold)?;
     let lookups = query.lookups();
     let mut stats = Stats::default();
+    let mut candidates = BTreeSet::new();
     if lookups.is_empty() {
-        return Ok(Search { query, stats });
+        return Ok(Search {
+            query,
+            stats,
+            candidates,
+        });
     }
     let mut total = 0u64;
     reader.scan(table.def.id, &KeyRange::all(), false, &mut |_, _| {
@@ -70,20 +83,32 @@ pub(crate) fn search(reader: &Reader<'_>, m: &MatchExpr, against: &str) -> Resul
         // prefix has one count.
         let mut counts = Stats::default();
         let mut err = None;
-        reader.scan_index(table.def.id, index.id, &range, false, &mut |_, _, bytes| {
-            if let Err(e) = decode_table_row(table, bytes, &mut row) {
-                err = Some(e);
-                return ControlFlow::Break(());
-            }
-            let doc = fulltext_doc(table, &index.columns, &|c| &row[c]);
-            counts.count_doc(&doc, std::slice::from_ref(lookup));
-            ControlFlow::Continue(())
-        })?;
+        reader.scan_index(
+            table.def.id,
+            index.id,
+            &range,
+            false,
+            &mut |_, pk, bytes| {
+                if let Err(e) = decode_table_row(table, bytes, &mut row) {
+                    err = Some(e);
+                    return ControlFlow::Break(());
+                }
+                let doc = fulltext_doc(table, &index.columns, &|c| &row[c]);
+                if counts.count_doc(&doc, std::slice::from_ref(lookup)) {
+                    candidates.insert(pk.to_vec());
+                }
+                ControlFlow::Continue(())
+            },
+        )?;
         if let Some(e) = err {
             return Err(e);
         }
         let merged: HashMap<String, u64> = counts.doc_count;
         stats.doc_count.extend(merged);
     }
-    Ok(Search { query, stats })
+    Ok(Search {
+        query,
+        stats,
+        candidates,
+    })
 }

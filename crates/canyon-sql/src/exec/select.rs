@@ -1029,6 +1029,31 @@ impl Join<'_, '_> {
     ) -> Result<bool> {
         let reader = self.reader()?;
         let mut buf = Vec::new();
+        if let Some(m) = &step.fulltext {
+            // Only the rows the FULLTEXT index finds for the search's words
+            // (in primary-key order); the step's filter ranks each.
+            let env = Env {
+                row: &[],
+                aggs: &[],
+                ctx: self.q,
+            };
+            let against = match crate::expr::eval(&m.against, &env)? {
+                Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+                Value::Null => String::new(),
+                other => other.to_display(),
+            };
+            let search = QueryState::fulltext(self.q, m, &against)?;
+            for pk in &search.candidates {
+                self.q.check_interrupt()?;
+                if let Some(bytes) = reader.get(table.def.id, pk)? {
+                    decode_table_row_columns(table, &bytes, needed, &mut buf)?;
+                    if !f(&mut buf)? {
+                        return Ok(false);
+                    }
+                }
+            }
+            return Ok(true);
+        }
         match ranges {
             KeyRanges::Empty => Ok(true),
             KeyRanges::Points(points) => {

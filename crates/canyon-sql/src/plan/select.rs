@@ -140,6 +140,10 @@ pub struct Step {
     pub left: bool,
     /// For a LEFT JOIN step: WHERE conjuncts checked after the match decision.
     pub post_filter: Option<Expr>,
+    /// A WHERE `MATCH ... AGAINST` over this step's table that reads its
+    /// rows through the FULLTEXT index instead of the full scan `access`
+    /// would make (`crate::plan::join`'s `fulltext_driver`).
+    pub fulltext: Option<Box<crate::expr::MatchExpr>>,
 }
 
 /// A planned SELECT.

@@ -454,11 +454,7 @@ fn group_rank(g: &[(Op, Atom)], doc: &Doc, stats: &Stats) -> Option<f32> {
                 selected = true;
                 weight += w;
             }
-            Op::Ignore => {
-                if atom_weight(a, doc, stats).is_some() {
-                    return None;
-                }
-            }
+            Op::Ignore if atom_weight(a, doc, stats).is_some() => return None,
             _ => {}
         }
     }
@@ -499,6 +495,10 @@ pub struct Search {
     pub query: Query,
     /// The table's statistics for its words.
     pub stats: Stats,
+    /// The primary keys of the rows that hold at least one of the search's
+    /// words (or prefixes), in key order: every row the search can select
+    /// is among them.
+    pub candidates: std::collections::BTreeSet<Vec<u8>>,
 }
 
 /// What the rank needs of the whole table: its number of rows and, for each
@@ -525,8 +525,10 @@ impl Stats {
         (self.total_docs as f64 / n as f64).log10()
     }
 
-    /// Counts one row's words toward the lookups it matches (each word once).
-    pub fn count_doc(&mut self, doc: &Doc, lookups: &[Lookup]) {
+    /// Counts one row's words toward the lookups it matches (each word
+    /// once); whether any did.
+    pub fn count_doc(&mut self, doc: &Doc, lookups: &[Lookup]) -> bool {
+        let mut any = false;
         for w in doc.words() {
             let wanted = lookups.iter().any(|l| match l {
                 Lookup::Word(x) => x == w,
@@ -534,8 +536,10 @@ impl Stats {
             });
             if wanted {
                 *self.doc_count.entry(w.to_string()).or_insert(0) += 1;
+                any = true;
             }
         }
+        any
     }
 }
 
