@@ -805,8 +805,16 @@ const UNSUPPORTED_STATEMENTS: &[&str] = &[
 ];
 
 fn unsupported_or(e: Error, sql: &str) -> Error {
-    if !matches!(e, Error::Syntax(_)) {
+    let Error::Syntax(near) = &e else {
         return e;
+    };
+    // A FULLTEXT index's plugin parser (ngram, MeCab): valid MySQL that
+    // Canyon does not implement (its tokenizer is InnoDB's built-in one).
+    if near
+        .get(..11)
+        .is_some_and(|w| w.eq_ignore_ascii_case("WITH PARSER"))
+    {
+        return Error::Unsupported("FULLTEXT ... WITH PARSER".into());
     }
     let head: String = sql
         .split_whitespace()

@@ -52,9 +52,10 @@ pub struct Scope {
     /// name by a USING or NATURAL join: an unqualified name means the earlier
     /// one (MySQL's coalesced column), so it is not ambiguous.
     pub coalesced: Vec<usize>,
-    /// The base table's name, for a base table (MATCH looks its FULLTEXT
-    /// indexes up in the catalog: `crate::plan::bind_match`).
-    pub table_name: Option<String>,
+    /// The base table's name and id, for a base table (MATCH looks its
+    /// FULLTEXT indexes up in the catalog: `crate::plan::bind_match`; the id
+    /// tells a temporary table from the base table it shadows).
+    pub table_name: Option<(String, u32)>,
 }
 
 impl Scope {
@@ -84,7 +85,7 @@ impl Scope {
                 .collect(),
             offset,
             coalesced: Vec::new(),
-            table_name: Some(table.def.name.clone()),
+            table_name: Some((table.def.name.clone(), table.def.id)),
         }
     }
 

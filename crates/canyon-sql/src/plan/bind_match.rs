@@ -83,12 +83,17 @@ pub(crate) fn bind_match(
     }) else {
         return Err(no_matching_key());
     };
-    let name = scope.table_name.clone().unwrap_or_default();
+    let (name, id) = scope.table_name.clone().unwrap_or_default();
     let (db, offset) = (scope.db.clone(), scope.offset);
     let table = b
         .plan_ctx
         .and_then(|ctx| ctx.catalog.table(&db, &name).cloned())
-        .ok_or_else(|| Error::Unsupported("MATCH ... AGAINST in this statement".into()))?;
+        .filter(|t| t.def.id == id)
+        .ok_or_else(|| {
+            Error::Unsupported(
+                "MATCH ... AGAINST in this statement (or on a temporary table)".into(),
+            )
+        })?;
     let mut wanted: Vec<usize> = positions.iter().map(|p| p - offset).collect();
     wanted.sort_unstable();
     wanted.dedup();

@@ -302,7 +302,11 @@ fn parse_group(
                 *pos += 1;
                 let mut words = Vec::new();
                 tokenize(&text, fold, &mut |w| words.push(w.to_string()));
-                if *pos < s.len() && s[*pos] == '@' {
+                let mut next = *pos;
+                while next < s.len() && s[next].is_whitespace() {
+                    next += 1;
+                }
+                if next < s.len() && s[next] == '@' {
                     return Err(canyon_common::Error::Unsupported(
                         "full-text proximity search (\"...\" @ distance)".into(),
                     ));
