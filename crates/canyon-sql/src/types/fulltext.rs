@@ -2,7 +2,7 @@
 //! search-string parser of `MATCH ... AGAINST` and the relevance formula.
 //!
 //! # What
-//! A FULLTEXT index (an index whose [`IndexAttrs::fulltext`] is set) over
+//! A FULLTEXT index (an index whose `IndexAttrs::fulltext` is set) over
 //! CHAR / VARCHAR / TEXT columns is searched with `MATCH (cols) AGAINST
 //! ('text' [IN NATURAL LANGUAGE MODE | IN BOOLEAN MODE])`. This file holds
 //! the pure parts, over text and numbers only (layer 1): how a document is
@@ -35,7 +35,11 @@
 //!    0, so that a match always ranks above a non-match. In natural-language
 //!    mode a word written `k` times in the search string has its `doc_count`
 //!    counted `k` times (InnoDB looks it up `k` times and adds each count; the
-//!    term frequency is not multiplied).
+//!    term frequency is not multiplied). Where Canyon differs: `doc_count`
+//!    counts the rows the statement sees, while InnoDB keeps counting
+//!    deleted rows and the old versions of updated ones until OPTIMIZE
+//!    TABLE purges them from its auxiliary tables, so after deletes and
+//!    updates its numbers drift (the rows found do not change).
 //! 5. **Rank** of a document = Σ over the distinct query words it contains of
 //!    `tf × idf × idf`, `tf` the word's occurrences in the document, summed in
 //!    single precision (`fts_rank_t` is a float), so the numbers print as
