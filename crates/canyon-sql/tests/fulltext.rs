@@ -129,3 +129,37 @@ fn a_snapshot_searches_the_rows_it_sees() {
     ok(&mut a, "COMMIT");
     assert_eq!(rows(&mut a, q), [["2", "1"]]);
 }
+
+#[test]
+fn a_prepared_search_takes_its_string_as_a_parameter() {
+    let e = common::engine(Duration::from_secs(2));
+    let mut s = e.session(1, "root", "localhost");
+    for sql in [
+        "CREATE DATABASE d",
+        "USE d",
+        CREATE,
+        "INSERT INTO film_text VALUES (1, 'ALPHA', 'zebra lion'), (2, 'BETA', 'lion'), (3, 'GAMMA', 'tiger')",
+    ] {
+        ok(&mut s, sql);
+    }
+    let p = s
+        .prepare("SELECT film_id FROM film_text WHERE MATCH (title, description) AGAINST (?)")
+        .expect("prepares");
+    let ids = |r: QueryResult| match r {
+        QueryResult::Rows { rows, .. } => {
+            rows.iter().map(|r| r[0].to_display()).collect::<Vec<_>>()
+        }
+        other => panic!("rows expected, got {other:?}"),
+    };
+    // Ranked: the rarer word weighs more, so row 1 (zebra and lion) first.
+    let r = s
+        .execute_prepared(p.id, &[Value::str("lion zebra")])
+        .expect("runs");
+    assert_eq!(ids(r), ["1", "2"]);
+    let r = s
+        .execute_prepared(p.id, &[Value::str("tiger")])
+        .expect("runs");
+    assert_eq!(ids(r), ["3"]);
+    let r = s.execute_prepared(p.id, &[Value::Null]).expect("runs");
+    assert!(ids(r).is_empty());
+}
