@@ -21,6 +21,9 @@ SELECT id, MATCH (title, body) AGAINST ('mysql ~database' IN BOOLEAN MODE) r FRO
 SELECT id, MATCH (title, body) AGAINST ('"mysql tutorial"' IN BOOLEAN MODE) r FROM a WHERE MATCH (title, body) AGAINST ('"mysql tutorial"' IN BOOLEAN MODE);
 SELECT id, MATCH (title, body) AGAINST ('+mysql +(tutorial database)' IN BOOLEAN MODE) r FROM a WHERE MATCH (title, body) AGAINST ('+mysql +(tutorial database)' IN BOOLEAN MODE);
 SELECT id, MATCH (title, body) AGAINST ('tutorial +mysql' IN BOOLEAN MODE) r FROM a ORDER BY id;
+CREATE TABLE p (id INT PRIMARY KEY, x TEXT, FULLTEXT (x));
+INSERT INTO p VALUES (1,'apple applet'),(2,'apple'),(3,'pear'),(4,'pear'),(5,'pear'),(6,'pear'),(7,'pear'),(8,'pear applet applet applet'),(9,'apple apple applet'),(10,'applet applet apple');
+SELECT id, MATCH (x) AGAINST ('app*' IN BOOLEAN MODE) FROM p WHERE MATCH (x) AGAINST ('app*' IN BOOLEAN MODE);
 SELECT id FROM a WHERE MATCH (title) AGAINST ('mysql');
 CREATE TABLE b (id INT, n INT, FULLTEXT (n));
 CREATE TABLE b (id INT, n VARBINARY(10), FULLTEXT (n));

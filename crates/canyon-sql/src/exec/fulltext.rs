@@ -48,7 +48,7 @@ use crate::types::fulltext::{parse_query, word_key, Lookup, Search, Stats};
 use canyon_common::Result;
 use canyon_storage::KeyRange;
 use canyon_txn::Reader;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 /// The search `m` makes with search string `against`, at `reader`'s read
@@ -103,8 +103,8 @@ pub(crate) fn search(reader: &Reader<'_>, m: &MatchExpr, against: &str) -> Resul
         if let Some(e) = err {
             return Err(e);
         }
-        let merged: HashMap<String, u64> = counts.doc_count;
-        stats.doc_count.extend(merged);
+        stats.doc_count.extend(counts.doc_count);
+        stats.prefix_count.extend(counts.prefix_count);
     }
     Ok(Search {
         query,

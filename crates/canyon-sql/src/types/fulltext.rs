@@ -57,7 +57,10 @@
 //!    when the group has a `+` term: InnoDB gives them no penalty then). A
 //!    document's rank is its adjustment clamped to [-1, 1] plus rule 5's sum
 //!    over the words that matched it; a group's rank is the sum of its terms'.
-//!    `word*` matches the words beginning with `word` (each with its own IDF);
+//!    `word*` matches the words beginning with `word`, ranked as one term
+//!    whose `doc_count` is the number of (word, row) pairs it matches and
+//!    whose `tf` in a row is that of the greatest word it matches there
+//!    (InnoDB's frequency of each matched word overwrites the previous);
 //!    `"a phrase"` matches documents with the phrase's words consecutive (all
 //!    words counted for adjacency, stopwords and short words included). The
 //!    rows returned are the rows in the set (a negative rank included).
@@ -425,13 +428,18 @@ fn atom_weight(atom: &Atom, doc: &Doc, stats: &Stats) -> Option<f32> {
     match atom {
         Atom::Word(w) => doc.tf.get(w).map(|&tf| weight(w, tf)),
         Atom::Prefix(p) => {
-            let mut found = None;
-            for (w, &tf) in &doc.tf {
-                if w.starts_with(p.as_str()) {
-                    *found.get_or_insert(0f32) += weight(w, tf);
-                }
-            }
-            found
+            // InnoDB ranks a prefix as one term: the term frequency of the
+            // greatest word it matches in the row (each matched word's
+            // frequency overwrites the last, in index order), the IDF of
+            // the (word, row) pairs it matches in the table.
+            let tf = doc
+                .tf
+                .iter()
+                .filter(|(w, _)| w.starts_with(p.as_str()))
+                .max_by(|a, b| a.0.cmp(b.0))
+                .map(|(_, &tf)| tf)?;
+            let idf = stats.idf_of(stats.prefix_count.get(p).copied().unwrap_or(0));
+            Some((f64::from(tf) * idf * idf) as f32)
         }
         Atom::Phrase(ws) => {
             let n = ws.len();
@@ -517,12 +525,19 @@ pub struct Stats {
     pub total_docs: u64,
     /// Rows containing each word.
     pub doc_count: HashMap<String, u64>,
+    /// For each prefix (`word*`), the (word, row) pairs it matches: a row
+    /// with two words of the prefix counts twice, as in InnoDB.
+    pub prefix_count: HashMap<String, u64>,
 }
 
 impl Stats {
     /// The IDF of `word`, its document count taken `times` times (rule 4).
     pub fn idf(&self, word: &str, times: u64) -> f64 {
-        let n = self.doc_count.get(word).copied().unwrap_or(0) * times;
+        self.idf_of(self.doc_count.get(word).copied().unwrap_or(0) * times)
+    }
+
+    /// The IDF of a term found `n` times (rows, or word-row pairs).
+    pub fn idf_of(&self, n: u64) -> f64 {
         if n == 0 {
             return 0.0;
         }
@@ -538,13 +553,18 @@ impl Stats {
     pub fn count_doc(&mut self, doc: &Doc, lookups: &[Lookup]) -> bool {
         let mut any = false;
         for w in doc.words() {
-            let wanted = lookups.iter().any(|l| match l {
-                Lookup::Word(x) => x == w,
-                Lookup::Prefix(p) => w.starts_with(p.as_str()),
-            });
-            if wanted {
-                *self.doc_count.entry(w.to_string()).or_insert(0) += 1;
-                any = true;
+            for l in lookups {
+                match l {
+                    Lookup::Word(x) if x == w => {
+                        *self.doc_count.entry(w.to_string()).or_insert(0) += 1;
+                        any = true;
+                    }
+                    Lookup::Prefix(p) if w.starts_with(p.as_str()) => {
+                        *self.prefix_count.entry(p.clone()).or_insert(0) += 1;
+                        any = true;
+                    }
+                    _ => {}
+                }
             }
         }
         any
@@ -559,6 +579,7 @@ mod tests {
         Stats {
             total_docs: total,
             doc_count: counts.iter().map(|(w, n)| (w.to_string(), *n)).collect(),
+            prefix_count: HashMap::new(),
         }
     }
 
@@ -606,6 +627,15 @@ mod tests {
         assert!(q.rank(&both, &s) > 0.0);
         assert_eq!(q.rank(&Doc::new(["tutorial database"], true), &s), 0.0);
         let q = parse_query("data*", Mode::Boolean, true).expect("parses");
-        assert!(q.rank(&both, &s) > 0.0);
+        assert_eq!(q.rank(&both, &s), 0.0, "no (word, row) pairs counted");
+        // MariaDB 10.11: 10 rows, apple in 4, applet in 4: 'app*' is one term
+        // of 8 pairs; a row's frequency is applet's.
+        let mut s = stats(10, &[]);
+        s.prefix_count.insert("app".into(), 8);
+        let q = parse_query("app*", Mode::Boolean, true).expect("parses");
+        let d = Doc::new(["apple apple applet"], true);
+        assert_eq!(format!("{}", q.rank(&d, &s) as f32), "0.009391551");
+        let d = Doc::new(["applet applet apple"], true);
+        assert_eq!(format!("{}", q.rank(&d, &s) as f32), "0.018783102");
     }
 }
