@@ -39,7 +39,9 @@
 //!    counts the rows the statement sees, while InnoDB keeps counting
 //!    deleted rows and the old versions of updated ones until OPTIMIZE
 //!    TABLE purges them from its auxiliary tables, so after deletes and
-//!    updates its numbers drift (the rows found do not change).
+//!    updates its numbers drift (the rows found do not change); and
+//!    InnoDB's `total_docs` is its row-count estimate
+//!    (`dict_table_get_n_rows`, TABLE_ROWS), Canyon's the exact count.
 //! 5. **Rank** of a document = Σ over the distinct query words it contains of
 //!    `tf × idf × idf`, `tf` the word's occurrences in the document, summed in
 //!    single precision (`fts_rank_t` is a float), so the numbers print as
