@@ -75,6 +75,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_time.sql",
         include_str!("sql/differential_time.sql"),
     ),
+    (
+        "differential_fulltext.sql",
+        include_str!("sql/differential_fulltext.sql"),
+    ),
 ];
 
 /// One statement of the script.

@@ -34,12 +34,13 @@ use std::sync::atomic::Ordering;
 
 /// A row read by a back-fill chunk: Rows key, raw value, computed index key
 /// (`None` for a tombstone).
-type Seen = (Vec<u8>, Vec<u8>, Option<Vec<u8>>);
+type Seen = (Vec<u8>, Vec<u8>, Option<Vec<Vec<u8>>>);
 
 impl TxnManager {
     /// Writes live entries of `index` for up to `limit` rows of `table` after pk
     /// `after` (from the start when `None`), in pk order; `key_of` turns a stored
-    /// row into its index key. Returns the last pk visited, or `None` when there
+    /// row into its index keys (one for an ordered index; one per word for a
+    /// FULLTEXT index, none for a row without words). Returns the last pk visited, or `None` when there
     /// was nothing left. See the module doc for why this is safe against
     /// concurrent commits (which must already maintain `index`).
     pub fn backfill_index(
@@ -48,7 +49,7 @@ impl TxnManager {
         index: IndexId,
         after: Option<&[u8]>,
         limit: usize,
-        key_of: &mut dyn FnMut(&[u8]) -> Result<Vec<u8>>,
+        key_of: &mut dyn FnMut(&[u8]) -> Result<Vec<Vec<u8>>>,
     ) -> Result<Option<Vec<u8>>> {
         let range = rows_range(
             table,
@@ -101,8 +102,8 @@ impl TxnManager {
                     None => None,
                 }
             };
-            if let Some(k) = key {
-                let pk = &rk[keys::ID_LEN..];
+            let pk = &rk[keys::ID_LEN..];
+            for k in key.into_iter().flatten() {
                 batch.put(
                     Keyspace::Index,
                     index_entry_key(index, &k, pk),

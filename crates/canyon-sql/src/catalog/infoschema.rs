@@ -1164,12 +1164,18 @@ fn statistics_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
                     s(k.name),
                     u(seq as u64 + 1),
                     s(&col.name),
-                    s(if attrs.desc(seq) { "D" } else { "A" }),
-                    card.map_or(Value::Null, |c| Value::Int(c.round() as i64)),
+                    // A FULLTEXT index has no order and no statistics.
+                    if attrs.fulltext {
+                        Value::Null
+                    } else {
+                        s(if attrs.desc(seq) { "D" } else { "A" })
+                    },
+                    card.filter(|_| !attrs.fulltext)
+                        .map_or(Value::Null, |c| Value::Int(c.round() as i64)),
                     attrs.prefix(seq).map_or(Value::Null, |n| u(n.into())),
                     Value::Null,
                     s(if col.nullable { "YES" } else { "" }),
-                    s("BTREE"),
+                    s(if attrs.fulltext { "FULLTEXT" } else { "BTREE" }),
                     s(""),
                     s(&attrs.comment),
                     s("YES"),

@@ -7,6 +7,7 @@
 
 use crate::catalog::Table;
 use crate::types::encoding::{decode_row_columns, encode_key_value, encode_row};
+use crate::types::fulltext;
 use crate::types::timezone::Zone;
 use crate::types::value::Value;
 use crate::types::SqlType;
@@ -74,18 +75,43 @@ pub(crate) fn index_keys_by<'a>(
     table: &Table,
     column: impl Fn(usize) -> &'a Value,
 ) -> Vec<(IndexId, Vec<u8>)> {
-    table
-        .def
-        .indexes
+    let mut keys = Vec::with_capacity(table.def.indexes.len());
+    for idx in &table.def.indexes {
+        if idx.attrs.fulltext {
+            // One entry per distinct indexed word (`crate::types::fulltext`).
+            let doc = fulltext_doc(table, &idx.columns, &column);
+            keys.extend(doc.words().map(|w| (idx.id, fulltext::word_key(w))));
+            continue;
+        }
+        let mut k = Vec::with_capacity(16);
+        for &c in &idx.columns {
+            encode_column_key(&table.def.columns[c], column(c), &mut k);
+        }
+        keys.push((idx.id, k));
+    }
+    keys
+}
+
+/// The document a FULLTEXT index over `cols` sees in a row: the columns'
+/// text (NULLs left out), folded when the first column's collation is
+/// case-insensitive.
+pub(crate) fn fulltext_doc<'a>(
+    table: &Table,
+    cols: &[usize],
+    column: &impl Fn(usize) -> &'a Value,
+) -> fulltext::Doc {
+    let fold = cols
+        .first()
+        .is_some_and(|&c| table.def.columns[c].collation.is_ci());
+    let texts: Vec<std::borrow::Cow<'_, str>> = cols
         .iter()
-        .map(|idx| {
-            let mut k = Vec::with_capacity(16);
-            for &c in &idx.columns {
-                encode_column_key(&table.def.columns[c], column(c), &mut k);
-            }
-            (idx.id, k)
+        .filter_map(|&c| match column(c) {
+            Value::Bytes(b) => Some(String::from_utf8_lossy(b)),
+            // FULLTEXT columns are strings (1283 otherwise).
+            _ => None,
         })
-        .collect()
+        .collect();
+    fulltext::Doc::new(texts.iter().map(|t| t.as_ref()), fold)
 }
 
 /// The key of secondary index `i` (by position in `def.indexes`) for `row`.

@@ -188,7 +188,7 @@ pub struct IndexDef {
 /// What an index definition may declare beyond its columns: kept so SHOW
 /// CREATE TABLE, SHOW INDEX and information_schema.STATISTICS give it back.
 ///
-/// None of it changes how Canyon stores the index: every index is an
+/// None of it but `fulltext` changes how Canyon stores the index: every other index is an
 /// ordered key range in the LSM tree (what `USING BTREE` asks for; `USING
 /// HASH` gets the same, as InnoDB gives it), read in either direction (so a
 /// DESC key part costs nothing to serve), and a prefix key part (`c(10)`)
@@ -210,6 +210,12 @@ pub struct IndexAttrs {
     /// Per key part: declared DESC. Empty: all ascending.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub descending: Vec<bool>,
+    /// A FULLTEXT index (the one attribute that changes what is stored): its
+    /// entries are the row's words, not its column values (see
+    /// [`crate::types::fulltext`]); never unique, never an access path for
+    /// comparisons. Absent from catalogs written before FULLTEXT existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fulltext: bool,
 }
 
 /// The index algorithm an index definition names.
@@ -456,6 +462,21 @@ impl TableDef {
             .iter()
             .enumerate()
             .filter(|(_, i)| i.state.is_public())
+    }
+
+    /// The public ordered (B-tree) secondary indexes: the ones an access path
+    /// or the statistics may read. FULLTEXT indexes are left out: only MATCH
+    /// reads them ([`TableDef::fulltext_indexes`]).
+    pub fn ordered_indexes(&self) -> impl Iterator<Item = (usize, &IndexDef)> {
+        self.public_indexes().filter(|(_, i)| !i.attrs.fulltext)
+    }
+
+    /// The public FULLTEXT indexes with their positions in `indexes`.
+    pub fn fulltext_indexes(&self) -> impl Iterator<Item = (usize, &IndexDef)> {
+        self.indexes
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.state.is_public() && i.attrs.fulltext)
     }
 }
 

@@ -420,7 +420,7 @@ pub fn analyze(table: &Table, txn: &mut Transaction, method: Method) -> Result<K
     let mut indexes = Vec::with_capacity(table.def.indexes.len());
     // A write-only index (an online ADD INDEX in progress) is incomplete:
     // counting its entries would leave wrong statistics behind.
-    for (_, idx) in table.def.public_indexes() {
+    for (_, idx) in table.def.ordered_indexes() {
         let mut counter = PrefixCounter::new(key_types(table, &idx.columns));
         reader.scan_live_index_keys(idx.id, &mut |ik, _pk| {
             if err.is_none() {
@@ -460,7 +460,7 @@ fn sample(table: &Table, txn: &mut Transaction, rows: u64) -> Result<Option<KeyS
         *last = rows;
     }
     let mut indexes = Vec::with_capacity(table.def.indexes.len());
-    for (_, idx) in table.def.public_indexes() {
+    for (_, idx) in table.def.ordered_indexes() {
         let points = reader.split_live_index_keys(idx.id, SAMPLE_PARTS)?;
         let types = key_types(table, &idx.columns);
         let Some(n_diff) = sample_key(&types, &points, rows, &mut |range, f| {

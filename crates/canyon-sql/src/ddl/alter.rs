@@ -140,7 +140,7 @@
 //! and fail the ALTER.
 
 use crate::catalog::engine::{json, meta_key, take_id, validate_name, Engine, META_TABLE};
-use crate::catalog::rows::{decode_table_row, index_key};
+use crate::catalog::rows::{decode_table_row, index_key, index_keys};
 use crate::catalog::{ColumnDef, DefaultValue, IndexDef, IndexState, Table, TableDef};
 use crate::types::SqlType;
 use canyon_common::{Error, Result};
@@ -735,9 +735,17 @@ impl Engine {
         let mut after: Option<Vec<u8>> = None;
         let mut result = Ok(());
         let mut run = || loop {
-            let mut key_of = |bytes: &[u8]| -> Result<Vec<u8>> {
+            let mut key_of = |bytes: &[u8]| -> Result<Vec<Vec<u8>>> {
                 decode_table_row(t, bytes, &mut row)?;
-                Ok(index_key(t, pos, &row))
+                if t.def.indexes[pos].attrs.fulltext {
+                    // One entry per word (`crate::types::fulltext`).
+                    return Ok(index_keys(t, &row)
+                        .into_iter()
+                        .filter(|(i, _)| *i == id)
+                        .map(|(_, k)| k)
+                        .collect());
+                }
+                Ok(vec![index_key(t, pos, &row)])
             };
             match self.txn.backfill_index(
                 t.def.id,

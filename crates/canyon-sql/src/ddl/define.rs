@@ -789,6 +789,9 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         columns.push(col);
     }
     let mut foreign_keys = Vec::new();
+    // FULLTEXT indexes join `indexes` after the foreign keys' own indexes:
+    // they cannot serve a foreign key.
+    let mut fulltext: Vec<(String, Vec<usize>, IndexAttrs)> = Vec::new();
     for (pos, c) in ct.columns.iter().enumerate() {
         for opt in &c.options {
             if let ast::ColumnOption::ForeignKey(fk) = &opt.option {
@@ -835,6 +838,17 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
                 index_attrs_of.push(attrs);
                 indexes.push((name, cols, false));
             }
+            ast::TableConstraint::FulltextOrSpatial(ft) => {
+                let cols = index_columns(&ft.columns, &columns)?;
+                let name = ft
+                    .opt_index_name
+                    .as_ref()
+                    .map(|n| n.value.clone())
+                    .unwrap_or_else(|| columns[cols[0]].name.clone());
+                let mut attrs = fulltext_attrs(ft)?;
+                check_prefixes(&mut attrs, &cols, &columns)?;
+                fulltext.push((name, cols, attrs));
+            }
             ast::TableConstraint::ForeignKey(fk) => {
                 foreign_keys.push(foreign_key(fk, &columns, None)?);
             }
@@ -858,6 +872,11 @@ pub fn create_table(ct: &ast::CreateTable, db_default: Collation) -> Result<NewT
         if let Some(ix) = fk_index(fk, &columns, &primary_key, &indexes) {
             indexes.push(ix);
         }
+    }
+    for (name, cols, attrs) in fulltext {
+        index_attrs_of.resize(indexes.len(), IndexAttrs::default());
+        index_attrs_of.push(attrs);
+        indexes.push((name, cols, false));
     }
     // Unnamed duplicates get MySQL's _2, _3 suffixes.
     let mut seen: Vec<String> = Vec::new();
@@ -1044,6 +1063,38 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
     }
 }
 
+/// A FULLTEXT index takes CHAR, VARCHAR and TEXT columns only (MySQL's
+/// 1283 ER_BAD_FT_COLUMN otherwise), whole (a prefix is ignored, as InnoDB
+/// ignores it).
+fn check_fulltext_columns(cols: &[usize], columns: &[ColumnDef]) -> Result<()> {
+    for &c in cols {
+        let col = &columns[c];
+        if !matches!(
+            col.ty,
+            SqlType::Char(_) | SqlType::VarChar(_) | SqlType::Text(_)
+        ) {
+            return Err(Error::Sql {
+                code: 1283,
+                sqlstate: *b"HY000",
+                message: format!("Column '{}' cannot be part of FULLTEXT index", col.name),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The attributes of a `FULLTEXT [INDEX | KEY] [name] (cols)` definition;
+/// SPATIAL is refused (1235).
+pub fn fulltext_attrs(c: &ast::FullTextOrSpatialConstraint) -> Result<IndexAttrs> {
+    if !c.fulltext {
+        return Err(Error::Unsupported("SPATIAL indexes".into()));
+    }
+    Ok(IndexAttrs {
+        fulltext: true,
+        ..Default::default()
+    })
+}
+
 /// The column names of a CREATE INDEX.
 pub fn create_index_column_names(ci: &ast::CreateIndex) -> Result<Vec<String>> {
     index_column_names(&ci.columns)
@@ -1128,6 +1179,9 @@ fn prefix_length(f: &ast::Function) -> Result<u32> {
 /// with a prefix (1170). A prefix as long as a CHAR / VARCHAR column is no
 /// prefix (MySQL drops it), so it is dropped here too.
 pub fn check_prefixes(attrs: &mut IndexAttrs, cols: &[usize], columns: &[ColumnDef]) -> Result<()> {
+    if attrs.fulltext {
+        return check_fulltext_columns(cols, columns);
+    }
     for (seq, &c) in cols.iter().enumerate() {
         let col = &columns[c];
         if col.ty == SqlType::Json {
@@ -1319,6 +1373,12 @@ pub fn alter_ops(
                     columns: index_column_names(&ix.columns)?,
                     unique: false,
                     attrs: index_attrs(&ix.columns, ix.index_type.as_ref(), &ix.index_options)?,
+                }),
+                ast::TableConstraint::FulltextOrSpatial(ft) => ops.push(AlterOp::AddIndex {
+                    name: ft.opt_index_name.as_ref().map(|n| n.value.clone()),
+                    columns: index_column_names(&ft.columns)?,
+                    unique: false,
+                    attrs: fulltext_attrs(ft)?,
                 }),
                 ast::TableConstraint::PrimaryKey(pk) => ops.push(AlterOp::AddPrimaryKey {
                     columns: index_column_names(&pk.columns)?,

@@ -209,7 +209,9 @@ pub fn key_access(def: &TableDef, cols: &[usize], public: bool) -> Option<KeyAcc
     }
     def.indexes
         .iter()
-        .position(|ix| (!public || ix.state.is_public()) && ix.columns.starts_with(cols))
+        .position(|ix| {
+            (!public || ix.state.is_public()) && !ix.attrs.fulltext && ix.columns.starts_with(cols)
+        })
         .map(KeyAccess::Index)
 }
 

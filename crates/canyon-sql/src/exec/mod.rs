@@ -17,6 +17,7 @@
 
 pub mod dml;
 pub mod foreign;
+mod fulltext;
 mod insert;
 pub mod load;
 pub mod partition;

@@ -436,6 +436,7 @@ pub fn run_select(
                     reader,
                     cache: RefCell::new(HashMap::new()),
                     mats: RefCell::new(HashMap::new()),
+                    searches: RefCell::new(HashMap::new()),
                 },
             };
             run_block(plan, &q, &[])?
@@ -798,7 +799,13 @@ struct QueryState<'a> {
     /// Materialised join steps by (plan address, step): they depend on no
     /// frame value, so one read serves every run of a correlated subquery.
     mats: RefCell<HashMap<(usize, usize), Rc<Materialized>>>,
+    /// MATCH searches by (index id, mode, search string): one set of
+    /// statistics per statement (`crate::exec::fulltext`).
+    searches: RefCell<FulltextSearches>,
 }
+
+type FulltextSearches =
+    HashMap<(canyon_txn::IndexId, bool, String), Rc<crate::types::fulltext::Search>>;
 
 type QueryCtx<'a> = WithSubqueries<'a, QueryState<'a>>;
 
@@ -815,6 +822,30 @@ impl SubqueryRunner for QueryState<'_> {
             ctx.state.cache.borrow_mut().insert(key, rows.clone());
         }
         Ok(rows)
+    }
+
+    fn fulltext(
+        ctx: &QueryCtx<'_>,
+        m: &crate::expr::MatchExpr,
+        against: &str,
+    ) -> Result<Rc<crate::types::fulltext::Search>> {
+        let id = m.table.def.indexes[m.index].id;
+        let key = (
+            id,
+            m.mode == crate::types::fulltext::Mode::Boolean,
+            against.to_string(),
+        );
+        if let Some(s) = ctx.state.searches.borrow().get(&key) {
+            return Ok(s.clone());
+        }
+        let reader = ctx
+            .state
+            .reader
+            .as_ref()
+            .ok_or_else(|| Error::Internal("MATCH ... AGAINST without a reader".into()))?;
+        let search = Rc::new(crate::exec::fulltext::search(reader, m, against)?);
+        ctx.state.searches.borrow_mut().insert(key, search.clone());
+        Ok(search)
     }
 }
 
@@ -1011,6 +1042,32 @@ impl Join<'_, '_> {
         let reader = self.reader()?;
         let mut buf = Vec::new();
         let zone = self.q.time_zone();
+        if let Some(m) = &step.fulltext {
+            // Only the rows the FULLTEXT index finds for the search's words
+            // (in primary-key order); the step's filter ranks each.
+            let env = Env {
+                row: &[],
+                aggs: &[],
+                ctx: self.q,
+            };
+            let against = match crate::expr::eval(&m.against, &env)? {
+                Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+                Value::Null => String::new(),
+                other => other.to_display(),
+            };
+            let search = QueryState::fulltext(self.q, m, &against)?;
+            for pk in &search.candidates {
+                self.q.check_interrupt()?;
+                if let Some(bytes) = reader.get(table.def.id, pk)? {
+                    decode_table_row_columns(table, &bytes, needed, &mut buf)?;
+                    localize_row(&mut buf, &zone);
+                    if !f(&mut buf)? {
+                        return Ok(false);
+                    }
+                }
+            }
+            return Ok(true);
+        }
         match ranges {
             KeyRanges::Empty => Ok(true),
             KeyRanges::Points(points) => {

@@ -48,6 +48,20 @@ pub trait EvalContext {
         let _ = (sq, outer);
         Err(Error::Unsupported("subqueries in this statement".into()))
     }
+    /// The search a `MATCH ... AGAINST` with search string `against` makes
+    /// over its table: the parsed string and the table's statistics at this
+    /// statement's read point. Only a query executor can answer (it holds
+    /// the reader); elsewhere MATCH is refused (1235).
+    fn fulltext(
+        &self,
+        m: &crate::expr::tree::MatchExpr,
+        against: &str,
+    ) -> Result<std::rc::Rc<crate::types::fulltext::Search>> {
+        let _ = (m, against);
+        Err(Error::Unsupported(
+            "MATCH ... AGAINST in this statement".into(),
+        ))
+    }
     /// Fails with [`Error::Interrupted`] (KILL) or [`Error::QueryTimeout`]
     /// (max_execution_time) when the statement must stop. Row loops call it
     /// once per row: it must stay a relaxed atomic load on the common path.
@@ -126,6 +140,16 @@ pub trait SubqueryRunner: Sized {
         sq: &SubqueryExpr,
         outer: &[Value],
     ) -> Result<SubqueryRows>;
+
+    /// [`EvalContext::fulltext`], answered by what holds the reader;
+    /// refused by default.
+    fn fulltext(
+        ctx: &WithSubqueries<'_, Self>,
+        m: &crate::expr::tree::MatchExpr,
+        against: &str,
+    ) -> Result<std::rc::Rc<crate::types::fulltext::Search>> {
+        ctx.base.fulltext(m, against)
+    }
 }
 
 /// A statement's evaluation context that can also answer subqueries (through
@@ -165,6 +189,13 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     fn subquery(&self, sq: &SubqueryExpr, outer: &[Value]) -> Result<SubqueryRows> {
         S::rows(self, sq, outer)
     }
+    fn fulltext(
+        &self,
+        m: &crate::expr::tree::MatchExpr,
+        against: &str,
+    ) -> Result<std::rc::Rc<crate::types::fulltext::Search>> {
+        S::fulltext(self, m, against)
+    }
     fn check_interrupt(&self) -> Result<()> {
         self.base.check_interrupt()
     }
@@ -200,6 +231,26 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     ) -> Result<()> {
         self.base.fire_triggers(txn, table, timing, event, old, new)
     }
+}
+
+/// `MATCH ... AGAINST`: the row's relevance under the statement's search
+/// (see [`crate::types::fulltext`]). A NULL search string searches nothing.
+#[inline(never)]
+fn eval_match(m: &crate::expr::tree::MatchExpr, env: &Env<'_>) -> Result<Value> {
+    let against = match eval(&m.against, env)? {
+        Value::Null => String::new(),
+        Value::Bytes(b) => String::from_utf8_lossy(&b).into_owned(),
+        other => other.to_display(),
+    };
+    let search = env.ctx.fulltext(m, &against)?;
+    let mut texts = Vec::with_capacity(m.columns.len());
+    for c in &m.columns {
+        if let Value::Bytes(b) = eval(c, env)? {
+            texts.push(String::from_utf8_lossy(&b).into_owned());
+        }
+    }
+    let doc = crate::types::fulltext::Doc::new(texts.iter().map(String::as_str), m.fold);
+    Ok(Value::Double(search.query.rank(&doc, &search.stats)))
 }
 
 /// A stored function's call: its arguments, then the call. Apart from
@@ -250,6 +301,7 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
         Expr::Row(_) => return Err(Error::OperandColumns(1)),
         Expr::Subquery(sq) => return eval_subquery(sq, env),
         Expr::Stored(c) => eval_stored(c, env)?,
+        Expr::Match(m) => eval_match(m, env)?,
         Expr::Agg(i) => env.aggs.get(*i).cloned().unwrap_or(Value::Null),
         Expr::SysVar(n) => env.ctx.sys_var(n)?,
         Expr::UserVar(n) => env.ctx.user_var(n),

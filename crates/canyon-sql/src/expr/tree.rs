@@ -219,6 +219,39 @@ pub enum Expr {
     /// with constant arguments is evaluated before planning, by the session).
     /// Evaluation hands it to [`EvalContext::call_stored`](super::eval::EvalContext::call_stored).
     Stored(Box<StoredCall>),
+    /// `MATCH (cols) AGAINST ('text' [mode])` over a FULLTEXT index (see
+    /// [`crate::types::fulltext`]): the row's relevance, a DOUBLE.
+    Match(Box<MatchExpr>),
+}
+
+/// A bound `MATCH ... AGAINST`. Evaluation asks the context for the
+/// search's table statistics ([`EvalContext::fulltext`](super::eval::EvalContext::fulltext))
+/// and ranks the row's text with them.
+#[derive(Debug, Clone)]
+pub struct MatchExpr {
+    /// The table the index belongs to.
+    pub table: Arc<crate::catalog::Table>,
+    /// The FULLTEXT index, by position in the table's `indexes`.
+    pub index: usize,
+    /// The index's columns as frame expressions, in index order.
+    pub columns: Vec<Expr>,
+    /// The search string (a literal or a parameter).
+    pub against: Box<Expr>,
+    /// The search modifier.
+    pub mode: crate::types::fulltext::Mode,
+    /// Whether words fold to lower case (the index's collation is
+    /// case-insensitive).
+    pub fold: bool,
+}
+
+impl PartialEq for MatchExpr {
+    fn eq(&self, other: &MatchExpr) -> bool {
+        self.table.def.id == other.table.def.id
+            && self.index == other.index
+            && self.columns == other.columns
+            && self.against == other.against
+            && self.mode == other.mode
+    }
 }
 
 /// A bound call of a stored function.
@@ -343,6 +376,8 @@ impl Expr {
             Expr::Subquery(_) => false,
             // A stored function may read tables and need not be deterministic.
             Expr::Stored(_) => false,
+            // Needs the table's statistics, through a reader.
+            Expr::Match(_) => false,
         }
     }
 
@@ -394,6 +429,10 @@ impl Expr {
             }
             Expr::Func(_, args) | Expr::Row(args) => args.iter().for_each(f),
             Expr::Stored(c) => c.args.iter().for_each(f),
+            Expr::Match(m) => {
+                m.columns.iter().for_each(&mut *f);
+                f(&m.against);
+            }
             Expr::Subquery(sq) => {
                 if let SubqueryKind::In(lhs, _) = &sq.kind {
                     lhs.iter().for_each(f);
@@ -442,6 +481,11 @@ impl Expr {
                 otherwise: otherwise.as_ref().map(|o| r(o)),
             },
             Expr::Stored(c) => c.rewrite(f),
+            Expr::Match(m) => Expr::Match(Box::new(MatchExpr {
+                columns: m.columns.iter().map(|x| x.rewrite(f)).collect(),
+                against: r(&m.against),
+                ..m.as_ref().clone()
+            })),
             Expr::Func(func, args) => {
                 Expr::Func(*func, args.iter().map(|x| x.rewrite(f)).collect())
             }
@@ -487,6 +531,16 @@ impl Expr {
         found
     }
 
+    /// Whether the expression contains a `MATCH ... AGAINST` (which needs a
+    /// reader to evaluate, as a subquery does).
+    pub fn has_match(&self) -> bool {
+        let mut found = matches!(self, Expr::Match(_));
+        if !found {
+            self.for_each_child(&mut |c| found |= c.has_match());
+        }
+        found
+    }
+
     /// Splits a conjunction into its AND-ed parts.
     pub fn conjuncts(&self) -> Vec<&Expr> {
         let mut out = Vec::new();
@@ -513,6 +567,7 @@ impl Expr {
             Expr::Column(i) | Expr::Bound(i) => cols.get(*i).copied().unwrap_or(ExprKind::String),
             Expr::Row(_) => ExprKind::Int,
             Expr::Stored(c) => c.kind(),
+            Expr::Match(_) => ExprKind::Double,
             Expr::Subquery(sq) => match &sq.kind {
                 SubqueryKind::Scalar => sq.plan.kinds().first().copied().unwrap_or(ExprKind::Null),
                 _ => ExprKind::Int,

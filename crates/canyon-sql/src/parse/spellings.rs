@@ -315,3 +315,37 @@ pub(super) fn split_top_level_commas(text: &str) -> Vec<&str> {
     items.push(text[start..].trim());
     items
 }
+
+/// `CREATE FULLTEXT INDEX name ON t (cols) [options]`, which sqlparser does
+/// not read, as the `ALTER TABLE t ADD FULLTEXT INDEX name (cols) [options]`
+/// it stands for (MySQL maps CREATE INDEX to ALTER TABLE the same way).
+/// `None` when the text is not that form.
+pub(super) fn create_fulltext_index(trimmed: &str) -> Option<String> {
+    let mut rest = trimmed;
+    for word in ["CREATE", "FULLTEXT", "INDEX"] {
+        let head = rest.get(..word.len())?;
+        if !head.eq_ignore_ascii_case(word) {
+            return None;
+        }
+        rest = rest[word.len()..]
+            .strip_prefix(char::is_whitespace)?
+            .trim_start();
+    }
+    let name_end = rest.find(char::is_whitespace)?;
+    let (name, after) = rest.split_at(name_end);
+    let after = after.trim_start();
+    let on = after.get(..3)?;
+    if !on.eq_ignore_ascii_case("ON ") && !on.eq_ignore_ascii_case("ON\t") {
+        return None;
+    }
+    let after = after[3..].trim_start();
+    let paren = after.find('(')?;
+    let (table, cols) = after.split_at(paren);
+    let table = table.trim();
+    if table.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "ALTER TABLE {table} ADD FULLTEXT INDEX {name} {cols}"
+    ))
+}

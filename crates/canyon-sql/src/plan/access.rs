@@ -1079,7 +1079,7 @@ pub fn choose_access_estimated(table: &Table, filter: Option<&Expr>) -> (Access,
             &facts,
         ));
     }
-    for (i, idx) in table.def.public_indexes() {
+    for (i, idx) in table.def.ordered_indexes() {
         consider(candidate_for(
             Target::Index(i),
             &idx.columns,
@@ -1098,7 +1098,7 @@ pub fn choose_access_estimated(table: &Table, filter: Option<&Expr>) -> (Access,
                 rows,
             ));
         }
-        for (i, idx) in table.def.public_indexes() {
+        for (i, idx) in table.def.ordered_indexes() {
             consider(tuple_candidate(
                 Target::Index(i),
                 &idx.columns,

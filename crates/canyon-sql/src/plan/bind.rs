@@ -52,6 +52,10 @@ pub struct Scope {
     /// name by a USING or NATURAL join: an unqualified name means the earlier
     /// one (MySQL's coalesced column), so it is not ambiguous.
     pub coalesced: Vec<usize>,
+    /// The base table's name and id, for a base table (MATCH looks its
+    /// FULLTEXT indexes up in the catalog: `crate::plan::bind_match`; the id
+    /// tells a temporary table from the base table it shadows).
+    pub table_name: Option<(String, u32)>,
 }
 
 impl Scope {
@@ -81,6 +85,7 @@ impl Scope {
                 .collect(),
             offset,
             coalesced: Vec::new(),
+            table_name: Some((table.def.name.clone(), table.def.id)),
         }
     }
 
@@ -120,6 +125,7 @@ impl Scope {
             columns,
             offset,
             coalesced: Vec::new(),
+            table_name: None,
         }
     }
 
@@ -322,6 +328,16 @@ impl<'a> Binder<'a> {
             return r;
         }
         Ok(match e {
+            A::MatchAgainst {
+                columns,
+                match_value,
+                opt_search_modifier,
+            } => crate::plan::bind_match::bind_match(
+                self,
+                columns,
+                &match_value.value,
+                opt_search_modifier.clone(),
+            )?,
             A::Identifier(id) => self.bind_identifier(id)?,
             A::CompoundIdentifier(parts) => self.bind_compound_identifier(parts)?,
             A::Value(v) => self.bind_value(&v.value)?,

@@ -240,6 +240,15 @@ pub(super) fn expr(e: &Expr, n: &Names<'_>) -> String {
         Expr::Func(Func::EnumIndex | Func::SetMask, args) if !args.is_empty() => expr(&args[0], n),
         Expr::Func(f, args) => format!("{}({})", func_name(*f), list(args)),
         Expr::Stored(c) => stored_text(c, n),
+        Expr::Match(m) => format!(
+            "(match {} against ({}{}))",
+            list(&m.columns),
+            expr(&m.against, n),
+            match m.mode {
+                crate::types::fulltext::Mode::Natural => "",
+                crate::types::fulltext::Mode::Boolean => " in boolean mode",
+            }
+        ),
         Expr::Row(items) => format!("({})", list(items)),
         Expr::Subquery(sq) => {
             let id = n

@@ -139,6 +139,18 @@ impl Explainer<'_> {
                     extra.push("Using filesort");
                 }
                 let (table, info) = match &src.kind {
+                    // Read through its FULLTEXT index: MySQL's `fulltext` join type.
+                    SourceKind::Table(t) if step.fulltext.is_some() => {
+                        let index = step.fulltext.as_ref().map(|m| m.index).unwrap_or(0);
+                        let info = AccessInfo {
+                            ty: "fulltext",
+                            key: t.def.indexes.get(index).map(|x| x.name.clone()),
+                            key_len: Some("0".into()),
+                            refs: Some("const".into()),
+                            rows: Some(1),
+                        };
+                        (src.name.clone(), info)
+                    }
                     SourceKind::Table(t) => {
                         (src.name.clone(), access_info(t, &step.access, &names))
                     }

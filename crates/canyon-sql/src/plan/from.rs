@@ -151,6 +151,7 @@ impl From<'_> {
                         member_types: Vec::new(),
                         offset: self.next_offset,
                         coalesced: Vec::new(),
+                        table_name: None,
                     };
                     return self.add_source(
                         qualifier,

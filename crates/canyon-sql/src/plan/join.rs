@@ -446,6 +446,13 @@ pub(super) fn plan_joins(
         let (access, hash_keys, materialize) = accesses[s]
             .take()
             .unwrap_or_else(|| (Access::scan(), Vec::new(), false));
+        let fulltext = fulltext_driver(
+            &sources[s],
+            &access,
+            materialize,
+            items[s].left,
+            &filters[k],
+        );
         steps.push(Step {
             source: s,
             access,
@@ -454,7 +461,33 @@ pub(super) fn plan_joins(
             filter: and_all(std::mem::take(&mut filters[k])),
             left: items[s].left,
             post_filter: and_all(std::mem::take(&mut posts[k])),
+            fulltext,
         });
     }
     Ok((steps, and_all(pre)))
+}
+
+/// The MATCH that drives a step's read through its FULLTEXT index: a
+/// `MATCH ... AGAINST` over the step's own table that is one of the step's
+/// WHERE conjuncts, when the step would otherwise scan the whole table (an
+/// inner step, not materialised). Only the rows the index finds for the
+/// search's words can pass the conjunct (rank 0 fails it), and the step's
+/// filter still checks it on each, so reading just those rows is exact.
+fn fulltext_driver(
+    source: &Source,
+    access: &Access,
+    materialize: bool,
+    left: bool,
+    filters: &[Expr],
+) -> Option<Box<crate::expr::MatchExpr>> {
+    let SourceKind::Table(t) = &source.kind else {
+        return None;
+    };
+    if left || materialize || !access.full_scan {
+        return None;
+    }
+    filters.iter().find_map(|c| match c {
+        Expr::Match(m) if m.table.def.id == t.def.id => Some(m.clone()),
+        _ => None,
+    })
 }

@@ -43,8 +43,9 @@
 //! `join` (steps of `select` that use its types) belong to the same circle;
 //! so does the binder, which plans the subqueries it meets (`bind` calls
 //! `select`, which binds its clauses with it), with `bind_collate`,
-//! `bind_functions` and `bind_stored` (calls of stored functions), which
-//! work on the binder's state and are called by it.
+//! `bind_functions`, `bind_stored` (calls of stored functions) and
+//! `bind_match` (`MATCH ... AGAINST` to its FULLTEXT index), which work on
+//! the binder's state and are called by it.
 //! That circle stays inside this folder. Imports: the layers below.
 
 pub mod access;
@@ -52,6 +53,7 @@ pub mod bind;
 pub mod bind_collate;
 pub mod bind_functions;
 pub mod bind_literal;
+mod bind_match;
 mod bind_members;
 mod bind_stored;
 mod clauses;

@@ -140,6 +140,10 @@ pub struct Step {
     pub left: bool,
     /// For a LEFT JOIN step: WHERE conjuncts checked after the match decision.
     pub post_filter: Option<Expr>,
+    /// A WHERE `MATCH ... AGAINST` over this step's table that reads its
+    /// rows through the FULLTEXT index instead of the full scan `access`
+    /// would make (`crate::plan::join`'s `fulltext_driver`).
+    pub fulltext: Option<Box<crate::expr::MatchExpr>>,
 }
 
 /// A planned SELECT.
@@ -592,6 +596,13 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
     // A view merged as the only source put its WHERE on its FROM item.
     let mut items = items;
     let filter = crate::plan::view::fold_single_item(&mut items, filter);
+    let (mut projection, mut order_by) = (projection, order_by);
+    relevance_order(
+        filter.as_ref(),
+        grouped || distinct,
+        &mut projection,
+        &mut order_by,
+    );
 
     // Result-set metadata.
     let kinds: Vec<ExprKind> = projection[..visible]
@@ -609,6 +620,12 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         .chain(aggs.iter().flat_map(|a| a.exprs()))
         .chain(items.iter().filter_map(|i| i.on.as_ref()))
         .any(Expr::has_subquery);
+    // MATCH needs the general path's reader for its statistics.
+    let has_match = projection
+        .iter()
+        .chain(filter.iter())
+        .chain(having.iter())
+        .any(Expr::has_match);
     if let Some(f) = &filter {
         push_into_derived(&mut sources, &items, f);
     }
@@ -633,7 +650,7 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         s.needed = (!slice.iter().all(|n| *n)).then(|| slice.to_vec());
     }
 
-    let fast = single_table.is_some() && !has_subqueries && min_outer_ref.is_none();
+    let fast = single_table.is_some() && !has_subqueries && !has_match && min_outer_ref.is_none();
     let (table, access, table_needed) = if fast {
         (
             single_table,
@@ -685,6 +702,31 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         has_subqueries,
         needed: table_needed,
     })
+}
+
+/// InnoDB's order for a WHERE clause searched through a FULLTEXT index: with
+/// no ORDER BY (and no grouping), a `MATCH ... AGAINST` that is a conjunct
+/// of the WHERE clause orders the rows by relevance, highest first (ties in
+/// primary-key order: the sort is stable over a primary-key scan). The MATCH
+/// becomes a hidden output column sorted descending.
+fn relevance_order(
+    filter: Option<&Expr>,
+    grouped: bool,
+    projection: &mut Vec<Expr>,
+    order_by: &mut Vec<(usize, bool)>,
+) {
+    if grouped || !order_by.is_empty() {
+        return;
+    }
+    let Some(m) = filter.and_then(|f| {
+        f.conjuncts()
+            .into_iter()
+            .find(|c| matches!(c, Expr::Match(_)))
+    }) else {
+        return;
+    };
+    projection.push(m.clone());
+    order_by.push((projection.len() - 1, true));
 }
 
 /// The result-set metadata of the visible columns (`names`, `kinds`): one

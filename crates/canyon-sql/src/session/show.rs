@@ -339,7 +339,13 @@ impl Session {
             lines.push(format!("  PRIMARY KEY ({})", col_list(&def.primary_key)));
         }
         for (_, x) in def.public_indexes() {
-            let kind = if x.unique { "UNIQUE KEY" } else { "KEY" };
+            let kind = if x.attrs.fulltext {
+                "FULLTEXT KEY"
+            } else if x.unique {
+                "UNIQUE KEY"
+            } else {
+                "KEY"
+            };
             let parts = x
                 .columns
                 .iter()
@@ -545,20 +551,30 @@ impl Session {
                         // Distinct values of the key's first seq+1 columns, from
                         // the table's statistics (0 before the first analysis).
                         let cardinality = t.stats.n_diff(id, seq + 1).unwrap_or(0.0);
+                        // A FULLTEXT index has no order and no statistics.
+                        let ft = attrs.fulltext;
                         rows.push(vec![
                             Value::str(&def.name),
                             Value::Int(!unique as i64),
                             Value::str(name),
                             Value::Int(seq as i64 + 1),
                             Value::str(&col.name),
-                            Value::str(if attrs.desc(seq) { "D" } else { "A" }),
-                            Value::Int(cardinality.round() as i64),
+                            if ft {
+                                Value::Null
+                            } else {
+                                Value::str(if attrs.desc(seq) { "D" } else { "A" })
+                            },
+                            if ft {
+                                Value::Null
+                            } else {
+                                Value::Int(cardinality.round() as i64)
+                            },
                             attrs
                                 .prefix(seq)
                                 .map_or(Value::Null, |n| Value::Int(n.into())),
                             Value::Null,
                             Value::str(if col.nullable { "YES" } else { "" }),
-                            Value::str("BTREE"),
+                            Value::str(if ft { "FULLTEXT" } else { "BTREE" }),
                             Value::str(""),
                             Value::str(&attrs.comment),
                             Value::str("YES"),

@@ -4,7 +4,8 @@
 //! coercion ([`sqltype`], whose items are re-exported here), collations and
 //! character sets ([`collation`], and the conversions of the non-UTF-8
 //! sets in [`charset`]), the date/time arithmetic ([`datetime`]),
-//! ENUM and SET member lists ([`enumset`]), the JSON type's binary form,
+//! ENUM and SET member lists ([`enumset`]), FULLTEXT words and ranking
+//! ([`fulltext`]), the JSON type's binary form,
 //! paths and order ([`json`]), time zones and their conversions
 //! ([`timezone`]),
 //! the memcomparable key and row encodings ([`encoding`]) and the result-set
@@ -19,6 +20,7 @@ pub mod collation;
 pub mod datetime;
 pub mod encoding;
 pub mod enumset;
+pub mod fulltext;
 pub mod json;
 pub mod result;
 pub mod sqltype;
