@@ -433,3 +433,317 @@ fn a_transfer_that_breaks_loads_nothing() {
     assert!(matches!(err, Error::Io(_)), "{err:?}");
     assert_eq!(table(&mut s, "SELECT COUNT(*) FROM t"), vec![vec!["0"]]);
 }
+
+// ---------------------------------------------------------------------------
+// Loads larger than canyon-txn's bulk-commit threshold (`BULK_ROWS`, 4096
+// rows): the commit drops the written rows' row-cache entries instead of
+// caching them, and sorts the batch's index entries. These check that what
+// a bulk commit stores and shows is what any commit would: the rows, both
+// indexes, old versions for older snapshots, the cache, and all-or-nothing.
+// ---------------------------------------------------------------------------
+
+/// Rows (id, k, c) in the default format: id from `from` to `to`, k = id
+/// mod 97 (a secondary index of many pks per value), c names the file.
+fn bulk_file(from: u64, to: u64, tag: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for id in from..=to {
+        out.extend_from_slice(format!("{id}\t{}\t{tag}{id}\n", id % 97).as_bytes());
+    }
+    out
+}
+
+fn bulk_table(s: &mut Session) {
+    run(s, "DROP TABLE IF EXISTS b").expect("drop");
+    run(
+        s,
+        "CREATE TABLE b (id INT NOT NULL PRIMARY KEY, k INT NOT NULL, c VARCHAR(20), \
+         KEY k_1 (k))",
+    )
+    .expect("create");
+}
+
+fn count(s: &mut Session, sql: &str) -> String {
+    table(s, sql)[0][0].clone()
+}
+
+#[test]
+fn bulk_load_into_empty_then_nonempty_table_keeps_rows_indexes_and_cache() {
+    let e = engine(None, true);
+    let mut s = session(&e);
+    s.set_client_local_files(true);
+    bulk_table(&mut s);
+    let sql = "LOAD DATA LOCAL INFILE 'f' INTO TABLE b";
+    let (affected, info) = ok(load_local(&mut s, sql, &bulk_file(1, 10_000, "a"), 4096));
+    assert_eq!(affected, 10_000);
+    assert_eq!(info, "Records: 10000  Deleted: 0  Skipped: 0  Warnings: 0");
+    assert_eq!(count(&mut s, "SELECT COUNT(*) FROM b"), "10000");
+    // The secondary index holds every row: 10,000 / 97 rows per value.
+    let k5 = (1..=10_000u64)
+        .filter(|id| id % 97 == 5)
+        .count()
+        .to_string();
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM b FORCE INDEX (k_1) WHERE k = 5"
+        ),
+        k5
+    );
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM b FORCE INDEX (k_1) WHERE k >= 0"
+        ),
+        "10000"
+    );
+    // Rows read now are in the row cache; the next bulk load replaces them.
+    assert_eq!(
+        table(&mut s, "SELECT c FROM b WHERE id IN (7, 9000) ORDER BY id"),
+        vec![vec!["a7"], vec!["a9000"]]
+    );
+    // A second session's snapshot, taken before the REPLACE, keeps the old
+    // versions (History) while the new ones are committed.
+    let mut other = session(&e);
+    run(&mut other, "START TRANSACTION WITH CONSISTENT SNAPSHOT").expect("snapshot");
+    // Into the non-empty table: ids 5,001..15,000 with REPLACE, half of them
+    // replacing rows, with k changed for the replaced ones (k = id mod 97
+    // again, but the file's k is shifted by one below).
+    let mut file = Vec::new();
+    for id in 5_001..=15_000u64 {
+        file.extend_from_slice(format!("{id}\t{}\tr{id}\n", (id + 1) % 97).as_bytes());
+    }
+    let (affected, info) = ok(load_local(
+        &mut s,
+        "LOAD DATA LOCAL INFILE 'f' REPLACE INTO TABLE b",
+        &file,
+        1000,
+    ));
+    assert_eq!(
+        info,
+        "Records: 10000  Deleted: 5000  Skipped: 0  Warnings: 0"
+    );
+    assert_eq!(affected, 15_000);
+    assert_eq!(count(&mut s, "SELECT COUNT(*) FROM b"), "15000");
+    assert_eq!(
+        table(
+            &mut s,
+            "SELECT c, k FROM b WHERE id IN (7, 9000) ORDER BY id"
+        ),
+        vec![vec!["a7", "7"], vec!["r9000", "77"]]
+    );
+    // Index entries of replaced rows moved: ids 1..5000 keep k = id mod 97,
+    // ids 5001..15000 have k = (id + 1) mod 97.
+    let by_index = count(
+        &mut s,
+        "SELECT COUNT(*) FROM b FORCE INDEX (k_1) WHERE k = 5",
+    );
+    let by_scan = count(
+        &mut s,
+        "SELECT COUNT(*) FROM b IGNORE INDEX (k_1) WHERE k = 5",
+    );
+    assert_eq!(by_index, by_scan);
+    let expected = (1..=5_000u64).filter(|id| id % 97 == 5).count()
+        + (5_001..=15_000u64).filter(|id| (id + 1) % 97 == 5).count();
+    assert_eq!(by_index, expected.to_string());
+    // The snapshot still reads the table as it was, by the primary key and
+    // through the index.
+    assert_eq!(count(&mut other, "SELECT COUNT(*) FROM b"), "10000");
+    assert_eq!(
+        table(&mut other, "SELECT c, k FROM b WHERE id = 9000"),
+        vec![vec!["a9000", "76"]]
+    );
+    assert_eq!(
+        count(
+            &mut other,
+            "SELECT COUNT(*) FROM b FORCE INDEX (k_1) WHERE k = 5"
+        ),
+        k5
+    );
+    run(&mut other, "COMMIT").expect("commit");
+    assert_eq!(count(&mut other, "SELECT COUNT(*) FROM b"), "15000");
+}
+
+#[test]
+fn bulk_load_duplicate_in_the_middle_error_ignore_replace() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let e = engine(Some(dir.path()), false);
+    let mut s = session(&e);
+    bulk_table(&mut s);
+    // Row 6,000 of the file repeats id 3,000.
+    let mut file = bulk_file(1, 5_999, "a");
+    file.extend_from_slice(b"3000\t1\tdup\n");
+    file.extend_from_slice(&bulk_file(6_000, 9_999, "a"));
+    std::fs::write(dir.path().join("f"), &file).expect("write");
+    // No IGNORE, a server file: error 1062, and nothing is loaded.
+    let err = run(&mut s, "LOAD DATA INFILE 'f' INTO TABLE b").unwrap_err();
+    assert_eq!(code(&err), 1062, "{err:?}");
+    assert!(
+        matches!(&err, Error::DuplicateEntry { value, key } if value == "3000" && key == "b.PRIMARY"),
+        "{err:?}"
+    );
+    assert_eq!(count(&mut s, "SELECT COUNT(*) FROM b"), "0");
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM b FORCE INDEX (k_1) WHERE k >= 0"
+        ),
+        "0"
+    );
+    // IGNORE: the duplicate is skipped with warning 1062, the first row stays.
+    let (affected, info) = ok(run(&mut s, "LOAD DATA INFILE 'f' IGNORE INTO TABLE b"));
+    assert_eq!(affected, 9_999);
+    assert_eq!(info, "Records: 10000  Deleted: 0  Skipped: 1  Warnings: 1");
+    assert_eq!(
+        warnings(&mut s),
+        vec![(
+            1062,
+            "Duplicate entry '3000' for key 'b.PRIMARY'".to_string()
+        )]
+    );
+    assert_eq!(
+        table(&mut s, "SELECT k, c FROM b WHERE id = 3000"),
+        vec![vec!["90", "a3000"]]
+    );
+    // REPLACE into the emptied table: the later row wins, its index entry
+    // too (k = 1), the earlier one's (k = 90) is gone.
+    bulk_table(&mut s);
+    let (affected, info) = ok(run(&mut s, "LOAD DATA INFILE 'f' REPLACE INTO TABLE b"));
+    assert_eq!(info, "Records: 10000  Deleted: 1  Skipped: 0  Warnings: 0");
+    assert_eq!(affected, 10_001);
+    assert_eq!(
+        table(&mut s, "SELECT k, c FROM b WHERE id = 3000"),
+        vec![vec!["1", "dup"]]
+    );
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM b FORCE INDEX (k_1) WHERE k = 90 AND id = 3000"
+        ),
+        "0"
+    );
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM b FORCE INDEX (k_1) WHERE k >= 0"
+        ),
+        "9999"
+    );
+}
+
+#[test]
+fn bulk_load_error_leaves_the_table_as_it_was() {
+    let e = engine(None, true);
+    let mut s = session(&e);
+    s.set_client_local_files(true);
+    bulk_table(&mut s);
+    ok(load_local(
+        &mut s,
+        "LOAD DATA LOCAL INFILE 'f' INTO TABLE b",
+        &bulk_file(1, 100, "a"),
+        512,
+    ));
+    run(&mut s, "SET sql_mode = 'STRICT_TRANS_TABLES'").expect("strict");
+    // LOCAL REPLACE stops at a bad value: row 8,000 has k = 'zz'.
+    let mut file = bulk_file(50, 8_048, "b");
+    file.extend_from_slice(b"9000\tzz\tbad\n");
+    file.extend_from_slice(&bulk_file(9_001, 9_500, "b"));
+    let err = load_local(
+        &mut s,
+        "LOAD DATA LOCAL INFILE 'f' REPLACE INTO TABLE b",
+        &file,
+        4096,
+    )
+    .unwrap_err();
+    assert_eq!(code(&err), 1366, "{err:?}");
+    assert!(err.to_string().contains("at row 8000"), "{err}");
+    // The first load's rows, as they were, and nothing of the second.
+    assert_eq!(count(&mut s, "SELECT COUNT(*) FROM b"), "100");
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT COUNT(*) FROM b FORCE INDEX (k_1) WHERE k >= 0"
+        ),
+        "100"
+    );
+    assert_eq!(
+        table(&mut s, "SELECT c FROM b WHERE id = 60"),
+        vec![vec!["a60"]]
+    );
+    // A connection lost half way through a bulk transfer: nothing either.
+    assert!(matches!(
+        run(&mut s, "LOAD DATA LOCAL INFILE 'f' INTO TABLE b"),
+        Err(Error::LocalInfileRequest(_))
+    ));
+    let mut pieces = bulk_file(1_000, 20_000, "c")
+        .chunks(4096)
+        .map(<[u8]>::to_vec)
+        .collect::<Vec<_>>()
+        .into_iter();
+    let mut sent = 0;
+    let err = s
+        .finish_local_infile(&mut |buf: &mut Vec<u8>| {
+            sent += 1;
+            if sent > 30 {
+                return Err(Error::Io("connection lost".into()));
+            }
+            match pieces.next() {
+                Some(p) => {
+                    buf.extend_from_slice(&p);
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::Io(_)), "{err:?}");
+    assert_eq!(count(&mut s, "SELECT COUNT(*) FROM b"), "100");
+}
+
+#[test]
+fn another_session_during_a_bulk_load_sees_none_of_it() {
+    let e = engine(None, true);
+    let mut s = session(&e);
+    s.set_client_local_files(true);
+    bulk_table(&mut s);
+    run(&mut s, "INSERT INTO b VALUES (1, 1, 'before')").expect("insert");
+    let mut other = session(&e);
+    assert!(matches!(
+        run(&mut s, "LOAD DATA LOCAL INFILE 'f' REPLACE INTO TABLE b"),
+        Err(Error::LocalInfileRequest(_))
+    ));
+    let mut pieces = bulk_file(1, 12_000, "a")
+        .chunks(2048)
+        .map(<[u8]>::to_vec)
+        .collect::<Vec<_>>()
+        .into_iter();
+    // Between the client's packets (thousands of rows already in the load's
+    // write buffer) the other session reads: autocommit statements, each
+    // with a fresh snapshot, by the primary key and through the index.
+    let mut seen = Vec::new();
+    ok(
+        s.finish_local_infile(&mut |buf: &mut Vec<u8>| match pieces.next() {
+            Some(p) => {
+                seen.push((
+                    count(&mut other, "SELECT COUNT(*) FROM b"),
+                    count(
+                        &mut other,
+                        "SELECT COUNT(*) FROM b FORCE INDEX (k_1) WHERE k >= 0",
+                    ),
+                    table(&mut other, "SELECT c FROM b WHERE id = 1")[0][0].clone(),
+                ));
+                buf.extend_from_slice(&p);
+                Ok(true)
+            }
+            None => Ok(false),
+        }),
+    );
+    assert!(seen.len() > 20);
+    for s in &seen {
+        assert_eq!(s, &("1".to_string(), "1".to_string(), "before".to_string()));
+    }
+    assert_eq!(count(&mut other, "SELECT COUNT(*) FROM b"), "12000");
+    assert_eq!(
+        table(&mut other, "SELECT c FROM b WHERE id = 1"),
+        vec![vec!["a1"]]
+    );
+}

@@ -225,6 +225,27 @@ struct PendingPut {
     cache_copy: Option<RowsValue>,
 }
 
+/// A transaction writing more rows than this commits as a *bulk commit*
+/// (LOAD DATA, a large INSERT ... SELECT): the same one atomic batch, with two
+/// differences that change no outcome, only the cost (measured on a load of a
+/// million rows, `docs/benchmarks.md`):
+///
+/// - the row cache is not handed a copy of every new Rows value: each written
+///   key's entry is dropped instead ([`crate::row_cache::RowCache::written_key`]).
+///   Caching the rows of a load copies each one only to evict it again;
+///   dropping keeps the cache's invariant just as well (an absent entry claims
+///   nothing).
+/// - the batch's Index puts are sorted by key. The write buffer is ordered by
+///   Rows key, so Rows and History puts already arrive in key order, but the
+///   entries of a secondary index arrive in primary-key order, random in index
+///   order. RocksDB's memtable inserts a batch's keys one by one into a skip
+///   list and reuses the previous insert's position when keys ascend; random
+///   keys pay a full search from the top each (a third of a load's commit).
+///   Within one batch the order of puts to distinct keys does not matter to
+///   what is stored, and rule 4's order between keyspaces (History and Index
+///   before Rows) is kept.
+pub(crate) const BULK_ROWS: usize = 4096;
+
 /// A commit batch built outside the commit mutex, in rule-4 order.
 #[derive(Debug, Default)]
 struct Prepared {
@@ -238,6 +259,10 @@ struct Prepared {
     /// garbage").
     garbage: Vec<GarbageKey>,
     tombstones: Vec<GarbageKey>,
+    /// A bulk commit (see [`BULK_ROWS`]): the Rows keys it writes, for
+    /// [`crate::row_cache::RowCache::written_key`] after the write (its puts
+    /// carry no cache copies).
+    bulk_keys: Vec<Vec<u8>>,
     /// Rows values as read while preparing (debug builds check rule 2).
     #[cfg(debug_assertions)]
     read: Vec<(Vec<u8>, Option<Vec<u8>>)>,
@@ -400,6 +425,8 @@ impl TxnManager {
         let mut tombstones = Vec::new();
         #[cfg(debug_assertions)]
         let mut read = Vec::new();
+        let bulk = writes.len() > BULK_ROWS;
+        let mut bulk_keys = Vec::new();
         for (rk, b) in writes {
             let mut old: Option<Vec<u8>> = match b.replaced {
                 Replaced::Unknown => self.rows_get(&rk)?.map(|raw| raw.to_vec()),
@@ -442,10 +469,14 @@ impl TxnManager {
                 if b.row.is_none() {
                     tombstones.push((Keyspace::Rows, rk.clone()));
                 }
-                let cache_copy = self
-                    .row_cache
-                    .enabled()
-                    .then(|| RowsValue::new(&rk, &value));
+                let cache_copy = if !self.row_cache.enabled() {
+                    None
+                } else if bulk {
+                    bulk_keys.push(rk.clone());
+                    None
+                } else {
+                    Some(RowsValue::new(&rk, &value))
+                };
                 rows.push(PendingPut {
                     keyspace: Keyspace::Rows,
                     key: rk.clone(),
@@ -487,6 +518,9 @@ impl TxnManager {
             #[cfg(debug_assertions)]
             read.push((rk, old));
         }
+        if bulk {
+            index.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        }
         history.append(&mut index);
         history.append(&mut rows);
         Ok(Prepared {
@@ -494,6 +528,7 @@ impl TxnManager {
             history: in_memory,
             garbage,
             tombstones,
+            bulk_keys,
             #[cfg(debug_assertions)]
             read,
         })
@@ -555,6 +590,9 @@ impl TxnManager {
         }
         for value in cached {
             self.row_cache.written(value);
+        }
+        for key in &prepared.bulk_keys {
+            self.row_cache.written_key(key);
         }
         self.garbage.push(ts, prepared.garbage, prepared.tombstones);
         self.last_written_ts.store(ts, Ordering::SeqCst);

@@ -36,7 +36,10 @@
 //! 1. **A commit** writes it: [`RowCache::written`] replaces a present entry with
 //!    the new value, or removes it (a delete writes a tombstone, which is never
 //!    cached), or adds the new value if the shard has room to spare (below).
-//!    Either way the entry is what the commit wrote.
+//!    Either way the entry is what the commit wrote. A bulk commit (more rows
+//!    than `commit.rs`'s `BULK_ROWS`) calls [`RowCache::written_key`] instead,
+//!    which only removes the entry: caching a million loaded rows would copy
+//!    each one to evict the next.
 //! 2. **GC** removes a tombstone: the cache holds no tombstones.
 //! 3. **Purging a dropped or truncated table** deletes its keys outside any
 //!    commit: the caller then calls [`RowCache::remove_table`]. (Table ids are
@@ -410,6 +413,21 @@ impl RowCache {
         s.make_room(0);
     }
 
+    /// A commit has written `key` without handing the cache its new value (a
+    /// bulk commit, `commit.rs` rule 4): removes the entry if the key is
+    /// cached and stops the shard's fills in flight, as [`RowCache::written`]
+    /// does for a tombstone. Same calling rules as `written`.
+    pub(crate) fn written_key(&self, key: &[u8]) {
+        let Some((hash, shard)) = self.shard(key) else {
+            return;
+        };
+        let mut s = shard.lock();
+        s.generation += 1;
+        if let Some(i) = s.find(hash, key) {
+            s.remove_slot(i);
+        }
+    }
+
     /// Drops every entry of `table` (after its keys were purged from storage).
     pub(crate) fn remove_table(&self, table: TableId) {
         let prefix = table.to_be_bytes();
@@ -508,6 +526,27 @@ mod tests {
             (st.hits, st.misses, st.entries, st.bytes),
             (3, 5, 1, charged)
         );
+    }
+
+    #[test]
+    fn a_bulk_commit_drops_the_entry_and_stops_fills_in_flight() {
+        let c = RowCache::new(1 << 20);
+        let k = key(1, 7);
+        read_through(&c, &live(&k, 3, b"v3"));
+        c.written_key(&k);
+        assert!(hit(&c, &k).is_none(), "a bulk-written key stayed cached");
+        // A reader that missed before the commit's write must not fill the
+        // value it read then.
+        let Lookup::Miss(g) = c.lookup(&k) else {
+            panic!("a dropped key hit")
+        };
+        c.written_key(&k);
+        c.fill(&live(&k, 4, b"v4"), g);
+        assert!(hit(&c, &k).is_none(), "a stale fill won");
+        // An uncached key stays uncached (nothing is added).
+        let k2 = key(1, 8);
+        c.written_key(&k2);
+        assert!(hit(&c, &k2).is_none());
     }
 
     #[test]

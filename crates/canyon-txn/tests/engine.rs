@@ -1550,3 +1550,48 @@ fn deferred_lock_waits_take_part_in_deadlock_detection() {
     t1.end_lock_wait(None).unwrap();
     t1.lock(b"B").unwrap();
 }
+
+/// A commit of more rows than `BULK_ROWS` (4096) sorts its index entries and
+/// drops the written rows from the row cache instead of caching them
+/// (commit.rs): what it stores and what every reader sees is what a small
+/// commit gives — new rows, replaced rows (cached before), the index in
+/// order, old versions for an older snapshot.
+#[test]
+fn a_bulk_commit_reads_like_any_commit() {
+    let mgr = open();
+    let pk = |i: u32| format!("p{i:06}").into_bytes();
+    // Index keys in an order unrelated to the pks.
+    let val = |i: u32, gen: u32| format!("v{:06}-{gen}", (i * 7919) % 10_007).into_bytes();
+    load(&mgr, &[(&pk(1), &val(1, 0)), (&pk(2), &val(2, 0))]);
+    // Both rows are read, so cached.
+    assert_eq!(read_now(&mgr, &pk(1)), Some(val(1, 0)));
+    assert_eq!(read_now(&mgr, &pk(2)), Some(val(2, 0)));
+    let (_old, mut old_tx) = begin(&mgr, RR);
+    assert_eq!(read(&mut old_tx, &pk(1)), Some(val(1, 0)));
+    let s = mgr.session();
+    let mut tx = s.begin(RR);
+    for i in 1..=6000u32 {
+        write(&mut tx, &pk(i), &val(i, 1)).unwrap();
+    }
+    tx.commit().unwrap();
+    // The replaced rows read new (not the cached old value), new rows exist.
+    assert_eq!(read_now(&mgr, &pk(1)), Some(val(1, 1)));
+    assert_eq!(read_now(&mgr, &pk(2)), Some(val(2, 1)));
+    assert_eq!(read_now(&mgr, &pk(6000)), Some(val(6000, 1)));
+    // The older snapshot still reads the old version.
+    assert_eq!(read(&mut old_tx, &pk(1)), Some(val(1, 0)));
+    // The index: every row once, in index-key order, none of the ended keys.
+    let (_s2, mut now) = begin(&mgr, RC);
+    let by_ix = scan_ix(&mut now, &KeyRange::all(), Snapshot);
+    assert_eq!(by_ix.len(), 6000);
+    let mut want: Vec<(Vec<u8>, Vec<u8>)> = (1..=6000u32).map(|i| (pk(i), val(i, 1))).collect();
+    want.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(by_ix, want);
+    // The old snapshot's index scan sees the two rows it had (in no promised
+    // order: mvcc.rs, "Exact index order for old snapshots").
+    let mut old_ix = scan_ix(&mut old_tx, &KeyRange::all(), Snapshot);
+    old_ix.sort_by(|a, b| a.1.cmp(&b.1));
+    let mut want_old = vec![(pk(1), val(1, 0)), (pk(2), val(2, 0))];
+    want_old.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(old_ix, want_old);
+}

@@ -55,6 +55,60 @@
 //!
 //! The OK packet: affected rows = inserted + deleted by REPLACE, and MySQL's
 //! info line `Records: N  Deleted: D  Skipped: S  Warnings: W`.
+//!
+//! # Where a load's time goes, and what is done about it (issue 29)
+//!
+//! `perf` on the release server loading a million sysbench-shaped rows
+//! (`bench/load_data.sh`, `id` PRIMARY KEY, `k` with a secondary index,
+//! CHAR(120) + CHAR(60)) splits the time in four phases:
+//!
+//! | phase | share | what |
+//! |---|---|---|
+//! | read and insert the rows | ~40% | half of it the kernel zeroing fresh pages for the write buffer, row locks and undo log (all held to the commit); field cutting, coercion and key encoding a few % each; row lock and hashing ~8% |
+//! | prepare the commit batch | ~15% | a versioned copy of every row, a row-cache copy of every row |
+//! | the storage write | ~35% | RocksDB's memtable skip list (18%: the index entries arrive in random order) and its WAL |
+//! | release the locks | ~10% | a million lock-table removals |
+//!
+//! The parsing side is small: the load is bound by the one transaction that
+//! holds every row until its commit. What is done, keeping every guarantee
+//! (one atomic transaction, durable at commit, INSERT's duplicate rules,
+//! other sessions' snapshots):
+//!
+//! - a commit of more than `canyon_txn`'s bulk threshold of rows (4096)
+//!   sorts its index entries, so RocksDB's memtable inserts them in key
+//!   order (each insert starting from the last one's place instead of a
+//!   search from the top), and drops the written rows from the row cache
+//!   instead of copying each into it (`canyon-txn`'s `commit.rs`,
+//!   `BULK_ROWS`);
+//! - the statement undo log boxes its entries (32 bytes a row instead of a
+//!   write-buffer entry's width), and a row is encoded into one allocation
+//!   of its exact size (`types::encoding::encode_values`).
+//!
+//! Measured in `docs/benchmarks.md` ("LOAD DATA LOCAL: Canyon vs MariaDB",
+//! "Bulk commits"): 1.3–1.75× main's rate on a million rows, the storage
+//! write down from ~35% of the load to 14%; what remains is the memory the
+//! one transaction grows (page zeroing ~26%) and the lock table (~17%).
+//!
+//! **Memory is not bounded**: the transaction's write buffer, its row locks
+//! and, at commit, the batch hold the whole file (about 1.5 KB a row for the
+//! benchmark's 187-byte rows; `mvcc.rs`: "Transactions larger than memory").
+//!
+//! **Not built: sorted runs ingested as SST files** (the issue's suggestion).
+//! For a load into an empty table the rows would be written, sorted, to
+//! RocksDB SST files per keyspace (Rows, each index) as they arrive, and
+//! ingested at commit — no write buffer, no WAL copy, no memtable. Ingesting
+//! at a commit timestamp is the easy half (the files' values carry the
+//! timestamp, and RocksDB's multi-column-family ingestion is atomic, so a
+//! Meta file with `txn/last_ts` ingested with them keeps recovery's
+//! `visible = last_ts`). The hard half is isolation: an ingested file
+//! overwrites whatever another transaction committed to the same keys
+//! meanwhile, without the duplicate check or the History copy that the row
+//! locks give a buffered write. It needs the table closed to other writers
+//! for the load (a table-level lock that every writer's
+//! `exec::check_writable` honours and that waits, not fails, which Canyon's
+//! catalog pins cannot express today: see `ddl::rewrite`), and a pass that
+//! detects duplicates inside the file (a sort, or a merge of the runs) with
+//! INSERT's error / IGNORE / REPLACE semantics in file order.
 
 use super::state::*;
 use crate::catalog::Table;
