@@ -43,6 +43,9 @@ pub struct LoadFormat {
     /// \[OPTIONALLY\] ENCLOSED BY (default none). OPTIONALLY matters only for
     /// SELECT ... INTO OUTFILE; reading treats both alike.
     pub enclosed: Option<u8>,
+    /// OPTIONALLY was written: SELECT ... INTO OUTFILE encloses only string
+    /// and temporal values (reading treats both alike).
+    pub optionally_enclosed: bool,
     /// ESCAPED BY (default backslash; `''`: no escapes).
     pub escaped: Option<u8>,
     /// LINES STARTING BY (default empty): the prefix each line's fields follow.
@@ -56,6 +59,7 @@ impl Default for LoadFormat {
         LoadFormat {
             field_term: b"\t".to_vec(),
             enclosed: None,
+            optionally_enclosed: false,
             escaped: Some(b'\\'),
             line_start: Vec::new(),
             line_term: b"\n".to_vec(),
@@ -232,7 +236,8 @@ pub(crate) fn parse_format(p: &mut Parser) -> Result<LoadFormat> {
             if word(p, "TERMINATED") {
                 expect(p, "BY")?;
                 format.field_term = string(p)?.into_bytes();
-            } else if word(p, "OPTIONALLY") || peek_word(p, "ENCLOSED") {
+            } else if peek_word(p, "OPTIONALLY") || peek_word(p, "ENCLOSED") {
+                format.optionally_enclosed = word(p, "OPTIONALLY");
                 expect(p, "ENCLOSED")?;
                 expect(p, "BY")?;
                 format.enclosed = one_char(&string(p)?)?;

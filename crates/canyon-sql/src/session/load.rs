@@ -253,8 +253,9 @@ impl Session {
         self.load_from(&stmt, &mut source)
     }
 
-    /// The path of a server-side file, if `secure_file_priv` allows it.
-    fn server_file(&self, name: &str) -> Result<std::path::PathBuf> {
+    /// The path of a server-side file, if `secure_file_priv` allows it
+    /// (LOAD DATA's input, SELECT ... INTO OUTFILE's output).
+    pub(super) fn server_file(&self, name: &str) -> Result<std::path::PathBuf> {
         let Some(dir) = self.state.engine.config.secure_file_priv.clone() else {
             return Err(secure_file_priv_refuses());
         };
@@ -269,7 +270,15 @@ impl Session {
         }
         // Compared after resolving `..` and links, as MySQL does
         // (is_secure_file_path).
-        let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        // A file that does not exist yet (an OUTFILE) is its directory's
+        // real path and its name: `dir/../x` must not pass as under `dir`.
+        let real = std::fs::canonicalize(&path)
+            .ok()
+            .or_else(|| {
+                let parent = std::fs::canonicalize(path.parent()?).ok()?;
+                Some(parent.join(path.file_name()?))
+            })
+            .unwrap_or_else(|| path.clone());
         let root = std::fs::canonicalize(&dir).unwrap_or(dir);
         if real.starts_with(&root) {
             Ok(real)

@@ -8,7 +8,8 @@
 //! ([`fulltext`]), the JSON type's binary form,
 //! paths and order ([`json`]), time zones and their conversions
 //! ([`timezone`]),
-//! the memcomparable key and row encodings ([`encoding`]) and the result-set
+//! the text form of values in results and files ([`text`]), the
+//! memcomparable key and row encodings ([`encoding`]) and the result-set
 //! shapes that cross the engine boundary ([`result`]).
 //!
 //! Contract: pure functions over values and bytes. Nothing here knows a
@@ -24,6 +25,7 @@ pub mod fulltext;
 pub mod json;
 pub mod result;
 pub mod sqltype;
+pub mod text;
 pub mod timezone;
 pub mod value;
 
