@@ -270,9 +270,9 @@ fn select_into_outfile_round_trips_through_load_data() {
          3\tquote\"and\\\\slash\t-2.00\t2026-12-31\n4\tline\\\nbreak,comma\t0.00\t\\N\n"
     );
     let csv = std::fs::read_to_string(dir.path().join("csv.txt")).expect("csv.txt");
-    assert_eq!(
-        csv.lines().next(),
-        Some("1,\"plain\",1.50,\"2026-01-02\"\r"),
+    // OPTIONALLY: numbers bare, strings and dates enclosed; CR LF lines.
+    assert!(
+        csv.starts_with("1,\"plain\",1.50,\"2026-01-02\"\r\n2,"),
         "{csv}"
     );
     assert!(csv.contains("\"quote\\\"and\\\\slash\""), "{csv}");
