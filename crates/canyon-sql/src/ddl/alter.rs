@@ -238,7 +238,7 @@ pub enum AlterOp {
     SetEngine(String),
     /// COMMENT = 'text': the table's comment.
     SetComment(String),
-    /// ORDER BY col [DESC], ...: the rows of a table without a primary key
+    /// ORDER BY col \[DESC\], ...: the rows of a table without a primary key
     /// are rewritten in this order (their hidden row ids follow it, so a
     /// scan returns them so); a table with one keeps its order, with
     /// MySQL's warning (`Engine::alter_table_mode`).

@@ -382,7 +382,7 @@ pub enum Parsed {
     /// 8 answers 1295): its text runs through [`crate::parse::load`] when
     /// executed. Never made by [`parse`]; the session's PREPARE makes it.
     LoadData(String),
-    /// ALTER {DATABASE | SCHEMA} \[db\] options (see [`parse_alter_database`]).
+    /// ALTER {DATABASE | SCHEMA} \[db\] options (see `parse_alter_database`).
     AlterDatabase {
         /// The database; `None`: the current one.
         db: Option<String>,
