@@ -79,7 +79,7 @@ measure() { # label client-function query
     times+=($(((t1 - t0) / 1000)))
   done
   printf '%s\n' "${times[@]}" | sort -n | awk -v label="$1" -v q="$3" '
-    { v[NR] = $1 } END { printf "%-8s median %8.2f ms  p95 %8.2f ms  %s\n", label, v[int(NR/2)+1]/1000, v[int(NR*0.95)>0?int(NR*0.95):1]/1000, q }'
+    { v[NR] = $1 } END { p = int(NR*0.95); if (p < 1) p = 1; printf "%-8s median %8.2f ms  p95 %8.2f ms  %s\n", label, v[int(NR/2)+1]/1000, v[p]/1000, q }'
 }
 
 echo "rows=$rows reps=$reps (each timing includes the mariadb CLI's start, the same for both)"
