@@ -7,29 +7,12 @@
 
 mod common;
 
-use canyon_common::Error;
-use canyon_sql::{QueryResult, Session, Value};
+use canyon_sql::{QueryResult, Value};
 use canyon_storage::MemoryStorage;
 use std::sync::Arc;
 use std::time::Duration;
 
-fn run(s: &mut Session, sql: &str) -> Result<QueryResult, Error> {
-    s.execute(sql, false).pop().expect("one result")
-}
-
-fn ok(s: &mut Session, sql: &str) {
-    run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
-}
-
-fn rows(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
-    match run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}")) {
-        QueryResult::Rows { rows, .. } => rows
-            .iter()
-            .map(|r| r.iter().map(Value::to_display).collect())
-            .collect(),
-        other => panic!("{sql}: expected rows, got {other:?}"),
-    }
-}
+use common::{ok, rows};
 
 const CREATE: &str = "CREATE TABLE film_text (film_id SMALLINT NOT NULL, title VARCHAR(255) NOT NULL, \
      description TEXT, PRIMARY KEY (film_id), FULLTEXT KEY idx_title_description (title, description))";

@@ -2,8 +2,9 @@
 //! ADD / DROP PRIMARY KEY, MODIFY / CHANGE between stored forms (INT to
 //! INT UNSIGNED, VARCHAR to INT, ...), dropping a primary-key column, ADD
 //! COLUMN ... AUTO_INCREMENT, ADD COLUMN of a generated column (computed
-//! for every row, `crate::ddl::generated`) — and the AUTO_INCREMENT = n
-//! table option.
+//! for every row, `crate::ddl::generated`), ORDER BY on a table without a
+//! primary key (its rows copied in that order, so their hidden row ids
+//! follow it) — and the AUTO_INCREMENT = n table option.
 //!
 //! The online ALTERs of `crate::ddl::alter` keep every stored row and key
 //! as it is. These cannot: a new primary key is a new key for every row, a
@@ -253,6 +254,65 @@ impl Engine {
         };
         self.discard(&old)?;
         Ok(warnings)
+    }
+
+    /// ALTER TABLE ... ORDER BY: checks its columns (1054) and, where the
+    /// table keeps a primary key, takes it out of `ops` with the warning
+    /// MySQL's copying ALTER gives for a clustered index (InnoDB stores rows
+    /// in primary-key order, whatever the ALTER asked). A table without one
+    /// keeps it: the rewrite stores its rows in that order.
+    pub(crate) fn ordered_by_key(
+        &self,
+        db: &str,
+        table: &str,
+        ops: Vec<AlterOp>,
+        warnings: &mut Vec<(u16, String)>,
+    ) -> Result<Vec<AlterOp>> {
+        let Some(order) = ops.iter().rev().find_map(|op| match op {
+            AlterOp::OrderBy(o) => Some(o.clone()),
+            _ => None,
+        }) else {
+            return Ok(ops);
+        };
+        let cur = self.catalog().table(db, table).cloned();
+        let Some(cur) = cur else {
+            return Ok(ops);
+        };
+        let others: Vec<AlterOp> = ops
+            .iter()
+            .filter(|op| !matches!(op, AlterOp::OrderBy(_)))
+            .cloned()
+            .collect();
+        // The columns are the table's after the other operations (only the
+        // column list matters here: the ALTER itself checks the rest).
+        let mut scratch = cur.def.clone();
+        crate::ddl::alter::apply_rewrite(&mut scratch, others.clone(), true)?;
+        for (name, _) in &order {
+            if !scratch
+                .columns
+                .iter()
+                .any(|c| c.name.eq_ignore_ascii_case(name))
+            {
+                return Err(Error::Sql {
+                    code: 1054,
+                    sqlstate: *b"42S22",
+                    message: format!("Unknown column '{name}' in 'order clause'"),
+                });
+            }
+        }
+        if scratch.primary_key.is_empty() {
+            return Ok(others
+                .into_iter()
+                .chain([AlterOp::OrderBy(order)])
+                .collect());
+        }
+        warnings.push((
+            1105,
+            format!(
+                "ORDER BY ignored as there is a user-defined clustered index in the table '{table}'"
+            ),
+        ));
+        Ok(others)
     }
 
     /// Step 1: the new definition (identity slot layout: every row is

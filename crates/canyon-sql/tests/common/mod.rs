@@ -3,7 +3,8 @@
 
 #![allow(dead_code)] // each test file uses part of this
 
-use canyon_sql::{Durability, Engine, EngineConfig};
+use canyon_common::Error;
+use canyon_sql::{Durability, Engine, EngineConfig, QueryResult, Session, Value};
 use canyon_storage::MemoryStorage;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,4 +43,25 @@ pub fn engine(lock_wait_timeout: Duration) -> Arc<Engine> {
         .expect("engine opens");
     e.bootstrap_root("").expect("root account");
     e
+}
+
+/// Runs one statement and returns its result.
+pub fn run(s: &mut Session, sql: &str) -> Result<QueryResult, Error> {
+    s.execute(sql, false).pop().expect("one result")
+}
+
+/// Runs one statement that must succeed.
+pub fn ok(s: &mut Session, sql: &str) {
+    run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// Runs a query that must succeed; its rows as displayed text.
+pub fn rows(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
+    match run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e}")) {
+        QueryResult::Rows { rows, .. } => rows
+            .iter()
+            .map(|r| r.iter().map(Value::to_display).collect())
+            .collect(),
+        other => panic!("{sql}: expected rows, got {other:?}"),
+    }
 }
