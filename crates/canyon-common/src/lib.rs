@@ -124,8 +124,25 @@ pub enum Error {
     DuplicateKeyName(String),
     /// MySQL 1068 ER_MULTIPLE_PRI_KEY, SQLSTATE 42000.
     MultiplePrimaryKey,
-    /// MySQL 1091 ER_CANT_DROP_FIELD_OR_KEY, SQLSTATE 42000.
-    CantDropKey(String),
+    /// MySQL 1091 ER_CANT_DROP_FIELD_OR_KEY, SQLSTATE 42000: DROP of a column
+    /// or key that does not exist.
+    CantDropKey {
+        /// What was dropped, as MariaDB's text names it (`INDEX`, `COLUMN`).
+        kind: &'static str,
+        /// Its name.
+        name: String,
+    },
+    /// An error in the words of the server's `presentation` setting rather
+    /// than MySQL 8.0's (MariaDB's text, for MariaDB's own test files): the
+    /// number and SQLSTATE are the error's own.
+    Presented {
+        /// MySQL error number.
+        code: u16,
+        /// SQLSTATE.
+        sqlstate: &'static str,
+        /// The message.
+        message: String,
+    },
     /// MySQL 1090 ER_CANT_REMOVE_ALL_FIELDS, SQLSTATE 42000: ALTER TABLE would
     /// drop every column.
     CantRemoveAllFields,
@@ -209,6 +226,9 @@ pub enum Error {
     /// MySQL 1229 ER_GLOBAL_VARIABLE, SQLSTATE HY000: a global-only variable
     /// given to SET \[SESSION\].
     GlobalOnlyVariable(String),
+    /// MariaDB 1971 ER_SET_STATEMENT_NOT_SUPPORTED, SQLSTATE 42000: a variable
+    /// that `SET STATEMENT ... FOR` may not set for one statement.
+    SetStatementNotSupported(String),
     /// MySQL 1210 ER_WRONG_ARGUMENTS, SQLSTATE HY000: Incorrect arguments to %s.
     /// Used for wrong prepared-statement parameter counts.
     WrongArguments(String),

@@ -128,7 +128,12 @@ pub fn mysql_error(err: &Error) -> MysqlError {
         Error::MultiplePrimaryKey => {
             M::new(1068, "42000", "Multiple primary key defined".into())
         }
-        Error::CantDropKey(k) => M::new(
+        Error::Presented {
+            code,
+            sqlstate,
+            message,
+        } => M::new(*code, sqlstate, message.clone()),
+        Error::CantDropKey { name: k, .. } => M::new(
             1091,
             "42000",
             format!("Can't DROP '{k}'; check that column/key exists"),
@@ -212,6 +217,11 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             1229,
             "HY000",
             format!("Variable '{v}' is a GLOBAL variable and should be set with SET GLOBAL"),
+        ),
+        Error::SetStatementNotSupported(v) => M::new(
+            1971,
+            "42000",
+            format!("The system variable {v} cannot be set in SET STATEMENT."),
         ),
         Error::WrongArguments(what) | Error::InvalidArgument(what) => {
             M::new(1210, "HY000", format!("Incorrect arguments to {what}"))
@@ -627,7 +637,10 @@ mod tests {
             "Multiple primary key defined",
         );
         check(
-            Error::CantDropKey(s("k")),
+            Error::CantDropKey {
+                kind: "INDEX",
+                name: s("k"),
+            },
             1091,
             "42000",
             "Can't DROP 'k'; check that column/key exists",
@@ -734,6 +747,12 @@ mod tests {
             1229,
             "HY000",
             "Variable 'max_connections' is a GLOBAL variable and should be set with SET GLOBAL",
+        );
+        check(
+            Error::SetStatementNotSupported(s("autocommit")),
+            1971,
+            "42000",
+            "The system variable autocommit cannot be set in SET STATEMENT.",
         );
         check(
             Error::WrongArguments(s("mysqld_stmt_execute")),

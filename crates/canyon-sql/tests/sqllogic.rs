@@ -55,13 +55,19 @@ fn run_file(path: &Path) {
         if block.is_empty() {
             continue;
         }
-        let mut lines = block.lines();
-        let header = lines.next().expect("non-empty block");
-        if header.starts_with('#') {
+        // Comment lines may open a block; the statement after them (if
+        // any) runs. (Skipping the whole block once hid four tests.)
+        let mut lines = block.lines().peekable();
+        let mut comments = String::new();
+        while let Some(c) = lines.next_if(|l| l.starts_with('#')) {
+            comments.push_str(c);
+            comments.push('\n');
+        }
+        let Some(header) = lines.next() else {
             out.push_str(block);
             out.push_str("\n\n");
             continue;
-        }
+        };
         let rest: Vec<&str> = lines.collect();
         if let Some(expect) = header.strip_prefix("statement ") {
             let sql = rest.join("\n");
@@ -96,6 +102,7 @@ fn run_file(path: &Path) {
                     path.display()
                 ));
             }
+            out.push_str(&comments);
             out.push_str("query\n");
             out.push_str(&sql);
             out.push_str("\n----\n");

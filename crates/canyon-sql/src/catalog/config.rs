@@ -46,8 +46,9 @@ pub struct EngineConfig {
     /// `secure_file_priv`): `None` (NULL) none at all (error 1290), an empty
     /// path anywhere, a directory only files under it.
     pub secure_file_priv: Option<std::path::PathBuf>,
-    /// Which server's wording SHOW CREATE TABLE uses where MySQL 8 and
-    /// MariaDB print the same definition differently (see [`Presentation`]).
+    /// Which server's wording SHOW CREATE TABLE and a few error messages use
+    /// where MySQL 8 and MariaDB print the same thing differently (see
+    /// [`Presentation`]).
     pub presentation: Presentation,
 }
 
@@ -63,7 +64,9 @@ impl EngineConfig {
 /// which one SHOW CREATE TABLE follows. The definition is the same either
 /// way; only its text differs, so a tool that diffs SHOW CREATE TABLE
 /// against a MariaDB server (or MariaDB's own test files) can ask for
-/// MariaDB's text. Canyon's semantics are MySQL 8's in both.
+/// MariaDB's text. Canyon's semantics are MySQL 8's in both. The same goes
+/// for the few error messages whose number is the same in both servers and
+/// whose text differs (`crate::session`'s `present_error`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Presentation {
     /// MySQL 8.0: a number column's DEFAULT quoted (`DEFAULT '1'`), the
@@ -73,7 +76,7 @@ pub enum Presentation {
     Mysql,
     /// MariaDB 10.11: a number column's DEFAULT unquoted (`DEFAULT 1`), the
     /// partition clause plain with quoted partition names, and integer
-    /// display widths (`int(11)`).
+    /// display widths (`int(11)`); MariaDB's text for errors 1091 and 1507.
     Mariadb,
 }
 

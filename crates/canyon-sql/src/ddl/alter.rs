@@ -1138,7 +1138,10 @@ fn apply(
                 return if if_exists {
                     Ok(())
                 } else {
-                    Err(Error::CantDropKey(name))
+                    Err(Error::CantDropKey {
+                        kind: "COLUMN",
+                        name,
+                    })
                 };
             };
             crate::ddl::generated::check_drop(def, &name)?;
@@ -1243,7 +1246,10 @@ fn apply(
                 .indexes
                 .iter()
                 .position(|i| i.name.eq_ignore_ascii_case(&name))
-                .ok_or(Error::CantDropKey(name))?;
+                .ok_or(Error::CantDropKey {
+                    kind: "INDEX",
+                    name,
+                })?;
             let ix = def.indexes.remove(pos);
             ch.added.retain(|&i| i != ix.id);
             ch.dropped.push(ix.id);
@@ -1420,7 +1426,10 @@ fn apply(
         }
         AlterOp::DropPrimaryKey => {
             if def.primary_key.is_empty() {
-                return Err(Error::CantDropKey("PRIMARY".into()));
+                return Err(Error::CantDropKey {
+                    kind: "INDEX",
+                    name: "PRIMARY".into(),
+                });
             }
             if !ch.rewrite {
                 return Err(Error::Unsupported(

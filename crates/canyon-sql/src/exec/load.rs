@@ -32,6 +32,7 @@
 
 use crate::parse::load::LoadFormat;
 use crate::types::coerce;
+use crate::types::sqltype::numeric_prefix;
 use crate::types::sqltype::SqlType;
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
@@ -441,46 +442,6 @@ pub fn store_field_strict(text: Vec<u8>, ty: SqlType, column: &str, row: u64) ->
         }),
         (_, Some((code, message))) => Err(Error::StrictModeError { code, message }),
     }
-}
-
-/// The longest prefix of `s` that reads as a number (after leading spaces).
-fn numeric_prefix(s: &str) -> &str {
-    let t = s.trim_start();
-    let b = t.as_bytes();
-    let mut i = 0;
-    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
-        i += 1;
-    }
-    let digits_start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-    }
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-    }
-    if i == digits_start || (i == digits_start + 1 && b[digits_start] == b'.') {
-        return "";
-    }
-    let mantissa = i;
-    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
-        let mut j = i + 1;
-        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
-            j += 1;
-        }
-        let exp = j;
-        while j < b.len() && b[j].is_ascii_digit() {
-            j += 1;
-        }
-        if j > exp {
-            i = j;
-        } else {
-            i = mantissa;
-        }
-    }
-    &t[..i]
 }
 
 /// The value MySQL stores in a NOT NULL column given NULL or nothing by

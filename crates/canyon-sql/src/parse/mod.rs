@@ -12,7 +12,8 @@
 //! plain statements and expressions to sqlparser; [`psm_detect`] tells which
 //! texts are such statements; [`create_select`] finds the IGNORE / REPLACE
 //! of CREATE TABLE ... SELECT that sqlparser refuses; [`into`] cuts the INTO
-//! clause out of SELECT ... INTO; [`spellings`] rewrites
+//! clause out of SELECT ... INTO; [`set_statement`] cuts MariaDB's
+//! `SET STATEMENT ... FOR` in two; [`spellings`] rewrites
 //! the MySQL spellings sqlparser does not read into ones it does.
 //!
 //! Two circles inside this folder: `parser` hands view statements to `view`,
@@ -31,6 +32,7 @@ pub mod parser;
 pub mod partition;
 pub mod psm;
 pub mod psm_detect;
+pub mod set_statement;
 pub mod spellings;
 pub mod view;
 

@@ -399,6 +399,16 @@ pub enum Parsed {
         /// The target.
         into: crate::parse::into::IntoTarget,
     },
+    /// `SET STATEMENT assignments FOR statement` (`crate::parse::set_statement`):
+    /// system variables set for the one statement.
+    SetStatement {
+        /// The assignments, as a `Statement::Set`.
+        set: Box<Statement>,
+        /// The statement they apply to.
+        inner: Box<Parsed>,
+        /// Its text.
+        inner_sql: String,
+    },
     /// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...].
     Analyze {
         /// The tables, each as `[table]` or `[db, table]`.
@@ -696,6 +706,21 @@ fn parse_text(
     }
     if trimmed.is_empty() {
         return Ok(Vec::new());
+    }
+    if let Some(r) = crate::parse::set_statement::split_set_statement(trimmed) {
+        let (set, statement) = r?;
+        let mut sets = parse_text(&set, &limits::scan(&set), None)?;
+        let mut inner = parse_text(&statement, &limits::scan(&statement), interrupt)?;
+        return match (sets.pop(), inner.pop(), sets.is_empty() && inner.is_empty()) {
+            (Some(Parsed::Sql(set)), Some(inner), true) if matches!(*set, Statement::Set(_)) => {
+                Ok(vec![Parsed::SetStatement {
+                    set,
+                    inner: Box::new(inner),
+                    inner_sql: statement,
+                }])
+            }
+            _ => Err(Error::Syntax(trimmed.to_string())),
+        };
     }
     if let Some(r) = parse_analyze(trimmed) {
         return r.map(|p| vec![p]);

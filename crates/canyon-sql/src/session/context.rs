@@ -264,7 +264,14 @@ impl EvalContext for StmtCtx<'_> {
         let mut w = self.warnings.borrow_mut();
         // MySQL caps the list at max_error_count (64).
         if w.len() < 64 {
-            w.push((code, message.to_string()));
+            if code == 1406 {
+                // A string cut to the column's length: strict mode's error is
+                // 1406 "Data too long", the warning MySQL shows otherwise is
+                // 1265 "Data truncated".
+                w.push((1265, message.replacen("Data too long", "Data truncated", 1)));
+            } else {
+                w.push((code, message.to_string()));
+            }
         }
     }
     fn check_interrupt(&self) -> Result<()> {

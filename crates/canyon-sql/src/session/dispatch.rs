@@ -28,7 +28,9 @@ impl Session {
             self.state.warnings.clear();
         }
         self.state.engine.pin_catalog(&self.pin);
-        let r = self.run_inner(parsed, params, sql);
+        let r = self
+            .run_inner(parsed, params, sql)
+            .map_err(|e| self.present_error(e));
         self.unpin_if_idle();
         if let Err(e) = &r {
             self.record_error(e);
@@ -40,12 +42,43 @@ impl Session {
         }
     }
 
+    /// An error in MariaDB's words where the server presents itself as
+    /// MariaDB ([`crate::catalog::config::Presentation`]) and MariaDB words
+    /// the same error (number and SQLSTATE) differently from MySQL 8.0.
+    fn present_error(&self, e: Error) -> Error {
+        use crate::catalog::config::Presentation;
+        if self.state.engine.config().presentation != Presentation::Mariadb {
+            return e;
+        }
+        match e {
+            Error::CantDropKey { kind, name } => Error::Presented {
+                code: 1091,
+                sqlstate: "42000",
+                message: format!("Can't DROP {kind} `{name}`; check that it exists"),
+            },
+            Error::Partition { code: 1507, .. } => Error::Partition {
+                code: 1507,
+                message: "Wrong partition name or partition list".into(),
+            },
+            e => e,
+        }
+    }
+
     pub(super) fn run_inner(
         &mut self,
         parsed: &Parsed,
         params: &[Value],
         sql: &str,
     ) -> Result<QueryResult> {
+        if let Parsed::SetStatement {
+            set,
+            inner,
+            inner_sql,
+        } = parsed
+        {
+            let inner_sql = if sql.is_empty() { "" } else { inner_sql };
+            return self.run_set_statement(set, inner, inner_sql, params);
+        }
         let cat = self.state.catalog();
         if let Some(r) = self.run_view_statement(&cat, parsed, params)? {
             return Ok(r);
@@ -101,6 +134,9 @@ impl Session {
                 return self.run_alter_partition(&cat, table, op)
             }
             Parsed::View(_) => return Err(Error::Internal("a view statement not run".into())),
+            Parsed::SetStatement { .. } => {
+                return Err(Error::Internal("a SET STATEMENT not run".into()))
+            }
             Parsed::LoadData(text) => {
                 let text = text.clone();
                 drop(cat);
@@ -178,6 +214,8 @@ pub(super) fn command_counter(parsed: &Parsed) -> Option<Counter> {
         Parsed::Sql(s) | Parsed::CreateSelect { create: s, .. } => s.as_ref(),
         Parsed::ShowWarnings { .. } => return Some(Counter::ComShowWarnings),
         Parsed::SelectInto { .. } => return Some(Counter::ComSelect),
+        // Counted as the statement it wraps (MariaDB counts it so too).
+        Parsed::SetStatement { inner, .. } => return command_counter(inner),
         _ => return None,
     };
     Some(match stmt {

@@ -107,6 +107,97 @@ impl Session {
         Ok(ok(0))
     }
 
+    /// `SET STATEMENT assignments FOR statement` (`crate::parse::set_statement`):
+    /// the assignments as a session SET, the statement, then every assigned
+    /// variable back to its value before — after a failure too, and after
+    /// an assignment that failed half way through the list (MariaDB's
+    /// behaviour; MySQL 8.0 has only the SET_VAR hint).
+    pub(super) fn run_set_statement(
+        &mut self,
+        set: &ast::Statement,
+        inner: &crate::parse::Parsed,
+        inner_sql: &str,
+        params: &[Value],
+    ) -> Result<QueryResult> {
+        let syntax = || Error::Syntax("SET STATEMENT".into());
+        let ast::Statement::Set(set) = set else {
+            return Err(syntax());
+        };
+        let assignments: Vec<(&ast::ObjectName, &ast::Expr)> = match set {
+            ast::Set::SingleAssignment {
+                scope: None | Some(ast::ContextModifier::Session),
+                variable,
+                values,
+                ..
+            } if values.len() == 1 => vec![(variable, &values[0])],
+            ast::Set::MultipleAssignments { assignments }
+                if assignments
+                    .iter()
+                    .all(|a| matches!(a.scope, None | Some(ast::ContextModifier::Session))) =>
+            {
+                assignments.iter().map(|a| (&a.name, &a.value)).collect()
+            }
+            _ => return Err(syntax()),
+        };
+        // What each assignment will change: the variable's effective value
+        // (put back through `apply_session_var`, which also restores the
+        // fields Canyon keeps beside the map), and the map entries it and
+        // its companion (character_set_x <-> collation_x) hold now.
+        let mut saved = Vec::with_capacity(assignments.len());
+        for (name, _) in &assignments {
+            let var = match object_name(name).as_slice() {
+                [v] if v.starts_with("@@") => v[2..].to_ascii_lowercase(),
+                [v] if v.starts_with('@') => return Err(syntax()),
+                [s, v]
+                    if s.eq_ignore_ascii_case("@@session") || s.eq_ignore_ascii_case("@@local") =>
+                {
+                    v.to_ascii_lowercase()
+                }
+                [v] => v.to_ascii_lowercase(),
+                _ => return Err(syntax()),
+            };
+            if NOT_FOR_ONE_STATEMENT.contains(&var.as_str()) {
+                return Err(Error::SetStatementNotSupported(var));
+            }
+            let value = self.state.get_var(&var)?;
+            let companion = if let Some(x) = var.strip_prefix("character_set_") {
+                Some(format!("collation_{x}"))
+            } else {
+                var.strip_prefix("collation_")
+                    .map(|x| format!("character_set_{x}"))
+            };
+            let entries: Vec<(String, Option<Value>)> = std::iter::once(var.clone())
+                .chain(companion)
+                .map(|k| {
+                    let v = self.state.vars.get(&k).cloned();
+                    (k, v)
+                })
+                .collect();
+            saved.push((var, value, entries));
+        }
+        let mut result = Ok(());
+        for (name, e) in &assignments {
+            result = self.assign(None, name, e, params);
+            if result.is_err() {
+                break;
+            }
+        }
+        let result = result.and_then(|()| self.run_inner(inner, params, inner_sql));
+        for (var, value, entries) in saved.into_iter().rev() {
+            // The value was the variable's own a moment ago: putting it back
+            // cannot fail, short of a bug worth hearing about in tests.
+            let restored = self.apply_session_var(var, value, false);
+            debug_assert!(restored.is_ok(), "{restored:?}");
+            for (k, v) in entries {
+                match v {
+                    Some(v) => self.state.vars.insert(k, v),
+                    None => self.state.vars.remove(&k),
+                };
+            }
+        }
+        result
+    }
+
     /// The session's access mode, reflected in both variable names.
     pub(super) fn set_session_read_only(&mut self, ro: bool) {
         self.state.read_only = ro;
@@ -356,3 +447,27 @@ impl Session {
         Ok(())
     }
 }
+
+/// The variables SET STATEMENT refuses (1971), as MariaDB's list has them
+/// (with MySQL 8's names for the same settings): they describe the
+/// connection or the transaction rather than one statement.
+const NOT_FOR_ONE_STATEMENT: &[&str] = &[
+    "autocommit",
+    "character_set_client",
+    "character_set_connection",
+    "character_set_filesystem",
+    "collation_connection",
+    "interactive_timeout",
+    "last_insert_id",
+    "identity",
+    "long_query_time",
+    "profiling",
+    "rand_seed1",
+    "rand_seed2",
+    "sql_log_off",
+    "transaction_isolation",
+    "transaction_read_only",
+    "tx_isolation",
+    "tx_read_only",
+    "wait_timeout",
+];

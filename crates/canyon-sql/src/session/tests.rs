@@ -253,3 +253,46 @@ fn mariadb_presentation_prints_mariadb_s_text() {
          PARTITION `p1` VALUES LESS THAN MAXVALUE ENGINE = InnoDB)"
     );
 }
+
+#[test]
+fn mariadb_presentation_words_errors_as_mariadb_does() {
+    use crate::catalog::config::Presentation;
+    let message = |p: Presentation, sql: &str| {
+        let mut s = presentation_session(p);
+        exec(
+            &mut s,
+            "CREATE TABLE t (a INT) PARTITION BY RANGE (a) (PARTITION p0 VALUES LESS THAN (10))",
+        );
+        s.execute(sql, false)
+            .pop()
+            .expect("one result")
+            .expect_err(sql)
+    };
+    // MySQL 8's text by default, MariaDB's with its presentation; the
+    // number stays 1091 / 1507 either way.
+    let e = message(Presentation::Mysql, "DROP INDEX i1 ON t");
+    assert!(
+        matches!(e, canyon_common::Error::CantDropKey { kind: "INDEX", .. }),
+        "{e:?}"
+    );
+    let e = message(Presentation::Mariadb, "ALTER TABLE t DROP COLUMN nope");
+    match e {
+        canyon_common::Error::Presented { code, message, .. } => {
+            assert_eq!(code, 1091);
+            assert_eq!(message, "Can't DROP COLUMN `nope`; check that it exists");
+        }
+        e => panic!("{e:?}"),
+    }
+    let e = message(Presentation::Mariadb, "ALTER TABLE t DROP PARTITION s2");
+    assert!(
+        matches!(&e, canyon_common::Error::Partition { code: 1507, message }
+            if message == "Wrong partition name or partition list"),
+        "{e:?}"
+    );
+    let e = message(Presentation::Mysql, "ALTER TABLE t DROP PARTITION s2");
+    assert!(
+        matches!(&e, canyon_common::Error::Partition { code: 1507, message }
+            if message == "Error in list of partitions to DROP"),
+        "{e:?}"
+    );
+}

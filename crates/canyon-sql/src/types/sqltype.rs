@@ -684,7 +684,109 @@ pub fn coerce_or_clip(
         Value::Bytes(b) => b.trim_ascii_start().first() == Some(&b'-'),
         _ => false,
     };
+    // A string too long for the column is cut, so its bytes are kept for
+    // that; only when it can be too long (more bytes than the column's
+    // characters), which an ordinary value is not.
+    let long = match (&v, ty) {
+        (
+            Value::Bytes(b),
+            SqlType::Char(n)
+            | SqlType::VarChar(n)
+            | SqlType::Binary(n)
+            | SqlType::VarBinary(n)
+            | SqlType::Text(n)
+            | SqlType::Blob(n),
+        ) if b.len() > n as usize => Some(b.clone()),
+        _ => None,
+    };
     match coerce(v, ty, column, row) {
+        Err(Error::DataTooLong { column, row }) if matches!(ty, SqlType::Bit(_)) => {
+            // Too many bits (a negative number has 64): all ones. Strict
+            // mode's error is 1406, as MySQL's; outside it MySQL warns 1264
+            // where Canyon shows 1265, the warning of every cut value.
+            let SqlType::Bit(n) = ty else { unreachable!() };
+            let ones = u64::MAX >> (64 - u32::from(n.clamp(1, 64)));
+            warn(
+                1406,
+                &format!("Data too long for column '{column}' at row {row}"),
+            );
+            Ok(Value::UInt(ones))
+        }
+        Err(Error::DataTooLong { column, row }) if long.is_some() => {
+            let text = long.unwrap_or_default();
+            let cut = match ty {
+                SqlType::Char(n) | SqlType::VarChar(n) => {
+                    let end = std::str::from_utf8(&text)
+                        .ok()
+                        .and_then(|s| s.char_indices().nth(n as usize).map(|(i, _)| i))
+                        .unwrap_or(text.len().min(n as usize));
+                    text[..end].to_vec()
+                }
+                SqlType::Text(n) => {
+                    // At a character boundary: TEXT holds characters.
+                    let mut end = text.len().min(n as usize);
+                    while end > 0 && end < text.len() && (text[end] & 0xC0) == 0x80 {
+                        end -= 1;
+                    }
+                    text[..end].to_vec()
+                }
+                SqlType::Binary(n) | SqlType::VarBinary(n) | SqlType::Blob(n) => {
+                    text[..text.len().min(n as usize)].to_vec()
+                }
+                _ => return Err(Error::DataTooLong { column, row }),
+            };
+            let v = coerce(Value::Bytes(cut), ty, &column, row)?;
+            // 1406 for strict mode's error; the session shows it as the
+            // warning MySQL gives outside strict mode (1265).
+            warn(
+                1406,
+                &format!("Data too long for column '{column}' at row {row}"),
+            );
+            Ok(v)
+        }
+        Err(Error::IncorrectValue {
+            type_name, value, ..
+        }) if ty.is_integer()
+            || matches!(
+                ty,
+                SqlType::Decimal { .. }
+                    | SqlType::Float { .. }
+                    | SqlType::Double { .. }
+                    | SqlType::Year
+            ) =>
+        {
+            // YEAR reads a string as an integer (MySQL's message says so).
+            let type_name = if ty == SqlType::Year {
+                "integer".to_string()
+            } else {
+                type_name
+            };
+            // Field_num::store: the longest numeric prefix (0 without one),
+            // then the column's range.
+            let prefix = numeric_prefix(&value);
+            // No prefix is the number 0 (for YEAR the year 0000, where the
+            // string '0' would be 2000).
+            let n = if prefix.is_empty() {
+                Value::Int(0)
+            } else {
+                Value::str(prefix)
+            };
+            let v = coerce_or_clip(n, ty, column, row, warn)?;
+            if prefix.is_empty() {
+                warn(
+                    1366,
+                    &format!(
+                        "Incorrect {type_name} value: '{value}' for column '{column}' at row {row}"
+                    ),
+                );
+            } else {
+                warn(
+                    1265,
+                    &format!("Data truncated for column '{column}' at row {row}"),
+                );
+            }
+            Ok(v)
+        }
         Err(Error::OutOfRange { column, row }) => {
             let clipped = if ty.is_integer() {
                 let (lo, hi) = ty.int_range();
@@ -736,6 +838,46 @@ pub fn coerce_or_clip(
         }
         other => other,
     }
+}
+
+/// The longest prefix of `s` that reads as a number (after leading spaces).
+pub fn numeric_prefix(s: &str) -> &str {
+    let t = s.trim_start();
+    let b = t.as_bytes();
+    let mut i = 0;
+    if i < b.len() && (b[i] == b'+' || b[i] == b'-') {
+        i += 1;
+    }
+    let digits_start = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    if i == digits_start || (i == digits_start + 1 && b[digits_start] == b'.') {
+        return "";
+    }
+    let mantissa = i;
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if j < b.len() && (b[j] == b'+' || b[j] == b'-') {
+            j += 1;
+        }
+        let exp = j;
+        while j < b.len() && b[j].is_ascii_digit() {
+            j += 1;
+        }
+        if j > exp {
+            i = j;
+        } else {
+            i = mantissa;
+        }
+    }
+    &t[..i]
 }
 
 /// Converts `v` into a value of column type `ty` as an INSERT or UPDATE stores it,
