@@ -38,7 +38,8 @@ use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
-enum Acc {
+/// An aggregate's running state.
+pub(super) enum Acc {
     Count(i64),
     SumInt(i128, bool),
     SumDec(Decimal, bool),
@@ -55,14 +56,17 @@ enum Acc {
     JsonObject(Option<Vec<(String, crate::types::json::Node)>>),
 }
 
-struct AggState {
+/// The running state of a list of aggregates over one group (or, for the
+/// window step, one frame: `crate::exec::window`).
+pub(super) struct AggState {
     accs: Vec<Acc>,
     distinct: Vec<Option<HashSet<Vec<u8>>>>,
     first_row: Vec<Value>,
 }
 
 impl AggState {
-    fn new(aggs: &[AggCall], first_row: Vec<Value>) -> AggState {
+    /// The state before any row.
+    pub(super) fn new(aggs: &[AggCall], first_row: Vec<Value>) -> AggState {
         AggState {
             accs: aggs
                 .iter()
@@ -75,6 +79,20 @@ impl AggState {
                     AggFunc::GroupConcat => Acc::Concat(Vec::new()),
                     AggFunc::JsonArrayAgg => Acc::JsonArray(None),
                     AggFunc::JsonObjectAgg => Acc::JsonObject(None),
+                    // Window-only functions are never grouping aggregates
+                    // (`crate::exec::window` evaluates them); a count keeps
+                    // the match total.
+                    AggFunc::RowNumber
+                    | AggFunc::Rank
+                    | AggFunc::DenseRank
+                    | AggFunc::PercentRank
+                    | AggFunc::CumeDist
+                    | AggFunc::Ntile
+                    | AggFunc::Lag
+                    | AggFunc::Lead
+                    | AggFunc::FirstValue
+                    | AggFunc::LastValue
+                    | AggFunc::NthValue => Acc::Count(0),
                 })
                 .collect(),
             distinct: aggs
@@ -91,7 +109,8 @@ impl AggState {
         }
     }
 
-    fn add(&mut self, aggs: &[AggCall], env: &Env<'_>) -> Result<()> {
+    /// Adds the row `env` reads.
+    pub(super) fn add(&mut self, aggs: &[AggCall], env: &Env<'_>) -> Result<()> {
         for (i, a) in aggs.iter().enumerate() {
             if self.add_json(i, a, env)?.is_some() {
                 continue;
@@ -267,7 +286,13 @@ impl AggState {
         }
     }
 
-    fn finish(&self, aggs: &[AggCall], ctx: &dyn EvalContext, group: usize) -> Vec<Value> {
+    /// The aggregates' values over the rows added so far.
+    pub(super) fn finish(
+        &self,
+        aggs: &[AggCall],
+        ctx: &dyn EvalContext,
+        group: usize,
+    ) -> Vec<Value> {
         self.accs
             .iter()
             .zip(aggs)
@@ -508,8 +533,10 @@ fn stop_after(plan: &SelectPlan, ctx: &dyn EvalContext) -> Result<Option<u64>> {
 
 /// [`stop_after`] for evaluated LIMIT and OFFSET.
 fn stop_after_of(plan: &SelectPlan, limit: Option<u64>, offset: u64) -> Option<u64> {
-    let streaming =
-        !plan.grouped && !plan.distinct && (plan.order_by.is_empty() || plan.order_from_access);
+    let streaming = !plan.grouped
+        && !plan.distinct
+        && plan.windows().is_empty()
+        && (plan.order_by.is_empty() || plan.order_from_access);
     limit
         .filter(|_| streaming)
         .map(|l| l.saturating_add(offset))
@@ -519,6 +546,16 @@ fn stop_after_of(plan: &SelectPlan, limit: Option<u64>, offset: u64) -> Option<u
 /// derived table or in a subquery).
 pub fn needs_transaction(plan: &SelectPlan) -> bool {
     plan.table.is_some() || !plan.sources.is_empty() || plan.has_subqueries
+}
+
+/// A row waiting for the window step: its frame and the values `Expr::Agg`
+/// reads (the grouping aggregates' results, then one slot per window call,
+/// which `crate::exec::window::evaluate` fills).
+pub(super) struct Staged {
+    /// The frame (for a group: its first row).
+    pub(super) row: Vec<Value>,
+    /// Aggregate values, window results last.
+    pub(super) aggs: Vec<Value>,
 }
 
 /// Grouping, aggregation, HAVING, DISTINCT, ORDER BY and LIMIT over the frames
@@ -539,6 +576,9 @@ struct Collector<'p> {
     /// out instead of copying: a plain column that no other entry reads, in a
     /// plan that keeps no frame (not grouped).
     takes: Vec<Option<usize>>,
+    /// With window functions: the rows (frames, or groups' first rows with
+    /// their aggregates) kept for the window step, projected after it.
+    staged: Vec<Staged>,
 }
 
 impl<'p> Collector<'p> {
@@ -554,13 +594,17 @@ impl<'p> Collector<'p> {
             states: Vec::new(),
             sort_anyway: false,
             takes: takeable(plan),
+            staged: Vec::new(),
         })
     }
 
     /// [`Collector::add`] for a frame the caller is done with: projected
     /// columns are moved out of it (left NULL) rather than copied.
     fn add_taking(&mut self, frame: &mut [Value], ctx: &dyn EvalContext) -> Result<bool> {
-        if self.plan.grouped || self.takes.iter().all(Option::is_none) {
+        if self.plan.grouped
+            || !self.plan.windows().is_empty()
+            || self.takes.iter().all(Option::is_none)
+        {
             return self.add(frame, ctx);
         }
         let Some(mut row) = self.project(frame, ctx, &self.takes)? else {
@@ -627,9 +671,10 @@ impl<'p> Collector<'p> {
         if plan.grouped && plan.group_by.is_empty() {
             // One group (an aggregate over all rows): no key to build or hash.
             if self.states.is_empty() {
-                self.states.push(AggState::new(&plan.aggs, frame.to_vec()));
+                self.states
+                    .push(AggState::new(plan.group_aggs(), frame.to_vec()));
             }
-            self.states[0].add(&plan.aggs, &env)?;
+            self.states[0].add(plan.group_aggs(), &env)?;
             return Ok(true);
         }
         if plan.grouped {
@@ -642,12 +687,27 @@ impl<'p> Collector<'p> {
             let idx = match self.groups.get(&key) {
                 Some(&i) => i,
                 None => {
-                    self.states.push(AggState::new(&plan.aggs, frame.to_vec()));
+                    self.states
+                        .push(AggState::new(plan.group_aggs(), frame.to_vec()));
                     self.groups.insert(key, self.states.len() - 1);
                     self.states.len() - 1
                 }
             };
-            self.states[idx].add(&plan.aggs, &env)?;
+            self.states[idx].add(plan.group_aggs(), &env)?;
+            return Ok(true);
+        }
+        if !plan.windows().is_empty() {
+            // HAVING without grouping filters rows (see `project`); the
+            // select list waits for the window step.
+            if let Some(h) = &plan.having {
+                if !eval_predicate(h, &env)? {
+                    return Ok(true);
+                }
+            }
+            self.staged.push(Staged {
+                row: frame.to_vec(),
+                aggs: Vec::new(),
+            });
             return Ok(true);
         }
         Ok(match self.project(frame, ctx, &[])? {
@@ -664,10 +724,10 @@ impl<'p> Collector<'p> {
             if self.states.is_empty() && plan.group_by.is_empty() {
                 let mut frame = outer.to_vec();
                 frame.resize(plan.frame_len.max(outer.len()), Value::Null);
-                self.states.push(AggState::new(&plan.aggs, frame));
+                self.states.push(AggState::new(plan.group_aggs(), frame));
             }
             for (group, st) in self.states.iter().enumerate() {
-                let aggs = st.finish(&plan.aggs, ctx, group);
+                let aggs = st.finish(plan.group_aggs(), ctx, group);
                 let env = Env {
                     row: &st.first_row,
                     aggs: &aggs,
@@ -678,10 +738,41 @@ impl<'p> Collector<'p> {
                         continue;
                     }
                 }
+                if !plan.windows().is_empty() {
+                    self.staged.push(Staged {
+                        row: st.first_row.clone(),
+                        aggs,
+                    });
+                    continue;
+                }
                 let row = plan
                     .projection
                     .iter()
                     .map(|e| eval(e, &env))
+                    .collect::<Result<Vec<_>>>()?;
+                self.out.push(row);
+            }
+        }
+        if !plan.windows().is_empty() {
+            // The window step, then the select list over its results.
+            let staged =
+                crate::exec::window::evaluate(plan, std::mem::take(&mut self.staged), ctx)?;
+            for s in &staged {
+                let env = Env {
+                    row: &s.row,
+                    aggs: &s.aggs,
+                    ctx,
+                };
+                let row = plan
+                    .projection
+                    .iter()
+                    .map(|e| {
+                        if plan.grouped {
+                            eval(e, &env)
+                        } else {
+                            eval_instant(e, &env)
+                        }
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 self.out.push(row);
             }

@@ -172,8 +172,12 @@ pub struct SelectPlan {
     /// ([`Access::implies`]); the re-check is skipped when the bounds also
     /// convert exactly at run time ([`Access::bounds_exact`]).
     pub filter_implied: bool,
-    /// Aggregates referenced by projection / HAVING / ORDER BY.
+    /// Aggregates referenced by projection / HAVING / ORDER BY: the grouping
+    /// ones, then from [`SelectPlan::windows_from`] on the window function
+    /// calls (`Expr::Agg(i)` reads either: see `crate::exec::window`).
     pub aggs: Vec<AggCall>,
+    /// Where the window function calls start in `aggs` (`aggs.len()`: none).
+    pub windows_from: usize,
     /// Whether rows are grouped (aggregates or GROUP BY present).
     pub grouped: bool,
     /// GROUP BY expressions.
@@ -210,6 +214,18 @@ pub struct SelectPlan {
     pub has_subqueries: bool,
     /// The single table's columns any expression reads (`None`: all).
     pub needed: Option<Vec<bool>>,
+}
+
+impl SelectPlan {
+    /// The grouping aggregates (without the window function calls).
+    pub fn group_aggs(&self) -> &[AggCall] {
+        &self.aggs[..self.windows_from]
+    }
+
+    /// The window function calls, evaluated after grouping and HAVING.
+    pub fn windows(&self) -> &[AggCall] {
+        &self.aggs[self.windows_from..]
+    }
 }
 
 /// The select plan is what a subquery's node in the expression tree holds,
@@ -438,8 +454,11 @@ struct Block {
     single_table: Option<Arc<Table>>,
     /// The clauses after FROM.
     clauses: Clauses,
-    /// Aggregates referenced by projection / HAVING / ORDER BY.
+    /// Aggregates referenced by projection / HAVING / ORDER BY, window
+    /// function calls last (see [`SelectPlan::aggs`]).
     aggs: Vec<AggCall>,
+    /// See [`SelectPlan::windows_from`].
+    windows_from: usize,
     /// Whether rows are grouped (aggregates or GROUP BY present).
     grouped: bool,
     /// Row locking.
@@ -514,7 +533,7 @@ fn bind_block(
         after_from_params,
     )?;
 
-    let grouped = !b.aggs.is_empty() || !clauses.group_by.is_empty();
+    let grouped = b.aggs.iter().any(|a| a.window.is_none()) || !clauses.group_by.is_empty();
     let lock = match q.locks.as_slice() {
         [] => LockMode::None,
         [l] if l.of.is_none() && l.nonblock.is_none() => LockMode::Locking,
@@ -530,7 +549,7 @@ fn bind_block(
     let non_bytewise = |e: &Expr| b.derive(e).map(|d| d.0).filter(|c| !c.is_bytewise());
     let colls: Vec<Option<Collation>> = clauses.projection.iter().map(non_bytewise).collect();
     let group_colls: Vec<Option<Collation>> = clauses.group_by.iter().map(non_bytewise).collect();
-    let aggs = std::mem::take(&mut b.aggs);
+    let (aggs, windows_from, clauses) = windows_last(std::mem::take(&mut b.aggs), clauses);
     let params_end = b.params;
     let min_outer_ref = b.min_outer_ref;
     drop(b);
@@ -553,6 +572,7 @@ fn bind_block(
         single_table,
         clauses,
         aggs,
+        windows_from,
         grouped,
         lock,
         distinct,
@@ -561,6 +581,49 @@ fn bind_block(
         min_outer_ref,
     };
     Ok((block, params_end))
+}
+
+/// Moves the window function calls after the grouping aggregates (the
+/// binder collects both in textual order), renumbering every `Expr::Agg`
+/// of the clauses and of the calls themselves. Returns the calls, where the
+/// window ones start, and the clauses.
+fn windows_last(aggs: Vec<AggCall>, mut c: Clauses) -> (Vec<AggCall>, usize, Clauses) {
+    let windows_from = aggs.iter().filter(|a| a.window.is_none()).count();
+    if windows_from == aggs.len() {
+        return (aggs, windows_from, c);
+    }
+    let mut map = vec![0; aggs.len()];
+    let (mut plain, mut win) = (0, windows_from);
+    for (i, a) in aggs.iter().enumerate() {
+        let slot = if a.window.is_none() {
+            &mut plain
+        } else {
+            &mut win
+        };
+        map[i] = *slot;
+        *slot += 1;
+    }
+    let remap = |e: &Expr| match e {
+        Expr::Agg(i) => Some(Expr::Agg(map[*i])),
+        _ => None,
+    };
+    let mut out: Vec<Option<AggCall>> = vec![None; aggs.len()];
+    for (i, a) in aggs.iter().enumerate() {
+        out[map[i]] = Some(a.rewrite(&remap));
+    }
+    let all = |v: &mut Vec<Expr>| {
+        for e in v.iter_mut() {
+            *e = e.rewrite(&remap);
+        }
+    };
+    all(&mut c.projection);
+    all(&mut c.group_by);
+    c.having = c.having.map(|h| h.rewrite(&remap));
+    let out = out
+        .into_iter()
+        .map(|a| a.expect("every call has a slot"))
+        .collect();
+    (out, windows_from, c)
 }
 
 /// Plans a bound block: its result-set metadata, then step 7 (conjuncts, join
@@ -575,6 +638,7 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         single_table,
         clauses,
         aggs,
+        windows_from,
         grouped,
         lock,
         distinct,
@@ -665,8 +729,12 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
             "locking reads with joins, derived tables or subqueries".into(),
         ));
     }
+    // Window functions sort the rows their own way (see `crate::exec::window`).
+    let windowed = windows_from < aggs.len();
     let order_from_access = match &table {
-        Some(t) if !grouped && !distinct => access.delivers_order(t, &order_by, &projection),
+        Some(t) if !grouped && !distinct && !windowed => {
+            access.delivers_order(t, &order_by, &projection)
+        }
         _ => false,
     };
     let filter_implied = match (&table, &filter) {
@@ -684,6 +752,7 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         filter,
         filter_implied,
         aggs,
+        windows_from,
         grouped,
         group_by,
         having,
