@@ -462,6 +462,7 @@ pub fn run_select(
                     cache: RefCell::new(HashMap::new()),
                     mats: RefCell::new(HashMap::new()),
                     searches: RefCell::new(HashMap::new()),
+                    work: RefCell::new(HashMap::new()),
                 },
             };
             run_block(plan, &q, &[])?
@@ -893,6 +894,9 @@ struct QueryState<'a> {
     /// MATCH searches by (index id, mode, search string): one set of
     /// statistics per statement (`crate::exec::fulltext`).
     searches: RefCell<FulltextSearches>,
+    /// The rows each running recursive CTE's work table holds this round,
+    /// by work table id (see `crate::plan::recursive`).
+    work: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
 }
 
 type FulltextSearches =
@@ -1069,6 +1073,13 @@ impl Join<'_, '_> {
         let src = &self.plan.sources[step.source];
         let rows = match &src.kind {
             SourceKind::Derived(d) => run_block(d, self.q, &[])?,
+            SourceKind::WorkTable(w) => {
+                let rows = self.q.state.work.borrow().get(&w.id).cloned();
+                let rows = rows.map(|r| r.as_ref().clone()).unwrap_or_default();
+                // Never cached: the next round holds other rows.
+                return Ok(Rc::new(self.materialize(step, rows)));
+            }
+            SourceKind::SetOp(sp) if sp.recursion.is_some() => self.recurse(sp)?,
             SourceKind::SetOp(sp) => {
                 let mut operands = Vec::with_capacity(sp.operands.len());
                 for o in &sp.operands {
@@ -1094,6 +1105,66 @@ impl Join<'_, '_> {
                 rows
             }
         };
+        let m = Rc::new(self.materialize(step, rows));
+        self.q.state.mats.borrow_mut().insert(key, m.clone());
+        Ok(m)
+    }
+
+    /// A recursive CTE's rows (see `crate::plan::recursive`): the seed,
+    /// then rounds of the recursive blocks over the previous round's new
+    /// rows until a round adds none, at most `cte_max_recursion_depth`
+    /// rounds (3636). Each round checks for KILL QUERY and
+    /// max_execution_time.
+    fn recurse(&self, sp: &crate::plan::setop::SetOpPlan) -> Result<Vec<Vec<Value>>> {
+        let rec = sp
+            .recursion
+            .ok_or_else(|| Error::Internal("a recursion without its plan".into()))?;
+        let max = self
+            .q
+            .sys_var("cte_max_recursion_depth")?
+            .to_i64()
+            .unwrap_or(1000)
+            .max(0) as u64;
+        let mut seed = Vec::with_capacity(rec.first_recursive);
+        for o in &sp.operands[..rec.first_recursive] {
+            seed.push(run_block(o, self.q, &[])?);
+        }
+        let mut result = sp.combine(seed);
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        if !sp.all {
+            seen.extend(result.iter().map(|r| sp.row_key(r)));
+        }
+        let mut work = result.clone();
+        let mut round = 0u64;
+        while !work.is_empty() {
+            round += 1;
+            if round > max {
+                return Err(Error::CteMaxRecursionDepth(round));
+            }
+            self.q.check_interrupt()?;
+            self.q
+                .state
+                .work
+                .borrow_mut()
+                .insert(rec.work, Rc::new(std::mem::take(&mut work)));
+            let mut new = Vec::new();
+            for o in &sp.operands[rec.first_recursive..] {
+                new.extend(run_block(o, self.q, &[])?);
+            }
+            let mut new = sp.convert_rows(new);
+            if !sp.all {
+                new.retain(|r| seen.insert(sp.row_key(r)));
+            }
+            result.extend(new.iter().cloned());
+            work = new;
+        }
+        self.q.state.work.borrow_mut().remove(&rec.work);
+        Ok(result)
+    }
+
+    /// Materialised rows of a step: the rows, and the hash table on its
+    /// hash keys when it has some.
+    fn materialize(&self, step: &Step, rows: Vec<Vec<Value>>) -> Materialized {
         let hash_colls = hash_collations(step);
         let colls = &hash_colls;
         let hash = (!step.hash_keys.is_empty()).then(|| {
@@ -1110,13 +1181,11 @@ impl Join<'_, '_> {
             }
             h
         });
-        let m = Rc::new(Materialized {
+        Materialized {
             rows,
             hash,
             hash_colls,
-        });
-        self.q.state.mats.borrow_mut().insert(key, m.clone());
-        Ok(m)
+        }
     }
 
     /// Reads the rows of `table` in `ranges` (through the step's target key),

@@ -158,6 +158,7 @@ impl Explainer<'_> {
                         format!("<derived{}>", self.ids.get(&addr(d)).copied().unwrap_or(0)),
                         AccessInfo::materialized(),
                     ),
+                    SourceKind::WorkTable(_) => (src.name.clone(), AccessInfo::materialized()),
                     SourceKind::SetOp(sp) => (
                         format!(
                             "<{}{}>",

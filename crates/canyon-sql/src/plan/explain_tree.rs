@@ -162,6 +162,7 @@ impl TreeBuilder<'_> {
                 let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
                 Node::leaf(access_label(t, &src.name, &step.access, names, reverse))
             }
+            SourceKind::WorkTable(_) => Node::leaf(format!("Scan new records on {}", src.name)),
             SourceKind::Derived(d) => Node::over(
                 format!("Table scan on {}", src.name),
                 Node::over("Materialize".into(), self.block(d, (&[], &[]))),

@@ -282,10 +282,22 @@ impl From<'_> {
         }
         self.ctx.cte_expansions.set(n);
         self.ctx.checkpoint()?;
+        if let Some(work) = &cte.work {
+            let scope = work.scope(&name, self.next_offset);
+            return self.add_source(name, SourceKind::WorkTable(work.clone()), scope);
+        }
         let hidden = self.ctx.ctes.borrow_mut().split_off(cte.visible);
-        let r = self.derived(&cte.query, name, cte.columns.clone(), cte.params);
+        let r = if cte.recursive {
+            crate::plan::recursive::plan_recursive(self.ctx, cte, n).and_then(|(sp, _)| {
+                let scope = sp.scope(&name, self.next_offset);
+                self.add_source(name, SourceKind::SetOp(Box::new(sp)), scope)
+            })
+        } else {
+            self.derived(&cte.query, name, cte.columns.clone(), cte.params)
+                .map(|_| ())
+        };
         self.ctx.ctes.borrow_mut().extend(hidden);
-        r.map(|_| ())
+        r
     }
 
     /// Binds a join's ON condition over the sources added so far.

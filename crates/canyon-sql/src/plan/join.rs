@@ -388,7 +388,7 @@ pub(super) fn plan_joins(
                         (Access::scan(), keys, true),
                     )
                 }
-                SourceKind::Derived(_) | SourceKind::SetOp(_) => {
+                SourceKind::Derived(_) | SourceKind::SetOp(_) | SourceKind::WorkTable(_) => {
                     let keys =
                         hash_keys(&conj, &sources[s], &placed, outer_len, sources, frame_kinds);
                     // A derived table's size is unknown until it runs: prefer

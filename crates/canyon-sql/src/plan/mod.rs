@@ -16,7 +16,7 @@
 //!   derived tables, CTE references, join conditions), `clauses` (the select
 //!   list, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT) and `join` (pushed-down
 //!   conditions, join order, access path and predicates per step); [`setop`]
-//!   for UNION / INTERSECT / EXCEPT;
+//!   for UNION / INTERSECT / EXCEPT, and [`recursive`] for WITH RECURSIVE;
 //! - [`view`]: views named in FROM (expanded as derived tables) and
 //!   INSERT / UPDATE / DELETE through updatable views (rewritten onto the
 //!   base table);
@@ -69,6 +69,7 @@ mod from;
 pub mod generated;
 mod join;
 pub mod partition;
+pub mod recursive;
 pub mod select;
 pub mod setop;
 pub mod view;

@@ -98,8 +98,11 @@ pub enum SourceKind {
     /// [`crate::catalog::infoschema`]), with the filters pushed into its generator.
     System(SystemSource),
     /// A UNION, INTERSECT or EXCEPT, materialised once per execution (see
-    /// [`crate::plan::setop`]).
+    /// [`crate::plan::setop`]); also a recursive CTE.
     SetOp(Box<SetOpPlan>),
+    /// Inside a recursive CTE's recursive block, the CTE itself: the rows
+    /// the previous round added (see [`crate::plan::recursive`]).
+    WorkTable(Arc<crate::plan::recursive::WorkTable>),
 }
 
 /// One FROM source.
@@ -293,8 +296,9 @@ pub fn tables_read(plan: &SelectPlan, out: &mut Vec<Arc<Table>>) -> Result<()> {
                 }
             }
             // information_schema needs no grant; its rows are filtered by the
-            // account's privileges instead.
-            SourceKind::System(_) => {}
+            // account's privileges instead. A work table reads the CTE
+            // whose operands are listed where it is planned.
+            SourceKind::System(_) | SourceKind::WorkTable(_) => {}
         }
     }
     let exprs = plan
@@ -358,9 +362,6 @@ fn plan_with(
     outer_len: usize,
     params_start: usize,
 ) -> Result<(SelectPlan, usize, Option<usize>)> {
-    if with.recursive {
-        return Err(Error::Unsupported("WITH RECURSIVE".into()));
-    }
     if with.cte_tables.len() > canyon_common::MAX_WITH_ELEMENTS {
         return Err(Error::TooManyWithElements);
     }
@@ -389,6 +390,9 @@ fn plan_with(
             query: std::sync::Arc::new(crate::parse::limits::clone_query(&cte.query)),
             params,
             visible: base + i,
+            recursive: with.recursive
+                && crate::plan::recursive::references(&cte.query, &cte.alias.name.value),
+            work: None,
         });
         params += crate::parse::limits::count_placeholders(&cte.query);
     }
@@ -852,6 +856,11 @@ fn result_columns(
                             col.table = s.name.clone();
                         }
                         col.name = name.clone();
+                        col
+                    }
+                    SourceKind::WorkTable(_) => {
+                        let mut col = expr_column(name, *kind);
+                        col.table = s.name.clone();
                         col
                     }
                     SourceKind::System(sys) => {
