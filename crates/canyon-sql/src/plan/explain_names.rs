@@ -130,7 +130,7 @@ fn literal(v: &Value) -> String {
 
 pub(super) fn agg_text(a: &AggCall, n: &Names<'_>) -> String {
     let name = match a.func {
-        AggFunc::CountStar => return "count(*)".into(),
+        AggFunc::CountStar => "count",
         AggFunc::Count => "count",
         AggFunc::Sum => "sum",
         AggFunc::Min => "min",
@@ -152,6 +152,9 @@ pub(super) fn agg_text(a: &AggCall, n: &Names<'_>) -> String {
         AggFunc::NthValue => "nth_value",
     };
     let mut args: Vec<String> = a.arg.iter().map(|e| expr(e, n)).collect();
+    if a.func == AggFunc::CountStar {
+        args.push("*".into());
+    }
     if let Some(w) = &a.window {
         args.extend(w.extra.iter().map(|e| expr(e, n)));
     }
