@@ -391,11 +391,10 @@ impl Binder<'_> {
                 if !temporal && interval {
                     return Err(err(WindowRule::RangeFrameNumericType, name));
                 }
-                if !interval {
-                    let n = self.bind(offset)?;
-                    if !offset_ok(&n, false) {
-                        return Err(err(WindowRule::FrameIllegal, name));
-                    }
+                // Checked on the text: the offset is bound once, inside
+                // the boundary (a placeholder must take one number).
+                if !interval && !range_offset_ok(offset) {
+                    return Err(err(WindowRule::FrameIllegal, name));
                 }
                 // Before the row in sort order: smaller keys ascending,
                 // larger ones descending.
@@ -435,6 +434,20 @@ fn offset_ok(e: &Expr, integer: bool) -> bool {
             Value::Double(d) => !integer && *d >= 0.0,
             _ => false,
         },
+        _ => false,
+    }
+}
+
+/// Whether a numeric RANGE offset is a placeholder or a non-negative
+/// number literal.
+fn range_offset_ok(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Placeholder(_) => true,
+            ast::Value::Number(n, _) => n.parse::<f64>().is_ok_and(|x| x >= 0.0),
+            _ => false,
+        },
+        ast::Expr::Nested(inner) => range_offset_ok(inner),
         _ => false,
     }
 }
