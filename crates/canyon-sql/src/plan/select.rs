@@ -49,7 +49,16 @@
 //! WITH clause puts its common table expressions in scope
 //! (`PlanContext::ctes`); each reference plans the CTE's body as a derived
 //! table, so a CTE read twice runs twice (MySQL materialises it once; for
-//! OLTP-sized CTEs the difference is the second read).
+//! OLTP-sized CTEs the difference is the second read). A CTE of WITH
+//! RECURSIVE that reads itself is planned by [`crate::plan::recursive`].
+//!
+//! # Window functions
+//! A window function call is bound like an aggregate ([`AggCall`] with its
+//! window, `crate::plan::bind_window`); the plan keeps the calls after the
+//! grouping aggregates ([`SelectPlan::windows_from`]) and execution
+//! evaluates them after HAVING and before the select list, DISTINCT, ORDER
+//! BY and LIMIT (`crate::exec::window`). A block with windows never stops
+//! its scan at LIMIT nor takes its order from the access path.
 //!
 //! # Files
 //! This file holds the plan's shape (frames, sources, join steps) and the
