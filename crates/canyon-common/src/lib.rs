@@ -570,6 +570,8 @@ pub enum CteRule {
     NonRecursiveFirst,
     /// 3575 ER_CTE_RECURSIVE_FORBIDS_AGGREGATION.
     ForbidsAggregation,
+    /// 3576 ER_CTE_RECURSIVE_FORBIDDEN_JOIN_ORDER.
+    ForbiddenJoinOrder,
     /// 3577 ER_CTE_RECURSIVE_REQUIRES_SINGLE_REFERENCE.
     SingleReference,
 }
@@ -589,6 +591,10 @@ impl CteRule {
             CteRule::ForbidsAggregation => (
                 3575,
                 "Recursive Common Table Expression '%s' can contain neither aggregation nor window functions in recursive query block",
+            ),
+            CteRule::ForbiddenJoinOrder => (
+                3576,
+                "In recursive query block of Recursive Common Table Expression '%s', the recursive table must neither be in the right argument of a LEFT JOIN, nor be forced to be non-first with join order hints",
             ),
             CteRule::SingleReference => (
                 3577,

@@ -27,7 +27,8 @@
 //! # Rules and errors (MySQL 8)
 //! The body is a UNION (3573) of seed blocks followed by recursive ones
 //! (3574); a recursive block reads the CTE exactly once, in its FROM clause,
-//! not in a subquery (3577), and has no aggregate or window function (3575)
+//! not in a subquery (3577) nor on the right of a LEFT JOIN (3576), and has
+//! no aggregate or window function (3575)
 //! and no ORDER BY, LIMIT or DISTINCT (1235). UNION DISTINCT anywhere in the
 //! body makes the whole recursion distinct.
 //!
@@ -94,6 +95,19 @@ fn count_refs<V: ast::Visit>(q: &V, name: &str) -> usize {
     n
 }
 
+/// Whether `name` is the right side of a LEFT JOIN in `s`'s FROM clause
+/// (MySQL 8 refuses that, 3576: the work table must drive the join).
+fn left_join_inner(s: &ast::Select, name: &str) -> bool {
+    s.from.iter().flat_map(|t| &t.joins).any(|j| {
+        matches!(
+            j.join_operator,
+            ast::JoinOperator::Left(_) | ast::JoinOperator::LeftOuter(_)
+        ) && matches!(&j.relation, ast::TableFactor::Table { name: n, .. }
+            if n.0.len() == 1
+                && n.0[0].as_ident().is_some_and(|i| i.value.eq_ignore_ascii_case(name)))
+    })
+}
+
 /// Whether a FROM clause names `name` directly (not in a subquery).
 fn in_from(s: &ast::Select, name: &str) -> bool {
     let is = |f: &ast::TableFactor| match f {
@@ -142,6 +156,12 @@ pub(super) fn plan_recursive(
                 if s.distinct.is_some() {
                     return Err(Error::Unsupported(
                         "ORDER BY / LIMIT / SELECT DISTINCT in recursive query block of Common Table Expression".into(),
+                    ));
+                }
+                if count_refs(*b, name) == 1 && left_join_inner(s, name) {
+                    return Err(Error::RecursiveCte(
+                        CteRule::ForbiddenJoinOrder,
+                        name.into(),
                     ));
                 }
                 count_refs(*b, name) == 1 && in_from(s, name)
