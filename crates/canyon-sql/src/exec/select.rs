@@ -1115,6 +1115,7 @@ impl Join<'_, '_> {
     /// rows until a round adds none, at most `cte_max_recursion_depth`
     /// rounds (3636). Each round checks for KILL QUERY and
     /// max_execution_time.
+    #[inline(never)]
     fn recurse(&self, sp: &crate::plan::setop::SetOpPlan) -> Result<Vec<Vec<Value>>> {
         let rec = sp
             .recursion
@@ -1164,6 +1165,7 @@ impl Join<'_, '_> {
 
     /// Materialised rows of a step: the rows, and the hash table on its
     /// hash keys when it has some.
+    #[inline(never)]
     fn materialize(&self, step: &Step, rows: Vec<Vec<Value>>) -> Materialized {
         let hash_colls = hash_collations(step);
         let colls = &hash_colls;

@@ -67,6 +67,7 @@ use std::cmp::Ordering;
 
 /// Fills the window calls' slots of every row (see the module doc) and
 /// returns the rows in the order of the last window sorted.
+#[inline(never)]
 pub(super) fn evaluate(
     plan: &SelectPlan,
     mut rows: Vec<Staged>,

@@ -85,6 +85,7 @@ impl Binder<'_> {
     /// Checks a query block's WINDOW clause (names unique, references
     /// defined and acyclic, inheritance rules) and keeps it for the calls
     /// that name its windows.
+    #[inline(never)]
     pub(super) fn set_named_windows(&mut self, defs: &[ast::NamedWindowDefinition]) -> Result<()> {
         self.named_windows.clear();
         for (i, d) in defs.iter().enumerate() {
@@ -164,7 +165,9 @@ impl Binder<'_> {
         })
     }
 
-    /// Binds `name(args) OVER over` (`f` is the call).
+    /// Binds `name(args) OVER over` (`f` is the call). Out of line: the
+    /// binder recurses through `bind_function`, whose frame this would grow.
+    #[inline(never)]
     pub(super) fn bind_window_call(
         &mut self,
         f: &ast::Function,

@@ -502,6 +502,7 @@ pub fn tree(plan: &Plan) -> String {
 /// The window step of a block (`crate::exec::window`), as MySQL 8 shows it:
 /// per sort the calls share, `Window aggregate: calls` over `Sort: keys`
 /// (no sort for a window without PARTITION BY and ORDER BY).
+#[inline(never)]
 fn window_steps(plan: &SelectPlan, mut node: Node, names: &Names<'_>) -> Node {
     let calls = plan.windows();
     let mut done = vec![false; calls.len()];

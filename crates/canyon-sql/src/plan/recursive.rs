@@ -127,6 +127,7 @@ fn in_from(s: &ast::Select, name: &str) -> bool {
 /// Plans a reference to the recursive CTE `cte`: the UNION source (see the
 /// module doc), with its column names. Returns the plan and the next
 /// placeholder number.
+#[inline(never)]
 pub(super) fn plan_recursive(
     ctx: &PlanContext<'_>,
     cte: &CteDef,

@@ -600,6 +600,7 @@ fn bind_block(
 /// binder collects both in textual order), renumbering every `Expr::Agg`
 /// of the clauses and of the calls themselves. Returns the calls, where the
 /// window ones start, and the clauses.
+#[inline(never)]
 fn windows_last(aggs: Vec<AggCall>, mut c: Clauses) -> (Vec<AggCall>, usize, Clauses) {
     let windows_from = aggs.iter().filter(|a| a.window.is_none()).count();
     if windows_from == aggs.len() {
