@@ -248,6 +248,19 @@ pub enum Error {
     WrongFunctionArgs(String),
     /// MySQL 1111 ER_INVALID_GROUP_FUNC_USE, SQLSTATE HY000.
     InvalidGroupFuncUse,
+    /// A window function or window definition breaking one of MySQL 8's
+    /// rules ([`WindowRule`]: errors 3579 to 3596, SQLSTATE HY000), with the
+    /// window or function it names (two names, for a template with two
+    /// `%s`, separated by NUL).
+    Window(WindowRule, String),
+    /// A recursive common table expression breaking one of MySQL 8's rules
+    /// ([`CteRule`]: errors 3573 to 3577, SQLSTATE HY000), with its name.
+    RecursiveCte(CteRule, String),
+    /// A recursive common table expression needed more iterations than
+    /// `cte_max_recursion_depth`; the number is the iteration refused
+    /// (the limit + 1), as MySQL's message counts. MySQL 3636
+    /// ER_CTE_MAX_RECURSION_DEPTH, SQLSTATE HY000.
+    CteMaxRecursionDepth(u64),
     /// MySQL 1241 ER_OPERAND_COLUMNS, SQLSTATE 21000: Operand should contain %d column(s).
     OperandColumns(usize),
     /// MySQL 1242 ER_SUBQUERY_NO_1_ROW, SQLSTATE 21000.
@@ -459,6 +472,156 @@ pub enum Error {
     Corrupt(String),
     /// A broken invariant caught without panicking. MySQL 1105 ER_UNKNOWN_ERROR, HY000.
     Internal(String),
+}
+
+/// MySQL 8's rules on window functions and windows ([`Error::Window`]); each
+/// names its error number and the message's template (`%s`: the name the
+/// error carries).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowRule {
+    /// 3579 ER_WINDOW_NO_SUCH_WINDOW: Window name '%s' is not defined.
+    NoSuchWindow,
+    /// 3580 ER_WINDOW_CIRCULARITY_IN_WINDOW_GRAPH.
+    Circularity,
+    /// 3581 ER_WINDOW_NO_CHILD_PARTITIONING.
+    NoChildPartitioning,
+    /// 3582 ER_WINDOW_NO_INHERIT_FRAME.
+    NoInheritFrame,
+    /// 3583 ER_WINDOW_NO_REDEFINE_ORDER_BY.
+    NoRedefineOrderBy,
+    /// 3584 ER_WINDOW_FRAME_START_ILLEGAL.
+    FrameStartIllegal,
+    /// 3585 ER_WINDOW_FRAME_END_ILLEGAL.
+    FrameEndIllegal,
+    /// 3586 ER_WINDOW_FRAME_ILLEGAL.
+    FrameIllegal,
+    /// 3587 ER_WINDOW_RANGE_FRAME_ORDER_TYPE.
+    RangeFrameOrderType,
+    /// 3588 ER_WINDOW_RANGE_FRAME_TEMPORAL_TYPE.
+    RangeFrameTemporalType,
+    /// 3589 ER_WINDOW_RANGE_FRAME_NUMERIC_TYPE.
+    RangeFrameNumericType,
+    /// 3590 ER_WINDOW_RANGE_BOUND_NOT_CONSTANT.
+    RangeBoundNotConstant,
+    /// 3591 ER_WINDOW_DUPLICATE_NAME.
+    DuplicateName,
+    /// 3593 ER_WINDOW_INVALID_WINDOW_FUNC_USE.
+    InvalidUse,
+    /// 3594 ER_WINDOW_INVALID_WINDOW_FUNC_ALIAS_USE.
+    InvalidAliasUse,
+    /// 3595 ER_WINDOW_NESTED_WINDOW_FUNC_USE_IN_WINDOW_SPEC.
+    NestedInSpec,
+    /// 3596 ER_WINDOW_ROWS_INTERVAL_USE.
+    RowsIntervalUse,
+}
+
+impl WindowRule {
+    /// MySQL's error number and message template.
+    pub fn mysql(self) -> (u16, &'static str) {
+        use WindowRule::*;
+        match self {
+            NoSuchWindow => (3579, "Window name '%s' is not defined."),
+            Circularity => (3580, "There is a circularity in the window dependency graph."),
+            NoChildPartitioning => (
+                3581,
+                "A window which depends on another cannot define partitioning.",
+            ),
+            NoInheritFrame => (
+                3582,
+                "Window '%s' has a frame definition, so cannot be referenced by another window.",
+            ),
+            NoRedefineOrderBy => (
+                3583,
+                "Window '%s' cannot inherit '%s' since both contain an ORDER BY clause.",
+            ),
+            FrameStartIllegal => (
+                3584,
+                "Window '%s': frame start cannot be UNBOUNDED FOLLOWING.",
+            ),
+            FrameEndIllegal => (
+                3585,
+                "Window '%s': frame end cannot be UNBOUNDED PRECEDING.",
+            ),
+            FrameIllegal => (
+                3586,
+                "Window '%s': frame start or end is negative, NULL or of non-integral type",
+            ),
+            RangeFrameOrderType => (
+                3587,
+                "Window '%s' with RANGE N PRECEDING/FOLLOWING frame requires exactly one ORDER BY expression, of numeric or temporal type",
+            ),
+            RangeFrameTemporalType => (
+                3588,
+                "Window '%s' with RANGE frame has ORDER BY expression of datetime type. Only INTERVAL bound value allowed.",
+            ),
+            RangeFrameNumericType => (
+                3589,
+                "Window '%s' with RANGE frame has ORDER BY expression of numeric type, INTERVAL bound value not allowed.",
+            ),
+            RangeBoundNotConstant => (3590, "Window '%s' has a non-constant frame bound."),
+            DuplicateName => (3591, "Window '%s' is defined twice."),
+            InvalidUse => (
+                3593,
+                "You cannot use the window function '%s' in this context.'",
+            ),
+            InvalidAliasUse => (
+                3594,
+                "You cannot use the alias '%s' of an expression containing a window function in this context.'",
+            ),
+            NestedInSpec => (
+                3595,
+                "You cannot nest a window function in the specification of window '%s'.",
+            ),
+            RowsIntervalUse => (
+                3596,
+                "Window '%s': INTERVAL can only be used with RANGE frames.",
+            ),
+        }
+    }
+}
+
+/// MySQL 8's rules on recursive common table expressions
+/// ([`Error::RecursiveCte`]), as [`WindowRule`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CteRule {
+    /// 3573 ER_CTE_RECURSIVE_REQUIRES_UNION.
+    RequiresUnion,
+    /// 3574 ER_CTE_RECURSIVE_REQUIRES_NONRECURSIVE_FIRST.
+    NonRecursiveFirst,
+    /// 3575 ER_CTE_RECURSIVE_FORBIDS_AGGREGATION.
+    ForbidsAggregation,
+    /// 3576 ER_CTE_RECURSIVE_FORBIDDEN_JOIN_ORDER.
+    ForbiddenJoinOrder,
+    /// 3577 ER_CTE_RECURSIVE_REQUIRES_SINGLE_REFERENCE.
+    SingleReference,
+}
+
+impl CteRule {
+    /// MySQL's error number and message template.
+    pub fn mysql(self) -> (u16, &'static str) {
+        match self {
+            CteRule::RequiresUnion => (
+                3573,
+                "Recursive Common Table Expression '%s' should contain a UNION",
+            ),
+            CteRule::NonRecursiveFirst => (
+                3574,
+                "Recursive Common Table Expression '%s' should have one or more non-recursive query blocks followed by one or more recursive ones",
+            ),
+            CteRule::ForbidsAggregation => (
+                3575,
+                "Recursive Common Table Expression '%s' can contain neither aggregation nor window functions in recursive query block",
+            ),
+            CteRule::ForbiddenJoinOrder => (
+                3576,
+                "In recursive query block of Recursive Common Table Expression '%s', the recursive table must neither be in the right argument of a LEFT JOIN, nor be forced to be non-first with join order hints",
+            ),
+            CteRule::SingleReference => (
+                3577,
+                "In recursive query block of Recursive Common Table Expression '%s', the recursive table must be referenced only once, and not in any subquery",
+            ),
+        }
+    }
 }
 
 impl Error {

@@ -238,6 +238,22 @@ pub fn mysql_error(err: &Error) -> MysqlError {
             format!("Incorrect parameter count in the call to native function '{f}'"),
         ),
         Error::InvalidGroupFuncUse => M::new(1111, "HY000", "Invalid use of group function".into()),
+        Error::Window(rule, name) => {
+            let (code, template) = rule.mysql();
+            M::new(code, "HY000", fill_names(template, name))
+        }
+        Error::RecursiveCte(rule, name) => {
+            let (code, template) = rule.mysql();
+            M::new(code, "HY000", fill_names(template, name))
+        }
+        Error::CteMaxRecursionDepth(n) => M::new(
+            3636,
+            "HY000",
+            format!(
+                "Recursive query aborted after {n} iterations. Try increasing \
+                 @@cte_max_recursion_depth to a larger value."
+            ),
+        ),
         Error::OperandColumns(n) => M::new(
             1241,
             "21000",
@@ -473,6 +489,24 @@ pub fn mysql_error(err: &Error) -> MysqlError {
 /// any SQLSTATE, so each distinct one is leaked once and kept in a set: five
 /// bytes each, and a session can only name SQLSTATEs of five characters
 /// of `[0-9A-Z]` (anything else is written as HY000).
+/// A message template with each `%s` replaced by the next of `names`
+/// (separated by NUL; the last one repeats).
+fn fill_names(template: &str, names: &str) -> String {
+    let mut parts = names.split('\0');
+    let mut last = "";
+    let mut out = String::new();
+    for (i, piece) in template.split("%s").enumerate() {
+        if i > 0 {
+            if let Some(p) = parts.next() {
+                last = p;
+            }
+            out.push_str(last);
+        }
+        out.push_str(piece);
+    }
+    out
+}
+
 fn intern_sqlstate(s: &[u8; 5]) -> &'static str {
     static SEEN: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
     let Ok(text) = std::str::from_utf8(s) else {
@@ -786,6 +820,24 @@ mod tests {
             1582,
             "42000",
             "Incorrect parameter count in the call to native function 'abs'",
+        );
+        check(
+            Error::Window(canyon_common::WindowRule::NoSuchWindow, s("w")),
+            3579,
+            "HY000",
+            "Window name 'w' is not defined.",
+        );
+        check(
+            Error::Window(canyon_common::WindowRule::NoRedefineOrderBy, s("w2\0w")),
+            3583,
+            "HY000",
+            "Window 'w2' cannot inherit 'w' since both contain an ORDER BY clause.",
+        );
+        check(
+            Error::CteMaxRecursionDepth(1001),
+            3636,
+            "HY000",
+            "Recursive query aborted after 1001 iterations. Try increasing @@cte_max_recursion_depth to a larger value.",
         );
         check(
             Error::InvalidGroupFuncUse,

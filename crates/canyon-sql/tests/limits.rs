@@ -536,6 +536,39 @@ fn kill_and_max_execution_time_stop_a_parse() {
     serves(&mut s);
 }
 
+#[test]
+fn kill_and_max_execution_time_stop_a_runaway_recursive_cte() {
+    let e = engine();
+    let mut s = session(&e);
+    // No depth limit: only the statement's interrupt can stop it.
+    run(&mut s, "SET cte_max_recursion_depth = 4294967295").expect("set");
+    let runaway = "WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) \
+                   SELECT COUNT(*) FROM c";
+    run(&mut s, "SET max_execution_time = 200").expect("set");
+    let r = run(&mut s, runaway);
+    assert!(matches!(r, Err(Error::QueryTimeout)), "{r:?}");
+    run(&mut s, "SET max_execution_time = 0").expect("set");
+    serves(&mut s);
+
+    let id = s.connection_id();
+    let killer = {
+        let e = e.clone();
+        std::thread::spawn(move || {
+            let mut k = e.session(2, "root", "localhost");
+            std::thread::sleep(Duration::from_millis(300));
+            run(&mut k, &format!("KILL QUERY {id}")).expect("kill");
+        })
+    };
+    let r = run(&mut s, runaway);
+    killer.join().expect("killer");
+    assert!(matches!(r, Err(Error::Interrupted)), "{r:?}");
+    // The default depth stops the same query with 3636.
+    run(&mut s, "SET cte_max_recursion_depth = DEFAULT").expect("set");
+    let r = run(&mut s, runaway);
+    assert!(matches!(r, Err(Error::CteMaxRecursionDepth(1001))), "{r:?}");
+    serves(&mut s);
+}
+
 /// Hand-offs asked for through the engine's blocking hook.
 static HANDOFFS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 

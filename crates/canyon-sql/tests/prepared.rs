@@ -171,3 +171,52 @@ fn placeholders_number_across_set_operations_and_ctes() {
     );
     assert_eq!(got, vec![vec![Value::str("two"), Value::Int(2)]]);
 }
+
+/// Placeholders in a window: NTILE's n, LAG's offset, ROWS and RANGE
+/// offsets, each numbered once in textual order and checked when bound.
+#[test]
+fn window_placeholders_are_numbered_and_checked() {
+    let mut s = session();
+    s.execute("INSERT INTO t VALUES (3, 'three'), (4, 'four')", false)
+        .pop()
+        .expect("a result")
+        .expect("insert");
+    let p = s
+        .prepare(
+            "SELECT id, NTILE(?) OVER (ORDER BY id), LAG(id, ?) OVER (ORDER BY id), \
+             SUM(id) OVER (ORDER BY id ROWS ? PRECEDING), \
+             COUNT(*) OVER (ORDER BY id RANGE BETWEEN ? PRECEDING AND ? FOLLOWING) \
+             FROM t WHERE id > ? ORDER BY id",
+        )
+        .expect("prepares");
+    assert_eq!(p.params, 6);
+    let got = rows(
+        s.execute_prepared(
+            p.id,
+            &[
+                Value::Int(2),
+                Value::Int(2),
+                Value::Int(1),
+                Value::Int(1),
+                Value::Int(0),
+                Value::Int(0),
+            ],
+        )
+        .expect("runs"),
+    );
+    let i = |n: i64| Value::Int(n);
+    assert_eq!(
+        got,
+        vec![
+            vec![i(1), i(1), Value::Null, Value::Decimal(1.into()), i(1)],
+            vec![i(2), i(1), Value::Null, Value::Decimal(3.into()), i(2)],
+            vec![i(3), i(2), i(1), Value::Decimal(5.into()), i(2)],
+            vec![i(4), i(2), i(2), Value::Decimal(7.into()), i(2)],
+        ]
+    );
+    // NTILE(0) and a negative LAG offset: 1210 when the values arrive.
+    let bad = s.execute_prepared(p.id, &[i(0), i(1), i(1), i(1), i(0), i(0)]);
+    assert!(matches!(bad, Err(Error::WrongArguments(_))), "{bad:?}");
+    let bad = s.execute_prepared(p.id, &[i(1), i(-1), i(1), i(1), i(0), i(0)]);
+    assert!(matches!(bad, Err(Error::WrongArguments(_))), "{bad:?}");
+}

@@ -79,6 +79,8 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         "auto_increment_increment" | "auto_increment_offset" => (i(1), ReadWrite),
         "max_execution_time" => (i(0), ReadWrite),
         "max_sp_recursion_depth" => (i(0), ReadWrite),
+        // Most iterations a recursive CTE may run (MySQL 8: error 3636).
+        "cte_max_recursion_depth" => (i(1000), ReadWrite),
         "sql_select_limit" => (Value::UInt(u64::MAX), ReadWrite),
         "sql_safe_updates" | "sql_auto_is_null" | "big_tables" | "sql_notes_off" => (i(0), ReadWrite),
         "sql_notes" | "sql_warnings" | "sql_quote_show_create" => (i(1), ReadWrite),
@@ -174,6 +176,11 @@ pub fn normalize_global(name: &str, v: Value) -> Result<Value> {
         "max_execution_time" => {
             Value::Int(v.to_i64().filter(|s| *s >= 0).ok_or_else(|| wrong(&v))?)
         }
+        "cte_max_recursion_depth" => Value::Int(
+            v.to_i64()
+                .filter(|s| (0..=4_294_967_295).contains(s))
+                .ok_or_else(|| wrong(&v))?,
+        ),
         "max_sp_recursion_depth" => Value::Int(
             v.to_i64()
                 .filter(|s| (0..=255).contains(s))
@@ -339,6 +346,7 @@ pub const NAMES: &[&str] = &[
     "collation_connection",
     "collation_database",
     "collation_server",
+    "cte_max_recursion_depth",
     "default_storage_engine",
     "default_tmp_storage_engine",
     "default_week_format",
@@ -481,6 +489,7 @@ pub fn kind(name: &str) -> crate::types::ExprKind {
         | "auto_increment_offset"
         | "max_execution_time"
         | "max_sp_recursion_depth"
+        | "cte_max_recursion_depth"
         | "sql_safe_updates"
         | "sql_auto_is_null"
         | "big_tables"

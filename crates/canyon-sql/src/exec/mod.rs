@@ -1,7 +1,8 @@
 //! Layer 6, **exec**: running plans inside one transaction.
 //!
 //! [`select`] runs SELECT plans (the single-table OLTP path and the general
-//! path of joins and subqueries); [`dml`] (re-exported here) what the writes
+//! path of joins and subqueries), with `window` (the window step: window
+//! functions over the rows after grouping); [`dml`] (re-exported here) what the writes
 //! share, with `read` (consistent and locking reads), `insert` and `update`
 //! (UPDATE, DELETE) beside it;
 //! [`foreign`] what FOREIGN KEY constraints check and cascade on each
@@ -24,6 +25,7 @@ pub mod partition;
 mod read;
 pub mod select;
 mod update;
+mod window;
 
 pub use dml::*;
 pub(crate) use insert::*;

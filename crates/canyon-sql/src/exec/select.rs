@@ -38,7 +38,8 @@ use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
-enum Acc {
+/// An aggregate's running state.
+pub(super) enum Acc {
     Count(i64),
     SumInt(i128, bool),
     SumDec(Decimal, bool),
@@ -55,14 +56,17 @@ enum Acc {
     JsonObject(Option<Vec<(String, crate::types::json::Node)>>),
 }
 
-struct AggState {
+/// The running state of a list of aggregates over one group (or, for the
+/// window step, one frame: `crate::exec::window`).
+pub(super) struct AggState {
     accs: Vec<Acc>,
     distinct: Vec<Option<HashSet<Vec<u8>>>>,
     first_row: Vec<Value>,
 }
 
 impl AggState {
-    fn new(aggs: &[AggCall], first_row: Vec<Value>) -> AggState {
+    /// The state before any row.
+    pub(super) fn new(aggs: &[AggCall], first_row: Vec<Value>) -> AggState {
         AggState {
             accs: aggs
                 .iter()
@@ -75,6 +79,20 @@ impl AggState {
                     AggFunc::GroupConcat => Acc::Concat(Vec::new()),
                     AggFunc::JsonArrayAgg => Acc::JsonArray(None),
                     AggFunc::JsonObjectAgg => Acc::JsonObject(None),
+                    // Window-only functions are never grouping aggregates
+                    // (`crate::exec::window` evaluates them); a count keeps
+                    // the match total.
+                    AggFunc::RowNumber
+                    | AggFunc::Rank
+                    | AggFunc::DenseRank
+                    | AggFunc::PercentRank
+                    | AggFunc::CumeDist
+                    | AggFunc::Ntile
+                    | AggFunc::Lag
+                    | AggFunc::Lead
+                    | AggFunc::FirstValue
+                    | AggFunc::LastValue
+                    | AggFunc::NthValue => Acc::Count(0),
                 })
                 .collect(),
             distinct: aggs
@@ -91,7 +109,8 @@ impl AggState {
         }
     }
 
-    fn add(&mut self, aggs: &[AggCall], env: &Env<'_>) -> Result<()> {
+    /// Adds the row `env` reads.
+    pub(super) fn add(&mut self, aggs: &[AggCall], env: &Env<'_>) -> Result<()> {
         for (i, a) in aggs.iter().enumerate() {
             if self.add_json(i, a, env)?.is_some() {
                 continue;
@@ -267,7 +286,13 @@ impl AggState {
         }
     }
 
-    fn finish(&self, aggs: &[AggCall], ctx: &dyn EvalContext, group: usize) -> Vec<Value> {
+    /// The aggregates' values over the rows added so far.
+    pub(super) fn finish(
+        &self,
+        aggs: &[AggCall],
+        ctx: &dyn EvalContext,
+        group: usize,
+    ) -> Vec<Value> {
         self.accs
             .iter()
             .zip(aggs)
@@ -437,6 +462,7 @@ pub fn run_select(
                     cache: RefCell::new(HashMap::new()),
                     mats: RefCell::new(HashMap::new()),
                     searches: RefCell::new(HashMap::new()),
+                    work: RefCell::new(HashMap::new()),
                 },
             };
             run_block(plan, &q, &[])?
@@ -508,8 +534,10 @@ fn stop_after(plan: &SelectPlan, ctx: &dyn EvalContext) -> Result<Option<u64>> {
 
 /// [`stop_after`] for evaluated LIMIT and OFFSET.
 fn stop_after_of(plan: &SelectPlan, limit: Option<u64>, offset: u64) -> Option<u64> {
-    let streaming =
-        !plan.grouped && !plan.distinct && (plan.order_by.is_empty() || plan.order_from_access);
+    let streaming = !plan.grouped
+        && !plan.distinct
+        && plan.windows().is_empty()
+        && (plan.order_by.is_empty() || plan.order_from_access);
     limit
         .filter(|_| streaming)
         .map(|l| l.saturating_add(offset))
@@ -519,6 +547,16 @@ fn stop_after_of(plan: &SelectPlan, limit: Option<u64>, offset: u64) -> Option<u
 /// derived table or in a subquery).
 pub fn needs_transaction(plan: &SelectPlan) -> bool {
     plan.table.is_some() || !plan.sources.is_empty() || plan.has_subqueries
+}
+
+/// A row waiting for the window step: its frame and the values `Expr::Agg`
+/// reads (the grouping aggregates' results, then one slot per window call,
+/// which `crate::exec::window::evaluate` fills).
+pub(super) struct Staged {
+    /// The frame (for a group: its first row).
+    pub(super) row: Vec<Value>,
+    /// Aggregate values, window results last.
+    pub(super) aggs: Vec<Value>,
 }
 
 /// Grouping, aggregation, HAVING, DISTINCT, ORDER BY and LIMIT over the frames
@@ -539,6 +577,9 @@ struct Collector<'p> {
     /// out instead of copying: a plain column that no other entry reads, in a
     /// plan that keeps no frame (not grouped).
     takes: Vec<Option<usize>>,
+    /// With window functions: the rows (frames, or groups' first rows with
+    /// their aggregates) kept for the window step, projected after it.
+    staged: Vec<Staged>,
 }
 
 impl<'p> Collector<'p> {
@@ -554,13 +595,17 @@ impl<'p> Collector<'p> {
             states: Vec::new(),
             sort_anyway: false,
             takes: takeable(plan),
+            staged: Vec::new(),
         })
     }
 
     /// [`Collector::add`] for a frame the caller is done with: projected
     /// columns are moved out of it (left NULL) rather than copied.
     fn add_taking(&mut self, frame: &mut [Value], ctx: &dyn EvalContext) -> Result<bool> {
-        if self.plan.grouped || self.takes.iter().all(Option::is_none) {
+        if self.plan.grouped
+            || !self.plan.windows().is_empty()
+            || self.takes.iter().all(Option::is_none)
+        {
             return self.add(frame, ctx);
         }
         let Some(mut row) = self.project(frame, ctx, &self.takes)? else {
@@ -627,9 +672,10 @@ impl<'p> Collector<'p> {
         if plan.grouped && plan.group_by.is_empty() {
             // One group (an aggregate over all rows): no key to build or hash.
             if self.states.is_empty() {
-                self.states.push(AggState::new(&plan.aggs, frame.to_vec()));
+                self.states
+                    .push(AggState::new(plan.group_aggs(), frame.to_vec()));
             }
-            self.states[0].add(&plan.aggs, &env)?;
+            self.states[0].add(plan.group_aggs(), &env)?;
             return Ok(true);
         }
         if plan.grouped {
@@ -642,12 +688,27 @@ impl<'p> Collector<'p> {
             let idx = match self.groups.get(&key) {
                 Some(&i) => i,
                 None => {
-                    self.states.push(AggState::new(&plan.aggs, frame.to_vec()));
+                    self.states
+                        .push(AggState::new(plan.group_aggs(), frame.to_vec()));
                     self.groups.insert(key, self.states.len() - 1);
                     self.states.len() - 1
                 }
             };
-            self.states[idx].add(&plan.aggs, &env)?;
+            self.states[idx].add(plan.group_aggs(), &env)?;
+            return Ok(true);
+        }
+        if !plan.windows().is_empty() {
+            // HAVING without grouping filters rows (see `project`); the
+            // select list waits for the window step.
+            if let Some(h) = &plan.having {
+                if !eval_predicate(h, &env)? {
+                    return Ok(true);
+                }
+            }
+            self.staged.push(Staged {
+                row: frame.to_vec(),
+                aggs: Vec::new(),
+            });
             return Ok(true);
         }
         Ok(match self.project(frame, ctx, &[])? {
@@ -664,10 +725,10 @@ impl<'p> Collector<'p> {
             if self.states.is_empty() && plan.group_by.is_empty() {
                 let mut frame = outer.to_vec();
                 frame.resize(plan.frame_len.max(outer.len()), Value::Null);
-                self.states.push(AggState::new(&plan.aggs, frame));
+                self.states.push(AggState::new(plan.group_aggs(), frame));
             }
             for (group, st) in self.states.iter().enumerate() {
-                let aggs = st.finish(&plan.aggs, ctx, group);
+                let aggs = st.finish(plan.group_aggs(), ctx, group);
                 let env = Env {
                     row: &st.first_row,
                     aggs: &aggs,
@@ -678,10 +739,41 @@ impl<'p> Collector<'p> {
                         continue;
                     }
                 }
+                if !plan.windows().is_empty() {
+                    self.staged.push(Staged {
+                        row: st.first_row.clone(),
+                        aggs,
+                    });
+                    continue;
+                }
                 let row = plan
                     .projection
                     .iter()
                     .map(|e| eval(e, &env))
+                    .collect::<Result<Vec<_>>>()?;
+                self.out.push(row);
+            }
+        }
+        if !plan.windows().is_empty() {
+            // The window step, then the select list over its results.
+            let staged =
+                crate::exec::window::evaluate(plan, std::mem::take(&mut self.staged), ctx)?;
+            for s in &staged {
+                let env = Env {
+                    row: &s.row,
+                    aggs: &s.aggs,
+                    ctx,
+                };
+                let row = plan
+                    .projection
+                    .iter()
+                    .map(|e| {
+                        if plan.grouped {
+                            eval(e, &env)
+                        } else {
+                            eval_instant(e, &env)
+                        }
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 self.out.push(row);
             }
@@ -802,6 +894,9 @@ struct QueryState<'a> {
     /// MATCH searches by (index id, mode, search string): one set of
     /// statistics per statement (`crate::exec::fulltext`).
     searches: RefCell<FulltextSearches>,
+    /// The rows each running recursive CTE's work table holds this round,
+    /// by work table id (see `crate::plan::recursive`).
+    work: RefCell<HashMap<usize, Rc<Vec<Vec<Value>>>>>,
 }
 
 type FulltextSearches =
@@ -978,6 +1073,13 @@ impl Join<'_, '_> {
         let src = &self.plan.sources[step.source];
         let rows = match &src.kind {
             SourceKind::Derived(d) => run_block(d, self.q, &[])?,
+            SourceKind::WorkTable(w) => {
+                let rows = self.q.state.work.borrow().get(&w.id).cloned();
+                let rows = rows.map(|r| r.as_ref().clone()).unwrap_or_default();
+                // Never cached: the next round holds other rows.
+                return Ok(Rc::new(self.materialize(step, rows)));
+            }
+            SourceKind::SetOp(sp) if sp.recursion.is_some() => self.recurse(sp)?,
             SourceKind::SetOp(sp) => {
                 let mut operands = Vec::with_capacity(sp.operands.len());
                 for o in &sp.operands {
@@ -1003,6 +1105,68 @@ impl Join<'_, '_> {
                 rows
             }
         };
+        let m = Rc::new(self.materialize(step, rows));
+        self.q.state.mats.borrow_mut().insert(key, m.clone());
+        Ok(m)
+    }
+
+    /// A recursive CTE's rows (see `crate::plan::recursive`): the seed,
+    /// then rounds of the recursive blocks over the previous round's new
+    /// rows until a round adds none, at most `cte_max_recursion_depth`
+    /// rounds (3636). Each round checks for KILL QUERY and
+    /// max_execution_time.
+    #[inline(never)]
+    fn recurse(&self, sp: &crate::plan::setop::SetOpPlan) -> Result<Vec<Vec<Value>>> {
+        let rec = sp
+            .recursion
+            .ok_or_else(|| Error::Internal("a recursion without its plan".into()))?;
+        let max = self
+            .q
+            .sys_var("cte_max_recursion_depth")?
+            .to_i64()
+            .unwrap_or(1000)
+            .max(0) as u64;
+        let mut seed = Vec::with_capacity(rec.first_recursive);
+        for o in &sp.operands[..rec.first_recursive] {
+            seed.push(run_block(o, self.q, &[])?);
+        }
+        let mut result = sp.combine(seed);
+        let mut seen: HashSet<Vec<u8>> = HashSet::new();
+        if !sp.all {
+            seen.extend(result.iter().map(|r| sp.row_key(r)));
+        }
+        let mut work = result.clone();
+        let mut round = 0u64;
+        while !work.is_empty() {
+            round += 1;
+            if round > max {
+                return Err(Error::CteMaxRecursionDepth(round));
+            }
+            self.q.check_interrupt()?;
+            self.q
+                .state
+                .work
+                .borrow_mut()
+                .insert(rec.work, Rc::new(std::mem::take(&mut work)));
+            let mut new = Vec::new();
+            for o in &sp.operands[rec.first_recursive..] {
+                new.extend(run_block(o, self.q, &[])?);
+            }
+            let mut new = sp.convert_rows(new);
+            if !sp.all {
+                new.retain(|r| seen.insert(sp.row_key(r)));
+            }
+            result.extend(new.iter().cloned());
+            work = new;
+        }
+        self.q.state.work.borrow_mut().remove(&rec.work);
+        Ok(result)
+    }
+
+    /// Materialised rows of a step: the rows, and the hash table on its
+    /// hash keys when it has some.
+    #[inline(never)]
+    fn materialize(&self, step: &Step, rows: Vec<Vec<Value>>) -> Materialized {
         let hash_colls = hash_collations(step);
         let colls = &hash_colls;
         let hash = (!step.hash_keys.is_empty()).then(|| {
@@ -1019,13 +1183,11 @@ impl Join<'_, '_> {
             }
             h
         });
-        let m = Rc::new(Materialized {
+        Materialized {
             rows,
             hash,
             hash_colls,
-        });
-        self.q.state.mats.borrow_mut().insert(key, m.clone());
-        Ok(m)
+        }
     }
 
     /// Reads the rows of `table` in `ranges` (through the step's target key),

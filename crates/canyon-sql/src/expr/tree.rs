@@ -125,6 +125,172 @@ pub enum AggFunc {
     /// JSON_OBJECTAGG(k, v): bound with the argument `Row([k, v])`; a JSON
     /// object, the last value of a key winning.
     JsonObjectAgg,
+    // The window-only functions below exist only with an OVER clause
+    // ([`AggCall::window`] set); see `crate::exec::window`.
+    /// ROW_NUMBER(): the row's position in its partition, from 1.
+    RowNumber,
+    /// RANK(): 1 + the number of rows before the row's first peer.
+    Rank,
+    /// DENSE_RANK(): the number of distinct peer groups up to the row's.
+    DenseRank,
+    /// PERCENT_RANK(): (RANK() - 1) / (partition rows - 1), 0 for one row.
+    PercentRank,
+    /// CUME_DIST(): rows up to the row's last peer / partition rows.
+    CumeDist,
+    /// NTILE(n): the bucket (1 to n) of n nearly equal ones the row falls in.
+    Ntile,
+    /// LAG(x [, n [, default]]): x of the row n (1) rows before, in the
+    /// partition; else default (NULL).
+    Lag,
+    /// LEAD(x [, n [, default]]): likewise, n rows after.
+    Lead,
+    /// FIRST_VALUE(x): x of the frame's first row.
+    FirstValue,
+    /// LAST_VALUE(x): x of the frame's last row.
+    LastValue,
+    /// NTH_VALUE(x, n): x of the frame's n-th row (NULL when it has fewer).
+    NthValue,
+}
+
+impl AggFunc {
+    /// Whether the function exists only as a window function.
+    pub fn window_only(self) -> bool {
+        matches!(
+            self,
+            AggFunc::RowNumber
+                | AggFunc::Rank
+                | AggFunc::DenseRank
+                | AggFunc::PercentRank
+                | AggFunc::CumeDist
+                | AggFunc::Ntile
+                | AggFunc::Lag
+                | AggFunc::Lead
+                | AggFunc::FirstValue
+                | AggFunc::LastValue
+                | AggFunc::NthValue
+        )
+    }
+
+    /// Whether the function reads its window's frame (the others read the
+    /// whole partition and ignore a frame, as MySQL does with note 3599).
+    pub fn uses_frame(self) -> bool {
+        !matches!(
+            self,
+            AggFunc::RowNumber
+                | AggFunc::Rank
+                | AggFunc::DenseRank
+                | AggFunc::PercentRank
+                | AggFunc::CumeDist
+                | AggFunc::Ntile
+                | AggFunc::Lag
+                | AggFunc::Lead
+        )
+    }
+}
+
+/// One end of a window frame (see `crate::exec::window` for how each is
+/// resolved to a row of the partition).
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrameBound {
+    /// UNBOUNDED PRECEDING: the partition's first row.
+    UnboundedPreceding,
+    /// `n PRECEDING`. ROWS: `n`, a constant row count. RANGE: the boundary
+    /// value, an expression over the row (`key - n`, or `key + n` when the
+    /// key sorts descending; INTERVALs likewise).
+    Preceding(Box<Expr>),
+    /// CURRENT ROW (RANGE: the row's first / last peer).
+    CurrentRow,
+    /// `n FOLLOWING`, as [`FrameBound::Preceding`] the other way.
+    Following(Box<Expr>),
+    /// UNBOUNDED FOLLOWING: the partition's last row.
+    UnboundedFollowing,
+}
+
+/// A window frame: ROWS or RANGE, BETWEEN start AND end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowFrame {
+    /// ROWS (physical offsets) rather than RANGE (offsets of the ORDER BY
+    /// key's value).
+    pub rows: bool,
+    /// Where the frame starts.
+    pub start: FrameBound,
+    /// Where it ends.
+    pub end: FrameBound,
+}
+
+/// The window of a window function call, resolved (named windows and their
+/// inheritance applied) and bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowDef {
+    /// The window's name for messages and EXPLAIN (`<unnamed window>`).
+    pub name: String,
+    /// PARTITION BY, with the collation a string key compares under.
+    pub partition: Vec<(Expr, Option<Collation>)>,
+    /// ORDER BY: (key, descending, collation).
+    pub order: Vec<(Expr, bool, Option<Collation>)>,
+    /// The frame; `None` is MySQL's default: with ORDER BY, RANGE BETWEEN
+    /// UNBOUNDED PRECEDING AND CURRENT ROW (peers included), else the whole
+    /// partition.
+    pub frame: Option<WindowFrame>,
+    /// The function's arguments after the first: LAG / LEAD's offset and
+    /// default, NTH_VALUE's and NTILE's n.
+    pub extra: Vec<Expr>,
+}
+
+impl WindowDef {
+    /// Whether two windows sort their rows the same way (one sort serves
+    /// both).
+    pub fn same_sort(&self, other: &WindowDef) -> bool {
+        self.partition == other.partition && self.order == other.order
+    }
+
+    /// Every expression the window reads.
+    pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
+        fn bound(b: &FrameBound) -> Option<&Expr> {
+            match b {
+                FrameBound::Preceding(e) | FrameBound::Following(e) => Some(e.as_ref()),
+                _ => None,
+            }
+        }
+        self.partition
+            .iter()
+            .map(|(e, _)| e)
+            .chain(self.order.iter().map(|(e, _, _)| e))
+            .chain(self.extra.iter())
+            .chain(
+                self.frame
+                    .iter()
+                    .flat_map(|f| bound(&f.start).into_iter().chain(bound(&f.end))),
+            )
+    }
+
+    /// The window with every expression rewritten by `f`.
+    pub fn rewrite(&self, f: &dyn Fn(&Expr) -> Option<Expr>) -> WindowDef {
+        let bound = |b: &FrameBound| match b {
+            FrameBound::Preceding(e) => FrameBound::Preceding(Box::new(e.rewrite(f))),
+            FrameBound::Following(e) => FrameBound::Following(Box::new(e.rewrite(f))),
+            other => other.clone(),
+        };
+        WindowDef {
+            name: self.name.clone(),
+            partition: self
+                .partition
+                .iter()
+                .map(|(e, c)| (e.rewrite(f), *c))
+                .collect(),
+            order: self
+                .order
+                .iter()
+                .map(|(e, d, c)| (e.rewrite(f), *d, *c))
+                .collect(),
+            frame: self.frame.as_ref().map(|fr| WindowFrame {
+                rows: fr.rows,
+                start: bound(&fr.start),
+                end: bound(&fr.end),
+            }),
+            extra: self.extra.iter().map(|e| e.rewrite(f)).collect(),
+        }
+    }
 }
 
 /// One aggregate call in a SELECT.
@@ -144,13 +310,37 @@ pub struct AggCall {
     pub order: Vec<(Expr, bool, Option<Collation>)>,
     /// GROUP_CONCAT's SEPARATOR (',' unless given).
     pub separator: Vec<u8>,
+    /// The window of a window function call (`f(...) OVER (...)`); `None`
+    /// for a grouping aggregate.
+    pub window: Option<Box<WindowDef>>,
 }
 
 impl AggCall {
-    /// Every expression the aggregate reads: its argument and its ORDER BY
-    /// keys (what column pruning and subquery discovery must see).
+    /// Every expression the aggregate reads: its argument, its ORDER BY
+    /// keys and its window's expressions (what column pruning and subquery
+    /// discovery must see).
     pub fn exprs(&self) -> impl Iterator<Item = &Expr> {
-        self.arg.iter().chain(self.order.iter().map(|(e, _, _)| e))
+        self.arg
+            .iter()
+            .chain(self.order.iter().map(|(e, _, _)| e))
+            .chain(self.window.iter().flat_map(|w| w.exprs()))
+    }
+
+    /// The call with every expression rewritten by `f`.
+    pub fn rewrite(&self, f: &dyn Fn(&Expr) -> Option<Expr>) -> AggCall {
+        AggCall {
+            func: self.func,
+            arg: self.arg.as_ref().map(|e| e.rewrite(f)),
+            distinct: self.distinct,
+            coll: self.coll,
+            order: self
+                .order
+                .iter()
+                .map(|(e, d, c)| (e.rewrite(f), *d, *c))
+                .collect(),
+            separator: self.separator.clone(),
+            window: self.window.as_ref().map(|w| Box::new(w.rewrite(f))),
+        }
     }
 }
 
@@ -587,7 +777,17 @@ impl Expr {
                         _ => ExprKind::Decimal(0),
                     },
                     AggFunc::JsonArrayAgg | AggFunc::JsonObjectAgg => ExprKind::Json,
-                    AggFunc::Min | AggFunc::Max => a
+                    AggFunc::RowNumber | AggFunc::Rank | AggFunc::DenseRank | AggFunc::Ntile => {
+                        ExprKind::Int
+                    }
+                    AggFunc::PercentRank | AggFunc::CumeDist => ExprKind::Double,
+                    AggFunc::Min
+                    | AggFunc::Max
+                    | AggFunc::Lag
+                    | AggFunc::Lead
+                    | AggFunc::FirstValue
+                    | AggFunc::LastValue
+                    | AggFunc::NthValue => a
                         .arg
                         .as_ref()
                         .map(|e| e.kind(cols, aggs))

@@ -12,7 +12,7 @@
 
 use super::spellings::{
     alter_table_spellings, create_fulltext_index, real_type_spellings, set_character_set,
-    set_names_in_list,
+    set_names_in_list, window_from_last, window_spellings,
 };
 use crate::catalog::budget::{MemoryBudget, Reservation};
 use crate::catalog::privileges::{PrivSpec, Privs};
@@ -767,12 +767,16 @@ fn parse_text(
             if let Some(p) = create_select_duplicates(trimmed) {
                 return p;
             }
+            if window_from_last(trimmed) {
+                return Err(Error::Unsupported("FROM LAST".into()));
+            }
             return match set_names_in_list(trimmed)
                 .or_else(|| set_character_set(trimmed))
                 .or_else(|| without_consistent_snapshot(trimmed))
                 .or_else(|| alter_table_spellings(trimmed))
                 .or_else(|| real_type_spellings(trimmed))
                 .or_else(|| create_fulltext_index(trimmed))
+                .or_else(|| window_spellings(trimmed))
             {
                 Some(rewritten) => parse_text(&rewritten, &limits::scan(&rewritten), None),
                 None => Err(unsupported_or(parse_error(text, e), trimmed)),

@@ -1,7 +1,8 @@
 //! Statement spellings MySQL accepts and sqlparser does not read, rewritten
 //! into forms it does: `SET a = 1, NAMES cs`, `SET CHARACTER SET cs`, ALTER TABLE's `DROP KEY`,
-//! bare `RENAME t2`, ENGINE / COMMENT table options, and `REAL(M,D)` /
-//! `DOUBLE PRECISION(M,D)`. Each rewrite is tried only after sqlparser has
+//! bare `RENAME t2`, ENGINE / COMMENT table options, `REAL(M,D)` /
+//! `DOUBLE PRECISION(M,D)`, and a window function's `FROM FIRST` /
+//! `RESPECT NULLS`. Each rewrite is tried only after sqlparser has
 //! refused the text (`crate::parse::parser`'s fallback), so the common path
 //! never pays for them; each leaves quoted strings and names alone.
 
@@ -348,4 +349,93 @@ pub(super) fn create_fulltext_index(trimmed: &str) -> Option<String> {
     Some(format!(
         "ALTER TABLE {table} ADD FULLTEXT INDEX {name} {cols}"
     ))
+}
+
+/// What follows a window function's closing parenthesis before OVER in
+/// MySQL 8's grammar: `[FROM {FIRST | LAST}] [{RESPECT | IGNORE} NULLS]`.
+/// Returns, per occurrence outside quotes, the byte range of those words
+/// and whether it says FROM LAST.
+fn window_modifiers(text: &str) -> Vec<(std::ops::Range<usize>, bool)> {
+    let b = text.as_bytes();
+    let word_at = |pos: usize, w: &str| -> Option<usize> {
+        let end = pos + w.len();
+        let ok = b.get(pos..end)?.eq_ignore_ascii_case(w.as_bytes())
+            && b.get(end)
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'));
+        ok.then_some(end)
+    };
+    let skip_ws = |mut p: usize| {
+        while p < b.len() && b[p].is_ascii_whitespace() {
+            p += 1;
+        }
+        p
+    };
+    let mut out = Vec::new();
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) => {
+                if c == b'\\' && q != b'`' {
+                    i += 1;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if matches!(c, b'\'' | b'"' | b'`') => quote = Some(c),
+            None if c == b')' => {
+                let start = skip_ws(i + 1);
+                let mut p = start;
+                let mut last = false;
+                let mut any = false;
+                if let Some(e) = word_at(p, "FROM") {
+                    let q = skip_ws(e);
+                    if let Some(e) =
+                        word_at(q, "FIRST").or_else(|| word_at(q, "LAST").inspect(|_| last = true))
+                    {
+                        p = skip_ws(e);
+                        any = true;
+                    }
+                }
+                if let Some(e) = word_at(p, "RESPECT") {
+                    if let Some(e) = word_at(skip_ws(e), "NULLS") {
+                        p = skip_ws(e);
+                        any = true;
+                    }
+                }
+                if any && word_at(p, "OVER").is_some() {
+                    out.push((start..p, last));
+                }
+            }
+            None => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `NTH_VALUE(x, n) FROM FIRST OVER w` and `... RESPECT NULLS OVER w`: MySQL
+/// 8's spellings of the defaults (sqlparser reads neither), rewritten
+/// without them. `None` when the text has none, or has FROM LAST (see
+/// [`window_from_last`]).
+pub(super) fn window_spellings(trimmed: &str) -> Option<String> {
+    let found = window_modifiers(trimmed);
+    if found.is_empty() || found.iter().any(|(_, last)| *last) {
+        return None;
+    }
+    let mut out = String::with_capacity(trimmed.len());
+    let mut at = 0;
+    for (r, _) in found {
+        out.push_str(&trimmed[at..r.start]);
+        at = r.end;
+    }
+    out.push_str(&trimmed[at..]);
+    Some(out)
+}
+
+/// Whether the text uses NTH_VALUE's FROM LAST, which MySQL 8 parses and
+/// refuses (1235), as Canyon does.
+pub(super) fn window_from_last(trimmed: &str) -> bool {
+    window_modifiers(trimmed).iter().any(|(_, last)| *last)
 }

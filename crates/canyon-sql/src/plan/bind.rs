@@ -190,6 +190,14 @@ pub struct Binder<'a> {
     pub aggs: Vec<AggCall>,
     /// Whether aggregate functions may appear here.
     pub allow_aggs: bool,
+    /// Whether window functions may appear here (the select list and ORDER
+    /// BY of a query block; see `bind_window`).
+    pub allow_windows: bool,
+    /// The query block's WINDOW clause: (name, specification).
+    pub named_windows: Vec<(String, ast::WindowSpec)>,
+    /// The window whose specification is being bound (a window function
+    /// there is 3595).
+    pub window_spec: Option<String>,
     /// Where we are, for "Unknown column 'x' in '...'".
     pub context: &'static str,
     /// Output-column aliases visible here (GROUP BY, HAVING, ORDER BY), used
@@ -225,6 +233,9 @@ impl<'a> Binder<'a> {
             params: 0,
             aggs: Vec::new(),
             allow_aggs: false,
+            allow_windows: false,
+            named_windows: Vec::new(),
+            window_spec: None,
             context: "field list",
             aliases: Vec::new(),
             alias_first: Vec::new(),
@@ -955,6 +966,7 @@ impl<'a> Binder<'a> {
             coll,
             order,
             separator,
+            window: None,
         }))
     }
 
@@ -979,6 +991,13 @@ impl<'a> Binder<'a> {
                 return Err(Error::Unsupported("subqueries".into()))
             }
         };
+        if let Some(over) = &f.over {
+            return self.bind_window_call(f, &name, over);
+        }
+        if crate::plan::bind_window::is_window_only(&name) {
+            // MySQL's grammar requires OVER after these.
+            return Err(Error::Syntax(format!("{}()", name.to_lowercase())));
+        }
         let agg = match name.as_str() {
             "COUNT" => Some(AggFunc::Count),
             "SUM" => Some(AggFunc::Sum),
@@ -1028,6 +1047,7 @@ impl<'a> Binder<'a> {
                     coll: None,
                     order: Vec::new(),
                     separator: Vec::new(),
+                    window: None,
                 };
                 self.aggs.push(call);
                 return Ok(Expr::Agg(self.aggs.len() - 1));
@@ -1068,6 +1088,7 @@ impl<'a> Binder<'a> {
                 coll,
                 order: Vec::new(),
                 separator: Vec::new(),
+                window: None,
             };
             return Ok(self.add_agg(call));
         }

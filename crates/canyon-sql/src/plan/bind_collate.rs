@@ -53,9 +53,14 @@ impl Binder<'_> {
             Expr::Agg(i) => {
                 let a = self.aggs.get(*i)?;
                 match a.func {
-                    AggFunc::Min | AggFunc::Max | AggFunc::GroupConcat => {
-                        self.derive(a.arg.as_ref()?)
-                    }
+                    AggFunc::Min
+                    | AggFunc::Max
+                    | AggFunc::GroupConcat
+                    | AggFunc::Lag
+                    | AggFunc::Lead
+                    | AggFunc::FirstValue
+                    | AggFunc::LastValue
+                    | AggFunc::NthValue => self.derive(a.arg.as_ref()?),
                     _ => None,
                 }
             }

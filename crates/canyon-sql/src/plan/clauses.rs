@@ -44,10 +44,14 @@ pub(super) fn bind_clauses(
     projection_end: usize,
     after_from: usize,
 ) -> Result<Clauses> {
-    // 2. Projection (textual order first, for placeholder numbering).
+    // 2. Projection (textual order first, for placeholder numbering). Window
+    //    functions may appear here and in ORDER BY only.
+    b.set_named_windows(&select.named_window)?;
     b.allow_aggs = true;
+    b.allow_windows = true;
     b.context = "field list";
     let (mut projection, names) = bind_select_list(b, select, scopes, star)?;
+    b.allow_windows = false;
     if b.params != projection_end {
         return Err(Error::Internal(
             "placeholder numbering of the select list".into(),
@@ -71,11 +75,30 @@ pub(super) fn bind_clauses(
     b.context = "group statement";
     b.aliases = aliases;
     let (group_by, having) = bind_grouping(b, select, &names, &projection)?;
+    // An alias of a window expression named in GROUP BY / HAVING.
+    if group_by
+        .iter()
+        .chain(having.iter())
+        .any(|e| reads_window(b, e))
+    {
+        let alias = names
+            .iter()
+            .zip(&projection)
+            .find(|(_, e)| reads_window(b, e))
+            .map(|((n, _), _)| n.clone())
+            .unwrap_or_default();
+        return Err(Error::Window(
+            canyon_common::WindowRule::InvalidAliasUse,
+            alias,
+        ));
+    }
 
     // 5. ORDER BY: an output position, an alias, or an expression (hidden column).
     b.context = "order clause";
+    b.allow_windows = true;
     let visible = projection.len();
     let order_by = bind_order_by(b, q, &names, &mut projection, visible)?;
+    b.allow_windows = false;
 
     // 6. LIMIT / OFFSET.
     b.allow_aggs = false;
@@ -92,6 +115,16 @@ pub(super) fn bind_clauses(
         limit,
         offset,
     })
+}
+
+/// Whether `e` reads a window function's result.
+fn reads_window(b: &Binder<'_>, e: &Expr) -> bool {
+    if let Expr::Agg(i) = e {
+        return b.aggs.get(*i).is_some_and(|a| a.window.is_some());
+    }
+    let mut found = false;
+    e.for_each_child(&mut |c| found |= reads_window(b, c));
+    found
 }
 
 /// The output columns the select list binds to, with each one's name and,

@@ -283,6 +283,12 @@ pub(crate) struct CteDef {
     /// How many entries of the scope stack its own body sees: the CTEs
     /// defined before it.
     pub visible: usize,
+    /// A CTE of WITH RECURSIVE that reads itself (see
+    /// [`crate::plan::recursive`]).
+    pub recursive: bool,
+    /// Inside a recursive CTE's recursive blocks: the work table its name
+    /// reads.
+    pub work: Option<std::sync::Arc<crate::plan::recursive::WorkTable>>,
 }
 
 impl<'a> PlanContext<'a> {
@@ -648,6 +654,7 @@ fn select_sources(q: &SelectPlan) -> Vec<(String, Vec<String>)> {
                 SourceKind::Table(t) => t.def.columns.iter().map(|c| c.name.clone()).collect(),
                 SourceKind::Derived(d) => d.columns.iter().map(|c| c.name.clone()).collect(),
                 SourceKind::SetOp(sp) => sp.columns.iter().map(|c| c.name.clone()).collect(),
+                SourceKind::WorkTable(w) => w.columns.clone(),
                 SourceKind::System(sys) => sys
                     .table
                     .columns()
@@ -1092,6 +1099,7 @@ fn plan_reads_table(p: &SelectPlan, table: &Table) -> Result<bool> {
     for s in &p.sources {
         let reads = match &s.kind {
             SourceKind::Table(t) => same(t),
+            SourceKind::WorkTable(_) => false,
             // A set operation's operands are subqueries in MySQL's eyes (1093).
             SourceKind::SetOp(sp) => {
                 let mut any = false;

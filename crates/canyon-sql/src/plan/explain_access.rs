@@ -310,7 +310,10 @@ pub(super) fn residual<'p>(plan: &'p SelectPlan, step: &'p Step) -> Vec<&'p Expr
             match &src.kind {
                 SourceKind::Table(t) => !localize(c, src.offset, src.width)
                     .is_some_and(|l| enforced_by_access(&l, t, &step.access)),
-                SourceKind::Derived(_) | SourceKind::SetOp(_) | SourceKind::System(_) => true,
+                SourceKind::Derived(_)
+                | SourceKind::SetOp(_)
+                | SourceKind::System(_)
+                | SourceKind::WorkTable(_) => true,
             }
         })
         .collect()

@@ -65,6 +65,7 @@ pub(super) fn frame_names(
                 ),
                 SourceKind::Derived(d) => ("", d.columns.get(i).map(|c| c.name.clone())),
                 SourceKind::SetOp(sp) => ("", sp.columns.get(i).map(|c| c.name.clone())),
+                SourceKind::WorkTable(w) => ("", w.columns.get(i).cloned()),
                 SourceKind::System(sys) => (
                     crate::catalog::infoschema::NAME,
                     sys.table.columns().get(i).map(|c| c.0.to_string()),
@@ -129,7 +130,7 @@ fn literal(v: &Value) -> String {
 
 pub(super) fn agg_text(a: &AggCall, n: &Names<'_>) -> String {
     let name = match a.func {
-        AggFunc::CountStar => return "count(*)".into(),
+        AggFunc::CountStar => "count",
         AggFunc::Count => "count",
         AggFunc::Sum => "sum",
         AggFunc::Min => "min",
@@ -138,13 +139,57 @@ pub(super) fn agg_text(a: &AggCall, n: &Names<'_>) -> String {
         AggFunc::GroupConcat => "group_concat",
         AggFunc::JsonArrayAgg => "json_arrayagg",
         AggFunc::JsonObjectAgg => "json_objectagg",
+        AggFunc::RowNumber => "row_number",
+        AggFunc::Rank => "rank",
+        AggFunc::DenseRank => "dense_rank",
+        AggFunc::PercentRank => "percent_rank",
+        AggFunc::CumeDist => "cume_dist",
+        AggFunc::Ntile => "ntile",
+        AggFunc::Lag => "lag",
+        AggFunc::Lead => "lead",
+        AggFunc::FirstValue => "first_value",
+        AggFunc::LastValue => "last_value",
+        AggFunc::NthValue => "nth_value",
     };
-    let arg = a.arg.as_ref().map(|e| expr(e, n)).unwrap_or_default();
-    if a.distinct {
+    let mut args: Vec<String> = a.arg.iter().map(|e| expr(e, n)).collect();
+    if a.func == AggFunc::CountStar {
+        args.push("*".into());
+    }
+    if let Some(w) = &a.window {
+        args.extend(w.extra.iter().map(|e| expr(e, n)));
+    }
+    let arg = args.join(",");
+    let call = if a.distinct {
         format!("{name}(distinct {arg})")
     } else {
         format!("{name}({arg})")
+    };
+    match &a.window {
+        Some(w) => format!("{call} OVER {}", window_text(w, n)),
+        None => call,
     }
+}
+
+/// A window as MySQL's tree EXPLAIN prints it after OVER: its name, or its
+/// PARTITION BY and ORDER BY in parentheses (the frame is not shown).
+pub(super) fn window_text(w: &crate::expr::WindowDef, n: &Names<'_>) -> String {
+    if w.name != "<unnamed window>" {
+        return format!("`{}`", w.name);
+    }
+    let mut parts = Vec::new();
+    if !w.partition.is_empty() {
+        let keys: Vec<String> = w.partition.iter().map(|(e, _)| expr(e, n)).collect();
+        parts.push(format!("PARTITION BY {}", keys.join(",")));
+    }
+    if !w.order.is_empty() {
+        let keys: Vec<String> = w
+            .order
+            .iter()
+            .map(|(e, d, _)| format!("{}{}", expr(e, n), if *d { " desc" } else { "" }))
+            .collect();
+        parts.push(format!("ORDER BY {}", keys.join(",")));
+    }
+    format!("({})", parts.join(" "))
 }
 
 /// An expression as MySQL's tree EXPLAIN prints it: every operator

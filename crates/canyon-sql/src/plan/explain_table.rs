@@ -105,8 +105,17 @@ impl Explainer<'_> {
             aggs: &plan.aggs,
             ids: self.ids,
         };
-        let sort = !plan.order_by.is_empty() && !plan.order_from_access;
-        let temporary = (plan.grouped && !plan.group_by.is_empty()) || plan.distinct;
+        // Window functions buffer their rows (MySQL: a temporary table) and
+        // sort them on their PARTITION BY and ORDER BY keys.
+        let window_sort = plan.windows().iter().any(|a| {
+            a.window
+                .as_deref()
+                .is_some_and(|w| !w.partition.is_empty() || !w.order.is_empty())
+        });
+        let sort = (!plan.order_by.is_empty() && !plan.order_from_access) || window_sort;
+        let temporary = (plan.grouped && !plan.group_by.is_empty())
+            || plan.distinct
+            || !plan.windows().is_empty();
         if plan.sources.is_empty() {
             self.rows.push((
                 id,
@@ -158,6 +167,7 @@ impl Explainer<'_> {
                         format!("<derived{}>", self.ids.get(&addr(d)).copied().unwrap_or(0)),
                         AccessInfo::materialized(),
                     ),
+                    SourceKind::WorkTable(_) => (src.name.clone(), AccessInfo::materialized()),
                     SourceKind::SetOp(sp) => (
                         format!(
                             "<{}{}>",

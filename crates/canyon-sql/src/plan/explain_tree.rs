@@ -162,22 +162,28 @@ impl TreeBuilder<'_> {
                 let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
                 Node::leaf(access_label(t, &src.name, &step.access, names, reverse))
             }
+            SourceKind::WorkTable(_) => Node::leaf(format!("Scan new records on {}", src.name)),
             SourceKind::Derived(d) => Node::over(
                 format!("Table scan on {}", src.name),
                 Node::over("Materialize".into(), self.block(d, (&[], &[]))),
             ),
             SourceKind::SetOp(sp) => {
                 let op = sp.op.name();
-                let label = format!(
-                    "{}{} materialize{}",
-                    &op[..1],
-                    op[1..].to_ascii_lowercase(),
-                    if sp.all {
-                        " (all)"
-                    } else {
-                        " with deduplication"
-                    }
-                );
+                let dedup = if sp.all {
+                    " (all)"
+                } else {
+                    " with deduplication"
+                };
+                let label = if sp.recursion.is_some() {
+                    // MySQL 8's label for the iteration.
+                    format!("Materialize recursive CTE {}{dedup}", src.name)
+                } else {
+                    format!(
+                        "{}{} materialize{dedup}",
+                        &op[..1],
+                        op[1..].to_ascii_lowercase()
+                    )
+                };
                 Node::over(
                     format!("Table scan on {}", src.name),
                     Node {
@@ -262,7 +268,8 @@ impl TreeBuilder<'_> {
         self.filter(node, &post, names)
     }
 
-    /// The tree of one query block.
+    /// The tree of one query block (see [`window_steps`] for its window
+    /// functions).
     fn block(&self, plan: &SelectPlan, outer: (&[String], &[String])) -> Node {
         let (cols, refs) = frame_names(plan, outer, self.qualify);
         let names = Names {
@@ -289,7 +296,7 @@ impl TreeBuilder<'_> {
         };
         if plan.grouped {
             let aggs = plan
-                .aggs
+                .group_aggs()
                 .iter()
                 .map(|a| agg_text(a, &names))
                 .collect::<Vec<_>>()
@@ -312,13 +319,14 @@ impl TreeBuilder<'_> {
             let group_exprs: Vec<&Expr> = plan
                 .group_by
                 .iter()
-                .chain(plan.aggs.iter().flat_map(|a| a.exprs()))
+                .chain(plan.group_aggs().iter().flat_map(|a| a.exprs()))
                 .collect();
             node = self.attach(Node::over(label, node), &group_exprs, "group by", &names);
         }
         if let Some(h) = &plan.having {
             node = self.filter(node, &[h], &names);
         }
+        node = window_steps(plan, node, &names);
         if plan.distinct {
             node = Node::over("Deduplicate (hash)".into(), node);
         }
@@ -489,4 +497,46 @@ pub fn tree(plan: &Plan) -> String {
     let mut out = String::new();
     node.render(0, &mut out);
     out
+}
+
+/// The window step of a block (`crate::exec::window`), as MySQL 8 shows it:
+/// per sort the calls share, `Window aggregate: calls` over `Sort: keys`
+/// (no sort for a window without PARTITION BY and ORDER BY).
+#[inline(never)]
+fn window_steps(plan: &SelectPlan, mut node: Node, names: &Names<'_>) -> Node {
+    let calls = plan.windows();
+    let mut done = vec![false; calls.len()];
+    for k in 0..calls.len() {
+        let Some(w) = calls[k].window.as_deref() else {
+            continue;
+        };
+        if done[k] {
+            continue;
+        }
+        let mut texts = Vec::new();
+        for j in k..calls.len() {
+            if !done[j] && calls[j].window.as_deref().is_some_and(|o| o.same_sort(w)) {
+                done[j] = true;
+                texts.push(agg_text(&calls[j], names));
+            }
+        }
+        let keys: Vec<String> = w
+            .partition
+            .iter()
+            .map(|(e, _)| expr(e, names))
+            .chain(w.order.iter().map(|(e, desc, _)| {
+                let e = expr(e, names);
+                if *desc {
+                    format!("{e} DESC")
+                } else {
+                    e
+                }
+            }))
+            .collect();
+        if !keys.is_empty() {
+            node = Node::over(format!("Sort: {}", keys.join(", ")), node);
+        }
+        node = Node::over(format!("Window aggregate: {}", texts.join(", ")), node);
+    }
+    node
 }

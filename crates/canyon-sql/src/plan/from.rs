@@ -266,9 +266,11 @@ impl From<'_> {
 
     /// Adds a reference to the common table expression `cte` as a derived
     /// table named `name`. Its body is planned at each reference, with the
-    /// CTEs defined before it (not after it, nor itself: no recursion) in
-    /// scope and its placeholders numbered where its text stands, so that
-    /// two references read the same parameters.
+    /// CTEs defined before it (not after it, nor itself) in scope and its
+    /// placeholders numbered where its text stands, so that two references
+    /// read the same parameters. A recursive CTE (WITH RECURSIVE) is planned
+    /// by `crate::plan::recursive`; inside its own recursive blocks its name
+    /// reads the work table.
     fn cte_reference(&mut self, cte: &CteDef, name: String) -> Result<()> {
         // A CTE that reads the one before it twice doubles the work at each
         // element: 30 of them would plan 2^30 bodies. MySQL materialises a
@@ -282,10 +284,29 @@ impl From<'_> {
         }
         self.ctx.cte_expansions.set(n);
         self.ctx.checkpoint()?;
+        if let Some(work) = &cte.work {
+            let scope = work.scope(&name, self.next_offset);
+            return self.add_source(name, SourceKind::WorkTable(work.clone()), scope);
+        }
         let hidden = self.ctx.ctes.borrow_mut().split_off(cte.visible);
-        let r = self.derived(&cte.query, name, cte.columns.clone(), cte.params);
+        let r = if cte.recursive {
+            self.recursive_reference(cte, name, n)
+        } else {
+            self.derived(&cte.query, name, cte.columns.clone(), cte.params)
+                .map(|_| ())
+        };
         self.ctx.ctes.borrow_mut().extend(hidden);
-        r.map(|_| ())
+        r
+    }
+
+    /// A reference to a recursive CTE: its UNION over the seed and the
+    /// rounds (`crate::plan::recursive`), `id` naming its work table. Out of
+    /// line: CTE chains recurse through `cte_reference`.
+    #[inline(never)]
+    fn recursive_reference(&mut self, cte: &CteDef, name: String, id: usize) -> Result<()> {
+        let (sp, _) = crate::plan::recursive::plan_recursive(self.ctx, cte, id)?;
+        let scope = sp.scope(&name, self.next_offset);
+        self.add_source(name, SourceKind::SetOp(Box::new(sp)), scope)
     }
 
     /// Binds a join's ON condition over the sources added so far.

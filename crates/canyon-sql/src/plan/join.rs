@@ -63,7 +63,10 @@ pub(super) fn push_into_derived(sources: &mut [Source], items: &[FromItem], filt
         let Some(table) = d.table.clone() else {
             continue;
         };
-        if d.limit.is_some() || d.offset.is_some() || d.having.is_some() {
+        // A filter pushed under a window function would change the rows it
+        // ranks (MySQL pushes only on PARTITION BY columns; Canyon not at all).
+        if d.limit.is_some() || d.offset.is_some() || d.having.is_some() || !d.windows().is_empty()
+        {
             continue;
         }
         let mut ok = true;
@@ -385,7 +388,7 @@ pub(super) fn plan_joins(
                         (Access::scan(), keys, true),
                     )
                 }
-                SourceKind::Derived(_) | SourceKind::SetOp(_) => {
+                SourceKind::Derived(_) | SourceKind::SetOp(_) | SourceKind::WorkTable(_) => {
                     let keys =
                         hash_keys(&conj, &sources[s], &placed, outer_len, sources, frame_kinds);
                     // A derived table's size is unknown until it runs: prefer

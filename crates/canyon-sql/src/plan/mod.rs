@@ -16,7 +16,7 @@
 //!   derived tables, CTE references, join conditions), `clauses` (the select
 //!   list, WHERE, GROUP BY, HAVING, ORDER BY, LIMIT) and `join` (pushed-down
 //!   conditions, join order, access path and predicates per step); [`setop`]
-//!   for UNION / INTERSECT / EXCEPT;
+//!   for UNION / INTERSECT / EXCEPT, and [`recursive`] for WITH RECURSIVE;
 //! - [`view`]: views named in FROM (expanded as derived tables) and
 //!   INSERT / UPDATE / DELETE through updatable views (rewritten onto the
 //!   base table);
@@ -43,8 +43,9 @@
 //! `join` (steps of `select` that use its types) belong to the same circle;
 //! so does the binder, which plans the subqueries it meets (`bind` calls
 //! `select`, which binds its clauses with it), with `bind_collate`,
-//! `bind_functions`, `bind_stored` (calls of stored functions) and
-//! `bind_match` (`MATCH ... AGAINST` to its FULLTEXT index), which work on
+//! `bind_functions`, `bind_stored` (calls of stored functions),
+//! `bind_match` (`MATCH ... AGAINST` to its FULLTEXT index) and
+//! `bind_window` (window function calls and their windows), which work on
 //! the binder's state and are called by it.
 //! That circle stays inside this folder. Imports: the layers below.
 
@@ -56,6 +57,7 @@ pub mod bind_literal;
 mod bind_match;
 mod bind_members;
 mod bind_stored;
+pub mod bind_window;
 mod clauses;
 pub mod dml;
 pub mod explain;
@@ -67,6 +69,7 @@ mod from;
 pub mod generated;
 mod join;
 pub mod partition;
+pub mod recursive;
 pub mod select;
 pub mod setop;
 pub mod view;

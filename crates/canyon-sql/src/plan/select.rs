@@ -49,7 +49,16 @@
 //! WITH clause puts its common table expressions in scope
 //! (`PlanContext::ctes`); each reference plans the CTE's body as a derived
 //! table, so a CTE read twice runs twice (MySQL materialises it once; for
-//! OLTP-sized CTEs the difference is the second read).
+//! OLTP-sized CTEs the difference is the second read). A CTE of WITH
+//! RECURSIVE that reads itself is planned by [`crate::plan::recursive`].
+//!
+//! # Window functions
+//! A window function call is bound like an aggregate ([`AggCall`] with its
+//! window, `crate::plan::bind_window`); the plan keeps the calls after the
+//! grouping aggregates ([`SelectPlan::windows_from`]) and execution
+//! evaluates them after HAVING and before the select list, DISTINCT, ORDER
+//! BY and LIMIT (`crate::exec::window`). A block with windows never stops
+//! its scan at LIMIT nor takes its order from the access path.
 //!
 //! # Files
 //! This file holds the plan's shape (frames, sources, join steps) and the
@@ -98,8 +107,11 @@ pub enum SourceKind {
     /// [`crate::catalog::infoschema`]), with the filters pushed into its generator.
     System(SystemSource),
     /// A UNION, INTERSECT or EXCEPT, materialised once per execution (see
-    /// [`crate::plan::setop`]).
+    /// [`crate::plan::setop`]); also a recursive CTE.
     SetOp(Box<SetOpPlan>),
+    /// Inside a recursive CTE's recursive block, the CTE itself: the rows
+    /// the previous round added (see [`crate::plan::recursive`]).
+    WorkTable(Arc<crate::plan::recursive::WorkTable>),
 }
 
 /// One FROM source.
@@ -172,8 +184,12 @@ pub struct SelectPlan {
     /// ([`Access::implies`]); the re-check is skipped when the bounds also
     /// convert exactly at run time ([`Access::bounds_exact`]).
     pub filter_implied: bool,
-    /// Aggregates referenced by projection / HAVING / ORDER BY.
+    /// Aggregates referenced by projection / HAVING / ORDER BY: the grouping
+    /// ones, then from [`SelectPlan::windows_from`] on the window function
+    /// calls (`Expr::Agg(i)` reads either: see `crate::exec::window`).
     pub aggs: Vec<AggCall>,
+    /// Where the window function calls start in `aggs` (`aggs.len()`: none).
+    pub windows_from: usize,
     /// Whether rows are grouped (aggregates or GROUP BY present).
     pub grouped: bool,
     /// GROUP BY expressions.
@@ -210,6 +226,18 @@ pub struct SelectPlan {
     pub has_subqueries: bool,
     /// The single table's columns any expression reads (`None`: all).
     pub needed: Option<Vec<bool>>,
+}
+
+impl SelectPlan {
+    /// The grouping aggregates (without the window function calls).
+    pub fn group_aggs(&self) -> &[AggCall] {
+        &self.aggs[..self.windows_from]
+    }
+
+    /// The window function calls, evaluated after grouping and HAVING.
+    pub fn windows(&self) -> &[AggCall] {
+        &self.aggs[self.windows_from..]
+    }
 }
 
 /// The select plan is what a subquery's node in the expression tree holds,
@@ -277,8 +305,9 @@ pub fn tables_read(plan: &SelectPlan, out: &mut Vec<Arc<Table>>) -> Result<()> {
                 }
             }
             // information_schema needs no grant; its rows are filtered by the
-            // account's privileges instead.
-            SourceKind::System(_) => {}
+            // account's privileges instead. A work table reads the CTE
+            // whose operands are listed where it is planned.
+            SourceKind::System(_) | SourceKind::WorkTable(_) => {}
         }
     }
     let exprs = plan
@@ -342,9 +371,6 @@ fn plan_with(
     outer_len: usize,
     params_start: usize,
 ) -> Result<(SelectPlan, usize, Option<usize>)> {
-    if with.recursive {
-        return Err(Error::Unsupported("WITH RECURSIVE".into()));
-    }
     if with.cte_tables.len() > canyon_common::MAX_WITH_ELEMENTS {
         return Err(Error::TooManyWithElements);
     }
@@ -373,6 +399,9 @@ fn plan_with(
             query: std::sync::Arc::new(crate::parse::limits::clone_query(&cte.query)),
             params,
             visible: base + i,
+            recursive: with.recursive
+                && crate::plan::recursive::references(&cte.query, &cte.alias.name.value),
+            work: None,
         });
         params += crate::parse::limits::count_placeholders(&cte.query);
     }
@@ -438,8 +467,11 @@ struct Block {
     single_table: Option<Arc<Table>>,
     /// The clauses after FROM.
     clauses: Clauses,
-    /// Aggregates referenced by projection / HAVING / ORDER BY.
+    /// Aggregates referenced by projection / HAVING / ORDER BY, window
+    /// function calls last (see [`SelectPlan::aggs`]).
     aggs: Vec<AggCall>,
+    /// See [`SelectPlan::windows_from`].
+    windows_from: usize,
     /// Whether rows are grouped (aggregates or GROUP BY present).
     grouped: bool,
     /// Row locking.
@@ -514,7 +546,7 @@ fn bind_block(
         after_from_params,
     )?;
 
-    let grouped = !b.aggs.is_empty() || !clauses.group_by.is_empty();
+    let grouped = b.aggs.iter().any(|a| a.window.is_none()) || !clauses.group_by.is_empty();
     let lock = match q.locks.as_slice() {
         [] => LockMode::None,
         [l] if l.of.is_none() && l.nonblock.is_none() => LockMode::Locking,
@@ -530,7 +562,7 @@ fn bind_block(
     let non_bytewise = |e: &Expr| b.derive(e).map(|d| d.0).filter(|c| !c.is_bytewise());
     let colls: Vec<Option<Collation>> = clauses.projection.iter().map(non_bytewise).collect();
     let group_colls: Vec<Option<Collation>> = clauses.group_by.iter().map(non_bytewise).collect();
-    let aggs = std::mem::take(&mut b.aggs);
+    let (aggs, windows_from, clauses) = windows_last(std::mem::take(&mut b.aggs), clauses);
     let params_end = b.params;
     let min_outer_ref = b.min_outer_ref;
     drop(b);
@@ -553,6 +585,7 @@ fn bind_block(
         single_table,
         clauses,
         aggs,
+        windows_from,
         grouped,
         lock,
         distinct,
@@ -561,6 +594,50 @@ fn bind_block(
         min_outer_ref,
     };
     Ok((block, params_end))
+}
+
+/// Moves the window function calls after the grouping aggregates (the
+/// binder collects both in textual order), renumbering every `Expr::Agg`
+/// of the clauses and of the calls themselves. Returns the calls, where the
+/// window ones start, and the clauses.
+#[inline(never)]
+fn windows_last(aggs: Vec<AggCall>, mut c: Clauses) -> (Vec<AggCall>, usize, Clauses) {
+    let windows_from = aggs.iter().filter(|a| a.window.is_none()).count();
+    if windows_from == aggs.len() {
+        return (aggs, windows_from, c);
+    }
+    let mut map = vec![0; aggs.len()];
+    let (mut plain, mut win) = (0, windows_from);
+    for (i, a) in aggs.iter().enumerate() {
+        let slot = if a.window.is_none() {
+            &mut plain
+        } else {
+            &mut win
+        };
+        map[i] = *slot;
+        *slot += 1;
+    }
+    let remap = |e: &Expr| match e {
+        Expr::Agg(i) => Some(Expr::Agg(map[*i])),
+        _ => None,
+    };
+    let mut out: Vec<Option<AggCall>> = vec![None; aggs.len()];
+    for (i, a) in aggs.iter().enumerate() {
+        out[map[i]] = Some(a.rewrite(&remap));
+    }
+    let all = |v: &mut Vec<Expr>| {
+        for e in v.iter_mut() {
+            *e = e.rewrite(&remap);
+        }
+    };
+    all(&mut c.projection);
+    all(&mut c.group_by);
+    c.having = c.having.map(|h| h.rewrite(&remap));
+    let out = out
+        .into_iter()
+        .map(|a| a.expect("every call has a slot"))
+        .collect();
+    (out, windows_from, c)
 }
 
 /// Plans a bound block: its result-set metadata, then step 7 (conjuncts, join
@@ -575,6 +652,7 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         single_table,
         clauses,
         aggs,
+        windows_from,
         grouped,
         lock,
         distinct,
@@ -665,8 +743,12 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
             "locking reads with joins, derived tables or subqueries".into(),
         ));
     }
+    // Window functions sort the rows their own way (see `crate::exec::window`).
+    let windowed = windows_from < aggs.len();
     let order_from_access = match &table {
-        Some(t) if !grouped && !distinct => access.delivers_order(t, &order_by, &projection),
+        Some(t) if !grouped && !distinct && !windowed => {
+            access.delivers_order(t, &order_by, &projection)
+        }
         _ => false,
     };
     let filter_implied = match (&table, &filter) {
@@ -684,6 +766,7 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         filter,
         filter_implied,
         aggs,
+        windows_from,
         grouped,
         group_by,
         having,
@@ -783,6 +866,11 @@ fn result_columns(
                             col.table = s.name.clone();
                         }
                         col.name = name.clone();
+                        col
+                    }
+                    SourceKind::WorkTable(_) => {
+                        let mut col = expr_column(name, *kind);
+                        col.table = s.name.clone();
                         col
                     }
                     SourceKind::System(sys) => {

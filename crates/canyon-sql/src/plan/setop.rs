@@ -94,6 +94,17 @@ pub struct SetOpPlan {
     pub colls: Vec<Option<Collation>>,
     /// Result-set metadata (names from the first operand).
     pub columns: Vec<Column>,
+    /// A recursive CTE's iteration (see [`crate::plan::recursive`]).
+    pub recursion: Option<Recursion>,
+}
+
+/// How a recursive CTE's UNION iterates.
+#[derive(Debug, Clone, Copy)]
+pub struct Recursion {
+    /// Operands before this one are the seed; the rest read the work table.
+    pub first_recursive: usize,
+    /// The work table's id (`WorkTable::id`).
+    pub work: usize,
 }
 
 impl SetOpPlan {
@@ -106,6 +117,25 @@ impl SetOpPlan {
             &self.colls,
             offset,
         )
+    }
+
+    /// `rows` converted to the result's column types (a recursive CTE's
+    /// new rows).
+    pub fn convert_rows(&self, rows: Vec<Vec<Value>>) -> Vec<Vec<Value>> {
+        rows.into_iter()
+            .map(|mut row| {
+                row.truncate(self.kinds.len());
+                for (v, k) in row.iter_mut().zip(&self.kinds) {
+                    convert(v, *k);
+                }
+                row
+            })
+            .collect()
+    }
+
+    /// The key DISTINCT compares a result row by.
+    pub fn row_key(&self, row: &[Value]) -> Vec<u8> {
+        encode_row(&collated(row, &self.colls))
     }
 
     /// Combines the operands' rows (in operand order) into the result.
@@ -359,6 +389,7 @@ pub fn plan_set_op(
             kinds,
             colls,
             columns,
+            recursion: None,
         },
         params,
     ))
