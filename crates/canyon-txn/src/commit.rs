@@ -325,6 +325,10 @@ impl Transaction {
     /// was nothing to write (rule 8).
     fn commit_write(&mut self) -> Result<Option<Timestamp>> {
         self.check_active()?;
+        if let Some(mut b) = self.bulk.take() {
+            // bulk.rs: the merged files, ingested at the commit timestamp.
+            return self.mgr.commit_bulk(&mut b).map(Some);
+        }
         if self.writes.is_empty() {
             return Ok(None);
         }
@@ -718,7 +722,7 @@ impl TxnManager {
     }
 
     /// Rule 7: remember the failure; later commits are refused.
-    fn fail(&self, what: &str, e: &Error) {
+    pub(crate) fn fail(&self, what: &str, e: &Error) {
         tracing::error!(error = %e, "storage {what} failed; refusing further commits");
         let mut f = self.failure.lock();
         if f.is_none() {
@@ -727,7 +731,7 @@ impl TxnManager {
         self.failed.store(true, Ordering::Release);
     }
 
-    fn failure_error(&self) -> Error {
+    pub(crate) fn failure_error(&self) -> Error {
         let why = self.failure.lock().clone().unwrap_or_default();
         Error::Io(format!(
             "commits are refused until restart after an earlier failure ({why})"

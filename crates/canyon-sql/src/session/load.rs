@@ -111,6 +111,7 @@
 //! INSERT's error / IGNORE / REPLACE semantics in file order.
 
 use super::state::*;
+use crate::catalog::routines::TriggerEvent;
 use crate::catalog::Table;
 use crate::exec::load::{
     implicit_default, store_field, store_field_strict, ByteSource, StreamReader,
@@ -351,8 +352,29 @@ impl Session {
             fk: cat.has_foreign_keys(&table).then(|| cat.clone()),
         };
         drop(cat);
+        // The bulk path (see the module doc) if the statement is its own
+        // transaction and the table has nothing it cannot keep; triggers and
+        // the table's emptiness are checked in the transaction.
+        let bulk_candidate = self.txn.is_none()
+            && self.state.autocommit
+            && !self.implicit_txn
+            && self.state.engine.config.bulk_load
+            && stmt.duplicates != LoadDuplicates::Replace
+            && plan.fk.is_none()
+            && def.partitioning.is_none()
+            && def
+                .indexes
+                .iter()
+                .all(|i| !i.unique && !i.attrs.fulltext && i.state.is_public());
         let mut effects = StatementEffects::default();
         let r = self.with_txn(&[], true, None, |txn, ctx| {
+            let bulk = bulk_candidate
+                && !ctx.has_triggers(def, TriggerEvent::Insert)
+                && txn.begin_bulk(
+                    def.id,
+                    &exec::row_lock_prefix(&table),
+                    &def.indexes.iter().map(|i| i.id).collect::<Vec<_>>(),
+                )?;
             let strict = !ignore
                 && (ctx.sql_mode_has("STRICT_TRANS_TABLES")
                     || ctx.sql_mode_has("STRICT_ALL_TABLES"));
@@ -492,8 +514,34 @@ impl Session {
                 }
                 Ok(Some(values))
             };
-            let (stats, last_auto) =
+            let (mut stats, last_auto) =
                 exec::insert_rows(&plan, txn, ctx, &mut effects, 1, &mut next)?;
+            drop(next);
+            if bulk {
+                // The merge is the load's longest step without a record
+                // read: a KILL that came meanwhile stops it here.
+                ctx.check_interrupt()?;
+                // Duplicate primary keys, found by the merge: the first row
+                // in the file stays, as INSERT's row-by-row check keeps it.
+                let mut dups: Vec<(u64, Error)> = Vec::new();
+                let mut values = Vec::new();
+                let skipped = txn.bulk_merge(&mut |_pk, row, seq| {
+                    crate::catalog::rows::decode_table_row(&table, row, &mut values)?;
+                    dups.push((seq, exec::pk_duplicate(&table, &values)));
+                    Ok(())
+                })?;
+                dups.sort_by_key(|(seq, _)| *seq);
+                if !ignore {
+                    if let Some((_, e)) = dups.into_iter().next() {
+                        return Err(e);
+                    }
+                } else {
+                    for (_, e) in dups {
+                        exec::skip_warning(&mut effects, e);
+                    }
+                }
+                stats.copied -= skipped;
+            }
             match ctx.strict_mode_error() {
                 Some(e) if !ignore => Err(e),
                 _ => Ok((stats, last_auto)),
