@@ -7,6 +7,8 @@
 //! a failure at any point of the commit — on the in-memory storage and on
 //! RocksDB (SST files ingested).
 
+#![allow(clippy::unwrap_used)] // a test: a failed unwrap is a failed test
+
 mod common;
 
 use canyon_common::{Error, Result};

@@ -744,3 +744,127 @@ impl Transaction {
         Ok(b.losers.len() as u64)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{IsolationLevel, ReadMode, TxnConfig};
+    use canyon_storage::{MemoryStorage, Storage};
+    use std::sync::Arc;
+
+    fn pk(i: u32) -> Vec<u8> {
+        i.to_be_bytes().to_vec()
+    }
+
+    fn count(storage: &dyn Storage, ks: Keyspace, prefix: &[u8]) -> usize {
+        let mut n = 0;
+        storage
+            .scan(ks, &KeyRange::prefix(prefix), false, &mut |_, _| {
+                n += 1;
+                ControlFlow::Continue(())
+            })
+            .unwrap();
+        n
+    }
+
+    /// Many spilled runs, duplicates across them, a snapshot from before,
+    /// and a commit whose guessed timestamp was overtaken (the Rows file is
+    /// written again).
+    #[test]
+    fn runs_spill_merge_find_duplicates_and_commit_at_a_new_timestamp() {
+        let storage: Arc<dyn Storage> = Arc::new(MemoryStorage::new());
+        let mgr = TxnManager::open(storage.clone(), TxnConfig::default()).unwrap();
+        let sess = mgr.session();
+        let other = mgr.session();
+        // A commit elsewhere, so that timestamps are not all zero.
+        let mut t0 = other.begin(IsolationLevel::RepeatableRead);
+        t0.lock(b"x").unwrap();
+        t0.put(1, pk(1), b"other".to_vec(), vec![], vec![]);
+        t0.commit().unwrap();
+        let mut snap = other.begin(IsolationLevel::RepeatableRead);
+        snap.snapshot_ts().unwrap();
+
+        let mut t = sess.begin(IsolationLevel::RepeatableRead);
+        assert!(t.begin_bulk(7, b"r\0\0\0\x07", &[9]).unwrap());
+        assert_eq!(count(&*storage, Keyspace::Meta, INTENT_PREFIX), 1);
+        t.bulk.as_mut().unwrap().budget = 2000;
+        // 1000 rows in a scrambled order, then ids 10 and 500 again.
+        let mut ids: Vec<u32> = (0..1000).map(|i| (i * 617) % 1000).collect();
+        ids.extend([10, 500]);
+        for (n, &i) in ids.iter().enumerate() {
+            let row = format!("row{i}-{n}");
+            t.bulk_put(&pk(i), row.as_bytes(), &[(9, vec![(i % 7) as u8])])
+                .unwrap();
+        }
+        assert!(
+            t.bulk.as_ref().unwrap().rows.files.len() > 5,
+            "spilled runs"
+        );
+        let mut dups = Vec::new();
+        let skipped = t
+            .bulk_merge(&mut |p, row, seq| {
+                dups.push((p.to_vec(), String::from_utf8(row.to_vec()).unwrap(), seq));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(skipped, 2);
+        dups.sort();
+        assert_eq!(dups[0], (pk(10), "row10-1000".into(), 1001));
+        assert_eq!(dups[1], (pk(500), "row500-1001".into(), 1002));
+        // Another commit overtakes the guessed timestamp.
+        let overtaken = mgr.next_ts.load(Ordering::SeqCst);
+        t.bulk.as_mut().unwrap().guess = overtaken;
+        t.commit().unwrap();
+        assert_eq!(mgr.bulk_loads_committed(), 1);
+        assert!(mgr.visible_ts() > overtaken);
+        assert_eq!(count(&*storage, Keyspace::Meta, INTENT_PREFIX), 0);
+        assert_eq!(count(&*storage, Keyspace::Rows, &7u32.to_be_bytes()), 1000);
+        assert_eq!(count(&*storage, Keyspace::Index, &9u32.to_be_bytes()), 1000);
+
+        // The snapshot from before sees nothing; a new one sees the first
+        // row of each key.
+        assert_eq!(snap.get(7, &pk(10), ReadMode::Snapshot).unwrap(), None);
+        snap.rollback();
+        let mut r = other.begin(IsolationLevel::RepeatableRead);
+        let first10 = ids.iter().position(|&i| i == 10).unwrap();
+        assert_eq!(
+            r.get(7, &pk(10), ReadMode::Snapshot).unwrap(),
+            Some(format!("row10-{first10}").into_bytes())
+        );
+        assert!(r.get(7, &pk(999), ReadMode::Snapshot).unwrap().is_some());
+        r.rollback();
+        // The gate is open again: a writer of the table goes on at once.
+        let mut w = other.begin(IsolationLevel::RepeatableRead);
+        w.lock(b"r\0\0\0\x07\0\0\0\x01").unwrap();
+        w.rollback();
+    }
+
+    /// The gate: a writer waits while a load holds it, and is let through
+    /// (or times out) as a row-lock waiter would be.
+    #[test]
+    fn a_gated_writer_times_out_then_passes_once_the_load_ends() {
+        let storage: Arc<dyn Storage> = Arc::new(MemoryStorage::new());
+        let mgr = TxnManager::open(storage, TxnConfig::default()).unwrap();
+        let sess = mgr.session();
+        let other = mgr.session();
+        let mut t = sess.begin(IsolationLevel::RepeatableRead);
+        assert!(t.begin_bulk(3, b"r\0\0\0\x03", &[]).unwrap());
+        let mut w = other.begin(IsolationLevel::RepeatableRead);
+        w.set_lock_wait_timeout(Duration::from_millis(200));
+        assert!(matches!(
+            w.lock(b"r\0\0\0\x03\0\0\0\x01"),
+            Err(Error::LockWaitTimeout)
+        ));
+        // Another table is not gated.
+        w.lock(b"r\0\0\0\x04\0\0\0\x01").unwrap();
+        drop(t);
+        w.lock(b"r\0\0\0\x03\0\0\0\x01").unwrap();
+        // With the lock held, a new load waits for it and gives up: the
+        // caller takes the ordinary path.
+        let mut t2 = sess.begin(IsolationLevel::RepeatableRead);
+        t2.set_lock_wait_timeout(Duration::from_millis(100));
+        assert!(!t2.begin_bulk(3, b"r\0\0\0\x03", &[]).unwrap());
+        w.rollback();
+        assert!(t2.begin_bulk(3, b"r\0\0\0\x03", &[]).unwrap());
+    }
+}

@@ -516,7 +516,6 @@ impl Session {
             };
             let (mut stats, last_auto) =
                 exec::insert_rows(&plan, txn, ctx, &mut effects, 1, &mut next)?;
-            drop(next);
             if bulk {
                 // The merge is the load's longest step without a record
                 // read: a KILL that came meanwhile stops it here.
