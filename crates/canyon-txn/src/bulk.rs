@@ -21,7 +21,9 @@
 //!    the lock back and *waits* until the gate opens (up to the lock wait
 //!    timeout, ending early on KILL), then takes it again. Every writer locks
 //!    every row it writes before reading it (commit rule 2), so no writer
-//!    passes the gate. Then it waits until no lock with the prefix is held
+//!    passes the gate — except a transaction that holds a lock of the table
+//!    already (taken before the gate closed), which the load is about to
+//!    wait for anyway. Then it waits until no lock with the prefix is held
 //!    (transactions that wrote the table before the gate closed must end);
 //!    if that takes longer than the lock wait timeout, the gate opens again
 //!    and the caller takes the ordinary path. Then it checks, with one seek
@@ -132,10 +134,18 @@ pub(crate) struct BulkGate {
 const GATE_POLL: Duration = Duration::from_millis(50);
 
 impl BulkGate {
-    /// Whether `key` is behind a closed gate.
-    pub(crate) fn gated(&self, key: &[u8]) -> bool {
-        self.active.load(Ordering::SeqCst) > 0
-            && self.closed.lock().iter().any(|p| key.starts_with(p))
+    /// Whether `key` is behind a closed gate, for a transaction holding the
+    /// locks `held`. One that holds a lock of the table already passes: it
+    /// locked before the gate closed, and the load waits for it to end
+    /// (stopping it at the gate would only make both wait out the timeout).
+    pub(crate) fn gated(&self, key: &[u8], held: &std::collections::HashSet<Vec<u8>>) -> bool {
+        if self.active.load(Ordering::SeqCst) == 0 {
+            return false;
+        }
+        let closed = self.closed.lock();
+        closed
+            .iter()
+            .any(|p| key.starts_with(p) && !held.iter().any(|h| h.starts_with(p)))
     }
 
     fn close(&self, prefix: &[u8]) {
@@ -866,5 +876,21 @@ mod tests {
         assert!(!t2.begin_bulk(3, b"r\0\0\0\x03", &[]).unwrap());
         w.rollback();
         assert!(t2.begin_bulk(3, b"r\0\0\0\x03", &[]).unwrap());
+        drop(t2);
+
+        // A writer that held a lock of the table before the gate closed
+        // passes it (the load waits for that writer anyway).
+        let mut early = other.begin(IsolationLevel::RepeatableRead);
+        early.lock(b"r\0\0\0\x05\0\0\0\x01").unwrap();
+        let loader = std::thread::spawn(move || {
+            let mut t = sess.begin(IsolationLevel::RepeatableRead);
+            let started = t.begin_bulk(5, b"r\0\0\0\x05", &[]).unwrap();
+            (started, t.bulk_table())
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        early.set_lock_wait_timeout(Duration::from_millis(200));
+        early.lock(b"r\0\0\0\x05\0\0\0\x02").unwrap();
+        early.rollback();
+        assert_eq!(loader.join().unwrap(), (true, Some(5)));
     }
 }

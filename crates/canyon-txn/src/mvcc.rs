@@ -858,7 +858,7 @@ impl Transaction {
             )
         };
         match result {
-            Ok(()) if self.bulk.is_none() && self.mgr.bulk_gate.gated(key) => {
+            Ok(()) if self.bulk.is_none() && self.mgr.bulk_gate.gated(key, &self.held) => {
                 // A bulk load closed this table to other writers (bulk.rs):
                 // give the lock back, wait for the load to end, take it again.
                 self.mgr.locks.release(id, key);
