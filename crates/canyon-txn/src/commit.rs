@@ -68,6 +68,14 @@
 //!    COMMIT (a `SELECT ... FOR UPDATE` result, a duplicate-key error) may
 //!    still be undone by a crash, as in InnoDB.
 //!
+//! A bulk load (`bulk.rs`: LOAD DATA into an empty table closed to other
+//! writers) commits differently under rules 1 and 3: its rows are not in a
+//! batch but in sorted files, ingested under the commit mutex at a
+//! timestamp chosen ahead (above `next_ts`), and its batch — `txn/last_ts`
+//! and the deletion of its intent record — is the commit point; recovery
+//! removes the files' keys when that batch did not survive. Rules 5–8 are
+//! unchanged.
+//!
 //! # Group commit (leader / follower)
 //!
 //! ```text

@@ -162,7 +162,9 @@
 //!   after the snapshot may be yielded at its newer key's position (entries carry
 //!   only an end timestamp, so the scan cannot tell which key the old version had;
 //!   versioned index entries would fix it at the cost of one entry per change).
-//! - Transactions larger than memory: the write buffer is all in RAM.
+//! - Transactions larger than memory: the write buffer is all in RAM. (A
+//!   LOAD DATA into an empty table avoids it: sorted runs on disk, ingested
+//!   at commit, `bulk.rs`.)
 //!
 //! [`Durability::SyncEveryCommit`]: crate::Durability::SyncEveryCommit
 //! [`Error::Deadlock`]: canyon_common::Error::Deadlock
