@@ -96,16 +96,23 @@ load() { # label port
   "${c[@]}" -e "DROP DATABASE IF EXISTS ld; $schema"
   local t0 t1
   # Peak RSS from here (writing 5 to clear_refs resets VmHWM).
-  if [ -n "${server_pid[$1]:-}" ]; then echo 5 >"/proc/${server_pid[$1]}/clear_refs" || true; fi
+  local before=""
+  if [ -n "${server_pid[$1]:-}" ]; then
+    echo 5 >"/proc/${server_pid[$1]}/clear_refs" || true
+    # VmHWM restarts from the current RSS (block cache, memtables left by
+    # the previous round's DROP): the load's own growth is peak - before.
+    before=" rss_before_mib=$(awk '/VmRSS/ { printf "%d", $2 / 1024 }' "/proc/${server_pid[$1]}/status")"
+  fi
   t0=$(date +%s.%N)
   "${c[@]}" -e "LOAD DATA LOCAL INFILE '$file' INTO TABLE ld.t"
   t1=$(date +%s.%N)
-  local n
-  n=$("${c[@]}" -N -e "SELECT COUNT(*) FROM ld.t")
   local mem=""
   if [ -n "${server_pid[$1]:-}" ]; then
-    mem=" peak_rss_mib=$(awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/${server_pid[$1]}/status")"
+    # Read before the COUNT(*) below, whose scan fills the block cache.
+    mem="$before peak_rss_mib=$(awk '/VmHWM/ { printf "%d", $2 / 1024 }' "/proc/${server_pid[$1]}/status")"
   fi
+  local n
+  n=$("${c[@]}" -N -e "SELECT COUNT(*) FROM ld.t")
   awk -v l="$1" -v a="$t0" -v b="$t1" -v n="$n" -v m="$mem" -v la="$(cut -d' ' -f1-3 /proc/loadavg)" \
     'BEGIN { printf "%s rows=%d seconds=%.2f rows/s=%.0f%s load_avg=%s\n", l, n, b - a, n / (b - a), m, la }'
 }

@@ -11,6 +11,10 @@
 //!   scan(ks, range, reverse, f)   raw iterator with iterate_lower/upper_bound
 //!   write(batch, sync)            one rocksdb::WriteBatch, WriteOptions::set_sync
 //!   sync()                        flush_wal(true)  (fsync of the WAL)
+//!   sorted_file_writer(ks, path)  SstFileWriter with the column family's options
+//!   ingest(files)                 ingest_external_file_cf_opts per keyspace,
+//!                                   files moved (linked), not copied
+//!   delete_range(ks, range)       one synced WriteBatch::delete_range_cf
 //! ```
 //!
 //! # Durability, and why it matches the contract
@@ -71,11 +75,11 @@
 //! depend on, save [`RocksStorage::block_cache_usage`] for metrics.
 
 use canyon_common::{Error, Result};
-use canyon_storage::{KeyRange, Keyspace, Storage, WriteBatch, WriteOp};
+use canyon_storage::{KeyRange, Keyspace, SortedFileWriter, Storage, WriteBatch, WriteOp};
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType,
-    DBRecoveryMode, DBWithThreadMode, DataBlockIndexType, ErrorKind, Options, Range, ReadOptions,
-    SingleThreaded, WriteOptions,
+    DBRecoveryMode, DBWithThreadMode, DataBlockIndexType, ErrorKind, IngestExternalFileOptions,
+    Options, Range, ReadOptions, SingleThreaded, SstFileWriter, WriteOptions,
 };
 use std::ops::{Bound, ControlFlow};
 use std::path::{Path, PathBuf};
@@ -252,6 +256,9 @@ pub struct RocksStorage {
     get_options: ReadOptions,
     write_nosync: WriteOptions,
     write_sync: WriteOptions,
+    /// Each keyspace's column family options (in [`Keyspace::ALL`] order),
+    /// for the SST files of bulk loads.
+    sst_options: Vec<Options>,
     path: PathBuf,
 }
 
@@ -436,12 +443,17 @@ impl RocksStorage {
             max_background_jobs = options.max_background_jobs,
             "opened RocksDB storage"
         );
+        let sst_options = Keyspace::ALL
+            .iter()
+            .map(|ks| cf_options(*ks, options, &cache))
+            .collect();
         Ok(RocksStorage {
             db,
             cache,
             get_options,
             write_nosync,
             write_sync,
+            sst_options,
             path: path.to_path_buf(),
         })
     }
@@ -708,6 +720,99 @@ impl Storage for RocksStorage {
 
     fn name(&self) -> &'static str {
         "rocksdb"
+    }
+
+    fn scratch_dir(&self) -> PathBuf {
+        self.path.join("bulk-scratch")
+    }
+
+    fn sorted_file_writer<'a>(
+        &'a self,
+        keyspace: Keyspace,
+        path: &Path,
+    ) -> Result<Box<dyn SortedFileWriter + 'a>> {
+        let at = Keyspace::ALL
+            .iter()
+            .position(|k| *k == keyspace)
+            .expect("every keyspace is in ALL");
+        let w = SstFileWriter::create(&self.sst_options[at]);
+        w.open(path).map_err(|e| map_err("open an SST file", e))?;
+        Ok(Box::new(RocksSst {
+            w,
+            entries: 0,
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn ingest(&self, files: &[(Keyspace, PathBuf)]) -> Result<()> {
+        let mut opts = IngestExternalFileOptions::default();
+        // Linked into the database, not copied; the scratch directory is on
+        // the database's file system.
+        opts.set_move_files(true);
+        for ks in Keyspace::ALL {
+            let paths: Vec<&PathBuf> = files
+                .iter()
+                .filter(|(k, _)| *k == ks)
+                .map(|(_, p)| p)
+                .collect();
+            if paths.is_empty() {
+                continue;
+            }
+            self.db
+                .ingest_external_file_cf_opts(self.cf(ks), &opts, paths)
+                .map_err(|e| map_err("ingest SST files", e))?;
+        }
+        Ok(())
+    }
+
+    fn delete_range(&self, keyspace: Keyspace, range: &KeyRange) -> Result<()> {
+        let start = match &range.start {
+            Bound::Included(k) => k.clone(),
+            Bound::Excluded(k) => successor(k),
+            Bound::Unbounded => Vec::new(),
+        };
+        let mut wb = rocksdb::WriteBatch::default();
+        match &range.end {
+            Bound::Excluded(e) => wb.delete_range_cf(self.cf(keyspace), &start, e),
+            Bound::Included(e) => wb.delete_range_cf(self.cf(keyspace), &start, &successor(e)),
+            Bound::Unbounded => {
+                // Range deletion needs an end: the keys at or past the last
+                // 0xFF-run are deleted one by one.
+                return canyon_storage::delete_range_by_scan(self, keyspace, range);
+            }
+        }
+        self.db
+            .write_opt(wb, &self.write_sync)
+            .map_err(|e| map_err("delete_range", e))
+    }
+}
+
+/// An SST file being written for a bulk load.
+struct RocksSst<'a> {
+    w: SstFileWriter<'a>,
+    entries: u64,
+    path: PathBuf,
+}
+
+impl SortedFileWriter for RocksSst<'_> {
+    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.entries += 1;
+        self.w
+            .put(key, value)
+            .map_err(|e| map_err("write an SST file", e))
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<bool> {
+        if self.entries == 0 {
+            // RocksDB refuses to finish an empty file.
+            drop(self.w);
+            let _ = std::fs::remove_file(&self.path);
+            return Ok(false);
+        }
+        self.w
+            .finish()
+            .map_err(|e| map_err("finish an SST file", e))?;
+        Ok(true)
     }
 }
 

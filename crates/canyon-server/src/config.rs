@@ -162,6 +162,10 @@ pub struct Config {
     /// servers they do not trust); both sides must enable it, or LOAD DATA
     /// LOCAL fails with 3948. MariaDB's test suite runs with it on.
     pub local_infile: bool,
+    /// LOAD DATA into an empty table as sorted files ingested at commit
+    /// (`canyon_txn`'s bulk.rs; default on). Off: every load buffers its
+    /// rows in its transaction, as any INSERT does (for comparisons).
+    pub bulk_load: bool,
     /// Where LOAD DATA (not LOCAL) may read files on the server (MySQL's
     /// `secure_file_priv`): a directory (files under it only), `""` (anywhere
     /// the server's user can read) or `"NULL"` (the default: no server-side
@@ -200,6 +204,7 @@ impl Default for Config {
             display_widths: false,
             presentation: PresentationMode::Mysql,
             local_infile: false,
+            bulk_load: true,
             secure_file_priv: "NULL".to_string(),
         }
     }
@@ -354,6 +359,9 @@ impl Config {
         }
         if let Some(v) = get("CANYON_LOCAL_INFILE") {
             self.local_infile = parse_bool("CANYON_LOCAL_INFILE", &v)?;
+        }
+        if let Some(v) = get("CANYON_BULK_LOAD") {
+            self.bulk_load = parse_bool("CANYON_BULK_LOAD", &v)?;
         }
         if let Some(v) = get("CANYON_SECURE_FILE_PRIV") {
             self.secure_file_priv = v;

@@ -15,6 +15,17 @@
 //! What this layer does **not** do: versions, visibility, locking, transactions.
 //! It gives atomic multi-key batches and an explicit durability point; MVCC is
 //! built on top of those two promises.
+//!
+//! # Bulk ingestion
+//! A third, optional promise serves LOAD DATA into an empty table
+//! (`canyon-txn`'s `bulk.rs`): sorted files written outside the write path
+//! ([`Storage::sorted_file_writer`]) and added to a keyspace whole
+//! ([`Storage::ingest`]), without the WAL or the memtable. Ingestion is atomic
+//! per file and durable when it returns, but not atomic with a [`WriteBatch`]
+//! or across keyspaces: the caller makes it so with a durable intent record
+//! and [`Storage::delete_range`] at recovery. The trait's default methods do it
+//! with a plain length-prefixed file applied as one batch (the in-memory
+//! storage uses them); RocksDB writes SST files and ingests them.
 
 mod memory;
 
@@ -22,8 +33,10 @@ pub mod conformance;
 
 pub use memory::MemoryStorage;
 
-use canyon_common::Result;
+use canyon_common::{Error, Result};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::ops::{Bound, ControlFlow};
+use std::path::{Path, PathBuf};
 
 /// The fixed keyspaces (RocksDB column families). Each has its own key layout,
 /// documented in `docs/format.md`.
@@ -263,4 +276,136 @@ pub trait Storage: Send + Sync + 'static {
 
     /// A short name for logs and benchmark reports ("memory", "rocksdb").
     fn name(&self) -> &'static str;
+
+    /// A directory for temporary files of this storage (bulk loads' sorted
+    /// runs): under the data directory for a durable storage, so that they are
+    /// on its disk and its rename / link of files is cheap. Default: the
+    /// system's temporary directory.
+    fn scratch_dir(&self) -> PathBuf {
+        std::env::temp_dir().join("canyon-scratch")
+    }
+
+    /// A writer of one sorted file for [`Storage::ingest`] into `keyspace`,
+    /// at `path`. Keys must be added in strictly ascending order.
+    fn sorted_file_writer<'a>(
+        &'a self,
+        keyspace: Keyspace,
+        path: &Path,
+    ) -> Result<Box<dyn SortedFileWriter + 'a>> {
+        let _ = keyspace;
+        Ok(Box::new(PlainSortedFile::create(path)?))
+    }
+
+    /// Adds the finished sorted files to their keyspaces, durably once it
+    /// returns (each file wholly or not at all; the set is not atomic across
+    /// keyspaces, see the module doc). The files are consumed (moved or
+    /// deleted). Default: each file read back and applied as one synced
+    /// batch.
+    fn ingest(&self, files: &[(Keyspace, PathBuf)]) -> Result<()> {
+        for (keyspace, path) in files {
+            let mut batch = WriteBatch::new();
+            read_plain_sorted_file(path, &mut |k, v| {
+                batch.put(*keyspace, k, v);
+            })?;
+            self.write(batch, true)?;
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(())
+    }
+
+    /// Removes every key of `range` in `keyspace`, durably once it returns
+    /// (recovery of a bulk load that did not commit). Default: a scan and one
+    /// synced batch of deletes.
+    fn delete_range(&self, keyspace: Keyspace, range: &KeyRange) -> Result<()> {
+        delete_range_by_scan(self, keyspace, range)
+    }
+}
+
+/// [`Storage::delete_range`] by a scan and one synced batch of deletes.
+pub fn delete_range_by_scan<S: Storage + ?Sized>(
+    storage: &S,
+    keyspace: Keyspace,
+    range: &KeyRange,
+) -> Result<()> {
+    let mut batch = WriteBatch::new();
+    storage.scan(keyspace, range, false, &mut |k, _| {
+        batch.delete(keyspace, k.to_vec());
+        ControlFlow::Continue(())
+    })?;
+    storage.write(batch, true)
+}
+
+/// One sorted file being written for [`Storage::ingest`].
+pub trait SortedFileWriter {
+    /// Appends an entry; `key` must be greater than every key added before.
+    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()>;
+    /// Finishes the file; `false` when no entry was added (the file may then
+    /// not exist, and must not be ingested).
+    fn finish(self: Box<Self>) -> Result<bool>;
+}
+
+fn io_err(what: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::Io(format!("{what} {}: {e}", path.display()))
+}
+
+/// The default sorted file: `key_len u32 LE ++ value_len u32 LE ++ key ++
+/// value` per entry.
+struct PlainSortedFile {
+    out: BufWriter<std::fs::File>,
+    path: PathBuf,
+    entries: u64,
+}
+
+impl PlainSortedFile {
+    fn create(path: &Path) -> Result<Self> {
+        let f = std::fs::File::create(path).map_err(|e| io_err("creating", path, e))?;
+        Ok(PlainSortedFile {
+            out: BufWriter::new(f),
+            path: path.to_path_buf(),
+            entries: 0,
+        })
+    }
+}
+
+impl SortedFileWriter for PlainSortedFile {
+    fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        let w = |out: &mut BufWriter<std::fs::File>| -> std::io::Result<()> {
+            out.write_all(&(key.len() as u32).to_le_bytes())?;
+            out.write_all(&(value.len() as u32).to_le_bytes())?;
+            out.write_all(key)?;
+            out.write_all(value)
+        };
+        w(&mut self.out).map_err(|e| io_err("writing", &self.path, e))?;
+        self.entries += 1;
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<bool> {
+        self.out
+            .flush()
+            .map_err(|e| io_err("writing", &self.path, e))?;
+        Ok(self.entries > 0)
+    }
+}
+
+/// Reads a [`PlainSortedFile`] back, entry by entry.
+fn read_plain_sorted_file(path: &Path, f: &mut dyn FnMut(Vec<u8>, Vec<u8>)) -> Result<()> {
+    let file = std::fs::File::open(path).map_err(|e| io_err("opening", path, e))?;
+    let mut r = BufReader::new(file);
+    let mut len = [0u8; 8];
+    loop {
+        match r.read_exact(&mut len) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(io_err("reading", path, e)),
+        }
+        let kl = u32::from_le_bytes(len[..4].try_into().expect("4 bytes")) as usize;
+        let vl = u32::from_le_bytes(len[4..].try_into().expect("4 bytes")) as usize;
+        let mut k = vec![0; kl];
+        let mut v = vec![0; vl];
+        r.read_exact(&mut k)
+            .and_then(|()| r.read_exact(&mut v))
+            .map_err(|e| io_err("reading", path, e))?;
+        f(k, v);
+    }
 }

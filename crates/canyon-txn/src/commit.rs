@@ -68,6 +68,14 @@
 //!    COMMIT (a `SELECT ... FOR UPDATE` result, a duplicate-key error) may
 //!    still be undone by a crash, as in InnoDB.
 //!
+//! A bulk load (`bulk.rs`: LOAD DATA into an empty table closed to other
+//! writers) commits differently under rules 1 and 3: its rows are not in a
+//! batch but in sorted files, ingested under the commit mutex at a
+//! timestamp chosen ahead (above `next_ts`), and its batch — `txn/last_ts`
+//! and the deletion of its intent record — is the commit point; recovery
+//! removes the files' keys when that batch did not survive. Rules 5–8 are
+//! unchanged.
+//!
 //! # Group commit (leader / follower)
 //!
 //! ```text
@@ -325,6 +333,10 @@ impl Transaction {
     /// was nothing to write (rule 8).
     fn commit_write(&mut self) -> Result<Option<Timestamp>> {
         self.check_active()?;
+        if let Some(mut b) = self.bulk.take() {
+            // bulk.rs: the merged files, ingested at the commit timestamp.
+            return self.mgr.commit_bulk(&mut b).map(Some);
+        }
         if self.writes.is_empty() {
             return Ok(None);
         }
@@ -718,7 +730,7 @@ impl TxnManager {
     }
 
     /// Rule 7: remember the failure; later commits are refused.
-    fn fail(&self, what: &str, e: &Error) {
+    pub(crate) fn fail(&self, what: &str, e: &Error) {
         tracing::error!(error = %e, "storage {what} failed; refusing further commits");
         let mut f = self.failure.lock();
         if f.is_none() {
@@ -727,7 +739,7 @@ impl TxnManager {
         self.failed.store(true, Ordering::Release);
     }
 
-    fn failure_error(&self) -> Error {
+    pub(crate) fn failure_error(&self) -> Error {
         let why = self.failure.lock().clone().unwrap_or_default();
         Error::Io(format!(
             "commits are refused until restart after an earlier failure ({why})"

@@ -44,6 +44,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod backfill;
+mod bulk;
 mod commit;
 mod dead_runs;
 mod gc;
@@ -54,6 +55,7 @@ mod mvcc;
 mod row_cache;
 mod scan;
 
+pub use bulk::RUN_BUDGET;
 pub use commit::Committing;
 pub use gc::GcStats;
 pub use history::HistoryStats;

@@ -222,6 +222,14 @@ impl LockTable {
         }
     }
 
+    /// Whether any lock whose key starts with `prefix` is held (a bulk load
+    /// waiting for its table's writers: one pass over every shard).
+    pub(crate) fn any_held_with_prefix(&self, prefix: &[u8]) -> bool {
+        self.shards
+            .iter()
+            .any(|s| s.lock().keys().any(|k| k.starts_with(prefix)))
+    }
+
     fn shard(&self, key: &[u8]) -> &Mutex<HashMap<Vec<u8>, LockState>> {
         &self.shards[shard_of(key)]
     }

@@ -162,7 +162,9 @@
 //!   after the snapshot may be yielded at its newer key's position (entries carry
 //!   only an end timestamp, so the scan cannot tell which key the old version had;
 //!   versioned index entries would fix it at the cost of one entry per change).
-//! - Transactions larger than memory: the write buffer is all in RAM.
+//! - Transactions larger than memory: the write buffer is all in RAM. (A
+//!   LOAD DATA into an empty table avoids it: sorted runs on disk, ingested
+//!   at commit, `bulk.rs`.)
 //!
 //! [`Durability::SyncEveryCommit`]: crate::Durability::SyncEveryCommit
 //! [`Error::Deadlock`]: canyon_common::Error::Deadlock
@@ -223,6 +225,8 @@ pub struct TxnManager {
     /// (history.rs).
     pub(crate) history: History,
     pub(crate) background: Background,
+    /// The writer gates of tables being bulk loaded (bulk.rs).
+    pub(crate) bulk_gate: crate::bulk::BulkGate,
 }
 
 impl std::fmt::Debug for TxnManager {
@@ -365,6 +369,8 @@ pub struct Transaction {
     /// (rule 8).
     pub(crate) current_reads: bool,
     pub(crate) state: TxnState,
+    /// A bulk load in progress instead of buffered writes (bulk.rs).
+    pub(crate) bulk: Option<Box<crate::bulk::BulkLoad>>,
 }
 
 impl std::fmt::Debug for Transaction {
@@ -415,8 +421,10 @@ impl TxnManager {
             dead_runs: DeadRuns::default(),
             history: History::new(config.history_memory_bytes),
             background: Background::new(),
+            bulk_gate: crate::bulk::BulkGate::default(),
             config,
         });
+        mgr.recover_bulk_loads()?;
         mgr.start_background()?;
         Ok(mgr)
     }
@@ -589,6 +597,7 @@ impl TxnSession {
             locked_read: None,
             remembered_bytes: 0,
             state: TxnState::Active,
+            bulk: None,
         }
     }
 }
@@ -680,6 +689,8 @@ impl Transaction {
     /// Undoes the current statement's buffered writes (since the last
     /// [`Transaction::begin_statement`]). Locks stay held, as in InnoDB.
     pub fn rollback_statement(&mut self) {
+        // A bulk load is its own statement: nothing of it remains.
+        self.bulk = None;
         while let Some((key, prev)) = self.undo.pop() {
             match prev {
                 Some(b) => {
@@ -739,7 +750,7 @@ impl Transaction {
 
     /// Whether the transaction has buffered writes.
     pub fn has_writes(&self) -> bool {
-        !self.writes.is_empty()
+        !self.writes.is_empty() || self.bulk.is_some()
     }
 
     /// The transaction id, if one has been assigned (at the first lock or write).
@@ -849,6 +860,20 @@ impl Transaction {
             )
         };
         match result {
+            Ok(()) if self.bulk.is_none() && self.mgr.bulk_gate.gated(key, &self.held) => {
+                // A bulk load closed this table to other writers (bulk.rs):
+                // give the lock back, wait for the load to end, take it again.
+                self.mgr.locks.release(id, key);
+                let mgr = self.mgr.clone();
+                let mut waited = Ok(());
+                crate::run_blocking(mgr.config.blocking_hook, &mut || {
+                    waited =
+                        mgr.bulk_gate
+                            .wait(key, self.lock_wait_timeout, self.interrupt.as_deref());
+                });
+                waited?;
+                self.lock(key)
+            }
             Ok(()) => {
                 self.held.insert(key.to_vec());
                 Ok(())
@@ -964,7 +989,7 @@ impl Transaction {
         s
     }
 
-    fn ensure_id(&mut self) -> TxnId {
+    pub(crate) fn ensure_id(&mut self) -> TxnId {
         match self.id {
             Some(id) => id,
             None => {
@@ -993,6 +1018,7 @@ impl Transaction {
 
     /// Deadlock victim: roll back now (Active -> Aborted).
     fn abort_as_victim(&mut self) {
+        self.bulk = None;
         self.writes.clear();
         self.undo.clear();
         self.savepoints.clear();
@@ -1008,6 +1034,7 @@ impl Transaction {
         if self.state == TxnState::Finished {
             return;
         }
+        self.bulk = None;
         self.writes.clear();
         self.undo.clear();
         self.savepoints.clear();

@@ -42,6 +42,9 @@ pub struct EngineConfig {
     /// LOAD DATA LOCAL allowed (MySQL's `local_infile`; the client must
     /// allow it too: CLIENT_LOCAL_FILES). Otherwise error 3948.
     pub local_infile: bool,
+    /// LOAD DATA into an empty table takes the bulk path (`crate::session`'s
+    /// load module doc); off, every load buffers its rows as INSERT does.
+    pub bulk_load: bool,
     /// Where LOAD DATA may read server-side files (MySQL's
     /// `secure_file_priv`): `None` (NULL) none at all (error 1290), an empty
     /// path anywhere, a directory only files under it.

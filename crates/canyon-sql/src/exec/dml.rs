@@ -133,6 +133,12 @@ pub(crate) fn row_lock_key(table: &Table, pk: &[u8]) -> Vec<u8> {
     k
 }
 
+/// The prefix every [`row_lock_key`] of `table` starts with: the writer
+/// gate a bulk load closes (canyon_txn's `bulk.rs`).
+pub(crate) fn row_lock_prefix(table: &Table) -> Vec<u8> {
+    row_lock_key(table, &[])
+}
+
 pub(crate) fn unique_lock_key(index: IndexId, key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(5 + key.len());
     k.push(b'u');
@@ -425,6 +431,7 @@ mod tests {
             display_widths: false,
             presentation: Default::default(),
             local_infile: false,
+            bulk_load: true,
             secure_file_priv: None,
         };
         let storage = Arc::new(canyon_storage::MemoryStorage::new());

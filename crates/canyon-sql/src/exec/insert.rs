@@ -681,6 +681,19 @@ pub fn insert_rows(
             primary_key(table, &row)
         };
         let outcome = match &plan.on_duplicate {
+            OnDuplicate::Error if txn.bulk_table() == Some(def.id) => {
+                // A bulk load (LOAD DATA into an empty table closed to other
+                // writers, `crate::session`'s load and canyon_txn's bulk.rs):
+                // no lock, no check; duplicates are found when its sorted
+                // runs merge.
+                check_writable(table)?;
+                txn.bulk_put(
+                    &pk,
+                    &encode_table_row(table, &row),
+                    &index_keys(table, &row),
+                )?;
+                RowOutcome::Inserted
+            }
             OnDuplicate::Error => match find_conflict(txn, table, &row, &pk)? {
                 None => insert_new(txn, fk.as_mut(), table, pk, &row, plan.ignore, effects)?,
                 Some(c) if plan.ignore => {

@@ -89,28 +89,63 @@
 //! write down from ~35% of the load to 14%; what remains is the memory the
 //! one transaction grows (page zeroing ~26%) and the lock table (~17%).
 //!
-//! **Memory is not bounded**: the transaction's write buffer, its row locks
-//! and, at commit, the batch hold the whole file (about 1.5 KB a row for the
-//! benchmark's 187-byte rows; `mvcc.rs`: "Transactions larger than memory").
+//! **Memory is not bounded** on this path: the transaction's write buffer,
+//! its row locks and, at commit, the batch hold the whole file (about 1.5 KB
+//! a row for the benchmark's 187-byte rows; `mvcc.rs`: "Transactions larger
+//! than memory"). Hence the bulk path below.
 //!
-//! **Not built: sorted runs ingested as SST files** (the issue's suggestion).
-//! For a load into an empty table the rows would be written, sorted, to
-//! RocksDB SST files per keyspace (Rows, each index) as they arrive, and
-//! ingested at commit — no write buffer, no WAL copy, no memtable. Ingesting
-//! at a commit timestamp is the easy half (the files' values carry the
-//! timestamp, and RocksDB's multi-column-family ingestion is atomic, so a
-//! Meta file with `txn/last_ts` ingested with them keeps recovery's
-//! `visible = last_ts`). The hard half is isolation: an ingested file
-//! overwrites whatever another transaction committed to the same keys
-//! meanwhile, without the duplicate check or the History copy that the row
-//! locks give a buffered write. It needs the table closed to other writers
-//! for the load (a table-level lock that every writer's
-//! `exec::check_writable` honours and that waits, not fails, which Canyon's
-//! catalog pins cannot express today: see `ddl::rewrite`), and a pass that
-//! detects duplicates inside the file (a sort, or a merge of the runs) with
-//! INSERT's error / IGNORE / REPLACE semantics in file order.
+//! # The bulk path: sorted runs ingested as SST files
+//!
+//! A load into a table that is **empty** takes it when it can keep every
+//! guarantee (the mechanism, its invariants and its crash safety are
+//! `canyon_txn`'s `bulk.rs` essay). Here, in order:
+//!
+//! 1. **Eligibility** (else the path above, unchanged): the statement is its
+//!    own transaction (autocommit, no transaction open); the engine's
+//!    `bulk_load` is on (the server's `bulk_load`, default on); not REPLACE;
+//!    no foreign key either way; not partitioned; every secondary index
+//!    public, not UNIQUE (a row skipped for a unique index would have to
+//!    leave Rows and the other indexes too: not built), not FULLTEXT; no
+//!    INSERT trigger. Then, in the transaction,
+//!    `Transaction::begin_bulk` closes the table's **writer gate** (the
+//!    prefix of its row-lock keys, `exec::row_lock_prefix`): every writer
+//!    locks each row before it reads or writes it, and a lock on a gated key
+//!    waits — as on a row lock: `innodb_lock_wait_timeout` (1205) and KILL
+//!    end the wait — until the load's transaction ends. It waits for the
+//!    table's current lock holders to finish, then checks with one seek per
+//!    keyspace that the table has no key in Rows or its indexes (a table
+//!    emptied by DELETE still has tombstones: the old path); if either
+//!    fails, the old path. Readers never wait: the loaded versions carry a
+//!    commit timestamp above every snapshot taken before the commit.
+//! 2. **Rows**: cut, stored, defaulted and encoded exactly as above (the
+//!    same `exec::insert_rows`, which hands a row to `Transaction::bulk_put`
+//!    instead of checking and buffering it: no lock, no undo, no write
+//!    buffer). The transaction appends each row and index entry to sorted
+//!    runs, spilled to files under the storage's scratch directory past
+//!    64 MiB (`canyon_txn::RUN_BUDGET`): memory is bounded by the budget,
+//!    not the file.
+//! 3. **Duplicates**: `Transaction::bulk_merge` merges the runs; equal
+//!    primary keys are duplicates, the first in the file stays. Strict
+//!    (no IGNORE, not LOCAL): the statement fails with the first duplicate
+//!    in file order (1062) and nothing is loaded. IGNORE or LOCAL: each
+//!    later row is skipped with warning 1062 (its index entries left out
+//!    too) and counted in `Skipped`. *Differences from the row-by-row
+//!    path*: the duplicate warnings come after the file's other warnings
+//!    (in file order among themselves), and a duplicate found by the merge
+//!    is reported after the whole file was read, so in strict mode an error
+//!    on a later row (a bad value) wins over an earlier duplicate.
+//! 4. **Commit**: the session's ordinary COMMIT; the transaction ingests
+//!    the merged files at its commit timestamp (see `bulk.rs`). The
+//!    table's row-count statistics are told of the rows as for any load;
+//!    AUTO_INCREMENT and the hidden row id advance in `insert_rows` as on
+//!    the old path.
+//!
+//! The statement cannot read its own rows while it runs (a SET expression
+//! with a subquery over the target table sees it empty), which no
+//! MySQL-compatible statement form relies on.
 
 use super::state::*;
+use crate::catalog::routines::TriggerEvent;
 use crate::catalog::Table;
 use crate::exec::load::{
     implicit_default, store_field, store_field_strict, ByteSource, StreamReader,
@@ -351,8 +386,29 @@ impl Session {
             fk: cat.has_foreign_keys(&table).then(|| cat.clone()),
         };
         drop(cat);
+        // The bulk path (see the module doc) if the statement is its own
+        // transaction and the table has nothing it cannot keep; triggers and
+        // the table's emptiness are checked in the transaction.
+        let bulk_candidate = self.txn.is_none()
+            && self.state.autocommit
+            && !self.implicit_txn
+            && self.state.engine.config.bulk_load
+            && stmt.duplicates != LoadDuplicates::Replace
+            && plan.fk.is_none()
+            && def.partitioning.is_none()
+            && def
+                .indexes
+                .iter()
+                .all(|i| !i.unique && !i.attrs.fulltext && i.state.is_public());
         let mut effects = StatementEffects::default();
         let r = self.with_txn(&[], true, None, |txn, ctx| {
+            let bulk = bulk_candidate
+                && !ctx.has_triggers(def, TriggerEvent::Insert)
+                && txn.begin_bulk(
+                    def.id,
+                    &exec::row_lock_prefix(&table),
+                    &def.indexes.iter().map(|i| i.id).collect::<Vec<_>>(),
+                )?;
             let strict = !ignore
                 && (ctx.sql_mode_has("STRICT_TRANS_TABLES")
                     || ctx.sql_mode_has("STRICT_ALL_TABLES"));
@@ -492,8 +548,33 @@ impl Session {
                 }
                 Ok(Some(values))
             };
-            let (stats, last_auto) =
+            let (mut stats, last_auto) =
                 exec::insert_rows(&plan, txn, ctx, &mut effects, 1, &mut next)?;
+            if bulk {
+                // The merge is the load's longest step without a record
+                // read: a KILL that came meanwhile stops it here.
+                ctx.check_interrupt()?;
+                // Duplicate primary keys, found by the merge: the first row
+                // in the file stays, as INSERT's row-by-row check keeps it.
+                let mut dups: Vec<(u64, Error)> = Vec::new();
+                let mut values = Vec::new();
+                let skipped = txn.bulk_merge(&mut |_pk, row, seq| {
+                    crate::catalog::rows::decode_table_row(&table, row, &mut values)?;
+                    dups.push((seq, exec::pk_duplicate(&table, &values)));
+                    Ok(())
+                })?;
+                dups.sort_by_key(|(seq, _)| *seq);
+                if !ignore {
+                    if let Some((_, e)) = dups.into_iter().next() {
+                        return Err(e);
+                    }
+                } else {
+                    for (_, e) in dups {
+                        exec::skip_warning(&mut effects, e);
+                    }
+                }
+                stats.copied -= skipped;
+            }
             match ctx.strict_mode_error() {
                 Some(e) if !ignore => Err(e),
                 _ => Ok((stats, last_auto)),

@@ -96,6 +96,7 @@ fn show_create_table_recreates_the_table() {
         display_widths: false,
         presentation: Default::default(),
         local_infile: false,
+        bulk_load: true,
         secure_file_priv: None,
     };
     let storage = Arc::new(canyon_storage::MemoryStorage::new());
@@ -155,6 +156,7 @@ fn presentation_session(presentation: crate::catalog::config::Presentation) -> S
         display_widths: false,
         presentation,
         local_infile: false,
+        bulk_load: true,
         secure_file_priv: None,
     };
     let storage = Arc::new(canyon_storage::MemoryStorage::new());

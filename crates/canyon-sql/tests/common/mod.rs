@@ -27,6 +27,7 @@ pub fn config(lock_wait_timeout: Duration) -> EngineConfig {
         display_widths: false,
         presentation: Default::default(),
         local_infile: false,
+        bulk_load: true,
         secure_file_priv: None,
     }
 }
