@@ -79,6 +79,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_fulltext.sql",
         include_str!("sql/differential_fulltext.sql"),
     ),
+    (
+        "differential_multi_dml.sql",
+        include_str!("sql/differential_multi_dml.sql"),
+    ),
 ];
 
 /// One statement of the script.

@@ -453,7 +453,13 @@ pub(crate) fn build_row(
             };
         }
         if Some(c) != auto_col || !row[c].is_null() {
-            row[c] = coerce_column(std::mem::replace(&mut row[c], Value::Null), col, rowno, ctx)?;
+            row[c] = store_column(
+                std::mem::replace(&mut row[c], Value::Null),
+                col,
+                rowno,
+                ctx,
+                plan.ignore,
+            )?;
         }
     }
     Ok(row)
@@ -482,6 +488,19 @@ pub fn run_insert(
     effects: &mut StatementEffects,
     found_rows: bool,
 ) -> Result<QueryResult> {
+    if plan.delayed {
+        // MySQL 8 runs INSERT / REPLACE DELAYED as the plain statement.
+        let word = match plan.on_duplicate {
+            OnDuplicate::Replace => "REPLACE",
+            _ => "INSERT",
+        };
+        ctx.warn(
+            3005,
+            &format!(
+                "{word} DELAYED is no longer supported. The statement was converted to {word}."
+            ),
+        );
+    }
     // The source of INSERT ... SELECT is read whole before the first row is
     // inserted (see the module doc).
     let selected = match &plan.select {

@@ -20,6 +20,7 @@ pub mod foreign;
 mod fulltext;
 mod insert;
 pub mod load;
+mod multi_dml;
 pub mod partition;
 mod read;
 pub mod select;

@@ -66,6 +66,7 @@ mod explain_tree;
 mod from;
 pub mod generated;
 mod join;
+pub mod multi_dml;
 pub mod partition;
 pub mod select;
 pub mod setop;
