@@ -3,7 +3,7 @@
 //! [`select`] runs SELECT plans (the single-table OLTP path and the general
 //! path of joins and subqueries); [`dml`] (re-exported here) what the writes
 //! share, with `read` (consistent and locking reads), `insert` and `update`
-//! (UPDATE, DELETE) beside it;
+//! (UPDATE, DELETE) beside it, and `multi_dml` (their multi-table forms);
 //! [`foreign`] what FOREIGN KEY constraints check and cascade on each
 //! written row; [`partition`] what a partitioned table asks of each written
 //! row and of its stored rows.
@@ -13,7 +13,9 @@
 //!
 //! One circle inside this folder: a write checks and cascades foreign keys,
 //! whose cascades are writes again, and a subquery inside a write is run as
-//! a SELECT (`dml`, `foreign`, `insert`, `read`, `select` and `update`).
+//! a SELECT (`dml`, `foreign`, `insert`, `read`, `select` and `update`);
+//! `multi_dml` (multi-table UPDATE / DELETE) runs its join through `dml`
+//! and writes its rows with `update`'s, which hands it such plans.
 
 pub mod dml;
 pub mod foreign;

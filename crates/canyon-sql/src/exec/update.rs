@@ -6,7 +6,6 @@ use crate::catalog::routines::{TriggerEvent, TriggerTiming};
 use crate::catalog::rows::*;
 use crate::catalog::Table;
 use crate::exec::foreign::{self, FkScope};
-use crate::expr::eval::coerce_column;
 use crate::expr::{eval, eval_predicate, Env, EvalContext, Expr};
 use crate::plan::access::Access;
 use crate::plan::{eval_count, DeletePlan, RowOrder, UpdatePlan};

@@ -9,9 +9,12 @@
 //! MySQL's write forms that OLTP applications use: `INSERT ... SET`,
 //! `INSERT ... ON DUPLICATE KEY UPDATE` (with `VALUES(col)` and the 8.0.19 row
 //! alias `AS new`), `REPLACE`, `INSERT / REPLACE ... SELECT`, uncorrelated
-//! subqueries in UPDATE / DELETE, and `UPDATE` / `DELETE ... ORDER BY ... LIMIT`.
-//! Multi-table UPDATE / DELETE and correlated subqueries in UPDATE / DELETE are
-//! refused with error 1235 (not supported yet), never silently ignored.
+//! subqueries in UPDATE / DELETE, and `UPDATE` / `DELETE ... ORDER BY ... LIMIT`,
+//! with the modifiers LOW_PRIORITY, QUICK, HIGH_PRIORITY, DELAYED (warning
+//! 3005) and IGNORE. Multi-table UPDATE / DELETE are planned as a SELECT over
+//! their join ([`crate::plan::multi_dml`]), which takes correlated subqueries
+//! too; correlated subqueries in a single-table UPDATE / DELETE are refused
+//! with error 1235 (not supported yet), never silently ignored.
 //!
 //! # Subqueries in DML
 //! `INSERT ... SELECT` plans its source as a top-level SELECT

@@ -45,7 +45,9 @@
 //! `select`, which binds its clauses with it), with `bind_collate`,
 //! `bind_functions`, `bind_stored` (calls of stored functions) and
 //! `bind_match` (`MATCH ... AGAINST` to its FULLTEXT index), which work on
-//! the binder's state and are called by it.
+//! the binder's state and are called by it; `multi_dml` (multi-table
+//! UPDATE / DELETE, planned as a SELECT over their join) is called by `dml`
+//! and calls `select`.
 //! That circle stays inside this folder. Imports: the layers below.
 
 pub mod access;

@@ -250,9 +250,10 @@ pub fn plan_multi_update(
             }
             let table = match resolved.iter().find(|(i, _)| *i == si) {
                 Some((_, t)) => t.clone(),
+                // A derived table: named as the target, 1288.
                 None if s.name.is_none() => {
                     if qualifier.is_some() {
-                        return Err(target_table(ctx, s, "UPDATE").unwrap_err());
+                        target_table(ctx, s, "UPDATE")?;
                     }
                     continue;
                 }
