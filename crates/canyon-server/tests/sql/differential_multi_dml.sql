@@ -132,6 +132,11 @@ UPDATE np, t1 SET np.b = UPPER(np.b) WHERE np.a = t1.id AND t1.id < 3;
 SELECT a, b FROM np ORDER BY a, b;
 DELETE np FROM np, t1 WHERE np.a = t1.id AND t1.id = 1;
 SELECT a, b FROM np ORDER BY a;
+
+-- Targets written `t.*`, in both DELETE forms.
+DELETE np.* FROM np, t1 WHERE np.a = t1.id AND t1.id = 2;
+DELETE FROM np.* USING np, t1 WHERE np.a = t1.id;
+SELECT COUNT(*) FROM np;
 DROP TABLE t1, t2, w, u, p, c, log, fc, fp, np;
 
 -- The modifiers of INSERT / UPDATE / DELETE, MySQL 8 semantics: LOW_PRIORITY,
@@ -202,6 +207,16 @@ INSERT IGNORE INTO n VALUES (1, '');
 SHOW WARNINGS;
 INSERT IGNORE INTO n VALUES (1, 5), (2, 99999999999);
 SELECT id, v FROM n ORDER BY id;
+
+-- A column without a default left out, and NULL for a NOT NULL column: the
+-- implicit default with warnings 1364 and 1048 under IGNORE, errors without.
+CREATE TABLE nn (id INT PRIMARY KEY, c INT NOT NULL, d VARCHAR(5) NOT NULL);
+INSERT IGNORE INTO nn (id, d) VALUES (1, NULL);
+-- differs: MariaDB words some messages differently, and refuses DELAYED (1616)
+SHOW WARNINGS;
+SELECT id, c, d FROM nn;
+INSERT INTO nn (id, d) VALUES (2, 'x');
+INSERT INTO nn VALUES (2, 1, NULL);
 
 -- ---- DELETE IGNORE --------------------------------------------------------------------
 DELETE IGNORE FROM n WHERE id = 2;

@@ -448,6 +448,15 @@ pub(crate) fn build_row(
                         m.push(c);
                         continue;
                     }
+                    // INSERT IGNORE: the implicit default, with the error
+                    // as a warning (MySQL 8).
+                    None if plan.ignore => {
+                        ctx.warn(
+                            1364,
+                            &format!("Field '{}' doesn't have a default value", col.name),
+                        );
+                        super::load::implicit_default(col.ty)
+                    }
                     None => return Err(Error::NoDefault(col.name.clone())),
                 },
             };
@@ -662,7 +671,13 @@ pub fn insert_rows(
         // id (NULL in the AUTO_INCREMENT column itself asks for one).
         for (c, col) in def.columns.iter().enumerate() {
             if row[c].is_null() && !col.nullable && Some(c) != auto_col {
-                return Err(Error::BadNull(col.name.clone()));
+                if !plan.ignore {
+                    return Err(Error::BadNull(col.name.clone()));
+                }
+                // INSERT IGNORE: the implicit default, with the error as a
+                // warning, as UPDATE IGNORE does.
+                ctx.warn(1048, &format!("Column '{}' cannot be null", col.name));
+                row[c] = super::load::implicit_default(col.ty);
             }
         }
         let mut generated = None;

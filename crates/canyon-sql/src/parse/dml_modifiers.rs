@@ -17,7 +17,9 @@
 //!   others; MySQL has no UPDATE ... FROM, so the field is free), and IGNORE
 //!   becomes `Update::or = Some(SqliteOnConflict::Ignore)` — the AST's own
 //!   "on conflict ignore".
-//! - DELETE's modifiers are skipped and the rest is sqlparser's; IGNORE is
+//! - DELETE's modifiers are skipped, the multi-table forms parsed here (their
+//!   targets may be written `t.*`, which sqlparser refuses) and the
+//!   single-table form left to sqlparser; IGNORE is
 //!   recorded as an optimizer hint with the prefix [`IGNORE_HINT_PREFIX`],
 //!   which no comment can produce (a real hint's prefix is alphanumeric).
 //!   [`delete_ignore`] reads it back.
@@ -26,8 +28,8 @@
 //! MyISAM index merging) and are accepted and dropped, as MySQL does.
 
 use sqlparser::ast::{
-    Delete, OptimizerHint, OptimizerHintStyle, SqliteOnConflict, Statement, Update,
-    UpdateTableFromKind,
+    Delete, FromTable, ObjectName, OptimizerHint, OptimizerHintStyle, SqliteOnConflict, Statement,
+    Update, UpdateTableFromKind,
 };
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
@@ -59,9 +61,8 @@ fn parse_word(parser: &mut Parser, w: &str) -> bool {
     }
 }
 
-/// Parses an UPDATE (always) or a DELETE with modifiers, at the parser's
-/// position; `None` (nothing consumed) for any other statement and for a
-/// DELETE without modifiers, which sqlparser reads as it is.
+/// Parses an UPDATE or a DELETE at the parser's position; `None` (nothing
+/// consumed) for any other statement.
 pub(crate) fn parse_update_or_delete(
     parser: &mut Parser,
 ) -> Option<Result<Statement, ParserError>> {
@@ -74,22 +75,18 @@ pub(crate) fn parse_update_or_delete(
     }
     let token = parser.next_token();
     let mut ignore = false;
-    let mut any = false;
     loop {
         if parser.parse_keyword(Keyword::LOW_PRIORITY) || parse_word(parser, "QUICK") {
-            any = true;
-        } else if parser.parse_keyword(Keyword::IGNORE) {
-            any = true;
-            ignore = true;
-        } else {
-            break;
+            continue;
         }
+        if parser.parse_keyword(Keyword::IGNORE) {
+            ignore = true;
+            continue;
+        }
+        break;
     }
-    if !any {
-        parser.prev_token();
-        return None;
-    }
-    Some(parser.parse_delete(token).map(|mut s| {
+    let parsed = parse_delete_rest(parser, token);
+    Some(parsed.map(|mut s| {
         if let (Statement::Delete(d), true) = (&mut s, ignore) {
             d.optimizer_hints.push(OptimizerHint {
                 prefix: IGNORE_HINT_PREFIX.to_string(),
@@ -98,6 +95,79 @@ pub(crate) fn parse_update_or_delete(
             });
         }
         s
+    }))
+}
+
+/// A multi-table DELETE's target: `[db.]t[.*]`.
+fn parse_target(parser: &mut Parser) -> Result<ObjectName, ParserError> {
+    let mut parts = vec![parser.parse_identifier()?];
+    while parser.consume_token(&Token::Period) {
+        if parser.consume_token(&Token::Mul) {
+            break;
+        }
+        parts.push(parser.parse_identifier()?);
+    }
+    Ok(ObjectName::from(parts))
+}
+
+/// DELETE after its modifiers. The multi-table forms whose targets may be
+/// written `t.*` are parsed here (sqlparser reads a target as a plain name):
+/// `DELETE t1[.*], ... FROM refs ...` and `DELETE FROM t1[.*], ... USING refs
+/// ...` (the targets then go to `Delete::tables` too, with an empty FROM
+/// list); the single-table form is sqlparser's.
+fn parse_delete_rest(
+    parser: &mut Parser,
+    token: sqlparser::tokenizer::TokenWithSpan,
+) -> Result<Statement, ParserError> {
+    let (tables, from, using) = if !parser.peek_keyword(Keyword::FROM) {
+        let tables = parser.parse_comma_separated(parse_target)?;
+        parser.expect_keyword_is(Keyword::FROM)?;
+        let from = parser.parse_comma_separated(Parser::parse_table_and_joins)?;
+        (tables, from, None)
+    } else {
+        parser.expect_keyword_is(Keyword::FROM)?;
+        let targets = parser.maybe_parse(|p| {
+            let t = p.parse_comma_separated(parse_target)?;
+            p.expect_keyword_is(Keyword::USING)?;
+            Ok(t)
+        })?;
+        match targets {
+            Some(t) => {
+                let using = parser.parse_comma_separated(Parser::parse_table_and_joins)?;
+                (t, Vec::new(), Some(using))
+            }
+            None => {
+                parser.prev_token();
+                return parser.parse_delete(token);
+            }
+        }
+    };
+    let selection = if parser.parse_keyword(Keyword::WHERE) {
+        Some(parser.parse_expr()?)
+    } else {
+        None
+    };
+    let order_by = if parser.parse_keywords(&[Keyword::ORDER, Keyword::BY]) {
+        parser.parse_comma_separated(Parser::parse_order_by_expr)?
+    } else {
+        Vec::new()
+    };
+    let limit = if parser.parse_keyword(Keyword::LIMIT) {
+        parser.parse_limit()?
+    } else {
+        None
+    };
+    Ok(Statement::Delete(Delete {
+        delete_token: token.into(),
+        optimizer_hints: Vec::new(),
+        tables,
+        from: FromTable::WithFromKeyword(from),
+        using,
+        selection,
+        returning: None,
+        output: None,
+        order_by,
+        limit,
     }))
 }
 

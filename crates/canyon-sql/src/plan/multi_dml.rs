@@ -35,7 +35,7 @@
 //!
 //! Not implemented (1235): views as targets, placeholders inside the FROM
 //! clause of a multi-table UPDATE (the SELECT puts the SET list before the
-//! FROM clause, which would renumber them), `DELETE t.* FROM`.
+//! FROM clause, which would renumber them).
 
 use crate::catalog::Table;
 use crate::plan::dml::{MultiTables, MultiTarget, PlanContext};
@@ -348,7 +348,11 @@ pub fn plan_multi_delete(
     // DELETE a, b FROM refs | DELETE FROM a, b USING refs.
     let (names, refs): (Vec<ast::ObjectName>, Vec<ast::TableWithJoins>) = if !del.tables.is_empty()
     {
-        (del.tables.clone(), from_list.clone())
+        match &del.using {
+            // DELETE FROM a.*, b.* USING refs (`crate::parse::dml_modifiers`).
+            Some(using) => (del.tables.clone(), using.clone()),
+            None => (del.tables.clone(), from_list.clone()),
+        }
     } else if let Some(using) = &del.using {
         let mut names = Vec::new();
         for t in from_list {
@@ -362,9 +366,6 @@ pub fn plan_multi_delete(
         // DELETE FROM t1 JOIN t2: no target list.
         return Err(Error::Syntax("DELETE FROM a join without targets".into()));
     };
-    if names.iter().any(|n| n.to_string().ends_with('*')) {
-        return Err(Error::Unsupported("DELETE t.* FROM".into()));
-    }
     let mut sources = Vec::new();
     for t in &refs {
         collect_sources(t, &mut sources);
