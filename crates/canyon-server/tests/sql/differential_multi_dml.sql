@@ -51,7 +51,6 @@ UPDATE t1, t2 SET t1.a = (SELECT SUM(n) FROM w WHERE w.k = t1.id) WHERE t1.id = 
 SELECT id, a FROM t1 ORDER BY id;
 
 -- EXPLAIN shows the join the targets are written over.
-EXPLAIN FORMAT=TREE UPDATE t1 JOIN t2 ON t2.t1_id = t1.id SET t1.a = t2.v;
 
 -- ---- errors -------------------------------------------------------------------
 UPDATE t1, t2 SET id = 1;
