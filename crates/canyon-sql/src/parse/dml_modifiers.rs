@@ -63,6 +63,10 @@ fn parse_word(parser: &mut Parser, w: &str) -> bool {
 
 /// Parses an UPDATE or a DELETE at the parser's position; `None` (nothing
 /// consumed) for any other statement.
+// Not inlined: the dialect's `parse_statement` stays on the stack for the
+// whole parse of every statement, and these frames (whole statements by
+// value) would shrink the depth left to deep queries (tests/limits.rs).
+#[inline(never)]
 pub(crate) fn parse_update_or_delete(
     parser: &mut Parser,
 ) -> Option<Result<Statement, ParserError>> {
@@ -115,6 +119,7 @@ fn parse_target(parser: &mut Parser) -> Result<ObjectName, ParserError> {
 /// `DELETE t1[.*], ... FROM refs ...` and `DELETE FROM t1[.*], ... USING refs
 /// ...` (the targets then go to `Delete::tables` too, with an empty FROM
 /// list); the single-table form is sqlparser's.
+#[inline(never)]
 fn parse_delete_rest(
     parser: &mut Parser,
     token: sqlparser::tokenizer::TokenWithSpan,
@@ -173,6 +178,7 @@ fn parse_delete_rest(
 
 /// `UPDATE [LOW_PRIORITY] [IGNORE] table_references SET assignments [WHERE]
 /// [ORDER BY] [LIMIT]`, after the UPDATE token.
+#[inline(never)]
 fn parse_update(
     parser: &mut Parser,
     token: sqlparser::tokenizer::TokenWithSpan,
