@@ -97,6 +97,14 @@ pub enum Error {
         /// Table name.
         table: String,
     },
+    /// MySQL 1109 ER_UNKNOWN_TABLE, SQLSTATE 42S02: Unknown table '%s' in %s
+    /// (a multi-table DELETE's target that no table reference names).
+    UnknownTableIn {
+        /// The table as named.
+        table: String,
+        /// Where: "MULTI DELETE", ...
+        context: String,
+    },
     /// MySQL 1051 ER_BAD_TABLE_ERROR, SQLSTATE 42S02: Unknown table 'db.t' (DROP TABLE).
     BadTable(String),
     /// MySQL 1050 ER_TABLE_EXISTS_ERROR, SQLSTATE 42S01.

@@ -262,6 +262,11 @@ pub fn mysql_error(err: &Error) -> MysqlError {
         Error::SubqueryMoreThanOneRow => {
             M::new(1242, "21000", "Subquery returns more than 1 row".into())
         }
+        Error::UnknownTableIn { table, context } => M::new(
+            1109,
+            "42S02",
+            format!("Unknown table '{table}' in {context}"),
+        ),
         Error::UpdateTableUsed(t) => M::new(
             1093,
             "HY000",

@@ -83,6 +83,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_window.sql",
         include_str!("sql/differential_window.sql"),
     ),
+    (
+        "differential_multi_dml.sql",
+        include_str!("sql/differential_multi_dml.sql"),
+    ),
 ];
 
 /// One statement of the script.

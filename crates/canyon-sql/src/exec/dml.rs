@@ -200,6 +200,44 @@ pub(crate) fn write_update(
     Ok(())
 }
 
+/// [`coerce_column`](crate::expr::eval::coerce_column) for a value an INSERT
+/// or UPDATE stores; under IGNORE a value MySQL's strict mode refuses (1366
+/// incorrect value, 1406 too long, 1264 out of range) is stored adjusted
+/// instead — the numeric prefix or zero, the string cut to the column, the
+/// range's end, the zero date — with the warning MySQL gives for it
+/// (`crate::exec::load::store_field`, which LOAD DATA uses alike).
+pub(crate) fn store_column(
+    v: Value,
+    col: &crate::catalog::ColumnDef,
+    rowno: u64,
+    ctx: &dyn crate::expr::EvalContext,
+    ignore: bool,
+) -> Result<Value> {
+    if !ignore {
+        return crate::expr::eval::coerce_column(v, col, rowno, ctx);
+    }
+    let text = match &v {
+        Value::Null => None,
+        Value::Bytes(b) => Some(b.clone()),
+        other => Some(other.to_display().into_bytes()),
+    };
+    match (crate::expr::eval::coerce_column(v, col, rowno, ctx), text) {
+        (
+            Err(
+                Error::IncorrectValue { .. } | Error::DataTooLong { .. } | Error::OutOfRange { .. },
+            ),
+            Some(text),
+        ) => {
+            let (v, warning) = super::load::store_field(text, col.ty, &col.name, rowno);
+            if let Some((code, message)) = warning {
+                ctx.warn(code, &message);
+            }
+            Ok(v)
+        }
+        (r, _) => r,
+    }
+}
+
 // ----------------------------------------------------------------------------------
 // Subqueries of DML statements
 // ----------------------------------------------------------------------------------

@@ -448,12 +448,27 @@ pub(crate) fn build_row(
                         m.push(c);
                         continue;
                     }
+                    // INSERT IGNORE: the implicit default, with the error
+                    // as a warning (MySQL 8).
+                    None if plan.ignore => {
+                        ctx.warn(
+                            1364,
+                            &format!("Field '{}' doesn't have a default value", col.name),
+                        );
+                        super::load::implicit_default(col.ty)
+                    }
                     None => return Err(Error::NoDefault(col.name.clone())),
                 },
             };
         }
         if Some(c) != auto_col || !row[c].is_null() {
-            row[c] = coerce_column(std::mem::replace(&mut row[c], Value::Null), col, rowno, ctx)?;
+            row[c] = store_column(
+                std::mem::replace(&mut row[c], Value::Null),
+                col,
+                rowno,
+                ctx,
+                plan.ignore,
+            )?;
         }
     }
     Ok(row)
@@ -482,6 +497,19 @@ pub fn run_insert(
     effects: &mut StatementEffects,
     found_rows: bool,
 ) -> Result<QueryResult> {
+    if plan.delayed {
+        // MySQL 8 runs INSERT / REPLACE DELAYED as the plain statement.
+        let word = match plan.on_duplicate {
+            OnDuplicate::Replace => "REPLACE",
+            _ => "INSERT",
+        };
+        ctx.warn(
+            3005,
+            &format!(
+                "{word} DELAYED is no longer supported. The statement was converted to {word}."
+            ),
+        );
+    }
     // The source of INSERT ... SELECT is read whole before the first row is
     // inserted (see the module doc).
     let selected = match &plan.select {
@@ -643,7 +671,13 @@ pub fn insert_rows(
         // id (NULL in the AUTO_INCREMENT column itself asks for one).
         for (c, col) in def.columns.iter().enumerate() {
             if row[c].is_null() && !col.nullable && Some(c) != auto_col {
-                return Err(Error::BadNull(col.name.clone()));
+                if !plan.ignore {
+                    return Err(Error::BadNull(col.name.clone()));
+                }
+                // INSERT IGNORE: the implicit default, with the error as a
+                // warning, as UPDATE IGNORE does.
+                ctx.warn(1048, &format!("Column '{}' cannot be null", col.name));
+                row[c] = super::load::implicit_default(col.ty);
             }
         }
         let mut generated = None;

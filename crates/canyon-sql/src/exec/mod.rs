@@ -4,7 +4,7 @@
 //! path of joins and subqueries), with `window` (the window step: window
 //! functions over the rows after grouping); [`dml`] (re-exported here) what the writes
 //! share, with `read` (consistent and locking reads), `insert` and `update`
-//! (UPDATE, DELETE) beside it;
+//! (UPDATE, DELETE) beside it, and `multi_dml` (their multi-table forms);
 //! [`foreign`] what FOREIGN KEY constraints check and cascade on each
 //! written row; [`partition`] what a partitioned table asks of each written
 //! row and of its stored rows.
@@ -14,13 +14,16 @@
 //!
 //! One circle inside this folder: a write checks and cascades foreign keys,
 //! whose cascades are writes again, and a subquery inside a write is run as
-//! a SELECT (`dml`, `foreign`, `insert`, `read`, `select` and `update`).
+//! a SELECT (`dml`, `foreign`, `insert`, `read`, `select` and `update`);
+//! `multi_dml` (multi-table UPDATE / DELETE) runs its join through `dml`
+//! and writes its rows with `update`'s, which hands it such plans.
 
 pub mod dml;
 pub mod foreign;
 mod fulltext;
 mod insert;
 pub mod load;
+mod multi_dml;
 pub mod partition;
 mod read;
 pub mod select;

@@ -6,7 +6,6 @@ use crate::catalog::routines::{TriggerEvent, TriggerTiming};
 use crate::catalog::rows::*;
 use crate::catalog::Table;
 use crate::exec::foreign::{self, FkScope};
-use crate::expr::eval::coerce_column;
 use crate::expr::{eval, eval_predicate, Env, EvalContext, Expr};
 use crate::plan::access::Access;
 use crate::plan::{eval_count, DeletePlan, RowOrder, UpdatePlan};
@@ -135,8 +134,10 @@ pub fn run_update(
     found_rows: bool,
     effects: &mut StatementEffects,
 ) -> Result<QueryResult> {
+    if let Some(m) = &plan.multi {
+        return super::multi_dml::run_multi_update(plan, m, txn, ctx, found_rows, effects);
+    }
     let table = &plan.table;
-    let def = &table.def;
     let limit = plan
         .limit
         .as_ref()
@@ -193,12 +194,8 @@ pub fn run_update(
         Some(_) => filter,
         None => residual_filter(filter, plan.filter_implied, access, table, ctx)?,
     };
-    let mut matched = 0u64;
-    let mut changed = 0u64;
-    let router = crate::plan::partition::Router::new(table)?;
-    let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
-    let triggers = ctx.has_triggers(def, TriggerEvent::Update);
-    let generator = crate::plan::generated::Generator::new(table)?;
+    let mut up = RowUpdater::new(table, plan.fk.as_ref(), plan.ignore, ctx)?;
+    let columns: Vec<usize> = assignments.iter().map(|(c, _)| *c).collect();
     for_each_target_row(
         txn,
         table,
@@ -207,113 +204,206 @@ pub fn run_update(
         order,
         limit,
         ctx,
-        &mut |txn, pk, mut row| {
-            matched += 1;
-            // With UPDATE triggers the whole row before is kept: a BEFORE
-            // trigger may change any column of NEW.
-            let before = triggers.then(|| row.clone());
-            // The assignments change the row in place, left to right (a later
-            // one reads what an earlier one assigned, as in MySQL); `replaced`
-            // keeps the value each assigned column had.
-            let mut replaced: Vec<(usize, Value)> = Vec::with_capacity(assignments.len());
-            for (c, e) in assignments {
-                let v = eval_assignment(
-                    e,
+        &mut |txn, pk, row| {
+            up.update(txn, pk, row, &columns, effects, &mut |k, row, effects| {
+                eval_assignment(
+                    &assignments[k].1,
                     &Env {
-                        row: &row,
+                        row,
                         aggs: &[],
                         ctx,
                     },
                     effects,
-                )?;
-                let col = &def.columns[*c];
-                let v = coerce_column(v, col, matched, ctx)?;
-                if v.is_null() && !col.nullable {
-                    return Err(Error::BadNull(col.name.clone()));
-                }
-                let was = std::mem::replace(&mut row[*c], v);
-                if !replaced.iter().any(|(r, _)| r == c) {
-                    replaced.push((*c, was));
-                }
-            }
-            if let Some(old) = &before {
-                ctx.fire_triggers(
-                    txn,
-                    def,
-                    TriggerTiming::Before,
-                    TriggerEvent::Update,
-                    Some(old),
-                    Some(&mut row),
-                )?;
-                replaced = (0..row.len())
-                    .filter(|c| row[*c] != old[*c])
-                    .map(|c| (c, old[c].clone()))
-                    .collect();
-            }
-            if let Some(g) = &generator {
-                // The generated columns follow the new values (after the
-                // BEFORE trigger, as in MySQL); a changed one is one more
-                // replaced column (its index entries move).
-                let old: Vec<Value> = g.positions().map(|c| row[c].clone()).collect();
-                g.fill(table, &mut row, ctx, matched)?;
-                for (c, was) in g.positions().zip(old) {
-                    if row[c] != was && !replaced.iter().any(|(r, _)| *r == c) {
-                        replaced.push((c, was));
-                    }
-                }
-            }
-            let unchanged = replaced.iter().all(|(c, was)| row[*c] == *was);
-            if !unchanged {
-                // ON UPDATE CURRENT_TIMESTAMP: a changed row's columns that
-                // carry it and were not assigned take the statement's time.
-                for (c, col) in def.columns.iter().enumerate() {
-                    if col.attrs.on_update_now && !replaced.iter().any(|(r, _)| *r == c) {
-                        // coerce_column: a TIMESTAMP stores the instant.
-                        let now = crate::expr::coerce_column(
-                            Value::DateTime(crate::types::datetime::truncate_datetime(
-                                ctx.now(),
-                                col.ty.fsp(),
-                            )),
-                            col,
-                            matched,
-                            ctx,
-                        )?;
-                        replaced.push((c, std::mem::replace(&mut row[c], now)));
-                    }
-                }
-                changed += 1;
-                super::partition::place_row(router.as_ref(), &row, ctx)?;
-                write_update(
-                    txn,
-                    table,
-                    pk,
-                    OldRow::Replaced(&replaced),
-                    &row,
-                    fk.as_mut(),
-                    0,
-                )?;
-            }
-            if let Some(old) = &before {
-                // MySQL fires AFTER UPDATE for a matched row even when its
-                // values did not change.
-                ctx.fire_triggers(
-                    txn,
-                    def,
-                    TriggerTiming::After,
-                    TriggerEvent::Update,
-                    Some(old),
-                    Some(&mut row.clone()),
-                )?;
-            }
-            Ok(())
+                )
+            })
         },
     )?;
-    Ok(QueryResult::Ok {
-        affected_rows: if found_rows { matched } else { changed },
-        last_insert_id: effects.generated_id.unwrap_or(0),
-        info: format!("Rows matched: {matched}  Changed: {changed}  Warnings: 0"),
-        warnings: 0,
-    })
+    Ok(up.result(found_rows, effects))
+}
+
+/// The per-row work of an UPDATE, single- or multi-table: assignments,
+/// BEFORE / AFTER UPDATE triggers, generated columns, ON UPDATE
+/// CURRENT_TIMESTAMP, the write with its key and foreign-key checks, and the
+/// matched / changed counts. Under IGNORE a row that would collide with a
+/// unique key or lose its parent keeps its old values (warning 1062 / 1452),
+/// and NULL for a NOT NULL column stores the column's implicit default with
+/// warning 1048, as MySQL 8 does.
+pub(crate) struct RowUpdater<'a> {
+    table: &'a Table,
+    ctx: &'a dyn EvalContext,
+    triggers: bool,
+    generator: Option<crate::plan::generated::Generator>,
+    router: Option<crate::plan::partition::Router>,
+    fk: Option<FkScope<'a>>,
+    ignore: bool,
+    /// Rows met (MySQL's "Rows matched").
+    pub matched: u64,
+    /// Rows whose values changed ("Changed").
+    pub changed: u64,
+}
+
+impl<'a> RowUpdater<'a> {
+    /// An updater of `table`'s rows; `fk` the plan's foreign-key catalog.
+    pub(crate) fn new(
+        table: &'a Table,
+        fk: Option<&'a std::sync::Arc<crate::catalog::Catalog>>,
+        ignore: bool,
+        ctx: &'a dyn EvalContext,
+    ) -> Result<RowUpdater<'a>> {
+        Ok(RowUpdater {
+            table,
+            ctx,
+            triggers: ctx.has_triggers(&table.def, TriggerEvent::Update),
+            generator: crate::plan::generated::Generator::new(table)?,
+            router: crate::plan::partition::Router::new(table)?,
+            fk: FkScope::new(fk, ctx)?,
+            ignore,
+            matched: 0,
+            changed: 0,
+        })
+    }
+
+    /// The statement's OK result. With `found_rows` (CLIENT_FOUND_ROWS)
+    /// affected rows are the matched rows, else the changed rows, as in MySQL.
+    pub(crate) fn result(&self, found_rows: bool, effects: &StatementEffects) -> QueryResult {
+        QueryResult::Ok {
+            affected_rows: if found_rows {
+                self.matched
+            } else {
+                self.changed
+            },
+            last_insert_id: effects.generated_id.unwrap_or(0),
+            info: format!(
+                "Rows matched: {}  Changed: {}  Warnings: {}",
+                self.matched,
+                self.changed,
+                effects.warnings.len()
+            ),
+            warnings: 0,
+        }
+    }
+
+    /// Updates the locked row `row` stored at `pk`: column `columns[k]`
+    /// takes `value(k, row so far, effects)`, left to right.
+    pub(crate) fn update(
+        &mut self,
+        txn: &mut Transaction,
+        pk: Vec<u8>,
+        mut row: Vec<Value>,
+        columns: &[usize],
+        effects: &mut StatementEffects,
+        value: &mut dyn FnMut(usize, &[Value], &mut StatementEffects) -> Result<Value>,
+    ) -> Result<()> {
+        let (table, ctx) = (self.table, self.ctx);
+        let def = &table.def;
+        self.matched += 1;
+        let matched = self.matched;
+        // With UPDATE triggers the whole row before is kept: a BEFORE
+        // trigger may change any column of NEW.
+        let before = self.triggers.then(|| row.clone());
+        // The assignments change the row in place, left to right (a later
+        // one reads what an earlier one assigned, as in MySQL); `replaced`
+        // keeps the value each assigned column had.
+        let mut replaced: Vec<(usize, Value)> = Vec::with_capacity(columns.len());
+        for (k, c) in columns.iter().enumerate() {
+            let v = value(k, &row, effects)?;
+            let col = &def.columns[*c];
+            let mut v = store_column(v, col, matched, ctx, self.ignore)?;
+            if v.is_null() && !col.nullable {
+                if !self.ignore {
+                    return Err(Error::BadNull(col.name.clone()));
+                }
+                // UPDATE IGNORE: the implicit default, with the error as a
+                // warning.
+                ctx.warn(1048, &format!("Column '{}' cannot be null", col.name));
+                v = super::load::implicit_default(col.ty);
+            }
+            let was = std::mem::replace(&mut row[*c], v);
+            if !replaced.iter().any(|(r, _)| r == c) {
+                replaced.push((*c, was));
+            }
+        }
+        if let Some(old) = &before {
+            ctx.fire_triggers(
+                txn,
+                def,
+                TriggerTiming::Before,
+                TriggerEvent::Update,
+                Some(old),
+                Some(&mut row),
+            )?;
+            replaced = (0..row.len())
+                .filter(|c| row[*c] != old[*c])
+                .map(|c| (c, old[c].clone()))
+                .collect();
+        }
+        if let Some(g) = &self.generator {
+            // The generated columns follow the new values (after the
+            // BEFORE trigger, as in MySQL); a changed one is one more
+            // replaced column (its index entries move).
+            let old: Vec<Value> = g.positions().map(|c| row[c].clone()).collect();
+            g.fill(table, &mut row, ctx, matched)?;
+            for (c, was) in g.positions().zip(old) {
+                if row[c] != was && !replaced.iter().any(|(r, _)| *r == c) {
+                    replaced.push((c, was));
+                }
+            }
+        }
+        let unchanged = replaced.iter().all(|(c, was)| row[*c] == *was);
+        if !unchanged {
+            // ON UPDATE CURRENT_TIMESTAMP: a changed row's columns that
+            // carry it and were not assigned take the statement's time.
+            for (c, col) in def.columns.iter().enumerate() {
+                if col.attrs.on_update_now && !replaced.iter().any(|(r, _)| *r == c) {
+                    // coerce_column: a TIMESTAMP stores the instant.
+                    let now = crate::expr::coerce_column(
+                        Value::DateTime(crate::types::datetime::truncate_datetime(
+                            ctx.now(),
+                            col.ty.fsp(),
+                        )),
+                        col,
+                        matched,
+                        ctx,
+                    )?;
+                    replaced.push((c, std::mem::replace(&mut row[c], now)));
+                }
+            }
+            super::partition::place_row(self.router.as_ref(), &row, ctx)?;
+            // The key and parent checks come before anything is written
+            // (`write_update`), so an IGNOREd row leaves nothing behind.
+            match write_update(
+                txn,
+                table,
+                pk,
+                OldRow::Replaced(&replaced),
+                &row,
+                self.fk.as_mut(),
+                0,
+            ) {
+                Ok(()) => self.changed += 1,
+                Err(e @ (Error::DuplicateEntry { .. } | Error::ForeignKey { code: 1452, .. }))
+                    if self.ignore =>
+                {
+                    skip_warning(effects, e);
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if let Some(old) = &before {
+            // MySQL fires AFTER UPDATE for a matched row even when its
+            // values did not change.
+            ctx.fire_triggers(
+                txn,
+                def,
+                TriggerTiming::After,
+                TriggerEvent::Update,
+                Some(old),
+                Some(&mut row.clone()),
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// Runs a DELETE.
@@ -322,6 +412,9 @@ pub fn run_delete(
     txn: &mut Transaction,
     ctx: &dyn EvalContext,
 ) -> Result<QueryResult> {
+    if let Some(m) = &plan.multi {
+        return super::multi_dml::run_multi_delete(plan, m, txn, ctx);
+    }
     let table = &plan.table;
     let limit = plan
         .limit
@@ -359,8 +452,7 @@ pub fn run_delete(
     };
     let mut deleted = 0u64;
     let mut fk = FkScope::new(plan.fk.as_ref(), ctx)?;
-    let def = &table.def;
-    let triggers = ctx.has_triggers(def, TriggerEvent::Delete);
+    let triggers = ctx.has_triggers(&table.def, TriggerEvent::Delete);
     for_each_target_row(
         txn,
         table,
@@ -370,30 +462,7 @@ pub fn run_delete(
         limit,
         ctx,
         &mut |txn, pk, old| {
-            if triggers {
-                ctx.fire_triggers(
-                    txn,
-                    def,
-                    TriggerTiming::Before,
-                    TriggerEvent::Delete,
-                    Some(&old),
-                    None,
-                )?;
-            }
-            txn.delete(table.def.id, pk, index_keys(table, &old));
-            if let Some(scope) = fk.as_mut() {
-                foreign::on_parent_change(txn, scope, table, OldRow::Row(&old), None, 0)?;
-            }
-            if triggers {
-                ctx.fire_triggers(
-                    txn,
-                    def,
-                    TriggerTiming::After,
-                    TriggerEvent::Delete,
-                    Some(&old),
-                    None,
-                )?;
-            }
+            delete_row(txn, table, pk, &old, triggers, fk.as_mut(), ctx)?;
             deleted += 1;
             Ok(())
         },
@@ -404,4 +473,46 @@ pub fn run_delete(
         info: String::new(),
         warnings: 0,
     })
+}
+
+/// Deletes the locked row `old` stored at `pk`, with its BEFORE / AFTER
+/// DELETE triggers (`triggers`) and foreign-key actions.
+// DELETE IGNORE is accepted, but a child row's RESTRICT (1451) still fails
+// the statement: the cascade runs after the row is gone, and the
+// transaction has no per-row savepoint to take it back.
+pub(crate) fn delete_row(
+    txn: &mut Transaction,
+    table: &Table,
+    pk: Vec<u8>,
+    old: &[Value],
+    triggers: bool,
+    fk: Option<&mut FkScope<'_>>,
+    ctx: &dyn EvalContext,
+) -> Result<()> {
+    let def = &table.def;
+    if triggers {
+        ctx.fire_triggers(
+            txn,
+            def,
+            TriggerTiming::Before,
+            TriggerEvent::Delete,
+            Some(old),
+            None,
+        )?;
+    }
+    txn.delete(def.id, pk, index_keys(table, old));
+    if let Some(scope) = fk {
+        foreign::on_parent_change(txn, scope, table, OldRow::Row(old), None, 0)?;
+    }
+    if triggers {
+        ctx.fire_triggers(
+            txn,
+            def,
+            TriggerTiming::After,
+            TriggerEvent::Delete,
+            Some(old),
+            None,
+        )?;
+    }
+    Ok(())
 }

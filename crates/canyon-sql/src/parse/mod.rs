@@ -25,6 +25,7 @@
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
 
 pub mod create_select;
+pub mod dml_modifiers;
 pub mod into;
 pub mod limits;
 pub mod load;

@@ -223,6 +223,11 @@ impl Dialect for CanyonDialect {
         if parser.parse_keywords(&[Keyword::CREATE, Keyword::SCHEMA]) {
             return Some(parser.parse_create_database());
         }
+        // UPDATE / DELETE with MySQL's modifiers and table lists, which
+        // sqlparser does not read (see `super::dml_modifiers`).
+        if let Some(r) = super::dml_modifiers::parse_update_or_delete(parser) {
+            return Some(r);
+        }
         self.base.parse_statement(parser)
     }
     fn require_interval_qualifier(&self) -> bool {

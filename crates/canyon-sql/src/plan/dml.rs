@@ -9,9 +9,12 @@
 //! MySQL's write forms that OLTP applications use: `INSERT ... SET`,
 //! `INSERT ... ON DUPLICATE KEY UPDATE` (with `VALUES(col)` and the 8.0.19 row
 //! alias `AS new`), `REPLACE`, `INSERT / REPLACE ... SELECT`, uncorrelated
-//! subqueries in UPDATE / DELETE, and `UPDATE` / `DELETE ... ORDER BY ... LIMIT`.
-//! Multi-table UPDATE / DELETE and correlated subqueries in UPDATE / DELETE are
-//! refused with error 1235 (not supported yet), never silently ignored.
+//! subqueries in UPDATE / DELETE, and `UPDATE` / `DELETE ... ORDER BY ... LIMIT`,
+//! with the modifiers LOW_PRIORITY, QUICK, HIGH_PRIORITY, DELAYED (warning
+//! 3005) and IGNORE. Multi-table UPDATE / DELETE are planned as a SELECT over
+//! their join ([`crate::plan::multi_dml`]), which takes correlated subqueries
+//! too; correlated subqueries in a single-table UPDATE / DELETE are refused
+//! with error 1235 (not supported yet), never silently ignored.
 //!
 //! # Subqueries in DML
 //! `INSERT ... SELECT` plans its source as a top-level SELECT
@@ -76,6 +79,9 @@ pub struct InsertPlan {
     pub ignore: bool,
     /// What a row that collides with an existing row does.
     pub on_duplicate: OnDuplicate,
+    /// INSERT / REPLACE DELAYED: run as a plain INSERT / REPLACE with MySQL
+    /// 8's warning 3005 (ER_WARN_LEGACY_SYNTAX_CONVERTED).
+    pub delayed: bool,
     /// The catalog planned on, when the table holds or is referenced by a
     /// foreign key (see `crate::exec::foreign`); set by the session.
     pub fk: Option<Arc<Catalog>>,
@@ -133,8 +139,40 @@ pub struct UpdatePlan {
     /// the scan, and `access` and `order` are chosen again on the result (see the
     /// module doc).
     pub subqueries: bool,
-    /// See [`InsertPlan::fk`].
+    /// UPDATE IGNORE: a row whose new values collide with a unique key or
+    /// lack a parent keeps its old values (warning 1062 / 1452), NULL in a
+    /// NOT NULL column stores the column's implicit default (warning 1048),
+    /// and strict mode leaves conversion warnings warnings.
+    pub ignore: bool,
+    /// A multi-table UPDATE: the join and its targets (`table` is then the
+    /// first target, and `access`, `filter`, `assignments` are unused).
+    pub multi: Option<Box<MultiTables>>,
+    /// See [`InsertPlan::fk`]; for a multi-table statement, set when any
+    /// target has foreign keys.
     pub fk: Option<Arc<Catalog>>,
+}
+
+/// The join of a multi-table UPDATE or DELETE (see
+/// [`crate::plan::multi_dml`]): a SELECT whose rows carry, for each target,
+/// all its columns, then the SET values.
+#[derive(Debug)]
+pub struct MultiTables {
+    /// `SELECT <targets' columns>, <SET values> FROM <tables> WHERE <where>`.
+    pub select: Box<SelectPlan>,
+    /// The tables written, in the order the FROM clause names them.
+    pub targets: Vec<MultiTarget>,
+}
+
+/// One table a multi-table UPDATE or DELETE writes.
+#[derive(Debug)]
+pub struct MultiTarget {
+    /// The table.
+    pub table: Arc<Table>,
+    /// Where its columns start in the join's rows.
+    pub offset: usize,
+    /// UPDATE: (column, position of its new value in the join's rows), in
+    /// the SET list's order.
+    pub assignments: Vec<(usize, usize)>,
 }
 
 impl UpdatePlan {
@@ -168,7 +206,11 @@ pub struct DeletePlan {
     pub limit: Option<Expr>,
     /// Whether an expression holds a subquery (see [`UpdatePlan::subqueries`]).
     pub subqueries: bool,
-    /// See [`InsertPlan::fk`].
+    /// DELETE IGNORE (accepted; see `crate::exec::update::run_delete`).
+    pub ignore: bool,
+    /// A multi-table DELETE (see [`UpdatePlan::multi`]).
+    pub multi: Option<Box<MultiTables>>,
+    /// See [`UpdatePlan::fk`].
     pub fk: Option<Arc<Catalog>>,
 }
 
@@ -207,6 +249,12 @@ impl Plan {
                 for e in i.rows.iter().flatten().flatten() {
                     subquery_tables(e, out)?;
                 }
+            }
+            Plan::Update(u) if u.multi.is_some() => {
+                tables_read(&u.multi.as_ref().expect("checked").select, out)?
+            }
+            Plan::Delete(d) if d.multi.is_some() => {
+                tables_read(&d.multi.as_ref().expect("checked").select, out)?
             }
             Plan::Update(u) => {
                 let order = match &u.order {
@@ -513,6 +561,7 @@ pub fn plan_insert(ctx: &PlanContext<'_>, ins: &ast::Insert) -> Result<InsertPla
         select,
         ignore: ins.ignore,
         on_duplicate,
+        delayed: matches!(ins.priority, Some(ast::MysqlInsertPriority::Delayed)),
         fk: None,
     })
 }
@@ -933,11 +982,12 @@ fn is_values_call(f: &ast::Function) -> bool {
 
 /// Plans a single-table UPDATE, with optional ORDER BY and LIMIT.
 pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan> {
-    if !up.table.joins.is_empty() || up.from.is_some() {
-        return Err(Error::Unsupported("multi-table UPDATE".into()));
-    }
-    if up.returning.is_some() || up.or.is_some() {
+    let ignore = crate::parse::dml_modifiers::update_ignore(up);
+    if up.returning.is_some() || (up.or.is_some() && !ignore) {
         return Err(Error::Unsupported("this UPDATE form".into()));
+    }
+    if !up.table.joins.is_empty() || up.from.is_some() {
+        return crate::plan::multi_dml::plan_multi_update(ctx, up, ignore);
     }
     let (name, alias) = match &up.table.relation {
         ast::TableFactor::Table {
@@ -984,6 +1034,8 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
         order,
         limit,
         subqueries,
+        ignore,
+        multi: None,
         fk: None,
     })
 }
@@ -1011,15 +1063,20 @@ fn generated_assignments<'a>(
 
 /// Plans a single-table DELETE, with optional ORDER BY and LIMIT.
 pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePlan> {
-    if !del.tables.is_empty() || del.using.is_some() {
-        return Err(Error::Unsupported("multi-table DELETE".into()));
-    }
     if del.returning.is_some() {
         return Err(Error::Unsupported("DELETE ... RETURNING".into()));
     }
+    let ignore = crate::parse::dml_modifiers::delete_ignore(del);
     let from = match &del.from {
         ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
     };
+    let multi = !del.tables.is_empty()
+        || del.using.is_some()
+        || from.len() > 1
+        || from.iter().any(|t| !t.joins.is_empty());
+    if multi {
+        return crate::plan::multi_dml::plan_multi_delete(ctx, del, ignore);
+    }
     let (name, alias) = match from.as_slice() {
         [twj] if twj.joins.is_empty() => match &twj.relation {
             ast::TableFactor::Table {
@@ -1056,6 +1113,8 @@ pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePla
         order,
         limit,
         subqueries,
+        ignore,
+        multi: None,
         fk: None,
     })
 }
@@ -1091,7 +1150,7 @@ fn check_subqueries<'e>(
 /// Whether a query reads `table` directly or through a nested subquery. Derived
 /// tables are not looked into: they are materialised before the statement
 /// changes anything (MySQL makes the same exception to error 1093).
-fn plan_reads_table(p: &SelectPlan, table: &Table) -> Result<bool> {
+pub(crate) fn plan_reads_table(p: &SelectPlan, table: &Table) -> Result<bool> {
     let same = |t: &Table| t.def.db == table.def.db && t.def.name == table.def.name;
     if p.table.as_deref().is_some_and(same) {
         return Ok(true);
@@ -1117,6 +1176,12 @@ fn plan_reads_table(p: &SelectPlan, table: &Table) -> Result<bool> {
             return Ok(true);
         }
     }
+    subqueries_read_table(p, table)
+}
+
+/// Whether a subquery of `p`'s expressions (not its FROM sources) reads
+/// `table`, as [`plan_reads_table`] looks.
+pub(crate) fn subqueries_read_table(p: &SelectPlan, table: &Table) -> Result<bool> {
     let mut exprs: Vec<&Expr> = Vec::new();
     exprs.extend(&p.pre_filter);
     exprs.extend(&p.filter);

@@ -262,6 +262,23 @@ pub fn traditional(plan: &Plan) -> Vec<Vec<Value>> {
             }
             rows
         }
+        // A multi-table UPDATE / DELETE: its join's rows (MySQL marks the
+        // written tables' rows UPDATE / DELETE; here they read as the join).
+        Plan::Update(crate::plan::UpdatePlan { multi: Some(m), .. })
+        | Plan::Delete(crate::plan::DeletePlan { multi: Some(m), .. }) => {
+            let q = &m.select;
+            number(q, &mut ids);
+            let mut ex = Explainer {
+                ids: &ids,
+                qualify: q.table.is_none(),
+                rows: Vec::new(),
+            };
+            let st = if ids.len() > 1 { "PRIMARY" } else { "SIMPLE" };
+            ex.block(q, st, (&[], &[]));
+            let mut rows = ex.rows;
+            rows.sort_by_key(|(id, _)| *id);
+            rows.into_iter().map(|(_, r)| r).collect()
+        }
         Plan::Update(u) => {
             let mut exprs: Vec<&Expr> = u.assignments.iter().map(|(_, e)| e).collect();
             exprs.extend(u.filter.iter());

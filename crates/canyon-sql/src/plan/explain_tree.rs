@@ -460,6 +460,31 @@ pub fn tree(plan: &Plan) -> String {
                 )),
             }
         }
+        // A multi-table UPDATE / DELETE: its targets over the join, which is
+        // read whole before the first write.
+        Plan::Update(crate::plan::UpdatePlan { multi: Some(m), .. })
+        | Plan::Delete(crate::plan::DeletePlan { multi: Some(m), .. }) => {
+            let verb = if matches!(plan, Plan::Update(_)) {
+                "Update"
+            } else {
+                "Delete from"
+            };
+            let names: Vec<&str> = m
+                .targets
+                .iter()
+                .map(|t| t.table.def.name.as_str())
+                .collect();
+            let q = &m.select;
+            number(q, &mut ids);
+            let b = TreeBuilder {
+                ids: &ids,
+                qualify: q.table.is_none(),
+            };
+            Node::over(
+                format!("{verb} {} (multi-table)", names.join(", ")),
+                Node::over("Materialize".into(), b.block(q, (&[], &[]))),
+            )
+        }
         Plan::Update(u) => {
             let mut exprs: Vec<&Expr> = u.assignments.iter().map(|(_, e)| e).collect();
             exprs.extend(u.filter.iter());

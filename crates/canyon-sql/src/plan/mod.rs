@@ -46,7 +46,9 @@
 //! `bind_functions`, `bind_stored` (calls of stored functions),
 //! `bind_match` (`MATCH ... AGAINST` to its FULLTEXT index) and
 //! `bind_window` (window function calls and their windows), which work on
-//! the binder's state and are called by it.
+//! the binder's state and are called by it; `multi_dml` (multi-table
+//! UPDATE / DELETE, planned as a SELECT over their join) is called by `dml`
+//! and calls `select`.
 //! That circle stays inside this folder. Imports: the layers below.
 
 pub mod access;
@@ -68,6 +70,7 @@ mod explain_tree;
 mod from;
 pub mod generated;
 mod join;
+pub mod multi_dml;
 pub mod partition;
 pub mod recursive;
 pub mod select;

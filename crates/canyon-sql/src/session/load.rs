@@ -383,6 +383,7 @@ impl Session {
             } else {
                 OnDuplicate::Error
             },
+            delayed: false,
             fk: cat.has_foreign_keys(&table).then(|| cat.clone()),
         };
         drop(cat);

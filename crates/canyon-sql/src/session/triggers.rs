@@ -174,15 +174,27 @@ impl Host for TxnHost<'_, '_> {
                 }
             }
             Plan::Update(p) => {
-                self.check_written(&p.table)?;
-                if self.cat.has_foreign_keys(&p.table) {
-                    p.fk = Some(self.cat.clone());
+                let targets: Vec<_> = match &p.multi {
+                    Some(m) => m.targets.iter().map(|t| t.table.clone()).collect(),
+                    None => vec![p.table.clone()],
+                };
+                for t in &targets {
+                    self.check_written(t)?;
+                    if self.cat.has_foreign_keys(t) {
+                        p.fk = Some(self.cat.clone());
+                    }
                 }
             }
             Plan::Delete(p) => {
-                self.check_written(&p.table)?;
-                if self.cat.has_foreign_keys(&p.table) {
-                    p.fk = Some(self.cat.clone());
+                let targets: Vec<_> = match &p.multi {
+                    Some(m) => m.targets.iter().map(|t| t.table.clone()).collect(),
+                    None => vec![p.table.clone()],
+                };
+                for t in &targets {
+                    self.check_written(t)?;
+                    if self.cat.has_foreign_keys(t) {
+                        p.fk = Some(self.cat.clone());
+                    }
                 }
             }
             Plan::Select(_) => {}
@@ -198,7 +210,13 @@ impl Host for TxnHost<'_, '_> {
             Plan::Update(u) => crate::exec::run_update(u, txn, &ctx, false, &mut effects),
             Plan::Delete(d) => crate::exec::run_delete(d, txn, &ctx),
         }?;
-        if !matches!(plan, Plan::Select(_)) {
+        let ignore = match &plan {
+            Plan::Insert(i) => i.ignore,
+            Plan::Update(u) => u.ignore,
+            Plan::Delete(d) => d.ignore,
+            Plan::Select(_) => true,
+        };
+        if !ignore {
             if let Some(e) = ctx.strict_mode_error() {
                 return Err(e);
             }

@@ -135,6 +135,12 @@ impl Session {
         // catalog it was planned on (crate::exec::foreign).
         match &mut plan {
             Plan::Insert(p) if cat.has_foreign_keys(&p.table) => p.fk = Some(cat.clone()),
+            Plan::Update(p) if multi_targets(&p.multi).any(|t| cat.has_foreign_keys(t)) => {
+                p.fk = Some(cat.clone())
+            }
+            Plan::Delete(p) if multi_targets(&p.multi).any(|t| cat.has_foreign_keys(t)) => {
+                p.fk = Some(cat.clone())
+            }
             Plan::Update(p) if cat.has_foreign_keys(&p.table) => p.fk = Some(cat.clone()),
             Plan::Delete(p) if cat.has_foreign_keys(&p.table) => p.fk = Some(cat.clone()),
             _ => {}
@@ -154,6 +160,16 @@ impl Session {
                 .state
                 .check_db(cat, &t.def.db, command, Some(&t.def.name))?,
             (None, _) => {}
+        }
+        // The other targets of a multi-table UPDATE / DELETE.
+        let multi = match &plan {
+            Plan::Update(u) => u.multi.as_ref(),
+            Plan::Delete(d) => d.multi.as_ref(),
+            _ => None,
+        };
+        for t in multi.iter().flat_map(|m| m.targets.iter().skip(1)) {
+            self.state
+                .check_db(cat, &t.table.def.db, command, Some(&t.table.def.name))?;
         }
         let mut read = Vec::new();
         plan.tables_read(&mut read)?;
@@ -295,11 +311,17 @@ impl Session {
             }),
             Plan::Update(u) => self.with_txn(params, writes(&u.table), None, |txn, ctx| {
                 let r = exec::run_update(u, txn, ctx, found_rows, &mut effects)?;
-                ctx.strict_mode_error().map_or(Ok(r), Err)
+                match ctx.strict_mode_error() {
+                    Some(e) if !u.ignore => Err(e),
+                    _ => Ok(r),
+                }
             }),
             Plan::Delete(d) => self.with_txn(params, writes(&d.table), None, |txn, ctx| {
                 let r = exec::run_delete(d, txn, ctx)?;
-                ctx.strict_mode_error().map_or(Ok(r), Err)
+                match ctx.strict_mode_error() {
+                    Some(e) if !d.ignore => Err(e),
+                    _ => Ok(r),
+                }
             }),
         };
         if matches!(plan, Plan::Insert(_)) {
@@ -643,4 +665,12 @@ impl Session {
 /// created with the TEMPORARY keyword using DML statements").
 fn writes(table: &crate::catalog::Table) -> bool {
     !crate::catalog::temporary::is_temporary(table.def.id)
+}
+
+/// The tables a multi-table UPDATE / DELETE writes (none for a
+/// single-table one).
+fn multi_targets(
+    m: &Option<Box<crate::plan::MultiTables>>,
+) -> impl Iterator<Item = &Arc<crate::catalog::Table>> {
+    m.iter().flat_map(|m| m.targets.iter().map(|t| &t.table))
 }
