@@ -79,6 +79,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_fulltext.sql",
         include_str!("sql/differential_fulltext.sql"),
     ),
+    (
+        "differential_decimal65.sql",
+        include_str!("sql/differential_decimal65.sql"),
+    ),
 ];
 
 /// One statement of the script.
