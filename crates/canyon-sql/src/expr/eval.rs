@@ -876,7 +876,12 @@ pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
                 .map(|r| if r.is_zero() { r.abs() } else { r })
         }
     };
-    res.map(Value::Decimal).ok_or_else(|| out_of_range(sym))
+    // MySQL's 1690 names the result type: "DECIMAL value is out of range".
+    res.map(Value::Decimal)
+        .ok_or_else(|| Error::ValueOutOfRange {
+            type_name: "DECIMAL".into(),
+            expr: sym.to_string(),
+        })
 }
 
 fn int128(n: &Num) -> Option<i128> {

@@ -59,7 +59,20 @@ pub(super) fn call_cast(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> 
             Value::Null => Value::Null,
             v => {
                 warn_if_not_number(&v, "DECIMAL", env);
-                cast_decimal(v.to_decimal().unwrap_or_default(), p, s, env)
+                // A number past 65 digits (1e70) has no decimal: it is
+                // clipped like any other out-of-range value below.
+                match v.to_decimal() {
+                    Some(d) => cast_decimal(d, p, s, env),
+                    None => match v.to_f64() {
+                        Some(f) if f.is_finite() && f.abs() >= 1.0 => {
+                            env.ctx
+                                .warn(1264, "Out of range value for column 'CAST' at row 1");
+                            let max = Decimal::max_of(u32::from(p), u32::from(s));
+                            Value::Decimal(if f < 0.0 { -max } else { max })
+                        }
+                        _ => cast_decimal(Decimal::ZERO, p, s, env),
+                    },
+                }
             }
         },
         Func::CastDate => match temporal(&arg(args, 0, env)?, env) {

@@ -46,8 +46,9 @@
 //! | ROUND / TRUNCATE / CEIL / FLOOR | as asked | MySQL rounds half away from zero |
 //!
 //! When a result would pass 65 digits, the scale gives way first (digits
-//! after the point are rounded off, down to scale 0), as MySQL's
-//! `decimal_mul` reduces the fraction before it reports an overflow.
+//! after the point are truncated, down to scale 0), as MySQL's `do_add` and
+//! `decimal_mul` drop the fraction that finds no room before they report an
+//! overflow.
 //!
 //! # Key order
 //!
@@ -59,6 +60,12 @@
 //! so keys of one index never mix the two.
 //!
 //! # Not implemented
+//! - MySQL computes in a buffer of 81 digits (9 words) and only the result
+//!   *type* stops at 65: `SELECT d + d` of two DECIMAL(65,30) maxima prints
+//!   66 digits there, and `99...9 (65 nines) + 1` is 10^65. Canyon's values
+//!   never pass 65 digits: the first truncates its last fraction digit, the
+//!   second is an out-of-range error (1690). A column cannot hold either
+//!   in MySQL (1264), so stored data is the same.
 //! - MySQL's `decimal_mul` truncates digits past scale 30; Canyon rounds
 //!   them (half away from zero). Both give the same value for every
 //!   product whose exact scale is at most 30.
@@ -220,16 +227,21 @@ impl Decimal {
     }
 
     /// `m / 10^scale`, its scale rounded (half away from zero) down to 30
-    /// and then as far as needed to fit 65 digits; `None` when even the
-    /// integer part passes 65 digits.
+    /// and then truncated as far as needed to fit 65 digits; `None` when
+    /// even the integer part passes 65 digits.
     pub fn fit(m: I256, scale: u32) -> Option<Decimal> {
-        let mut drop = scale.saturating_sub(MAX_SCALE);
+        // Past scale 30: rounded, as MySQL rounds a result to its type's
+        // scale.
+        let over = scale.saturating_sub(MAX_SCALE);
+        let (m, scale) = (
+            shrink(m, over, RoundingStrategy::MidpointAwayFromZero),
+            scale - over,
+        );
+        // Past 65 digits: fraction digits are truncated, as MySQL's
+        // do_add / do_mul truncate the fraction that finds no room.
         let d = digits(m);
-        if d > MAX_PRECISION {
-            drop = drop.max(d - MAX_PRECISION);
-        }
-        let drop = drop.min(scale);
-        let m = shrink(m, drop, RoundingStrategy::MidpointAwayFromZero);
+        let drop = d.saturating_sub(MAX_PRECISION).min(scale);
+        let m = shrink(m, drop, RoundingStrategy::ToZero);
         Decimal::from_parts(m, scale - drop)
     }
 
