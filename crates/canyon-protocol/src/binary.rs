@@ -27,10 +27,9 @@
 use super::codec::{put_u16, put_u32, Cursor, Truncated};
 use super::text::write_text_value;
 use canyon_common::Error;
+use canyon_sql::decimal::Decimal;
 use canyon_sql::{charset, column_flags, Column, ColumnType, Value};
 use chrono::{Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
-use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::Decimal;
 
 /// The command name MySQL uses in COM_STMT_EXECUTE error messages.
 pub const EXECUTE_COMMAND: &str = "mysqld_stmt_execute";

@@ -87,6 +87,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_multi_dml.sql",
         include_str!("sql/differential_multi_dml.sql"),
     ),
+    (
+        "differential_decimal65.sql",
+        include_str!("sql/differential_decimal65.sql"),
+    ),
 ];
 
 /// One statement of the script.

@@ -86,7 +86,7 @@ pub use catalog::{auth, stats};
 pub use parse::limits;
 pub use plan::access;
 pub use plan::select as query;
-pub use types::{collation, value};
+pub use types::{collation, decimal, value};
 
 pub use catalog::auth::{native_hash, AuthPlugin};
 pub use catalog::config::{

@@ -16,7 +16,9 @@ use canyon_txn::IndexId;
 
 pub(crate) fn scale_of(ty: SqlType) -> u8 {
     match ty {
-        SqlType::Decimal { scale, .. } => scale,
+        SqlType::Decimal {
+            precision, scale, ..
+        } => crate::types::encoding::decimal_key_form(precision, scale),
         _ => 0,
     }
 }

@@ -818,7 +818,7 @@ pub fn default_value(d: &DefaultValue, now: impl FnOnce() -> chrono::NaiveDateTi
                 Value::Int(i)
             } else if let Ok(u) = s.parse::<u64>() {
                 Value::UInt(u)
-            } else if let Ok(d) = rust_decimal::Decimal::from_str_exact(s) {
+            } else if let Ok(d) = crate::types::decimal::Decimal::from_str_exact(s) {
                 Value::Decimal(d)
             } else {
                 Value::Double(s.parse().unwrap_or(0.0))

@@ -298,6 +298,7 @@ fn column_width(b: &[u8], ty: SqlType) -> Option<usize> {
                 | SqlType::Double { .. }
                 | SqlType::DateTime(_)
                 | SqlType::Timestamp(_) => Some(8),
+                SqlType::Decimal { precision, .. } if precision > 38 => Some(32),
                 SqlType::Decimal { .. } => Some(16),
                 SqlType::Date => Some(4),
                 _ => None,
@@ -664,7 +665,10 @@ mod tests {
         assert_eq!(column_width(&enc(Value::Null, 0), int), Some(1));
         let s = enc(Value::Bytes(vec![b'a', 0, b'b']), 0);
         assert_eq!(column_width(&s, SqlType::VarChar(10)), Some(s.len()));
-        let d = enc(Value::Decimal(rust_decimal::Decimal::new(125, 2)), 2);
+        let d = enc(
+            Value::Decimal(crate::types::decimal::Decimal::new(125, 2)),
+            2,
+        );
         assert_eq!(
             column_width(
                 &d,

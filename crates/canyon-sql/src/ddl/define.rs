@@ -22,6 +22,7 @@ use crate::catalog::{
 };
 use crate::ddl::alter::{AlterOp, ColumnPosition};
 use crate::types::collation::Collation;
+use crate::types::decimal::{MAX_PRECISION, MAX_SCALE};
 use crate::types::enumset;
 use crate::types::value::Value;
 use crate::types::SqlType;
@@ -244,19 +245,20 @@ fn fsp(p: Option<u64>) -> Result<u8> {
     match p {
         None => Ok(0),
         Some(p) if p <= u64::from(crate::types::sqltype::MAX_FSP) => Ok(p as u8),
-        Some(p) => Err(too_big_precision(p, "")),
+        Some(p) => Err(too_big_precision(
+            p,
+            "",
+            u32::from(crate::types::sqltype::MAX_FSP),
+        )),
     }
 }
 
-/// 1426 ER_TOO_BIG_PRECISION for `name`.
-fn too_big_precision(p: u64, name: &str) -> Error {
+/// 1426 ER_TOO_BIG_PRECISION for `name`, whose type allows `max`.
+fn too_big_precision(p: u64, name: &str, max: u32) -> Error {
     Error::Sql {
         code: 1426,
         sqlstate: *b"42000",
-        message: format!(
-            "Too-big precision {p} specified for '{name}'. Maximum is {}.",
-            crate::types::sqltype::MAX_FSP
-        ),
+        message: format!("Too-big precision {p} specified for '{name}'. Maximum is {max}."),
     }
 }
 
@@ -328,10 +330,24 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
                 ast::ExactNumberInfo::Precision(p) => (*p, 0),
                 ast::ExactNumberInfo::PrecisionAndScale(p, s) => (*p, (*s).max(0) as u64),
             };
-            if p > 28 || s > 28 || s > p {
-                return Err(Error::Unsupported(format!(
-                    "DECIMAL({p},{s}): Canyon stores DECIMAL up to 28 digits"
-                )));
+            // MySQL's limits (see crate::types::decimal): 1426 past 65
+            // digits, 1425 past scale 30, 1427 for a scale above M.
+            if p > u64::from(MAX_PRECISION) {
+                return Err(too_big_precision(p, "", MAX_PRECISION));
+            }
+            if s > u64::from(MAX_SCALE) {
+                return Err(Error::Sql {
+                    code: 1425,
+                    sqlstate: *b"42000",
+                    message: format!("Too big scale {s} specified. Maximum is {MAX_SCALE}."),
+                });
+            }
+            if s > p {
+                return Err(Error::Sql {
+                    code: 1427,
+                    sqlstate: *b"42000",
+                    message: "For float(M,D), double(M,D) or decimal(M,D), M must be >= D".into(),
+                });
             }
             SqlType::Decimal {
                 precision: p as u8,
@@ -537,13 +553,22 @@ fn index_columns(cols: &[ast::IndexColumn], columns: &[ColumnDef]) -> Result<Vec
 pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(ColumnDef, bool, bool)> {
     let ty = sql_type(&c.data_type).map_err(|e| match e {
         Error::Sql { code: 1426, .. } => {
-            let p = match &c.data_type {
-                ast::DataType::Datetime(p)
-                | ast::DataType::Timestamp(p, _)
-                | ast::DataType::Time(p, _) => p.unwrap_or(0),
-                _ => 0,
+            use ast::DataType as D;
+            let fsp = u32::from(crate::types::sqltype::MAX_FSP);
+            let (p, max) = match &c.data_type {
+                D::Datetime(p) | D::Timestamp(p, _) | D::Time(p, _) => (p.unwrap_or(0), fsp),
+                D::Decimal(info)
+                | D::Numeric(info)
+                | D::Dec(info)
+                | D::DecimalUnsigned(info)
+                | D::DecUnsigned(info) => match info {
+                    ast::ExactNumberInfo::Precision(p)
+                    | ast::ExactNumberInfo::PrecisionAndScale(p, _) => (*p, MAX_PRECISION),
+                    ast::ExactNumberInfo::None => (0, MAX_PRECISION),
+                },
+                _ => (0, fsp),
             };
-            too_big_precision(p, &c.name.value)
+            too_big_precision(p, &c.name.value, max)
         }
         e => e,
     })?;

@@ -25,13 +25,12 @@ use crate::expr::{
 use crate::plan::access::{KeyRanges, Target};
 use crate::plan::eval_count;
 use crate::plan::select::{select_plan, LockMode, SelectPlan, SourceKind, Step};
+use crate::types::decimal::Decimal;
 use crate::types::encoding::encode_row;
 use crate::types::result::QueryResult;
 use crate::types::value::{collated, compare_as, sort_cmp_as, Value};
 use canyon_common::{Error, Result};
 use canyon_txn::{ReadMode, Reader, Transaction};
-use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
-use rust_decimal::Decimal;
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -334,10 +333,9 @@ impl AggState {
                         Value::Null
                     } else {
                         let scale = s.scale() + 4;
-                        let mut q = (*s / Decimal::from(*n)).round_dp_with_strategy(
-                            scale,
-                            rust_decimal::RoundingStrategy::MidpointAwayFromZero,
-                        );
+                        // MySQL: AVG of a DECIMAL has the argument's scale + 4
+                        // (div_precision_increment), rounded half away from zero.
+                        let mut q = s.div_round(Decimal::from(*n), scale).unwrap_or(*s);
                         q.rescale(scale);
                         let _ = a;
                         Value::Decimal(q)
@@ -867,7 +865,7 @@ impl<'p> Collector<'p> {
                         if d.scale() > s {
                             *d = d.round_dp_with_strategy(
                                 s,
-                                rust_decimal::RoundingStrategy::MidpointAwayFromZero,
+                                crate::types::decimal::RoundingStrategy::MidpointAwayFromZero,
                             );
                         }
                     }

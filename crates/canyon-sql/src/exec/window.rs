@@ -240,9 +240,7 @@ impl Partition<'_> {
         let n = match v {
             Value::Int(n) => Some(n),
             Value::UInt(n) => i64::try_from(n).ok(),
-            Value::Decimal(d) if d.fract().is_zero() => {
-                rust_decimal::prelude::ToPrimitive::to_i64(&d)
-            }
+            Value::Decimal(d) if d.fract().is_zero() => d.to_i64(),
             _ => None,
         };
         match n {

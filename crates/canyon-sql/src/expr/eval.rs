@@ -11,10 +11,9 @@
 use crate::expr::functions::{self, Func};
 use crate::expr::tree::{BinOp, Expr, SubqueryExpr, SubqueryKind};
 use crate::types::collation::Collation;
+use crate::types::decimal::Decimal;
 use crate::types::value::{compare_as, Value};
 use canyon_common::{Error, Result};
-use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::Decimal;
 use std::cmp::Ordering;
 
 /// What evaluation can see besides the expression.
@@ -842,14 +841,8 @@ pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
         BinOp::Add => x.checked_add(y),
         BinOp::Sub => x.checked_sub(y),
         // MySQL: a product's scale is the sum of the operands' (`0 * 11.99` is
-        // 0.00); rust_decimal returns a zero product at scale 0.
-        BinOp::Mul => x.checked_mul(y).map(|mut p| {
-            let scale = (x.scale() + y.scale()).min(28);
-            if p.is_zero() && p.scale() < scale {
-                p.rescale(scale);
-            }
-            p
-        }),
+        // 0.00), at most 30 (see crate::types::decimal).
+        BinOp::Mul => x.checked_mul(y),
         BinOp::Div => {
             if y.is_zero() {
                 return Ok(Value::Null);
@@ -863,13 +856,8 @@ pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
             // computes them: 1/7 is 0.142857142 inside (seen where the
             // quotient becomes a DOUBLE).
             let internal = (x.scale() + 4).div_ceil(9) * 9;
-            let internal = internal.min(28);
-            x.checked_div(y).map(|q| {
-                let mut q =
-                    q.round_dp_with_strategy(internal, rust_decimal::RoundingStrategy::ToZero);
-                q.rescale(internal);
-                q
-            })
+            let internal = internal.min(crate::types::decimal::MAX_SCALE);
+            x.div_trunc(y, internal)
         }
         BinOp::IntDiv => {
             if y.is_zero() {
@@ -888,7 +876,12 @@ pub fn arithmetic(op: BinOp, l: &Value, r: &Value) -> Result<Value> {
                 .map(|r| if r.is_zero() { r.abs() } else { r })
         }
     };
-    res.map(Value::Decimal).ok_or_else(|| out_of_range(sym))
+    // MySQL's 1690 names the result type: "DECIMAL value is out of range".
+    res.map(Value::Decimal)
+        .ok_or_else(|| Error::ValueOutOfRange {
+            type_name: "DECIMAL".into(),
+            expr: sym.to_string(),
+        })
 }
 
 fn int128(n: &Num) -> Option<i128> {

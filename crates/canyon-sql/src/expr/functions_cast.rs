@@ -8,11 +8,10 @@ use crate::expr::eval::Env;
 use crate::expr::functions::{arg, unsupported, Func};
 use crate::expr::functions_datetime::temporal;
 use crate::expr::tree::Expr;
+use crate::types::decimal::{Decimal, RoundingStrategy, MAX_PRECISION, MAX_SCALE};
 use crate::types::value::Value;
 use crate::types::ExprKind;
 use canyon_common::Result;
-use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::{Decimal, RoundingStrategy};
 
 /// The casts and [`Func::Conform`].
 pub(super) fn call_cast(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
@@ -60,7 +59,20 @@ pub(super) fn call_cast(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> 
             Value::Null => Value::Null,
             v => {
                 warn_if_not_number(&v, "DECIMAL", env);
-                cast_decimal(v.to_decimal().unwrap_or_default(), p, s, env)
+                // A number past 65 digits (1e70) has no decimal: it is
+                // clipped like any other out-of-range value below.
+                match v.to_decimal() {
+                    Some(d) => cast_decimal(d, p, s, env),
+                    None => match v.to_f64() {
+                        Some(f) if f.is_finite() && f.abs() >= 1.0 => {
+                            env.ctx
+                                .warn(1264, "Out of range value for column 'CAST' at row 1");
+                            let max = Decimal::max_of(u32::from(p), u32::from(s));
+                            Value::Decimal(if f < 0.0 { -max } else { max })
+                        }
+                        _ => cast_decimal(Decimal::ZERO, p, s, env),
+                    },
+                }
             }
         },
         Func::CastDate => match temporal(&arg(args, 0, env)?, env) {
@@ -223,12 +235,12 @@ fn cast_integer(v: &Value, unsigned: bool, env: &Env<'_>) -> Value {
 /// CAST(x AS DECIMAL(p, s)): rounded half away from zero to s places, and clamped
 /// to the largest value p digits hold (MySQL warns 1264).
 fn cast_decimal(d: Decimal, p: u8, s: u8, env: &Env<'_>) -> Value {
-    let s = u32::from(s.min(28));
+    let s = u32::from(s).min(MAX_SCALE);
     let mut r = d.round_dp_with_strategy(s, RoundingStrategy::MidpointAwayFromZero);
-    let int_digits = u32::from(p).saturating_sub(s);
-    if int_digits + s <= 28 {
+    let p = u32::from(p).clamp(s.max(1), MAX_PRECISION);
+    {
         // The largest value DECIMAL(p, s) holds: p nines with s after the point.
-        let max = Decimal::from_i128_with_scale(10i128.pow(int_digits + s) - 1, s);
+        let max = Decimal::max_of(p, s);
         if r.abs() > max {
             env.ctx
                 .warn(1264, "Out of range value for column 'CAST' at row 1");

@@ -10,10 +10,9 @@ use crate::expr::eval::Env;
 use crate::expr::functions::{arg, text, unsupported, Func};
 use crate::expr::tree::Expr;
 use crate::types::datetime::{self, Temporal, Unit};
+use crate::types::decimal::{Decimal, RoundingStrategy};
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
-use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::{Decimal, RoundingStrategy};
 
 /// NOW(), CURDATE() and UNIX_TIMESTAMP(), read from the statement's clock.
 pub(super) fn call_clock(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
@@ -230,7 +229,8 @@ pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
             let whole = secs.trunc().to_i64().unwrap_or(i64::MAX);
             let micros = (secs.fract() * Decimal::from(1_000_000))
                 .round()
-                .to_u32()
+                .to_u64()
+                .and_then(|m| u32::try_from(m).ok())
                 .unwrap_or(0);
             // The instant, shown in the session's time zone.
             let Some(dt) = chrono::DateTime::from_timestamp(whole, micros * 1000)

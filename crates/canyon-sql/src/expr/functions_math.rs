@@ -6,10 +6,9 @@
 use crate::expr::eval::{arithmetic, Env};
 use crate::expr::functions::{arg, text, unsupported, Func};
 use crate::expr::tree::{BinOp, Expr};
+use crate::types::decimal::{Decimal, RoundingStrategy};
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
-use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::{Decimal, RoundingStrategy};
 
 /// The numeric functions that evaluate their arguments as they need them.
 pub(super) fn call_numeric(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
@@ -56,8 +55,9 @@ pub(super) fn call_numeric(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Valu
                 Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
                     let x = v.to_decimal().unwrap_or_default();
                     if d >= 0 {
-                        let mut r = x.round_dp_with_strategy(d.min(28) as u32, strategy);
-                        r.rescale(d.min(28) as u32);
+                        let dp = d.min(i64::from(crate::types::decimal::MAX_SCALE)) as u32;
+                        let mut r = x.round_dp_with_strategy(dp, strategy);
+                        r.rescale(dp);
                         Value::Decimal(r)
                     } else {
                         let p = Decimal::from(10i64.pow((-d).min(18) as u32));

@@ -7,9 +7,9 @@
 use crate::expr::eval::Env;
 use crate::expr::functions::{arg, text, unsupported, Func};
 use crate::expr::tree::Expr;
+use crate::types::decimal::{Decimal, RoundingStrategy};
 use crate::types::value::{compare, Value};
 use canyon_common::Result;
-use rust_decimal::{Decimal, RoundingStrategy};
 use std::cmp::Ordering;
 
 fn string_fn(v: Value, f: impl FnOnce(&str) -> String) -> Value {
@@ -449,8 +449,8 @@ fn substring_index(s: &str, delim: &str, count: i64) -> String {
 /// FORMAT(x, d): rounded half away from zero, thousands grouped with ','.
 fn format_number(x: Decimal, d: i64) -> String {
     let d = d.clamp(0, 30) as u32;
-    let mut r = x.round_dp_with_strategy(d.min(28), RoundingStrategy::MidpointAwayFromZero);
-    r.rescale(d.min(28));
+    let mut r = x.round_dp_with_strategy(d, RoundingStrategy::MidpointAwayFromZero);
+    r.rescale(d);
     let s = r.abs().to_string();
     let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
     let mut grouped = String::new();

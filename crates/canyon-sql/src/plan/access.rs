@@ -35,14 +35,13 @@
 
 use crate::catalog::Table;
 use crate::expr::{eval, BinOp, Env, EvalContext, Expr};
+use crate::types::decimal::Decimal;
 use crate::types::encoding::encode_key_value;
 use crate::types::timezone::Zone;
 use crate::types::value::{parse_datetime_bytes, Value};
 use crate::types::SqlType;
 use canyon_common::Result;
 use canyon_storage::{prefix_successor, KeyRange};
-use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
-use rust_decimal::Decimal;
 use std::ops::Bound;
 
 /// Which key an access path reads.
@@ -471,7 +470,9 @@ impl Access {
 
 fn scale(ty: SqlType) -> u8 {
     match ty {
-        SqlType::Decimal { scale, .. } => scale,
+        SqlType::Decimal {
+            precision, scale, ..
+        } => crate::types::encoding::decimal_key_form(precision, scale),
         _ => 0,
     }
 }

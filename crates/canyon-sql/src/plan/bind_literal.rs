@@ -7,9 +7,9 @@
 //! the AST each, with no binder state: the rules can be read, and tested, on
 //! their own.
 
+use crate::types::decimal::Decimal;
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
-use rust_decimal::Decimal;
 use sqlparser::ast;
 
 /// Whether `_name` introduces a literal whose bytes Canyon takes as they are:

@@ -12,10 +12,10 @@ use crate::plan::explain_names::{
 };
 use crate::plan::select::{SelectPlan, SourceKind};
 use crate::plan::{OnDuplicate, Plan, RowOrder};
+use crate::types::decimal::Decimal;
 use crate::types::result::Column;
 use crate::types::value::Value;
 use crate::types::{expr_column, ExprKind};
-use rust_decimal::Decimal;
 use std::sync::Arc;
 
 /// The twelve columns of MySQL's traditional EXPLAIN.

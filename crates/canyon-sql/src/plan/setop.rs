@@ -46,12 +46,12 @@ use crate::plan::bind::Scope;
 use crate::plan::select::SelectPlan;
 use crate::plan::PlanContext;
 use crate::types::collation::Collation;
+use crate::types::decimal::Decimal;
 use crate::types::encoding::encode_row;
 use crate::types::result::{column_flags, Column};
 use crate::types::value::{collated, Value};
 use crate::types::{expr_column, ExprKind};
 use canyon_common::{Error, Result};
-use rust_decimal::Decimal;
 use sqlparser::ast;
 use std::collections::{HashMap, HashSet};
 

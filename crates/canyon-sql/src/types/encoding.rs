@@ -41,16 +41,35 @@
 //! `crate::ddl::alter`.
 
 use crate::types::collation::Collation;
+use crate::types::decimal::Decimal;
 use crate::types::value::{Stamp, Value};
 use canyon_common::{Error, Result};
 use chrono::{DateTime, Datelike, NaiveDate};
-use rust_decimal::Decimal;
+use ethnum::I256;
 
 const SIGN: u64 = 1 << 63;
 
+/// Set in [`encode_key_value`]'s `decimal_scale` argument for a DECIMAL
+/// column of more than 38 digits: its keys hold a 32-byte mantissa (see
+/// [`decimal_key_form`]).
+pub const WIDE_DECIMAL_KEY: u8 = 0x80;
+
+/// The `decimal_scale` argument of [`encode_key_value`] for a
+/// DECIMAL(`precision`, `scale`) column: the scale, with
+/// [`WIDE_DECIMAL_KEY`] set past 38 digits. Columns of up to 38 digits keep
+/// the 16-byte key every data file written before 65-digit decimals holds.
+pub fn decimal_key_form(precision: u8, scale: u8) -> u8 {
+    if precision > 38 {
+        scale | WIDE_DECIMAL_KEY
+    } else {
+        scale
+    }
+}
+
 /// Appends the memcomparable encoding of one key column. The value must already
 /// have the column's type (see [`crate::types::coerce`]); `decimal_scale` is the
-/// column's scale for DECIMAL columns, `collation` its collation (used for
+/// column's scale for DECIMAL columns (with [`WIDE_DECIMAL_KEY`] for wide
+/// ones, see [`decimal_key_form`]), `collation` its collation (used for
 /// strings only).
 pub fn encode_key_value(v: &Value, decimal_scale: u8, collation: Collation, out: &mut Vec<u8>) {
     match v {
@@ -70,11 +89,23 @@ pub fn encode_key_value(v: &Value, decimal_scale: u8, collation: Collation, out:
             out.extend_from_slice(&enc.to_be_bytes());
         }
         Value::Decimal(d) => {
+            // The mantissa at the column's scale, two's complement with the
+            // sign bit flipped, big-endian: byte order is numeric order.
             out.push(0x01);
             let mut d = *d;
-            d.rescale(decimal_scale as u32);
-            let m = d.mantissa();
-            out.extend_from_slice(&((m as u128) ^ (1u128 << 127)).to_be_bytes());
+            d.rescale((decimal_scale & !WIDE_DECIMAL_KEY) as u32);
+            let (m, _) = d.parts();
+            if decimal_scale & WIDE_DECIMAL_KEY != 0 {
+                let flipped = m.to_be_bytes();
+                out.push(flipped[0] ^ 0x80);
+                out.extend_from_slice(&flipped[1..]);
+            } else {
+                // A value the column holds fits (<= 38 digits); anything
+                // wider (a probe from a WHERE clause) saturates, which keeps
+                // it beyond every stored key on its side.
+                let m = i128::try_from(m).unwrap_or(if m < 0 { i128::MIN } else { i128::MAX });
+                out.extend_from_slice(&((m as u128) ^ (1u128 << 127)).to_be_bytes());
+            }
         }
         Value::Bytes(b) if !collation.is_bytewise() => {
             let mut key = Vec::with_capacity(b.len() * 2);
@@ -146,9 +177,21 @@ pub fn encode_values<'a>(count: usize, values: impl Iterator<Item = &'a Value> +
                 out.extend_from_slice(&d.to_le_bytes());
             }
             Value::Decimal(d) => {
-                out.push(4);
-                out.extend_from_slice(&d.mantissa().to_le_bytes());
-                out.push(d.scale() as u8);
+                let (m, scale) = d.parts();
+                match i128::try_from(m) {
+                    Ok(m) => {
+                        out.push(4);
+                        out.extend_from_slice(&m.to_le_bytes());
+                    }
+                    Err(_) => {
+                        // Past 38 digits: a 32-byte mantissa (format 1 rows
+                        // gained tag 9 with 65-digit decimals; tag 4 is
+                        // still written for everything that fits it).
+                        out.push(9);
+                        out.extend_from_slice(&m.to_le_bytes());
+                    }
+                }
+                out.push(scale as u8);
             }
             Value::Bytes(b) => {
                 out.push(5);
@@ -211,6 +254,14 @@ pub fn decode_row_columns(
                 Value::Decimal(
                     Decimal::try_from_i128_with_scale(m, scale)
                         .map_err(|_| Error::Corrupt("bad decimal".into()))?,
+                )
+            }
+            9 => {
+                let m = I256::from_le_bytes(r.array()?);
+                let scale = r.u8()? as u32;
+                Value::Decimal(
+                    Decimal::from_parts(m, scale)
+                        .ok_or_else(|| Error::Corrupt("bad decimal".into()))?,
                 )
             }
             5 => {
@@ -296,6 +347,7 @@ impl<'a> Reader<'a> {
             0 => 0,
             1..=3 => 8,
             4 => 17,
+            9 => 33,
             5 | 8 => self.varint()? as usize,
             6 => 4,
             7 => 8,
@@ -360,6 +412,63 @@ mod tests {
             );
         }
         assert!(key(&Value::Null) < key(&Value::Int(i64::MIN)));
+    }
+
+    #[test]
+    fn wide_decimal_keys_order_and_rows_round_trip() {
+        let wide = |v: &Decimal| {
+            let mut out = Vec::new();
+            encode_key_value(
+                &Value::Decimal(*v),
+                decimal_key_form(65, 30),
+                Collation::Binary,
+                &mut out,
+            );
+            out
+        };
+        let nines = "9".repeat(35) + "." + &"9".repeat(30);
+        let vals: Vec<Decimal> = [
+            format!("-{nines}"),
+            "-12345678901234567890123456789012345.5".into(),
+            "-1".into(),
+            "0".into(),
+            "0.000000000000000000000000000001".into(),
+            "12345678901234567890123456789012345.5".into(),
+            nines.clone(),
+        ]
+        .iter()
+        .map(|s| s.parse().expect("decimal"))
+        .collect();
+        for w in vals.windows(2) {
+            assert!(wide(&w[0]) < wide(&w[1]), "{w:?}");
+            assert_eq!(wide(&w[0]).len(), 33);
+        }
+        // Narrow columns keep the 16-byte key of existing data files.
+        let mut old = Vec::new();
+        encode_key_value(
+            &Value::Decimal(Decimal::new(-150, 2)),
+            2,
+            Collation::Binary,
+            &mut old,
+        );
+        let mut expect = vec![0x01];
+        expect.extend_from_slice(&((-150i128 as u128) ^ (1u128 << 127)).to_be_bytes());
+        assert_eq!(old, expect);
+        // Rows: tag 4 (i128) for what fits, tag 9 (I256) past it; both read back.
+        let row: Vec<Value> = vals.iter().map(|d| Value::Decimal(*d)).collect();
+        let bytes = encode_row(&row);
+        let mut back = Vec::new();
+        decode_row(&bytes, &mut back).expect("decode");
+        assert_eq!(back, row);
+        for (a, b) in back.iter().zip(&row) {
+            assert_eq!(a.to_text(), b.to_text());
+        }
+        // A row written before (tag 4, i128 mantissa -150, scale 2).
+        let mut old_row = vec![1, 1, 4];
+        old_row.extend_from_slice(&(-150i128).to_le_bytes());
+        old_row.push(2);
+        decode_row(&old_row, &mut back).expect("old row");
+        assert_eq!(back[0].to_text(), Some(b"-1.50".to_vec()));
     }
 
     #[test]

@@ -346,10 +346,7 @@ impl Members {
                     .ok()
                     .and_then(|s| s.trim_start().parse::<u64>().ok()),
             },
-            other => other.to_decimal().and_then(|d| {
-                use rust_decimal::prelude::ToPrimitive;
-                d.round().to_u64()
-            }),
+            other => other.to_decimal().and_then(|d| d.round().to_u64()),
         };
         match index {
             Some(i) if i >= 1 && i as usize <= self.values.len() => {
@@ -392,10 +389,7 @@ impl Members {
                     None => (mask, bad),
                 }
             }
-            other => match other.to_decimal().and_then(|d| {
-                use rust_decimal::prelude::ToPrimitive;
-                d.round().to_u64()
-            }) {
+            other => match other.to_decimal().and_then(|d| d.round().to_u64()) {
                 Some(n) => mask_of(n),
                 None => (0, true),
             },

@@ -21,6 +21,8 @@
 //! 0x07 array   u32 n ++ n × u32 end ++ elements
 //! 0x08 object  u32 n ++ n × u32 key_end ++ n × u32 value_end ++ keys ++ values
 //! 0x09 decimal i128 mantissa ++ u8 scale
+//! 0x0A decimal i256 mantissa ++ u8 scale (past 38 digits; 0x09 is
+//!      written for every value that fits it)
 //! ```
 //!
 //! An array's `end[i]` is where element `i` ends, counted from the start of
@@ -62,9 +64,8 @@
 //! becomes a JSON string here); path ranges `[m to n]`; partial in-place
 //! updates (every modification re-encodes the document).
 
+use crate::types::decimal::Decimal;
 use canyon_common::Error;
-use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::Decimal;
 use std::cmp::Ordering;
 
 /// Deepest nesting MySQL accepts (3157 ER_JSON_DOCUMENT_TOO_DEEP).
@@ -80,6 +81,7 @@ const STRING: u8 = 0x06;
 const ARRAY: u8 = 0x07;
 const OBJECT: u8 = 0x08;
 const DECIMAL: u8 = 0x09;
+const WIDE_DECIMAL: u8 = 0x0A;
 
 /// A JSON value as a tree: what the parser builds and the modifying
 /// functions (JSON_SET, JSON_MERGE_PATCH, ...) change before re-encoding.
@@ -162,8 +164,16 @@ fn encode_into(n: &Node, out: &mut Vec<u8>) {
             out.extend_from_slice(&d.to_bits().to_le_bytes());
         }
         Node::Decimal(d) => {
-            out.push(DECIMAL);
-            out.extend_from_slice(&d.mantissa().to_le_bytes());
+            match d.mantissa_i128() {
+                Some(m) => {
+                    out.push(DECIMAL);
+                    out.extend_from_slice(&m.to_le_bytes());
+                }
+                None => {
+                    out.push(WIDE_DECIMAL);
+                    out.extend_from_slice(&d.parts().0.to_le_bytes());
+                }
+            }
             out.push(d.scale() as u8);
         }
         Node::Str(s) => {
@@ -302,7 +312,7 @@ impl<'a> JsonRef<'a> {
             Some(&INT) => JsonType::Int,
             Some(&UINT) => JsonType::UInt,
             Some(&DOUBLE) => JsonType::Double,
-            Some(&DECIMAL) => JsonType::Decimal,
+            Some(&DECIMAL) | Some(&WIDE_DECIMAL) => JsonType::Decimal,
             Some(&STRING) => JsonType::Str,
             Some(&ARRAY) => JsonType::Array,
             Some(&OBJECT) => JsonType::Object,
@@ -426,7 +436,13 @@ impl<'a> JsonRef<'a> {
                 let m = self.bytes.get(1..17)?;
                 let mantissa = i128::from_le_bytes(m.try_into().ok()?);
                 let scale = *self.bytes.get(17)? as u32;
-                Num::Decimal(Decimal::try_from_i128_with_scale(mantissa, scale.min(28)).ok()?)
+                Num::Decimal(Decimal::try_from_i128_with_scale(mantissa, scale).ok()?)
+            }
+            WIDE_DECIMAL => {
+                let m = self.bytes.get(1..33)?;
+                let mantissa = ethnum::I256::from_le_bytes(m.try_into().ok()?);
+                let scale = *self.bytes.get(33)? as u32;
+                Num::Decimal(Decimal::from_parts(mantissa, scale)?)
             }
             _ => return None,
         })
@@ -571,8 +587,8 @@ impl Num {
             (Int(a), UInt(b)) => (a as i128).cmp(&(b as i128)),
             (UInt(a), Int(b)) => (a as i128).cmp(&(b as i128)),
             (Decimal(a), Decimal(b)) => a.cmp(&b),
-            (Decimal(a), Int(b)) => a.cmp(&rust_decimal::Decimal::from(b)),
-            (Int(a), Decimal(b)) => rust_decimal::Decimal::from(a).cmp(&b),
+            (Decimal(a), Int(b)) => a.cmp(&crate::types::decimal::Decimal::from(b)),
+            (Int(a), Decimal(b)) => crate::types::decimal::Decimal::from(a).cmp(&b),
             (a, b) => a
                 .to_f64()
                 .partial_cmp(&b.to_f64())

@@ -4,6 +4,7 @@
 //! coercion ([`sqltype`], whose items are re-exported here), collations and
 //! character sets ([`collation`], and the conversions of the non-UTF-8
 //! sets in [`charset`]), the date/time arithmetic ([`datetime`]),
+//! exact DECIMAL numbers of up to 65 digits ([`decimal`]),
 //! ENUM and SET member lists ([`enumset`]), FULLTEXT words and ranking
 //! ([`fulltext`]), the JSON type's binary form,
 //! paths and order ([`json`]), time zones and their conversions
@@ -19,6 +20,7 @@
 pub mod charset;
 pub mod collation;
 pub mod datetime;
+pub mod decimal;
 pub mod encoding;
 pub mod enumset;
 pub mod fulltext;

@@ -1,13 +1,12 @@
 //! Column types: declaration, result-set metadata, and coercion of values into a
 //! column under MySQL 8.0's default strict SQL mode (STRICT_TRANS_TABLES).
 
+use crate::types::decimal::{Decimal, RoundingStrategy};
 use crate::types::enumset::{self, Kind, Members};
 use crate::types::json;
 use crate::types::result::{charset, column_flags, Column, ColumnType};
 use crate::types::value::{parse_datetime_bytes, Value};
 use canyon_common::{Error, Result};
-use rust_decimal::prelude::ToPrimitive;
-use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
 
 /// A declared column type.
@@ -57,8 +56,8 @@ pub enum SqlType {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         digits: Option<(u8, u8)>,
     },
-    /// DECIMAL(precision, scale), exact. Canyon stores up to 28 digits (the range of
-    /// its decimal library); MySQL allows 65.
+    /// DECIMAL(precision, scale), exact: up to 65 digits, 30 after the point
+    /// (see [`crate::types::decimal`]).
     Decimal {
         /// Total digits.
         precision: u8,
@@ -805,15 +804,8 @@ pub fn coerce_or_clip(
                 if negative && unsigned {
                     Value::Decimal(Decimal::new(0, scale as u32))
                 } else {
-                    let int_digits = precision.saturating_sub(scale) as u32;
-                    if int_digits >= 19 {
-                        return Err(Error::OutOfRange { column, row });
-                    }
                     // 99.99 for DECIMAL(4,2).
-                    let max = Decimal::from_i128_with_scale(
-                        10i128.pow(precision as u32) - 1,
-                        scale as u32,
-                    );
+                    let max = Decimal::max_of(precision as u32, scale as u32);
                     Value::Decimal(if negative { -max } else { max })
                 }
             } else if let SqlType::Float { unsigned, digits }
@@ -1006,15 +998,15 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
             let d = match &v {
                 Value::Bytes(b) => {
                     let s = std::str::from_utf8(b).map_err(|_| incorrect("decimal", &v))?;
-                    Decimal::from_str_exact(s.trim())
-                        .or_else(|_| {
-                            s.trim()
-                                .parse::<f64>()
-                                .ok()
-                                .and_then(|f| Decimal::try_from(f).ok())
-                                .ok_or(())
-                        })
-                        .map_err(|_| incorrect("decimal", &v))?
+                    Decimal::from_str_exact(s.trim()).or_else(|_| {
+                        match s.trim().parse::<f64>() {
+                            // A number past 65 integer digits ('1e100').
+                            Ok(f) if f.is_finite() => {
+                                Decimal::try_from(f).map_err(|_| out_of_range())
+                            }
+                            _ => Err(incorrect("decimal", &v)),
+                        }
+                    })?
                 }
                 Value::Double(f) => Decimal::try_from(*f).map_err(|_| out_of_range())?,
                 other => other.to_decimal().ok_or_else(out_of_range)?,
@@ -1022,9 +1014,7 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
             let mut d =
                 d.round_dp_with_strategy(scale as u32, RoundingStrategy::MidpointAwayFromZero);
             d.rescale(scale as u32);
-            let int_digits = precision.saturating_sub(scale) as u32;
-            let limit = Decimal::from(10u64.pow(int_digits.min(19)));
-            if d.abs() >= limit && int_digits < 19 {
+            if d.abs() > Decimal::max_of(precision as u32, scale as u32) {
                 return Err(out_of_range());
             }
             if unsigned && d.is_sign_negative() && !d.is_zero() {

@@ -51,7 +51,10 @@ pub fn column_text<'a>(value: &'a Value, col: &Column) -> Option<Cow<'a, [u8]>> 
                 col.column_type,
                 ColumnType::NewDecimal | ColumnType::Decimal
             );
-            if decimal_column && declared <= 28 && d.scale() < declared {
+            if decimal_column
+                && declared <= crate::types::decimal::MAX_SCALE
+                && d.scale() < declared
+            {
                 d.rescale(declared);
             }
             owned(d.to_string())

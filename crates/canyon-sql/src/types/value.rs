@@ -12,10 +12,9 @@
 //! decides per operation.
 
 use crate::types::collation::Collation;
+use crate::types::decimal::Decimal;
 use crate::types::json;
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
-use rust_decimal::prelude::{FromPrimitive, ToPrimitive};
-use rust_decimal::Decimal;
 use std::cmp::Ordering;
 
 /// A SQL value as it crosses the engine boundary.
@@ -137,7 +136,10 @@ impl Value {
             // rint(), half to even; a DECIMAL rounds half away from zero.
             Value::Double(d) => d.round_ties_even() as i64,
             Value::Decimal(d) => d
-                .round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+                .round_dp_with_strategy(
+                    0,
+                    crate::types::decimal::RoundingStrategy::MidpointAwayFromZero,
+                )
                 .to_i64()
                 .unwrap_or(0),
             Value::Bytes(b) => parse_double_prefix(b).round_ties_even() as i64,
