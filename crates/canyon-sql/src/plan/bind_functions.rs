@@ -32,10 +32,26 @@ fn unit_of_field(f: &ast::DateTimeField) -> Result<Unit> {
 
 /// The unit of an INTERVAL expression (`INTERVAL n DAY`).
 fn interval_unit(iv: &ast::Interval) -> Result<Unit> {
-    match (&iv.leading_field, &iv.last_field) {
-        (Some(f), None) => unit_of_field(f),
-        _ => Err(Error::Unsupported(format!("INTERVAL {}", iv.value))),
-    }
+    use ast::DateTimeField as F;
+    // MySQL's compound units, as `crate::parse::spellings::interval_units`
+    // rewrote them (`DAY_SECOND` is `DAY TO SECOND`; `SECOND_MICROSECOND`,
+    // whose SECOND sqlparser reads no TO after, is `MICROSECOND TO SECOND`).
+    let compound = match (&iv.leading_field, &iv.last_field) {
+        (Some(f), None) => return unit_of_field(f),
+        (Some(F::Year), Some(F::Month)) => Unit::YearMonth,
+        (Some(F::Day), Some(F::Hour)) => Unit::DayHour,
+        (Some(F::Day), Some(F::Minute)) => Unit::DayMinute,
+        (Some(F::Day), Some(F::Second)) => Unit::DaySecond,
+        (Some(F::Day), Some(F::Microsecond)) => Unit::DayMicrosecond,
+        (Some(F::Hour), Some(F::Minute)) => Unit::HourMinute,
+        (Some(F::Hour), Some(F::Second)) => Unit::HourSecond,
+        (Some(F::Hour), Some(F::Microsecond)) => Unit::HourMicrosecond,
+        (Some(F::Minute), Some(F::Second)) => Unit::MinuteSecond,
+        (Some(F::Minute), Some(F::Microsecond)) => Unit::MinuteMicrosecond,
+        (Some(F::Microsecond), Some(F::Second)) => Unit::SecondMicrosecond,
+        _ => return Err(Error::Unsupported(format!("INTERVAL {}", iv.value))),
+    };
+    Ok(compound)
 }
 
 /// A unit given as a bare word (TIMESTAMPDIFF(MONTH, ...)); MySQL also accepts

@@ -46,15 +46,20 @@ impl Binder<'_> {
         let Some(ty) = self.member_type(&e) else {
             return e;
         };
-        let (f, m) = match ty {
-            SqlType::Enum(m) => (Func::EnumIndex, m),
-            SqlType::Set(m) => (Func::SetMask, m),
-            _ => return e,
-        };
-        let bare = match e {
+        let bare = |e: Expr| match e {
             Expr::Collate(inner, _) => *inner,
             other => other,
         };
+        let (f, m) = match ty {
+            SqlType::Enum(m) => (Func::EnumIndex, m),
+            SqlType::Set(m) => (Func::SetMask, m),
+            SqlType::Time(fsp) => {
+                let fsp = Expr::Literal(Value::Int(fsp as i64));
+                return Expr::Func(Func::TimeNumber, vec![bare(e), fsp]);
+            }
+            _ => return e,
+        };
+        let bare = bare(e);
         let mut args = Vec::with_capacity(m.values.len() + 1);
         args.push(bare);
         args.extend(m.values.iter().map(|v| Expr::Literal(Value::str(v))));
@@ -90,6 +95,8 @@ impl Binder<'_> {
                 | BinOp::BitAnd
                 | BinOp::BitOr
                 | BinOp::BitXor
+                | BinOp::Shl
+                | BinOp::Shr
         );
         let comparison = matches!(
             op,
