@@ -10,6 +10,7 @@ use crate::expr::functions::Func;
 use crate::expr::Expr;
 use crate::plan::bind::Binder;
 use crate::types::datetime::Unit;
+use crate::types::value::Value;
 use canyon_common::{Error, Result};
 use sqlparser::ast;
 
@@ -162,6 +163,18 @@ pub fn bind_special(b: &mut Binder<'_>, e: &ast::Expr) -> Option<Result<Expr>> {
                 .last()
                 .and_then(|p| p.as_ident())
                 .map(|i| i.value.to_ascii_uppercase())?;
+            if name == "OCT" {
+                // OCT(n) is CONV(n, 10, 8) (MySQL manual, 14.8).
+                return Some((|| {
+                    let args = plain_args(f).unwrap_or_default();
+                    let [n] = args.as_slice() else {
+                        return Err(Error::WrongFunctionArgs(name.clone()));
+                    };
+                    let n = b.bind(n)?;
+                    let base = |x| Expr::Literal(Value::Int(x));
+                    Ok(Expr::Func(Func::Conv, vec![n, base(10), base(8)]))
+                })());
+            }
             let special = matches!(
                 name.as_str(),
                 "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE" | "TIMESTAMPDIFF" | "TIMESTAMPADD"

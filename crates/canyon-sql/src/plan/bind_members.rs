@@ -18,6 +18,12 @@
 //! DELETE (both sort by text); an ENUM column of a derived table (or of a
 //! view that is not merged into the query) reads as text everywhere: a
 //! derived source's scope carries no member list.
+//!
+//! A TIME column (held as its text, see `crate::types::datetime`) reads
+//! the same way, in the same places, as MySQL's number `[-]HHMMSS[.ffffff]`
+//! ([`Func::TimeNumber`]): `c + 0`, `c = 000400`, `-c`, CAST(c AS SIGNED),
+//! SUM(c) and ORDER BY c (which then sorts by time, not by text). A TIME
+//! compared with a string or another TIME compares as text, as before.
 
 use crate::expr::functions::Func;
 use crate::expr::{BinOp, Expr};
@@ -26,8 +32,8 @@ use crate::types::value::Value;
 use crate::types::{ExprKind, SqlType};
 
 impl Binder<'_> {
-    /// The ENUM / SET type of `e` when it is such a column (possibly under
-    /// a COLLATE the binder added).
+    /// The ENUM / SET / TIME type of `e` when it is such a column (possibly
+    /// under a COLLATE the binder added).
     pub(super) fn member_type(&self, e: &Expr) -> Option<SqlType> {
         let pos = match e {
             Expr::Column(i) | Expr::Bound(i) => *i,
