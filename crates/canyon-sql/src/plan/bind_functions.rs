@@ -163,8 +163,10 @@ pub fn bind_special(b: &mut Binder<'_>, e: &ast::Expr) -> Option<Result<Expr>> {
                 .last()
                 .and_then(|p| p.as_ident())
                 .map(|i| i.value.to_ascii_uppercase())?;
-            if name == "OCT" {
-                // OCT(n) is CONV(n, 10, 8) (MySQL manual, 14.8).
+            if name == "OCT" || name == "BIN" {
+                // OCT(n) is CONV(n, 10, 8), BIN(n) CONV(n, 10, 2) (MySQL
+                // manual, 14.8).
+                let to = if name == "OCT" { 8 } else { 2 };
                 return Some((|| {
                     let args = plain_args(f).unwrap_or_default();
                     let [n] = args.as_slice() else {
@@ -172,7 +174,7 @@ pub fn bind_special(b: &mut Binder<'_>, e: &ast::Expr) -> Option<Result<Expr>> {
                     };
                     let n = b.bind(n)?;
                     let base = |x| Expr::Literal(Value::Int(x));
-                    Ok(Expr::Func(Func::Conv, vec![n, base(10), base(8)]))
+                    Ok(Expr::Func(Func::Conv, vec![n, base(10), base(to)]))
                 })());
             }
             let special = matches!(
