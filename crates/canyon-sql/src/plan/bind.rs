@@ -685,6 +685,16 @@ impl<'a> Binder<'a> {
             Some(n) => Box::new(n),
             None => self.boxed(right)?,
         };
+        if !numeric {
+            // Compared with a number (a BIT column: `c1 = b'101'`), a hex or
+            // bit-value literal is its integer too.
+            if let Some(n) = bit_literal_number(left).filter(|_| self.is_numeric(&r)) {
+                *l = n;
+            }
+            if let Some(n) = bit_literal_number(right).filter(|_| self.is_numeric(&l)) {
+                *r = n;
+            }
+        }
         self.member_operands(op, &mut l, &mut r);
         if matches!(
             op,

@@ -74,7 +74,7 @@ impl Binder<'_> {
 
     /// Whether `e` is numeric (so that an ENUM / SET compared with it is
     /// compared by index or bitmask).
-    fn is_numeric(&self, e: &Expr) -> bool {
+    pub(super) fn is_numeric(&self, e: &Expr) -> bool {
         matches!(
             e.kind(&self.frame_kinds(), &self.aggs),
             ExprKind::Int | ExprKind::UInt | ExprKind::Double | ExprKind::Decimal(_)
