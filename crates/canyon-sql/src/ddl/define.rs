@@ -379,12 +379,15 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
         D::Datetime(p) => SqlType::DateTime(fsp(*p)?),
         D::Timestamp(p, _) => SqlType::Timestamp(fsp(*p)?),
         D::Bit(n) => {
-            let n = n.unwrap_or(1);
-            if !(1..=64).contains(&n) {
-                // MySQL: 1439 "Display width out of range for column".
-                return Err(Error::InvalidArgument(
-                    "Display width out of range for column (max = 64)".to_string(),
-                ));
+            // BIT(0) is BIT(1), as in MySQL (type_bit.result: `bit(1)`).
+            let n = n.unwrap_or(1).max(1);
+            if n > 64 {
+                // MySQL: 1439 ER_TOO_BIG_DISPLAYWIDTH.
+                return Err(Error::Sql {
+                    code: 1439,
+                    sqlstate: *b"42000",
+                    message: "Display width out of range (max = 64)".into(),
+                });
             }
             SqlType::Bit(n as u8)
         }

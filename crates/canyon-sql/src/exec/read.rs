@@ -271,6 +271,9 @@ impl EvalContext for Quiet<'_> {
     fn session_fact(&self, f: crate::expr::functions::Func) -> Value {
         self.0.session_fact(f)
     }
+    fn load_file(&self, name: &[u8]) -> Value {
+        self.0.load_file(name)
+    }
     fn now(&self) -> chrono::NaiveDateTime {
         self.0.now()
     }

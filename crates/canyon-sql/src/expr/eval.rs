@@ -40,6 +40,13 @@ pub trait EvalContext {
     }
     /// Records a warning for SHOW WARNINGS (code, message).
     fn warn(&self, code: u16, message: &str);
+    /// LOAD_FILE(name): the bytes of the server file `name`, or NULL where
+    /// the session may not read it (no FILE privilege, outside
+    /// `secure_file_priv`, unreadable, past `max_allowed_packet`). Only a
+    /// session can answer; elsewhere NULL.
+    fn load_file(&self, _name: &[u8]) -> Value {
+        Value::Null
+    }
     /// The rows of a subquery whose enclosing frame is `outer` (its visible
     /// columns only). Only a query executor can answer (it holds the reader);
     /// elsewhere this is an error.
@@ -169,6 +176,9 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     }
     fn user_var(&self, name: &str) -> Value {
         self.base.user_var(name)
+    }
+    fn load_file(&self, name: &[u8]) -> Value {
+        self.base.load_file(name)
     }
     fn session_fact(&self, f: Func) -> Value {
         self.base.session_fact(f)
@@ -612,7 +622,12 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
             (Some(x), Some(y)) => Value::Int((x != y) as i64),
             _ => Value::Null,
         }),
-        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
+        BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+            // MySQL's integer bit operators work on BIGINT UNSIGNED: a
+            // negative operand is its two's complement, and a shift by 64 or
+            // more (a negative count included: it is a huge unsigned one)
+            // gives 0. (MySQL 8 gives binary-string operands byte-wise
+            // semantics; Canyon reads them as integers, as MySQL 5.7 did.)
             let (x, y) = (
                 l.to_i64().unwrap_or(0) as u64,
                 r.to_i64().unwrap_or(0) as u64,
@@ -620,7 +635,13 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
             Ok(Value::UInt(match op {
                 BinOp::BitAnd => x & y,
                 BinOp::BitOr => x | y,
-                _ => x ^ y,
+                BinOp::BitXor => x ^ y,
+                BinOp::Shl => x
+                    .checked_shl(u32::try_from(y).unwrap_or(u32::MAX))
+                    .unwrap_or(0),
+                _ => x
+                    .checked_shr(u32::try_from(y).unwrap_or(u32::MAX))
+                    .unwrap_or(0),
             }))
         }
         _ => {

@@ -180,6 +180,11 @@ pub enum Func {
     /// A SET column's numeric reading: `SetMask(c, member...)` is the
     /// bitmask of the members `c` holds. Made by the binder only.
     SetMask,
+    /// A TIME column's numeric reading (`c + 0`, `c = 400`, ORDER BY c):
+    /// `TimeNumber(c, fsp)` is MySQL's `[-]HHMMSS[.ffffff]`, a BIGINT for
+    /// fsp 0 and a DECIMAL of scale fsp otherwise ('-838:59:55' is
+    /// -8385955). Made by the binder only (see `crate::plan::bind_members`).
+    TimeNumber,
     Strcmp,
     Insert,
     Format,
@@ -208,6 +213,9 @@ pub enum Func {
     Atan,
     Cot,
     Conv,
+    /// LOAD_FILE(name): a server file's bytes, as the session allows
+    /// (`EvalContext::load_file`).
+    LoadFile,
     /// The JSON functions, `->` / `->>` and CAST(x AS JSON)
     /// (`crate::expr::functions_json`).
     Json(JsonFunc),
@@ -225,6 +233,7 @@ impl Func {
 pub fn lookup(name: &str) -> Option<Func> {
     Some(match name {
         "VERSION" => Func::Version,
+        "LOAD_FILE" => Func::LoadFile,
         "DATABASE" | "SCHEMA" => Func::Database,
         "USER" | "SESSION_USER" | "SYSTEM_USER" => Func::User,
         "CURRENT_USER" => Func::CurrentUser,
@@ -418,6 +427,8 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         // A third argument is bound for a SET column (`bind_members`).
         Func::FindInSet => n == 2 || n == 3,
         Func::EnumIndex | Func::SetMask => n >= 1,
+        Func::TimeNumber => n == 2,
+        Func::LoadFile => n == 1,
         Func::LastInsertId | Func::Rand | Func::UnixTimestamp => n <= 1,
         Func::Now => n <= 1,
         Func::Concat | Func::Coalesce => n >= 1,
@@ -521,6 +532,10 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         Func::Rand | Func::Sqrt | Func::Power | Func::CastDouble => ExprKind::Double,
         Func::CastDecimal(_, s) => ExprKind::Decimal(s),
         Func::Conform(k) => k,
+        Func::TimeNumber => match args.get(1) {
+            Some(Expr::Literal(Value::Int(f))) if *f > 0 => ExprKind::Decimal(*f as u8),
+            _ => ExprKind::Int,
+        },
         Func::Json(j) => j.kind(),
         Func::Abs | Func::Mod => match first() {
             ExprKind::String => ExprKind::Double,
@@ -673,6 +688,10 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::RowCount
         | Func::FoundRows
         | Func::LastInsertId => call_session(f, args, env),
+        Func::LoadFile => Ok(match arg(args, 0, env)?.to_bytes() {
+            Some(name) => env.ctx.load_file(&name),
+            None => Value::Null,
+        }),
         Func::Now | Func::CurDate | Func::UnixTimestamp => {
             functions_datetime::call_clock(f, args, env)
         }
@@ -854,6 +873,7 @@ fn call_ext(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::UtcTimestamp
         | Func::UtcDate
         | Func::UtcTime
+        | Func::TimeNumber
         | Func::CurTime => functions_datetime::call_time(f, v, env),
         Func::LPad
         | Func::RPad

@@ -191,6 +191,24 @@ pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
                 }
             }
         }
+        Func::TimeNumber => match time_value(&a0, env) {
+            None => Value::Null,
+            Some(us) => {
+                let a = us.unsigned_abs();
+                let secs = a / 1_000_000;
+                let hms = (secs / 3600 * 10_000 + secs / 60 % 60 * 100 + secs % 60) as i64;
+                let sign = if us < 0 { -1 } else { 1 };
+                match a1.to_i64().unwrap_or(0) {
+                    0 => Value::Int(sign * hms),
+                    fsp => {
+                        let n = sign * (hms * 1_000_000 + (a % 1_000_000) as i64);
+                        let mut d = Decimal::new(n, 6);
+                        d.rescale(fsp.clamp(1, 6) as u32);
+                        Value::Decimal(d)
+                    }
+                }
+            }
+        },
         Func::Extract(unit) => {
             if unit.is_date_unit() || unit == Unit::Quarter {
                 date_part(&|t| {
@@ -437,7 +455,30 @@ fn date_add(unit: Unit, sub: bool, d: &Value, amount: &Value, env: &Env<'_>) -> 
             Value::Double(x) => x.fract() != 0.0,
             _ => false,
         };
-    let result = if fractional_seconds {
+    let result = if unit.is_compound() {
+        let text = amount.to_bytes().unwrap_or_default();
+        match datetime::compound_interval(unit, &text) {
+            Some((months, micros)) => {
+                let (months, micros) = if sub {
+                    (-months, -micros)
+                } else {
+                    (months, micros)
+                };
+                datetime::add_interval(t.dt, Unit::Month, months)
+                    .and_then(|dt| datetime::add_micros(dt, micros))
+            }
+            None => {
+                env.ctx.warn(
+                    1292,
+                    &format!(
+                        "Truncated incorrect INTERVAL value: '{}'",
+                        amount.to_display()
+                    ),
+                );
+                return Ok(Value::Null);
+            }
+        }
+    } else if fractional_seconds {
         let micros = amount
             .to_decimal()
             .and_then(|x| (x * Decimal::from(1_000_000)).round().to_i64());

@@ -73,6 +73,10 @@ pub enum BinOp {
     BitOr,
     /// ^
     BitXor,
+    /// << (BIGINT UNSIGNED; a shift of 64 or more gives 0)
+    Shl,
+    /// >> (BIGINT UNSIGNED; a shift of 64 or more gives 0)
+    Shr,
 }
 
 impl BinOp {
@@ -98,6 +102,8 @@ impl BinOp {
             BinOp::BitAnd => "&",
             BinOp::BitOr => "|",
             BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
         }
     }
 }
@@ -821,7 +827,9 @@ impl Expr {
                     (ExprKind::Decimal(x), _) => ExprKind::Decimal((x + 4).min(30)),
                     _ => ExprKind::Decimal(4),
                 },
-                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => ExprKind::UInt,
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+                    ExprKind::UInt
+                }
                 _ => ExprKind::Int,
             },
             Expr::BitNot(_) => ExprKind::UInt,

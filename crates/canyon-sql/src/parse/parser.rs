@@ -11,8 +11,8 @@
 //! was matched, so no input can split a character (`/*ñ*/ SELECT 1` once did).
 
 use super::spellings::{
-    alter_table_spellings, create_fulltext_index, real_type_spellings, set_character_set,
-    set_names_in_list, window_from_last, window_spellings,
+    alter_table_spellings, backslash_n_null, create_fulltext_index, drop_tables, interval_units,
+    real_type_spellings, set_character_set, set_names_in_list, window_from_last, window_spellings,
 };
 use crate::catalog::budget::{MemoryBudget, Reservation};
 use crate::catalog::privileges::{PrivSpec, Privs};
@@ -138,6 +138,18 @@ impl Dialect for CanyonDialect {
             sqlparser::tokenizer::Token::Arrow | sqlparser::tokenizer::Token::LongArrow
         ) {
             return Some(Ok(self.prec_value(Precedence::DoubleColon)));
+        }
+        // MySQL's `<<` / `>>` bind looser than + and -, tighter than & and |
+        // (sqlparser puts them below &: `6 & 3 << 1` read as `(6 & 3) << 1`).
+        if matches!(
+            parser.peek_token_ref().token,
+            sqlparser::tokenizer::Token::ShiftLeft | sqlparser::tokenizer::Token::ShiftRight
+        ) {
+            let (amp, plus) = (
+                self.prec_value(Precedence::Ampersand),
+                self.prec_value(Precedence::PlusMinus),
+            );
+            return Some(Ok(amp + (plus - amp) / 2));
         }
         self.base.get_next_precedence(parser)
     }
@@ -782,6 +794,9 @@ fn parse_text(
                 .or_else(|| real_type_spellings(trimmed))
                 .or_else(|| create_fulltext_index(trimmed))
                 .or_else(|| window_spellings(trimmed))
+                .or_else(|| interval_units(trimmed))
+                .or_else(|| backslash_n_null(trimmed))
+                .or_else(|| drop_tables(trimmed))
             {
                 Some(rewritten) => parse_text(&rewritten, &limits::scan(&rewritten), None),
                 None => Err(unsupported_or(parse_error(text, e), trimmed)),

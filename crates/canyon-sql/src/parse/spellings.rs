@@ -1,10 +1,11 @@
 //! Statement spellings MySQL accepts and sqlparser does not read, rewritten
 //! into forms it does: `SET a = 1, NAMES cs`, `SET CHARACTER SET cs`, ALTER TABLE's `DROP KEY`,
 //! bare `RENAME t2`, ENGINE / COMMENT table options, `REAL(M,D)` /
-//! `DOUBLE PRECISION(M,D)`, and a window function's `FROM FIRST` /
-//! `RESPECT NULLS`. Each rewrite is tried only after sqlparser has
-//! refused the text (`crate::parse::parser`'s fallback), so the common path
-//! never pays for them; each leaves quoted strings and names alone.
+//! `DOUBLE PRECISION(M,D)`, a window function's `FROM FIRST` /
+//! `RESPECT NULLS`, compound INTERVAL units (`DAY_SECOND`), `\N` and
+//! `DROP TABLES`. Each rewrite is tried only after sqlparser has refused
+//! the text (`crate::parse::parser`'s fallback), so the common path never pays
+//! for them; each leaves quoted strings and names alone.
 
 use super::parser::Lexer;
 
@@ -438,4 +439,123 @@ pub(super) fn window_spellings(trimmed: &str) -> Option<String> {
 /// refuses (1235), as Canyon does.
 pub(super) fn window_from_last(trimmed: &str) -> bool {
     window_modifiers(trimmed).iter().any(|(_, last)| *last)
+}
+
+/// MySQL's compound INTERVAL units and the `TO` forms sqlparser reads for
+/// them (`crate::plan::bind_functions` maps them back). SECOND takes no
+/// `TO` in sqlparser, so SECOND_MICROSECOND is spelled backwards.
+const INTERVAL_UNITS: [(&str, &str); 11] = [
+    ("YEAR_MONTH", "YEAR TO MONTH"),
+    ("DAY_HOUR", "DAY TO HOUR"),
+    ("DAY_MINUTE", "DAY TO MINUTE"),
+    ("DAY_SECOND", "DAY TO SECOND"),
+    ("DAY_MICROSECOND", "DAY TO MICROSECOND"),
+    ("HOUR_MINUTE", "HOUR TO MINUTE"),
+    ("HOUR_SECOND", "HOUR TO SECOND"),
+    ("HOUR_MICROSECOND", "HOUR TO MICROSECOND"),
+    ("MINUTE_SECOND", "MINUTE TO SECOND"),
+    ("MINUTE_MICROSECOND", "MINUTE TO MICROSECOND"),
+    ("SECOND_MICROSECOND", "MICROSECOND TO SECOND"),
+];
+
+/// `INTERVAL '1 2:03:04' DAY_SECOND` and the other compound units, which
+/// sqlparser does not read: each unit word outside quotes and comments'
+/// reach (a whole word, not a quoted name) rewritten into its `TO` form.
+/// `None` when the text has none.
+pub(super) fn interval_units(trimmed: &str) -> Option<String> {
+    let b = trimmed.as_bytes();
+    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+    let mut out = String::with_capacity(trimmed.len() + 16);
+    let mut quote: Option<u8> = None;
+    let (mut i, mut copied, mut any) = (0, 0, false);
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) => {
+                if c == b'\\' && q != b'`' {
+                    i += 1;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if matches!(c, b'\'' | b'"' | b'`') => quote = Some(c),
+            None if is_word(c) && (i == 0 || !is_word(b[i - 1])) => {
+                let end = (i..b.len()).find(|&j| !is_word(b[j])).unwrap_or(b.len());
+                let word = &b[i..end];
+                if let Some((_, to)) = INTERVAL_UNITS
+                    .iter()
+                    .find(|(w, _)| w.as_bytes().eq_ignore_ascii_case(word))
+                {
+                    out.push_str(&trimmed[copied..i]);
+                    out.push_str(to);
+                    copied = end;
+                    any = true;
+                }
+                i = end;
+                continue;
+            }
+            None => {}
+        }
+        i += 1;
+    }
+    out.push_str(&trimmed[copied..]);
+    any.then_some(out)
+}
+
+/// `\N` outside quotes, MariaDB's (and MySQL 5.7's) synonym of NULL
+/// (`VALUES (0, \N, 3)`), rewritten as `NULL`. MySQL 8.0 removed the
+/// synonym (a syntax error there); Canyon accepts it because no valid MySQL
+/// 8 text has a `\` outside quotes, so the rewrite (tried only after
+/// sqlparser refused the text) cannot change what valid text means.
+/// `None` when the text has none.
+pub(super) fn backslash_n_null(trimmed: &str) -> Option<String> {
+    let b = trimmed.as_bytes();
+    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+    let mut out = String::with_capacity(trimmed.len() + 8);
+    let mut quote: Option<u8> = None;
+    let (mut i, mut copied, mut any) = (0, 0, false);
+    while i < b.len() {
+        let c = b[i];
+        match quote {
+            Some(q) => {
+                if c == b'\\' && q != b'`' {
+                    i += 1;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if matches!(c, b'\'' | b'"' | b'`') => quote = Some(c),
+            None if c == b'\\'
+                && b.get(i + 1) == Some(&b'N')
+                && b.get(i + 2).is_none_or(|&n| !is_word(n)) =>
+            {
+                out.push_str(&trimmed[copied..i]);
+                out.push_str("NULL");
+                i += 2;
+                copied = i;
+                any = true;
+                continue;
+            }
+            None => {}
+        }
+        i += 1;
+    }
+    out.push_str(&trimmed[copied..]);
+    any.then_some(out)
+}
+
+/// `DROP [TEMPORARY] TABLES ...`, MySQL's synonym of DROP TABLE, rewritten
+/// as DROP TABLE. `None` when the text is not such a statement.
+pub(super) fn drop_tables(trimmed: &str) -> Option<String> {
+    let mut lx = Lexer { s: trimmed, pos: 0 };
+    if !lx.keyword("DROP") {
+        return None;
+    }
+    lx.keyword("TEMPORARY");
+    lx.skip_ws();
+    let at = lx.pos;
+    if !lx.keyword("TABLES") {
+        return None;
+    }
+    Some(format!("{}TABLE{}", &trimmed[..at], &trimmed[lx.pos..]))
 }

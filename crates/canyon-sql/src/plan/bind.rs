@@ -42,9 +42,9 @@ pub struct Scope {
     pub kinds: Vec<ExprKind>,
     /// Column collations, in order (`None` for columns that are not strings).
     pub colls: Vec<Option<Collation>>,
-    /// The type of each ENUM / SET column (`None` for others, and for the
-    /// columns of derived sources): such a column reads as a number in a
-    /// numeric context (see `bind_members`). May be shorter than `columns`.
+    /// The type of each ENUM / SET / TIME column (`None` for others, and
+    /// for the columns of derived sources): such a column reads as a number
+    /// in a numeric context (see `bind_members`). May be shorter than `columns`.
     pub member_types: Vec<Option<SqlType>>,
     /// Frame position of its first column.
     pub offset: usize,
@@ -81,7 +81,9 @@ impl Scope {
                 .def
                 .columns
                 .iter()
-                .map(|c| c.ty.members().map(|_| c.ty))
+                .map(|c| {
+                    (c.ty.members().is_some() || matches!(c.ty, SqlType::Time(_))).then_some(c.ty)
+                })
                 .collect(),
             offset,
             coalesced: Vec::new(),
@@ -616,7 +618,10 @@ impl<'a> Binder<'a> {
             ast::UnaryOperator::Plus => self.bind(expr)?,
             ast::UnaryOperator::Not | ast::UnaryOperator::BangNot => Expr::Not(self.boxed(expr)?),
             ast::UnaryOperator::BitwiseNot => {
-                let e = self.bind(expr)?;
+                let e = match bit_literal_number(expr) {
+                    Some(n) => n,
+                    None => self.bind(expr)?,
+                };
                 Expr::BitNot(Box::new(self.numeric_reading(e)))
             }
             other => return Err(Error::Unsupported(format!("operator {other}"))),
@@ -655,10 +660,41 @@ impl<'a> Binder<'a> {
             ast::BinaryOperator::BitwiseAnd => BinOp::BitAnd,
             ast::BinaryOperator::BitwiseOr => BinOp::BitOr,
             ast::BinaryOperator::BitwiseXor => BinOp::BitXor,
+            ast::BinaryOperator::PGBitwiseShiftLeft => BinOp::Shl,
+            ast::BinaryOperator::PGBitwiseShiftRight => BinOp::Shr,
             other => return Err(Error::Unsupported(format!("operator {other}"))),
         };
-        let mut l = self.boxed(left)?;
-        let mut r = self.boxed(right)?;
+        let numeric = !matches!(
+            op,
+            BinOp::Eq
+                | BinOp::NullSafeEq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::And
+                | BinOp::Or
+                | BinOp::Xor
+        );
+        let mut l = match bit_literal_number(left).filter(|_| numeric) {
+            Some(n) => Box::new(n),
+            None => self.boxed(left)?,
+        };
+        let mut r = match bit_literal_number(right).filter(|_| numeric) {
+            Some(n) => Box::new(n),
+            None => self.boxed(right)?,
+        };
+        if !numeric {
+            // Compared with a number (a BIT column: `c1 = b'101'`), a hex or
+            // bit-value literal is its integer too.
+            if let Some(n) = bit_literal_number(left).filter(|_| self.is_numeric(&r)) {
+                *l = n;
+            }
+            if let Some(n) = bit_literal_number(right).filter(|_| self.is_numeric(&l)) {
+                *r = n;
+            }
+        }
         self.member_operands(op, &mut l, &mut r);
         if matches!(
             op,
@@ -1237,4 +1273,29 @@ fn strip_scope(v: &str) -> String {
         }
     }
     lower
+}
+
+/// A hex (`0xFF`, `X'FF'`) or bit-value (`b'101'`) literal as an operand of
+/// arithmetic or of a bit operator: the unsigned integer of its bytes (the
+/// last eight), as MySQL reads such a literal in numeric context. (MySQL 8
+/// gives `&`, `|`, `^`, `~`, `<<` and `>>` over binary strings byte-wise
+/// binary-string results; Canyon reads them as integers, as MariaDB and
+/// MySQL 5.7 do.)
+fn bit_literal_number(e: &ast::Expr) -> Option<Expr> {
+    let ast::Expr::Value(v) = e else {
+        return None;
+    };
+    let bytes = match &v.value {
+        ast::Value::HexStringLiteral(_)
+        | ast::Value::SingleQuotedByteStringLiteral(_)
+        | ast::Value::DoubleQuotedByteStringLiteral(_) => match literal(&v.value).ok()? {
+            Value::Bytes(b) => b,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let n = bytes[bytes.len().saturating_sub(8)..]
+        .iter()
+        .fold(0u64, |n, b| n << 8 | *b as u64);
+    Some(Expr::Literal(Value::UInt(n)))
 }

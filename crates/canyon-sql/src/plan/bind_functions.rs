@@ -10,6 +10,7 @@ use crate::expr::functions::Func;
 use crate::expr::Expr;
 use crate::plan::bind::Binder;
 use crate::types::datetime::Unit;
+use crate::types::value::Value;
 use canyon_common::{Error, Result};
 use sqlparser::ast;
 
@@ -32,10 +33,26 @@ fn unit_of_field(f: &ast::DateTimeField) -> Result<Unit> {
 
 /// The unit of an INTERVAL expression (`INTERVAL n DAY`).
 fn interval_unit(iv: &ast::Interval) -> Result<Unit> {
-    match (&iv.leading_field, &iv.last_field) {
-        (Some(f), None) => unit_of_field(f),
-        _ => Err(Error::Unsupported(format!("INTERVAL {}", iv.value))),
-    }
+    use ast::DateTimeField as F;
+    // MySQL's compound units, as `crate::parse::spellings::interval_units`
+    // rewrote them (`DAY_SECOND` is `DAY TO SECOND`; `SECOND_MICROSECOND`,
+    // whose SECOND sqlparser reads no TO after, is `MICROSECOND TO SECOND`).
+    let compound = match (&iv.leading_field, &iv.last_field) {
+        (Some(f), None) => return unit_of_field(f),
+        (Some(F::Year), Some(F::Month)) => Unit::YearMonth,
+        (Some(F::Day), Some(F::Hour)) => Unit::DayHour,
+        (Some(F::Day), Some(F::Minute)) => Unit::DayMinute,
+        (Some(F::Day), Some(F::Second)) => Unit::DaySecond,
+        (Some(F::Day), Some(F::Microsecond)) => Unit::DayMicrosecond,
+        (Some(F::Hour), Some(F::Minute)) => Unit::HourMinute,
+        (Some(F::Hour), Some(F::Second)) => Unit::HourSecond,
+        (Some(F::Hour), Some(F::Microsecond)) => Unit::HourMicrosecond,
+        (Some(F::Minute), Some(F::Second)) => Unit::MinuteSecond,
+        (Some(F::Minute), Some(F::Microsecond)) => Unit::MinuteMicrosecond,
+        (Some(F::Microsecond), Some(F::Second)) => Unit::SecondMicrosecond,
+        _ => return Err(Error::Unsupported(format!("INTERVAL {}", iv.value))),
+    };
+    Ok(compound)
 }
 
 /// A unit given as a bare word (TIMESTAMPDIFF(MONTH, ...)); MySQL also accepts
@@ -146,6 +163,20 @@ pub fn bind_special(b: &mut Binder<'_>, e: &ast::Expr) -> Option<Result<Expr>> {
                 .last()
                 .and_then(|p| p.as_ident())
                 .map(|i| i.value.to_ascii_uppercase())?;
+            if name == "OCT" || name == "BIN" {
+                // OCT(n) is CONV(n, 10, 8), BIN(n) CONV(n, 10, 2) (MySQL
+                // manual, 14.8).
+                let to = if name == "OCT" { 8 } else { 2 };
+                return Some((|| {
+                    let args = plain_args(f).unwrap_or_default();
+                    let [n] = args.as_slice() else {
+                        return Err(Error::WrongFunctionArgs(name.clone()));
+                    };
+                    let n = b.bind(n)?;
+                    let base = |x| Expr::Literal(Value::Int(x));
+                    Ok(Expr::Func(Func::Conv, vec![n, base(10), base(to)]))
+                })());
+            }
             let special = matches!(
                 name.as_str(),
                 "DATE_ADD" | "DATE_SUB" | "ADDDATE" | "SUBDATE" | "TIMESTAMPDIFF" | "TIMESTAMPADD"

@@ -18,6 +18,12 @@
 //! DELETE (both sort by text); an ENUM column of a derived table (or of a
 //! view that is not merged into the query) reads as text everywhere: a
 //! derived source's scope carries no member list.
+//!
+//! A TIME column (held as its text, see `crate::types::datetime`) reads
+//! the same way, in the same places, as MySQL's number `[-]HHMMSS[.ffffff]`
+//! ([`Func::TimeNumber`]): `c + 0`, `c = 000400`, `-c`, CAST(c AS SIGNED),
+//! SUM(c) and ORDER BY c (which then sorts by time, not by text). A TIME
+//! compared with a string or another TIME compares as text, as before.
 
 use crate::expr::functions::Func;
 use crate::expr::{BinOp, Expr};
@@ -26,8 +32,8 @@ use crate::types::value::Value;
 use crate::types::{ExprKind, SqlType};
 
 impl Binder<'_> {
-    /// The ENUM / SET type of `e` when it is such a column (possibly under
-    /// a COLLATE the binder added).
+    /// The ENUM / SET / TIME type of `e` when it is such a column (possibly
+    /// under a COLLATE the binder added).
     pub(super) fn member_type(&self, e: &Expr) -> Option<SqlType> {
         let pos = match e {
             Expr::Column(i) | Expr::Bound(i) => *i,
@@ -46,15 +52,20 @@ impl Binder<'_> {
         let Some(ty) = self.member_type(&e) else {
             return e;
         };
-        let (f, m) = match ty {
-            SqlType::Enum(m) => (Func::EnumIndex, m),
-            SqlType::Set(m) => (Func::SetMask, m),
-            _ => return e,
-        };
-        let bare = match e {
+        let bare = |e: Expr| match e {
             Expr::Collate(inner, _) => *inner,
             other => other,
         };
+        let (f, m) = match ty {
+            SqlType::Enum(m) => (Func::EnumIndex, m),
+            SqlType::Set(m) => (Func::SetMask, m),
+            SqlType::Time(fsp) => {
+                let fsp = Expr::Literal(Value::Int(fsp as i64));
+                return Expr::Func(Func::TimeNumber, vec![bare(e), fsp]);
+            }
+            _ => return e,
+        };
+        let bare = bare(e);
         let mut args = Vec::with_capacity(m.values.len() + 1);
         args.push(bare);
         args.extend(m.values.iter().map(|v| Expr::Literal(Value::str(v))));
@@ -63,7 +74,7 @@ impl Binder<'_> {
 
     /// Whether `e` is numeric (so that an ENUM / SET compared with it is
     /// compared by index or bitmask).
-    fn is_numeric(&self, e: &Expr) -> bool {
+    pub(super) fn is_numeric(&self, e: &Expr) -> bool {
         matches!(
             e.kind(&self.frame_kinds(), &self.aggs),
             ExprKind::Int | ExprKind::UInt | ExprKind::Double | ExprKind::Decimal(_)
@@ -90,6 +101,8 @@ impl Binder<'_> {
                 | BinOp::BitAnd
                 | BinOp::BitOr
                 | BinOp::BitXor
+                | BinOp::Shl
+                | BinOp::Shr
         );
         let comparison = matches!(
             op,

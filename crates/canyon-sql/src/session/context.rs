@@ -228,6 +228,43 @@ impl EvalContext for StmtCtx<'_> {
             _ => Value::Null,
         }
     }
+    fn load_file(&self, name: &[u8]) -> Value {
+        // MySQL 8 (Item_load_file): NULL without the FILE privilege, outside
+        // secure_file_priv, when unreadable, and (warning 1301) when the
+        // file is larger than max_allowed_packet.
+        let s = self.state;
+        let cat = s.engine.catalog();
+        let may = cat
+            .user(&s.user, &s.host)
+            .is_some_and(|u| u.allows_global(Privs::from_name("FILE").unwrap_or(Privs::SUPER)));
+        let Ok(name) = std::str::from_utf8(name) else {
+            return Value::Null;
+        };
+        let path = match super::load::secure_path(&s.engine.config, name) {
+            Ok(p) if may => p,
+            _ => return Value::Null,
+        };
+        let max = self
+            .sys_var("max_allowed_packet")
+            .ok()
+            .and_then(|v| v.to_i64())
+            .unwrap_or(i64::MAX);
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() && m.len() <= max as u64 => {}
+            Ok(m) if m.is_file() => {
+                self.warn(
+                    1301,
+                    &format!(
+                        "Result of load_file() was larger than max_allowed_packet ({max}) - \
+                         truncated"
+                    ),
+                );
+                return Value::Null;
+            }
+            _ => return Value::Null,
+        }
+        std::fs::read(&path).map_or(Value::Null, Value::Bytes)
+    }
     fn now(&self) -> chrono::NaiveDateTime {
         self.time_zone().from_utc(self.now_utc())
     }

@@ -291,35 +291,7 @@ impl Session {
     /// The path of a server-side file, if `secure_file_priv` allows it
     /// (LOAD DATA's input, SELECT ... INTO OUTFILE's output).
     pub(super) fn server_file(&self, name: &str) -> Result<std::path::PathBuf> {
-        let Some(dir) = self.state.engine.config.secure_file_priv.clone() else {
-            return Err(secure_file_priv_refuses());
-        };
-        let path = std::path::Path::new(name);
-        let path = if path.is_absolute() || dir.as_os_str().is_empty() {
-            path.to_path_buf()
-        } else {
-            dir.join(path)
-        };
-        if dir.as_os_str().is_empty() {
-            return Ok(path);
-        }
-        // Compared after resolving `..` and links, as MySQL does
-        // (is_secure_file_path).
-        // A file that does not exist yet (an OUTFILE) is its directory's
-        // real path and its name: `dir/../x` must not pass as under `dir`.
-        let real = std::fs::canonicalize(&path)
-            .ok()
-            .or_else(|| {
-                let parent = std::fs::canonicalize(path.parent()?).ok()?;
-                Some(parent.join(path.file_name()?))
-            })
-            .unwrap_or_else(|| path.clone());
-        let root = std::fs::canonicalize(&dir).unwrap_or(dir);
-        if real.starts_with(&root) {
-            Ok(real)
-        } else {
-            Err(secure_file_priv_refuses())
-        }
+        secure_path(&self.state.engine.config, name)
     }
 
     /// The table, checked for the privileges the load needs: INSERT, and
@@ -675,4 +647,41 @@ fn load_columns(table: &Table, stmt: &LoadData) -> Result<LoadColumns> {
         file_columns,
         set,
     })
+}
+
+/// The path of a server-side file, if `config`'s `secure_file_priv` allows
+/// it (LOAD DATA's input, SELECT ... INTO OUTFILE's output, LOAD_FILE()).
+pub(super) fn secure_path(
+    config: &crate::catalog::config::EngineConfig,
+    name: &str,
+) -> Result<std::path::PathBuf> {
+    let Some(dir) = config.secure_file_priv.clone() else {
+        return Err(secure_file_priv_refuses());
+    };
+    let path = std::path::Path::new(name);
+    let path = if path.is_absolute() || dir.as_os_str().is_empty() {
+        path.to_path_buf()
+    } else {
+        dir.join(path)
+    };
+    if dir.as_os_str().is_empty() {
+        return Ok(path);
+    }
+    // Compared after resolving `..` and links, as MySQL does
+    // (is_secure_file_path).
+    // A file that does not exist yet (an OUTFILE) is its directory's
+    // real path and its name: `dir/../x` must not pass as under `dir`.
+    let real = std::fs::canonicalize(&path)
+        .ok()
+        .or_else(|| {
+            let parent = std::fs::canonicalize(path.parent()?).ok()?;
+            Some(parent.join(path.file_name()?))
+        })
+        .unwrap_or_else(|| path.clone());
+    let root = std::fs::canonicalize(&dir).unwrap_or(dir);
+    if real.starts_with(&root) {
+        Ok(real)
+    } else {
+        Err(secure_file_priv_refuses())
+    }
 }

@@ -27,8 +27,9 @@
 //! does under NO_ZERO_DATE/NO_ZERO_IN_DATE); a TIME value type (TIME values are
 //! held as their text); an fsp carried by expressions (NOW(3) and a DATETIME(3)
 //! column inside CONCAT print six digits when the fraction is nonzero); the
-//! compound interval units (`DAY_SECOND`, ...), which the SQL parser does not
-//! accept.
+//! compound interval units in EXTRACT (`EXTRACT(DAY_SECOND FROM d)`); INTERVAL
+//! takes them ([`compound_interval`], and `crate::parse::spellings`'
+//! `interval_units` rewrite).
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 
@@ -45,6 +46,19 @@ pub enum Unit {
     Month,
     Quarter,
     Year,
+    /// The compound units of INTERVAL (`INTERVAL '1 2:03:04' DAY_SECOND`),
+    /// whose amount is a string of numbers (see [`compound_interval`]).
+    SecondMicrosecond,
+    MinuteMicrosecond,
+    MinuteSecond,
+    HourMicrosecond,
+    HourSecond,
+    HourMinute,
+    DayMicrosecond,
+    DaySecond,
+    DayMinute,
+    DayHour,
+    YearMonth,
 }
 
 impl Unit {
@@ -68,7 +82,7 @@ impl Unit {
     pub fn is_date_unit(self) -> bool {
         matches!(
             self,
-            Unit::Day | Unit::Week | Unit::Month | Unit::Quarter | Unit::Year
+            Unit::Day | Unit::Week | Unit::Month | Unit::Quarter | Unit::Year | Unit::YearMonth
         )
     }
 
@@ -91,10 +105,97 @@ impl Unit {
             Unit::Hour => 3_600_000_000,
             Unit::Day => 86_400_000_000,
             Unit::Week => 7 * 86_400_000_000,
-            // Calendar units never reach here (see `months`).
-            Unit::Month | Unit::Quarter | Unit::Year => 0,
+            // Calendar and compound units never reach here (see `months`,
+            // `compound_interval`).
+            _ => 0,
         }
     }
+
+    /// A compound unit's fields, largest first, and whether its last field
+    /// is microseconds; `None` for a simple unit.
+    fn compound_fields(self) -> Option<(&'static [Unit], bool)> {
+        use Unit::*;
+        Some(match self {
+            SecondMicrosecond => (&[Second, Microsecond], true),
+            MinuteMicrosecond => (&[Minute, Second, Microsecond], true),
+            MinuteSecond => (&[Minute, Second], false),
+            HourMicrosecond => (&[Hour, Minute, Second, Microsecond], true),
+            HourSecond => (&[Hour, Minute, Second], false),
+            HourMinute => (&[Hour, Minute], false),
+            DayMicrosecond => (&[Day, Hour, Minute, Second, Microsecond], true),
+            DaySecond => (&[Day, Hour, Minute, Second], false),
+            DayMinute => (&[Day, Hour, Minute], false),
+            DayHour => (&[Day, Hour], false),
+            YearMonth => (&[Year, Month], false),
+            _ => return None,
+        })
+    }
+
+    /// Whether this is a compound unit (`DAY_SECOND`, ...).
+    pub fn is_compound(self) -> bool {
+        self.compound_fields().is_some()
+    }
+}
+
+/// A compound INTERVAL amount as MySQL reads it (`get_interval_info`): an
+/// optional leading `-` (negating every field), then up to one number per
+/// field, separated by any non-digits. Too few numbers fill the smallest
+/// fields (`'1:02' DAY_SECOND` is one minute two seconds); a microsecond
+/// field written with fewer than six digits is a fraction (`'1.5'
+/// SECOND_MICROSECOND` is 1.5 seconds). Returns `(months, microseconds)`,
+/// `None` when the text has no number or a field overflows.
+pub fn compound_interval(unit: Unit, text: &[u8]) -> Option<(i64, i64)> {
+    let (fields, micro) = unit.compound_fields()?;
+    let mut p = 0;
+    while p < text.len() && text[p].is_ascii_whitespace() {
+        p += 1;
+    }
+    let neg = text.get(p) == Some(&b'-');
+    if neg {
+        p += 1;
+    }
+    while p < text.len() && !text[p].is_ascii_digit() {
+        p += 1;
+    }
+    let mut values: Vec<i64> = Vec::with_capacity(fields.len());
+    let mut last_len = 0;
+    while values.len() < fields.len() && p < text.len() && text[p].is_ascii_digit() {
+        let start = p;
+        let mut n: i64 = 0;
+        while p < text.len() && text[p].is_ascii_digit() {
+            n = n.checked_mul(10)?.checked_add((text[p] - b'0') as i64)?;
+            p += 1;
+        }
+        last_len = p - start;
+        values.push(n);
+        while p < text.len() && !text[p].is_ascii_digit() {
+            p += 1;
+        }
+    }
+    if values.is_empty() {
+        return None;
+    }
+    if micro {
+        let last = values.last_mut().expect("not empty");
+        if last_len < 6 {
+            *last = last.checked_mul(10i64.pow(6 - last_len as u32))?;
+        } else if last_len > 6 {
+            *last /= 10i64.pow((last_len - 6).min(18) as u32);
+        }
+    }
+    let skipped = fields.len() - values.len();
+    let (mut months, mut micros) = (0i64, 0i64);
+    for (f, v) in fields[skipped..].iter().zip(values) {
+        match f.months() {
+            Some(per) => months = months.checked_add(v.checked_mul(per)?)?,
+            None => micros = micros.checked_add(v.checked_mul(f.micros())?)?,
+        }
+    }
+    Some(if neg {
+        (-months, -micros)
+    } else {
+        (months, micros)
+    })
 }
 
 /// A parsed temporal argument: the point in time and whether it carried a time
@@ -337,7 +438,13 @@ pub fn parse_temporal_number(n: i64) -> Option<Temporal> {
 /// is taken).
 pub fn parse_time(text: &[u8]) -> Option<i64> {
     let s = std::str::from_utf8(text).ok()?.trim();
-    if let Some(t) = parse_temporal(s.as_bytes()) {
+    // Only a text with a date part is read as a datetime: a '-' or '/'
+    // after the sign, or twelve digits and more (YYMMDDHHMMSS). Otherwise
+    // '01:01:01.01' read as 2001-01-01 01:00:00 and '05 05' as a date.
+    let unsigned = s.strip_prefix('-').unwrap_or(s);
+    let dated = unsigned.contains(['-', '/'])
+        || unsigned.len() >= 12 && unsigned.bytes().all(|c| c.is_ascii_digit());
+    if let Some(t) = parse_temporal(s.as_bytes()).filter(|_| dated) {
         if t.has_time || s.contains('-') {
             return Some(time_of_day_micros(&t.dt));
         }
@@ -346,9 +453,9 @@ pub fn parse_time(text: &[u8]) -> Option<i64> {
         Some(rest) => (true, rest),
         None => (false, s),
     };
-    let (days, body) = match body.split_once(' ') {
-        Some((d, rest)) => (d.parse::<i64>().ok()?, rest.trim()),
-        None => (0, body),
+    let (days, body, days_given) = match body.split_once(' ') {
+        Some((d, rest)) => (d.parse::<i64>().ok()?, rest.trim(), true),
+        None => (0, body, false),
     };
     let (main, frac) = match body.split_once('.') {
         Some((m, f)) => (m, micros_of(f)),
@@ -365,6 +472,8 @@ pub fn parse_time(text: &[u8]) -> Option<i64> {
     let (h, m, sec) = match fields.as_slice() {
         [h, m] => (num(h)?, num(m)?, 0),
         [h, m, s] => (num(h)?, num(m)?, num(s)?),
+        // 'D HH': hours after a day count (MySQL: '05 05' is 125:00:00).
+        [h] if days_given => (num(h)?, 0, 0),
         [hms] => {
             let v = num(hms)?;
             (v / 10000, v / 100 % 100, v % 100)
