@@ -16,14 +16,18 @@
 //! `SET STATEMENT ... FOR` in two; [`spellings`] rewrites
 //! the MySQL spellings sqlparser does not read into ones it does.
 //!
-//! Two circles inside this folder: `parser` hands view statements to `view`,
+//! [`alter_database`] parses ALTER DATABASE / SCHEMA.
+//!
+//! Three circles inside this folder: `parser` hands view statements to `view`,
 //! which parses their SELECT with `parser`'s dialect (`parser` and `view`);
 //! `parser` falls back to `spellings`, which scans with `parser`'s `Lexer`
-//! (`parser` and `spellings`).
+//! (`parser` and `spellings`); so does `alter_database`, which `parser` calls
+//! (`parser` and `alter_database`).
 //!
 //! Contract: text in, statements or a MySQL error out; nothing here resolves
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
 
+pub mod alter_database;
 pub mod create_select;
 pub mod dml_modifiers;
 pub mod into;
