@@ -64,6 +64,7 @@ fn fresh() -> State {
         presentation: Default::default(),
         local_infile: false,
         secure_file_priv: None,
+        bulk_load: false,
     };
     let engine =
         Engine::open(Arc::new(MemoryStorage::new()), config).expect("in-memory engine opens");
