@@ -453,7 +453,8 @@ fn write_binary_datetime(out: &mut Vec<u8>, value: &Value, date_only: bool) {
         Value::Bytes(b) => parse_datetime_text(&String::from_utf8_lossy(b)),
         _ => None,
     };
-    let Some(dt) = dt else {
+    // Length 0 is the zero date '0000-00-00' (and NULL's placeholder).
+    let Some(dt) = dt.filter(|dt| !canyon_sql::types::datetime::is_zero(dt)) else {
         out.push(0);
         return;
     };
@@ -842,6 +843,15 @@ mod tests {
             &[Value::Stamp(stamp)],
         );
         assert_eq!(out, vec![0, 0, 11, 0xd0, 0x07, 1, 1, 0, 0, 0, 1, 0, 0, 0]);
+        // The zero date is length 0 (MySQL's `net_store_datetime`).
+        let zero = canyon_sql::types::datetime::ZERO_DATETIME;
+        let mut out = Vec::new();
+        write_binary_row(
+            &mut out,
+            &[col(ColumnType::Date), col(ColumnType::DateTime)],
+            &[Value::Date(zero.date()), Value::DateTime(zero)],
+        );
+        assert_eq!(out, vec![0, 0, 0, 0]);
     }
 
     #[test]

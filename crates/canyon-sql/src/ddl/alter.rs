@@ -1049,6 +1049,11 @@ fn added_default(col: &ColumnDef, now: chrono::NaiveDateTime, empty: bool) -> Re
                 } else {
                     "0000-00-00 00:00:00"
                 };
+                if crate::types::datetime::zero_dates()
+                    != crate::types::datetime::ZeroDates::Refused
+                {
+                    return Ok(DefaultValue::Literal(zero.to_string()));
+                }
                 return Err(Error::StrictModeError {
                     code: 1292,
                     message: format!(

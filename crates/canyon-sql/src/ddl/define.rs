@@ -763,6 +763,14 @@ pub(crate) fn check_default(col: &mut ColumnDef) -> Result<()> {
         DefaultValue::Literal(_) | DefaultValue::Number(_) => {
             let v = crate::catalog::default_value(d, || chrono::DateTime::UNIX_EPOCH.naive_utc());
             let v = crate::types::coerce(v, col.ty, &col.name, 0).map_err(|_| invalid())?;
+            // DEFAULT '0000-00-00' where the SQL mode refuses the zero date
+            // (NO_ZERO_DATE and strict: MySQL 8's default modes).
+            if v.is_zero_date()
+                && crate::types::datetime::zero_dates()
+                    == crate::types::datetime::ZeroDates::Refused
+            {
+                return Err(invalid());
+            }
             if col.ty.is_numeric() || matches!(col.ty, SqlType::Bit(_)) {
                 DefaultValue::Number(v.to_display())
             } else {

@@ -113,9 +113,9 @@
 //! - MODIFY that adds AUTO_INCREMENT to an existing column (1235): its 0 and
 //!   NULL values would need numbers.
 //! - ADD COLUMN ... DATE / DATETIME / TIMESTAMP NOT NULL without DEFAULT on
-//!   a non-empty table: MySQL fills the zero date, which Canyon's values
-//!   cannot hold (NO_ZERO_DATE is always on): 1292 as MySQL 8 reports it
-//!   for the zero date in strict mode. On an empty table it is accepted.
+//!   a non-empty table fills the zero date, as MySQL does, except where the
+//!   SQL mode refuses it (NO_ZERO_DATE and strict, MySQL 8's default): 1292
+//!   as MySQL 8's COPY reports it. On an empty table it is accepted.
 
 use crate::catalog::engine::{json, meta_key, take_id, Engine, META_TABLE};
 use crate::catalog::rows::{

@@ -6,7 +6,7 @@
 
 use crate::expr::eval::Env;
 use crate::expr::functions::{arg, unsupported, Func};
-use crate::expr::functions_datetime::temporal;
+use crate::expr::functions_datetime::temporal_or_zero;
 use crate::expr::tree::Expr;
 use crate::types::decimal::{Decimal, RoundingStrategy, MAX_PRECISION, MAX_SCALE};
 use crate::types::value::Value;
@@ -75,11 +75,11 @@ pub(super) fn call_cast(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> 
                 }
             }
         },
-        Func::CastDate => match temporal(&arg(args, 0, env)?, env) {
+        Func::CastDate => match temporal_or_zero(&arg(args, 0, env)?, env) {
             Some(t) => Value::Date(t.dt.date()),
             None => Value::Null,
         },
-        Func::CastDateTime => match temporal(&arg(args, 0, env)?, env) {
+        Func::CastDateTime => match temporal_or_zero(&arg(args, 0, env)?, env) {
             Some(t) => Value::DateTime(t.dt),
             None => Value::Null,
         },

@@ -79,6 +79,15 @@ pub(super) fn call_date(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
             None => Value::Null,
         }
     };
+    // YEAR, MONTH, DAY, QUARTER, DATE and EXTRACT of a date unit take the
+    // zero date apart, as MySQL does: every part is 0.
+    let zero_part = |zero: Value, g: &dyn Fn(&Temporal) -> Value| -> Value {
+        match temporal_or_zero(&a0, env) {
+            Some(t) if datetime::is_zero(&t.dt) => zero,
+            Some(t) => g(&t),
+            None => Value::Null,
+        }
+    };
     Ok(match f {
         Func::DateAdd(unit, sub) => date_add(unit, sub, &a0, &a1, env)?,
         Func::DateDiff => match (temporal(&a0, env), temporal(&a1, env)) {
@@ -92,7 +101,10 @@ pub(super) fn call_date(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
             (Some(x), Some(y)) => Value::Int(datetime::timestamp_diff(unit, x.dt, y.dt)),
             _ => Value::Null,
         },
-        Func::DateFormat => match (temporal(&a0, env), text(&a1)) {
+        Func::DateFormat => match (temporal_or_zero(&a0, env), text(&a1)) {
+            (Some(t), Some(fmt)) if datetime::is_zero(&t.dt) => {
+                datetime::format_zero(&fmt).map_or(Value::Null, |s| Value::str(&s))
+            }
             (Some(t), Some(fmt)) => Value::str(&datetime::format(&t.dt, &fmt)),
             _ => Value::Null,
         },
@@ -121,15 +133,19 @@ pub(super) fn call_date(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
                 }
             }
         }
-        Func::DateOf => date_part(&|t| Value::Date(t.dt.date())),
+        Func::DateOf => zero_part(Value::Date(datetime::ZERO_DATE), &|t| {
+            Value::Date(t.dt.date())
+        }),
         Func::TimeOf => match time_value(&a0, env) {
             Some(us) => Value::str(&datetime::format_time(us)),
             None => Value::Null,
         },
-        Func::Year => date_part(&|t| Value::Int(t.dt.year() as i64)),
-        Func::Month => date_part(&|t| Value::Int(t.dt.month() as i64)),
-        Func::Day => date_part(&|t| Value::Int(t.dt.day() as i64)),
-        Func::Quarter => date_part(&|t| Value::Int((t.dt.month() as i64 + 2) / 3)),
+        Func::Year => zero_part(Value::Int(0), &|t| Value::Int(t.dt.year() as i64)),
+        Func::Month => zero_part(Value::Int(0), &|t| Value::Int(t.dt.month() as i64)),
+        Func::Day => zero_part(Value::Int(0), &|t| Value::Int(t.dt.day() as i64)),
+        Func::Quarter => zero_part(Value::Int(0), &|t| {
+            Value::Int((t.dt.month() as i64 + 2) / 3)
+        }),
         Func::DayOfWeek => {
             date_part(&|t| Value::Int(t.dt.weekday().num_days_from_sunday() as i64 + 1))
         }
@@ -170,8 +186,11 @@ pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
     use chrono::{Datelike, Timelike};
     let a0 = v.first().cloned().unwrap_or(Value::Null);
     let a1 = v.get(1).cloned().unwrap_or(Value::Null);
-    let date_part = |g: &dyn Fn(&Temporal) -> Value| -> Value {
-        match temporal(&a0, env) {
+    // YEAR, MONTH, DAY, QUARTER, DATE and EXTRACT of a date unit take the
+    // zero date apart, as MySQL does: every part is 0.
+    let zero_part = |zero: Value, g: &dyn Fn(&Temporal) -> Value| -> Value {
+        match temporal_or_zero(&a0, env) {
+            Some(t) if datetime::is_zero(&t.dt) => zero,
             Some(t) => g(&t),
             None => Value::Null,
         }
@@ -211,7 +230,7 @@ pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
         },
         Func::Extract(unit) => {
             if unit.is_date_unit() || unit == Unit::Quarter {
-                date_part(&|t| {
+                zero_part(Value::Int(0), &|t| {
                     let d = t.dt.date();
                     Value::Int(match unit {
                         Unit::Year => d.year() as i64,
@@ -309,8 +328,23 @@ pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
 }
 
 /// A temporal argument: `None` for NULL, and for text that is no valid date
-/// (MySQL: NULL with warning 1292).
+/// (MySQL: NULL with warning 1292), the zero date included: the functions
+/// that need a whole date have none to work on (MySQL: NULL).
 pub(super) fn temporal(v: &Value, env: &Env<'_>) -> Option<Temporal> {
+    let t = temporal_or_zero(v, env)?;
+    if datetime::is_zero(&t.dt) {
+        env.ctx.warn(
+            1292,
+            &format!("Incorrect datetime value: '{}'", v.to_display()),
+        );
+        return None;
+    }
+    Some(t)
+}
+
+/// [`temporal`], but the zero date is a value (`datetime::ZERO_DATETIME`),
+/// for the functions that take it apart and CAST.
+pub(super) fn temporal_or_zero(v: &Value, env: &Env<'_>) -> Option<Temporal> {
     let parsed = match v {
         Value::Null => return None,
         Value::Date(d) => {

@@ -57,6 +57,29 @@ pub(super) type VarWrites = std::cell::RefCell<std::collections::HashMap<String,
 /// warnings; SELECT always does.
 pub(super) const STRICT_WARNINGS: [u16; 6] = [1264, 1265, 1292, 1365, 1366, 1406];
 
+/// The warning shown for a date a column could not take as given (1292,
+/// which strict mode makes the error "Incorrect date value: 'x' for column
+/// 'c' at row n"): as MySQL shows it outside strict mode or under IGNORE,
+/// 1264 "Out of range value" for the zero date where NO_ZERO_DATE refuses
+/// it, 1265 "Data truncated" for text that is no date (stored as the zero
+/// date). `None` for any other warning (a function's 1292 names no column).
+fn stored_date_warning(code: u16, message: &str) -> Option<(u16, String)> {
+    if code != 1292 || !message.starts_with("Incorrect date") {
+        return None;
+    }
+    let at = message.find(" for column '")?;
+    let place = &message[at + 1..];
+    Some(
+        if message[..at].ends_with(": '0000-00-00'")
+            || message[..at].ends_with(": '0000-00-00 00:00:00'")
+        {
+            (1264, format!("Out of range value {place}"))
+        } else {
+            (1265, format!("Data truncated {place}"))
+        },
+    )
+}
+
 /// How many interrupt checks (rows) pass between two reads of the clock for
 /// max_execution_time: reading it per row would cost more than the row.
 pub(super) const CLOCK_EVERY: u32 = 1024;
@@ -94,16 +117,32 @@ impl Drop for Held {
     }
 }
 
-/// Whether the session's `sql_mode` has TIME_TRUNCATE_FRACTIONAL (stored
+/// Whether a `sql_mode` value has TIME_TRUNCATE_FRACTIONAL (stored
 /// normalized, in upper case: see `vars::normalize_sql_mode`). Read once per
-/// statement, so a plain byte search of the session's value, or the global
-/// one's for a session that never set it.
-fn truncates_fractional(state: &State) -> bool {
-    let has = |v: &Value| matches!(v, Value::Bytes(b) if b.windows(24).any(|w| w == b"TIME_TRUNCATE_FRACTIONAL"));
-    match state.vars.get("sql_mode") {
-        Some(v) => has(v),
-        None => state.engine.global_var("sql_mode").is_some_and(|v| has(&v)),
-    }
+/// statement, so a plain byte search.
+fn truncates_fractional(mode: &[u8]) -> bool {
+    mode.windows(24).any(|w| w == b"TIME_TRUNCATE_FRACTIONAL")
+}
+
+/// Sets the per-thread flags the type layer reads while a statement runs
+/// (`crate::types::datetime`'s TIME_TRUNCATE_FRACTIONAL and zero-date
+/// policy) from the session's `sql_mode`, or the global one's for a session
+/// that never set it. Called before each statement.
+pub(super) fn set_statement_modes(state: &State) {
+    let global;
+    let mode: &[u8] = match state.vars.get("sql_mode") {
+        Some(Value::Bytes(b)) => b,
+        Some(_) => b"",
+        None => {
+            global = state.engine.global_var("sql_mode");
+            match &global {
+                Some(Value::Bytes(b)) => b,
+                _ => b"",
+            }
+        }
+    };
+    crate::types::datetime::set_truncate_fractional(truncates_fractional(mode));
+    crate::types::datetime::set_zero_dates(crate::types::datetime::ZeroDates::of_sql_mode(mode));
 }
 
 /// The first hand-off's pause (see [`LONG_STATEMENT`]).
@@ -111,7 +150,7 @@ pub(super) const OFFLOAD_PAUSE: Duration = Duration::from_millis(1);
 
 impl<'a> StmtCtx<'a> {
     pub(super) fn new(state: &'a State, params: &'a [Value]) -> StmtCtx<'a> {
-        crate::types::datetime::set_truncate_fractional(truncates_fractional(state));
+        set_statement_modes(state);
         StmtCtx {
             state,
             params,
@@ -306,6 +345,8 @@ impl EvalContext for StmtCtx<'_> {
                 // 1406 "Data too long", the warning MySQL shows otherwise is
                 // 1265 "Data truncated".
                 w.push((1265, message.replacen("Data too long", "Data truncated", 1)));
+            } else if let Some(shown) = stored_date_warning(code, message) {
+                w.push(shown);
             } else {
                 w.push((code, message.to_string()));
             }

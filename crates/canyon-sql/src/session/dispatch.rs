@@ -28,6 +28,7 @@ impl Session {
             self.state.warnings.clear();
         }
         self.state.engine.pin_catalog(&self.pin);
+        super::context::set_statement_modes(&self.state);
         let r = self
             .run_inner(parsed, params, sql)
             .map_err(|e| self.present_error(e));

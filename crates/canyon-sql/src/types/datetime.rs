@@ -22,9 +22,34 @@
 //! session sets: [`set_truncate_fractional`]). Time zones are in
 //! [`crate::types::timezone`].
 //!
-//! Not implemented: zero dates and zero-in-date values (`'2024-00-00'`), which
-//! Canyon's value model cannot hold (they become NULL with a warning, as MySQL
-//! does under NO_ZERO_DATE/NO_ZERO_IN_DATE); a TIME value type (TIME values are
+//! The zero date. MySQL keeps `'0000-00-00'` (and `'0000-00-00 00:00:00'`)
+//! as a "dummy date" where `sql_mode` lacks NO_ZERO_DATE: applications
+//! written for MySQL 5 (WordPress's `DEFAULT '0000-00-00 00:00:00'`, every
+//! dump that sets `SQL_MODE='NO_AUTO_VALUE_ON_ZERO'`) depend on it. chrono
+//! has no such date, so Canyon names one it cannot otherwise reach:
+//! [`ZERO_DATE`], 1 January of the year -1, and [`ZERO_DATETIME`], its
+//! midnight. The invariants that make the sentinel safe:
+//!
+//! * nothing else produces a year below 1: parsing takes years 0..=9999
+//!   only, and arithmetic results outside years 1..=9999 are NULL
+//!   ([`in_range`]), so a sentinel value is always the zero date;
+//! * it sorts before every real date, as MySQL's zero date does, and its
+//!   key and row encodings (days from the common era, microseconds from the
+//!   epoch) need no new form: old rows and keys read unchanged;
+//! * everything that shows a date asks [`is_zero_date`] / [`is_zero`] first
+//!   (the text and binary protocols, `Value::to_text`, numbers: 0), and the
+//!   functions that take a date return NULL for it, as MySQL's do for an
+//!   incomplete date, except YEAR / MONTH / DAY / EXTRACT, which give 0.
+//!
+//! Whether the zero date may be stored is the statement's `sql_mode`
+//! ([`ZeroDates`], set per statement like TIME_TRUNCATE_FRACTIONAL): without
+//! NO_ZERO_DATE it is an ordinary value; with it, storing one is warning
+//! 1292, which strict mode makes an error (MySQL 8's default modes refuse
+//! it) and INSERT IGNORE keeps a warning.
+//!
+//! Not implemented: zero-in-date values (`'2024-00-00'`, which MySQL keeps
+//! without NO_ZERO_IN_DATE) are invalid dates here; a zero date with a time
+//! of day (`'0000-00-00 10:00:00'`) likewise; a TIME value type (TIME values are
 //! held as their text); an fsp carried by expressions (NOW(3) and a DATETIME(3)
 //! column inside CONCAT print six digits when the fraction is nonzero); the
 //! compound interval units in EXTRACT (`EXTRACT(DAY_SECOND FROM d)`); INTERVAL
@@ -223,6 +248,14 @@ fn two_digit_year(y: i64, digits: usize) -> i64 {
 
 fn make(parts: &[(i64, usize)], frac: u32, has_time: bool) -> Option<Temporal> {
     let get = |i: usize| parts.get(i).map(|p| p.0).unwrap_or(0);
+    if parts.iter().all(|p| p.0 == 0) && frac == 0 {
+        // '0000-00-00', '00000000', '0000-00-00 00:00:00': the zero date
+        // (a two-digit '00-00-00' too, whose year would read as 2000).
+        return Some(Temporal {
+            dt: ZERO_DATETIME,
+            has_time,
+        });
+    }
     let year = two_digit_year(get(0), parts.first().map(|p| p.1).unwrap_or(4));
     let date = NaiveDate::from_ymd_opt(
         i32::try_from(year).ok()?,
@@ -264,10 +297,77 @@ fn micros_of(digits: &str) -> u32 {
     micros + u32::from(round_up)
 }
 
+/// MySQL's zero date `'0000-00-00'` as Canyon holds it: a date no SQL text
+/// or arithmetic reaches (see the module doc's invariants).
+pub const ZERO_DATE: NaiveDate = match NaiveDate::from_ymd_opt(-1, 1, 1) {
+    Some(d) => d,
+    None => panic!("year -1 is within chrono's range"),
+};
+
+/// `'0000-00-00 00:00:00'`: [`ZERO_DATE`]'s midnight.
+pub const ZERO_DATETIME: NaiveDateTime = ZERO_DATE.and_time(NaiveTime::MIN);
+
+/// Whether `d` is the zero date.
+pub fn is_zero_date(d: &NaiveDate) -> bool {
+    *d == ZERO_DATE
+}
+
+/// Whether `dt` is the zero date (as a DATETIME).
+pub fn is_zero(dt: &NaiveDateTime) -> bool {
+    *dt == ZERO_DATETIME
+}
+
+/// Whether the running statement may store the zero date, from its
+/// `sql_mode` (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZeroDates {
+    /// No NO_ZERO_DATE: an ordinary value.
+    Allowed,
+    /// NO_ZERO_DATE: storing it is warning 1292, an error in strict mode.
+    Warned,
+    /// NO_ZERO_DATE in a strict mode: a column DEFAULT of the zero date is
+    /// 1067 (a stored value is warned, and the strict mode's end of
+    /// statement makes that the error).
+    Refused,
+}
+
+impl ZeroDates {
+    /// The policy of a `sql_mode` value (the comma-separated flags, any case).
+    pub fn of_sql_mode(mode: &[u8]) -> ZeroDates {
+        let has = |flag: &str| {
+            mode.split(|b| *b == b',')
+                .any(|m| m.trim_ascii().eq_ignore_ascii_case(flag.as_bytes()))
+        };
+        match (
+            has("NO_ZERO_DATE"),
+            has("STRICT_TRANS_TABLES") || has("STRICT_ALL_TABLES"),
+        ) {
+            (false, _) => ZeroDates::Allowed,
+            (true, false) => ZeroDates::Warned,
+            (true, true) => ZeroDates::Refused,
+        }
+    }
+}
+
 thread_local! {
     /// Whether the running statement's `sql_mode` has TIME_TRUNCATE_FRACTIONAL
     /// (set by the session for each statement: see [`set_truncate_fractional`]).
     static TRUNCATE_FRACTIONAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The running statement's [`ZeroDates`] (see [`set_zero_dates`]).
+    static ZERO_DATES: std::cell::Cell<ZeroDates> = const { std::cell::Cell::new(ZeroDates::Refused) };
+}
+
+/// Records the zero-date policy of the statement about to run on this
+/// thread, for the same reason as [`set_truncate_fractional`]: a value's
+/// coercion into a DATE column, and a column DEFAULT's check, have no session
+/// to ask. MySQL 8's default modes (NO_ZERO_DATE, strict) until set.
+pub fn set_zero_dates(z: ZeroDates) {
+    ZERO_DATES.with(|c| c.set(z));
+}
+
+/// The running statement's zero-date policy (see [`set_zero_dates`]).
+pub fn zero_dates() -> ZeroDates {
+    ZERO_DATES.with(|c| c.get())
 }
 
 /// Records whether the statement about to run on this thread truncates
@@ -310,6 +410,9 @@ pub fn round_micros(micros: i64, fsp: u8) -> i64 {
 /// next second, minute, day or year (`23:59:59.9999995` is the next day's
 /// midnight at any fsp). `None` past year 9999.
 pub fn round_datetime(dt: NaiveDateTime, fsp: u8) -> Option<NaiveDateTime> {
+    if is_zero(&dt) {
+        return Some(dt);
+    }
     let nanos = i64::from(dt.nanosecond() % 1_000_000_000);
     let mut micros = nanos / 1000;
     if !truncate_fractional() && nanos % 1000 >= 500 {
@@ -420,7 +523,14 @@ fn parse_digits(d: &str, frac: u32) -> Option<Temporal> {
 
 /// A number in temporal context: `YYYYMMDD`, `YYMMDD`, `YYYYMMDDHHMMSS`, ...
 pub fn parse_temporal_number(n: i64) -> Option<Temporal> {
-    if n <= 0 {
+    if n == 0 {
+        // MySQL: 0 in a date context is the zero date.
+        return Some(Temporal {
+            dt: ZERO_DATETIME,
+            has_time: false,
+        });
+    }
+    if n < 0 {
         return None;
     }
     let s = n.to_string();
@@ -708,6 +818,38 @@ fn ordinal_suffix(n: u32) -> &'static str {
         (_, 3) => "rd",
         _ => "th",
     }
+}
+
+/// DATE_FORMAT of the zero date: the numeric parts of the date and time
+/// print as zeros (`%Y-%m-%d` is `0000-00-00`); a name or week of it
+/// (`%W`, `%M`, `%U`, ...) has none, and the result is NULL (`None`), as in
+/// MySQL.
+pub fn format_zero(fmt: &str) -> Option<String> {
+    let mut out = String::with_capacity(fmt.len() + 16);
+    let mut chars = fmt.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let Some(spec) = chars.next() else { break };
+        match spec {
+            'Y' => out.push_str("0000"),
+            'y' | 'm' | 'd' | 'H' | 'i' | 'S' | 's' => out.push_str("00"),
+            'c' | 'e' | 'k' => out.push('0'),
+            'h' | 'I' => out.push_str("12"),
+            'l' => out.push_str("12"),
+            'f' => out.push_str("000000"),
+            'p' => out.push_str("AM"),
+            'r' => out.push_str("12:00:00 AM"),
+            'T' => out.push_str("00:00:00"),
+            'a' | 'b' | 'D' | 'j' | 'M' | 'U' | 'u' | 'V' | 'v' | 'W' | 'w' | 'X' | 'x' => {
+                return None
+            }
+            other => out.push(other),
+        }
+    }
+    Some(out)
 }
 
 /// DATE_FORMAT: MySQL's `%` specifiers; an unknown specifier prints its letter.

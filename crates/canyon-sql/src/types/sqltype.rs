@@ -828,7 +828,64 @@ pub fn coerce_or_clip(
             );
             Ok(clipped)
         }
+        // The zero date where NO_ZERO_DATE is set: stored with warning 1292,
+        // which strict mode turns into the statement's error (see
+        // `crate::types::datetime`'s module doc).
+        Ok(v)
+            if v.is_zero_date()
+                && crate::types::datetime::zero_dates()
+                    != crate::types::datetime::ZeroDates::Allowed =>
+        {
+            let (type_name, text) = zero_text(ty);
+            warn(
+                1292,
+                &format!(
+                    "Incorrect {type_name} value: '{text}' for column '{column}' at row {row}"
+                ),
+            );
+            Ok(v)
+        }
+        // A string that is no date: outside strict mode (or under IGNORE)
+        // MySQL stores the zero date, with the warning strict mode would
+        // have made the error.
+        Err(Error::IncorrectValue {
+            type_name, value, ..
+        }) if matches!(
+            ty,
+            SqlType::Date | SqlType::DateTime(_) | SqlType::Timestamp(_)
+        ) =>
+        {
+            warn(
+                1292,
+                &format!(
+                    "Incorrect {type_name} value: '{value}' for column '{column}' at row {row}"
+                ),
+            );
+            Ok(match ty {
+                SqlType::Date => Value::Date(crate::types::datetime::ZERO_DATE),
+                _ => Value::DateTime(crate::types::datetime::ZERO_DATETIME),
+            })
+        }
         other => other,
+    }
+}
+
+/// An integer read as a date (`YYYYMMDD`, `YYYYMMDDHHMMSS`, 0 the zero date).
+fn number_temporal(v: &Value) -> Option<chrono::NaiveDateTime> {
+    let n = match v {
+        Value::Int(i) => *i,
+        Value::UInt(u) => i64::try_from(*u).ok()?,
+        _ => return None,
+    };
+    crate::types::datetime::parse_temporal_number(n).map(|t| t.dt)
+}
+
+/// The type name and text of the zero date in a column of type `ty`, as
+/// MySQL's warning 1292 words them.
+fn zero_text(ty: SqlType) -> (&'static str, &'static str) {
+    match ty {
+        SqlType::Date => ("date", "0000-00-00"),
+        _ => ("datetime", "0000-00-00 00:00:00"),
     }
 }
 
@@ -1067,6 +1124,11 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                 Some(d) => Ok(d),
                 None => Err(incorrect("date", &v)),
             },
+            // A number is YYYYMMDD[HHMMSS] (0 the zero date), as MySQL reads it.
+            Value::Int(_) | Value::UInt(_) => match number_temporal(&v) {
+                Some(dt) => Ok(Value::Date(dt.date())),
+                None => Err(incorrect("date", &v)),
+            },
             other => Err(incorrect("date", &other)),
         },
         SqlType::DateTime(fsp) | SqlType::Timestamp(fsp) => {
@@ -1078,6 +1140,9 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                     Some(Value::DateTime(dt)) => dt,
                     _ => return Err(incorrect("datetime", &v)),
                 },
+                Value::Int(_) | Value::UInt(_) => {
+                    number_temporal(&v).ok_or_else(|| incorrect("datetime", &v))?
+                }
                 other => return Err(incorrect("datetime", &other)),
             };
             // MySQL 8 rounds to the column's fsp (TIME_TRUNCATE_FRACTIONAL
@@ -1138,8 +1203,9 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                         .map_err(|_| incorrect("year", &v))?;
                     (n, true)
                 }
-                Value::Date(d) => (chrono::Datelike::year(d) as i64, false),
-                Value::DateTime(dt) => (chrono::Datelike::year(dt) as i64, false),
+                // The zero date's year (-1 as held) is 0.
+                Value::Date(d) => (chrono::Datelike::year(d).max(0) as i64, false),
+                Value::DateTime(dt) => (chrono::Datelike::year(dt).max(0) as i64, false),
                 other => (
                     other
                         .to_decimal()

@@ -87,20 +87,28 @@ fn fraction_digits(col: &Column, dt: &NaiveDateTime) -> u8 {
 
 /// `YYYY-MM-DD`.
 pub fn format_date(d: &NaiveDate) -> String {
+    if crate::types::datetime::is_zero_date(d) {
+        return "0000-00-00".to_string();
+    }
     format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day())
 }
 
 /// `YYYY-MM-DD HH:MM:SS`, plus `.` and `digits` fractional digits when `digits > 0`.
 pub fn format_datetime(dt: &NaiveDateTime, digits: u8) -> String {
-    let mut s = format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
-        dt.year(),
-        dt.month(),
-        dt.day(),
-        dt.hour(),
-        dt.minute(),
-        dt.second()
-    );
+    let zero = crate::types::datetime::is_zero(dt);
+    let mut s = if zero {
+        "0000-00-00 00:00:00".to_string()
+    } else {
+        format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+            dt.year(),
+            dt.month(),
+            dt.day(),
+            dt.hour(),
+            dt.minute(),
+            dt.second()
+        )
+    };
     if digits > 0 {
         let micros = dt.and_utc().timestamp_subsec_micros().min(999_999);
         let frac = format!("{micros:06}");

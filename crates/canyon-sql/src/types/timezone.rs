@@ -250,6 +250,10 @@ pub const TIMESTAMP_END_UNIX: i64 = i32::MAX as i64 + 1;
 /// local reading (`02:30` in a gap reads back as `03:00`, as in MySQL).
 /// `None` outside the TIMESTAMP range (MySQL's 1292 in strict mode).
 pub fn stamp(local: NaiveDateTime, zone: &Zone) -> Option<Stamp> {
+    if crate::types::datetime::is_zero(&local) {
+        // The zero TIMESTAMP is no instant: zero in every time zone.
+        return Some(Stamp { utc: local, local });
+    }
     let utc = zone.to_utc(local);
     let unix = utc.and_utc().timestamp();
     if !(TIMESTAMP_MIN_UNIX..TIMESTAMP_END_UNIX).contains(&unix) {
@@ -263,6 +267,9 @@ pub fn stamp(local: NaiveDateTime, zone: &Zone) -> Option<Stamp> {
 
 /// A stored TIMESTAMP instant `utc` as a session in `zone` sees it.
 pub fn localize(utc: NaiveDateTime, zone: &Zone) -> Stamp {
+    if crate::types::datetime::is_zero(&utc) {
+        return Stamp { utc, local: utc };
+    }
     Stamp {
         utc,
         local: zone.from_utc(utc),

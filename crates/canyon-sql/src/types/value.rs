@@ -69,6 +69,18 @@ impl Value {
         matches!(self, Value::Null)
     }
 
+    /// Whether the value is the zero date `'0000-00-00'` (as a DATE,
+    /// DATETIME or TIMESTAMP; see `crate::types::datetime`).
+    pub fn is_zero_date(&self) -> bool {
+        match self {
+            Value::Date(d) => crate::types::datetime::is_zero_date(d),
+            Value::DateTime(dt) | Value::Stamp(Stamp { utc: dt, .. }) => {
+                crate::types::datetime::is_zero(dt)
+            }
+            _ => false,
+        }
+    }
+
     /// The value as MySQL's text protocol shows it; `None` for NULL.
     pub fn to_text(&self) -> Option<Vec<u8>> {
         Some(match self {
@@ -78,7 +90,7 @@ impl Value {
             Value::Double(d) => format_double(*d).into_bytes(),
             Value::Decimal(d) => d.to_string().into_bytes(),
             Value::Bytes(b) => b.clone(),
-            Value::Date(d) => d.format("%Y-%m-%d").to_string().into_bytes(),
+            Value::Date(d) => format_date(d).into_bytes(),
             Value::DateTime(dt) | Value::Stamp(Stamp { local: dt, .. }) => {
                 format_datetime(dt).into_bytes()
             }
@@ -382,6 +394,9 @@ pub fn format_double(d: f64) -> String {
 
 /// Formats a datetime as MySQL does: fractional seconds only when nonzero.
 pub fn format_datetime(dt: &NaiveDateTime) -> String {
+    if crate::types::datetime::is_zero(dt) {
+        return "0000-00-00 00:00:00".to_string();
+    }
     let micros = dt.and_utc().timestamp_subsec_micros();
     if micros == 0 {
         dt.format("%Y-%m-%d %H:%M:%S").to_string()
@@ -454,8 +469,19 @@ pub fn parse_datetime_bytes(b: &[u8]) -> Option<Value> {
     })
 }
 
+/// `YYYY-MM-DD`; the zero date is `0000-00-00`.
+pub fn format_date(d: &NaiveDate) -> String {
+    if crate::types::datetime::is_zero_date(d) {
+        return "0000-00-00".to_string();
+    }
+    d.format("%Y-%m-%d").to_string()
+}
+
 fn date_number(d: &NaiveDate) -> i64 {
     use chrono::Datelike;
+    if crate::types::datetime::is_zero_date(d) {
+        return 0;
+    }
     d.year() as i64 * 10000 + d.month() as i64 * 100 + d.day() as i64
 }
 
