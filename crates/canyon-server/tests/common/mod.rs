@@ -76,6 +76,8 @@ pub struct ServerOptions {
     pub lock_wait_timeout_secs: Option<u64>,
     /// More lines for the config file, as TOML.
     pub extra_toml: String,
+    /// Environment variables for the server process (`TZ`, say).
+    pub env: Vec<(String, String)>,
 }
 
 /// A running `canyon serve` process on 127.0.0.1 and a temporary data directory.
@@ -257,6 +259,9 @@ impl Server {
         }
         if self.options.in_memory {
             cmd.arg("--in-memory");
+        }
+        for (k, v) in &self.options.env {
+            cmd.env(k, v);
         }
         cmd.env("CANYON_ROOT_PASSWORD", &self.password)
             .stdin(Stdio::null())
