@@ -182,6 +182,7 @@ fn truth(t: Option<bool>) -> Value {
 }
 
 /// `a op b` where one operand is a row (see the module doc).
+#[inline(never)]
 pub(crate) fn compare_rows(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
     if !matches!(
         op,
@@ -197,6 +198,7 @@ pub(crate) fn compare_rows(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Resu
 }
 
 /// `row [NOT] IN (row, row, ...)`: a chain of row `=`s.
+#[inline(never)]
 pub(crate) fn row_in_list(a: &Expr, list: &[Expr], neg: bool, env: &Env<'_>) -> Result<Value> {
     let mut l = Vec::new();
     flatten(a, env, &mut l)?;
@@ -226,6 +228,7 @@ fn subquery_rows(sq: &SubqueryExpr, env: &Env<'_>) -> Result<std::rc::Rc<Vec<Vec
 }
 
 /// A subquery as a value (the module doc's table of subquery predicates).
+#[inline(never)]
 pub(crate) fn eval_subquery(sq: &SubqueryExpr, env: &Env<'_>) -> Result<Value> {
     if sq.kind == SubqueryKind::Row {
         // Only a comparison reads a row subquery ([`compare_rows`]).

@@ -342,6 +342,7 @@ impl<'a> Binder<'a> {
     /// `_rowid` (no column has the name): the row-id column of the one
     /// matching base table of this query that has one (see [`rowid_column`]),
     /// else of an enclosing query's; `None` when no table has one (1054).
+    #[inline(never)]
     fn rowid(&mut self, matches: &dyn Fn(&Scope) -> bool) -> Result<Option<Expr>> {
         let rowid_of = |s: &Scope| -> Option<usize> {
             let (name, id) = s.table_name.as_ref()?;
@@ -468,7 +469,6 @@ impl<'a> Binder<'a> {
                 else_result,
                 ..
             } => self.bind_case(operand, conditions, else_result)?,
-            A::Function(f) if is_row_constructor(f) => self.bind_row_constructor(f)?,
             A::Function(f) => self.bind_function(f)?,
             A::Cast {
                 expr, data_type, ..
@@ -514,17 +514,7 @@ impl<'a> Binder<'a> {
                 };
                 self.subquery(subquery, SubqueryKind::In(lhs, *negated))?
             }
-            A::AnyOp {
-                left,
-                compare_op,
-                right,
-                ..
-            } => self.bind_quantified(left, compare_op, right, false)?,
-            A::AllOp {
-                left,
-                compare_op,
-                right,
-            } => self.bind_quantified(left, compare_op, right, true)?,
+            A::AnyOp { .. } | A::AllOp { .. } => self.bind_quantified(e)?,
             // Character set introducers on literals (`_binary'...'`, `_utf8mb4'...'`),
             // which drivers put before interpolated parameters: with one character
             // set a literal's bytes are the same under any of these.
@@ -1075,6 +1065,9 @@ impl<'a> Binder<'a> {
     }
 
     fn bind_function(&mut self, f: &ast::Function) -> Result<Expr> {
+        if is_row_constructor(f) {
+            return self.bind_row_constructor(f);
+        }
         let name = f
             .name
             .0
@@ -1318,6 +1311,7 @@ impl Binder<'_> {
     /// Marks `l`, compared with output column `i` of a subquery's `plan`,
     /// with their aggregated collation when both are strings (see
     /// "Collations"); `op` names the operation for error 1267.
+    #[inline(never)]
     fn collate_with_output(
         &self,
         l: &mut Expr,
@@ -1359,6 +1353,7 @@ impl Binder<'_> {
 
     /// `ROW(a, b, ...)`: a row constructor (MySQL's grammar wants two
     /// elements or more).
+    #[inline(never)]
     fn bind_row_constructor(&mut self, f: &ast::Function) -> Result<Expr> {
         let ast::FunctionArguments::List(l) = &f.args else {
             return Err(Error::Syntax("ROW".into()));
@@ -1381,7 +1376,10 @@ impl Binder<'_> {
     /// An operand of a comparison: a subquery (`(SELECT ...)`, parenthesised
     /// or not) binds as a row subquery, which [`Binder::subquery`] turns
     /// into a scalar one when it has one column.
+    #[inline(never)]
     fn comparison_operand(&mut self, e: &ast::Expr) -> Result<Expr> {
+        // As `bind` does: nested subqueries recurse through here.
+        crate::parse::limits::check_stack()?;
         let mut inner = e;
         while let ast::Expr::Nested(x) = inner {
             inner = x;
@@ -1396,6 +1394,7 @@ impl Binder<'_> {
     /// several columns: the shapes checked (1241), the elements collated
     /// pairwise; `None` when neither operand is a row (the caller binds a
     /// scalar comparison).
+    #[inline(never)]
     fn bind_row_comparison(
         &mut self,
         op: BinOp,
@@ -1417,7 +1416,14 @@ impl Binder<'_> {
         let mut r = self.comparison_operand(right)?;
         if !is_row_operand(&l) && !is_row_operand(&r) {
             // Scalar after all (`x = (SELECT one column)`): the usual
-            // comparison, collated as one.
+            // comparison, collated as one (a hex or bit-value literal
+            // compared with a number is its integer, as in `bind_binary`).
+            if let Some(n) = bit_literal_number(left).filter(|_| self.is_numeric(&r)) {
+                l = n;
+            }
+            if let Some(n) = bit_literal_number(right).filter(|_| self.is_numeric(&l)) {
+                r = n;
+            }
             let (mut l, mut r) = (Box::new(l), Box::new(r));
             self.member_operands(op, &mut l, &mut r);
             self.collate_pair(&mut l, &mut r, op.symbol())?;
@@ -1430,6 +1436,7 @@ impl Binder<'_> {
 
     /// Collates two row operands of the same shape element by element; a row
     /// subquery's columns carry their output collations.
+    #[inline(never)]
     fn collate_rows(&self, a: &mut Expr, b: &mut Expr, op: &str) -> Result<()> {
         match (a, b) {
             (Expr::Row(xs), Expr::Row(ys)) => {
@@ -1457,14 +1464,23 @@ impl Binder<'_> {
 
     /// `left op ANY|SOME|ALL (subquery)`: `= ANY` is IN and `<> ALL` NOT IN
     /// (row operands allowed there); the other comparisons take one column.
-    fn bind_quantified(
-        &mut self,
-        left: &ast::Expr,
-        op: &ast::BinaryOperator,
-        right: &ast::Expr,
-        all: bool,
-    ) -> Result<Expr> {
-        let mut inner = right;
+    #[inline(never)]
+    fn bind_quantified(&mut self, e: &ast::Expr) -> Result<Expr> {
+        let (left, op, right, all) = match e {
+            ast::Expr::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => (left, compare_op, right, false),
+            ast::Expr::AllOp {
+                left,
+                compare_op,
+                right,
+            } => (left, compare_op, right, true),
+            other => return Err(Error::Internal(format!("not ANY / ALL: {other}"))),
+        };
+        let mut inner: &ast::Expr = right;
         while let ast::Expr::Nested(x) = inner {
             inner = x;
         }
