@@ -91,6 +91,10 @@ const SCRIPTS: &[(&str, &str)] = &[
         "differential_decimal65.sql",
         include_str!("sql/differential_decimal65.sql"),
     ),
+    (
+        "differential_subquery_forms.sql",
+        include_str!("sql/differential_subquery_forms.sql"),
+    ),
 ];
 
 /// One statement of the script.

@@ -65,7 +65,8 @@
 //!
 //! # Not implemented yet
 //! WITH RECURSIVE, window functions, LATERAL and parenthesised joins, multi-table
-//! UPDATE / DELETE, correlated subqueries in UPDATE / DELETE, locking reads over
+//! UPDATE / DELETE, correlated subqueries in UPDATE / DELETE with ORDER BY or
+//! LIMIT, locking reads over
 //! joins, the ALTER TABLE forms that
 //! `alter` lists, partition selection (`t PARTITION (p0)`) and EXCHANGE
 //! PARTITION (see `catalog::partition`) — each is refused

@@ -345,9 +345,24 @@ impl<'a> Prefetched<'a> {
                 [r] => Some(Expr::Literal(first(r))),
                 _ => None,
             },
+            SubqueryKind::Row => match rows.as_slice() {
+                [] => Some(Expr::Row(
+                    (0..sq.plan.kinds().len())
+                        .map(|_| Expr::Literal(Value::Null))
+                        .collect(),
+                )),
+                [r] => Some(Expr::Row(r.iter().cloned().map(Expr::Literal).collect())),
+                _ => None,
+            },
             SubqueryKind::Exists(neg) => {
                 Some(Expr::Literal(Value::Int((rows.is_empty() == *neg) as i64)))
             }
+            // Over the empty set ALL is true and ANY false, whatever the left
+            // operand; otherwise the comparison stays, answered from the rows.
+            SubqueryKind::Quantified(_, _, all) if rows.is_empty() => {
+                Some(Expr::Literal(Value::Int(*all as i64)))
+            }
+            SubqueryKind::Quantified(..) => None,
             // `x IN (empty)` is false and `x NOT IN (empty)` true even for a NULL
             // x, unlike an IN list; an empty IN list does not parse anyway.
             SubqueryKind::In(_, neg) if rows.is_empty() => {
@@ -624,8 +639,11 @@ mod tests {
             update("UPDATE t AS x SET k = 1 WHERE id IN (SELECT k FROM w WHERE n IN (SELECT id FROM t))"),
             Err(Error::UpdateTableUsed(t)) if t == "x"
         ));
+        // A correlated subquery: a one-table multi-table UPDATE, but not
+        // with ORDER BY / LIMIT.
+        assert!(update("UPDATE t SET k = (SELECT n FROM w WHERE w.k = t.id)").is_ok());
         assert!(matches!(
-            update("UPDATE t SET k = (SELECT n FROM w WHERE w.k = t.id)"),
+            update("UPDATE t SET k = (SELECT n FROM w WHERE w.k = t.id) LIMIT 1"),
             Err(Error::Unsupported(_))
         ));
         assert!(update("UPDATE t SET k = (SELECT m FROM (SELECT MAX(k) AS m FROM t) d)").is_ok());

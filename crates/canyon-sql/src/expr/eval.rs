@@ -9,7 +9,8 @@
 //! go to [`functions`].
 
 use crate::expr::functions::{self, Func};
-use crate::expr::tree::{BinOp, Expr, SubqueryExpr, SubqueryKind};
+use crate::expr::rows::{compare_rows, eval_subquery, is_row_operand, row_in_list};
+use crate::expr::tree::{BinOp, Expr, SubqueryExpr};
 use crate::types::collation::Collation;
 use crate::types::decimal::Decimal;
 use crate::types::value::{compare_as, Value};
@@ -349,21 +350,7 @@ pub fn eval(e: &Expr, env: &Env<'_>) -> Result<Value> {
             let t = eval(a, env)?.truth();
             Value::Int(((t == Some(*want)) != *neg) as i64)
         }
-        Expr::InList(a, list, neg) if matches!(a.as_ref(), Expr::Row(_)) => {
-            let mut saw_null = false;
-            for item in list {
-                match row_eq(a, item, env)? {
-                    Some(true) => return Ok(Value::Int(!*neg as i64)),
-                    None => saw_null = true,
-                    Some(false) => {}
-                }
-            }
-            if saw_null {
-                Value::Null
-            } else {
-                Value::Int(*neg as i64)
-            }
-        }
+        Expr::InList(a, list, neg) if is_row_operand(a) => row_in_list(a, list, *neg, env)?,
         Expr::InList(a, list, neg) => {
             let v = eval(a, env)?;
             if v.is_null() {
@@ -446,80 +433,6 @@ pub fn comparison_collation(a: &Expr, b: &Expr) -> Option<Collation> {
     collation_of(a).or_else(|| collation_of(b))
 }
 
-/// Row-value equality `(a, b) = (c, d)`: `None` when unknown (a NULL compared).
-fn row_eq(a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Option<bool>> {
-    let (Expr::Row(xs), Expr::Row(ys)) = (a, b) else {
-        let n = match (a, b) {
-            (Expr::Row(xs), _) => xs.len(),
-            (_, Expr::Row(ys)) => ys.len(),
-            _ => 1,
-        };
-        return Err(Error::OperandColumns(n));
-    };
-    if xs.len() != ys.len() {
-        return Err(Error::OperandColumns(xs.len()));
-    }
-    let mut result = Some(true);
-    for (x, y) in xs.iter().zip(ys) {
-        let (l, r) = (eval(x, env)?, eval(y, env)?);
-        match compare_as(&l, &r, comparison_collation(x, y)) {
-            Some(Ordering::Equal) => {}
-            Some(_) => return Ok(Some(false)),
-            None => result = None,
-        }
-    }
-    Ok(result)
-}
-
-/// Compares a subquery row with the values of an IN's left operand.
-fn values_eq(lhs: &[Value], row: &[Value], colls: &[Option<Collation>]) -> Option<bool> {
-    let mut result = Some(true);
-    for (i, (l, r)) in lhs.iter().zip(row).enumerate() {
-        match compare_as(l, r, colls.get(i).copied().flatten()) {
-            Some(Ordering::Equal) => {}
-            Some(_) => return Some(false),
-            None => result = None,
-        }
-    }
-    result
-}
-
-fn eval_subquery(sq: &SubqueryExpr, env: &Env<'_>) -> Result<Value> {
-    let outer_len = sq.plan.outer_len().min(env.row.len());
-    let rows = env.ctx.subquery(sq, &env.row[..outer_len])?;
-    Ok(match &sq.kind {
-        SubqueryKind::Scalar => match rows.len() {
-            0 => Value::Null,
-            1 => rows[0].first().cloned().unwrap_or(Value::Null),
-            _ => return Err(Error::SubqueryMoreThanOneRow),
-        },
-        SubqueryKind::Exists(neg) => Value::Int((rows.is_empty() == *neg) as i64),
-        SubqueryKind::In(lhs, neg) => {
-            let lv = lhs
-                .iter()
-                .map(|e| eval(e, env))
-                .collect::<Result<Vec<_>>>()?;
-            if rows.is_empty() {
-                return Ok(Value::Int(*neg as i64));
-            }
-            let colls: Vec<Option<Collation>> = lhs.iter().map(collation_of).collect();
-            let mut saw_null = false;
-            for r in rows.iter() {
-                match values_eq(&lv, r, &colls) {
-                    Some(true) => return Ok(Value::Int(!*neg as i64)),
-                    None => saw_null = true,
-                    Some(false) => {}
-                }
-            }
-            if saw_null {
-                Value::Null
-            } else {
-                Value::Int(*neg as i64)
-            }
-        }
-    })
-}
-
 /// Evaluates a predicate: true only when the value is true (NULL is not).
 pub fn eval_predicate(e: &Expr, env: &Env<'_>) -> Result<bool> {
     Ok(eval(e, env)?.truth() == Some(true))
@@ -568,12 +481,8 @@ fn binary(op: BinOp, a: &Expr, b: &Expr, env: &Env<'_>) -> Result<Value> {
         }
         _ => {}
     }
-    if matches!(a, Expr::Row(_)) || matches!(b, Expr::Row(_)) {
-        return match op {
-            BinOp::Eq => Ok(row_eq(a, b, env)?.map_or(Value::Null, |x| Value::Int(x as i64))),
-            BinOp::Ne => Ok(row_eq(a, b, env)?.map_or(Value::Null, |x| Value::Int(!x as i64))),
-            _ => Err(Error::Unsupported("this operator on row values".into())),
-        };
+    if is_row_operand(a) || is_row_operand(b) {
+        return compare_rows(op, a, b, env);
     }
     let l = eval(a, env)?;
     let r = eval(b, env)?;

@@ -5,7 +5,9 @@
 //! semantics; [`functions`] the builtin functions, apart from the tree: what
 //! they share and the dispatch of a call, with their families in
 //! [`functions_string`], [`functions_math`], [`functions_datetime`],
-//! [`functions_cast`] and [`functions_json`].
+//! [`functions_cast`] and [`functions_json`]; [`rows`] row values and
+//! subqueries in comparisons (`(a, b) < (c, d)`, IN, ANY / ALL, EXISTS),
+//! with MySQL's NULL rules.
 //!
 //! The binder that builds the tree from sqlparser's AST is not here: binding
 //! is planning (a subquery inside an expression is planned where the binder
@@ -36,6 +38,7 @@ pub mod functions_datetime;
 pub mod functions_json;
 pub mod functions_math;
 pub mod functions_string;
+pub mod rows;
 pub mod tree;
 
 pub use tree::*;

@@ -399,9 +399,10 @@ pub enum Expr {
     /// so [`Expr::is_constant`] holds and it can bound a key range. Evaluates
     /// like `Column` over the whole frame.
     Bound(usize),
-    /// A row value `(a, b, ...)`, only as an operand of `=`, `<>`, `<=>` and IN.
+    /// A row value `(a, b, ...)` or `ROW(a, b, ...)`, only as an operand of a
+    /// comparison or of IN (see [`rows`](mod@super::rows)).
     Row(Vec<Expr>),
-    /// A subquery (scalar, EXISTS or IN).
+    /// A subquery (scalar, row, EXISTS, IN or quantified).
     Subquery(Box<SubqueryExpr>),
     /// The value of the inner expression, compared under a collation: an
     /// explicit `expr COLLATE name`, or the collation the binder chose for a
@@ -494,7 +495,16 @@ pub enum SubqueryKind {
     /// `[NOT] EXISTS (SELECT ...)`: (negated).
     Exists(bool),
     /// `lhs [NOT] IN (SELECT ...)`: the left operand's values (one per column).
+    /// Also `lhs = ANY|SOME (SELECT ...)` and `lhs <> ALL (SELECT ...)`, which
+    /// are IN and NOT IN.
     In(Vec<Expr>, bool),
+    /// `lhs op ANY|SOME|ALL (SELECT one column)`: (lhs, op, ALL?), for the
+    /// comparisons `=`, `<>`, `<`, `<=`, `>`, `>=` other than `= ANY` and
+    /// `<> ALL` (see [`rows`](mod@super::rows) for the NULL rules).
+    Quantified(Box<Expr>, BinOp, bool),
+    /// `(SELECT a, b, ...)` as an operand of a row comparison: its one row,
+    /// a row of NULLs for none, error 1242 for more than one.
+    Row,
 }
 
 /// What the tree asks of a subquery's plan, handed down by the planner: the
@@ -578,7 +588,7 @@ impl Expr {
     }
 
     /// Calls `f` on every direct child expression (not into subqueries' plans,
-    /// but into an IN subquery's left operand).
+    /// but into an IN or quantified subquery's left operand).
     pub fn for_each_child(&self, f: &mut dyn FnMut(&Expr)) {
         match self {
             Expr::Literal(_)
@@ -629,11 +639,11 @@ impl Expr {
                 m.columns.iter().for_each(&mut *f);
                 f(&m.against);
             }
-            Expr::Subquery(sq) => {
-                if let SubqueryKind::In(lhs, _) = &sq.kind {
-                    lhs.iter().for_each(f);
-                }
-            }
+            Expr::Subquery(sq) => match &sq.kind {
+                SubqueryKind::In(lhs, _) => lhs.iter().for_each(f),
+                SubqueryKind::Quantified(lhs, _, _) => f(lhs),
+                SubqueryKind::Scalar | SubqueryKind::Exists(_) | SubqueryKind::Row => {}
+            },
         }
     }
 
@@ -688,8 +698,15 @@ impl Expr {
             Expr::Row(items) => Expr::Row(items.iter().map(|x| x.rewrite(f)).collect()),
             Expr::Subquery(sq) => {
                 let mut sq = sq.as_ref().clone();
-                if let SubqueryKind::In(lhs, neg) = &sq.kind {
-                    sq.kind = SubqueryKind::In(lhs.iter().map(|x| x.rewrite(f)).collect(), *neg);
+                match &sq.kind {
+                    SubqueryKind::In(lhs, neg) => {
+                        sq.kind =
+                            SubqueryKind::In(lhs.iter().map(|x| x.rewrite(f)).collect(), *neg);
+                    }
+                    SubqueryKind::Quantified(lhs, op, all) => {
+                        sq.kind = SubqueryKind::Quantified(r(lhs), *op, *all);
+                    }
+                    SubqueryKind::Scalar | SubqueryKind::Exists(_) | SubqueryKind::Row => {}
                 }
                 Expr::Subquery(Box::new(sq))
             }

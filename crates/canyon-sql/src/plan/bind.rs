@@ -17,6 +17,7 @@
 
 use crate::catalog::Table;
 use crate::expr::functions::{self, Func};
+use crate::expr::rows::{check_row_operands, is_row_operand};
 use crate::expr::{AggCall, AggFunc, BinOp, Expr, SubqueryExpr, SubqueryKind, MAX_DEPTH};
 use crate::plan::bind_collate::aggregate_collations;
 use crate::plan::bind_functions::bind_special;
@@ -330,7 +331,51 @@ impl<'a> Binder<'a> {
                 }
             }
         }
+        if name.eq_ignore_ascii_case("_rowid") {
+            if let Some(e) = self.rowid(&matches)? {
+                return Ok(e);
+            }
+        }
         Err(unknown())
+    }
+
+    /// `_rowid` (no column has the name): the row-id column of the one
+    /// matching base table of this query that has one (see [`rowid_column`]),
+    /// else of an enclosing query's; `None` when no table has one (1054).
+    #[inline(never)]
+    fn rowid(&mut self, matches: &dyn Fn(&Scope) -> bool) -> Result<Option<Expr>> {
+        let rowid_of = |s: &Scope| -> Option<usize> {
+            let (name, id) = s.table_name.as_ref()?;
+            let table = self.plan_ctx?.catalog.table(&s.db, name)?;
+            (table.def.id == *id)
+                .then(|| rowid_column(&table.def))
+                .flatten()
+                .map(|c| s.offset + c)
+        };
+        let mut found = None;
+        for s in self.scopes[self.own_from..].iter().filter(|s| matches(s)) {
+            if let Some(pos) = rowid_of(s) {
+                if found.is_some() {
+                    return Err(Error::AmbiguousColumn {
+                        column: "_rowid".into(),
+                        context: self.context.to_string(),
+                    });
+                }
+                found = Some(pos);
+            }
+        }
+        if let Some(pos) = found {
+            return Ok(Some(Expr::Column(pos)));
+        }
+        let outer = self.scopes[..self.own_from]
+            .iter()
+            .rev()
+            .filter(|s| matches(s))
+            .find_map(rowid_of);
+        Ok(outer.map(|pos| {
+            self.min_outer_ref = Some(self.min_outer_ref.map_or(pos, |m| m.min(pos)));
+            Expr::Column(pos)
+        }))
     }
 
     fn bind_inner(&mut self, e: &ast::Expr) -> Result<Expr> {
@@ -462,12 +507,14 @@ impl<'a> Binder<'a> {
                 subquery,
                 negated,
             } => {
+                refuse_limit(subquery)?;
                 let lhs = match self.bind(expr)? {
                     Expr::Row(items) => items,
                     one => vec![one],
                 };
                 self.subquery(subquery, SubqueryKind::In(lhs, *negated))?
             }
+            A::AnyOp { .. } | A::AllOp { .. } => self.bind_quantified(e)?,
             // Character set introducers on literals (`_binary'...'`, `_utf8mb4'...'`),
             // which drivers put before interpolated parameters: with one character
             // set a literal's bytes are the same under any of these.
@@ -677,6 +724,11 @@ impl<'a> Binder<'a> {
                 | BinOp::Or
                 | BinOp::Xor
         );
+        if !numeric && !matches!(op, BinOp::And | BinOp::Or | BinOp::Xor) {
+            if let Some(e) = self.bind_row_comparison(op, left, right)? {
+                return Ok(e);
+            }
+        }
         let mut l = match bit_literal_number(left).filter(|_| numeric) {
             Some(n) => Box::new(n),
             None => self.boxed(left)?,
@@ -757,6 +809,12 @@ impl<'a> Binder<'a> {
             .iter()
             .map(|x| self.bind(x))
             .collect::<Result<Vec<_>>>()?;
+        if is_row_operand(&e) || list.iter().any(is_row_operand) {
+            // Every element of the list has the left operand's shape (1241).
+            for item in &list {
+                check_row_operands(&e, item)?;
+            }
+        }
         if let Expr::Row(items) = e.as_mut() {
             // Component-wise: column i against the i-th of every row.
             for (i, item) in items.iter_mut().enumerate() {
@@ -1007,6 +1065,9 @@ impl<'a> Binder<'a> {
     }
 
     fn bind_function(&mut self, f: &ast::Function) -> Result<Expr> {
+        if is_row_constructor(f) {
+            return self.bind_row_constructor(f);
+        }
         let name = f
             .name
             .0
@@ -1206,52 +1267,33 @@ impl Binder<'_> {
                 self.min_outer_ref = Some(self.min_outer_ref.map_or(r, |m| m.min(r)));
             }
         }
-        if kind == SubqueryKind::Scalar || matches!(kind, SubqueryKind::In(..)) {
-            let want = match &kind {
-                SubqueryKind::In(lhs, _) => lhs.len(),
-                _ => 1,
-            };
-            if plan.visible != want {
-                return Err(Error::OperandColumns(want));
-            }
+        let want = match &kind {
+            SubqueryKind::In(lhs, _) => Some(lhs.len()),
+            SubqueryKind::Scalar | SubqueryKind::Quantified(..) => Some(1),
+            SubqueryKind::Exists(_) | SubqueryKind::Row => None,
+        };
+        if want.is_some_and(|w| plan.visible != w) {
+            return Err(Error::OperandColumns(want.unwrap_or(1)));
         }
+        // A row operand takes the subquery's one row whatever its width; one
+        // column is a scalar subquery.
+        let kind = match kind {
+            SubqueryKind::Row if plan.visible == 1 => SubqueryKind::Scalar,
+            k => k,
+        };
         let kind = match kind {
             // `lhs IN (SELECT ...)` compares each operand with the matching
             // output column under their aggregated collation, which the
             // operand carries (see "Collations").
             SubqueryKind::In(mut lhs, neg) => {
                 for (i, l) in lhs.iter_mut().enumerate() {
-                    let out = match plan.kinds.get(i) {
-                        Some(ExprKind::String) => Some((
-                            plan.colls
-                                .get(i)
-                                .copied()
-                                .flatten()
-                                .unwrap_or(Collation::Utf8mb4_0900Bin),
-                            // A constant output (`SELECT 'x'`) is as
-                            // coercible as a literal; anything else as a column.
-                            if plan.projection.get(i).is_some_and(Expr::is_constant) {
-                                4
-                            } else {
-                                2
-                            },
-                        )),
-                        _ => None,
-                    };
-                    if let (Some(mine), Some(theirs)) = (self.derive(l), out) {
-                        let c = aggregate_collations(&[mine, theirs], "in")?;
-                        let mut inner = std::mem::replace(l, Expr::Literal(Value::Null));
-                        while let Expr::Collate(x, _) = inner {
-                            inner = *x;
-                        }
-                        *l = if c.is_bytewise() {
-                            inner
-                        } else {
-                            Expr::Collate(Box::new(inner), c)
-                        };
-                    }
+                    self.collate_with_output(l, &plan, i, "in")?;
                 }
                 SubqueryKind::In(lhs, neg)
+            }
+            SubqueryKind::Quantified(mut lhs, op, all) => {
+                self.collate_with_output(&mut lhs, &plan, 0, op.symbol())?;
+                SubqueryKind::Quantified(lhs, op, all)
             }
             k => k,
         };
@@ -1260,6 +1302,265 @@ impl Binder<'_> {
             kind,
             correlated: min_ref.is_some(),
         })))
+    }
+}
+
+// Row constructors, row subqueries and quantified comparisons (their
+// evaluation and NULL rules: `crate::expr::rows`).
+impl Binder<'_> {
+    /// Marks `l`, compared with output column `i` of a subquery's `plan`,
+    /// with their aggregated collation when both are strings (see
+    /// "Collations"); `op` names the operation for error 1267.
+    #[inline(never)]
+    fn collate_with_output(
+        &self,
+        l: &mut Expr,
+        plan: &crate::plan::select::SelectPlan,
+        i: usize,
+        op: &str,
+    ) -> Result<()> {
+        let out = match plan.kinds.get(i) {
+            Some(ExprKind::String) => Some((
+                plan.colls
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .unwrap_or(Collation::Utf8mb4_0900Bin),
+                // A constant output (`SELECT 'x'`) is as coercible as a
+                // literal; anything else as a column.
+                if plan.projection.get(i).is_some_and(Expr::is_constant) {
+                    4
+                } else {
+                    2
+                },
+            )),
+            _ => None,
+        };
+        if let (Some(mine), Some(theirs)) = (self.derive(l), out) {
+            let c = aggregate_collations(&[mine, theirs], op)?;
+            let mut inner = std::mem::replace(l, Expr::Literal(Value::Null));
+            while let Expr::Collate(x, _) = inner {
+                inner = *x;
+            }
+            *l = if c.is_bytewise() {
+                inner
+            } else {
+                Expr::Collate(Box::new(inner), c)
+            };
+        }
+        Ok(())
+    }
+
+    /// `ROW(a, b, ...)`: a row constructor (MySQL's grammar wants two
+    /// elements or more).
+    #[inline(never)]
+    fn bind_row_constructor(&mut self, f: &ast::Function) -> Result<Expr> {
+        let ast::FunctionArguments::List(l) = &f.args else {
+            return Err(Error::Syntax("ROW".into()));
+        };
+        let mut items = Vec::with_capacity(l.args.len());
+        for a in &l.args {
+            match a {
+                ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => {
+                    items.push(self.bind(e)?)
+                }
+                _ => return Err(Error::Syntax(format!("ROW({a})"))),
+            }
+        }
+        if items.len() < 2 {
+            return Err(Error::Syntax(format!("{f}")));
+        }
+        Ok(Expr::Row(items))
+    }
+
+    /// An operand of a comparison: a subquery (`(SELECT ...)`, parenthesised
+    /// or not) binds as a row subquery, which [`Binder::subquery`] turns
+    /// into a scalar one when it has one column.
+    #[inline(never)]
+    fn comparison_operand(&mut self, e: &ast::Expr) -> Result<Expr> {
+        // As `bind` does: nested subqueries recurse through here.
+        crate::parse::limits::check_stack()?;
+        let mut inner = e;
+        while let ast::Expr::Nested(x) = inner {
+            inner = x;
+        }
+        match inner {
+            ast::Expr::Subquery(q) => self.subquery(q, SubqueryKind::Row),
+            _ => self.bind(e),
+        }
+    }
+
+    /// `a op b` where an operand is a row constructor or a subquery of
+    /// several columns: the shapes checked (1241), the elements collated
+    /// pairwise; `None` when neither operand is a row (the caller binds a
+    /// scalar comparison).
+    #[inline(never)]
+    fn bind_row_comparison(
+        &mut self,
+        op: BinOp,
+        left: &ast::Expr,
+        right: &ast::Expr,
+    ) -> Result<Option<Expr>> {
+        let maybe_row = |e: &ast::Expr| {
+            let mut inner = e;
+            while let ast::Expr::Nested(x) = inner {
+                inner = x;
+            }
+            matches!(inner, ast::Expr::Tuple(_) | ast::Expr::Subquery(_))
+                || matches!(inner, ast::Expr::Function(f) if is_row_constructor(f))
+        };
+        if !maybe_row(left) && !maybe_row(right) {
+            return Ok(None);
+        }
+        let mut l = self.comparison_operand(left)?;
+        let mut r = self.comparison_operand(right)?;
+        if !is_row_operand(&l) && !is_row_operand(&r) {
+            // Scalar after all (`x = (SELECT one column)`): the usual
+            // comparison, collated as one (a hex or bit-value literal
+            // compared with a number is its integer, as in `bind_binary`).
+            if let Some(n) = bit_literal_number(left).filter(|_| self.is_numeric(&r)) {
+                l = n;
+            }
+            if let Some(n) = bit_literal_number(right).filter(|_| self.is_numeric(&l)) {
+                r = n;
+            }
+            let (mut l, mut r) = (Box::new(l), Box::new(r));
+            self.member_operands(op, &mut l, &mut r);
+            self.collate_pair(&mut l, &mut r, op.symbol())?;
+            return Ok(Some(Expr::Binary(op, l, r)));
+        }
+        check_row_operands(&l, &r)?;
+        self.collate_rows(&mut l, &mut r, op.symbol())?;
+        Ok(Some(Expr::Binary(op, Box::new(l), Box::new(r))))
+    }
+
+    /// Collates two row operands of the same shape element by element; a row
+    /// subquery's columns carry their output collations.
+    #[inline(never)]
+    fn collate_rows(&self, a: &mut Expr, b: &mut Expr, op: &str) -> Result<()> {
+        match (a, b) {
+            (Expr::Row(xs), Expr::Row(ys)) => {
+                for (x, y) in xs.iter_mut().zip(ys.iter_mut()) {
+                    if is_row_operand(x) {
+                        self.collate_rows(x, y, op)?;
+                    } else {
+                        self.collate(&mut [x, y], op)?;
+                    }
+                }
+                Ok(())
+            }
+            (Expr::Row(xs), Expr::Subquery(sq)) | (Expr::Subquery(sq), Expr::Row(xs)) => {
+                let plan = crate::plan::select::select_plan(sq.plan.as_ref())?;
+                for (i, x) in xs.iter_mut().enumerate() {
+                    self.collate_with_output(x, plan, i, op)?;
+                }
+                Ok(())
+            }
+            // Two row subqueries: their columns compare under the left's
+            // collations, as MySQL's type rules (no coercion between them).
+            _ => Ok(()),
+        }
+    }
+
+    /// `left op ANY|SOME|ALL (subquery)`: `= ANY` is IN and `<> ALL` NOT IN
+    /// (row operands allowed there); the other comparisons take one column.
+    #[inline(never)]
+    fn bind_quantified(&mut self, e: &ast::Expr) -> Result<Expr> {
+        let (left, op, right, all) = match e {
+            ast::Expr::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => (left, compare_op, right, false),
+            ast::Expr::AllOp {
+                left,
+                compare_op,
+                right,
+            } => (left, compare_op, right, true),
+            other => return Err(Error::Internal(format!("not ANY / ALL: {other}"))),
+        };
+        let mut inner: &ast::Expr = right;
+        while let ast::Expr::Nested(x) = inner {
+            inner = x;
+        }
+        let ast::Expr::Subquery(q) = inner else {
+            // MySQL's grammar takes only a subquery after ANY / SOME / ALL.
+            let word = if all { "ALL" } else { "ANY" };
+            return Err(Error::Syntax(format!("{word} {right}")));
+        };
+        let op = match op {
+            ast::BinaryOperator::Eq => BinOp::Eq,
+            ast::BinaryOperator::NotEq => BinOp::Ne,
+            ast::BinaryOperator::Lt => BinOp::Lt,
+            ast::BinaryOperator::LtEq => BinOp::Le,
+            ast::BinaryOperator::Gt => BinOp::Gt,
+            ast::BinaryOperator::GtEq => BinOp::Ge,
+            other => return Err(Error::Syntax(format!("{other} ANY / ALL"))),
+        };
+        refuse_limit(q)?;
+        let lhs = self.bind(left)?;
+        match (op, all) {
+            (BinOp::Eq, false) | (BinOp::Ne, true) => {
+                let lhs = match lhs {
+                    Expr::Row(items) => items,
+                    one => vec![one],
+                };
+                self.subquery(q, SubqueryKind::In(lhs, all))
+            }
+            _ if is_row_operand(&lhs) => Err(Error::OperandColumns(1)),
+            _ => self.subquery(q, SubqueryKind::Quantified(Box::new(lhs), op, all)),
+        }
+    }
+}
+
+/// The column MySQL's `_rowid` names in a table: the PRIMARY KEY when it is
+/// one integer column; without a primary key, the first UNIQUE key whose
+/// columns are all NOT NULL (the one InnoDB promotes), when it is one integer
+/// column. A table with neither has no `_rowid` (error 1054).
+pub(crate) fn rowid_column(t: &crate::catalog::TableDef) -> Option<usize> {
+    let key: &[usize] = if t.primary_key.is_empty() {
+        &t.indexes
+            .iter()
+            .filter(|i| i.unique && i.state.is_public())
+            .find(|i| i.columns.iter().all(|c| !t.columns[*c].nullable))?
+            .columns
+    } else {
+        &t.primary_key
+    };
+    match key {
+        [c] if t.columns[*c].ty.is_integer() => Some(*c),
+        _ => None,
+    }
+}
+
+/// Whether a call is the row constructor `ROW(a, b, ...)`.
+fn is_row_constructor(f: &ast::Function) -> bool {
+    f.over.is_none()
+        && f.name.0.len() == 1
+        && f.name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .is_some_and(|i| i.quote_style.is_none() && i.value.eq_ignore_ascii_case("row"))
+}
+
+/// MySQL 8 refuses a LIMIT in the subquery of IN / ALL / ANY / SOME (error
+/// 1235, "LIMIT & IN/ALL/ANY/SOME subquery"), its own or a parenthesised
+/// body's; ORDER BY without LIMIT is allowed and ignored. A LIMIT inside a
+/// derived table of the subquery is allowed (the usual workaround).
+fn refuse_limit(q: &ast::Query) -> Result<()> {
+    let mut q = q;
+    loop {
+        if q.limit_clause.is_some() || q.fetch.is_some() {
+            return Err(Error::Unsupported(
+                "LIMIT & IN/ALL/ANY/SOME subquery".into(),
+            ));
+        }
+        match q.body.as_ref() {
+            ast::SetExpr::Query(inner) => q = inner,
+            _ => return Ok(()),
+        }
     }
 }
 

@@ -1021,6 +1021,12 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
         .iter()
         .chain(assignments.iter().map(|(_, e)| e))
         .chain(keys.iter().map(|(e, _)| e));
+    if up.order_by.is_empty() && up.limit.is_none() && any_correlated(exprs.clone()) {
+        // A correlated subquery runs once per row: planned as the one-table
+        // join of a multi-table UPDATE, whose SELECT runs it (see
+        // `crate::plan::multi_dml`).
+        return crate::plan::multi_dml::plan_multi_update(ctx, up, ignore);
+    }
     let subqueries = check_subqueries(&table, alias.as_deref(), exprs)?;
     let access = choose_access(&table, filter.as_ref());
     let filter_implied = filter.as_ref().is_some_and(|f| access.implies(&table, f));
@@ -1101,6 +1107,17 @@ pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePla
     let keys = bind_order_keys(&mut b, &del.order_by)?;
     let limit = del.limit.as_ref().map(|l| b.bind(l)).transpose()?;
     let exprs = filter.iter().chain(keys.iter().map(|(e, _)| e));
+    if del.order_by.is_empty() && del.limit.is_none() && any_correlated(exprs.clone()) {
+        // A correlated subquery runs once per row: planned as the one-table
+        // join of a multi-table DELETE (`DELETE t FROM t WHERE ...`), whose
+        // SELECT runs it (see `crate::plan::multi_dml`).
+        let mut as_multi = del.clone();
+        as_multi.tables = vec![match &alias {
+            Some(a) => ast::ObjectName::from(vec![ast::Ident::new(a)]),
+            None => name.clone(),
+        }];
+        return crate::plan::multi_dml::plan_multi_delete(ctx, &as_multi, ignore);
+    }
     let subqueries = check_subqueries(&table, alias.as_deref(), exprs)?;
     let access = choose_access(&table, filter.as_ref());
     let filter_implied = filter.as_ref().is_some_and(|f| access.implies(&table, f));
@@ -1119,10 +1136,20 @@ pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePla
     })
 }
 
+/// Whether any of `exprs` holds a correlated subquery.
+fn any_correlated<'e>(exprs: impl Iterator<Item = &'e Expr>) -> bool {
+    let mut found = false;
+    for e in exprs {
+        e.visit_columns(&mut |_| {}, &mut |sq| found |= sq.correlated);
+    }
+    found
+}
+
 /// Checks the subqueries of an UPDATE / DELETE on `table` (named `alias` in the
 /// statement, if it has one) and says whether there are any. Refused: a
-/// correlated subquery (error 1235: it would have to run in the middle of the
-/// locking scan), and one that reads `table` outside a derived table (MySQL's
+/// correlated subquery with ORDER BY or LIMIT (error 1235: it would have to
+/// run in the middle of the locking scan; without them the statement is
+/// planned as a one-table multi-table UPDATE / DELETE), and one that reads `table` outside a derived table (MySQL's
 /// error 1093, ER_UPDATE_TABLE_USED).
 fn check_subqueries<'e>(
     table: &Table,

@@ -302,7 +302,13 @@ pub(super) fn expr(e: &Expr, n: &Names<'_>) -> String {
                 .map(|i| i.to_string())
                 .unwrap_or_else(|| "?".into());
             match &sq.kind {
-                SubqueryKind::Scalar => format!("(select #{id})"),
+                SubqueryKind::Scalar | SubqueryKind::Row => format!("(select #{id})"),
+                SubqueryKind::Quantified(lhs, op, all) => format!(
+                    "({} {} {} (select #{id}))",
+                    expr(lhs, n),
+                    op.symbol(),
+                    if *all { "all" } else { "any" }
+                ),
                 SubqueryKind::Exists(neg) => {
                     format!("{}exists(select #{id})", if *neg { "not " } else { "" })
                 }
