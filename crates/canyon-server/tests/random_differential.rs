@@ -943,8 +943,12 @@ impl Gen {
     }
 
     /// A row-constructor comparison (pending form `row_ctor`): `(a, b) op
-    /// (x, y)` or `(a, b) [NOT] IN ((x, y), ...)`, each item of its column's
-    /// kind (literals against exact columns from `exact_literal`).
+    /// (x, y)` or `(a, b) [NOT] IN ((x, y), ...)`, each item a literal of its
+    /// column's kind (against exact columns from `exact_literal`). Literals
+    /// only: MariaDB 10.11 drops NULL-extended rows of a LEFT JOIN for `(x.b,
+    /// y.c, y.d) NOT IN ((10, 5, 'a'), (4, 11, y.d))` in WHERE although the
+    /// predicate is true for them (x.b = 11) in the select list, as Canyon
+    /// and MySQL 8 find it in both.
     fn row_atom(&mut self, scope: &[Source]) -> String {
         self.mark("row_ctor");
         let n = self.rng.range(2, 3);
@@ -961,8 +965,12 @@ impl Gen {
                         "NULL".into()
                     } else if exact_scale(ty).is_some() {
                         g.exact_literal(ty)
+                    } else if ty.is_num() {
+                        g.num_literal()
+                    } else if ty.is_str() {
+                        g.str_literal()
                     } else {
-                        g.same_kind(scope, ty, 0)
+                        g.date_literal(ty)
                     }
                 })
                 .collect();
@@ -2839,6 +2847,20 @@ fn run_seed(canyon: &mut Client, maria: &mut Client, seed: u64, queries: usize) 
             Stmt::Dml { sql, tables } => (sql.clone(), false, Some(tables.clone())),
         };
         let a = run(canyon, &sql);
+        if let (Some(_), Outcome::Err(e)) = (&dml_tables, &a) {
+            if e.errno == 1235 {
+                // A write Canyon refuses is not run on MariaDB, whose
+                // tables would part from Canyon's.
+                tally.canyon_unsupported += 1;
+                *tally.canyon_errors.entry(e.errno).or_default() += 1;
+                for f in &g.forms {
+                    let fc = tally.forms.entry(f).or_default();
+                    fc.generated += 1;
+                    fc.unsupported += 1;
+                }
+                continue;
+            }
+        }
         let b = run(maria, &sql);
         let mismatch = match (&a, &b) {
             (Outcome::Err(ea), Outcome::Err(eb)) => {
