@@ -47,7 +47,7 @@
 //!    `COUNT(*) ... WHERE p` must equal a `SUM(CASE WHEN p ...)` that no index
 //!    can serve (the tables have a random subset of secondary indexes, so `p`
 //!    is answered through one on some seeds and by a scan on others). The
-//!    predicate is every plain SELECT's, and every third statement one more
+//!    predicate is every plain SELECT's, and every fourth statement one more
 //!    generated for these oracles alone, with forms MariaDB answers
 //!    differently allowed (quotients in predicates, fractional literals against
 //!    integer columns: `Gen::solo`). These catch index-versus-scan bugs even
@@ -2993,8 +2993,8 @@ fn run_seed(canyon: &mut Client, maria: &mut Client, seed: u64, queries: usize) 
             }
         }
         // The Canyon-only oracles: the SELECT's own predicate, and every
-        // third statement one generated for them alone.
-        let solo = (tally.statements % 3 == 0).then(|| g.solo_partition());
+        // fourth statement one generated for them alone.
+        let solo = (tally.statements % 4 == 0).then(|| g.solo_partition());
         for (p, is_solo) in [(part, false), (solo, true)] {
             let Some(p) = p else { continue };
             if let Some(m) = tlp(canyon, &p, &mut tally, is_solo) {
