@@ -95,6 +95,7 @@ mod admin;
 mod context;
 mod create;
 mod dispatch;
+mod hints;
 mod interp;
 mod into;
 mod load;
