@@ -103,6 +103,7 @@ impl From<'_> {
             offset: self.next_offset,
             width,
             needed: None,
+            index_hints: None,
         });
         self.scopes.push(scope);
         self.next_offset += width;
@@ -116,6 +117,7 @@ impl From<'_> {
                 alias,
                 args: None,
                 partitions,
+                index_hints,
                 ..
             } => {
                 crate::plan::partition::refuse_selection(partitions)?;
@@ -172,7 +174,12 @@ impl From<'_> {
                     .map(|a| a.name.value.clone())
                     .unwrap_or_else(|| t.def.name.clone());
                 let scope = Scope::of_table(&t, Some(&qualifier), self.next_offset);
-                self.add_source(qualifier, SourceKind::Table(t), scope)
+                let hints = crate::plan::access::IndexHints::resolve(&t, index_hints)?;
+                self.add_source(qualifier, SourceKind::Table(t), scope)?;
+                if let Some(s) = self.sources.last_mut() {
+                    s.index_hints = hints;
+                }
+                Ok(())
             }
             ast::TableFactor::Derived {
                 lateral,
