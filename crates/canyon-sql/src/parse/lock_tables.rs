@@ -57,13 +57,14 @@ fn target(p: &mut Parser) -> std::result::Result<LockTarget, ParserError> {
     if table.is_empty() || table.len() > 2 {
         return p.expected("[db.]table", p.peek_token());
     }
-    let alias = if p.parse_keyword(Keyword::AS) {
-        Some(p.parse_identifier()?.value)
-    } else if !matches!(
-        p.peek_token().token,
-        sqlparser::tokenizer::Token::Word(ref w)
-            if matches!(w.keyword, Keyword::READ | Keyword::WRITE | Keyword::LOW_PRIORITY)
-    ) {
+    // An alias, after AS or alone (any word but the lock type's).
+    let explicit = p.parse_keyword(Keyword::AS);
+    let alias = if explicit
+        || !matches!(
+            p.peek_token().token,
+            sqlparser::tokenizer::Token::Word(ref w)
+                if matches!(w.keyword, Keyword::READ | Keyword::WRITE | Keyword::LOW_PRIORITY)
+        ) {
         Some(p.parse_identifier()?.value)
     } else {
         None
