@@ -7,7 +7,8 @@
 //! SLEEP and GET_LOCK's waits belong to the session (its kill flag, its
 //! max_execution_time deadline, moving the statement off the runtime worker),
 //! and the locks to the engine: both are reached through
-//! [`EvalContext::sleep`] and [`EvalContext::user_lock`]. None of these
+//! [`crate::expr::EvalContext::sleep`] and
+//! [`crate::expr::EvalContext::user_lock`]. None of these
 //! calls is folded as a constant at plan time
 //! ([`Func::is_deterministic_per_statement`]).
 

@@ -20,7 +20,7 @@ pub struct LockTarget {
 }
 
 /// Parses a LOCK TABLES text into [`Parsed::LockTables`]; `None` when the text
-/// is not one (it does not start with LOCK TABLE[S]), a 1064 when it is one
+/// is not one (it does not start with LOCK TABLE or LOCK TABLES), a 1064 when it is one
 /// written wrongly.
 pub fn parse_lock_tables(trimmed: &str) -> Option<Result<Parsed>> {
     let head = trimmed.get(..5)?;

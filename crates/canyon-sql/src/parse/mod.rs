@@ -21,11 +21,12 @@
 //! TABLES with qualified names; [`user_vars`] joins `@` and a quoted name
 //! into one user variable token.
 //!
-//! Three circles inside this folder: `parser` hands view statements to `view`,
+//! Four circles inside this folder: `parser` hands view statements to `view`,
 //! which parses their SELECT with `parser`'s dialect (`parser` and `view`);
 //! `parser` falls back to `spellings`, which scans with `parser`'s `Lexer`
 //! (`parser` and `spellings`); so does `alter_database`, which `parser` calls
-//! (`parser` and `alter_database`).
+//! (`parser` and `alter_database`); and `lock_tables`, which `parser` calls,
+//! parses with `parser`'s dialect (`parser` and `lock_tables`).
 //!
 //! Contract: text in, statements or a MySQL error out; nothing here resolves
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
