@@ -110,6 +110,26 @@ impl From<'_> {
         Ok(())
     }
 
+    /// Adds a base table with the index hints written on it. Not inlined,
+    /// and called last: `factor` recurses through CTE references and
+    /// derived tables, and every byte of its frame counts against the depth
+    /// left to deep queries (tests/limits.rs).
+    #[inline(never)]
+    fn add_table(
+        &mut self,
+        qualifier: String,
+        t: std::sync::Arc<crate::catalog::Table>,
+        scope: Scope,
+        hints: &[ast::TableIndexHints],
+    ) -> Result<()> {
+        let resolved = crate::plan::access::IndexHints::resolve(&t, hints)?;
+        self.add_source(qualifier, SourceKind::Table(t), scope)?;
+        if let Some(s) = self.sources.last_mut() {
+            s.index_hints = resolved;
+        }
+        Ok(())
+    }
+
     fn factor(&mut self, f: &ast::TableFactor) -> Result<()> {
         match f {
             ast::TableFactor::Table {
@@ -174,12 +194,7 @@ impl From<'_> {
                     .map(|a| a.name.value.clone())
                     .unwrap_or_else(|| t.def.name.clone());
                 let scope = Scope::of_table(&t, Some(&qualifier), self.next_offset);
-                let hints = crate::plan::access::IndexHints::resolve(&t, index_hints)?;
-                self.add_source(qualifier, SourceKind::Table(t), scope)?;
-                if let Some(s) = self.sources.last_mut() {
-                    s.index_hints = hints;
-                }
-                Ok(())
+                self.add_table(qualifier, t, scope, index_hints)
             }
             ast::TableFactor::Derived {
                 lateral,
