@@ -229,3 +229,85 @@ fn kill_and_timeouts_end_row_lock_waits() {
         vec![vec![Some("11".to_string())], vec![Some("7".to_string())]]
     );
 }
+
+/// SLEEP and GET_LOCK over the wire (issue 30): a sleep woken by KILL QUERY
+/// returns 1 with no error, while other connections' statements get through
+/// (the sleep left the runtime worker); a GET_LOCK wait is granted by the
+/// holder's release, and one that would close a cycle is refused with 3058;
+/// a connection's end releases its locks; MAX_EXECUTION_TIME stops a long
+/// SELECT with 3024.
+#[test]
+fn sleep_get_lock_and_max_execution_time_over_the_wire() {
+    let server = Server::start();
+    let mut a = server.client();
+    let mut b = server.client();
+    let b_id = connection_id(&mut b);
+
+    let started = std::time::Instant::now();
+    let sleeper = std::thread::spawn(move || {
+        let r = b.exec("SELECT SLEEP(60)").scalar();
+        (r, b)
+    });
+    await_running(&mut a, b_id);
+    // Served while the sleep runs.
+    assert_eq!(a.exec("SELECT 5").scalar().as_deref(), Some("5"));
+    a.exec(&format!("KILL QUERY {b_id}"));
+    let (r, mut b) = sleeper.join().expect("sleeper thread");
+    assert_eq!(r.as_deref(), Some("1"));
+    assert!(started.elapsed() < Duration::from_secs(30));
+
+    // A wait granted by the holder's release.
+    assert_eq!(
+        a.exec("SELECT GET_LOCK('w', 0)").scalar().as_deref(),
+        Some("1")
+    );
+    let waiter = std::thread::spawn(move || {
+        let r = b.exec("SELECT GET_LOCK('w', 30)").scalar();
+        (r, b)
+    });
+    await_running(&mut a, b_id);
+    assert_eq!(
+        a.exec("SELECT RELEASE_LOCK('w')").scalar().as_deref(),
+        Some("1")
+    );
+    let (r, mut b) = waiter.join().expect("waiter thread");
+    assert_eq!(r.as_deref(), Some("1"));
+    assert_eq!(
+        a.exec("SELECT IS_USED_LOCK('w')").scalar(),
+        Some(b_id.to_string())
+    );
+
+    // a waits for b's lock 'w'; b asking for a's 'x' closes the cycle.
+    let a_id = connection_id(&mut a);
+    assert_eq!(
+        a.exec("SELECT GET_LOCK('x', 0)").scalar().as_deref(),
+        Some("1")
+    );
+    let waiter = std::thread::spawn(move || {
+        let r = a.exec("SELECT GET_LOCK('w', 30)").scalar();
+        (r, a)
+    });
+    await_running(&mut b, a_id);
+    let e = b.expect_err("SELECT GET_LOCK('x', 30)");
+    assert_eq!(e.errno, 3058, "{}", e.message);
+    // b's end releases 'w', which a was waiting for.
+    drop(b);
+    let (r, mut a) = waiter.join().expect("waiter thread");
+    assert_eq!(r.as_deref(), Some("1"));
+
+    a.exec("CREATE DATABASE m");
+    a.exec("CREATE TABLE m.t (id INT PRIMARY KEY)");
+    let values: Vec<String> = (0..400).map(|i| format!("({i})")).collect();
+    a.exec(&format!("INSERT INTO m.t VALUES {}", values.join(",")));
+    let started = std::time::Instant::now();
+    let e = a.expect_err(
+        "SELECT /*+ MAX_EXECUTION_TIME(100) */ COUNT(*) FROM m.t a, m.t b, m.t c WHERE a.id + b.id + c.id >= 0",
+    );
+    assert_eq!(
+        (e.errno, e.sqlstate.as_str()),
+        (3024, "HY000"),
+        "{}",
+        e.message
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}

@@ -66,6 +66,8 @@ pub struct Engine {
     pub(crate) statement_memory: crate::catalog::budget::MemoryBudget,
     /// Ids of TEMPORARY tables (see [`crate::catalog::temporary`]).
     pub(crate) temp_ids: crate::catalog::temporary::TempIds,
+    /// GET_LOCK's named locks (see [`crate::catalog::user_locks`]).
+    pub(crate) user_locks: crate::catalog::user_locks::UserLocks,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -216,6 +218,7 @@ impl Engine {
             globals_write: Default::default(),
             statement_memory,
             temp_ids: Default::default(),
+            user_locks: Default::default(),
         });
         engine.recover_counters()?;
         engine.abandon_unfinished_indexes()?;

@@ -21,6 +21,7 @@
 //!   [`config`];
 //! - [`temporary`]: the id range of TEMPORARY tables' rows and the sweep
 //!   that removes them after a crash;
+//! - [`user_locks`]: the named locks of GET_LOCK and its family;
 //! - [`view`]: views as the catalog stores them (their essay: text kept,
 //!   planned at each use, the shared table namespace).
 //!
@@ -49,6 +50,7 @@ pub mod schema;
 pub mod stats;
 pub mod status;
 pub mod temporary;
+pub mod user_locks;
 pub mod vars;
 pub mod view;
 

@@ -82,7 +82,11 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         // Most iterations a recursive CTE may run (MySQL 8: error 3636).
         "cte_max_recursion_depth" => (i(1000), ReadWrite),
         "sql_select_limit" => (Value::UInt(u64::MAX), ReadWrite),
-        "sql_safe_updates" | "sql_auto_is_null" | "big_tables" | "sql_notes_off" => (i(0), ReadWrite),
+        // sql_log_off: the general query log is off for the session; Canyon
+        // has no general log, so it is stored and does nothing.
+        "sql_safe_updates" | "sql_auto_is_null" | "big_tables" | "sql_notes_off" | "sql_log_off" => {
+            (i(0), ReadWrite)
+        }
         "sql_notes" | "sql_warnings" | "sql_quote_show_create" => (i(1), ReadWrite),
         "foreign_key_checks" | "unique_checks" => (i(1), ReadWrite),
         "init_connect" => (s(""), ReadWrite),
@@ -392,6 +396,7 @@ pub const NAMES: &[&str] = &[
     "session_track_system_variables",
     "session_track_transaction_info",
     "sql_auto_is_null",
+    "sql_log_off",
     "sql_mode",
     "sql_notes",
     "sql_quote_show_create",
@@ -493,6 +498,7 @@ pub fn kind(name: &str) -> crate::types::ExprKind {
         | "sql_safe_updates"
         | "sql_auto_is_null"
         | "big_tables"
+        | "sql_log_off"
         | "sql_notes"
         | "sql_warnings"
         | "foreign_key_checks"

@@ -274,6 +274,12 @@ impl EvalContext for Quiet<'_> {
     fn load_file(&self, name: &[u8]) -> Value {
         self.0.load_file(name)
     }
+    fn sleep(&self, d: std::time::Duration) -> bool {
+        self.0.sleep(d)
+    }
+    fn user_lock(&self, call: crate::expr::functions_misc::UserLockCall<'_>) -> Result<Value> {
+        self.0.user_lock(call)
+    }
     fn now(&self) -> chrono::NaiveDateTime {
         self.0.now()
     }

@@ -75,6 +75,30 @@ pub trait EvalContext {
     fn check_interrupt(&self) -> Result<()> {
         Ok(())
     }
+    /// SLEEP: waits `d`, or less when the statement must stop (KILL QUERY,
+    /// max_execution_time); whether it was cut short. The default waits in
+    /// slices between calls of [`EvalContext::check_interrupt`].
+    fn sleep(&self, d: std::time::Duration) -> bool {
+        let end = std::time::Instant::now() + d;
+        loop {
+            if self.check_interrupt().is_err() {
+                return true;
+            }
+            let now = std::time::Instant::now();
+            if now >= end {
+                return false;
+            }
+            std::thread::sleep((end - now).min(std::time::Duration::from_millis(10)));
+        }
+    }
+    /// The user-level lock functions (GET_LOCK and its family); only a
+    /// session holds locks, elsewhere they are refused (1235).
+    fn user_lock(&self, call: crate::expr::functions_misc::UserLockCall<'_>) -> Result<Value> {
+        let _ = call;
+        Err(Error::Unsupported(
+            "user-level locks in this statement".into(),
+        ))
+    }
     /// The rows of an `information_schema` table, generated for this statement
     /// (see [`crate::catalog::infoschema`]); only a session can answer.
     fn system_rows(
@@ -180,6 +204,12 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     }
     fn load_file(&self, name: &[u8]) -> Value {
         self.base.load_file(name)
+    }
+    fn sleep(&self, d: std::time::Duration) -> bool {
+        self.base.sleep(d)
+    }
+    fn user_lock(&self, call: crate::expr::functions_misc::UserLockCall<'_>) -> Result<Value> {
+        self.base.user_lock(call)
     }
     fn session_fact(&self, f: Func) -> Value {
         self.base.session_fact(f)

@@ -42,6 +42,7 @@ use crate::expr::functions_cast;
 use crate::expr::functions_datetime;
 use crate::expr::functions_json::{self, JsonFunc};
 use crate::expr::functions_math;
+use crate::expr::functions_misc;
 use crate::expr::functions_string;
 use crate::expr::tree::{AggCall, Expr};
 use crate::types::datetime::Unit;
@@ -216,6 +217,23 @@ pub enum Func {
     /// LOAD_FILE(name): a server file's bytes, as the session allows
     /// (`EvalContext::load_file`).
     LoadFile,
+    /// SLEEP(seconds) (`crate::expr::functions_misc`, as the five below).
+    Sleep,
+    /// BENCHMARK(count, expr).
+    Benchmark,
+    /// GET_LOCK(name, timeout).
+    GetLock,
+    /// RELEASE_LOCK(name).
+    ReleaseLock,
+    /// IS_FREE_LOCK(name).
+    IsFreeLock,
+    /// IS_USED_LOCK(name).
+    IsUsedLock,
+    /// RELEASE_ALL_LOCKS().
+    ReleaseAllLocks,
+    /// WEIGHT_STRING(str); the binder adds the name of `str`'s collation
+    /// as a second argument (none for a binary string).
+    WeightString,
     /// The JSON functions, `->` / `->>` and CAST(x AS JSON)
     /// (`crate::expr::functions_json`).
     Json(JsonFunc),
@@ -225,7 +243,17 @@ impl Func {
     /// Whether the result depends only on the arguments and the statement (not
     /// on the row or on randomness): such calls over constants are constants.
     pub fn is_deterministic_per_statement(self) -> bool {
-        !matches!(self, Func::Rand)
+        !matches!(
+            self,
+            Func::Rand
+                | Func::Sleep
+                | Func::Benchmark
+                | Func::GetLock
+                | Func::ReleaseLock
+                | Func::IsFreeLock
+                | Func::IsUsedLock
+                | Func::ReleaseAllLocks
+        )
     }
 }
 
@@ -234,6 +262,14 @@ pub fn lookup(name: &str) -> Option<Func> {
     Some(match name {
         "VERSION" => Func::Version,
         "LOAD_FILE" => Func::LoadFile,
+        "SLEEP" => Func::Sleep,
+        "BENCHMARK" => Func::Benchmark,
+        "GET_LOCK" => Func::GetLock,
+        "RELEASE_LOCK" => Func::ReleaseLock,
+        "IS_FREE_LOCK" => Func::IsFreeLock,
+        "IS_USED_LOCK" => Func::IsUsedLock,
+        "RELEASE_ALL_LOCKS" => Func::ReleaseAllLocks,
+        "WEIGHT_STRING" => Func::WeightString,
         "DATABASE" | "SCHEMA" => Func::Database,
         "USER" | "SESSION_USER" | "SYSTEM_USER" => Func::User,
         "CURRENT_USER" => Func::CurrentUser,
@@ -429,6 +465,10 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         Func::EnumIndex | Func::SetMask => n >= 1,
         Func::TimeNumber => n == 2,
         Func::LoadFile => n == 1,
+        Func::Sleep | Func::ReleaseLock | Func::IsFreeLock | Func::IsUsedLock => n == 1,
+        Func::Benchmark | Func::GetLock => n == 2,
+        Func::ReleaseAllLocks => n == 0,
+        Func::WeightString => n == 1,
         Func::LastInsertId | Func::Rand | Func::UnixTimestamp => n <= 1,
         Func::Now => n <= 1,
         Func::Concat | Func::Coalesce => n >= 1,
@@ -588,6 +628,13 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         | Func::SetMask
         | Func::Strcmp => ExprKind::Int,
         Func::Crc32 => ExprKind::UInt,
+        Func::Sleep
+        | Func::Benchmark
+        | Func::GetLock
+        | Func::ReleaseLock
+        | Func::IsFreeLock
+        | Func::IsUsedLock
+        | Func::ReleaseAllLocks => ExprKind::Int,
         Func::Exp
         | Func::Ln
         | Func::Log
@@ -688,6 +735,14 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::RowCount
         | Func::FoundRows
         | Func::LastInsertId => call_session(f, args, env),
+        Func::Sleep => functions_misc::sleep(args, env),
+        Func::Benchmark => functions_misc::benchmark(args, env),
+        Func::GetLock
+        | Func::ReleaseLock
+        | Func::IsFreeLock
+        | Func::IsUsedLock
+        | Func::ReleaseAllLocks => functions_misc::user_lock(f, args, env),
+        Func::WeightString => functions_misc::weight_string(args, env),
         Func::LoadFile => Ok(match arg(args, 0, env)?.to_bytes() {
             Some(name) => env.ctx.load_file(&name),
             None => Value::Null,

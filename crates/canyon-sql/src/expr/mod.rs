@@ -27,7 +27,8 @@
 //! arguments through `eval`, and `eval` dispatches calls to `functions`;
 //! `tree` asks `functions` the type of a call). It takes in every file here:
 //! `functions` hands each call to its family (`functions_string`,
-//! `functions_math`, `functions_datetime`, `functions_cast`), which read
+//! `functions_math`, `functions_datetime`, `functions_cast`,
+//! `functions_misc`), which read
 //! their arguments through it.
 //! Imports: `types`, `catalog`, `parse`.
 
@@ -37,6 +38,7 @@ pub mod functions_cast;
 pub mod functions_datetime;
 pub mod functions_json;
 pub mod functions_math;
+pub mod functions_misc;
 pub mod functions_string;
 pub mod rows;
 pub mod tree;

@@ -33,7 +33,7 @@ use sqlparser::ast::{
 };
 use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::Token;
+use sqlparser::tokenizer::{Token, Whitespace};
 
 /// The optimizer-hint prefix that marks a DELETE IGNORE (see the module doc).
 pub const IGNORE_HINT_PREFIX: &str = "canyon:ignore";
@@ -72,12 +72,19 @@ pub(crate) fn parse_update_or_delete(
 ) -> Option<Result<Statement, ParserError>> {
     if parser.peek_keyword(Keyword::UPDATE) {
         let token = parser.next_token();
-        return Some(parse_update(parser, token));
+        let hints = optimizer_hints(parser);
+        return Some(parse_update(parser, token).map(|mut s| {
+            if let Statement::Update(u) = &mut s {
+                u.optimizer_hints = hints;
+            }
+            s
+        }));
     }
     if !parser.peek_keyword(Keyword::DELETE) {
         return None;
     }
     let token = parser.next_token();
+    let hints = optimizer_hints(parser);
     let mut ignore = false;
     loop {
         if parser.parse_keyword(Keyword::LOW_PRIORITY) || parse_word(parser, "QUICK") {
@@ -91,6 +98,9 @@ pub(crate) fn parse_update_or_delete(
     }
     let parsed = parse_delete_rest(parser, token);
     Some(parsed.map(|mut s| {
+        if let Statement::Delete(d) = &mut s {
+            d.optimizer_hints = hints;
+        }
         if let (Statement::Delete(d), true) = (&mut s, ignore) {
             d.optimizer_hints.push(OptimizerHint {
                 prefix: IGNORE_HINT_PREFIX.to_string(),
@@ -100,6 +110,29 @@ pub(crate) fn parse_update_or_delete(
         }
         s
     }))
+}
+
+/// The `/*+ ... */` optimizer hint comments right after UPDATE / DELETE (as
+/// sqlparser collects them after SELECT and INSERT; see `crate::parse::hints`).
+fn optimizer_hints(parser: &mut Parser) -> Vec<OptimizerHint> {
+    let mut hints = Vec::new();
+    loop {
+        match parser.peek_token_no_skip().token {
+            Token::Whitespace(Whitespace::MultiLineComment(c)) => {
+                if let Some(text) = c.strip_prefix('+') {
+                    hints.push(OptimizerHint {
+                        prefix: String::new(),
+                        text: text.to_string(),
+                        style: OptimizerHintStyle::MultiLine,
+                    });
+                }
+            }
+            Token::Whitespace(_) => {}
+            _ => break,
+        }
+        parser.next_token_no_skip();
+    }
+    hints
 }
 
 /// A multi-table DELETE's target: `[db.]t[.*]`.

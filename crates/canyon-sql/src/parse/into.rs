@@ -56,9 +56,10 @@ pub fn split_select_into(text: &str) -> Option<Result<(String, IntoTarget)>> {
         return None;
     }
     let dialect = CanyonDialect::new(None);
-    let toks = Tokenizer::new(&dialect, text)
+    let mut toks = Tokenizer::new(&dialect, text)
         .tokenize_with_location()
         .ok()?;
+    crate::parse::user_vars::join_quoted_user_variables(&mut toks);
     let mut depth = 0i32;
     let at = toks.iter().position(|t| {
         match &t.token {

@@ -16,13 +16,17 @@
 //! `SET STATEMENT ... FOR` in two; [`spellings`] rewrites
 //! the MySQL spellings sqlparser does not read into ones it does.
 //!
-//! [`alter_database`] parses ALTER DATABASE / SCHEMA.
+//! [`alter_database`] parses ALTER DATABASE / SCHEMA; [`hints`] reads the
+//! optimizer hints SET_VAR and MAX_EXECUTION_TIME; [`lock_tables`] LOCK
+//! TABLES with qualified names; [`user_vars`] joins `@` and a quoted name
+//! into one user variable token.
 //!
-//! Three circles inside this folder: `parser` hands view statements to `view`,
+//! Four circles inside this folder: `parser` hands view statements to `view`,
 //! which parses their SELECT with `parser`'s dialect (`parser` and `view`);
 //! `parser` falls back to `spellings`, which scans with `parser`'s `Lexer`
 //! (`parser` and `spellings`); so does `alter_database`, which `parser` calls
-//! (`parser` and `alter_database`).
+//! (`parser` and `alter_database`); and `lock_tables`, which `parser` calls,
+//! parses with `parser`'s dialect (`parser` and `lock_tables`).
 //!
 //! Contract: text in, statements or a MySQL error out; nothing here resolves
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
@@ -30,15 +34,18 @@
 pub mod alter_database;
 pub mod create_select;
 pub mod dml_modifiers;
+pub mod hints;
 pub mod into;
 pub mod limits;
 pub mod load;
+pub mod lock_tables;
 pub mod parser;
 pub mod partition;
 pub mod psm;
 pub mod psm_detect;
 pub mod set_statement;
 pub mod spellings;
+pub mod user_vars;
 pub mod view;
 
 pub use parser::*;

@@ -447,6 +447,11 @@ pub enum Parsed {
         /// REPLACE (true) or IGNORE (false).
         replace: bool,
     },
+    /// LOCK TABLES with MySQL's qualified names (`crate::parse::lock_tables`).
+    LockTables {
+        /// The tables, in the order written.
+        tables: Vec<crate::parse::lock_tables::LockTarget>,
+    },
     /// ALTER TABLE t `<partition operation>`.
     AlterPartition {
         /// `[table]` or `[db, table]`.
@@ -656,6 +661,9 @@ fn parse_text(
             _ => Err(Error::Syntax(trimmed.to_string())),
         };
     }
+    if let Some(r) = crate::parse::lock_tables::parse_lock_tables(trimmed) {
+        return r.map(|p| vec![p]);
+    }
     if let Some(r) = parse_analyze(trimmed) {
         return r.map(|p| vec![p]);
     }
@@ -687,6 +695,7 @@ fn parse_text(
         .tokenize_with_location_into_buf(&mut tokens)
         .map_err(ParserError::from)
         .and_then(|()| {
+            crate::parse::user_vars::join_quoted_user_variables(&mut tokens);
             Parser::new(&dialect)
                 .with_recursion_limit(RECURSION_LIMIT)
                 .with_tokens_with_locations(tokens)

@@ -430,9 +430,11 @@ struct P<'a> {
 impl<'a> P<'a> {
     fn new(src: &'a str) -> Result<P<'a>> {
         let dialect = CanyonDialect::new(None);
-        let toks = Tokenizer::new(&dialect, src)
+        let mut toks = Tokenizer::new(&dialect, src)
             .tokenize_with_location()
-            .map_err(|e| Error::Syntax(e.to_string()))?
+            .map_err(|e| Error::Syntax(e.to_string()))?;
+        crate::parse::user_vars::join_quoted_user_variables(&mut toks);
+        let toks = toks
             .into_iter()
             .filter(|t| !matches!(t.token, Token::Whitespace(_) | Token::EOF))
             .collect();

@@ -991,6 +991,84 @@ fn candidate_for(
     None
 }
 
+/// A table's index hints, `USE | FORCE | IGNORE {INDEX | KEY} (names)`
+/// (MySQL manual, 10.9.4 "Index Hints"), resolved against its definition:
+/// which keys the access path may read, and whether a full scan is to be
+/// avoided.
+///
+/// USE restricts the candidates to the named keys (an empty list: none, a
+/// full scan); FORCE does too and moreover takes a usable key however many
+/// rows the statistics expect it to read; IGNORE removes keys. `PRIMARY`
+/// names the primary key. A `FOR JOIN | ORDER BY | GROUP BY` scope is
+/// accepted and treated as unscoped. As in MySQL, a single-table DELETE
+/// ignores index hints; SELECT and UPDATE honour them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexHints {
+    /// The keys USE / FORCE name; `None` when neither appears.
+    usable: Option<Vec<Target>>,
+    /// The keys IGNORE names.
+    ignored: Vec<Target>,
+    /// FORCE appeared.
+    force: bool,
+}
+
+impl IndexHints {
+    /// Resolves the hints written on `table`; `None` when there are none, a
+    /// 1176 for a name that is no key of the table.
+    pub fn resolve(
+        table: &Table,
+        hints: &[sqlparser::ast::TableIndexHints],
+    ) -> Result<Option<IndexHints>> {
+        use sqlparser::ast::TableIndexHintType;
+        if hints.is_empty() {
+            return Ok(None);
+        }
+        let mut out = IndexHints::default();
+        for h in hints {
+            let mut targets = Vec::with_capacity(h.index_names.len());
+            for n in &h.index_names {
+                let t = if n.value.eq_ignore_ascii_case("PRIMARY")
+                    && !table.def.primary_key.is_empty()
+                {
+                    Target::Primary
+                } else {
+                    let found = table
+                        .def
+                        .public_indexes()
+                        .find(|(_, x)| x.name.eq_ignore_ascii_case(&n.value));
+                    match found {
+                        Some((i, _)) => Target::Index(i),
+                        None => {
+                            return Err(canyon_common::Error::Sql {
+                                code: 1176,
+                                sqlstate: *b"42000",
+                                message: format!(
+                                    "Key '{}' doesn't exist in table '{}'",
+                                    n.value, table.def.name
+                                ),
+                            })
+                        }
+                    }
+                };
+                targets.push(t);
+            }
+            match h.hint_type {
+                TableIndexHintType::Ignore => out.ignored.extend(targets),
+                TableIndexHintType::Use | TableIndexHintType::Force => {
+                    out.force |= h.hint_type == TableIndexHintType::Force;
+                    out.usable.get_or_insert_with(Vec::new).extend(targets);
+                }
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// Whether the access path may read `target`.
+    pub fn allows(&self, target: Target) -> bool {
+        !self.ignored.contains(&target) && self.usable.as_ref().is_none_or(|u| u.contains(&target))
+    }
+}
+
 /// Chooses the access path for a WHERE clause over `table`.
 pub fn choose_access(table: &Table, filter: Option<&Expr>) -> Access {
     choose_access_scored(table, filter).0
@@ -1044,6 +1122,19 @@ pub fn choose_access_scored(table: &Table, filter: Option<&Expr>) -> (Access, u3
 
 /// [`choose_access_scored`] with the estimate.
 pub fn choose_access_estimated(table: &Table, filter: Option<&Expr>) -> (Access, u32, Option<f64>) {
+    choose_access_hinted(table, filter, None)
+}
+
+/// [`choose_access_estimated`] under a table's index hints: only the keys
+/// they allow are candidates, and under FORCE a usable key beats a full
+/// scan whatever the statistics say.
+pub fn choose_access_hinted(
+    table: &Table,
+    filter: Option<&Expr>,
+    hints: Option<&IndexHints>,
+) -> (Access, u32, Option<f64>) {
+    let allows = |t: Target| hints.is_none_or(|h| h.allows(t));
+    let force = hints.is_some_and(|h| h.force);
     // `WHERE a + b = 5` reads an index on `s AS (a + b)` (see `generated`).
     let matched = filter.and_then(|f| crate::plan::generated::match_expressions(table, f));
     let filter = matched.as_ref().or(filter);
@@ -1058,7 +1149,7 @@ pub fn choose_access_estimated(table: &Table, filter: Option<&Expr>) -> (Access,
         .unwrap_or_default();
     let mut best: Option<(Candidate, Option<f64>)> = None;
     let mut consider = |c: Option<Candidate>| {
-        if let Some(c) = c {
+        if let Some(c) = c.filter(|c| allows(c.access.target)) {
             let est = estimate_rows(table, &c.access);
             let better = match &best {
                 None => true,
@@ -1116,7 +1207,7 @@ pub fn choose_access_estimated(table: &Table, filter: Option<&Expr>) -> (Access,
             // (e.g. an equality matching most of the table).
             let scan_est = table.stats.rows();
             match (est, scan_est) {
-                (Some(e), Some(r)) if r < e => (Access::scan(), 0, Some(r)),
+                (Some(e), Some(r)) if r < e && !force => (Access::scan(), 0, Some(r)),
                 _ => (c.access, c.score, est),
             }
         }

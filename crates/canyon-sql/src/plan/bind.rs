@@ -1210,6 +1210,18 @@ impl<'a> Binder<'a> {
             Func::If => self.conform(bound.iter_mut().skip(1).collect()),
             Func::IfNull | Func::Coalesce => self.conform(bound.iter_mut().collect()),
             Func::FindInSet => self.member_find_in_set(&mut bound),
+            // WEIGHT_STRING sorts under its argument's collation, which
+            // evaluation cannot see: its name rides along as an argument
+            // (none for a binary string, whose weights are its bytes).
+            Func::WeightString if bound.len() == 1 => {
+                let coll = match bound.first().and_then(|a| self.derive(a)) {
+                    Some((c, _)) => Some(c),
+                    None => Some(self.conn_coll),
+                };
+                if let Some(c) = coll.filter(|c| *c != Collation::Binary) {
+                    bound.push(Expr::Literal(Value::str(c.name())));
+                }
+            }
             // LENGTH() counts bytes in the argument's character set: a
             // latin1 column's 'é' is one (the value itself is UTF-8).
             Func::Length => {

@@ -989,19 +989,26 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
     if !up.table.joins.is_empty() || up.from.is_some() {
         return crate::plan::multi_dml::plan_multi_update(ctx, up, ignore);
     }
-    let (name, alias) = match &up.table.relation {
+    let (name, alias, index_hints) = match &up.table.relation {
         ast::TableFactor::Table {
             name,
             alias,
             partitions,
+            index_hints,
             ..
         } => {
             crate::plan::partition::refuse_selection(partitions)?;
-            (name, alias.as_ref().map(|a| a.name.value.clone()))
+            (
+                name,
+                alias.as_ref().map(|a| a.name.value.clone()),
+                index_hints,
+            )
         }
         _ => return Err(Error::Unsupported("this UPDATE target".into())),
     };
     let table = ctx.resolve(name)?;
+    // MySQL applies index hints to UPDATE (not to a single-table DELETE).
+    let index_hints = crate::plan::access::IndexHints::resolve(&table, index_hints)?;
     let mut b = Binder::new(Some(&table), alias.as_deref());
     b.plan_ctx = Some(ctx);
     b.conn_coll = ctx.conn_coll;
@@ -1028,7 +1035,8 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
         return crate::plan::multi_dml::plan_multi_update(ctx, up, ignore);
     }
     let subqueries = check_subqueries(&table, alias.as_deref(), exprs)?;
-    let access = choose_access(&table, filter.as_ref());
+    let access =
+        crate::plan::access::choose_access_hinted(&table, filter.as_ref(), index_hints.as_ref()).0;
     let filter_implied = filter.as_ref().is_some_and(|f| access.implies(&table, f));
     let order = planned_row_order(&table, &access, keys, subqueries);
     Ok(UpdatePlan {

@@ -103,9 +103,30 @@ impl From<'_> {
             offset: self.next_offset,
             width,
             needed: None,
+            index_hints: None,
         });
         self.scopes.push(scope);
         self.next_offset += width;
+        Ok(())
+    }
+
+    /// Adds a base table with the index hints written on it. Not inlined,
+    /// and called last: `factor` recurses through CTE references and
+    /// derived tables, and every byte of its frame counts against the depth
+    /// left to deep queries (tests/limits.rs).
+    #[inline(never)]
+    fn add_table(
+        &mut self,
+        qualifier: String,
+        t: std::sync::Arc<crate::catalog::Table>,
+        scope: Scope,
+        hints: &[ast::TableIndexHints],
+    ) -> Result<()> {
+        let resolved = crate::plan::access::IndexHints::resolve(&t, hints)?;
+        self.add_source(qualifier, SourceKind::Table(t), scope)?;
+        if let Some(s) = self.sources.last_mut() {
+            s.index_hints = resolved;
+        }
         Ok(())
     }
 
@@ -116,6 +137,7 @@ impl From<'_> {
                 alias,
                 args: None,
                 partitions,
+                index_hints,
                 ..
             } => {
                 crate::plan::partition::refuse_selection(partitions)?;
@@ -172,7 +194,7 @@ impl From<'_> {
                     .map(|a| a.name.value.clone())
                     .unwrap_or_else(|| t.def.name.clone());
                 let scope = Scope::of_table(&t, Some(&qualifier), self.next_offset);
-                self.add_source(qualifier, SourceKind::Table(t), scope)
+                self.add_table(qualifier, t, scope, index_hints)
             }
             ast::TableFactor::Derived {
                 lateral,

@@ -5,7 +5,7 @@
 //! predicates.
 
 use crate::expr::Expr;
-use crate::plan::access::{choose_access_estimated, Access};
+use crate::plan::access::{choose_access_estimated, choose_access_hinted, Access};
 use crate::plan::from::FromItem;
 use crate::plan::select::{Source, SourceKind, Step};
 use crate::types::ExprKind;
@@ -349,7 +349,11 @@ pub(super) fn plan_joins(
                         .iter()
                         .filter_map(|c| localize(c, &sources[s], &placed, outer_len, sources))
                         .collect();
-                    let (access, score, est) = choose_access_estimated(t, and_all(local).as_ref());
+                    let (access, score, est) = choose_access_hinted(
+                        t,
+                        and_all(local).as_ref(),
+                        sources[s].index_hints.as_ref(),
+                    );
                     // A read that does not depend on the bound columns would be
                     // repeated identically for every outer row (or every run of
                     // a correlated subquery): read it once and probe a hash table

@@ -127,6 +127,9 @@ pub struct Source {
     pub width: usize,
     /// The columns any expression reads (`None`: all), for partial decoding.
     pub needed: Option<Vec<bool>>,
+    /// A base table's index hints (USE / FORCE / IGNORE INDEX), for the
+    /// access path chooser.
+    pub index_hints: Option<crate::plan::access::IndexHints>,
 }
 
 /// One nested-loop join step.

@@ -9,7 +9,9 @@ use crate::catalog::engine::Engine;
 use crate::catalog::infoschema::SystemTable;
 use crate::catalog::privileges::Privs;
 use crate::catalog::procs::KILL_NONE;
+use crate::catalog::user_locks::Acquired;
 use crate::expr::functions::Func;
+use crate::expr::functions_misc::UserLockCall;
 use crate::expr::EvalContext;
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
@@ -227,6 +229,75 @@ impl<'a> StmtCtx<'a> {
 impl EvalContext for StmtCtx<'_> {
     fn params(&self) -> &[Value] {
         self.params
+    }
+    /// Off the runtime worker (the engine's blocking hook), in slices that
+    /// look at the kill flag and the max_execution_time deadline.
+    fn sleep(&self, d: Duration) -> bool {
+        let end = std::time::Instant::now() + d;
+        let mut cut = false;
+        let mut wait = || loop {
+            let now = std::time::Instant::now();
+            if self.state.process.kill_state() != KILL_NONE
+                || self.deadline.is_some_and(|dl| now >= dl)
+            {
+                cut = true;
+                return;
+            }
+            if now >= end {
+                return;
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(10)));
+        };
+        match self.state.engine.config.blocking_hook {
+            Some(hook) => hook(&mut wait),
+            None => wait(),
+        }
+        cut
+    }
+    fn user_lock(&self, call: UserLockCall<'_>) -> Result<Value> {
+        let locks = &self.state.engine.user_locks;
+        let owner = self.state.lock_owner();
+        Ok(match call {
+            UserLockCall::Get(name, timeout) => {
+                let conn = self.state.connection_id;
+                let process = &self.state.process;
+                let killed = || process.kill_state() != KILL_NONE;
+                // The common case takes a free lock at once; only a wait
+                // leaves the runtime worker.
+                let mut got = locks.acquire(owner, conn, name, Some(Duration::ZERO), &killed);
+                if got == Acquired::TimedOut && timeout != Some(Duration::ZERO) {
+                    let mut wait = || got = locks.acquire(owner, conn, name, timeout, &killed);
+                    match self.state.engine.config.blocking_hook {
+                        Some(hook) => hook(&mut wait),
+                        None => wait(),
+                    }
+                }
+                match got {
+                    Acquired::Granted => Value::Int(1),
+                    Acquired::TimedOut => Value::Int(0),
+                    Acquired::Interrupted => return Err(Error::Interrupted),
+                    Acquired::Deadlock => {
+                        return Err(Error::Sql {
+                            code: 3058,
+                            sqlstate: *b"HY000",
+                            message: "Deadlock found when trying to get user-level lock; \
+                                      try rolling back transaction/releasing locks and \
+                                      restarting lock acquisition."
+                                .into(),
+                        })
+                    }
+                }
+            }
+            UserLockCall::Release(name) => match locks.release(owner, name) {
+                Some(released) => Value::Int(released as i64),
+                None => Value::Null,
+            },
+            UserLockCall::IsFree(name) => Value::Int(locks.holder(name).is_none() as i64),
+            UserLockCall::IsUsed(name) => locks
+                .holder(name)
+                .map_or(Value::Null, |c| Value::Int(c as i64)),
+            UserLockCall::ReleaseAll => Value::Int(locks.release_all(owner) as i64),
+        })
     }
     fn sys_var(&self, name: &str) -> Result<Value> {
         self.state.get_var(name)

@@ -80,6 +80,9 @@ impl Session {
             let inner_sql = if sql.is_empty() { "" } else { inner_sql };
             return self.run_set_statement(set, inner, inner_sql, params);
         }
+        if let Some(r) = self.run_with_hints(parsed, params, sql) {
+            return r;
+        }
         let cat = self.state.catalog();
         if let Some(r) = self.run_view_statement(&cat, parsed, params)? {
             return Ok(r);
@@ -106,6 +109,7 @@ impl Session {
             }
             Parsed::AlterKeys { table } => return self.run_alter_keys(&cat, table),
             Parsed::Analyze { tables } => return self.run_analyze(&cat, tables),
+            Parsed::LockTables { tables } => return self.lock_tables(&cat, tables),
             Parsed::SelectInto { query, into } => {
                 let query = Parsed::Sql(query.clone());
                 drop(cat);

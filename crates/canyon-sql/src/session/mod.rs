@@ -9,7 +9,8 @@
 //! - [`state`]: [`Session`] and the state its statements read;
 //! - [`request`]: the requests the server makes (a query text, a prepare, an
 //!   execution), each guarded, counted and timed;
-//! - [`dispatch`]: one parsed statement to the handler of its family;
+//! - [`dispatch`]: one parsed statement to the handler of its family, after
+//!   [`hints`] (a statement's SET_VAR and MAX_EXECUTION_TIME hints);
 //! - the families: [`txn`] (transactions, commits, lock waits, and DML plans
 //!   run inside them), [`set`], [`show`], [`schema`] (DDL statements),
 //!   [`accounts`], [`admin`] (KILL, FLUSH, ANALYZE, EXPLAIN), [`view`]
@@ -25,7 +26,7 @@
 //!
 //! The files are one `impl Session` cut by statement family, so they call
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
-//! `context`, `dispatch`, `interp`, `request`, `routines`, `schema`, `set`,
+//! `context`, `dispatch`, `hints`, `interp`, `request`, `routines`, `schema`, `set`,
 //! `show`, `state`, `temporary`, `create`, `load`, `triggers`, `txn`,
 //! `view`).
 //!
@@ -95,6 +96,7 @@ mod admin;
 mod context;
 mod create;
 mod dispatch;
+mod hints;
 mod interp;
 mod into;
 mod load;

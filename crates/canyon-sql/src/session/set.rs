@@ -334,6 +334,11 @@ impl Session {
                     t.set_lock_wait_timeout(self.state.lock_wait_timeout);
                 }
             }
+            // Stored as 0 / 1 (it has no effect: Canyon has no general log).
+            "sql_log_off" => {
+                let off = vars::parse_bool(&var, &value)?;
+                self.state.vars.insert(var, Value::Int(off as i64));
+            }
             "transaction_read_only" | "tx_read_only" => {
                 let ro = vars::parse_bool(&var, &value)?;
                 self.set_session_read_only(ro);
@@ -451,7 +456,7 @@ impl Session {
 /// The variables SET STATEMENT refuses (1971), as MariaDB's list has them
 /// (with MySQL 8's names for the same settings): they describe the
 /// connection or the transaction rather than one statement.
-const NOT_FOR_ONE_STATEMENT: &[&str] = &[
+pub(super) const NOT_FOR_ONE_STATEMENT: &[&str] = &[
     "autocommit",
     "character_set_client",
     "character_set_connection",

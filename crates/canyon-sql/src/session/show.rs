@@ -733,6 +733,19 @@ pub(super) fn string_literal(w: &str) -> Option<String> {
     Some(out)
 }
 
+/// The byte offset of the first `.` outside backquotes in a name as written.
+fn unquoted_dot(name: &str) -> Option<usize> {
+    let mut quoted = false;
+    for (i, c) in name.char_indices() {
+        match c {
+            '`' => quoted = !quoted,
+            '.' if !quoted => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Recognises the SHOW forms of [`ShowExtra`] in a whole query text (one
 /// statement, an optional `;`); `None` for anything else, which then goes to the
 /// parser as usual.
@@ -762,8 +775,9 @@ pub(super) fn show_extra(sql: &str) -> Option<ShowExtra> {
                 && (is(f, "FROM") || is(f, "IN")) =>
         {
             let (db, table) = match rest {
-                [t] => match ident(t)?.split_once('.') {
-                    Some((d, t)) => (Some(ident(d)?), ident(t)?),
+                // `db.t`, `` `db`.`t` ``: split at the dot outside backquotes.
+                [t] => match unquoted_dot(t) {
+                    Some(at) => (Some(ident(&t[..at])?), ident(&t[at + 1..])?),
                     None => (None, ident(t)?),
                 },
                 [t, f2, d] if is(f2, "FROM") || is(f2, "IN") => (Some(ident(d)?), ident(t)?),

@@ -223,6 +223,13 @@ impl State {
         }
     }
 
+    /// The session's identity among the holders of user-level locks
+    /// (`crate::catalog::user_locks`): its process entry's address, unique
+    /// while the session lives, where connection ids repeat in-process.
+    pub(super) fn lock_owner(&self) -> crate::catalog::user_locks::Owner {
+        Arc::as_ptr(&self.process) as usize as u64
+    }
+
     /// When a SELECT starting now must stop (max_execution_time).
     pub(super) fn select_deadline(&self) -> Option<std::time::Instant> {
         (self.max_execution_ms > 0)
@@ -503,6 +510,11 @@ impl Drop for Session {
         }
         // Temporary tables end with their session, however it ends.
         self.drop_all_temporary();
+        // And so do its user-level locks (GET_LOCK).
+        self.state
+            .engine
+            .user_locks
+            .release_all(self.state.lock_owner());
         self.state.engine.unregister_pin(&self.pin);
         let engine = &self.state.engine;
         engine.status.disconnect(&self.state.counts, || {

@@ -50,6 +50,9 @@ fn show_extra_forms() {
     assert_eq!(show_extra("SHOW INDEX FROM t"), index(None, "t"));
     assert_eq!(show_extra("SHOW KEYS IN `t` FROM d"), index(Some("d"), "t"));
     assert_eq!(show_extra("SHOW INDEXES FROM d.t"), index(Some("d"), "t"));
+    assert_eq!(show_extra("SHOW KEYS FROM `d`.`t`"), index(Some("d"), "t"));
+    assert_eq!(show_extra("SHOW INDEX IN `a.b`"), index(None, "a.b"));
+    assert_eq!(show_extra("SHOW INDEX FROM t IN d"), index(Some("d"), "t"));
     assert_eq!(show_extra("SHOW INDEX FROM t WHERE x"), None);
     assert_eq!(
         show_extra("SHOW TABLE STATUS FROM d LIKE 'a b%'"),

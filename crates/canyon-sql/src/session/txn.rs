@@ -6,6 +6,7 @@ use super::{context::*, dispatch::*, state::*};
 use crate::catalog::status::Counter;
 use crate::catalog::Catalog;
 use crate::exec::{self, StatementEffects};
+use crate::parse::lock_tables::LockTarget;
 use crate::parse::Parsed;
 use crate::plan::{self, LockMode, Plan, PlanContext};
 use crate::types::result::QueryResult;
@@ -496,14 +497,20 @@ impl Session {
     pub(super) fn lock_tables(
         &mut self,
         cat: &Catalog,
-        tables: &[ast::LockTable],
+        tables: &[LockTarget],
     ) -> Result<QueryResult> {
         self.commit()?;
         self.state.table_locks = false;
         self.state.txn_read_only = false;
-        let db = self.state.db.clone().ok_or(Error::NoDatabaseSelected)?;
         for lt in tables {
-            let name = &lt.table.value;
+            let (db, name) = match lt.table.as_slice() {
+                [db, name] => (db.clone(), name),
+                [name] => (
+                    self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
+                    name,
+                ),
+                _ => return Err(Error::Syntax(lt.table.join("."))),
+            };
             // A view may be locked too (mariadb-dump locks every name).
             if !cat.name_taken(&db, name) {
                 return Err(Error::UnknownTable {
@@ -513,9 +520,7 @@ impl Session {
             }
             self.state.check_db(cat, &db, "SELECT", Some(name))?;
         }
-        let all_read = tables
-            .iter()
-            .all(|t| matches!(t.lock_type, ast::LockTableType::Read { .. }));
+        let all_read = tables.iter().all(|t| !t.write);
         if all_read {
             let mut t = self.txn_session.begin(IsolationLevel::RepeatableRead);
             t.set_lock_wait_timeout(self.state.lock_wait_timeout);
@@ -644,7 +649,17 @@ impl Session {
                     Err(Error::NoSuchSavepoint(name.value.clone()))
                 }
             }
-            Statement::LockTables { tables } => self.lock_tables(cat, tables),
+            Statement::LockTables { tables } => {
+                let tables: Vec<LockTarget> = tables
+                    .iter()
+                    .map(|t| LockTarget {
+                        table: vec![t.table.value.clone()],
+                        alias: t.alias.as_ref().map(|a| a.value.clone()),
+                        write: !matches!(t.lock_type, ast::LockTableType::Read { .. }),
+                    })
+                    .collect();
+                self.lock_tables(cat, &tables)
+            }
             Statement::UnlockTables => {
                 // MySQL: UNLOCK TABLES commits the transaction LOCK TABLES
                 // began; with no tables locked it does nothing.
