@@ -158,16 +158,7 @@ const MAX_MISMATCHES: usize = 10;
 /// - `natural_join`: `NATURAL [LEFT] JOIN` of a table and a derived table;
 /// - `nested_join`: a parenthesised join on the right of a join, `a JOIN (b
 ///   JOIN c ON ..) ON ..`;
-/// - `any_all`: `x op ANY | SOME | ALL (SELECT ...)`;
-/// - `row_ctor`: row constructors, `(a, b) op (c, d)`, `(a, b) IN ((..), ..)`
-///   and `(a, b) IN (SELECT x, y ...)`.
-const PENDING_FORMS: &[&str] = &[
-    "right_join",
-    "natural_join",
-    "nested_join",
-    "any_all",
-    "row_ctor",
-];
+const PENDING_FORMS: &[&str] = &["right_join", "natural_join", "nested_join"];
 
 /// The forms always generated, and the least share (per mille) of a seed's
 /// statements that must run on both servers with the form in them: a
@@ -183,6 +174,11 @@ const FORMS: &[(&str, usize)] = &[
     ("multi_update", 8),
     ("multi_delete", 5),
     ("using_join", 3),
+    // `x op ANY | SOME | ALL (SELECT ...)`.
+    ("any_all", 3),
+    // Row constructors: `(a, b) op (c, d)`, `(a, b) IN ((..), ..)` and
+    // `(a, b) IN (SELECT x, y ...)`.
+    ("row_ctor", 3),
     ("dml", 60),
 ];
 
@@ -620,9 +616,10 @@ struct Gen {
 }
 
 impl Gen {
-    /// Whether the pending form `form` is switched on (see [`PENDING_FORMS`]).
+    /// Whether `form` is generated: one of [`FORMS`], or a pending form
+    /// switched on (see [`PENDING_FORMS`]).
     fn on(&self, form: &str) -> bool {
-        self.pending.contains(&form)
+        self.pending.contains(&form) || FORMS.iter().any(|(f, _)| *f == form)
     }
 
     /// Records that the statement being generated uses `form`.
