@@ -76,6 +76,8 @@ pub struct ServerOptions {
     pub lock_wait_timeout_secs: Option<u64>,
     /// More lines for the config file, as TOML.
     pub extra_toml: String,
+    /// The server process's `TZ` (its SYSTEM time zone); inherited when `None`.
+    pub tz: Option<String>,
 }
 
 /// A running `canyon serve` process on 127.0.0.1 and a temporary data directory.
@@ -257,6 +259,9 @@ impl Server {
         }
         if self.options.in_memory {
             cmd.arg("--in-memory");
+        }
+        if let Some(tz) = &self.options.tz {
+            cmd.env("TZ", tz);
         }
         cmd.env("CANYON_ROOT_PASSWORD", &self.password)
             .stdin(Stdio::null())
