@@ -170,7 +170,25 @@ impl Binder<'_> {
     }
 
     /// `e IN (list)`: the column read as a number when every item is one.
-    pub(super) fn member_in_list(&self, e: &mut Box<Expr>, list: &[Expr]) {
+    pub(super) fn member_in_list(&self, e: &mut Box<Expr>, list: &mut [Expr]) {
+        if matches!(self.member_type(e), Some(SqlType::Time(_))) {
+            // A TIME column IN (strings, numbers, TIMEs): compared as times,
+            // each element read as a TIME ('2:2:2', 005454).
+            let time = |x: Expr| {
+                let bare = match x {
+                    Expr::Collate(inner, _) => *inner,
+                    other => other,
+                };
+                Expr::Func(Func::TimeNumber, vec![bare, Expr::Literal(Value::Int(6))])
+            };
+            let v = std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
+            **e = time(v);
+            for x in list.iter_mut() {
+                let v = std::mem::replace(x, Expr::Literal(Value::Null));
+                *x = time(v);
+            }
+            return;
+        }
         if self.member_type(e).is_some()
             && !list.is_empty()
             && list.iter().all(|x| self.is_numeric(x))
