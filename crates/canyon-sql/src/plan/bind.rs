@@ -831,7 +831,7 @@ impl<'a> Binder<'a> {
                 }
             }
         } else {
-            self.member_in_list(&mut e, &list);
+            self.member_in_list(&mut e, &mut list);
             let mut ops: Vec<&mut Expr> = vec![e.as_mut()];
             ops.extend(list.iter_mut());
             self.collate(&mut ops, "in")?;

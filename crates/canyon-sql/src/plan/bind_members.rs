@@ -14,8 +14,7 @@
 //! | FIND_IN_SET(constant, c) of a SET column                | member position  |
 //!
 //! SUM / AVG and CAST to a number read the index / bitmask too. Not done:
-//! UNION's ORDER BY over an ENUM output column, and ORDER BY in UPDATE /
-//! DELETE (both sort by text); an ENUM column of a derived table (or of a
+//! UNION's ORDER BY over an ENUM output column (sorts by text); an ENUM column of a derived table (or of a
 //! view that is not merged into the query) reads as text everywhere: a
 //! derived source's scope carries no member list.
 //!
@@ -23,7 +22,10 @@
 //! the same way, in the same places, as MySQL's number `[-]HHMMSS[.ffffff]`
 //! ([`Func::TimeNumber`]): `c + 0`, `c = 000400`, `-c`, CAST(c AS SIGNED),
 //! SUM(c) and ORDER BY c (which then sorts by time, not by text). A TIME
-//! compared with a string or another TIME compares as text, as before.
+//! column compared with a string or another TIME compares as times, as
+//! MySQL does (`c < '000009'` reads the string as 00:00:09, `-838:59:59`
+//! sorts first): both sides become `TimeNumber(x, 6)`, whose order is the
+//! times' order. Such a comparison is not answered from a key.
 
 use crate::expr::functions::Func;
 use crate::expr::{BinOp, Expr};
@@ -114,6 +116,20 @@ impl Binder<'_> {
                 | BinOp::Gt
                 | BinOp::Ge
         );
+        if comparison && self.time_comparison(l, r) {
+            let time = |e: Expr| {
+                let bare = match e {
+                    Expr::Collate(inner, _) => *inner,
+                    other => other,
+                };
+                Expr::Func(Func::TimeNumber, vec![bare, Expr::Literal(Value::Int(6))])
+            };
+            let e = take(l);
+            **l = time(e);
+            let e = take(r);
+            **r = time(e);
+            return;
+        }
         if lm && (arithmetic || comparison && self.is_numeric(r)) {
             let e = take(l);
             **l = self.numeric_reading(e);
@@ -122,6 +138,17 @@ impl Binder<'_> {
             let e = take(r);
             **r = self.numeric_reading(e);
         }
+    }
+
+    /// Whether comparing `l` with `r` compares TIMEs: one is a TIME column
+    /// and the other a string (a literal, a column) or a TIME column.
+    fn time_comparison(&self, l: &Expr, r: &Expr) -> bool {
+        let is_time = |e: &Expr| matches!(self.member_type(e), Some(SqlType::Time(_)));
+        let is_text = |e: &Expr| {
+            self.member_type(e).is_none()
+                && matches!(e.kind(&self.frame_kinds(), &self.aggs), ExprKind::String)
+        };
+        (is_time(l) && (is_time(r) || is_text(r))) || (is_time(r) && is_text(l))
     }
 
     /// FIND_IN_SET(constant, c) of a SET column `c`: MySQL answers the
@@ -143,7 +170,25 @@ impl Binder<'_> {
     }
 
     /// `e IN (list)`: the column read as a number when every item is one.
-    pub(super) fn member_in_list(&self, e: &mut Box<Expr>, list: &[Expr]) {
+    pub(super) fn member_in_list(&self, e: &mut Box<Expr>, list: &mut [Expr]) {
+        if matches!(self.member_type(e), Some(SqlType::Time(_))) {
+            // A TIME column IN (strings, numbers, TIMEs): compared as times,
+            // each element read as a TIME ('2:2:2', 005454).
+            let time = |x: Expr| {
+                let bare = match x {
+                    Expr::Collate(inner, _) => *inner,
+                    other => other,
+                };
+                Expr::Func(Func::TimeNumber, vec![bare, Expr::Literal(Value::Int(6))])
+            };
+            let v = std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
+            **e = time(v);
+            for x in list.iter_mut() {
+                let v = std::mem::replace(x, Expr::Literal(Value::Null));
+                *x = time(v);
+            }
+            return;
+        }
         if self.member_type(e).is_some()
             && !list.is_empty()
             && list.iter().all(|x| self.is_numeric(x))

@@ -1251,7 +1251,10 @@ fn bind_order_keys(b: &mut Binder<'_>, order_by: &[ast::OrderByExpr]) -> Result<
             return Err(Error::Unsupported("NULLS FIRST / LAST, WITH FILL".into()));
         }
         let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
-        keys.push((b.bind(&o.expr)?, desc));
+        // An ENUM / SET / TIME column sorts by its index, bitmask or time
+        // (MySQL), not by its text.
+        let key = b.bind(&o.expr)?;
+        keys.push((b.numeric_reading(key), desc));
     }
     b.context = "field list";
     Ok(keys)

@@ -763,6 +763,16 @@ pub fn coerce_or_clip(
             // Field_num::store: the longest numeric prefix (0 without one),
             // then the column's range.
             let prefix = numeric_prefix(&value);
+            if !prefix.is_empty() && prefix == value.trim() {
+                // The whole value is the number the column refused: trying
+                // it again would recurse without end.
+                return Err(Error::IncorrectValue {
+                    type_name,
+                    value,
+                    column: column.to_string(),
+                    row,
+                });
+            }
             // No prefix is the number 0 (for YEAR the year 0000, where the
             // string '0' would be 2000).
             let n = if prefix.is_empty() {
@@ -1061,6 +1071,9 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                             Ok(f) if f.is_finite() => {
                                 Decimal::try_from(f).map_err(|_| out_of_range())
                             }
+                            // Past a double too ('1e+1000'): out of range,
+                            // clipped outside strict mode as MySQL does.
+                            Ok(f) if f.is_infinite() => Err(out_of_range()),
                             _ => Err(incorrect("decimal", &v)),
                         }
                     })?
