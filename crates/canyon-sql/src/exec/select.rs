@@ -971,7 +971,7 @@ fn run_block(plan: &SelectPlan, q: &QueryCtx<'_>, outer: &[Value]) -> Result<Vec
     };
     if pass {
         let join = Join { plan, q };
-        join.step(0, &mut frame, &mut |f| col.add(f, q))?;
+        join.step(0, plan.steps.len(), &mut frame, &mut |f| col.add(f, q))?;
     }
     col.finish(q, &frame[..plan.outer_len])
 }
@@ -1070,6 +1070,12 @@ impl Join<'_, '_> {
         }
         let src = &self.plan.sources[step.source];
         let rows = match &src.kind {
+            // LATERAL: run again over the sources bound before it; never
+            // cached.
+            SourceKind::Derived(d) if d.outer_len > 0 => {
+                let rows = run_block(d, self.q, frame)?;
+                return Ok(Rc::new(self.materialize(step, rows)));
+            }
             SourceKind::Derived(d) => run_block(d, self.q, &[])?,
             SourceKind::WorkTable(w) => {
                 let rows = self.q.state.work.borrow().get(&w.id).cloned();
@@ -1299,22 +1305,76 @@ impl Join<'_, '_> {
         }
     }
 
-    /// Runs step `k` and the ones after it for the current frame; `false`
-    /// when the consumer needs no more rows.
+    /// Runs steps `k..end` for the current frame, then `emit`; `false`
+    /// when the consumer needs no more rows. A LEFT JOIN step runs its
+    /// inner side (steps up to its `group_end`) and NULL-extends it when no
+    /// combination of rows got through.
     fn step(
         &self,
         k: usize,
+        end: usize,
         frame: &mut Vec<Value>,
-        emit: &mut dyn FnMut(&[Value]) -> Result<bool>,
+        emit: &mut dyn FnMut(&mut Vec<Value>) -> Result<bool>,
     ) -> Result<bool> {
-        let Some(step) = self.plan.steps.get(k) else {
+        if k >= end {
             return emit(frame);
-        };
+        }
+        let step = &self.plan.steps[k];
+        if !step.left {
+            return self.read_step(k, frame, &mut |frame| self.step(k + 1, end, frame, emit));
+        }
+        let g = step.group_end;
+        let mut matched = false;
+        let go = self.read_step(k, frame, &mut |frame| {
+            self.step(k + 1, g, frame, &mut |frame| {
+                matched = true;
+                if let Some(pf) = &step.post_filter {
+                    let env = Env {
+                        row: frame,
+                        aggs: &[],
+                        ctx: self.q,
+                    };
+                    if !eval_predicate(pf, &env)? {
+                        return Ok(true);
+                    }
+                }
+                self.step(g, end, frame, emit)
+            })
+        })?;
+        if go && !matched {
+            for st in &self.plan.steps[k..g] {
+                let src = &self.plan.sources[st.source];
+                for v in &mut frame[src.offset..src.offset + src.width] {
+                    *v = Value::Null;
+                }
+            }
+            if let Some(pf) = &step.post_filter {
+                let env = Env {
+                    row: frame,
+                    aggs: &[],
+                    ctx: self.q,
+                };
+                if !eval_predicate(pf, &env)? {
+                    return Ok(true);
+                }
+            }
+            return self.step(g, end, frame, emit);
+        }
+        Ok(go)
+    }
+
+    /// Reads step `k`'s candidate rows into the frame, each that passes the
+    /// step's filter handed to `next`; `false` when `next` asked to stop.
+    fn read_step(
+        &self,
+        k: usize,
+        frame: &mut Vec<Value>,
+        next: &mut dyn FnMut(&mut Vec<Value>) -> Result<bool>,
+    ) -> Result<bool> {
+        let step = &self.plan.steps[k];
         let src = &self.plan.sources[step.source];
         let (off, width) = (src.offset, src.width);
-        let mut matched = false;
         let mut go = true;
-        // Runs the rest of the join for a candidate bound into the frame.
         let mut visit = |frame: &mut Vec<Value>| -> Result<bool> {
             // Materialised rows and hash probes loop without reading storage.
             self.q.check_interrupt()?;
@@ -1328,13 +1388,7 @@ impl Join<'_, '_> {
                     return Ok(true);
                 }
             }
-            matched = true;
-            if let Some(pf) = &step.post_filter {
-                if !eval_predicate(pf, &env)? {
-                    return Ok(true);
-                }
-            }
-            self.step(k + 1, frame, emit)
+            next(frame)
         };
         if step.materialize {
             let m = self.materialized(k, step, frame)?;
@@ -1385,22 +1439,6 @@ impl Join<'_, '_> {
                 }
                 visit(frame)
             })?;
-        }
-        if go && step.left && !matched {
-            for v in &mut frame[off..off + width] {
-                *v = Value::Null;
-            }
-            if let Some(pf) = &step.post_filter {
-                let env = Env {
-                    row: frame,
-                    aggs: &[],
-                    ctx: self.q,
-                };
-                if !eval_predicate(pf, &env)? {
-                    return Ok(true);
-                }
-            }
-            return self.step(k + 1, frame, emit);
         }
         Ok(go)
     }

@@ -2,9 +2,48 @@
 //! [`crate::plan::select`]): its sources at their frame offsets — base tables,
 //! derived tables, references to common table expressions, `information_schema`
 //! tables, set operations, views (`crate::plan::view`) — and how each joins
-//! the ones before it (inner or LEFT, with its ON, USING or NATURAL condition
-//! bound). The join order and the access paths are chosen afterwards, in
-//! `join.rs`.
+//! the ones before it ([`FromItem`]: inner, or the start of a LEFT JOIN's
+//! inner side, with its ON, USING or NATURAL condition bound). The join order
+//! and the access paths are chosen afterwards, in `join.rs`.
+//!
+//! # Normal form of a join tree
+//! Every join is brought to one shape: a list of sources, each with an item,
+//! where a LEFT JOIN's inner side is the `span` consecutive sources its
+//! first item starts (MySQL's own normalisation, "Nested Join
+//! Optimization" and "Outer Join Simplification" in the manual):
+//!
+//! - `A RIGHT JOIN B ON c` is `B LEFT JOIN A ON c` (MySQL rewrites it the
+//!   same way): the sources of `B` move before those of `A` (`rotate`), but
+//!   keep their frame offsets, so `SELECT *` still lists `A`'s columns
+//!   first and every bound column still reads the same slot. `A` may be the
+//!   whole join so far: `t1 JOIN t2 ON x RIGHT JOIN t3 ON y` is
+//!   `t3 LEFT JOIN (t1 JOIN t2 ON x) ON y`.
+//! - `NATURAL [LEFT|RIGHT] JOIN` is `USING` over the common column names
+//!   (none: a cross join, or an outer join on TRUE). `USING` coalesces each
+//!   pair into the side that is never NULL-extended — the left one, the
+//!   right one for RIGHT JOIN — and hides the other from unqualified names;
+//!   `SELECT *` lists the coalesced columns once, first, then that side's
+//!   others, then the other side's (MySQL 8.0's order).
+//! - A parenthesised join on the right of an inner join without its own
+//!   condition is spliced into the chain (`flatten`); one with a condition,
+//!   or on the inner side of an outer join, stays a group of sources.
+//! - Comma binds looser than JOIN: an ON condition sees only the sources of
+//!   its own join tree (1054 for another comma item's), plus enclosing
+//!   queries. A LATERAL derived table sees every source before it.
+//!
+//! Invariants: (1) each source has exactly one item, in source order; (2) a
+//! left item's `span` sources are consecutive and lie within any enclosing
+//! left item's; (3) the first item of a FROM item or of a parenthesised join
+//! has no condition until the join that contains it gives it one; (4) a
+//! block with a LEFT JOIN over several sources, STRAIGHT_JOIN (operator or
+//! `SELECT STRAIGHT_JOIN`) or LATERAL is joined in source order
+//! (`fixed_order`), so a group's steps stay together and a LATERAL table's
+//! sources are bound before it runs.
+//!
+//! Not implemented: FULL JOIN (MySQL has none either), a LATERAL derived
+//! table on the right of a RIGHT JOIN, locking reads over joins. An ON
+//! condition of a parenthesised inner join that names a source outside it
+//! is accepted where MySQL says 1054 (the parser gives both forms one tree).
 
 use crate::catalog::infoschema::{Pushed, SystemTable};
 use crate::expr::{eval, BinOp, Env, Expr};
@@ -17,10 +56,31 @@ use crate::types::ExprKind;
 use canyon_common::{Error, Result};
 use sqlparser::ast;
 
-/// How a source joins the ones before it.
+/// How a source joins the ones before it (see the module doc's rules).
+#[derive(Debug)]
 pub(super) struct FromItem {
+    /// Whether this source starts the inner side of a LEFT JOIN: the
+    /// `span` sources from here, NULL-extended together when no
+    /// combination of their rows passes `on`.
     pub(super) left: bool,
+    /// The sources of the outer join's inner side (1 unless `left`).
+    pub(super) span: usize,
+    /// The join condition: for an inner join a WHERE conjunct (within the
+    /// LEFT JOIN that holds it, if any); for a LEFT JOIN's inner side the
+    /// match condition.
     pub(super) on: Option<Expr>,
+}
+
+impl FromItem {
+    /// The first source of a FROM item or of a parenthesised join: no
+    /// condition yet (a cross join with what comes before it).
+    fn start() -> FromItem {
+        FromItem {
+            left: false,
+            span: 1,
+            on: None,
+        }
+    }
 }
 
 /// Planner state for one query block's FROM clause.
@@ -43,6 +103,10 @@ pub(super) struct From<'c> {
     /// Whether a derived table's (a view's) ORDER BY is kept: the FROM
     /// clause is that one table, without joins (see `derived`).
     keep_derived_order: bool,
+    /// Whether the join order is the written one (after RIGHT JOIN's
+    /// swap): STRAIGHT_JOIN, a LATERAL derived table, or a LEFT JOIN whose
+    /// inner side is several sources (`crate::plan::join`).
+    pub(super) fixed_order: bool,
 }
 
 impl<'c> From<'c> {
@@ -68,6 +132,11 @@ impl<'c> From<'c> {
             star: Vec::new(),
             view_filters: Vec::new(),
             keep_derived_order: false,
+            // `SELECT STRAIGHT_JOIN ...`: the written join order.
+            fixed_order: select
+                .select_modifiers
+                .as_ref()
+                .is_some_and(|m| m.straight_join),
         };
         let from_list: Vec<&ast::TableWithJoins> =
             select.from.iter().filter(|t| !is_dual(t)).collect();
@@ -202,17 +271,16 @@ impl From<'_> {
                 alias,
                 ..
             } => {
-                if *lateral {
-                    return Err(Error::Unsupported("LATERAL".into()));
-                }
                 let alias = alias.as_ref().ok_or(Error::DerivedNeedsAlias)?;
                 let columns = alias.columns.iter().map(|c| c.name.value.clone()).collect();
-                self.params =
-                    self.derived(subquery, alias.name.value.clone(), columns, self.params)?;
+                let name = alias.name.value.clone();
+                self.params = if *lateral {
+                    self.fixed_order = true;
+                    self.derived_over(subquery, name, columns, self.params, true)?
+                } else {
+                    self.derived(subquery, name, columns, self.params)?
+                };
                 Ok(())
-            }
-            ast::TableFactor::NestedJoin { .. } => {
-                Err(Error::Unsupported("parenthesised joins".into()))
             }
             _ => Err(Error::Unsupported("this FROM clause".into())),
         }
@@ -231,7 +299,23 @@ impl From<'_> {
         alias_columns: Vec<String>,
         params: usize,
     ) -> Result<usize> {
-        let plain_set_op = is_set_op(&subquery.body)
+        self.derived_over(subquery, name, alias_columns, params, false)
+    }
+
+    /// [`From::derived`], or with `lateral` a LATERAL derived table: one
+    /// planned as a correlated subquery over the sources before it (its
+    /// outer frame is this block's frame up to its own offset), run again
+    /// for each combination of their rows.
+    fn derived_over(
+        &mut self,
+        subquery: &ast::Query,
+        name: String,
+        alias_columns: Vec<String>,
+        params: usize,
+        lateral: bool,
+    ) -> Result<usize> {
+        let plain_set_op = !lateral
+            && is_set_op(&subquery.body)
             && subquery.with.is_none()
             && subquery.order_by.is_none()
             && subquery.limit_clause.is_none()
@@ -247,7 +331,20 @@ impl From<'_> {
             let scope = sp.scope(&name, self.next_offset);
             (SourceKind::SetOp(Box::new(sp)), scope, params)
         } else {
-            let (mut plan, params, _) = plan_query(self.ctx, subquery, &[], 0, params)?;
+            let (mut plan, params, _) = if lateral {
+                let mut scopes = self.outer_scopes.to_vec();
+                scopes.extend(self.scopes.iter().cloned());
+                let (plan, params, min) =
+                    plan_query(self.ctx, subquery, &scopes, self.next_offset, params)?;
+                // A reference to the enclosing query makes this block
+                // correlated too.
+                if let Some(r) = min.filter(|r| *r < self.outer_len) {
+                    self.min_outer_ref = Some(self.min_outer_ref.map_or(r, |m| m.min(r)));
+                }
+                (plan, params, min)
+            } else {
+                plan_query(self.ctx, subquery, &[], 0, params)?
+            };
             // A derived table is a set: without LIMIT its ORDER BY orders
             // nothing (MySQL ignores it too), so skip the sort — unless it
             // is the whole FROM clause: MySQL then reads it in its order
@@ -331,10 +428,13 @@ impl From<'_> {
         self.add_source(name, SourceKind::SetOp(Box::new(sp)), scope)
     }
 
-    /// Binds a join's ON condition over the sources added so far.
-    fn bind_on(&mut self, e: &ast::Expr) -> Result<Expr> {
+    /// Binds a join's ON condition over the sources of its own join tree
+    /// (`lo..`: the FROM item or parenthesised join it belongs to) and the
+    /// enclosing queries'. MySQL's scope for ON: comma binds looser than
+    /// JOIN, so a source of another comma item is unknown there (1054).
+    fn bind_on(&mut self, e: &ast::Expr, lo: usize) -> Result<Expr> {
         let mut all = self.outer_scopes.to_vec();
-        all.extend(self.scopes.iter().cloned());
+        all.extend(self.scopes[lo..].iter().cloned());
         let mut b = Binder::new(None, None);
         b.scopes = all;
         b.own_from = self.outer_scopes.len();
@@ -352,46 +452,47 @@ impl From<'_> {
         Ok(bound)
     }
 
+    /// Adds one FROM item (an element of the comma list): its join tree.
     fn table_with_joins(&mut self, twj: &ast::TableWithJoins) -> Result<()> {
-        // `((a JOIN b ON x) LEFT JOIN c ON y)`: how MySQL and MariaDB write
-        // a view's joins (and so every dump of a view). Joins associate to
-        // the left, so a parenthesised join that starts a FROM item is the
-        // same joins without the parentheses. One on the right of a join
-        // (`a JOIN (b JOIN c ON x) ON y`) is not, and stays unsupported.
-        if let ast::TableFactor::NestedJoin {
-            table_with_joins: inner,
-            alias: None,
-        } = &twj.relation
-        {
-            let flat = ast::TableWithJoins {
-                relation: inner.relation.clone(),
-                joins: inner.joins.iter().chain(&twj.joins).cloned().collect(),
-            };
-            return self.table_with_joins(&flat);
-        }
+        let star = self.join_tree(twj)?;
+        self.star.extend(star);
+        Ok(())
+    }
+
+    /// Adds the sources and items of a join tree — its first operand, then
+    /// each join left to right (joins associate to the left) — and returns
+    /// its `SELECT *` positions. A RIGHT JOIN is turned into a LEFT JOIN
+    /// here (see the module doc's rules).
+    fn join_tree(&mut self, twj: &ast::TableWithJoins) -> Result<Vec<usize>> {
+        crate::parse::limits::check_stack()?;
         let first = self.sources.len();
-        self.factor(&twj.relation)?;
-        self.items.push(FromItem {
-            left: false,
-            on: None,
-        });
-        // The `SELECT *` order of this FROM item (joins bind tighter than
-        // commas, so a USING join sees only the sources of its own item).
-        let mut star = self.positions(first);
-        for j in &twj.joins {
-            let (left, constraint) = match &j.join_operator {
-                ast::JoinOperator::Join(c) | ast::JoinOperator::Inner(c) => (false, Some(c)),
-                ast::JoinOperator::CrossJoin(c) => (false, Some(c)),
-                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (true, Some(c)),
+        let mut star = self.operand(&twj.relation)?;
+        for j in flatten(&twj.joins) {
+            let (kind, constraint) = match &j.join_operator {
+                ast::JoinOperator::Join(c)
+                | ast::JoinOperator::Inner(c)
+                | ast::JoinOperator::CrossJoin(c) => (JoinKind::Inner, c),
+                ast::JoinOperator::StraightJoin(c) => {
+                    self.fixed_order = true;
+                    (JoinKind::Inner, c)
+                }
+                ast::JoinOperator::Left(c) | ast::JoinOperator::LeftOuter(c) => (JoinKind::Left, c),
+                ast::JoinOperator::Right(c) | ast::JoinOperator::RightOuter(c) => {
+                    (JoinKind::Right, c)
+                }
                 _ => return Err(Error::Unsupported("this join type".into())),
             };
+            if kind != JoinKind::Inner && matches!(constraint, ast::JoinConstraint::None) {
+                // MySQL's grammar has no outer join without a condition.
+                return Err(Error::Syntax("an outer join without ON or USING".into()));
+            }
             let right = self.sources.len();
-            self.factor(&j.relation)?;
-            let mut right_star = self.positions(right);
+            let mut right_star = self.operand(&j.relation)?;
+            let end = self.sources.len();
             let on = match constraint {
-                Some(ast::JoinConstraint::On(e)) => Some(self.bind_on(e)?),
-                Some(ast::JoinConstraint::None) | None => None,
-                Some(ast::JoinConstraint::Using(cols)) => {
+                ast::JoinConstraint::On(e) => Some(self.bind_on(e, first)?),
+                ast::JoinConstraint::None => None,
+                ast::JoinConstraint::Using(cols) => {
                     let names = cols
                         .iter()
                         .map(|c| {
@@ -401,38 +502,98 @@ impl From<'_> {
                                 .ok_or_else(|| Error::Syntax("a USING column".into()))
                         })
                         .collect::<Result<Vec<_>>>()?;
-                    Some(self.using(first, right, &names, &mut star, &mut right_star)?)
+                    let sides = Sides {
+                        first,
+                        right,
+                        end,
+                        kind,
+                    };
+                    Some(self.using(sides, &names, &mut star, &mut right_star)?)
                 }
-                Some(ast::JoinConstraint::Natural) => {
-                    // The columns of the right source that some source to its
-                    // left shows under the same unqualified name.
-                    let names: Vec<String> = self.scopes[right]
-                        .columns
-                        .iter()
-                        .filter(|c| !crate::plan::view::is_hidden(c))
-                        .filter(|c| {
-                            self.scopes[first..right]
-                                .iter()
-                                .any(|s| s.find_unqualified(c).is_some())
-                        })
-                        .cloned()
-                        .collect();
+                ast::JoinConstraint::Natural => {
+                    let names = self.common_columns(first, right, end);
+                    let sides = Sides {
+                        first,
+                        right,
+                        end,
+                        kind,
+                    };
                     if names.is_empty() {
-                        // No common column: every pair matches.
-                        Some(Expr::Literal(crate::types::value::Value::Int(1)))
+                        // No common column: every pair matches (MySQL: a
+                        // NATURAL join without common columns is a cross
+                        // join, or an outer join on TRUE).
+                        None
                     } else {
-                        Some(self.using(first, right, &names, &mut star, &mut right_star)?)
+                        Some(self.using(sides, &names, &mut star, &mut right_star)?)
                     }
                 }
             };
-            if left && on.is_none() {
-                return Err(Error::Syntax("LEFT JOIN without ON".into()));
+            match kind {
+                JoinKind::Inner => self.items[right].on = on,
+                JoinKind::Left => {
+                    self.items[right] = FromItem {
+                        left: true,
+                        span: end - right,
+                        on,
+                    }
+                }
+                JoinKind::Right => {
+                    if self.sources[right..end].iter().any(is_lateral) {
+                        return Err(Error::Unsupported(
+                            "a LATERAL derived table on the right of a RIGHT JOIN".into(),
+                        ));
+                    }
+                    self.rotate(first, right, end);
+                    self.items[first + (end - right)] = FromItem {
+                        left: true,
+                        span: right - first,
+                        on,
+                    };
+                }
             }
             star.extend(right_star);
-            self.items.push(FromItem { left, on });
         }
-        self.star.extend(star);
-        Ok(())
+        Ok(star)
+    }
+
+    /// Adds one operand of a join: a table factor (one source, one fresh
+    /// item) or a parenthesised join (its whole tree); returns its `SELECT *`
+    /// positions.
+    fn operand(&mut self, f: &ast::TableFactor) -> Result<Vec<usize>> {
+        match f {
+            ast::TableFactor::NestedJoin {
+                table_with_joins,
+                alias: None,
+            } => self.join_tree(table_with_joins),
+            ast::TableFactor::NestedJoin { alias: Some(_), .. } => {
+                Err(Error::Syntax("an alias after a parenthesised join".into()))
+            }
+            _ => {
+                let i = self.sources.len();
+                self.factor(f)?;
+                debug_assert_eq!(self.sources.len(), i + 1, "a table factor is one source");
+                self.items.push(FromItem::start());
+                Ok(self.positions(i))
+            }
+        }
+    }
+
+    /// RIGHT JOIN's swap: moves the right operand's sources `right..end`
+    /// before the left operand's `first..right` (with their scopes, items
+    /// and merged views' filters), keeping every frame offset, so that
+    /// `SELECT *` and every bound column still mean what they meant.
+    fn rotate(&mut self, first: usize, right: usize, end: usize) {
+        let k = right - first;
+        self.sources[first..end].rotate_left(k);
+        self.scopes[first..end].rotate_left(k);
+        self.items[first..end].rotate_left(k);
+        for (i, _) in &mut self.view_filters {
+            if (first..right).contains(i) {
+                *i += end - right;
+            } else if (right..end).contains(i) {
+                *i -= k;
+            }
+        }
     }
 
     /// The frame positions of source `i`'s columns.
@@ -444,53 +605,91 @@ impl From<'_> {
             .collect()
     }
 
+    /// NATURAL JOIN's columns: the names the right operand (`right..end`)
+    /// shows unqualified that the left one (`first..right`) shows too, in
+    /// the right operand's order, each once.
+    fn common_columns(&self, first: usize, right: usize, end: usize) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for s in right..end {
+            let scope = &self.scopes[s];
+            for c in &scope.columns {
+                let shown = !crate::plan::view::is_hidden(c) && scope.find_unqualified(c).is_some();
+                if shown
+                    && !names.iter().any(|n| n.eq_ignore_ascii_case(c))
+                    && self.scopes[first..right]
+                        .iter()
+                        .any(|l| l.find_unqualified(c).is_some())
+                {
+                    names.push(c.clone());
+                }
+            }
+        }
+        names
+    }
+
+    /// The one source among `range` that shows `name` unqualified, and the
+    /// column's frame position: 1054 if none, 1052 if several.
+    fn unique_column(&self, range: std::ops::Range<usize>, name: &str) -> Result<(usize, usize)> {
+        let mut found = None;
+        for s in range {
+            if let Some(p) = self.scopes[s].find_unqualified(name) {
+                if found.is_some() {
+                    return Err(Error::AmbiguousColumn {
+                        column: name.to_string(),
+                        context: "from clause".into(),
+                    });
+                }
+                found = Some((s, p));
+            }
+        }
+        found.ok_or_else(|| Error::UnknownColumn {
+            column: name.to_string(),
+            context: "from clause".into(),
+        })
+    }
+
     /// `JOIN right USING (names)` (also NATURAL JOIN): the join condition —
-    /// each name's column on the left (the one source among `first..right`
+    /// each name's column on the left (the one source of the left operand
     /// that shows it unqualified; 1054 if none, 1052 if several) equals the
-    /// right source's (1054 if it has none) — with the right columns
-    /// coalesced into the left ones: an unqualified name means the left
-    /// column (for a LEFT JOIN, MySQL's `COALESCE(l, r)` is always `l`), and
-    /// `SELECT *` shows it once, the coalesced columns first in the left
-    /// side's order (`star`), then the other left columns, then the right
-    /// source's others (`right_star`).
+    /// right operand's (likewise) — with the two columns coalesced into one:
+    /// an unqualified name means the side that is never NULL-extended (the
+    /// left for inner and LEFT joins, the right for RIGHT joins: MySQL's
+    /// `COALESCE(l, r)` is always that side's value), the other side's
+    /// column is hidden from unqualified names. `SELECT *` shows the
+    /// coalesced columns once, first, in their side's order, then that
+    /// side's other columns, then the other side's (`star` then
+    /// `right_star`, which the caller appends).
     fn using(
         &mut self,
-        first: usize,
-        right: usize,
+        sides: Sides,
         names: &[String],
         star: &mut Vec<usize>,
         right_star: &mut Vec<usize>,
     ) -> Result<Expr> {
-        let unknown = |c: &str| Error::UnknownColumn {
-            column: c.to_string(),
-            context: "from clause".into(),
-        };
+        let Sides {
+            first,
+            right,
+            end,
+            kind,
+        } = sides;
         let mut front = Vec::new();
         let mut cond: Option<ast::Expr> = None;
         for name in names {
-            let mut found = None;
-            for s in first..right {
-                if let Some(p) = self.scopes[s].find_unqualified(name) {
-                    if found.is_some() {
-                        return Err(Error::AmbiguousColumn {
-                            column: name.clone(),
-                            context: "from clause".into(),
-                        });
-                    }
-                    found = Some((s, p));
-                }
-            }
-            let (ls, lp) = found.ok_or_else(|| unknown(name))?;
-            let rp = self.scopes[right]
-                .find_unqualified(name)
-                .ok_or_else(|| unknown(name))?;
-            if front.contains(&lp) {
+            let (ls, lp) = self.unique_column(first..right, name)?;
+            let (rs, rp) = self.unique_column(right..end, name)?;
+            let (keep, hide, hidden_in) = if kind == JoinKind::Right {
+                (rp, lp, ls)
+            } else {
+                (lp, rp, rs)
+            };
+            if front.contains(&keep) {
                 return Err(Error::DuplicateColumn(name.clone()));
             }
-            front.push(lp);
-            let local = rp - self.scopes[right].offset;
-            self.scopes[right].coalesced.push(local);
-            right_star.retain(|p| *p != rp);
+            front.push(keep);
+            let local = hide - self.scopes[hidden_in].offset;
+            self.scopes[hidden_in].coalesced.push(local);
+            star.retain(|p| *p != hide);
+            right_star.retain(|p| *p != hide);
             let column = |source: usize| {
                 ast::Expr::CompoundIdentifier(vec![
                     ast::Ident::new(self.sources[source].name.clone()),
@@ -500,7 +699,7 @@ impl From<'_> {
             let eq = ast::Expr::BinaryOp {
                 left: Box::new(column(ls)),
                 op: ast::BinaryOperator::Eq,
-                right: Box::new(column(right)),
+                right: Box::new(column(rs)),
             };
             cond = Some(match cond {
                 None => eq,
@@ -511,13 +710,80 @@ impl From<'_> {
                 },
             });
         }
+        if kind == JoinKind::Right {
+            // The right operand's columns lead: `star` becomes the right
+            // side's, the left's follow.
+            let left = std::mem::take(star);
+            *star = std::mem::take(right_star);
+            *right_star = left;
+        }
         let (mut coalesced, rest): (Vec<usize>, Vec<usize>) =
             star.iter().partition(|p| front.contains(p));
         coalesced.extend(rest);
         *star = coalesced;
         let cond = cond.ok_or_else(|| Error::Syntax("USING ()".into()))?;
-        self.bind_on(&cond)
+        self.bind_on(&cond, first)
     }
+}
+
+/// How a join operator joins its right operand (STRAIGHT_JOIN is an inner
+/// join whose block keeps the written order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JoinKind {
+    Inner,
+    Left,
+    Right,
+}
+
+/// The two operands of one join, as source ranges: the left `first..right`,
+/// the right `right..end`.
+#[derive(Debug, Clone, Copy)]
+struct Sides {
+    first: usize,
+    right: usize,
+    end: usize,
+    kind: JoinKind,
+}
+
+/// Whether a source is a LATERAL derived table (planned over the sources
+/// before it: its frame starts after this block's first columns).
+pub(super) fn is_lateral(s: &Source) -> bool {
+    matches!(&s.kind, SourceKind::Derived(d) if d.outer_len > 0)
+}
+
+/// The joins of a chain with each inner join whose right operand is a
+/// parenthesised join without its own condition spliced in:
+/// `t1 JOIN (t2 JOIN t3 ON c)` is `t1 JOIN t2 JOIN t3 ON c`. The MySQL
+/// dialect parses `t1 JOIN t2 JOIN t3 ON c` in the first form, MySQL in the
+/// second; for inner joins both give the same rows, and the spliced form
+/// gives ON MySQL's scope (`c` may name `t1`).
+fn flatten(joins: &[ast::Join]) -> Vec<ast::Join> {
+    let mut out = Vec::with_capacity(joins.len());
+    for j in joins {
+        let (op, nested) = match (&j.join_operator, &j.relation) {
+            (
+                op @ (ast::JoinOperator::Join(ast::JoinConstraint::None)
+                | ast::JoinOperator::Inner(ast::JoinConstraint::None)
+                | ast::JoinOperator::CrossJoin(ast::JoinConstraint::None)
+                | ast::JoinOperator::StraightJoin(ast::JoinConstraint::None)),
+                ast::TableFactor::NestedJoin {
+                    table_with_joins,
+                    alias: None,
+                },
+            ) => (op, table_with_joins),
+            _ => {
+                out.push(j.clone());
+                continue;
+            }
+        };
+        out.push(ast::Join {
+            relation: nested.relation.clone(),
+            global: j.global,
+            join_operator: op.clone(),
+        });
+        out.extend(flatten(&nested.joins));
+    }
+    out
 }
 
 /// Whether the FROM item is `DUAL`.

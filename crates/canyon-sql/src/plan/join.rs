@@ -6,7 +6,7 @@
 
 use crate::expr::Expr;
 use crate::plan::access::{choose_access_estimated, choose_access_hinted, Access};
-use crate::plan::from::FromItem;
+use crate::plan::from::{is_lateral, FromItem};
 use crate::plan::select::{Source, SourceKind, Step};
 use crate::types::ExprKind;
 use canyon_common::{Error, Result};
@@ -52,7 +52,7 @@ pub(super) fn push_into_derived(sources: &mut [Source], items: &[FromItem], filt
         let [s] = read.as_slice() else {
             continue;
         };
-        if items[*s].left {
+        if in_outer_join(items, *s) {
             // WHERE on a LEFT JOIN's inner side also sees NULL-extended rows.
             continue;
         }
@@ -142,7 +142,7 @@ pub(super) fn push_into_system(sources: &mut [Source], items: &[FromItem], filte
             continue;
         };
         let allowed = match from_on {
-            None => !items[*s].left,
+            None => !in_outer_join(items, *s),
             Some(i) => i == *s,
         };
         if !allowed {
@@ -157,6 +157,69 @@ pub(super) fn push_into_system(sources: &mut [Source], items: &[FromItem], filte
             _ => None,
         });
         sys.push(&local);
+    }
+}
+
+/// Whether source `s` is on the inner side of a LEFT JOIN (any of the
+/// `span` sources a left item starts).
+fn in_outer_join(items: &[FromItem], s: usize) -> bool {
+    items
+        .iter()
+        .enumerate()
+        .any(|(t, it)| it.left && t <= s && s < t + it.span)
+}
+
+/// A LEFT JOIN's inner side: the sources `start..end`.
+type Group = (usize, usize);
+
+/// Where a conjunct is checked: at step `k`'s filter (`Filter`, before a
+/// LEFT JOIN's match decision when `k` starts one), or at the post filter
+/// of the step that starts a LEFT JOIN's inner side (`Post`, after it).
+/// The conjunct belongs to `scope` (the LEFT JOIN whose inner side holds
+/// the condition it came from; `None`: WHERE, or an inner join outside
+/// every LEFT JOIN): it is checked within that scope, at the first
+/// position where every source it reads is bound, and after the match
+/// decision of every LEFT JOIN nested in the scope whose NULLs it may see
+/// (the outermost one holding that position).
+enum Place {
+    Pre,
+    Filter(usize),
+    Post(usize),
+}
+
+fn place(
+    c: &Expr,
+    scope: Option<Group>,
+    sources: &[Source],
+    order: &[usize],
+    groups: &[Group],
+) -> Place {
+    let n = order.len();
+    let pos_of = |s: usize| order.iter().position(|&x| x == s).unwrap_or(0);
+    let k = match (sources_read(c, sources), scope) {
+        (Some(read), None) if read.is_empty() => return Place::Pre,
+        (None, None) if n == 0 => return Place::Pre,
+        (None, None) => n - 1,
+        (None, Some((lo, hi))) => (lo..hi).map(pos_of).max().unwrap_or(0),
+        (Some(read), scope) => read
+            .iter()
+            .map(|&s| pos_of(s))
+            .chain(scope.map(|g| pos_of(g.0)))
+            .max()
+            .unwrap_or(0),
+    };
+    let at = order.get(k).copied().unwrap_or(0);
+    let inside = |h: &Group| match scope {
+        None => true,
+        Some(g) => *h != g && g.0 <= h.0 && h.1 <= g.1,
+    };
+    let outermost = groups
+        .iter()
+        .filter(|h| h.0 <= at && at < h.1 && inside(h))
+        .min_by_key(|h| (h.0, std::cmp::Reverse(h.1)));
+    match outermost {
+        Some(h) => Place::Post(pos_of(h.0)),
+        None => Place::Filter(k),
     }
 }
 
@@ -295,26 +358,66 @@ fn shape_cost(score: u32) -> f64 {
 }
 
 /// Chooses the join order and each step's access path and predicates.
+/// With `fixed_order` (or a LEFT JOIN whose inner side is several sources)
+/// the order is FROM order, as RIGHT JOIN's swap left it; otherwise greedy.
 pub(super) fn plan_joins(
     sources: &[Source],
     items: &[FromItem],
+    fixed_order: bool,
     filter: Option<&Expr>,
     outer_len: usize,
     frame_kinds: &[ExprKind],
 ) -> Result<(Vec<Step>, Option<Expr>)> {
     let n = sources.len();
-    let where_conjuncts: Vec<&Expr> = filter.map(|f| f.conjuncts()).unwrap_or_default();
-    // Inner-join ON conditions behave like WHERE conjuncts.
-    let mut general: Vec<&Expr> = where_conjuncts.clone();
-    for it in items {
-        if !it.left {
-            if let Some(on) = &it.on {
-                general.extend(on.conjuncts());
-            }
+    let fixed = fixed_order || items.iter().any(|i| i.span > 1);
+    let groups: Vec<Group> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.left)
+        .map(|(s, i)| (s, s + i.span))
+        .collect();
+    // Every condition with the LEFT JOIN it belongs to (see `Place`): an
+    // item's ON belongs to the innermost LEFT JOIN holding the item (its
+    // own, for a LEFT JOIN's first inner source).
+    let innermost = |s: usize| {
+        groups
+            .iter()
+            .filter(|g| g.0 <= s && s < g.1)
+            .max_by_key(|g| g.0)
+            .copied()
+    };
+    let mut conditions: Vec<(&Expr, Option<Group>)> = filter
+        .map(|f| f.conjuncts())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| (c, None))
+        .collect();
+    for (s, it) in items.iter().enumerate() {
+        if let Some(on) = &it.on {
+            let scope = innermost(s);
+            conditions.extend(on.conjuncts().into_iter().map(|c| (c, scope)));
         }
     }
+    // Conditions outside every LEFT JOIN behave like WHERE conjuncts.
+    let general: Vec<&Expr> = conditions
+        .iter()
+        .filter(|(_, g)| g.is_none())
+        .map(|(c, _)| *c)
+        .collect();
+    // With the written order the predicates of each step are known first.
+    let fixed_places: Vec<Vec<&Expr>> = if fixed {
+        let order: Vec<usize> = (0..n).collect();
+        let mut at = vec![Vec::new(); n];
+        for (c, scope) in &conditions {
+            if let Place::Filter(k) = place(c, *scope, sources, &order, &groups) {
+                at[k].push(*c);
+            }
+        }
+        at
+    } else {
+        Vec::new()
+    };
 
-    // Greedy order.
     let mut placed = vec![false; n];
     let mut order: Vec<usize> = Vec::with_capacity(n);
     let mut accesses: Vec<Option<(Access, Vec<(usize, Expr)>, bool)>> =
@@ -325,8 +428,10 @@ pub(super) fn plan_joins(
             if placed[s] {
                 continue;
             }
-            // LEFT JOIN barriers.
-            let allowed = if items[s].left {
+            // The written order, or LEFT JOIN barriers.
+            let allowed = if fixed {
+                s == order.len()
+            } else if items[s].left {
                 (0..s).all(|t| placed[t])
             } else {
                 (0..s).all(|t| !items[t].left || placed[t])
@@ -334,7 +439,9 @@ pub(super) fn plan_joins(
             if !allowed {
                 continue;
             }
-            let conj: Vec<&Expr> = if items[s].left {
+            let conj: Vec<&Expr> = if fixed {
+                fixed_places[s].clone()
+            } else if items[s].left {
                 items[s]
                     .on
                     .as_ref()
@@ -392,6 +499,11 @@ pub(super) fn plan_joins(
                         (Access::scan(), keys, true),
                     )
                 }
+                // A LATERAL derived table runs again for each row of the
+                // sources before it: nothing to hash once.
+                SourceKind::Derived(_) if is_lateral(&sources[s]) => {
+                    (1e5, (Access::scan(), Vec::new(), true))
+                }
                 SourceKind::Derived(_) | SourceKind::SetOp(_) | SourceKind::WorkTable(_) => {
                     let keys =
                         hash_keys(&conj, &sources[s], &placed, outer_len, sources, frame_kinds);
@@ -419,33 +531,11 @@ pub(super) fn plan_joins(
     let mut filters: Vec<Vec<Expr>> = vec![Vec::new(); n];
     let mut posts: Vec<Vec<Expr>> = vec![Vec::new(); n];
     let mut pre: Vec<Expr> = Vec::new();
-    for c in &general {
-        match sources_read(c, sources) {
-            Some(read) if read.is_empty() => pre.push((*c).clone()),
-            Some(read) => {
-                let k = read.iter().map(|&s| pos_of(s)).max().unwrap_or(0);
-                if items[order[k]].left {
-                    posts[k].push((*c).clone());
-                } else {
-                    filters[k].push((*c).clone());
-                }
-            }
-            None => {
-                if n == 0 {
-                    pre.push((*c).clone());
-                } else if items[order[n - 1]].left {
-                    posts[n - 1].push((*c).clone());
-                } else {
-                    filters[n - 1].push((*c).clone());
-                }
-            }
-        }
-    }
-    for (s, it) in items.iter().enumerate() {
-        if it.left {
-            if let Some(on) = &it.on {
-                filters[pos_of(s)].extend(on.conjuncts().into_iter().cloned());
-            }
+    for (c, scope) in &conditions {
+        match place(c, *scope, sources, &order, &groups) {
+            Place::Pre => pre.push((*c).clone()),
+            Place::Filter(k) => filters[k].push((*c).clone()),
+            Place::Post(k) => posts[k].push((*c).clone()),
         }
     }
     let mut steps = Vec::with_capacity(n);
@@ -460,6 +550,13 @@ pub(super) fn plan_joins(
             items[s].left,
             &filters[k],
         );
+        // The written order keeps a LEFT JOIN's inner side contiguous.
+        let group_end = if items[s].left {
+            pos_of(s) + items[s].span
+        } else {
+            k + 1
+        };
+        debug_assert!(group_end <= n, "a LEFT JOIN's inner side ends in the block");
         steps.push(Step {
             source: s,
             access,
@@ -467,6 +564,7 @@ pub(super) fn plan_joins(
             materialize,
             filter: and_all(std::mem::take(&mut filters[k])),
             left: items[s].left,
+            group_end,
             post_filter: and_all(std::mem::take(&mut posts[k])),
             fulltext,
         });

@@ -151,9 +151,16 @@ pub struct Step {
     /// Checked on each candidate row (over the frame); for a LEFT JOIN step these
     /// are its ON conjuncts and decide "matched".
     pub filter: Option<Expr>,
-    /// LEFT JOIN: when no row passes `filter`, bind NULLs once.
+    /// LEFT JOIN: this step starts the join's inner side, steps up to
+    /// `group_end`; when no combination of their rows reaches `group_end`,
+    /// their sources are bound to NULLs once.
     pub left: bool,
-    /// For a LEFT JOIN step: WHERE conjuncts checked after the match decision.
+    /// The step after a LEFT JOIN's inner side (`k + 1` for a single
+    /// source; further for a parenthesised join, see `crate::plan::from`).
+    pub group_end: usize,
+    /// For a LEFT JOIN step: WHERE conjuncts (and conditions of the joins
+    /// around it) checked after the match decision, for matched and
+    /// NULL-extended rows alike.
     pub post_filter: Option<Expr>,
     /// A WHERE `MATCH ... AGAINST` over this step's table that reads its
     /// rows through the FULLTEXT index instead of the full scan `access`
@@ -463,6 +470,8 @@ struct Block {
     sources: Vec<Source>,
     /// How each source joins the ones before it.
     items: Vec<FromItem>,
+    /// Whether the join order is the written one ([`From::fixed_order`]).
+    fixed_order: bool,
     /// The kind of each frame position.
     frame_kinds: Vec<ExprKind>,
     /// The table, when the block reads exactly one base table and is not a
@@ -584,6 +593,7 @@ fn bind_block(
         frame_len,
         sources: from.sources,
         items: from.items,
+        fixed_order: from.fixed_order,
         frame_kinds,
         single_table,
         clauses,
@@ -651,6 +661,7 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         frame_len,
         mut sources,
         items,
+        fixed_order,
         frame_kinds,
         single_table,
         clauses,
@@ -711,8 +722,14 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         push_into_derived(&mut sources, &items, f);
     }
     push_into_system(&mut sources, &items, filter.as_ref());
-    let (steps, pre_filter) =
-        plan_joins(&sources, &items, filter.as_ref(), outer_len, &frame_kinds)?;
+    let (steps, pre_filter) = plan_joins(
+        &sources,
+        &items,
+        fixed_order,
+        filter.as_ref(),
+        outer_len,
+        &frame_kinds,
+    )?;
 
     // Which columns each source must decode.
     let mut needed = vec![false; frame_len];
