@@ -34,7 +34,9 @@ fn suite_server() -> Server {
 /// in the tz database: three hours east of UTC).
 fn suite_server_in(tz: Option<&str>) -> Server {
     Server::start_with(ServerOptions {
-        env: tz.map(|z| vec![("TZ".to_string(), z.to_string())]).unwrap_or_default(),
+        env: tz
+            .map(|z| vec![("TZ".to_string(), z.to_string())])
+            .unwrap_or_default(),
         in_memory: true,
         // mysql-test-run's default_mysqld.cnf has `local-infile` on too (the
         // ld_*_local files load with LOAD DATA LOCAL).
