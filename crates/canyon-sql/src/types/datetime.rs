@@ -32,7 +32,7 @@
 //!
 //! * nothing else produces a year below 1: parsing takes years 0..=9999
 //!   only, and arithmetic results outside years 1..=9999 are NULL
-//!   ([`in_range`]), so a sentinel value is always the zero date;
+//!   (`in_range`), so a sentinel value is always the zero date;
 //! * it sorts before every real date, as MySQL's zero date does, and its
 //!   key and row encodings (days from the common era, microseconds from the
 //!   epoch) need no new form: old rows and keys read unchanged;
