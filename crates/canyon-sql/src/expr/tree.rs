@@ -80,6 +80,20 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// Whether the operator compares (`=`, `<=>`, `<>`, `<`, `<=`, `>`, `>=`).
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq
+                | BinOp::NullSafeEq
+                | BinOp::Ne
+                | BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+        )
+    }
+
     /// The operator as SQL spells it (EXPLAIN, error 1267).
     pub fn symbol(self) -> &'static str {
         match self {

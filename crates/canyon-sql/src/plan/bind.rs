@@ -711,20 +711,8 @@ impl<'a> Binder<'a> {
             ast::BinaryOperator::PGBitwiseShiftRight => BinOp::Shr,
             other => return Err(Error::Unsupported(format!("operator {other}"))),
         };
-        let numeric = !matches!(
-            op,
-            BinOp::Eq
-                | BinOp::NullSafeEq
-                | BinOp::Ne
-                | BinOp::Lt
-                | BinOp::Le
-                | BinOp::Gt
-                | BinOp::Ge
-                | BinOp::And
-                | BinOp::Or
-                | BinOp::Xor
-        );
-        if !numeric && !matches!(op, BinOp::And | BinOp::Or | BinOp::Xor) {
+        let numeric = !op.is_comparison() && !matches!(op, BinOp::And | BinOp::Or | BinOp::Xor);
+        if op.is_comparison() {
             if let Some(e) = self.bind_row_comparison(op, left, right)? {
                 return Ok(e);
             }
@@ -748,16 +736,7 @@ impl<'a> Binder<'a> {
             }
         }
         self.member_operands(op, &mut l, &mut r);
-        if matches!(
-            op,
-            BinOp::Eq
-                | BinOp::NullSafeEq
-                | BinOp::Ne
-                | BinOp::Lt
-                | BinOp::Le
-                | BinOp::Gt
-                | BinOp::Ge
-        ) {
+        if op.is_comparison() {
             self.collate_pair(&mut l, &mut r, op.symbol())?;
         }
         Ok(Expr::Binary(op, l, r))

@@ -106,16 +106,7 @@ impl Binder<'_> {
                 | BinOp::Shl
                 | BinOp::Shr
         );
-        let comparison = matches!(
-            op,
-            BinOp::Eq
-                | BinOp::NullSafeEq
-                | BinOp::Ne
-                | BinOp::Lt
-                | BinOp::Le
-                | BinOp::Gt
-                | BinOp::Ge
-        );
+        let comparison = op.is_comparison();
         if comparison && self.time_comparison(l, r) {
             let time = |e: Expr| {
                 let bare = match e {
