@@ -25,6 +25,7 @@
 //! `define`).
 
 pub mod alter;
+pub mod column_type;
 pub mod comments;
 pub mod define;
 pub mod derive;
