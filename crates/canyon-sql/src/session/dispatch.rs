@@ -108,7 +108,7 @@ impl Session {
                 return self.run_account(&cat, parsed);
             }
             Parsed::AlterKeys { table } => return self.run_alter_keys(&cat, table),
-            Parsed::Analyze { tables } => return self.run_analyze(&cat, tables),
+            Parsed::Analyze { tables, check } => return self.run_analyze(&cat, tables, *check),
             Parsed::LockTables { tables } => return self.lock_tables(&cat, tables),
             Parsed::SelectInto { query, into } => {
                 let query = Parsed::Sql(query.clone());
