@@ -930,7 +930,9 @@ fn adjusts_values(def: &TableDef, ops: &[AlterOp]) -> bool {
         && !ops.iter().any(|op| {
             matches!(
                 op,
-                AlterOp::RenameTo { .. } | AlterOp::AddForeignKey { .. } | AlterOp::SetPartitioning(_)
+                AlterOp::RenameTo { .. }
+                    | AlterOp::AddForeignKey { .. }
+                    | AlterOp::SetPartitioning(_)
             )
         });
     rewritable

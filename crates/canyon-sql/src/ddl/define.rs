@@ -316,6 +316,17 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             };
             too_big_precision(p, &c.name.value, max)
         }
+        // MySQL's message names the column: "... M must be >= D (column
+        // 'c1')." (MariaDB's ends without the period).
+        Error::Sql {
+            code: 1427,
+            sqlstate,
+            message,
+        } => Error::Sql {
+            code: 1427,
+            sqlstate,
+            message: format!("{message} (column '{}').", c.name.value),
+        },
         e => e,
     })?;
     let mut col = ColumnDef {

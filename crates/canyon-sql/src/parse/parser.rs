@@ -485,7 +485,9 @@ fn parse_analyze(trimmed: &str) -> Option<Result<Parsed>> {
     if check {
         // The options only choose how thoroughly to look: every check
         // here reads the whole table.
-        const OPTIONS: [&str; 7] = ["FOR", "UPGRADE", "QUICK", "FAST", "MEDIUM", "EXTENDED", "CHANGED"];
+        const OPTIONS: [&str; 7] = [
+            "FOR", "UPGRADE", "QUICK", "FAST", "MEDIUM", "EXTENDED", "CHANGED",
+        ];
         while rest.len() > 1
             && rest
                 .last()
@@ -757,7 +759,10 @@ fn parse_text(
     }
     Ok(stmts
         .into_iter()
-        .map(|s| Parsed::Sql(Box::new(s)))
+        .map(|mut s| {
+            crate::parse::names::name_select_items(&mut s, text);
+            Parsed::Sql(Box::new(s))
+        })
         .collect())
 }
 

@@ -61,6 +61,37 @@ impl Session {
                 code: 1507,
                 message: "Wrong partition name or partition list".into(),
             },
+            // MySQL 8: "Too-big precision 66 specified for 'c1'. Maximum is
+            // 65."; MariaDB leaves the precision out.
+            Error::Sql {
+                code: 1426,
+                sqlstate,
+                message,
+            } => match (message.find(" for '"), message.rfind(". Maximum is ")) {
+                (Some(name), Some(max)) => Error::Sql {
+                    code: 1426,
+                    sqlstate,
+                    message: format!(
+                        "Too big precision specified{}{}",
+                        &message[name..max],
+                        message[max..].trim_end_matches('.')
+                    ),
+                },
+                _ => Error::Sql {
+                    code: 1426,
+                    sqlstate,
+                    message,
+                },
+            },
+            Error::Sql {
+                code: 1427,
+                sqlstate,
+                message,
+            } => Error::Sql {
+                code: 1427,
+                sqlstate,
+                message: message.trim_end_matches('.').to_string(),
+            },
             e => e,
         }
     }

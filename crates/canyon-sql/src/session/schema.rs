@@ -310,7 +310,7 @@ impl Session {
                 let n = warnings.len();
                 for (code, message) in warnings {
                     let (level, code) = crate::expr::eval::warning_level(code);
-            self.state.warnings.push((level, code, message));
+                    self.state.warnings.push((level, code, message));
                 }
                 Ok(if rename_only {
                     ok(0)

@@ -283,7 +283,7 @@ impl Session {
                 let warnings = ctx.warnings.into_inner();
                 for (code, msg) in warnings {
                     let (level, code) = crate::expr::eval::warning_level(code);
-            self.state.warnings.push((level, code, msg));
+                    self.state.warnings.push((level, code, msg));
                 }
                 r
             }

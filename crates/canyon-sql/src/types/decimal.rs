@@ -1008,7 +1008,10 @@ mod tests {
         assert!("1.2.3".parse::<Decimal>().is_err());
         // An exponent past u32 does not wrap around.
         assert!("1e+4294967296".parse::<Decimal>().is_err());
-        assert_eq!(d("1e-4294967296").to_string(), "0.".to_string() + &"0".repeat(30));
+        assert_eq!(
+            d("1e-4294967296").to_string(),
+            "0.".to_string() + &"0".repeat(30)
+        );
         // digits past scale 30 round half away from zero
         assert_eq!(
             d(&("0.".to_string() + &"0".repeat(29) + "15")).to_string(),

@@ -703,7 +703,9 @@ pub fn decimal_rounding(v: &Value, scale: u8) -> Option<Decimal> {
 fn digits_below(s: &str, scale: u32) -> Option<bool> {
     let s = s.strip_prefix(['-', '+']).unwrap_or(s);
     let (mantissa, exp) = match s.find(['e', 'E']) {
-        Some(i) => (&s[..i], s[i + 1..].parse::<i128>().ok()?),
+        // An exponent past 64 bits is no number MariaDB reads digit by
+        // digit: '1e-9223372036854775809' stores 0 without the note.
+        Some(i) => (&s[..i], i128::from(s[i + 1..].parse::<i64>().ok()?)),
         None => (s, 0),
     };
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
@@ -712,9 +714,12 @@ fn digits_below(s: &str, scale: u32) -> Option<bool> {
         return None;
     }
     // The place (power of ten) of the last nonzero digit.
-    Some(digits.iter().rposition(|&c| c != b'0').is_some_and(|p| {
-        int.len() as i128 - 1 - p as i128 + exp < -i128::from(scale)
-    }))
+    Some(
+        digits
+            .iter()
+            .rposition(|&c| c != b'0')
+            .is_some_and(|p| int.len() as i128 - 1 - p as i128 + exp < -i128::from(scale)),
+    )
 }
 
 /// [`coerce`], except that a number out of the column's range is clipped to
@@ -750,6 +755,14 @@ pub fn coerce_or_clip(
         ) if b.len() > n as usize => Some(b.clone()),
         _ => None,
     };
+    // A string past a double's range ('1e+1000') into a FLOAT / DOUBLE:
+    // MySQL's and MariaDB's Field_float / Field_double::store(const char *)
+    // warn 1264 for the text, then once more for the value clipped.
+    let text_overflow = ty.is_real()
+        && matches!(&v, Value::Bytes(b) if std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .is_some_and(f64::is_infinite));
     match coerce(v, ty, column, row) {
         Err(Error::DataTooLong { column, row }) if matches!(ty, SqlType::Bit(_)) => {
             // Too many bits (a negative number has 64): all ones. Strict
@@ -885,15 +898,24 @@ pub fn coerce_or_clip(
                         };
                         Value::Double(if negative { -max } else { max })
                     }
-                    (false, None) => return Err(Error::OutOfRange { column, row }),
+                    // The type's largest magnitude (FLT_MAX, DBL_MAX).
+                    (false, None) => {
+                        let max = if matches!(ty, SqlType::Float { .. }) {
+                            f64::from(f32::MAX)
+                        } else {
+                            f64::MAX
+                        };
+                        Value::Double(if negative { -max } else { max })
+                    }
                 }
             } else {
                 return Err(Error::OutOfRange { column, row });
             };
-            warn(
-                1264,
-                &format!("Out of range value for column '{column}' at row {row}"),
-            );
+            let message = format!("Out of range value for column '{column}' at row {row}");
+            if text_overflow {
+                warn(1264, &message);
+            }
+            warn(1264, &message);
             Ok(clipped)
         }
         // The zero date where NO_ZERO_DATE is set: stored with warning 1292,
@@ -1104,6 +1126,15 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
             // Field_real::truncate: a negative value into UNSIGNED is out
             // of range before any rounding (-0.1 into FLOAT(10,0) UNSIGNED).
             if unsigned && f < 0.0 {
+                return Err(out_of_range());
+            }
+            // Without (M,D) the range is the type's own: FLT_MAX for a
+            // FLOAT, a finite number for a DOUBLE ('1e+1000' is out of it).
+            let past_type = match ty {
+                SqlType::Float { .. } => f.abs() > f64::from(f32::MAX),
+                _ => f.is_infinite(),
+            };
+            if digits.is_none() && past_type {
                 return Err(out_of_range());
             }
             if let Some((m, d)) = digits {
