@@ -254,16 +254,33 @@ pub(crate) fn find_conflict(
     Ok(None)
 }
 
-pub(crate) fn key_display(cols: &[usize], row: &[Value]) -> String {
+/// The key values of a duplicate-entry message, each as its column shows
+/// it: a FLOAT(M,D) / DOUBLE(M,D) with its D digits (`100000.00000`, where
+/// the bare double is `100000`), as MySQL prints the field.
+pub(crate) fn key_display(table: &Table, cols: &[usize], row: &[Value]) -> String {
+    use crate::types::SqlType;
     cols.iter()
-        .map(|&c| row[c].to_display())
+        .map(|&c| match (&row[c], table.def.columns[c].ty) {
+            (
+                Value::Double(v),
+                SqlType::Float {
+                    digits: Some((_, d)),
+                    ..
+                }
+                | SqlType::Double {
+                    digits: Some((_, d)),
+                    ..
+                },
+            ) if v.is_finite() => format!("{:.*}", usize::from(d), v),
+            (v, _) => v.to_display(),
+        })
         .collect::<Vec<_>>()
         .join("-")
 }
 
 pub(crate) fn pk_duplicate(table: &Table, row: &[Value]) -> Error {
     Error::DuplicateEntry {
-        value: key_display(&table.def.primary_key, row),
+        value: key_display(table, &table.def.primary_key, row),
         key: format!("{}.PRIMARY", table.def.name),
     }
 }
@@ -271,7 +288,7 @@ pub(crate) fn pk_duplicate(table: &Table, row: &[Value]) -> Error {
 pub(crate) fn unique_duplicate(table: &Table, idx: usize, row: &[Value]) -> Error {
     let index = &table.def.indexes[idx];
     Error::DuplicateEntry {
-        value: key_display(&index.columns, row),
+        value: key_display(table, &index.columns, row),
         key: format!("{}.{}", table.def.name, index.name),
     }
 }
