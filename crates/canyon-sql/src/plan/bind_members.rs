@@ -6,7 +6,7 @@
 //! | where the column appears                               | reading          |
 //! |--------------------------------------------------------|------------------|
 //! | arithmetic (`c + 0`, `c * 2`, `-c`, `c & 1`, `~c`)      | index / bitmask  |
-//! | compared (`=`, `<`, ..., IN) with a number              | index / bitmask  |
+//! | compared (`=`, `<`, ..., IN, BETWEEN) with a number     | index / bitmask  |
 //! | compared with a string, LIKE, string functions, MIN/MAX | text             |
 //! | ORDER BY `c` (or its alias or position)                 | index / bitmask  |
 //! | SUM / AVG, CAST(c AS SIGNED / UNSIGNED / DECIMAL / DOUBLE) | index / bitmask |
@@ -160,7 +160,9 @@ impl Binder<'_> {
         args.push(Expr::Literal(Value::Int(pos as i64)));
     }
 
-    /// `e IN (list)`: the column read as a number when every item is one.
+    /// `e IN (list)` (and `e BETWEEN lo AND hi`, whose bounds are such a
+    /// list): a TIME column compares as times, an ENUM / SET column reads
+    /// as a number when every item is one.
     pub(super) fn member_in_list(&self, e: &mut Box<Expr>, list: &mut [Expr]) {
         if matches!(self.member_type(e), Some(SqlType::Time(_))) {
             // A TIME column IN (strings, numbers, TIMEs): compared as times,
