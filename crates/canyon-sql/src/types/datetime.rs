@@ -635,14 +635,19 @@ pub fn clamp_time(micros: i64, fit: TimeFit) -> (i64, TimeFit) {
 /// digits `[H]HMMSS[.f]`; minutes or seconds past 59 make it 00:00:00, and
 /// so does a date that is no date (`'2009-13-45 10:00'`).
 pub fn store_time_text(text: &[u8]) -> (i64, TimeFit) {
-    if let Some(us) = parse_time(text) {
-        return (us, TimeFit::Exact);
-    }
     let zero = (0, TimeFit::Truncated);
     let Ok(s) = std::str::from_utf8(text) else {
         return zero;
     };
     let s = s.trim();
+    // parse_time reads past the fraction's digits ('12.45a' is 12.45 s):
+    // such text is read here, as cut.
+    let clean = s
+        .split_once('.')
+        .is_none_or(|(_, f)| f.bytes().all(|c| c.is_ascii_digit()));
+    if let Some(us) = parse_time(text).filter(|_| clean) {
+        return (us, TimeFit::Exact);
+    }
     let (neg, body) = match s.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, s),
@@ -729,6 +734,11 @@ pub fn store_time_number(neg: bool, int: Option<u64>, frac_micros: i64) -> (i64,
             _ => (0, TimeFit::Truncated),
         };
     }
+    // Minutes and seconds first: 8385960 is no time (00:00:00), 8390000
+    // is past the range (838:59:59).
+    if n % 100 > 59 || n / 100 % 100 > 59 {
+        return (0, TimeFit::Truncated);
+    }
     if n > 8_385_959 {
         let end = if neg {
             -TIME_MAX_MICROS
@@ -738,9 +748,6 @@ pub fn store_time_number(neg: bool, int: Option<u64>, frac_micros: i64) -> (i64,
         return (end, TimeFit::OutOfRange);
     }
     let n = n as i64;
-    if n % 100 > 59 || n / 100 % 100 > 59 {
-        return (0, TimeFit::Truncated);
-    }
     let total = (n / 10000 * 3600 + n / 100 % 100 * 60 + n % 100) * 1_000_000 + frac_micros;
     (if neg { -total } else { total }, TimeFit::Exact)
 }
