@@ -615,7 +615,18 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
     }
 
     fn write_error(&mut self, err: &Error) {
-        let e = mysql_error(err);
+        let mut e = mysql_error(err);
+        if e.code == 1064
+            && self.shared.engine.config().presentation
+                == canyon_sql::catalog::config::Presentation::Mariadb
+        {
+            // MariaDB's ER_PARSE_ERROR names its own manual.
+            e.message = e.message.replacen(
+                "your MySQL server version",
+                "your MariaDB server version",
+                1,
+            );
+        }
         debug!(conn = self.id, code = e.code, "{}", e.message);
         self.io.write_packet(|out| protocol::write_err(out, &e));
     }

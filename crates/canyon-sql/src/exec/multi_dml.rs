@@ -120,7 +120,8 @@ pub(crate) fn run_multi_update(
             &rows,
             ctx,
             &mut |txn, pk, row, jr| {
-                up.update(txn, pk, row, &columns, effects, &mut |k, _, _| {
+                let number = up.matched + 1;
+                up.update(txn, pk, row, number, &columns, effects, &mut |k, _, _| {
                     Ok(jr[t.assignments[k].1].clone())
                 })
             },

@@ -170,6 +170,34 @@ pub(crate) fn for_each_locked_row_dir(
     ctx: &dyn EvalContext,
     f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<()>,
 ) -> Result<()> {
+    for_each_locked_row_numbered(
+        txn,
+        table,
+        access,
+        filter,
+        limit,
+        reverse,
+        ctx,
+        &mut |txn, pk, row, _| f(txn, pk, row),
+    )
+}
+
+/// [`for_each_locked_row_dir`] that also gives `f` the row's number among
+/// the rows the access path read, matching or not (from 1): the row a
+/// value's warning names, as MySQL counts rows for warnings in UPDATE
+/// (`current_row_for_warning`, one per row read: a full scan's twelfth row
+/// is "row 12" even when it is the only one changed).
+#[allow(clippy::too_many_arguments)] // one locking scan's whole description
+pub(crate) fn for_each_locked_row_numbered(
+    txn: &mut Transaction,
+    table: &Table,
+    access: &Access,
+    filter: Option<&Expr>,
+    limit: Option<u64>,
+    reverse: bool,
+    ctx: &dyn EvalContext,
+    f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>, u64) -> Result<()>,
+) -> Result<()> {
     let quiet = Quiet(ctx);
     let matches = |row: &[Value], ctx: &dyn EvalContext| -> Result<bool> {
         match filter {
@@ -190,6 +218,8 @@ pub(crate) fn for_each_locked_row_dir(
     // read moves on to the next row.
     let mut processed: HashSet<Vec<u8>> = HashSet::new();
     let mut done = 0u64;
+    // Rows read so far (each row's number for `f`).
+    let mut read = 0u64;
     let mut row = Vec::new();
     let zone = ctx.time_zone();
     loop {
@@ -200,7 +230,9 @@ pub(crate) fn for_each_locked_row_dir(
         // the lock keeps quiet, so that a row's warnings (1292 ...) are given
         // once, as MySQL evaluates a row's WHERE once.
         let scanned = matches!(ranges, KeyRanges::Ranges(_));
-        let (candidates, exhausted): (Vec<Vec<u8>>, bool) = match ranges {
+        // Each candidate with its number among the rows read; a point's is
+        // given when it is found.
+        let (candidates, exhausted): (Vec<(Vec<u8>, Option<u64>)>, bool) = match ranges {
             KeyRanges::Empty => return Ok(()),
             KeyRanges::Points(mut p) => {
                 let mut seen = HashSet::new();
@@ -208,7 +240,7 @@ pub(crate) fn for_each_locked_row_dir(
                 if reverse {
                     p.reverse();
                 }
-                (p, true)
+                (p.into_iter().map(|k| (k, None)).collect(), true)
             }
             KeyRanges::Ranges(_) => {
                 let mut pks = Vec::new();
@@ -221,8 +253,12 @@ pub(crate) fn for_each_locked_row_dir(
                     None,
                     ctx,
                     &mut |pk, row| {
-                        if !processed.contains(pk) && matches(row, ctx)? {
-                            pks.push(pk.to_vec());
+                        if processed.contains(pk) {
+                            return Ok(true);
+                        }
+                        read += 1;
+                        if matches(row, ctx)? {
+                            pks.push((pk.to_vec(), Some(read)));
                         }
                         Ok(want.is_none_or(|w| (pks.len() as u64) < w))
                     },
@@ -231,7 +267,7 @@ pub(crate) fn for_each_locked_row_dir(
                 (pks, exhausted)
             }
         };
-        for pk in candidates {
+        for (pk, number) in candidates {
             if limit.is_some_and(|l| done >= l) {
                 break;
             }
@@ -240,13 +276,17 @@ pub(crate) fn for_each_locked_row_dir(
             let Some(bytes) = txn.get_locked(table.def.id, &pk)? else {
                 continue;
             };
+            let number = number.unwrap_or_else(|| {
+                read += 1;
+                read
+            });
             decode_table_row(table, &bytes, &mut row)?;
             localize_row(&mut row, &zone);
             if !matches(&row, if scanned { &quiet } else { ctx })? {
                 continue;
             }
             done += 1;
-            f(txn, pk, std::mem::take(&mut row))?;
+            f(txn, pk, std::mem::take(&mut row), number)?;
         }
         if exhausted || limit.is_some_and(|l| done >= l) {
             return Ok(());

@@ -44,12 +44,14 @@ pub(crate) fn for_each_target_row(
     order: &RowOrder,
     limit: Option<u64>,
     ctx: &dyn EvalContext,
-    f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<()>,
+    f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>, u64) -> Result<()>,
 ) -> Result<()> {
     match order {
-        RowOrder::Any => for_each_locked_row_dir(txn, table, access, filter, limit, false, ctx, f),
+        RowOrder::Any => {
+            for_each_locked_row_numbered(txn, table, access, filter, limit, false, ctx, f)
+        }
         RowOrder::Key { reverse } => {
-            for_each_locked_row_dir(txn, table, access, filter, limit, *reverse, ctx, f)
+            for_each_locked_row_numbered(txn, table, access, filter, limit, *reverse, ctx, f)
         }
         RowOrder::Sort(keys) => {
             if limit == Some(0) {
@@ -102,8 +104,9 @@ pub(crate) fn for_each_target_row(
             if let Some(l) = limit {
                 rows.truncate(usize::try_from(l).unwrap_or(usize::MAX));
             }
-            for (_, pk, row) in rows {
-                f(txn, pk, row)?;
+            // Numbered in the sorted order, as MySQL's rows after a filesort.
+            for (n, (_, pk, row)) in rows.into_iter().enumerate() {
+                f(txn, pk, row, n as u64 + 1)?;
             }
             Ok(())
         }
@@ -204,18 +207,26 @@ pub fn run_update(
         order,
         limit,
         ctx,
-        &mut |txn, pk, row| {
-            up.update(txn, pk, row, &columns, effects, &mut |k, row, effects| {
-                eval_assignment(
-                    &assignments[k].1,
-                    &Env {
-                        row,
-                        aggs: &[],
-                        ctx,
-                    },
-                    effects,
-                )
-            })
+        &mut |txn, pk, row, number| {
+            up.update(
+                txn,
+                pk,
+                row,
+                number,
+                &columns,
+                effects,
+                &mut |k, row, effects| {
+                    eval_assignment(
+                        &assignments[k].1,
+                        &Env {
+                            row,
+                            aggs: &[],
+                            ctx,
+                        },
+                        effects,
+                    )
+                },
+            )
         },
     )?;
     Ok(up.result(found_rows, effects))
@@ -284,12 +295,16 @@ impl<'a> RowUpdater<'a> {
     }
 
     /// Updates the locked row `row` stored at `pk`: column `columns[k]`
-    /// takes `value(k, row so far, effects)`, left to right.
+    /// takes `value(k, row so far, effects)`, left to right. `number` is
+    /// the row's number that a stored value's warning names (see
+    /// `for_each_locked_row_numbered`).
+    #[allow(clippy::too_many_arguments)] // one row's update, spelled out
     pub(crate) fn update(
         &mut self,
         txn: &mut Transaction,
         pk: Vec<u8>,
         mut row: Vec<Value>,
+        number: u64,
         columns: &[usize],
         effects: &mut StatementEffects,
         value: &mut dyn FnMut(usize, &[Value], &mut StatementEffects) -> Result<Value>,
@@ -297,7 +312,6 @@ impl<'a> RowUpdater<'a> {
         let (table, ctx) = (self.table, self.ctx);
         let def = &table.def;
         self.matched += 1;
-        let matched = self.matched;
         // With UPDATE triggers the whole row before is kept: a BEFORE
         // trigger may change any column of NEW.
         let before = self.triggers.then(|| row.clone());
@@ -308,7 +322,7 @@ impl<'a> RowUpdater<'a> {
         for (k, c) in columns.iter().enumerate() {
             let v = value(k, &row, effects)?;
             let col = &def.columns[*c];
-            let mut v = store_column(v, col, matched, ctx, self.ignore)?;
+            let mut v = store_column(v, col, number, ctx, self.ignore)?;
             if v.is_null() && !col.nullable {
                 if !self.ignore {
                     return Err(Error::BadNull(col.name.clone()));
@@ -342,7 +356,7 @@ impl<'a> RowUpdater<'a> {
             // BEFORE trigger, as in MySQL); a changed one is one more
             // replaced column (its index entries move).
             let old: Vec<Value> = g.positions().map(|c| row[c].clone()).collect();
-            g.fill(table, &mut row, ctx, matched)?;
+            g.fill(table, &mut row, ctx, number)?;
             for (c, was) in g.positions().zip(old) {
                 if row[c] != was && !replaced.iter().any(|(r, _)| *r == c) {
                     replaced.push((c, was));
@@ -362,7 +376,7 @@ impl<'a> RowUpdater<'a> {
                             col.ty.fsp(),
                         )),
                         col,
-                        matched,
+                        number,
                         ctx,
                     )?;
                     replaced.push((c, std::mem::replace(&mut row[c], now)));
@@ -461,7 +475,7 @@ pub fn run_delete(
         order,
         limit,
         ctx,
-        &mut |txn, pk, old| {
+        &mut |txn, pk, old, _| {
             delete_row(txn, table, pk, &old, triggers, fk.as_mut(), ctx)?;
             deleted += 1;
             Ok(())

@@ -36,7 +36,6 @@
 use crate::catalog::Table;
 use crate::expr::{eval, BinOp, Env, EvalContext, Expr};
 use crate::types::decimal::Decimal;
-use crate::types::encoding::encode_key_value;
 use crate::types::timezone::Zone;
 use crate::types::value::{parse_datetime_bytes, Value};
 use crate::types::SqlType;
@@ -214,7 +213,7 @@ impl Access {
                     timestamp_key(key_value(eval(e, &env)?, col.ty), col.ty, &zone, Side::Eq);
                 match kv {
                     KeyValue::Exact(v) => {
-                        encode_key_value(&v, scale(col.ty), col.collation, &mut prefix)
+                        crate::catalog::rows::encode_column_key(col, &v, &mut prefix)
                     }
                     KeyValue::Null => {
                         impossible = true;
@@ -252,7 +251,7 @@ impl Access {
                 match kv {
                     KeyValue::Exact(v) => {
                         let mut k = prefix.clone();
-                        encode_key_value(&v, scale(col.ty), col.collation, &mut k);
+                        crate::catalog::rows::encode_column_key(col, &v, &mut k);
                         start = if *inclusive || widened {
                             Bound::Included(k)
                         } else {
@@ -283,7 +282,7 @@ impl Access {
                 match kv {
                     KeyValue::Exact(v) => {
                         let mut k = prefix.clone();
-                        encode_key_value(&v, scale(col.ty), col.collation, &mut k);
+                        crate::catalog::rows::encode_column_key(col, &v, &mut k);
                         end = if *inclusive || widened {
                             match prefix_successor(&k) {
                                 Some(s) => Bound::Excluded(s),
@@ -468,15 +467,6 @@ impl Access {
     }
 }
 
-fn scale(ty: SqlType) -> u8 {
-    match ty {
-        SqlType::Decimal {
-            precision, scale, ..
-        } => crate::types::encoding::decimal_key_form(precision, scale),
-        _ => 0,
-    }
-}
-
 enum KeyValue {
     Exact(Value),
     Null,
@@ -519,6 +509,12 @@ fn timestamp_key(kv: KeyValue, ty: SqlType, zone: &Zone, side: Side) -> (KeyValu
             widened,
         ),
     }
+}
+
+/// Whether `b` is a TIME(fsp) column's own text for its time.
+fn canonical_time(b: &[u8], fsp: u8) -> bool {
+    crate::types::coerce(Value::Bytes(b.to_vec()), SqlType::Time(fsp), "", 0)
+        .is_ok_and(|v| v.to_bytes().is_some_and(|c| c.as_slice() == b))
 }
 
 /// Converts a constant to the key column's type when that is exact.
@@ -587,6 +583,13 @@ fn key_value(v: Value, ty: SqlType) -> KeyValue {
                 _ => KeyValue::Inexact,
             }
         }
+        // A TIME is keyed by its canonical text: only that text finds it
+        // (the binder gives an equality with a constant in that form,
+        // `bind_members`' `time_key_constant`).
+        SqlType::Time(fsp) => match v {
+            Value::Bytes(b) if canonical_time(&b, fsp) => KeyValue::Exact(Value::Bytes(b)),
+            _ => KeyValue::Inexact,
+        },
         SqlType::Date => match v {
             Value::Date(_) => KeyValue::Exact(v),
             Value::Bytes(b) => match parse_datetime_bytes(&b) {

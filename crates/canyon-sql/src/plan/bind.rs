@@ -454,7 +454,13 @@ impl<'a> Binder<'a> {
                 let mut lo = self.boxed(low)?;
                 let mut hi = self.boxed(high)?;
                 self.collate(&mut [e.as_mut(), lo.as_mut(), hi.as_mut()], "between")?;
-                Expr::Between(e, lo, hi, *negated)
+                // Read as `e >= lo AND e <= hi` are: a TIME column between
+                // numbers or strings compares as times, an ENUM / SET
+                // between numbers by index / bitmask.
+                let mut bounds = [*lo, *hi];
+                self.member_in_list(&mut e, &mut bounds);
+                let [lo, hi] = bounds;
+                Expr::Between(e, Box::new(lo), Box::new(hi), *negated)
             }
             A::Like {
                 negated,

@@ -6,7 +6,7 @@
 //! | where the column appears                               | reading          |
 //! |--------------------------------------------------------|------------------|
 //! | arithmetic (`c + 0`, `c * 2`, `-c`, `c & 1`, `~c`)      | index / bitmask  |
-//! | compared (`=`, `<`, ..., IN) with a number              | index / bitmask  |
+//! | compared (`=`, `<`, ..., IN, BETWEEN) with a number     | index / bitmask  |
 //! | compared with a string, LIKE, string functions, MIN/MAX | text             |
 //! | ORDER BY `c` (or its alias or position)                 | index / bitmask  |
 //! | SUM / AVG, CAST(c AS SIGNED / UNSIGNED / DECIMAL / DOUBLE) | index / bitmask |
@@ -25,7 +25,11 @@
 //! column compared with a string or another TIME compares as times, as
 //! MySQL does (`c < '000009'` reads the string as 00:00:09, `-838:59:59`
 //! sorts first): both sides become `TimeNumber(x, 6)`, whose order is the
-//! times' order. Such a comparison is not answered from a key.
+//! times' order. Such a comparison is not answered from a key, except an
+//! equality with a constant that is a time the column holds exactly
+//! (`c = 59`, `c = '100:04:04'`): the constant becomes the column's text for
+//! that time, which compares equal exactly when the times are, and which a
+//! key on the column finds (`time_key_constant`).
 
 use crate::expr::functions::Func;
 use crate::expr::{BinOp, Expr};
@@ -107,6 +111,18 @@ impl Binder<'_> {
                 | BinOp::Shr
         );
         let comparison = op.is_comparison();
+        if op == BinOp::Eq {
+            // A TIME column equal to a constant time: the column's own text
+            // for that time, which a key on the column can find.
+            if let Some(c) = self.time_key_constant(l, r) {
+                **r = c;
+                return;
+            }
+            if let Some(c) = self.time_key_constant(r, l) {
+                **l = c;
+                return;
+            }
+        }
         if comparison && self.time_comparison(l, r) {
             let time = |e: Expr| {
                 let bare = match e {
@@ -129,6 +145,37 @@ impl Binder<'_> {
             let e = take(r);
             **r = self.numeric_reading(e);
         }
+    }
+
+    /// For `col = constant` where `col` is a TIME(fsp) column and the
+    /// constant (a number or string) reads whole as a time that the column
+    /// holds exactly (no digits past fsp): that time as the column's text.
+    /// Equal texts are then equal times, and the comparison can be
+    /// answered from a key on the column, as MySQL answers it.
+    fn time_key_constant(&self, col: &Expr, constant: &Expr) -> Option<Expr> {
+        let (Expr::Column(_) | Expr::Bound(_), Some(SqlType::Time(fsp))) =
+            (col, self.member_type(col))
+        else {
+            return None;
+        };
+        let Expr::Literal(v) = constant else {
+            return None;
+        };
+        if v.is_null() {
+            return None;
+        }
+        let time = |fsp| {
+            crate::types::coerce(v.clone(), SqlType::Time(fsp), "", 0)
+                .ok()
+                .and_then(|t| t.to_bytes())
+                .and_then(|t| crate::types::datetime::parse_time(&t))
+        };
+        let held = time(fsp)?;
+        (time(6)? == held).then(|| {
+            Expr::Literal(Value::str(&crate::types::datetime::format_time_fsp(
+                held, fsp,
+            )))
+        })
     }
 
     /// Whether comparing `l` with `r` compares TIMEs: one is a TIME column
@@ -160,7 +207,9 @@ impl Binder<'_> {
         args.push(Expr::Literal(Value::Int(pos as i64)));
     }
 
-    /// `e IN (list)`: the column read as a number when every item is one.
+    /// `e IN (list)` (and `e BETWEEN lo AND hi`, whose bounds are such a
+    /// list): a TIME column compares as times, an ENUM / SET column reads
+    /// as a number when every item is one.
     pub(super) fn member_in_list(&self, e: &mut Box<Expr>, list: &mut [Expr]) {
         if matches!(self.member_type(e), Some(SqlType::Time(_))) {
             // A TIME column IN (strings, numbers, TIMEs): compared as times,

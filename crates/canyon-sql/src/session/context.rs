@@ -64,9 +64,11 @@ pub(super) const STRICT_WARNINGS: [u16; 6] = [1264, 1265, 1292, 1365, 1366, 1406
 /// 'c' at row n"): as MySQL shows it outside strict mode or under IGNORE,
 /// 1264 "Out of range value" for the zero date where NO_ZERO_DATE refuses
 /// it, 1265 "Data truncated" for text that is no date (stored as the zero
-/// date). `None` for any other warning (a function's 1292 names no column).
+/// date). A TIME column's text that did not read whole is 1265 alike.
+/// `None` for any other warning (a function's 1292 names no column).
 fn stored_date_warning(code: u16, message: &str) -> Option<(u16, String)> {
-    if code != 1292 || !message.starts_with("Incorrect date") {
+    let stored = message.starts_with("Incorrect date") || message.starts_with("Incorrect time");
+    if code != 1292 || !stored {
         return None;
     }
     let at = message.find(" for column '")?;

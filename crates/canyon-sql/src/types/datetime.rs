@@ -597,6 +597,161 @@ pub fn parse_time(text: &[u8]) -> Option<i64> {
     Some(if neg { -total } else { total })
 }
 
+/// The largest TIME, 838:59:59, in microseconds (the least is its negation).
+pub const TIME_MAX_MICROS: i64 = (838 * 3600 + 59 * 60 + 59) * 1_000_000;
+
+/// How a value stored into a TIME column fit it: MySQL's `str_to_time` /
+/// `number_to_time` warnings. The caller ([`crate::types::sqltype::coerce`]
+/// and `coerce_or_clip`) turns them into strict mode's error or, outside
+/// it, the warning of the value stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeFit {
+    /// Read whole, within ±838:59:59.
+    Exact,
+    /// Text after the time (`'12.45a'` is 00:00:12, `'1:2:3:4'` 01:02:03),
+    /// or no time at all, or minutes or seconds past 59 (`'-838:59:60'`,
+    /// the number 1234567): the value is what could be read, 00:00:00 for
+    /// the last two. Warning 1265 "Data truncated"; strict mode's error 1292.
+    Truncated,
+    /// Past ±838:59:59 (`'-850:00:00'`, 8390000): the value is the nearest
+    /// end. Warning (and strict mode's error) 1264.
+    OutOfRange,
+}
+
+/// Clamps `micros` to the TIME range, saying whether it had to.
+pub fn clamp_time(micros: i64, fit: TimeFit) -> (i64, TimeFit) {
+    if micros.abs() > TIME_MAX_MICROS {
+        (micros.signum() * TIME_MAX_MICROS, TimeFit::OutOfRange)
+    } else {
+        (micros, fit)
+    }
+}
+
+/// The time a TIME column stores for the text `text`, and how it fit
+/// (not yet rounded to the column's fsp, nor clamped: see [`clamp_time`]).
+///
+/// What [`parse_time`] reads is exact. Otherwise, as MySQL's `str_to_time`,
+/// the longest prefix that reads as a time: `[-][D ]H[:M[:S]][.f]` or the
+/// digits `[H]HMMSS[.f]`; minutes or seconds past 59 make it 00:00:00, and
+/// so does a date that is no date (`'2009-13-45 10:00'`).
+pub fn store_time_text(text: &[u8]) -> (i64, TimeFit) {
+    let zero = (0, TimeFit::Truncated);
+    let Ok(s) = std::str::from_utf8(text) else {
+        return zero;
+    };
+    let s = s.trim();
+    // parse_time reads past the fraction's digits ('12.45a' is 12.45 s):
+    // such text is read here, as cut.
+    let clean = s
+        .split_once('.')
+        .is_none_or(|(_, f)| f.bytes().all(|c| c.is_ascii_digit()));
+    if let Some(us) = parse_time(text).filter(|_| clean) {
+        return (us, TimeFit::Exact);
+    }
+    let (neg, body) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    if body.contains(['-', '/']) {
+        // A date part (parse_time reads a valid one).
+        return zero;
+    }
+    // The leading digits of `t` (at most 10, as parse_time takes), and the rest.
+    fn digits(t: &str) -> Option<(i64, &str)> {
+        let n = t.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 || n > 10 {
+            return None;
+        }
+        Some((t[..n].parse().ok()?, &t[n..]))
+    }
+    let Some((first, mut rest)) = digits(body) else {
+        return zero;
+    };
+    let (h, m, sec) = if rest.starts_with(':') || rest.starts_with(' ') {
+        // `D H...` or `H:M...`: fields after the first, while they read.
+        let mut hours = first;
+        if let Some(after) = rest.strip_prefix(' ') {
+            match digits(after) {
+                Some((h, r)) => {
+                    hours = first * 24 + h;
+                    rest = r;
+                }
+                None => return zero,
+            }
+        }
+        let field = |rest: &mut &str| -> i64 {
+            match rest.strip_prefix(':').and_then(digits) {
+                Some((v, r)) => {
+                    *rest = r;
+                    v
+                }
+                None => 0,
+            }
+        };
+        let m = field(&mut rest);
+        let sec = field(&mut rest);
+        (hours, m, sec)
+    } else {
+        (first / 10000, first / 100 % 100, first % 100)
+    };
+    let mut frac = 0;
+    if let Some(after) = rest.strip_prefix('.') {
+        let n = after.bytes().take_while(u8::is_ascii_digit).count();
+        frac = micros_of(&after[..n]) as i64;
+        rest = &after[n..];
+    }
+    if m > 59 || sec > 59 {
+        return zero;
+    }
+    let total = (h * 3600 + m * 60 + sec) * 1_000_000 + frac;
+    let fit = if rest.trim().is_empty() {
+        TimeFit::Exact
+    } else {
+        TimeFit::Truncated
+    };
+    (if neg { -total } else { total }, fit)
+}
+
+/// The time a TIME column stores for a number whose integer part's
+/// magnitude is `int` (`None` past `u64`) and fraction `frac_micros`, as
+/// MariaDB's `number_to_time` reads it: `[H]HHMMSS[.f]`; a positive
+/// number of eight digits or more is a datetime (`20090101101112` is
+/// 10:11:12), 00:00:00 when it is no valid one; past ±838:59:59 otherwise
+/// the nearest end. (MySQL 8 takes a datetime from eleven digits only and
+/// clamps below that.)
+pub fn store_time_number(neg: bool, int: Option<u64>, frac_micros: i64) -> (i64, TimeFit) {
+    let Some(n) = int.filter(|n| *n <= i64::MAX as u64) else {
+        let end = if neg {
+            -TIME_MAX_MICROS
+        } else {
+            TIME_MAX_MICROS
+        };
+        return (end, TimeFit::OutOfRange);
+    };
+    if !neg && n > 9_999_999 {
+        return match parse_temporal_number(n as i64) {
+            Some(t) => (time_of_day_micros(&t.dt), TimeFit::Exact),
+            _ => (0, TimeFit::Truncated),
+        };
+    }
+    // Minutes and seconds first: 8385960 is no time (00:00:00), 8390000
+    // is past the range (838:59:59).
+    if n % 100 > 59 || n / 100 % 100 > 59 {
+        return (0, TimeFit::Truncated);
+    }
+    if n > 8_385_959 {
+        let end = if neg {
+            -TIME_MAX_MICROS
+        } else {
+            TIME_MAX_MICROS
+        };
+        return (end, TimeFit::OutOfRange);
+    }
+    let n = n as i64;
+    let total = (n / 10000 * 3600 + n / 100 % 100 * 60 + n % 100) * 1_000_000 + frac_micros;
+    (if neg { -total } else { total }, TimeFit::Exact)
+}
+
 /// Microseconds since midnight.
 pub fn time_of_day_micros(dt: &NaiveDateTime) -> i64 {
     dt.num_seconds_from_midnight() as i64 * 1_000_000 + (dt.nanosecond() / 1000) as i64

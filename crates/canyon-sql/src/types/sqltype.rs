@@ -763,6 +763,8 @@ pub fn coerce_or_clip(
             .ok()
             .and_then(|s| s.trim().parse::<f64>().ok())
             .is_some_and(f64::is_infinite));
+    // A TIME is read again when it is not exact (see the arm below).
+    let time_in = matches!(ty, SqlType::Time(_)).then(|| v.clone());
     match coerce(v, ty, column, row) {
         Err(Error::DataTooLong { column, row }) if matches!(ty, SqlType::Bit(_)) => {
             // Too many bits (a negative number has 64): all ones. Strict
@@ -935,6 +937,30 @@ pub fn coerce_or_clip(
             );
             Ok(v)
         }
+        // A TIME that is not exact: outside strict mode (or under IGNORE)
+        // MySQL stores what it could read, within ±838:59:59, with warning
+        // 1264 past the range, or for text it cut or could not read 1292
+        // "Incorrect time value", strict mode's error, shown as 1265 "Data
+        // truncated" (the session's `stored_date_warning`).
+        Err(Error::IncorrectValue { value, .. }) if time_in.is_some() => {
+            use crate::types::datetime::{format_time_fsp, TimeFit};
+            let SqlType::Time(fsp) = ty else {
+                unreachable!("time_in is set for TIME columns only")
+            };
+            let (micros, fit) = time_to_store(&time_in.unwrap_or(Value::Null), fsp);
+            match fit {
+                TimeFit::Exact => {}
+                TimeFit::OutOfRange => warn(
+                    1264,
+                    &format!("Out of range value for column '{column}' at row {row}"),
+                ),
+                TimeFit::Truncated => warn(
+                    1292,
+                    &format!("Incorrect time value: '{value}' for column '{column}' at row {row}"),
+                ),
+            }
+            Ok(Value::str(&format_time_fsp(micros, fsp)))
+        }
         // A string that is no date: outside strict mode (or under IGNORE)
         // MySQL stores the zero date, with the warning strict mode would
         // have made the error.
@@ -958,6 +984,40 @@ pub fn coerce_or_clip(
         }
         other => other,
     }
+}
+
+/// The time a TIME(fsp) column stores for `v`, rounded to fsp and clamped
+/// to ±838:59:59, and how it fit (see [`crate::types::datetime::TimeFit`]).
+fn time_to_store(v: &Value, fsp: u8) -> (i64, crate::types::datetime::TimeFit) {
+    use crate::types::datetime::{self as dt, TimeFit};
+    let (micros, fit) = match v {
+        Value::DateTime(t) | Value::Stamp(crate::types::value::Stamp { local: t, .. }) => {
+            (dt::time_of_day_micros(t), TimeFit::Exact)
+        }
+        Value::Date(_) => (0, TimeFit::Exact),
+        Value::Int(i) => dt::store_time_number(*i < 0, Some(i.unsigned_abs()), 0),
+        Value::UInt(u) => dt::store_time_number(false, Some(*u), 0),
+        Value::Decimal(d) => {
+            let abs = d.abs();
+            let frac = (abs.fract() * Decimal::from(1_000_000i64))
+                .round()
+                .to_i64()
+                .unwrap_or(0);
+            dt::store_time_number(d.is_sign_negative(), abs.trunc().to_u64(), frac)
+        }
+        Value::Double(f) => {
+            let abs = f.abs();
+            let int = abs.trunc();
+            let frac = ((abs - int) * 1e6).round() as i64;
+            let int = (int < u64::MAX as f64).then_some(int as u64);
+            dt::store_time_number(*f < 0.0, int, frac)
+        }
+        Value::Bytes(b) => dt::store_time_text(b),
+        other => dt::store_time_text(other.to_display().as_bytes()),
+    };
+    // Rounded to the column's fsp (TIME_TRUNCATE_FRACTIONAL truncates),
+    // then within MySQL's range.
+    dt::clamp_time(dt::round_micros(micros, fsp), fit)
 }
 
 /// An integer read as a date (`YYYYMMDD`, `YYYYMMDDHHMMSS`, 0 the zero date).
@@ -1342,35 +1402,14 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
             Ok(Value::UInt(year as u64))
         }
         SqlType::Time(fsp) => {
-            let micros = match &v {
-                Value::Bytes(b) => {
-                    crate::types::datetime::parse_time(b).ok_or_else(|| incorrect("time", &v))?
-                }
-                Value::DateTime(dt)
-                | Value::Stamp(crate::types::value::Stamp { local: dt, .. }) => {
-                    crate::types::datetime::time_of_day_micros(dt)
-                }
-                Value::Date(_) => 0,
-                Value::Double(_)
-                | Value::Decimal(_)
-                | Value::Int(_)
-                | Value::UInt(_)
-                | Value::Json(_) => {
-                    let text = v.to_display();
-                    crate::types::datetime::parse_time(text.as_bytes())
-                        .ok_or_else(|| incorrect("time", &v))?
-                }
-                Value::Null => unreachable!("NULL handled above"),
-            };
-            // Rounded to the column's fsp (TIME_TRUNCATE_FRACTIONAL
-            // truncates); MySQL's range is ±838:59:59.
-            let micros = crate::types::datetime::round_micros(micros, fsp);
-            if micros.abs() > (838 * 3600 + 59 * 60 + 59) * 1_000_000 {
-                return Err(incorrect("time", &v));
+            // Strict: anything but an exact time in range is refused (the
+            // value stored otherwise is `coerce_or_clip`'s).
+            match time_to_store(&v, fsp) {
+                (micros, crate::types::datetime::TimeFit::Exact) => Ok(Value::str(
+                    &crate::types::datetime::format_time_fsp(micros, fsp),
+                )),
+                _ => Err(incorrect("time", &v)),
             }
-            Ok(Value::str(&crate::types::datetime::format_time_fsp(
-                micros, fsp,
-            )))
         }
         // A bad value is 1265 here; where a statement may keep it as a
         // warning (non-strict mode, INSERT IGNORE) the caller uses
