@@ -282,6 +282,17 @@ impl TxnManager {
         xids
     }
 
+    /// Whether a detached prepared branch has this xid.
+    pub fn xa_is_detached(&self, xid: &Xid) -> bool {
+        matches!(
+            self.xa.branches.lock().get(xid),
+            Some(Branch::Prepared {
+                attached: false,
+                ..
+            })
+        )
+    }
+
     /// XA COMMIT (`commit`) or XA ROLLBACK of a detached prepared branch,
     /// from any session; [`XaError::Nota`] when there is none with this xid
     /// (a branch still attached to its session is not another session's).
