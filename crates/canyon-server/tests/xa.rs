@@ -18,9 +18,12 @@ fn strs(v: &[&str]) -> Vec<Option<String>> {
     v.iter().map(|s| Some(s.to_string())).collect()
 }
 
-fn server() -> Server {
+/// A server on RocksDB (`in_memory` false: what survives kill -9 is the point)
+/// or in memory (the tests of one server lifetime).
+fn server(in_memory: bool) -> Server {
     Server::start_with(ServerOptions {
         lock_wait_timeout_secs: Some(1),
+        in_memory,
         ..ServerOptions::default()
     })
 }
@@ -43,7 +46,7 @@ fn prepare_transfer(c: &mut Client, gtrid: &str) {
 
 #[test]
 fn prepared_branch_survives_kill9_with_its_locks() {
-    let mut s = server();
+    let mut s = server(false);
     let mut a = s.client();
     setup(&mut a);
     prepare_transfer(&mut a, "g1");
@@ -102,7 +105,7 @@ fn prepared_branch_survives_kill9_with_its_locks() {
 
 #[test]
 fn prepared_branch_survives_its_client_disconnecting() {
-    let s = server();
+    let s = server(true);
     let mut a = s.client();
     setup(&mut a);
     prepare_transfer(&mut a, "g2");
@@ -133,7 +136,7 @@ fn prepared_branch_survives_its_client_disconnecting() {
 
 #[test]
 fn xa_errors_carry_mysql_numbers_and_sqlstates() {
-    let s = server();
+    let s = server(true);
     let mut a = s.client();
     setup(&mut a);
     a.exec("XA START 'e'");

@@ -4,7 +4,8 @@
 //!
 //! 1. Only committed data reaches storage: one atomic [`WriteBatch`] per
 //!    transaction holds every Rows and Index change and
-//!    `txn/last_ts = commit_ts`. Recovery is therefore `visible = last_ts`.
+//!    `txn/last_ts = commit_ts` (and, for XA, the prepared record it writes
+//!    or deletes: `xa.rs`). Recovery is therefore `visible = last_ts`.
 //!    The versions it replaces go to memory (`history.rs`: only snapshots of
 //!    this process read them), or, past its budget, into the batch as History
 //!    puts.

@@ -119,6 +119,7 @@
 //! | from | event | to | function |
 //! |---|---|---|---|
 //! | Active | commit | (consumed) | [`Transaction::commit`] |
+//! | Active | XA PREPARE | (consumed; its locks and writes, unreleased, now a prepared branch's: `xa.rs`) | [`crate::XaClaim::prepare`] |
 //! | Active | rollback or drop | (consumed) | [`Transaction::rollback`], `Drop` |
 //! | Active | chosen as deadlock victim | Aborted | [`Transaction::lock`] |
 //! | Aborted | any read, lock or commit | Aborted, returns [`Error::Deadlock`] | |
