@@ -250,7 +250,7 @@ fn check_unsupported_statements(t: &Target) {
     c.exec("CREATE TABLE t (id INT PRIMARY KEY, v INT)");
     let mut wrong = Vec::new();
     for sql in [
-        "XA START 'xid1'",
+        "HANDLER t OPEN",
         "CREATE TABLE j (c JSON DEFAULT ('{}'))",
         "CREATE TABLE g (a INT, b VARCHAR(10), FULLTEXT KEY (b) WITH PARSER ngram)",
         "SELECT * FROM t WHERE MATCH (v) AGAINST ('x' WITH QUERY EXPANSION)",

@@ -4,7 +4,8 @@
 //!
 //! 1. Only committed data reaches storage: one atomic [`WriteBatch`] per
 //!    transaction holds every Rows and Index change and
-//!    `txn/last_ts = commit_ts`. Recovery is therefore `visible = last_ts`.
+//!    `txn/last_ts = commit_ts` (and, for XA, the prepared record it writes
+//!    or deletes: `xa.rs`). Recovery is therefore `visible = last_ts`.
 //!    The versions it replaces go to memory (`history.rs`: only snapshots of
 //!    this process read them), or, past its budget, into the batch as History
 //!    puts.
@@ -256,7 +257,7 @@ pub(crate) const BULK_ROWS: usize = 4096;
 
 /// A commit batch built outside the commit mutex, in rule-4 order.
 #[derive(Debug, Default)]
-struct Prepared {
+pub(crate) struct Prepared {
     puts: Vec<PendingPut>,
     /// Replaced versions kept in memory (`history.rs`): Rows key and the raw
     /// value it had, inserted under the commit mutex before the write.
@@ -271,6 +272,9 @@ struct Prepared {
     /// [`crate::row_cache::RowCache::written_key`] after the write (its puts
     /// carry no cache copies).
     bulk_keys: Vec<Vec<u8>>,
+    /// Meta records written (`Some`) or deleted (`None`) in the same batch:
+    /// an XA branch's prepared record (`xa.rs`).
+    pub(crate) meta: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     /// Rows values as read while preparing (debug builds check rule 2).
     #[cfg(debug_assertions)]
     read: Vec<(Vec<u8>, Option<Vec<u8>>)>,
@@ -428,7 +432,7 @@ impl Drop for Committing {
 impl TxnManager {
     /// Builds the commit batch (rule 2: outside any global lock), with placeholder
     /// timestamps where the commit timestamp goes.
-    fn prepare(&self, writes: BTreeMap<Vec<u8>, Buffered>) -> Result<Prepared> {
+    pub(crate) fn prepare(&self, writes: BTreeMap<Vec<u8>, Buffered>) -> Result<Prepared> {
         let mut history = Vec::new();
         let mut in_memory = Vec::new();
         let mut index = Vec::new();
@@ -541,13 +545,14 @@ impl TxnManager {
             garbage,
             tombstones,
             bulk_keys,
+            meta: Vec::new(),
             #[cfg(debug_assertions)]
             read,
         })
     }
 
     /// Rule 3: timestamp and write under the commit mutex.
-    fn write_commit(&self, prepared: Prepared) -> Result<Timestamp> {
+    pub(crate) fn write_commit(&self, prepared: Prepared) -> Result<Timestamp> {
         let _commit = self.commit_mutex.lock();
         if self.failed.load(Ordering::Acquire) {
             return Err(self.failure_error());
@@ -589,6 +594,12 @@ impl TxnManager {
             }
             batch.put(p.keyspace, p.key, p.value);
         }
+        for (key, value) in prepared.meta {
+            match value {
+                Some(v) => batch.put(Keyspace::Meta, key, v),
+                None => batch.delete(Keyspace::Meta, key),
+            }
+        }
         batch.put(
             Keyspace::Meta,
             keys::LAST_TS_KEY.to_vec(),
@@ -615,7 +626,7 @@ impl TxnManager {
     }
 
     /// Rules 5 and 7: returns once the commit at `ts` is durable and visible.
-    fn make_durable(&self, ts: Timestamp) -> Result<()> {
+    pub(crate) fn make_durable(&self, ts: Timestamp) -> Result<()> {
         match self.config.durability {
             Durability::SyncEveryCommit => self.group_commit(ts),
             Durability::SyncPeriodically { .. } => Ok(()),

@@ -4,7 +4,8 @@
 //! list of what is not implemented — is the module doc of `mvcc.rs`; the commit
 //! rules are at the top of `commit.rs`; the row cache (the newest version of
 //! recently read rows, kept coherent with storage) and its invariant are in
-//! `row_cache.rs`; old versions, kept in memory for older snapshots and
+//! `row_cache.rs`; XA branches (prepared, durable, detached from their
+//! session) in `xa.rs`; old versions, kept in memory for older snapshots and
 //! spilled to storage past a budget, in `history.rs`; the byte layout is in
 //! `docs/format.md`
 //! ("MVCC records (canyon-txn)"); what each isolation level allows is in
@@ -54,6 +55,7 @@ mod lock;
 mod mvcc;
 mod row_cache;
 mod scan;
+mod xa;
 
 pub use bulk::RUN_BUDGET;
 pub use commit::Committing;
@@ -64,6 +66,7 @@ pub use lock::{LockStats, LockWait};
 pub use mvcc::{Transaction, TxnManager, TxnSession};
 pub use row_cache::RowCacheStats;
 pub use scan::Reader;
+pub use xa::{XaClaim, XaError, Xid, XA_PREFIX, XID_PART_MAX};
 
 use std::time::Duration;
 

@@ -119,6 +119,7 @@
 //! | from | event | to | function |
 //! |---|---|---|---|
 //! | Active | commit | (consumed) | [`Transaction::commit`] |
+//! | Active | XA PREPARE | (consumed; its locks and writes, unreleased, now a prepared branch's: `xa.rs`) | [`crate::XaClaim::prepare`] |
 //! | Active | rollback or drop | (consumed) | [`Transaction::rollback`], `Drop` |
 //! | Active | chosen as deadlock victim | Aborted | [`Transaction::lock`] |
 //! | Aborted | any read, lock or commit | Aborted, returns [`Error::Deadlock`] | |
@@ -153,7 +154,6 @@
 //!   row changed after its snapshot (it reads the current version under the lock,
 //!   as InnoDB does), so lost updates are possible when the application reads
 //!   without locking — the same as MySQL.
-//! - Named savepoints (`SAVEPOINT x`) — only the statement savepoint exists; XA.
 //! - Victim choice by size of the transaction (the requester is the victim).
 //! - A long snapshot holds back GC for everything (InnoDB's purge lag likewise).
 //! - GC deletes through the write path (from a queue the commits fill, gc.rs);
@@ -227,6 +227,8 @@ pub struct TxnManager {
     pub(crate) background: Background,
     /// The writer gates of tables being bulk loaded (bulk.rs).
     pub(crate) bulk_gate: crate::bulk::BulkGate,
+    /// XA branches: started, prepared, finishing (xa.rs).
+    pub(crate) xa: crate::xa::XaRegistry,
 }
 
 impl std::fmt::Debug for TxnManager {
@@ -388,8 +390,8 @@ impl std::fmt::Debug for Transaction {
 
 impl TxnManager {
     /// Opens the transaction manager over `storage`, recovering the timestamp
-    /// counters from `txn/last_ts` (nothing else needs recovery: storage holds only
-    /// committed batches), and starts the background threads (GC; the syncer
+    /// counters from `txn/last_ts` (storage holds only committed batches) and
+    /// the prepared XA branches with their row locks (xa.rs), and starts the background threads (GC; the syncer
     /// thread for [`crate::Committing::durable`] with
     /// [`crate::Durability::SyncEveryCommit`], the periodic sync with
     /// [`crate::Durability::SyncPeriodically`]).
@@ -422,9 +424,13 @@ impl TxnManager {
             history: History::new(config.history_memory_bytes),
             background: Background::new(),
             bulk_gate: crate::bulk::BulkGate::default(),
+            xa: crate::xa::XaRegistry::default(),
             config,
         });
         mgr.recover_bulk_loads()?;
+        // Before the manager is returned, so before any client runs: a
+        // prepared branch's locks are held again before anyone can ask.
+        mgr.recover_xa()?;
         mgr.start_background()?;
         Ok(mgr)
     }

@@ -19,7 +19,7 @@
 //! [`alter_database`] parses ALTER DATABASE / SCHEMA; [`hints`] reads the
 //! optimizer hints SET_VAR and MAX_EXECUTION_TIME; [`lock_tables`] LOCK
 //! TABLES with qualified names; [`user_vars`] joins `@` and a quoted name
-//! into one user variable token.
+//! into one user variable token; [`xa`] the XA statements.
 //!
 //! Four circles inside this folder: `parser` hands view statements to `view`,
 //! which parses their SELECT with `parser`'s dialect (`parser` and `view`);
@@ -48,5 +48,6 @@ pub mod set_statement;
 pub mod spellings;
 pub mod user_vars;
 pub mod view;
+pub mod xa;
 
 pub use parser::*;

@@ -455,6 +455,8 @@ pub enum Parsed {
         /// The tables, in the order written.
         tables: Vec<crate::parse::lock_tables::LockTarget>,
     },
+    /// An XA statement (`crate::parse::xa`).
+    Xa(crate::parse::xa::XaStatement),
     /// ALTER TABLE t `<partition operation>`.
     AlterPartition {
         /// `[table]` or `[db, table]`.
@@ -685,6 +687,9 @@ fn parse_text(
     if let Some(r) = crate::parse::lock_tables::parse_lock_tables(trimmed) {
         return r.map(|p| vec![p]);
     }
+    if let Some(r) = crate::parse::xa::parse_xa(trimmed) {
+        return r.map(|x| vec![Parsed::Xa(x)]);
+    }
     if let Some(r) = parse_analyze(trimmed) {
         return r.map(|p| vec![p]);
     }
@@ -882,7 +887,6 @@ const UNSUPPORTED_STATEMENTS: &[&str] = &[
     "LOAD XML",
     "CALL",
     "DO ",
-    "XA ",
     "PREPARE",
     "EXECUTE",
     "DEALLOCATE",

@@ -32,6 +32,7 @@ impl Session {
         let r = self
             .run_inner(parsed, params, sql)
             .map_err(|e| self.present_error(e));
+        self.xa_after_statement();
         self.unpin_if_idle();
         if let Err(e) = &r {
             self.record_error(e);
@@ -141,6 +142,10 @@ impl Session {
             Parsed::AlterKeys { table } => return self.run_alter_keys(&cat, table),
             Parsed::Analyze { tables, check } => return self.run_analyze(&cat, tables, *check),
             Parsed::LockTables { tables } => return self.lock_tables(&cat, tables),
+            Parsed::Xa(x) => {
+                drop(cat);
+                return self.run_xa(x);
+            }
             Parsed::SelectInto { query, into } => {
                 let query = Parsed::Sql(query.clone());
                 drop(cat);

@@ -21,6 +21,7 @@
 //!   statement's execution), [`temporary`] (TEMPORARY tables: the essay),
 //!   [`create`] (CREATE TABLE, with its LIKE and SELECT forms), [`load`]
 //!   (LOAD DATA [LOCAL] INFILE);
+//! - [`xa`]: the XA statements and the state machine of a session's branch;
 //! - [`context`]: what a running statement evaluates in, and how KILL and
 //!   max_execution_time reach it.
 //!
@@ -28,7 +29,7 @@
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
 //! `context`, `dispatch`, `hints`, `interp`, `request`, `routines`, `schema`, `set`,
 //! `show`, `state`, `temporary`, `create`, `load`, `triggers`, `txn`,
-//! `view`).
+//! `view`, `xa`).
 //!
 //! # Transactions (MySQL semantics)
 //! - autocommit=1 and no BEGIN: each statement is its own transaction, committed
@@ -111,6 +112,7 @@ mod temporary;
 mod triggers;
 mod txn;
 mod view;
+mod xa;
 
 #[cfg(test)]
 mod tests;

@@ -516,6 +516,7 @@ impl Session {
 
     /// COM_RESET_CONNECTION: roll back, drop prepared statements, reset variables.
     pub fn reset(&mut self) {
+        self.xa_release();
         if let Some(t) = self.txn.take() {
             t.rollback();
         }

@@ -281,6 +281,8 @@ pub struct Session {
     pub(super) routines: super::routines::Active,
     /// A LOAD DATA LOCAL waiting for the client's file (see `load`).
     pub(super) pending_load: Option<Box<super::load::PendingLoad>>,
+    /// The session's XA branch, from XA START to its end (`xa.rs`).
+    pub(super) xa: Option<super::xa::XaBranch>,
 }
 
 pub(super) fn ok(affected_rows: u64) -> QueryResult {
@@ -384,6 +386,7 @@ impl Session {
             lock_retry: None,
             routines: Default::default(),
             pending_load: None,
+            xa: None,
         };
         // SET GLOBAL values are the new session's starting values (checked
         // when they were set, so they apply).
@@ -504,6 +507,8 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // An XA branch: ACTIVE / IDLE roll back, PREPARED stays, detached.
+        self.xa_release();
         // A client that vanished mid-transaction: roll back and free its locks.
         if let Some(t) = self.txn.take() {
             t.rollback();

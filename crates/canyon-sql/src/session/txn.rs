@@ -196,6 +196,7 @@ impl Session {
         deadline: Option<std::time::Instant>,
         f: impl FnOnce(&mut Transaction, &StmtCtx<'_>) -> Result<T>,
     ) -> Result<T> {
+        self.xa_check_statement()?;
         let single =
             (self.txn.is_none() && self.state.autocommit) || std::mem::take(&mut self.implicit_txn);
         if self.txn.is_none() {
@@ -384,6 +385,8 @@ impl Session {
     /// [`Session::commit`]; with `deferrable`, the statement ends with it (COMMIT)
     /// and its durability wait may be left to the caller.
     pub(super) fn commit_open(&mut self, deferrable: bool) -> Result<()> {
+        // COMMIT, BEGIN and every implicit commit inside an XA branch: 1399.
+        self.xa_check_end()?;
         let r = match self.txn.take() {
             Some(t) => {
                 self.count(Counter::HandlerCommit);
@@ -609,6 +612,7 @@ impl Session {
                 chain: false,
                 savepoint: None,
             } => {
+                self.xa_check_end()?;
                 if let Some(t) = self.txn.take() {
                     self.count(Counter::HandlerRollback);
                     t.rollback();
