@@ -685,6 +685,17 @@ impl<'a> Binder<'a> {
         if let ast::BinaryOperator::Arrow | ast::BinaryOperator::LongArrow = op {
             return self.bind_arrow(left, op, right);
         }
+        if let ast::BinaryOperator::Assignment = op {
+            // `@v := expr`: sets the user variable as it is evaluated
+            // (`update t set b = (@n := @n + 1)` numbers the rows).
+            return match self.bind(left)? {
+                Expr::UserVar(name) => Ok(Expr::Func(
+                    Func::SetUserVar,
+                    vec![Expr::Literal(Value::str(&name)), self.bind(right)?],
+                )),
+                _ => Err(Error::Syntax(":=".into())),
+            };
+        }
         let op = match op {
             ast::BinaryOperator::Plus => BinOp::Add,
             ast::BinaryOperator::Minus => BinOp::Sub,

@@ -276,10 +276,16 @@ impl Session {
         let mut effects = StatementEffects::default();
         let result = match plan {
             Plan::Select(s) if !crate::exec::select::needs_transaction(s) => {
-                let mut ctx = StmtCtx::new(&self.state, params);
-                ctx.deadline = self.state.select_deadline();
-                let r = crate::exec::select::run_select(s, None, &ctx, false);
-                let warnings = ctx.warnings.into_inner();
+                let var_writes = VarWrites::default();
+                let (r, warnings) = {
+                    let mut ctx = StmtCtx::new(&self.state, params);
+                    ctx.deadline = self.state.select_deadline();
+                    ctx.var_writes = Some(&var_writes);
+                    let r = crate::exec::select::run_select(s, None, &ctx, false);
+                    (r, ctx.warnings.into_inner())
+                };
+                // `SELECT @v := ...`.
+                self.state.user_vars.extend(var_writes.into_inner());
                 for (code, msg) in warnings {
                     self.state.warnings.push(("Warning", code, msg));
                 }

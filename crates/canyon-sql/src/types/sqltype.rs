@@ -1055,6 +1055,17 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
             if unsigned && f < 0.0 {
                 return Err(out_of_range());
             }
+            if matches!(ty, SqlType::Float { .. }) && f.is_finite() {
+                // A FLOAT holds single precision (MySQL's Field_float::store
+                // casts to float after truncate_double): FLOAT(10,5) stores
+                // 11111.11111 as 11111.111328125, shown as 11111.11133, and
+                // it no longer equals the literal 11111.11111.
+                let single = f as f32;
+                if single.is_infinite() {
+                    return Err(out_of_range());
+                }
+                f = f64::from(single);
+            }
             Ok(Value::Double(f))
         }
         SqlType::Decimal {
@@ -1181,12 +1192,10 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                     }
                     b.iter().fold(0, |acc, x| acc << 8 | u64::from(*x))
                 }
-                Value::Int(i) if *i < 0 => {
-                    return Err(Error::DataTooLong {
-                        column: column.to_string(),
-                        row,
-                    })
-                }
+                // A negative integer is its 64-bit two's complement, as
+                // MySQL's Field_bit::store stores it: -1 fills BIT(64), and
+                // is too long (1406) for a narrower column.
+                Value::Int(i) if *i < 0 => *i as u64,
                 other => match other.to_decimal() {
                     Some(d) => d
                         .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
