@@ -384,7 +384,11 @@ impl AutoInc {
 
 /// The positive integer value of an AUTO_INCREMENT column, if any.
 pub(crate) fn auto_value(v: &Value) -> Option<u64> {
-    v.to_i64().filter(|&x| x > 0).map(|x| x as u64)
+    match v {
+        // A BIGINT UNSIGNED past i64 (18446744073709551615 leaves no next).
+        Value::UInt(u) => (*u > 0).then_some(*u),
+        v => v.to_i64().filter(|&x| x > 0).map(|x| x as u64),
+    }
 }
 
 /// Counters of one INSERT / REPLACE, named as in MySQL's `COPY_INFO`.

@@ -655,6 +655,12 @@ impl<'a> Binder<'a> {
                 Expr::Literal(Value::UInt(u)) if u == 1u64 << 63 => {
                     Expr::Literal(Value::Int(i64::MIN))
                 }
+                // Past BIGINT: a negative DECIMAL literal, as MySQL's lexer
+                // reads `-9223372036854775809` (not a BIGINT UNSIGNED negated,
+                // which would be 1690).
+                Expr::Literal(Value::UInt(u)) if u > 1u64 << 63 => {
+                    Expr::Literal(Value::Decimal(-crate::types::decimal::Decimal::from(u)))
+                }
                 // A zero stays positive (MySQL's my_decimal_neg): `-0.0` is 0.0.
                 Expr::Literal(Value::Decimal(d)) if !d.is_zero() => {
                     Expr::Literal(Value::Decimal(-d))
