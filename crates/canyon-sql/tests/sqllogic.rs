@@ -23,17 +23,27 @@
 mod common;
 mod golden;
 
-use canyon_sql::QueryResult;
+use canyon_sql::types::text::column_text;
+use canyon_sql::Value;
+use canyon_sql::{ColumnType, QueryResult};
 use std::path::Path;
 use std::time::Duration;
 
 fn render(r: &QueryResult) -> Vec<String> {
     match r {
-        QueryResult::Rows { rows, .. } => rows
+        // A FLOAT column's value is single precision: shown as the server
+        // sends it (`123.46` for FLOAT(5,2), not the double 123.4599990844).
+        QueryResult::Rows { columns, rows, .. } => rows
             .iter()
             .map(|row| {
                 row.iter()
-                    .map(|v| v.to_display())
+                    .zip(columns.iter())
+                    .map(|(v, c)| match (v, c.column_type) {
+                        (Value::Double(_), ColumnType::Float) => column_text(v, c)
+                            .map(|t| String::from_utf8_lossy(&t).into_owned())
+                            .unwrap_or_default(),
+                        _ => v.to_display(),
+                    })
                     .collect::<Vec<_>>()
                     .join("\t")
             })

@@ -899,7 +899,7 @@ fn needs_zero_date(op: &AlterOp) -> bool {
 /// Whether `ops` change the stored form of the rows of the table defined by
 /// `def`, so that the ALTER runs as a table rewrite: a new primary key (or
 /// none), a column's values in another stored form (`StoredForm`), a
-/// primary-key column dropped, an AUTO_INCREMENT column added.
+/// primary-key column dropped, an AUTO_INCREMENT column added or made.
 pub(crate) fn needs_rewrite(def: &TableDef, ops: &[AlterOp]) -> bool {
     ops.iter().any(|op| match op {
         AlterOp::AddPrimaryKey { .. } | AlterOp::DropPrimaryKey => true,
@@ -911,8 +911,11 @@ pub(crate) fn needs_rewrite(def: &TableDef, ops: &[AlterOp]) -> bool {
         AlterOp::DropColumn { name, .. } => {
             column_position(def, name).is_some_and(|p| def.primary_key.contains(&p))
         }
-        AlterOp::ChangeColumn { old, column, .. } => column_position(def, old)
-            .is_some_and(|p| stored_form(&def.columns[p]) != stored_form(column)),
+        // So is a column made AUTO_INCREMENT: its 0s and NULLs are numbered.
+        AlterOp::ChangeColumn { old, column, .. } => column_position(def, old).is_some_and(|p| {
+            stored_form(&def.columns[p]) != stored_form(column)
+                || (column.auto_increment && !def.columns[p].auto_increment)
+        }),
         // Only rows numbered by hidden row ids can be put in another order.
         AlterOp::OrderBy(_) => def.primary_key.is_empty(),
         _ => false,
@@ -1363,7 +1366,7 @@ fn apply(
                     column.ty.sql_name()
                 )));
             }
-            if column.auto_increment && !cur.auto_increment {
+            if column.auto_increment && !cur.auto_increment && !ch.rewrite {
                 return Err(Error::Unsupported(format!(
                     "adding AUTO_INCREMENT to column '{}' (it needs a table rewrite)",
                     cur.name

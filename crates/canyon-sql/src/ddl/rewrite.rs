@@ -159,6 +159,10 @@ enum Source {
     Fill(Value),
     /// A new AUTO_INCREMENT column: 1, 2, ...
     Sequence,
+    /// An old column made AUTO_INCREMENT (CHANGE / MODIFY): its values are
+    /// kept, and a 0 or NULL gets the next number, as an INSERT of the row
+    /// would (MySQL's copying ALTER); the counter ends past the largest.
+    OldSequence(usize),
 }
 
 /// The new definition and how to fill it (step 1).
@@ -371,6 +375,9 @@ impl Engine {
         let staged_table = Table::new(def.clone());
         let sources = (0..def.columns.len())
             .map(|c| match old_slot.get(&(def.slot(c) as u32)) {
+                Some(&o) if def.columns[c].auto_increment && !cur.def.columns[o].auto_increment => {
+                    Source::OldSequence(o)
+                }
                 Some(&o) => Source::Old(o),
                 _ if def.columns[c].auto_increment => Source::Sequence,
                 // A TIMESTAMP's missing value is its stored instant (UTC).
@@ -778,6 +785,18 @@ fn convert_row(
                 *sequence += 1;
                 Value::UInt(*sequence)
             }
+            Source::OldSequence(o) => match old[*o].to_i64() {
+                None | Some(0) => {
+                    *sequence += 1;
+                    Value::UInt(*sequence)
+                }
+                Some(n) => {
+                    if let Ok(n) = u64::try_from(n) {
+                        *sequence = (*sequence).max(n);
+                    }
+                    old[*o].clone()
+                }
+            },
         };
         let stored = if v.is_null() {
             if col.nullable {

@@ -342,25 +342,36 @@ impl AutoInc {
         }
     }
 
-    pub(crate) fn take(&mut self, table: &Table) -> u64 {
+    /// The next number. Once the counter has handed out (or seen) the
+    /// largest BIGINT UNSIGNED there is none: error 1467, as MySQL's
+    /// handler answers when it cannot reserve one.
+    pub(crate) fn take(&mut self, table: &Table) -> Result<u64> {
         if self.next == 0 || self.next >= self.end {
             let n = if self.intervals == 0 {
                 self.estimate
             } else {
                 1u64 << self.intervals.min(16)
             };
-            // `auto_increment` holds the largest value handed out or seen.
-            let first = table
+            // `auto_increment` holds the largest value handed out or seen;
+            // the reservation stops at u64::MAX rather than wrap to 0.
+            let last = table
                 .auto_increment
-                .fetch_add(n, AtomicOrdering::Relaxed)
-                .saturating_add(1);
+                .fetch_update(AtomicOrdering::Relaxed, AtomicOrdering::Relaxed, |c| {
+                    (c < u64::MAX).then_some(c.saturating_add(n))
+                })
+                .map_err(|_| Error::Sql {
+                    code: 1467,
+                    sqlstate: *b"HY000",
+                    message: "Failed to read auto-increment value from storage engine".into(),
+                })?;
+            let first = last + 1;
             self.intervals += 1;
             self.next = first;
             self.end = first.saturating_add(n);
         }
         let v = self.next;
-        self.next += 1;
-        v
+        self.next = self.next.saturating_add(1);
+        Ok(v)
     }
 
     /// `SET insert_id = v`: the statement's first generated value is `v`,
@@ -390,7 +401,11 @@ impl AutoInc {
 
 /// The positive integer value of an AUTO_INCREMENT column, if any.
 pub(crate) fn auto_value(v: &Value) -> Option<u64> {
-    v.to_i64().filter(|&x| x > 0).map(|x| x as u64)
+    match v {
+        // A BIGINT UNSIGNED past i64 (18446744073709551615 leaves no next).
+        Value::UInt(u) => (*u > 0).then_some(*u),
+        v => v.to_i64().filter(|&x| x > 0).map(|x| x as u64),
+    }
 }
 
 /// Counters of one INSERT / REPLACE, named as in MySQL's `COPY_INFO`.
@@ -423,7 +438,8 @@ pub(crate) fn eval_values(
 /// Makes a full table row of the values of the plan's columns (`None`:
 /// DEFAULT): defaults for the columns not given, each value coerced to its
 /// column's type. The AUTO_INCREMENT column is left as given (NULL when not
-/// given). A NOT NULL column without a default and not given is error 1364 —
+/// given). A NOT NULL column without a default and not given is error 1364
+/// in strict mode, else its implicit default with warning 1364 —
 /// or, with `missing` (a BEFORE INSERT trigger will run, and may set it, as
 /// the Sakila sample's `customer_create_date` does), NULL here and its
 /// position pushed to `missing`, for the caller to check after the trigger.
@@ -465,9 +481,12 @@ pub(crate) fn build_row(
                         m.push(c);
                         continue;
                     }
-                    // INSERT IGNORE: the implicit default, with the error
-                    // as a warning (MySQL 8).
-                    None if plan.ignore => {
+                    // INSERT IGNORE or a non-strict sql_mode: the implicit
+                    // default, with the error as warning 1364 (MySQL 8:
+                    // `INSERT INTO t(a) VALUES (1)` under sql_mode='' stores
+                    // 0 in a NOT NULL INT b without a default). Strict mode
+                    // fails here, before the row meets a duplicate key.
+                    None if plan.ignore || !strict_mode(ctx) => {
                         ctx.warn(
                             1364,
                             &format!("Field '{}' doesn't have a default value", col.name),
@@ -489,6 +508,18 @@ pub(crate) fn build_row(
         }
     }
     Ok(row)
+}
+
+/// Whether the session's `sql_mode` is strict (STRICT_TRANS_TABLES or
+/// STRICT_ALL_TABLES: every table here is transactional). Asked only when a
+/// row lacks a value for a NOT NULL column.
+fn strict_mode(ctx: &dyn EvalContext) -> bool {
+    ctx.sys_var("sql_mode").is_ok_and(|m| {
+        m.to_display().split(',').any(|f| {
+            f.trim().eq_ignore_ascii_case("STRICT_TRANS_TABLES")
+                || f.trim().eq_ignore_ascii_case("STRICT_ALL_TABLES")
+        })
+    })
 }
 
 /// What became of one row of an INSERT.
@@ -643,6 +674,11 @@ pub fn insert_rows(
     let trig_delete = matches!(plan.on_duplicate, OnDuplicate::Replace)
         && ctx.has_triggers(def, TriggerEvent::Delete);
     let generator = crate::plan::generated::Generator::new(table)?;
+    // NULL into a NOT NULL column is error 1048 for a single-row INSERT;
+    // for several rows (VALUES lists, INSERT ... SELECT) outside strict mode
+    // MySQL warns 1048 and stores the implicit default (its
+    // `abort_on_warning || single row`). Asked only when it happens.
+    let null_warns = || plan.rows.len() != 1 && !strict_mode(ctx);
     let mut rowno = 0u64;
     loop {
         rowno += 1;
@@ -688,11 +724,12 @@ pub fn insert_rows(
         // id (NULL in the AUTO_INCREMENT column itself asks for one).
         for (c, col) in def.columns.iter().enumerate() {
             if row[c].is_null() && !col.nullable && Some(c) != auto_col {
-                if !plan.ignore {
+                if !plan.ignore && !null_warns() {
                     return Err(Error::BadNull(col.name.clone()));
                 }
-                // INSERT IGNORE: the implicit default, with the error as a
-                // warning, as UPDATE IGNORE does.
+                // INSERT IGNORE, or a multi-row INSERT outside strict mode:
+                // the implicit default, with the error as a warning, as
+                // UPDATE IGNORE does.
                 ctx.warn(1048, &format!("Column '{}' cannot be null", col.name));
                 row[c] = super::load::implicit_default(col.ty);
             }
@@ -701,13 +738,24 @@ pub fn insert_rows(
         if let Some(a) = auto_col {
             let v = &row[a];
             if v.is_null() || v.to_i64() == Some(0) {
-                let id = auto.take(table);
+                let id = auto.take(table)?;
                 row[a] = coerce(
                     Value::UInt(id),
                     def.columns[a].ty,
                     &def.columns[a].name,
                     rowno,
-                )?;
+                )
+                .map_err(|e| match e {
+                    // The next number is past the column's type: the
+                    // handler's error 167 (HA_ERR_AUTOINC_ERANGE) in MySQL 8
+                    // and MariaDB, with 1264's text and SQLSTATE.
+                    Error::OutOfRange { column, row } => Error::Sql {
+                        code: 167,
+                        sqlstate: *b"22003",
+                        message: format!("Out of range value for column '{column}' at row {row}"),
+                    },
+                    e => e,
+                })?;
                 generated = Some(id);
             } else if let Some(x) = auto_value(v) {
                 auto.seen(table, x);

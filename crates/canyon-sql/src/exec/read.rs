@@ -308,6 +308,9 @@ impl EvalContext for Quiet<'_> {
     fn user_var(&self, name: &str) -> Value {
         self.0.user_var(name)
     }
+    fn set_user_var(&self, name: &str, v: Value) -> bool {
+        self.0.set_user_var(name, v)
+    }
     fn session_fact(&self, f: crate::expr::functions::Func) -> Value {
         self.0.session_fact(f)
     }

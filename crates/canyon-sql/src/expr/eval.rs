@@ -45,6 +45,12 @@ pub trait EvalContext {
     fn sys_var(&self, name: &str) -> Result<Value>;
     /// A user variable's value (NULL when unset).
     fn user_var(&self, name: &str) -> Value;
+    /// `@name := v` inside a statement: sets the user variable for the rest
+    /// of the statement and the session. `false` where there is no session
+    /// to set it in (the expression is then refused with 1235).
+    fn set_user_var(&self, _name: &str, _v: Value) -> bool {
+        false
+    }
     /// Session facts for functions (DATABASE(), CONNECTION_ID(), ...).
     fn session_fact(&self, f: Func) -> Value;
     /// The statement's start time (NOW() is constant within a statement), in
@@ -222,6 +228,9 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     }
     fn user_var(&self, name: &str) -> Value {
         self.base.user_var(name)
+    }
+    fn set_user_var(&self, name: &str, v: Value) -> bool {
+        self.base.set_user_var(name, v)
     }
     fn load_file(&self, name: &[u8]) -> Value {
         self.base.load_file(name)

@@ -231,6 +231,9 @@ pub enum Func {
     IsUsedLock,
     /// RELEASE_ALL_LOCKS().
     ReleaseAllLocks,
+    /// `@name := expr` (the binder's form of MySQL's assignment operator):
+    /// the name as a literal string, then the value, which is the result.
+    SetUserVar,
     /// WEIGHT_STRING(str); the binder adds the name of `str`'s collation
     /// as a second argument (none for a binary string).
     WeightString,
@@ -253,6 +256,7 @@ impl Func {
                 | Func::IsFreeLock
                 | Func::IsUsedLock
                 | Func::ReleaseAllLocks
+                | Func::SetUserVar
         )
     }
 }
@@ -468,6 +472,7 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         Func::Sleep | Func::ReleaseLock | Func::IsFreeLock | Func::IsUsedLock => n == 1,
         Func::Benchmark | Func::GetLock => n == 2,
         Func::ReleaseAllLocks => n == 0,
+        Func::SetUserVar => n == 2,
         Func::WeightString => n == 1,
         Func::LastInsertId | Func::Rand | Func::UnixTimestamp => n <= 1,
         Func::Now => n <= 1,
@@ -572,6 +577,10 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         Func::Rand | Func::Sqrt | Func::Power | Func::CastDouble => ExprKind::Double,
         Func::CastDecimal(_, s) => ExprKind::Decimal(s),
         Func::Conform(k) => k,
+        Func::SetUserVar => args
+            .get(1)
+            .map(|a| a.kind(cols, aggs))
+            .unwrap_or(ExprKind::Null),
         Func::TimeNumber => match args.get(1) {
             Some(Expr::Literal(Value::Int(f))) if *f > 0 => ExprKind::Decimal(*f as u8),
             _ => ExprKind::Int,
@@ -743,6 +752,14 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::IsUsedLock
         | Func::ReleaseAllLocks => functions_misc::user_lock(f, args, env),
         Func::WeightString => functions_misc::weight_string(args, env),
+        Func::SetUserVar => {
+            let name = arg(args, 0, env)?.to_display();
+            let v = arg(args, 1, env)?;
+            if !env.ctx.set_user_var(&name, v.clone()) {
+                return Err(unsupported(f));
+            }
+            Ok(v)
+        }
         Func::LoadFile => Ok(match arg(args, 0, env)?.to_bytes() {
             Some(name) => env.ctx.load_file(&name),
             None => Value::Null,

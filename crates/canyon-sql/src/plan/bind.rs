@@ -661,6 +661,12 @@ impl<'a> Binder<'a> {
                 Expr::Literal(Value::UInt(u)) if u == 1u64 << 63 => {
                     Expr::Literal(Value::Int(i64::MIN))
                 }
+                // Past BIGINT: a negative DECIMAL literal, as MySQL's lexer
+                // reads `-9223372036854775809` (not a BIGINT UNSIGNED negated,
+                // which would be 1690).
+                Expr::Literal(Value::UInt(u)) if u > 1u64 << 63 => {
+                    Expr::Literal(Value::Decimal(-crate::types::decimal::Decimal::from(u)))
+                }
                 // A zero stays positive (MySQL's my_decimal_neg): `-0.0` is 0.0.
                 Expr::Literal(Value::Decimal(d)) if !d.is_zero() => {
                     Expr::Literal(Value::Decimal(-d))
@@ -690,6 +696,17 @@ impl<'a> Binder<'a> {
     ) -> Result<Expr> {
         if let ast::BinaryOperator::Arrow | ast::BinaryOperator::LongArrow = op {
             return self.bind_arrow(left, op, right);
+        }
+        if let ast::BinaryOperator::Assignment = op {
+            // `@v := expr`: sets the user variable as it is evaluated
+            // (`update t set b = (@n := @n + 1)` numbers the rows).
+            return match self.bind(left)? {
+                Expr::UserVar(name) => Ok(Expr::Func(
+                    Func::SetUserVar,
+                    vec![Expr::Literal(Value::str(&name)), self.bind(right)?],
+                )),
+                _ => Err(Error::Syntax(":=".into())),
+            };
         }
         let op = match op {
             ast::BinaryOperator::Plus => BinOp::Add,

@@ -314,6 +314,17 @@ impl EvalContext for StmtCtx<'_> {
             .cloned()
             .unwrap_or(Value::Null)
     }
+    fn set_user_var(&self, name: &str, v: Value) -> bool {
+        // Kept with the writes of the statement's triggers: read back by
+        // `user_var` at once, the session's when the statement ends.
+        match self.var_writes {
+            Some(w) => {
+                w.borrow_mut().insert(name.to_string(), v);
+                true
+            }
+            None => false,
+        }
+    }
     fn session_fact(&self, f: Func) -> Value {
         let s = self.state;
         match f {

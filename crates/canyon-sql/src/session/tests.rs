@@ -301,3 +301,28 @@ fn mariadb_presentation_words_errors_as_mariadb_does() {
         "{e:?}"
     );
 }
+
+#[test]
+fn mariadb_presentation_names_an_incorrect_value_s_column_by_table() {
+    use crate::catalog::config::Presentation;
+    // MariaDB 10.11: "Incorrect integer value: 'x' for column `d`.`t`.`a`
+    // at row 1" (insert_number); MySQL 8: "... for column 'a' at row 1".
+    let warning = |p: Presentation| {
+        let mut s = presentation_session(p);
+        exec(&mut s, "CREATE TABLE t (a INT)");
+        exec(&mut s, "SET sql_mode = ''");
+        exec(&mut s, "INSERT INTO t VALUES ('x')");
+        let QueryResult::Rows { rows, .. } = exec(&mut s, "SHOW WARNINGS") else {
+            panic!("SHOW WARNINGS returned no rows");
+        };
+        rows[0][2].to_display()
+    };
+    assert_eq!(
+        warning(Presentation::Mariadb),
+        "Incorrect integer value: 'x' for column `d`.`t`.`a` at row 1"
+    );
+    assert_eq!(
+        warning(Presentation::Mysql),
+        "Incorrect integer value: 'x' for column 'a' at row 1"
+    );
+}

@@ -1346,12 +1346,10 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                     }
                     b.iter().fold(0, |acc, x| acc << 8 | u64::from(*x))
                 }
-                Value::Int(i) if *i < 0 => {
-                    return Err(Error::DataTooLong {
-                        column: column.to_string(),
-                        row,
-                    })
-                }
+                // A negative integer is its 64-bit two's complement, as
+                // MySQL's Field_bit::store stores it: -1 fills BIT(64), and
+                // is too long (1406) for a narrower column.
+                Value::Int(i) if *i < 0 => *i as u64,
                 other => match other.to_decimal() {
                     Some(d) => d
                         .round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero)
