@@ -195,6 +195,26 @@ fn a_locking_read_through_a_derived_table_locks_what_it_reads() {
     );
     assert_eq!(got, row(&["ann", "100"]));
     blocked(&mut b, "UPDATE owner SET name = 'q' WHERE id = 1");
+    // The derived table is materialised with the outer block's lock (MySQL
+    // merges it into the block): its rows are locked too.
+    blocked(&mut b, "UPDATE acc SET bal = 1 WHERE id = 2");
+    run(&mut a, "ROLLBACK").expect("rollback");
+}
+
+#[test]
+fn a_locking_read_over_a_union_locks_every_operand_s_rows() {
+    let e = engine();
+    let mut a = session(&e, 2, false);
+    let mut b = session(&e, 3, true);
+    run(&mut a, "BEGIN").expect("begin");
+    let got = rows(
+        &mut a,
+        "SELECT bal FROM acc WHERE id = 1 UNION ALL SELECT acc FROM owner WHERE id = 3 FOR UPDATE",
+    );
+    assert_eq!(got.len(), 2);
+    blocked(&mut b, "UPDATE acc SET bal = 0 WHERE id = 1");
+    blocked(&mut b, "UPDATE owner SET name = 'u' WHERE id = 3");
+    free(&mut b, "UPDATE owner SET name = 'u' WHERE id = 2");
     run(&mut a, "ROLLBACK").expect("rollback");
 }
 

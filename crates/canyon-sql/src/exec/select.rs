@@ -33,7 +33,11 @@
 //! Subqueries without a locking clause read the snapshot (MySQL: "a locking
 //! read clause in an outer statement does not lock the rows of a table in a
 //! nested subquery unless a locking read clause is also specified in the
-//! subquery").
+//! subquery"). A derived table or set operation a locking block reads is
+//! materialised with that block's lock passed on: MySQL merges a plain
+//! derived table into the block and locks its rows with the block's, and
+//! locking a union's operands is the safe reading of `... UNION ... FOR
+//! UPDATE`.
 
 use crate::catalog::rows::{decode_table_row_columns, localize_row};
 use crate::exec::dml::{check_writable, row_lock_key};
@@ -950,6 +954,11 @@ struct QueryState<'a> {
     /// own FOR UPDATE in a SELECT that has none): the statement stops and
     /// runs again in locking rounds.
     nested_lock: std::cell::Cell<bool>,
+    /// How many derived tables or set operations of locking blocks are
+    /// being materialised: their blocks lock too (MySQL merges a plain
+    /// derived table into the block that reads it, so its rows are locked
+    /// with that block's; Canyon materialises it, so it passes the lock on).
+    inherited_lock: std::cell::Cell<u32>,
     cache: RefCell<HashMap<usize, SubqueryRows>>,
     /// Materialised join steps by (plan address, step): they depend on no
     /// frame value, so one read serves every run of a correlated subquery.
@@ -989,6 +998,7 @@ impl<'a> QueryCtx<'a> {
                 reader,
                 locking,
                 nested_lock: std::cell::Cell::new(false),
+                inherited_lock: std::cell::Cell::new(0),
                 cache: RefCell::new(HashMap::new()),
                 mats: RefCell::new(HashMap::new()),
                 searches: RefCell::new(HashMap::new()),
@@ -1158,6 +1168,27 @@ impl Join<'_, '_> {
             .ok_or_else(|| Error::Internal("a table read without a transaction".into()))
     }
 
+    /// Whether this block locks the rows it reads in a locking statement:
+    /// it has a locking clause, or it is materialised for a block that locks.
+    fn locks(&self) -> bool {
+        self.plan.lock == LockMode::Locking || self.q.state.inherited_lock.get() > 0
+    }
+
+    /// Runs `f` (the materialisation of a derived table or set operation)
+    /// with this block's lock passed on to the blocks it runs.
+    fn passing_lock<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let pass = self.q.state.locking.is_some() && self.locks();
+        let n = &self.q.state.inherited_lock;
+        if pass {
+            n.set(n.get() + 1);
+        }
+        let r = f();
+        if pass {
+            n.set(n.get() - 1);
+        }
+        r
+    }
+
     /// The reader this block reads `table` with and, when the block locks,
     /// where the lock keys of the rows it reads are recorded.
     fn table_reader(
@@ -1165,7 +1196,7 @@ impl Join<'_, '_> {
         table: &crate::catalog::Table,
     ) -> Result<(Reader<'_>, Option<&RefCell<Vec<Vec<u8>>>>)> {
         match &self.q.state.locking {
-            Some(l) if l.all_blocks || self.plan.lock == LockMode::Locking => {
+            Some(l) if l.all_blocks || self.locks() => {
                 check_writable(table)?;
                 Ok((l.reader, Some(l.read)))
             }
@@ -1190,10 +1221,10 @@ impl Join<'_, '_> {
             // LATERAL: run again over the sources bound before it; never
             // cached.
             SourceKind::Derived(d) if d.outer_len > 0 => {
-                let rows = run_block(d, self.q, frame)?;
+                let rows = self.passing_lock(|| run_block(d, self.q, frame))?;
                 return Ok(Rc::new(self.materialize(step, rows)));
             }
-            SourceKind::Derived(d) => run_block(d, self.q, &[])?,
+            SourceKind::Derived(d) => self.passing_lock(|| run_block(d, self.q, &[]))?,
             SourceKind::WorkTable(w) => {
                 let rows = self.q.state.work.borrow().get(&w.id).cloned();
                 let rows = rows.map(|r| r.as_ref().clone()).unwrap_or_default();
@@ -1204,7 +1235,7 @@ impl Join<'_, '_> {
             SourceKind::SetOp(sp) => {
                 let mut operands = Vec::with_capacity(sp.operands.len());
                 for o in &sp.operands {
-                    operands.push(run_block(o, self.q, &[])?);
+                    operands.push(self.passing_lock(|| run_block(o, self.q, &[]))?);
                 }
                 sp.combine(operands)
             }

@@ -39,8 +39,8 @@
 //!
 //! # Not implemented (1235)
 //! Operands that read columns of an enclosing query (a correlated UNION
-//! subquery), `VALUES` / `TABLE` operands, `BY NAME` and `MINUS`. A locking
-//! read over a set operation is refused like one over a derived table.
+//! subquery), `VALUES` / `TABLE` operands, `BY NAME` and `MINUS`. (A locking read over
+//! a set operation locks every operand's rows: `crate::exec::select`.)
 
 use crate::plan::bind::Scope;
 use crate::plan::select::SelectPlan;
