@@ -83,7 +83,10 @@ impl Scope {
                 .columns
                 .iter()
                 .map(|c| {
-                    (c.ty.members().is_some() || matches!(c.ty, SqlType::Time(_))).then_some(c.ty)
+                    // A YEAR(2) column's entry is `SqlType::Year` (a YEAR(4)
+                    // column has none): see `crate::plan::bind_members`.
+                    (c.ty.members().is_some() || matches!(c.ty, SqlType::Time(_)) || c.is_year2())
+                        .then_some(c.ty)
                 })
                 .collect(),
             offset,

@@ -26,6 +26,18 @@
 //! MySQL does (`c < '000009'` reads the string as 00:00:09, `-838:59:59`
 //! sorts first): both sides become `TimeNumber(x, 6)`, whose order is the
 //! times' order. Such a comparison is not answered from a key.
+//!
+//! A MariaDB YEAR(2) column ([`crate::catalog::ColumnDef::is_year2`]; its
+//! member type is `SqlType::Year`, a YEAR(4) column has none) holds the
+//! year, as YEAR(4) does, but MariaDB's `Field_year::val_int` reads it as
+//! the year modulo 100, and so does Canyon: in arithmetic (`c + 1` of 2005
+//! is 6), SUM / AVG, CAST, `-c`, and compared with anything but another
+//! YEAR(2) column. A constant compared with it (`c < '64'`, `c = 1964`,
+//! `c IN (01, 2054)`) is first read as the column would store it, then
+//! taken modulo 100, as MariaDB's `convert_const_to_int` does: `c < 1964`
+//! is `c % 100 < 64`. Two YEAR(2) columns compare, and ORDER BY sorts, by
+//! the years themselves (MariaDB compares and sorts fields by what they
+//! store): ORDER BY c puts 1970 (`70`) before 2001 (`01`).
 
 use crate::expr::functions::Func;
 use crate::expr::{BinOp, Expr};
@@ -65,6 +77,10 @@ impl Binder<'_> {
                 let fsp = Expr::Literal(Value::Int(fsp as i64));
                 return Expr::Func(Func::TimeNumber, vec![bare(e), fsp]);
             }
+            SqlType::Year => {
+                let hundred = Box::new(Expr::Literal(Value::UInt(100)));
+                return Expr::Binary(BinOp::Mod, Box::new(bare(e)), hundred);
+            }
             _ => return e,
         };
         let bare = bare(e);
@@ -72,6 +88,16 @@ impl Binder<'_> {
         args.push(bare);
         args.extend(m.values.iter().map(|v| Expr::Literal(Value::str(v))));
         Expr::Func(f, args)
+    }
+
+    /// The key ORDER BY sorts `e` by: its numeric reading, but a YEAR(2)
+    /// column sorts by its year.
+    pub(super) fn sort_reading(&self, e: Expr) -> Expr {
+        if matches!(self.member_type(&e), Some(SqlType::Year)) {
+            e
+        } else {
+            self.numeric_reading(e)
+        }
     }
 
     /// Whether `e` is numeric (so that an ENUM / SET compared with it is
@@ -107,6 +133,9 @@ impl Binder<'_> {
                 | BinOp::Shr
         );
         let comparison = op.is_comparison();
+        if comparison && self.year2_comparison(l, r) {
+            return;
+        }
         if comparison && self.time_comparison(l, r) {
             let time = |e: Expr| {
                 let bare = match e {
@@ -129,6 +158,29 @@ impl Binder<'_> {
             let e = take(r);
             **r = self.numeric_reading(e);
         }
+    }
+
+    /// A comparison of a YEAR(2) column: with another, left as it is (the
+    /// years compare); with anything else but an ENUM / SET / TIME column,
+    /// the column read modulo 100 and a constant read as a year (see
+    /// [`year2_constant`]). Whether it was one.
+    fn year2_comparison(&self, l: &mut Box<Expr>, r: &mut Box<Expr>) -> bool {
+        let is_year2 = |e: &Expr| matches!(self.member_type(e), Some(SqlType::Year));
+        let (column, other) = match (is_year2(l), is_year2(r)) {
+            (true, true) => return true,
+            (true, false) => (l, r),
+            (false, true) => (r, l),
+            (false, false) => return false,
+        };
+        if self.member_type(other).is_some() {
+            return false;
+        }
+        let e = std::mem::replace(column.as_mut(), Expr::Literal(Value::Null));
+        **column = self.numeric_reading(e);
+        if let Some(v) = year2_constant(other) {
+            **other = Expr::Literal(v);
+        }
+        true
     }
 
     /// Whether comparing `l` with `r` compares TIMEs: one is a TIME column
@@ -162,6 +214,17 @@ impl Binder<'_> {
 
     /// `e IN (list)`: the column read as a number when every item is one.
     pub(super) fn member_in_list(&self, e: &mut Box<Expr>, list: &mut [Expr]) {
+        if matches!(self.member_type(e), Some(SqlType::Year)) {
+            // A YEAR(2) column IN (constants): as `=` compares them.
+            let v = std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
+            **e = self.numeric_reading(v);
+            for x in list.iter_mut() {
+                if let Some(v) = year2_constant(x) {
+                    *x = Expr::Literal(v);
+                }
+            }
+            return;
+        }
         if matches!(self.member_type(e), Some(SqlType::Time(_))) {
             // A TIME column IN (strings, numbers, TIMEs): compared as times,
             // each element read as a TIME ('2:2:2', 005454).
@@ -188,4 +251,38 @@ impl Binder<'_> {
             **e = self.numeric_reading(v);
         }
     }
+}
+
+/// A constant compared with a YEAR(2) column, as MariaDB reads it there:
+/// a number or numeric string that is a year YEAR stores as given (1901 to
+/// 2155) is that year modulo 100, as the column reads it; another number
+/// (0 to 99 among them, which the column reads as themselves) stays that
+/// number. `None` for anything else (NULL, a non-numeric string, an
+/// expression), compared as it is.
+fn year2_constant(e: &Expr) -> Option<Value> {
+    let v = match e {
+        Expr::Literal(v) => v,
+        Expr::Collate(inner, _) => match inner.as_ref() {
+            Expr::Literal(v) => v,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let n = match v {
+        Value::Int(i) => *i,
+        Value::UInt(u) => i64::try_from(*u).ok()?,
+        Value::Decimal(_) | Value::Double(_) => v.to_decimal()?.round().to_i64()?,
+        Value::Bytes(b) => {
+            let s = std::str::from_utf8(b).ok()?.trim();
+            s.parse::<i64>()
+                .ok()
+                .or_else(|| s.parse::<f64>().ok().map(|f| f.round() as i64))?
+        }
+        _ => return None,
+    };
+    Some(if (1901..=2155).contains(&n) {
+        Value::UInt((n % 100) as u64)
+    } else {
+        Value::Int(n)
+    })
 }

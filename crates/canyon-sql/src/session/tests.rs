@@ -301,3 +301,107 @@ fn mariadb_presentation_words_errors_as_mariadb_does() {
         "{e:?}"
     );
 }
+
+/// The rows of `sql` as a client shows them (`crate::types::text`), NULL
+/// as `NULL`, one row a line, tab-separated.
+fn shown(s: &mut Session, sql: &str) -> String {
+    let QueryResult::Rows { columns, rows, .. } = exec(s, sql) else {
+        panic!("{sql}: no rows");
+    };
+    rows.iter()
+        .map(|row| {
+            row.iter()
+                .zip(columns.iter())
+                .map(|(v, c)| {
+                    crate::types::text::column_text(v, c).map_or("NULL".to_string(), |b| {
+                        String::from_utf8_lossy(&b).into_owned()
+                    })
+                })
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// YEAR(2), checked against MariaDB 10.11 (`presentation = "mariadb"`) and
+/// MySQL 8 (1818 ER_INVALID_YEAR_COLUMN_LENGTH otherwise).
+#[test]
+fn year2_columns_are_mariadb_s() {
+    use crate::catalog::config::Presentation;
+    let mut my = presentation_session(Presentation::Mysql);
+    for sql in [
+        "CREATE TABLE y (a YEAR(2))",
+        "CREATE TABLE y (a YEAR(3))",
+        "CREATE TABLE y (a YEAR(4), b YEAR)",
+        "ALTER TABLE y ADD c YEAR(2)",
+    ] {
+        match my.execute(sql, false).pop().expect("one result") {
+            Err(canyon_common::Error::Sql { code, message, .. }) => {
+                assert_eq!(code, 1818, "{sql}");
+                assert_eq!(message, "Supports only YEAR or YEAR(4) column.");
+            }
+            Ok(_) if sql.contains("YEAR(4)") => {}
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+
+    let mut s = presentation_session(Presentation::Mariadb);
+    exec(
+        &mut s,
+        "CREATE TABLE y (a YEAR(2), b YEAR(3), c YEAR(4), k INT PRIMARY KEY)",
+    );
+    // One Note per column of another length than 4; YEAR(3) becomes YEAR(4).
+    let notes: Vec<_> = s.state.warnings.iter().map(|w| (w.0, w.1, w.2.clone())).collect();
+    assert_eq!(
+        notes,
+        [2, 3].map(|n| (
+            "Note",
+            1287,
+            format!(
+                "'YEAR({n})' is deprecated and will be removed in a future release. \
+                 Please use YEAR(4) instead"
+            )
+        ))
+    );
+    assert_eq!(
+        show_create(&mut s, "y"),
+        "CREATE TABLE `y` (\n  `a` year(2) DEFAULT NULL,\n  `b` year(4) DEFAULT NULL,\n  \
+         `c` year(4) DEFAULT NULL,\n  `k` int(11) NOT NULL,\n  PRIMARY KEY (`k`)\n\
+         ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
+    );
+    // Stored as YEAR(4) stores it, shown as two digits.
+    exec(
+        &mut s,
+        "INSERT INTO y (k, a, c) VALUES (1, 1901, 1901), (2, 1970, 1970), (3, '05', '05'), \
+         (4, 69, 69), (5, 2155, 2155), (6, '0', '0')",
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT a, c, a + 0, a + c FROM y ORDER BY k"),
+        "01\t1901\t1\t1902\n70\t1970\t70\t2040\n05\t2005\t5\t2010\n\
+         69\t2069\t69\t2138\n55\t2155\t55\t2210\n00\t2000\t0\t2000"
+    );
+    // Compared with a constant: the constant read as a year, modulo 100.
+    assert_eq!(
+        shown(
+            &mut s,
+            "SELECT k, a < '64', a < 1964, a = 2069, a = '05', a IN (1, 2070) FROM y ORDER BY k"
+        ),
+        "1\t1\t1\t0\t0\t1\n2\t0\t0\t0\t0\t1\n3\t1\t1\t0\t1\t0\n\
+         4\t0\t0\t1\t0\t0\n5\t1\t1\t0\t0\t0\n6\t1\t1\t0\t0\t0"
+    );
+    // Sorted by the year; with a YEAR(4) column compared as years.
+    assert_eq!(
+        shown(&mut s, "SELECT a FROM y ORDER BY a DESC"),
+        "55\n69\n05\n00\n70\n01"
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT a FROM y WHERE a = c ORDER BY k"),
+        "01\n70\n05\n69\n55\n00"
+    );
+    // Arithmetic in an UPDATE reads the two digits, the store the year.
+    exec(&mut s, "UPDATE y SET a = a + 5 WHERE a = '05'");
+    assert_eq!(shown(&mut s, "SELECT a, a = c FROM y WHERE k = 3"), "10\t0");
+    exec(&mut s, "ALTER TABLE y ADD d YEAR(2)");
+    assert!(show_create(&mut s, "y").contains("`d` year(2) DEFAULT NULL"));
+}
