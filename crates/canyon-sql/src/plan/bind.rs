@@ -47,6 +47,10 @@ pub struct Scope {
     /// for the columns of derived sources): such a column reads as a number
     /// in a numeric context (see `bind_members`). May be shorter than `columns`.
     pub member_types: Vec<Option<SqlType>>,
+    /// Whether each column is a YEAR column (YEAR(2) or YEAR(4)): a YEAR(2)
+    /// column compared with one compares years (see `bind_members`). May
+    /// be shorter than `columns`.
+    pub years: Vec<bool>,
     /// Frame position of its first column.
     pub offset: usize,
     /// Columns (by index) merged into an earlier source's column of the same
@@ -89,6 +93,12 @@ impl Scope {
                         .then_some(c.ty)
                 })
                 .collect(),
+            years: table
+                .def
+                .columns
+                .iter()
+                .map(|c| c.ty == SqlType::Year)
+                .collect(),
             offset,
             coalesced: Vec::new(),
             table_name: Some((table.def.name.clone(), table.def.id)),
@@ -128,6 +138,7 @@ impl Scope {
                 .collect(),
             kinds: kinds.to_vec(),
             member_types: Vec::new(),
+            years: Vec::new(),
             columns,
             offset,
             coalesced: Vec::new(),

@@ -61,6 +61,20 @@ impl Binder<'_> {
             .and_then(|s| s.member_types.get(pos - s.offset).copied().flatten())
     }
 
+    /// Whether `e` is a YEAR column (of either width).
+    fn is_year_column(&self, e: &Expr) -> bool {
+        let pos = match e {
+            Expr::Column(i) | Expr::Bound(i) => *i,
+            _ => return false,
+        };
+        self.scopes
+            .iter()
+            .rev()
+            .find(|s| pos >= s.offset && pos < s.offset + s.columns.len())
+            .and_then(|s| s.years.get(pos - s.offset).copied())
+            .unwrap_or(false)
+    }
+
     /// `e`'s numeric reading if it is an ENUM / SET column, else `e`.
     pub(super) fn numeric_reading(&self, e: Expr) -> Expr {
         let Some(ty) = self.member_type(&e) else {
@@ -160,8 +174,8 @@ impl Binder<'_> {
         }
     }
 
-    /// A comparison of a YEAR(2) column: with another, left as it is (the
-    /// years compare); with anything else but an ENUM / SET / TIME column,
+    /// A comparison of a YEAR(2) column: with another YEAR column, left as
+    /// it is (the years compare); with anything else but an ENUM / SET / TIME column,
     /// the column read modulo 100 and a constant read as a year (see
     /// [`year2_constant`]). Whether it was one.
     fn year2_comparison(&self, l: &mut Box<Expr>, r: &mut Box<Expr>) -> bool {
@@ -172,6 +186,9 @@ impl Binder<'_> {
             (false, true) => (r, l),
             (false, false) => return false,
         };
+        if self.is_year_column(other) {
+            return true;
+        }
         if self.member_type(other).is_some() {
             return false;
         }
