@@ -869,6 +869,19 @@ pub fn coerce_column(
     rowno: u64,
     ctx: &dyn EvalContext,
 ) -> Result<Value> {
+    // MariaDB's YEAR(2) stores the number 0 as 2000: only a YEAR(4) keeps
+    // it the year 0000 (`Field_year::store`); the string '0' is 2000 in both.
+    let zero = match &v {
+        Value::Int(0) | Value::UInt(0) => true,
+        Value::Double(d) => *d == 0.0,
+        Value::Decimal(d) => d.is_zero(),
+        _ => false,
+    };
+    let v = if zero && col.is_year2() {
+        Value::UInt(2000)
+    } else {
+        v
+    };
     if col.ty.members().is_none() {
         let v =
             crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {

@@ -47,10 +47,11 @@ pub struct Scope {
     /// for the columns of derived sources): such a column reads as a number
     /// in a numeric context (see `bind_members`). May be shorter than `columns`.
     pub member_types: Vec<Option<SqlType>>,
-    /// Whether each column is a YEAR column (YEAR(2) or YEAR(4)): a YEAR(2)
-    /// column compared with one compares years (see `bind_members`). May
-    /// be shorter than `columns`.
-    pub years: Vec<bool>,
+    /// Each YEAR column's kind (`None` for other columns): a YEAR(2)
+    /// column compared with a YEAR column compares years, and a keyed one
+    /// compared with a constant in WHERE also compares years (see
+    /// `bind_members`). May be shorter than `columns`.
+    pub years: Vec<Option<YearColumn>>,
     /// Frame position of its first column.
     pub offset: usize,
     /// Columns (by index) merged into an earlier source's column of the same
@@ -61,6 +62,17 @@ pub struct Scope {
     /// FULLTEXT indexes up in the catalog: `crate::plan::bind_match`; the id
     /// tells a temporary table from the base table it shadows).
     pub table_name: Option<(String, u32)>,
+}
+
+/// A YEAR column, as a [`Scope`] knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YearColumn {
+    /// YEAR (YEAR(4)).
+    Four,
+    /// MariaDB's YEAR(2) (`crate::catalog::ColumnDef::is_year2`).
+    Two,
+    /// A YEAR(2) column that is the first column of a key.
+    TwoKeyed,
 }
 
 impl Scope {
@@ -97,7 +109,16 @@ impl Scope {
                 .def
                 .columns
                 .iter()
-                .map(|c| c.ty == SqlType::Year)
+                .enumerate()
+                .map(|(i, c)| {
+                    let leads_key = table.def.primary_key.first() == Some(&i)
+                        || table.def.indexes.iter().any(|x| x.columns.first() == Some(&i));
+                    (c.ty == SqlType::Year).then_some(match (c.is_year2(), leads_key) {
+                        (false, _) => YearColumn::Four,
+                        (true, false) => YearColumn::Two,
+                        (true, true) => YearColumn::TwoKeyed,
+                    })
+                })
                 .collect(),
             offset,
             coalesced: Vec::new(),

@@ -41,7 +41,7 @@
 
 use crate::expr::functions::Func;
 use crate::expr::{BinOp, Expr};
-use crate::plan::bind::Binder;
+use crate::plan::bind::{Binder, YearColumn};
 use crate::types::value::Value;
 use crate::types::{ExprKind, SqlType};
 
@@ -61,18 +61,25 @@ impl Binder<'_> {
             .and_then(|s| s.member_types.get(pos - s.offset).copied().flatten())
     }
 
-    /// Whether `e` is a YEAR column (of either width).
-    fn is_year_column(&self, e: &Expr) -> bool {
+    /// The kind of YEAR column `e` is, if it is one.
+    fn year_column(&self, e: &Expr) -> Option<YearColumn> {
         let pos = match e {
             Expr::Column(i) | Expr::Bound(i) => *i,
-            _ => return false,
+            _ => return None,
         };
         self.scopes
             .iter()
             .rev()
             .find(|s| pos >= s.offset && pos < s.offset + s.columns.len())
-            .and_then(|s| s.years.get(pos - s.offset).copied())
-            .unwrap_or(false)
+            .and_then(|s| s.years.get(pos - s.offset).copied().flatten())
+    }
+
+    /// Whether `e` is a YEAR(2) column that leads a key, compared in WHERE:
+    /// MariaDB answers such a comparison with a constant from the key's
+    /// range of stored years, then checks the two-digit comparison on the
+    /// rows the range gave (see the module doc).
+    fn keyed_year2_in_where(&self, e: &Expr) -> bool {
+        self.context == "where clause" && self.year_column(e) == Some(YearColumn::TwoKeyed)
     }
 
     /// `e`'s numeric reading if it is an ENUM / SET column, else `e`.
@@ -147,7 +154,7 @@ impl Binder<'_> {
                 | BinOp::Shr
         );
         let comparison = op.is_comparison();
-        if comparison && self.year2_comparison(l, r) {
+        if comparison && self.year2_comparison(op, l, r) {
             return;
         }
         if comparison && self.time_comparison(l, r) {
@@ -178,22 +185,48 @@ impl Binder<'_> {
     /// it is (the years compare); with anything else but an ENUM / SET / TIME column,
     /// the column read modulo 100 and a constant read as a year (see
     /// [`year2_constant`]). Whether it was one.
-    fn year2_comparison(&self, l: &mut Box<Expr>, r: &mut Box<Expr>) -> bool {
+    fn year2_comparison(&self, op: BinOp, l: &mut Box<Expr>, r: &mut Box<Expr>) -> bool {
         let is_year2 = |e: &Expr| matches!(self.member_type(e), Some(SqlType::Year));
-        let (column, other) = match (is_year2(l), is_year2(r)) {
+        let (ly, ry) = (is_year2(l), is_year2(r));
+        let column_left = ly;
+        let (column, other) = match (ly, ry) {
             (true, true) => return true,
             (true, false) => (l, r),
             (false, true) => (r, l),
             (false, false) => return false,
         };
-        if self.is_year_column(other) {
+        if self.year_column(other).is_some() {
             return true;
         }
         if self.member_type(other).is_some() {
             return false;
         }
+        let ranged = matches!(
+            op,
+            BinOp::Eq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        ) && self.keyed_year2_in_where(column);
+        let stored = if ranged { year2_stored(other) } else { None };
         let e = std::mem::replace(column.as_mut(), Expr::Literal(Value::Null));
-        **column = self.numeric_reading(e);
+        let two_digits = self.numeric_reading(e.clone());
+        **column = match stored {
+            // IF(c op Y, c % 100, NULL): the key's range of stored years
+            // first (the column keeps its side of `op`), NULL (no row)
+            // outside it.
+            Some(year) => {
+                let year = Box::new(Expr::Literal(Value::UInt(year)));
+                let e = Box::new(e);
+                let in_range = if column_left {
+                    Expr::Binary(op, e, year)
+                } else {
+                    Expr::Binary(op, year, e)
+                };
+                Expr::Func(
+                    Func::If,
+                    vec![in_range, two_digits, Expr::Literal(Value::Null)],
+                )
+            }
+            None => two_digits,
+        };
         if let Some(v) = year2_constant(other) {
             **other = Expr::Literal(v);
         }
@@ -231,6 +264,15 @@ impl Binder<'_> {
 
     /// `e IN (list)`: the column read as a number when every item is one.
     pub(super) fn member_in_list(&self, e: &mut Box<Expr>, list: &mut [Expr]) {
+        if self.keyed_year2_in_where(e) && list.iter().all(|x| year2_stored(x).is_some()) {
+            // Answered from the key: the stored years.
+            for x in list.iter_mut() {
+                if let Some(y) = year2_stored(x) {
+                    *x = Expr::Literal(Value::UInt(y));
+                }
+            }
+            return;
+        }
         if matches!(self.member_type(e), Some(SqlType::Year)) {
             // A YEAR(2) column IN (constants): as `=` compares them.
             let v = std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
@@ -302,4 +344,39 @@ fn year2_constant(e: &Expr) -> Option<Value> {
     } else {
         Value::Int(n)
     })
+}
+
+/// The year a YEAR(2) column stores for the constant `e`, as MariaDB's
+/// `Field_year::store` reads it for that column: the numbers 0 to 69 (0,
+/// and the string '0' or '00', is 2000), 70 to 99, 1901 to 2155, and the
+/// four-character string '0000' (the year 0000). `None` for anything else
+/// (NULL among them), which is no key range.
+fn year2_stored(e: &Expr) -> Option<u64> {
+    let v = match e {
+        Expr::Literal(v) => v,
+        Expr::Collate(inner, _) => match inner.as_ref() {
+            Expr::Literal(v) => v,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let n = match v {
+        Value::Int(i) => *i,
+        Value::UInt(u) => i64::try_from(*u).ok()?,
+        Value::Decimal(_) | Value::Double(_) => v.to_decimal()?.round().to_i64()?,
+        Value::Bytes(b) => {
+            let s = std::str::from_utf8(b).ok()?.trim();
+            if s == "0000" {
+                return Some(0);
+            }
+            s.parse::<i64>().ok()?
+        }
+        _ => return None,
+    };
+    match n {
+        0..=69 => Some(2000 + n as u64),
+        70..=99 => Some(1900 + n as u64),
+        1901..=2155 => Some(n as u64),
+        _ => None,
+    }
 }

@@ -829,6 +829,10 @@ pub fn coerce_or_clip(
                     }
                     (false, None) => return Err(Error::OutOfRange { column, row }),
                 }
+            } else if ty == SqlType::Year {
+                // A year out of range is the year 0000 (MySQL's and
+                // MariaDB's `Field_year::store`), not an end of the range.
+                Value::UInt(0)
             } else {
                 return Err(Error::OutOfRange { column, row });
             };
