@@ -112,7 +112,11 @@ impl Scope {
                 .enumerate()
                 .map(|(i, c)| {
                     let leads_key = table.def.primary_key.first() == Some(&i)
-                        || table.def.indexes.iter().any(|x| x.columns.first() == Some(&i));
+                        || table
+                            .def
+                            .indexes
+                            .iter()
+                            .any(|x| x.columns.first() == Some(&i));
                     (c.ty == SqlType::Year).then_some(match (c.is_year2(), leads_key) {
                         (false, _) => YearColumn::Four,
                         (true, false) => YearColumn::Two,

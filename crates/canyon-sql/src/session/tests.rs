@@ -352,7 +352,12 @@ fn year2_columns_are_mariadb_s() {
         "CREATE TABLE y (a YEAR(2), b YEAR(3), c YEAR(4), k INT PRIMARY KEY)",
     );
     // One Note per column of another length than 4; YEAR(3) becomes YEAR(4).
-    let notes: Vec<_> = s.state.warnings.iter().map(|w| (w.0, w.1, w.2.clone())).collect();
+    let notes: Vec<_> = s
+        .state
+        .warnings
+        .iter()
+        .map(|w| (w.0, w.1, w.2.clone()))
+        .collect();
     assert_eq!(
         notes,
         [2, 3].map(|n| (
@@ -404,4 +409,61 @@ fn year2_columns_are_mariadb_s() {
     assert_eq!(shown(&mut s, "SELECT a, a = c FROM y WHERE k = 3"), "10\t0");
     exec(&mut s, "ALTER TABLE y ADD d YEAR(2)");
     assert!(show_create(&mut s, "y").contains("`d` year(2) DEFAULT NULL"));
+}
+
+/// A YEAR(2) column that leads a key, compared with a constant in WHERE,
+/// as MariaDB 10.11 answers it (the key's range of stored years, then the
+/// two-digit comparison); the number 0 stores 2000 there; a year out of
+/// range stores 0000 with warning 1264.
+#[test]
+fn keyed_year2_compares_stored_years_in_where() {
+    use crate::catalog::config::Presentation;
+    let mut s = presentation_session(Presentation::Mariadb);
+    exec(
+        &mut s,
+        "CREATE TABLE yk (a YEAR(2) PRIMARY KEY, b YEAR(2), n INT)",
+    );
+    exec(
+        &mut s,
+        "INSERT INTO yk VALUES (1901,1901,1), (2001,2001,2), (2054,2054,3), (2154,2154,4), \
+         (1970,1970,5), (0,0,6)",
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT a, b FROM yk WHERE a < '55' ORDER BY n"),
+        "01\t01\n01\t01\n54\t54\n00\t00"
+    );
+    assert_eq!(shown(&mut s, "SELECT a FROM yk WHERE a = '01'"), "01");
+    assert_eq!(
+        shown(&mut s, "SELECT a FROM yk WHERE a IN (54, 70) ORDER BY n"),
+        "54\n70"
+    );
+    // `b` leads no key: the two digits only.
+    assert_eq!(
+        shown(&mut s, "SELECT b FROM yk WHERE b < '55' ORDER BY n"),
+        "01\n01\n54\n54\n00"
+    );
+    // The number 0 is 2000 in a YEAR(2) column (equal to its YEAR(2) twin).
+    assert_eq!(
+        shown(&mut s, "SELECT a + 0, a = b FROM yk WHERE n = 6"),
+        "0\t1"
+    );
+    exec(&mut s, "UPDATE IGNORE yk SET b = 3000 WHERE n = 1");
+    assert_eq!(
+        s.state.warnings.iter().map(|w| w.1).collect::<Vec<_>>(),
+        [1264]
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT b + 0, b = 0 FROM yk WHERE n = 1"),
+        "0\t1"
+    );
+    // Out of range and NULL for NOT NULL under IGNORE: the year 0000 (YEAR(4)).
+    exec(&mut s, "CREATE TABLE y4 (a YEAR NOT NULL, n INT)");
+    exec(
+        &mut s,
+        "INSERT IGNORE INTO y4 VALUES (1900, 1), (NULL, 2), (-1, 3)",
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT a FROM y4 ORDER BY n"),
+        "0000\n0000\n0000"
+    );
 }
