@@ -38,6 +38,11 @@
 //! is `c % 100 < 64`. Two YEAR(2) columns compare, and ORDER BY sorts, by
 //! the years themselves (MariaDB compares and sorts fields by what they
 //! store): ORDER BY c puts 1970 (`70`) before 2001 (`01`).
+//! A YEAR(2) column that leads a key, compared in WHERE with a constant by
+//! `=`, `<`, `<=`, `>`, `>=` or IN, is answered as MariaDB answers it from
+//! that key: the rows whose stored year is in the range the constant names
+//! as a year, then the two-digit comparison on them (`c < '55'` is
+//! `IF(c < 2055, c % 100, NULL) < 55`; `c = '01'` finds 2001, not 1901).
 
 use crate::expr::functions::Func;
 use crate::expr::{BinOp, Expr};
