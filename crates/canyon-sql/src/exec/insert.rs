@@ -254,16 +254,23 @@ pub(crate) fn find_conflict(
     Ok(None)
 }
 
-pub(crate) fn key_display(cols: &[usize], row: &[Value]) -> String {
+/// The key value a duplicate-entry error names: the key's columns as
+/// results show them (a YEAR as `0000`, MariaDB's YEAR(2) as `01`), joined
+/// by `-`.
+pub(crate) fn key_display(table: &Table, cols: &[usize], row: &[Value]) -> String {
     cols.iter()
-        .map(|&c| row[c].to_display())
+        .map(|&c| match (&row[c], &table.def.columns[c]) {
+            (Value::UInt(y), col) if col.is_year2() => format!("{:02}", y % 100),
+            (Value::UInt(y), col) if col.ty == crate::types::SqlType::Year => format!("{y:04}"),
+            (v, _) => v.to_display(),
+        })
         .collect::<Vec<_>>()
         .join("-")
 }
 
 pub(crate) fn pk_duplicate(table: &Table, row: &[Value]) -> Error {
     Error::DuplicateEntry {
-        value: key_display(&table.def.primary_key, row),
+        value: key_display(table, &table.def.primary_key, row),
         key: format!("{}.PRIMARY", table.def.name),
     }
 }
@@ -271,7 +278,7 @@ pub(crate) fn pk_duplicate(table: &Table, row: &[Value]) -> Error {
 pub(crate) fn unique_duplicate(table: &Table, idx: usize, row: &[Value]) -> Error {
     let index = &table.def.indexes[idx];
     Error::DuplicateEntry {
-        value: key_display(&index.columns, row),
+        value: key_display(table, &index.columns, row),
         key: format!("{}.{}", table.def.name, index.name),
     }
 }

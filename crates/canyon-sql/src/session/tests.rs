@@ -456,6 +456,15 @@ fn keyed_year2_compares_stored_years_in_where() {
         shown(&mut s, "SELECT b + 0, b = 0 FROM yk WHERE n = 1"),
         "0\t1"
     );
+    // A duplicate key names the YEAR(2) value as shown (MariaDB: '01').
+    match s
+        .execute("INSERT INTO yk VALUES (2001, 1, 7)", false)
+        .pop()
+        .expect("one result")
+    {
+        Err(canyon_common::Error::DuplicateEntry { value, .. }) => assert_eq!(value, "01"),
+        other => panic!("{other:?}"),
+    }
     // Out of range and NULL for NOT NULL under IGNORE: the year 0000 (YEAR(4)).
     exec(&mut s, "CREATE TABLE y4 (a YEAR NOT NULL, n INT)");
     exec(
@@ -466,4 +475,17 @@ fn keyed_year2_compares_stored_years_in_where() {
         shown(&mut s, "SELECT a FROM y4 ORDER BY n"),
         "0000\n0000\n0000"
     );
+    exec(
+        &mut s,
+        "CREATE TABLE y5 (a YEAR, b YEAR, UNIQUE KEY idx (a, b))",
+    );
+    exec(&mut s, "INSERT INTO y5 VALUES (0, 0)");
+    match s
+        .execute("INSERT INTO y5 VALUES (0, 0)", false)
+        .pop()
+        .expect("one result")
+    {
+        Err(canyon_common::Error::DuplicateEntry { value, .. }) => assert_eq!(value, "0000-0000"),
+        other => panic!("{other:?}"),
+    }
 }
