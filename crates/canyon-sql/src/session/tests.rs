@@ -456,6 +456,10 @@ fn keyed_year2_compares_stored_years_in_where() {
         shown(&mut s, "SELECT b + 0, b = 0 FROM yk WHERE n = 1"),
         "0\t1"
     );
+    // MariaDB's UPDATE IGNORE skips a duplicate without a warning.
+    exec(&mut s, "UPDATE IGNORE yk SET a = 2054 WHERE n = 2");
+    assert!(s.state.warnings.is_empty(), "{:?}", s.state.warnings);
+    assert_eq!(shown(&mut s, "SELECT a FROM yk WHERE n = 2"), "01");
     // A duplicate key names the YEAR(2) value as shown (MariaDB: '01').
     match s
         .execute("INSERT INTO yk VALUES (2001, 1, 7)", false)
