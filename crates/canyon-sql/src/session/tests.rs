@@ -375,6 +375,12 @@ fn year2_columns_are_mariadb_s() {
          `c` year(4) DEFAULT NULL,\n  `k` int(11) NOT NULL,\n  PRIMARY KEY (`k`)\n\
          ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
     );
+    // DESCRIBE / SHOW COLUMNS name the type as SHOW CREATE TABLE does.
+    assert_eq!(
+        shown(&mut s, "SHOW COLUMNS FROM y"),
+        "a\tyear(2)\tYES\t\tNULL\t\nb\tyear(4)\tYES\t\tNULL\t\n\
+         c\tyear(4)\tYES\t\tNULL\t\nk\tint(11)\tNO\tPRI\tNULL\t"
+    );
     // Stored as YEAR(4) stores it, shown as two digits.
     exec(
         &mut s,
