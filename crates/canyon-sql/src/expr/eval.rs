@@ -41,6 +41,12 @@ pub trait EvalContext {
     }
     /// Records a warning for SHOW WARNINGS (code, message).
     fn warn(&self, code: u16, message: &str);
+    /// Whether the server presents itself as MariaDB (`presentation =
+    /// "mariadb"`), for the warnings only MariaDB gives; false where there
+    /// is no session.
+    fn mariadb(&self) -> bool {
+        false
+    }
     /// LOAD_FILE(name): the bytes of the server file `name`, or NULL where
     /// the session may not read it (no FILE privilege, outside
     /// `secure_file_priv`, unreadable, past `max_allowed_packet`). Only a
@@ -225,6 +231,9 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     }
     fn warn(&self, code: u16, message: &str) {
         self.base.warn(code, message)
+    }
+    fn mariadb(&self) -> bool {
+        self.base.mariadb()
     }
     fn subquery(&self, sq: &SubqueryExpr, outer: &[Value]) -> Result<SubqueryRows> {
         S::rows(self, sq, outer)
@@ -882,11 +891,22 @@ pub fn coerce_column(
     } else {
         v
     };
+    // MariaDB's `Field_year::store_time_dec`: a DATE or DATETIME stored in
+    // a YEAR keeps its year with warning 1265 (MySQL 8 stores it silently).
+    let temporal_year = col.ty == crate::types::SqlType::Year
+        && matches!(v, Value::Date(_) | Value::DateTime(_) | Value::Stamp(_))
+        && ctx.mariadb();
     if col.ty.members().is_none() {
         let v =
             crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
                 ctx.warn(code, msg)
             })?;
+        if temporal_year {
+            ctx.warn(
+                1265,
+                &format!("Data truncated for column '{}' at row {rowno}", col.name),
+            );
+        }
         return match (v, col.ty) {
             // A TIMESTAMP stores the instant of the session-local time; a
             // time in a spring-forward gap is the first instant after it,

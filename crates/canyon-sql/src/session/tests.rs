@@ -485,6 +485,34 @@ fn keyed_year2_compares_stored_years_in_where() {
         shown(&mut s, "SELECT a FROM y4 ORDER BY n"),
         "0000\n0000\n0000"
     );
+    // A DATE or DATETIME stored in a YEAR: its year, with MariaDB's 1265
+    // (MySQL 8 gives none).
+    exec(
+        &mut s,
+        "INSERT IGNORE INTO y4 VALUES (TIMESTAMP '2009-01-29 13:41:27', 4), (DATE '2010-02-03', 5)",
+    );
+    assert_eq!(
+        s.state
+            .warnings
+            .iter()
+            .map(|w| (w.1, w.2.clone()))
+            .collect::<Vec<_>>(),
+        [
+            (1265, "Data truncated for column 'a' at row 1".to_string()),
+            (1265, "Data truncated for column 'a' at row 2".to_string())
+        ]
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT a FROM y4 WHERE n > 3 ORDER BY n"),
+        "2009\n2010"
+    );
+    let mut my = presentation_session(Presentation::Mysql);
+    exec(&mut my, "CREATE TABLE y4 (a YEAR)");
+    exec(
+        &mut my,
+        "INSERT INTO y4 VALUES (TIMESTAMP '2009-01-29 13:41:27')",
+    );
+    assert!(my.state.warnings.is_empty(), "{:?}", my.state.warnings);
     exec(
         &mut s,
         "CREATE TABLE y5 (a YEAR, b YEAR, UNIQUE KEY idx (a, b))",
