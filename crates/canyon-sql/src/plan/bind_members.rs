@@ -27,6 +27,11 @@
 //! sorts first): both sides become `TimeNumber(x, 6)`, whose order is the
 //! times' order. Such a comparison is not answered from a key.
 //!
+//! A YEAR column compared with a constant reads the constant as the year
+//! the column would store (`c > '10'` is `c > 2010`, `c = 69` is
+//! `c = 2069`), as MySQL's and MariaDB's `convert_const_to_int` do; a
+//! constant that is no such year (`c < 100`) compares as it is.
+//!
 //! A MariaDB YEAR(2) column ([`crate::catalog::ColumnDef::is_year2`]; its
 //! member type is `SqlType::Year`, a YEAR(4) column has none) holds the
 //! year, as YEAR(4) does, but MariaDB's `Field_year::val_int` reads it as
@@ -139,6 +144,9 @@ impl Binder<'_> {
     /// column there: arithmetic and bit operators read both as numbers; a
     /// comparison reads the column as a number when the other side is one.
     pub(super) fn member_operands(&self, op: BinOp, l: &mut Box<Expr>, r: &mut Box<Expr>) {
+        if op.is_comparison() {
+            self.year_constant_operand(l, r);
+        }
         let (lm, rm) = (self.member_type(l).is_some(), self.member_type(r).is_some());
         if !lm && !rm {
             return;
@@ -183,6 +191,22 @@ impl Binder<'_> {
         if rm && (arithmetic || comparison && self.is_numeric(l)) {
             let e = take(r);
             **r = self.numeric_reading(e);
+        }
+    }
+
+    /// A YEAR(4) column compared with a constant: the constant read as the
+    /// year the column would store (`c > '10'` is `c > 2010`), as MySQL's and
+    /// MariaDB's `convert_const_to_int` read it; a constant that is no such
+    /// year is compared as it is.
+    fn year_constant_operand(&self, l: &mut Box<Expr>, r: &mut Box<Expr>) {
+        let four = |e: &Expr| self.year_column(e) == Some(YearColumn::Four);
+        let other = match (four(l), four(r)) {
+            (true, false) => r,
+            (false, true) => l,
+            _ => return,
+        };
+        if let Some(y) = year_stored(other, false) {
+            **other = Expr::Literal(Value::UInt(y));
         }
     }
 
@@ -269,6 +293,15 @@ impl Binder<'_> {
 
     /// `e IN (list)`: the column read as a number when every item is one.
     pub(super) fn member_in_list(&self, e: &mut Box<Expr>, list: &mut [Expr]) {
+        if self.year_column(e) == Some(YearColumn::Four) {
+            // A YEAR(4) column IN (constants): each read as a year, as `=`.
+            for x in list.iter_mut() {
+                if let Some(y) = year_stored(x, false) {
+                    *x = Expr::Literal(Value::UInt(y));
+                }
+            }
+            return;
+        }
         if self.keyed_year2_in_where(e) && list.iter().all(|x| year2_stored(x).is_some()) {
             // Answered from the key: the stored years.
             for x in list.iter_mut() {
@@ -357,6 +390,12 @@ fn year2_constant(e: &Expr) -> Option<Value> {
 /// four-character string '0000' (the year 0000). `None` for anything else
 /// (NULL among them), which is no key range.
 fn year2_stored(e: &Expr) -> Option<u64> {
+    year_stored(e, true)
+}
+
+/// [`year2_stored`] for a column of either width: `two_digit` for YEAR(2),
+/// where the number 0 is 2000; a YEAR(4) stores it as the year 0000.
+fn year_stored(e: &Expr, two_digit: bool) -> Option<u64> {
     let v = match e {
         Expr::Literal(v) => v,
         Expr::Collate(inner, _) => match inner.as_ref() {
@@ -378,7 +417,9 @@ fn year2_stored(e: &Expr) -> Option<u64> {
         }
         _ => return None,
     };
+    let number = !matches!(v, Value::Bytes(_));
     match n {
+        0 if number && !two_digit => Some(0),
         0..=69 => Some(2000 + n as u64),
         70..=99 => Some(1900 + n as u64),
         1901..=2155 => Some(n as u64),

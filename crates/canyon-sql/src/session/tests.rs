@@ -401,6 +401,16 @@ fn year2_columns_are_mariadb_s() {
         "1\t1\t1\t0\t0\t1\n2\t0\t0\t0\t0\t1\n3\t1\t1\t0\t1\t0\n\
          4\t0\t0\t1\t0\t0\n5\t1\t1\t0\t0\t0\n6\t1\t1\t0\t0\t0"
     );
+    // A YEAR(4) column compared with a constant: the constant read as a
+    // year (number 0 the year 0000, the string '0' 2000).
+    assert_eq!(
+        shown(
+            &mut s,
+            "SELECT k, c > '10', c = 69, c IN (5, 70), c = 0, c = '0' FROM y ORDER BY k"
+        ),
+        "1\t0\t0\t0\t0\t0\n2\t0\t0\t1\t0\t0\n3\t0\t0\t1\t0\t0\n\
+         4\t1\t1\t0\t0\t0\n5\t1\t0\t0\t0\t0\n6\t0\t0\t0\t0\t1"
+    );
     // Sorted by the year; with a YEAR(4) column compared as years.
     assert_eq!(
         shown(&mut s, "SELECT a FROM y ORDER BY a DESC"),
