@@ -493,6 +493,7 @@ impl<'a> Binder<'a> {
                 let mut lo = self.boxed(low)?;
                 let mut hi = self.boxed(high)?;
                 self.collate(&mut [e.as_mut(), lo.as_mut(), hi.as_mut()], "between")?;
+                self.year_between(&mut e, &mut lo, &mut hi);
                 Expr::Between(e, lo, hi, *negated)
             }
             A::Like {

@@ -210,6 +210,44 @@ impl Binder<'_> {
         }
     }
 
+    /// `e BETWEEN lo AND hi` of a YEAR column and constants, as `>=` and
+    /// `<=` compare them: for YEAR(4) the constants read as years, for
+    /// YEAR(2) the column modulo 100 and the constants as years modulo 100
+    /// (for a keyed one in WHERE, within the key's range of stored years).
+    pub(super) fn year_between(&self, e: &mut Box<Expr>, lo: &mut Box<Expr>, hi: &mut Box<Expr>) {
+        let two_digit = match self.year_column(e) {
+            Some(YearColumn::Four) => false,
+            Some(_) => true,
+            None => return,
+        };
+        let (Some(y1), Some(y2)) = (year_stored(lo, two_digit), year_stored(hi, two_digit)) else {
+            return;
+        };
+        if !two_digit {
+            **lo = Expr::Literal(Value::UInt(y1));
+            **hi = Expr::Literal(Value::UInt(y2));
+            return;
+        }
+        let column = std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
+        let two_digits = self.numeric_reading(column.clone());
+        **e = if self.keyed_year2_in_where(&column) {
+            let in_range = Expr::Between(
+                Box::new(column),
+                Box::new(Expr::Literal(Value::UInt(y1))),
+                Box::new(Expr::Literal(Value::UInt(y2))),
+                false,
+            );
+            Expr::Func(
+                Func::If,
+                vec![in_range, two_digits, Expr::Literal(Value::Null)],
+            )
+        } else {
+            two_digits
+        };
+        **lo = Expr::Literal(Value::UInt(y1 % 100));
+        **hi = Expr::Literal(Value::UInt(y2 % 100));
+    }
+
     /// A comparison of a YEAR(2) column: with another YEAR column, left as
     /// it is (the years compare); with anything else but an ENUM / SET / TIME column,
     /// the column read modulo 100 and a constant read as a year (see

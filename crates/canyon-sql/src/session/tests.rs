@@ -411,6 +411,13 @@ fn year2_columns_are_mariadb_s() {
         "1\t0\t0\t0\t0\t0\n2\t0\t0\t1\t0\t0\n3\t0\t0\t1\t0\t0\n\
          4\t1\t1\t0\t0\t0\n5\t1\t0\t0\t0\t0\n6\t0\t0\t0\t0\t1"
     );
+    assert_eq!(
+        shown(
+            &mut s,
+            "SELECT k, c BETWEEN '10' AND '2100', a BETWEEN '01' AND 1969 FROM y ORDER BY k"
+        ),
+        "1\t0\t1\n2\t0\t0\n3\t0\t1\n4\t1\t1\n5\t0\t1\n6\t0\t0"
+    );
     // Sorted by the year; with a YEAR(4) column compared as years.
     assert_eq!(
         shown(&mut s, "SELECT a FROM y ORDER BY a DESC"),
@@ -449,6 +456,13 @@ fn keyed_year2_compares_stored_years_in_where() {
         "01\t01\n01\t01\n54\t54\n00\t00"
     );
     assert_eq!(shown(&mut s, "SELECT a FROM yk WHERE a = '01'"), "01");
+    assert_eq!(
+        shown(
+            &mut s,
+            "SELECT a FROM yk WHERE a BETWEEN 1 AND 60 ORDER BY a"
+        ),
+        "01\n54"
+    );
     assert_eq!(
         shown(&mut s, "SELECT a FROM yk WHERE a IN (54, 70) ORDER BY n"),
         "54\n70"
