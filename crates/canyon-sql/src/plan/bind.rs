@@ -1192,6 +1192,14 @@ impl<'a> Binder<'a> {
                 (AggFunc::Sum | AggFunc::Avg, Some(e)) => Some(self.numeric_reading(e)),
                 (_, arg) => arg,
             };
+            // MIN / MAX of a YEAR(2) column: see `year2_extreme`.
+            let (arg, year2) = match (func, arg) {
+                (AggFunc::Min | AggFunc::Max, Some(e)) => {
+                    let (e, year2) = self.year2_extreme(e);
+                    (Some(e), year2)
+                }
+                (_, arg) => (arg, false),
+            };
             let coll = arg
                 .as_ref()
                 .and_then(|e| self.derive(e))
@@ -1206,7 +1214,12 @@ impl<'a> Binder<'a> {
                 separator: Vec::new(),
                 window: None,
             };
-            return Ok(self.add_agg(call));
+            let agg = self.add_agg(call);
+            if year2 {
+                let hundred = Box::new(Expr::Literal(Value::UInt(100)));
+                return Ok(Expr::Binary(BinOp::Mod, Box::new(agg), hundred));
+            }
+            return Ok(agg);
         }
         if functions::lookup(&name).is_none() || f.name.0.len() > 1 {
             if let Some(call) = self.bind_stored_call(f)? {

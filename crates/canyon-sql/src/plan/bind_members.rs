@@ -248,6 +248,33 @@ impl Binder<'_> {
         **hi = Expr::Literal(Value::UInt(y2 % 100));
     }
 
+    /// The argument MIN / MAX of `e` compare when `e` is a YEAR(2) column,
+    /// and whether it is one (the aggregate's result is then taken modulo
+    /// 100, a number as MariaDB shows it: `0`, `55`). MariaDB answers MIN /
+    /// MAX of a column that leads a key from the key, so by the stored
+    /// years; of another, by the two digits read as a year of 1970-2069
+    /// (MIN is `70` when 1970 is there, whatever else is).
+    pub(super) fn year2_extreme(&self, e: Expr) -> (Expr, bool) {
+        match self.year_column(&e) {
+            Some(YearColumn::TwoKeyed) => (e, true),
+            Some(YearColumn::Two) => {
+                // IF(c % 100 >= 70, c % 100 + 1900, c % 100 + 2000)
+                let two = || self.numeric_reading(e.clone());
+                let lit = |n: u64| Box::new(Expr::Literal(Value::UInt(n)));
+                let window = Expr::Func(
+                    Func::If,
+                    vec![
+                        Expr::Binary(BinOp::Ge, Box::new(two()), lit(70)),
+                        Expr::Binary(BinOp::Add, Box::new(two()), lit(1900)),
+                        Expr::Binary(BinOp::Add, Box::new(two()), lit(2000)),
+                    ],
+                );
+                (window, true)
+            }
+            _ => (e, false),
+        }
+    }
+
     /// A comparison of a YEAR(2) column: with another YEAR column, left as
     /// it is (the years compare); with anything else but an ENUM / SET / TIME column,
     /// the column read modulo 100 and a constant read as a year (see

@@ -418,6 +418,12 @@ fn year2_columns_are_mariadb_s() {
         ),
         "1\t0\t1\n2\t0\t0\n3\t0\t1\n4\t1\t1\n5\t0\t1\n6\t0\t0"
     );
+    // MIN / MAX of YEAR(2): the two digits as a year of 1970-2069 (no key
+    // on `a`), shown as numbers.
+    assert_eq!(
+        shown(&mut s, "SELECT MIN(a), MAX(a), MIN(c), MAX(c) FROM y"),
+        "70\t69\t1901\t2155"
+    );
     // Sorted by the year; with a YEAR(4) column compared as years.
     assert_eq!(
         shown(&mut s, "SELECT a FROM y ORDER BY a DESC"),
@@ -467,6 +473,8 @@ fn keyed_year2_compares_stored_years_in_where() {
         shown(&mut s, "SELECT a FROM yk WHERE a IN (54, 70) ORDER BY n"),
         "54\n70"
     );
+    // MIN / MAX of a keyed YEAR(2): by the stored years.
+    assert_eq!(shown(&mut s, "SELECT MIN(a), MAX(a) FROM yk"), "1\t54");
     // `b` leads no key: the two digits only.
     assert_eq!(
         shown(&mut s, "SELECT b FROM yk WHERE b < '55' ORDER BY n"),
