@@ -297,7 +297,7 @@ impl Binder<'_> {
         }
         let ranged = matches!(
             op,
-            BinOp::Eq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+            BinOp::Eq | BinOp::NullSafeEq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
         ) && self.keyed_year2_in_where(column);
         let stored = if ranged { year2_stored(other) } else { None };
         let e = std::mem::replace(column.as_mut(), Expr::Literal(Value::Null));

@@ -462,6 +462,7 @@ fn keyed_year2_compares_stored_years_in_where() {
         "01\t01\n01\t01\n54\t54\n00\t00"
     );
     assert_eq!(shown(&mut s, "SELECT a FROM yk WHERE a = '01'"), "01");
+    assert_eq!(shown(&mut s, "SELECT a FROM yk WHERE a <=> '1901'"), "01");
     assert_eq!(
         shown(
             &mut s,
