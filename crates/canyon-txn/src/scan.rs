@@ -408,6 +408,25 @@ impl Transaction {
         let at = self.read_at(mode);
         Ok(Reader { txn: self, at })
     }
+
+    /// Two readers over one borrow: the snapshot's and the latest committed
+    /// versions'. A locking SELECT over a join reads its locking query blocks
+    /// at the latest versions while its other blocks (subqueries without a
+    /// locking clause) read the snapshot, and locks the rows it read only
+    /// after the readers are gone (the SQL layer's `exec::select` says how).
+    pub fn reader_pair(&mut self) -> Result<(Reader<'_>, Reader<'_>)> {
+        self.check_active()?;
+        let snapshot = self.read_at(ReadMode::Snapshot);
+        let current = self.read_at(ReadMode::Current);
+        let txn: &Transaction = self;
+        Ok((Reader { txn, at: snapshot }, Reader { txn, at: current }))
+    }
+
+    /// Whether this transaction holds the lock on `key` (taken by
+    /// [`Transaction::lock`] and not yet released by commit or rollback).
+    pub fn holds_lock(&self, key: &[u8]) -> bool {
+        self.held.contains(key)
+    }
 }
 
 impl Reader<'_> {

@@ -166,6 +166,12 @@ impl TableStats {
         Some(self.rows.load(Ordering::Relaxed).max(0) as f64)
     }
 
+    /// The row count DML keeps (since the last analysis, or since the
+    /// table was opened), whether or not the table was ever analysed.
+    pub fn counted_rows(&self) -> u64 {
+        self.rows.load(Ordering::Relaxed).max(0) as u64
+    }
+
     /// The last analysis, if any.
     pub fn analysis(&self) -> Option<Arc<KeyStats>> {
         self.keys.load_full()

@@ -113,7 +113,9 @@
 //! value is checked against it (`Engine::check_changed_columns`); a value
 //! the new definition would store differently (out of range, too long, a
 //! NULL for NOT NULL) puts the previous definition back and fails the ALTER
-//! with MySQL's error for that value.
+//! with MySQL's error for that value. That is strict mode's answer: outside
+//! it a change of type or nullability is a table rewrite (`adjusts_values`),
+//! which stores such values adjusted with MySQL's warnings.
 //!
 //! # Table rewrites
 //! The forms that change how rows are stored — MODIFY / CHANGE between
@@ -339,7 +341,10 @@ impl Engine {
         if !ops.is_empty() {
             let cur = self.catalog().table(db, table).cloned();
             match cur {
-                Some(cur) if needs_rewrite(&cur.def, &ops) => {
+                Some(cur)
+                    if needs_rewrite(&cur.def, &ops)
+                        || (!strict && adjusts_values(&cur.def, &ops)) =>
+                {
                     warnings.extend(self.rewrite_table(db, table, ops, strict, zone)?)
                 }
                 _ => self.alter_online(db, table, ops)?,
@@ -912,6 +917,34 @@ pub(crate) fn needs_rewrite(def: &TableDef, ops: &[AlterOp]) -> bool {
         AlterOp::OrderBy(_) => def.primary_key.is_empty(),
         _ => false,
     })
+}
+
+/// Whether MODIFY / CHANGE give a column another type or NOT NULL, in an
+/// ALTER a table rewrite can run. Outside strict mode such an ALTER is a
+/// rewrite even between columns of one stored form: the rewrite stores a
+/// value the new definition refuses adjusted, with MySQL's warning (a
+/// negative FLOAT clipped to 0 for UNSIGNED, 1264), where the in-place path
+/// (`Engine::check_changed_columns`) can only fail, as strict mode does.
+fn adjusts_values(def: &TableDef, ops: &[AlterOp]) -> bool {
+    let rewritable = def.partitioning.is_none()
+        && !ops.iter().any(|op| {
+            matches!(
+                op,
+                AlterOp::RenameTo { .. }
+                    | AlterOp::AddForeignKey { .. }
+                    | AlterOp::SetPartitioning(_)
+            )
+        });
+    rewritable
+        && ops.iter().any(|op| match op {
+            AlterOp::ChangeColumn { old, column, .. } => {
+                column_position(def, old).is_some_and(|p| {
+                    let cur = &def.columns[p];
+                    cur.ty != column.ty || (cur.nullable && !column.nullable)
+                })
+            }
+            _ => false,
+        })
 }
 
 /// MySQL's 1075 (InnoDB's rule): at most one AUTO_INCREMENT column, and it

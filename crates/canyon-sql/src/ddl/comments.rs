@@ -3,7 +3,10 @@
 //! comments whole): MySQL's 2048 characters for a table's COMMENT, 1024 for
 //! a column's or an index's. Past them, strict mode answers 1628 / 1629 /
 //! 1688; otherwise the comment is cut to the limit and the same code is a
-//! warning, as MySQL 8 and MariaDB store it.
+//! warning, as MySQL 8 and MariaDB store it. The members of an ENUM / SET
+//! column are checked here too, for the same reason: two equal members are
+//! 1291 in strict mode and a note otherwise
+//! (`crate::types::enumset::check_distinct`).
 
 use crate::ddl::NewTable;
 use canyon_common::{Error, Result};
@@ -64,6 +67,7 @@ pub fn check_comments(
             strict,
             warn,
         )?;
+        check_members(c, strict, warn)?;
     }
     for (ix, attrs) in t.indexes.iter().zip(&mut t.index_attrs) {
         limit_comment(&mut attrs.comment, CommentOf::Index(&ix.0), strict, warn)?;
@@ -82,7 +86,8 @@ pub fn check_alter_comments(
         match op {
             AlterOp::AddColumn { column, .. } | AlterOp::ChangeColumn { column, .. } => {
                 let of = CommentOf::Column(&column.name);
-                limit_comment(&mut column.attrs.comment, of, strict, warn)?
+                limit_comment(&mut column.attrs.comment, of, strict, warn)?;
+                check_members(column, strict, warn)?;
             }
             AlterOp::SetComment(text) => {
                 // (The table's name is not at hand: MySQL's message names it.)
@@ -105,4 +110,17 @@ pub fn check_alter_comments(
         }
     }
     Ok(())
+}
+
+/// The duplicate-member check of a declared ENUM / SET column (see the
+/// module doc).
+fn check_members(
+    c: &crate::catalog::ColumnDef,
+    strict: bool,
+    warn: &mut dyn FnMut(u16, String),
+) -> Result<()> {
+    match c.ty.members() {
+        Some((kind, m)) => crate::types::enumset::check_distinct(kind, &c.name, m, strict, warn),
+        None => Ok(()),
+    }
 }

@@ -186,7 +186,7 @@ pub fn fk_index(
 }
 
 /// An ENUM / SET column's type once its collation is known: the members
-/// checked (trimmed, counted, distinct under the collation; see
+/// checked (trimmed, counted; see
 /// `crate::types::enumset`) and interned with the collation; its DEFAULT
 /// must be a value the column can hold (1067), and is kept as the
 /// canonical text (`DEFAULT 'A'` for `ENUM('a')` is shown as `'a'`, as MySQL).
@@ -196,8 +196,9 @@ fn member_type(col: &mut ColumnDef) -> Result<()> {
     };
     let mut values = m.values.clone();
     enumset::check_members(kind, &col.name, &mut values)?;
+    // Duplicate members are checked against the session's sql_mode, with
+    // the comments (`crate::ddl::comments`).
     let m = enumset::intern_bounded(values, col.collation)?;
-    enumset::check_distinct(kind, &col.name, m)?;
     col.ty = match kind {
         enumset::Kind::Enum => SqlType::Enum(m),
         enumset::Kind::Set => SqlType::Set(m),
@@ -315,6 +316,17 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             };
             too_big_precision(p, &c.name.value, max)
         }
+        // MySQL's message names the column: "... M must be >= D (column
+        // 'c1')." (MariaDB's ends without the period).
+        Error::Sql {
+            code: 1427,
+            sqlstate,
+            message,
+        } => Error::Sql {
+            code: 1427,
+            sqlstate,
+            message: format!("{message} (column '{}').", c.name.value),
+        },
         e => e,
     })?;
     let mut col = ColumnDef {

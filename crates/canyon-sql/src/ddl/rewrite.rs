@@ -101,9 +101,9 @@
 //!
 //! # Not implemented
 //! - Non-strict `sql_mode` (no STRICT_TRANS_TABLES / STRICT_ALL_TABLES)
-//!   adjusts only NULL for NOT NULL, integers out of range, strings too
+//!   adjusts only NULL for NOT NULL, numbers out of range, strings too
 //!   long and strings that are not numbers, with MySQL's warnings (`adjust`);
-//!   a bad date or a DECIMAL out of range stays an error.
+//!   a bad date stays an error.
 //! - A rewrite combined with RENAME, ADD FOREIGN KEY or PARTITION BY, and
 //!   rewriting a partitioned table: refused with 1235.
 //! - The copy holds no write lock for the whole table in storage: it relies
@@ -826,9 +826,9 @@ fn convert_row(
 /// Non-strict `sql_mode`: what MySQL stores for a value strict mode refuses
 /// with `e`, with its warning — a NULL for NOT NULL becomes the type's
 /// implicit default (1265), an integer out of range the nearest end of the
-/// range (1264), a string too long its first characters (1265), a string
-/// that is not a number its leading number (1265) or 0 (1366). Other refusals
-/// (dates, DECIMAL ranges) stay errors: not implemented leniently.
+/// range (1264; a FLOAT / DOUBLE / DECIMAL too), a string too long its first
+/// characters (1265), a string that is not a number its leading number (1265)
+/// or 0 (1366). Other refusals (dates) stay errors: not implemented leniently.
 fn adjust(
     col: &crate::catalog::ColumnDef,
     v: &Value,
@@ -873,6 +873,23 @@ fn adjust(
                 ),
             ));
             coerce(if negative { lo } else { hi })
+        }
+        // FLOAT / DOUBLE / DECIMAL out of range: the nearest end of the
+        // column's range (0 for a negative value into UNSIGNED), as INSERT
+        // clips it.
+        Error::OutOfRange { .. }
+            if col.ty.is_real() || matches!(col.ty, SqlType::Decimal { .. }) =>
+        {
+            let raised = std::cell::RefCell::new(Vec::new());
+            let clipped = crate::types::sqltype::coerce_or_clip(
+                v.clone(),
+                col.ty,
+                &col.name,
+                rowno,
+                &|code, message| raised.borrow_mut().push((code, message.to_string())),
+            )?;
+            warnings.extend(raised.into_inner());
+            Ok(clipped)
         }
         Error::IncorrectValue { .. } if col.ty.is_integer() || col.ty.is_real() => {
             let text = v.to_display();

@@ -254,14 +254,29 @@ pub(crate) fn find_conflict(
     Ok(None)
 }
 
-/// The key value a duplicate-entry error names: the key's columns as
-/// results show them (a YEAR as `0000`, MariaDB's YEAR(2) as `01`), joined
-/// by `-`.
+/// The key values of a duplicate-entry message, each as its column shows
+/// it: a FLOAT(M,D) / DOUBLE(M,D) with its D digits (`100000.00000`, where
+/// the bare double is `100000`), as MySQL prints the field; a YEAR as
+/// `0000`, MariaDB's YEAR(2) as `01`.
 pub(crate) fn key_display(table: &Table, cols: &[usize], row: &[Value]) -> String {
+    use crate::types::SqlType;
     cols.iter()
-        .map(|&c| match (&row[c], &table.def.columns[c]) {
-            (Value::UInt(y), col) if col.is_year2() => format!("{:02}", y % 100),
-            (Value::UInt(y), col) if col.ty == crate::types::SqlType::Year => format!("{y:04}"),
+        .map(|&c| match (&row[c], table.def.columns[c].ty) {
+            (Value::UInt(y), SqlType::Year) if table.def.columns[c].is_year2() => {
+                format!("{:02}", y % 100)
+            }
+            (Value::UInt(y), SqlType::Year) => format!("{y:04}"),
+            (
+                Value::Double(v),
+                SqlType::Float {
+                    digits: Some((_, d)),
+                    ..
+                }
+                | SqlType::Double {
+                    digits: Some((_, d)),
+                    ..
+                },
+            ) if v.is_finite() => format!("{:.*}", usize::from(d), v),
             (v, _) => v.to_display(),
         })
         .collect::<Vec<_>>()

@@ -330,7 +330,23 @@ pub fn store_field(
     row: u64,
 ) -> (Value, Option<LoadWarning>) {
     let e = match coerce(Value::Bytes(text.clone()), ty, column, row) {
-        Ok(v) => return (v, None),
+        Ok(v) => {
+            // A DECIMAL rounded to the column's scale: note 1265, as an
+            // INSERT's (`crate::expr::eval::coerce_column`).
+            let note = match (ty, &v) {
+                (SqlType::Decimal { scale, .. }, Value::Decimal(stored))
+                    if crate::types::sqltype::decimal_rounding(&Value::Bytes(text), scale)
+                        == Some(*stored) =>
+                {
+                    Some((
+                        crate::expr::eval::NOTE | 1265,
+                        format!("Data truncated for column '{column}' at row {row}"),
+                    ))
+                }
+                _ => None,
+            };
+            return (v, note);
+        }
         Err(e) => e,
     };
     match e {
@@ -432,10 +448,16 @@ pub fn store_field(
 /// [`store_field`] for a statement in strict mode without IGNORE: a value
 /// that would raise a warning is the statement's error instead (1406 for a
 /// too-long string, as MySQL's strict mode reports it; the warning's own
-/// code otherwise).
-pub fn store_field_strict(text: Vec<u8>, ty: SqlType, column: &str, row: u64) -> Result<Value> {
+/// code otherwise). A note (see [`crate::expr::eval::NOTE`]) stays one.
+pub fn store_field_strict(
+    text: Vec<u8>,
+    ty: SqlType,
+    column: &str,
+    row: u64,
+) -> Result<(Value, Option<LoadWarning>)> {
     match store_field(text, ty, column, row) {
-        (v, None) => Ok(v),
+        (v, None) => Ok((v, None)),
+        (v, Some(note)) if note.0 & crate::expr::eval::NOTE != 0 => Ok((v, Some(note))),
         (_, Some((1265, _))) if ty.is_string() => Err(Error::DataTooLong {
             column: column.to_string(),
             row,
@@ -656,6 +678,27 @@ mod tests {
         let (v, w) = store_field(b"abcdef".to_vec(), SqlType::VarChar(3), "c", 1);
         assert_eq!(v, Value::Bytes(b"abc".to_vec()));
         assert_eq!(w.map(|w| w.0), Some(1265));
+        // A DECIMAL that loses fractional digits: rounded, with a note that
+        // strict mode keeps a note; trailing zeros lose nothing.
+        let dec = SqlType::Decimal {
+            precision: 5,
+            scale: 2,
+            unsigned: false,
+        };
+        let (v, w) = store_field(b"1.235".to_vec(), dec, "c", 4);
+        assert_eq!(v.to_display(), "1.24");
+        assert_eq!(
+            w,
+            Some((
+                crate::expr::eval::NOTE | 1265,
+                "Data truncated for column 'c' at row 4".into()
+            ))
+        );
+        assert!(matches!(
+            store_field_strict(b"1.235".to_vec(), dec, "c", 4),
+            Ok((_, Some(_)))
+        ));
+        assert_eq!(store_field(b"1.20000".to_vec(), dec, "c", 1).1, None);
         assert_eq!(numeric_prefix(" -1.5e3x"), "-1.5e3");
         assert_eq!(numeric_prefix("1e"), "1");
         assert_eq!(numeric_prefix("x1"), "");

@@ -13,8 +13,30 @@
 //!
 //! Both feed a `Collector`: grouping and aggregates, HAVING, DISTINCT, ORDER BY,
 //! LIMIT/OFFSET, with an early stop when a streaming LIMIT is satisfied.
+//!
+//! # Locking reads on the general path
+//! `SELECT ... FOR UPDATE` (or `FOR SHARE`, `LOCK IN SHARE MODE`) over a join,
+//! a derived table or with subqueries locks every row its locking query block
+//! reads from a base table, as InnoDB does; under SERIALIZABLE (`force_lock`)
+//! every block of the statement locks. A [`Reader`] borrows the transaction
+//! shared, so rows cannot be locked while the join reads them. Instead the
+//! statement runs in rounds: each round reads the locking blocks at the latest
+//! committed versions and records the lock key of every row they read; after
+//! the round the rows not yet locked are locked (in key order), and if there
+//! were any the statement runs again. A round that read only rows locked
+//! before it started read versions no other transaction can change until
+//! this one ends: its result is the answer, exactly what a lock-as-you-read
+//! execution would have returned at that moment. Rows inserted by others
+//! between rounds are phantoms (no gap locks: docs/architecture/transactions.md).
+//! Each extra round locks at least one more row, so a statement runs one
+//! round more than there were batches of rows it had not locked: usually two.
+//! Subqueries without a locking clause read the snapshot (MySQL: "a locking
+//! read clause in an outer statement does not lock the rows of a table in a
+//! nested subquery unless a locking read clause is also specified in the
+//! subquery").
 
 use crate::catalog::rows::{decode_table_row_columns, localize_row};
+use crate::exec::dml::{check_writable, row_lock_key};
 use crate::exec::{
     for_each_locked_row_dir, for_each_row, for_each_row_checked, no_row, residual_filter,
 };
@@ -443,27 +465,30 @@ pub fn run_select(
                 "SELECT from a table without a transaction".into(),
             ))
         }
-        (None, txn) => {
-            let reader = match txn {
-                Some(t) => Some(t.reader(ReadMode::Snapshot)?),
-                None if plan.sources.is_empty() && !plan.has_subqueries => None,
-                None => {
-                    return Err(Error::Internal(
-                        "SELECT from a table without a transaction".into(),
-                    ))
-                }
+        (None, Some(txn)) if plan.lock == LockMode::Locking || force_lock => {
+            run_locking_rounds(plan, txn, ctx, force_lock)?
+        }
+        (None, mut txn) => {
+            let (rows, nested_lock) = {
+                let reader = match txn.as_deref_mut() {
+                    Some(t) => Some(t.reader(ReadMode::Snapshot)?),
+                    None if plan.sources.is_empty() && !plan.has_subqueries => None,
+                    None => {
+                        return Err(Error::Internal(
+                            "SELECT from a table without a transaction".into(),
+                        ))
+                    }
+                };
+                let q = QueryCtx::new(ctx, reader, None);
+                (run_block(plan, &q, &[]), q.state.nested_lock.get())
             };
-            let q = QueryCtx {
-                base: ctx,
-                state: QueryState {
-                    reader,
-                    cache: RefCell::new(HashMap::new()),
-                    mats: RefCell::new(HashMap::new()),
-                    searches: RefCell::new(HashMap::new()),
-                    work: RefCell::new(HashMap::new()),
-                },
-            };
-            run_block(plan, &q, &[])?
+            match (txn, nested_lock) {
+                // A subquery or derived table with a locking clause of its
+                // own, found as it ran: nothing was locked yet; run again in
+                // rounds.
+                (Some(txn), true) => run_locking_rounds(plan, txn, ctx, false)?,
+                _ => rows?,
+            }
         }
     };
     Ok(QueryResult::Rows {
@@ -471,6 +496,44 @@ pub fn run_select(
         rows,
         warnings: 0,
     })
+}
+
+/// Runs a locking SELECT on the general path in rounds until one reads only
+/// rows locked before it began (the module doc, "Locking reads on the
+/// general path"). `all_blocks`: every query block locks (SERIALIZABLE),
+/// not only those with a locking clause.
+fn run_locking_rounds(
+    plan: &SelectPlan,
+    txn: &mut Transaction,
+    ctx: &dyn EvalContext,
+    all_blocks: bool,
+) -> Result<Vec<Vec<Value>>> {
+    loop {
+        let read = RefCell::new(Vec::new());
+        let rows = {
+            let (snapshot, current) = txn.reader_pair()?;
+            let locking = Locking {
+                reader: current,
+                all_blocks,
+                read: &read,
+            };
+            run_block(
+                plan,
+                &QueryCtx::new(ctx, Some(snapshot), Some(locking)),
+                &[],
+            )?
+        };
+        let mut keys = read.into_inner();
+        keys.retain(|k| !txn.holds_lock(k));
+        if keys.is_empty() {
+            return Ok(rows);
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        for key in &keys {
+            txn.lock(key)?;
+        }
+    }
 }
 
 /// The single-table path's per-row step: the WHERE clause (`None`: already
@@ -885,6 +948,12 @@ impl<'p> Collector<'p> {
 /// subqueries' rows.
 struct QueryState<'a> {
     reader: Option<Reader<'a>>,
+    /// Set for a locking statement on the general path.
+    locking: Option<Locking<'a>>,
+    /// A block with a locking clause ran without `locking` (a subquery's
+    /// own FOR UPDATE in a SELECT that has none): the statement stops and
+    /// runs again in locking rounds.
+    nested_lock: std::cell::Cell<bool>,
     cache: RefCell<HashMap<usize, SubqueryRows>>,
     /// Materialised join steps by (plan address, step): they depend on no
     /// frame value, so one read serves every run of a correlated subquery.
@@ -900,7 +969,38 @@ struct QueryState<'a> {
 type FulltextSearches =
     HashMap<(canyon_txn::IndexId, bool, String), Rc<crate::types::fulltext::Search>>;
 
+/// How a locking statement's locking blocks read (see the module doc).
+struct Locking<'a> {
+    /// At the latest committed versions (and the transaction's own writes).
+    reader: Reader<'a>,
+    /// Every block locks (SERIALIZABLE), not only those with a locking clause.
+    all_blocks: bool,
+    /// The row lock key of every row a locking block read this round.
+    read: &'a RefCell<Vec<Vec<u8>>>,
+}
+
 type QueryCtx<'a> = WithSubqueries<'a, QueryState<'a>>;
+
+impl<'a> QueryCtx<'a> {
+    fn new(
+        base: &'a dyn EvalContext,
+        reader: Option<Reader<'a>>,
+        locking: Option<Locking<'a>>,
+    ) -> QueryCtx<'a> {
+        QueryCtx {
+            base,
+            state: QueryState {
+                reader,
+                locking,
+                nested_lock: std::cell::Cell::new(false),
+                cache: RefCell::new(HashMap::new()),
+                mats: RefCell::new(HashMap::new()),
+                searches: RefCell::new(HashMap::new()),
+                work: RefCell::new(HashMap::new()),
+            },
+        }
+    }
+}
 
 impl SubqueryRunner for QueryState<'_> {
     fn rows(ctx: &QueryCtx<'_>, sq: &SubqueryExpr, outer: &[Value]) -> Result<SubqueryRows> {
@@ -1062,6 +1162,27 @@ impl Join<'_, '_> {
             .ok_or_else(|| Error::Internal("a table read without a transaction".into()))
     }
 
+    /// The reader this block reads `table` with and, when the block locks,
+    /// where the lock keys of the rows it reads are recorded.
+    fn table_reader(
+        &self,
+        table: &crate::catalog::Table,
+    ) -> Result<(Reader<'_>, Option<&RefCell<Vec<Vec<u8>>>>)> {
+        match &self.q.state.locking {
+            Some(l) if l.all_blocks || self.plan.lock == LockMode::Locking => {
+                check_writable(table)?;
+                Ok((l.reader, Some(l.read)))
+            }
+            None if self.plan.lock == LockMode::Locking => {
+                self.q.state.nested_lock.set(true);
+                Err(Error::Internal(
+                    "a nested locking read outside locking rounds".into(),
+                ))
+            }
+            _ => Ok((self.reader()?, None)),
+        }
+    }
+
     /// The materialised rows of step `k`'s source.
     fn materialized(&self, k: usize, step: &Step, frame: &[Value]) -> Result<Rc<Materialized>> {
         let key = (self.plan as *const SelectPlan as usize, k);
@@ -1205,7 +1326,12 @@ impl Join<'_, '_> {
         needed: Option<&[bool]>,
         f: &mut dyn FnMut(&mut Vec<Value>) -> Result<bool>,
     ) -> Result<bool> {
-        let reader = self.reader()?;
+        let (reader, record) = self.table_reader(table)?;
+        let read = |pk: &[u8]| {
+            if let Some(r) = record {
+                r.borrow_mut().push(row_lock_key(table, pk));
+            }
+        };
         let mut buf = Vec::new();
         let zone = self.q.time_zone();
         if let Some(m) = &step.fulltext {
@@ -1225,6 +1351,7 @@ impl Join<'_, '_> {
             for pk in &search.candidates {
                 self.q.check_interrupt()?;
                 if let Some(bytes) = reader.get(table.def.id, pk)? {
+                    read(pk);
                     decode_table_row_columns(table, &bytes, needed, &mut buf)?;
                     localize_row(&mut buf, &zone);
                     if !f(&mut buf)? {
@@ -1244,6 +1371,7 @@ impl Join<'_, '_> {
                     }
                     self.q.check_interrupt()?;
                     if let Some(bytes) = reader.get(table.def.id, &pk)? {
+                        read(&pk);
                         decode_table_row_columns(table, &bytes, needed, &mut buf)?;
                         localize_row(&mut buf, &zone);
                         if !f(&mut buf)? {
@@ -1263,6 +1391,7 @@ impl Join<'_, '_> {
                         if dedup && !seen.insert(pk.to_vec()) {
                             return ControlFlow::Continue(());
                         }
+                        read(pk);
                         let r = self
                             .q
                             .check_interrupt()

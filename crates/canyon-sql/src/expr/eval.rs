@@ -17,6 +17,26 @@ use crate::types::value::{compare_as, Value};
 use canyon_common::{Error, Result};
 use std::cmp::Ordering;
 
+/// The bit that marks a warning's code as a note: a warning a statement
+/// raises travels as `(code, message)` through [`EvalContext::warn`], the
+/// statement's effects and LOAD DATA's fields, and most are MySQL's level
+/// "Warning"; a few are "Note" (1265 for a DECIMAL that lost fractional
+/// digits, which strict mode leaves a note). Such a code carries this bit
+/// (MySQL's codes stay below 0x8000), so the channels need no level of their
+/// own; strict mode never makes it an error (it is no code of
+/// `STRICT_WARNINGS`), and the session shows it through [`warning_level`].
+pub const NOTE: u16 = 0x8000;
+
+/// The level ("Note" or "Warning") and the MySQL code of a warning raised
+/// as `code` (see [`NOTE`]).
+pub fn warning_level(code: u16) -> (&'static str, u16) {
+    if code & NOTE != 0 {
+        ("Note", code & !NOTE)
+    } else {
+        ("Warning", code)
+    }
+}
+
 /// What evaluation can see besides the expression.
 pub trait EvalContext {
     /// The statement's parameter values.
@@ -39,7 +59,8 @@ pub trait EvalContext {
     fn now_utc(&self) -> chrono::NaiveDateTime {
         self.time_zone().to_utc(self.now())
     }
-    /// Records a warning for SHOW WARNINGS (code, message).
+    /// Records a warning for SHOW WARNINGS (code, message; a note's code
+    /// carries [`NOTE`]).
     fn warn(&self, code: u16, message: &str);
     /// Whether the server presents itself as MariaDB (`presentation =
     /// "mariadb"`), for the warnings only MariaDB gives; false where there
@@ -896,9 +917,21 @@ pub fn coerce_column(
     let temporal_year = col.ty == crate::types::SqlType::Year
         && matches!(v, Value::Date(_) | Value::DateTime(_) | Value::Stamp(_))
         && ctx.mariadb();
+    let v = in_column_charset(v, col);
     if col.ty.members().is_none() {
+        // MySQL's note 1265 for a DECIMAL rounded to the column's scale (a
+        // note even in strict mode); not for a value clipped to the range,
+        // which has its warning 1264.
+        let rounded = match col.ty {
+            crate::types::SqlType::Decimal { scale, .. } => {
+                crate::types::sqltype::decimal_rounding(&v, scale)
+            }
+            _ => None,
+        };
+        let clipped = std::cell::Cell::new(false);
         let v =
             crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
+                clipped.set(clipped.get() || code == 1264);
                 ctx.warn(code, msg)
             })?;
         if temporal_year {
@@ -906,6 +939,14 @@ pub fn coerce_column(
                 1265,
                 &format!("Data truncated for column '{}' at row {rowno}", col.name),
             );
+        }
+        if let (Some(r), Value::Decimal(stored), false) = (rounded, &v, clipped.get()) {
+            if r == *stored {
+                ctx.warn(
+                    NOTE | 1265,
+                    &format!("Data truncated for column '{}' at row {rowno}", col.name),
+                );
+            }
         }
         return match (v, col.ty) {
             // A TIMESTAMP stores the instant of the session-local time; a
@@ -944,6 +985,37 @@ pub fn coerce_column(
         );
     }
     Ok(v)
+}
+
+/// Bytes that are no UTF-8 text (a binary string: `0x80`, `_binary'..'`)
+/// stored into a character column declared in another character set
+/// (latin1, sjis ...) are read as that set's bytes, as MySQL reinterprets a
+/// binary string in the column's set: 0x80 into a latin1 column is `€`
+/// (MySQL's latin1 is cp1252). Bytes that are no text in that set either
+/// are left for [`crate::types::coerce`]'s 1366. Canyon holds text as
+/// UTF-8 and cannot tell a binary string that is valid UTF-8 from text:
+/// such bytes stay UTF-8 text (MySQL: one latin1 character per byte).
+fn in_column_charset(v: Value, col: &crate::catalog::ColumnDef) -> Value {
+    let Value::Bytes(b) = &v else {
+        return v;
+    };
+    let cs = col.collation.character_set();
+    // (In ascii every byte above 0x7F is no character: 1366.)
+    if !col.ty.is_string()
+        || col.ty.is_binary()
+        || cs.is_passthrough()
+        || cs == crate::types::charset::Charset::Ascii
+        || b.is_ascii()
+    {
+        return v;
+    }
+    if std::str::from_utf8(b).is_ok() {
+        return v;
+    }
+    match cs.decode(b) {
+        std::borrow::Cow::Owned(text) if !text.contains('\u{FFFD}') => Value::str(&text),
+        _ => v,
+    }
 }
 
 /// A string stored into a column declared in a character set other than

@@ -39,6 +39,7 @@ pub mod into;
 pub mod limits;
 pub mod load;
 pub mod lock_tables;
+pub mod names;
 pub mod parser;
 pub mod partition;
 pub mod psm;

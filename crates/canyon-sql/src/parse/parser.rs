@@ -426,10 +426,13 @@ pub enum Parsed {
         /// Its text.
         inner_sql: String,
     },
-    /// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...].
+    /// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...], or
+    /// CHECK TABLE t [, t ...] [option ...] (`check`).
     Analyze {
         /// The tables, each as `[table]` or `[db, table]`.
         tables: Vec<Vec<String>>,
+        /// CHECK TABLE.
+        check: bool,
     },
     /// CREATE TABLE ... PARTITION BY: sqlparser's statement for the text
     /// before the clause, and the clause (see `crate::parse::partition`).
@@ -462,20 +465,38 @@ pub enum Parsed {
 }
 
 /// Parses `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE a, db.b` (sqlparser only
-/// knows Hive's form).
+/// knows Hive's form) and `CHECK TABLE a, db.b [FOR UPGRADE | QUICK | FAST |
+/// MEDIUM | EXTENDED | CHANGED ...]`.
 fn parse_analyze(trimmed: &str) -> Option<Result<Parsed>> {
     let mut words = trimmed.split_whitespace();
-    if !words.next()?.eq_ignore_ascii_case("ANALYZE") {
+    let verb = words.next()?;
+    let check = verb.eq_ignore_ascii_case("CHECK");
+    if !check && !verb.eq_ignore_ascii_case("ANALYZE") {
         return None;
     }
     let mut w = words.next()?;
-    if w.eq_ignore_ascii_case("NO_WRITE_TO_BINLOG") || w.eq_ignore_ascii_case("LOCAL") {
+    if !check && (w.eq_ignore_ascii_case("NO_WRITE_TO_BINLOG") || w.eq_ignore_ascii_case("LOCAL")) {
         w = words.next()?;
     }
     if !w.eq_ignore_ascii_case("TABLE") && !w.eq_ignore_ascii_case("TABLES") {
         return None;
     }
-    let rest: String = words.collect::<Vec<_>>().join(" ");
+    let mut rest: Vec<&str> = words.collect();
+    if check {
+        // The options only choose how thoroughly to look: every check
+        // here reads the whole table.
+        const OPTIONS: [&str; 7] = [
+            "FOR", "UPGRADE", "QUICK", "FAST", "MEDIUM", "EXTENDED", "CHANGED",
+        ];
+        while rest.len() > 1
+            && rest
+                .last()
+                .is_some_and(|w| OPTIONS.iter().any(|o| w.eq_ignore_ascii_case(o)))
+        {
+            rest.pop();
+        }
+    }
+    let rest = rest.join(" ");
     let mut tables = Vec::new();
     for name in rest.split(',') {
         let parts: Vec<String> = name
@@ -488,7 +509,7 @@ fn parse_analyze(trimmed: &str) -> Option<Result<Parsed>> {
         }
         tables.push(parts);
     }
-    Some(Ok(Parsed::Analyze { tables }))
+    Some(Ok(Parsed::Analyze { tables, check }))
 }
 
 /// Replaces MySQL executable comments `/*! ... */` and `/*!NNNNN ... */` by their
@@ -738,7 +759,10 @@ fn parse_text(
     }
     Ok(stmts
         .into_iter()
-        .map(|s| Parsed::Sql(Box::new(s)))
+        .map(|mut s| {
+            crate::parse::names::name_select_items(&mut s, text);
+            Parsed::Sql(Box::new(s))
+        })
         .collect())
 }
 

@@ -110,6 +110,51 @@ impl Format {
     }
 }
 
+/// The traditional EXPLAIN result as MariaDB 10.11 shows it (the server's
+/// MariaDB presentation): MySQL's columns less `partitions` and `filtered`,
+/// which MariaDB shows only for EXPLAIN PARTITIONS / EXTENDED.
+pub fn as_mariadb(result: QueryResult) -> QueryResult {
+    let QueryResult::Rows {
+        columns,
+        rows,
+        warnings,
+    } = result
+    else {
+        return result;
+    };
+    // Positions in `traditional_columns`.
+    const PARTITIONS: usize = 3;
+    const FILTERED: usize = 10;
+    assert!(
+        columns.len() == 12
+            && columns[PARTITIONS].name == "partitions"
+            && columns[FILTERED].name == "filtered",
+        "a traditional EXPLAIN result"
+    );
+    let keep = |i: &usize| *i != PARTITIONS && *i != FILTERED;
+    let columns: Vec<_> = columns
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep(i))
+        .map(|(_, c)| c.clone())
+        .collect();
+    let rows = rows
+        .into_iter()
+        .map(|r| {
+            r.into_iter()
+                .enumerate()
+                .filter(|(i, _)| keep(i))
+                .map(|(_, v)| v)
+                .collect()
+        })
+        .collect();
+    QueryResult::Rows {
+        columns: columns.into(),
+        rows,
+        warnings,
+    }
+}
+
 /// The EXPLAIN result set of a plan in the given form.
 pub fn explain(plan: &Plan, format: Format) -> QueryResult {
     match format {

@@ -139,11 +139,14 @@ pub(super) fn lookup(t: &Table, a: &Access) -> Lookup {
 }
 
 /// The planner's estimate of the rows a read returns (from the table's
-/// statistics, see `crate::catalog::stats`); without statistics, 1 for a single-row
-/// lookup and unknown (NULL) otherwise.
+/// statistics, see `crate::catalog::stats`); without statistics, 1 for a
+/// single-row lookup, the row count DML keeps for a full scan (as MySQL
+/// always estimates one: a 2-row table's scan shows 2), and unknown (NULL)
+/// otherwise.
 fn estimated_rows(t: &Table, a: &Access, kind: &Lookup) -> Option<i64> {
     match crate::plan::access::estimate_rows(t, a) {
         Some(r) => Some(r.round().max(1.0) as i64),
+        None if *kind == Lookup::Scan => Some(t.stats.counted_rows().max(1) as i64),
         None => matches!(kind, Lookup::Const | Lookup::EqRef).then_some(1),
     }
 }

@@ -41,7 +41,8 @@
 //! sources are bound before it runs.
 //!
 //! Not implemented: FULL JOIN (MySQL has none either), a LATERAL derived
-//! table on the right of a RIGHT JOIN, locking reads over joins. An ON
+//! table on the right of a RIGHT JOIN. (Locking reads over joins are the
+//! executor's: `crate::exec::select`, "Locking reads on the general path".) An ON
 //! condition of a parenthesised inner join that names a source outside it
 //! is accepted where MySQL says 1054 (the parser gives both forms one tree).
 

@@ -758,11 +758,6 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
     } else {
         (None, Access::none(), None)
     };
-    if lock == LockMode::Locking && !fast && !sources.is_empty() {
-        return Err(Error::Unsupported(
-            "locking reads with joins, derived tables or subqueries".into(),
-        ));
-    }
     // Window functions sort the rows their own way (see `crate::exec::window`).
     let windowed = windows_from < aggs.len();
     let order_from_access = match &table {

@@ -64,8 +64,8 @@
 //!
 //! # Not implemented
 //! Merging join views and views with expression columns (they are derived
-//! tables: EXPLAIN shows DERIVED, and a locking read through them is
-//! refused as for any derived table); writes through join views (MySQL
+//! tables: EXPLAIN shows DERIVED, and a locking read through them locks
+//! the rows read by the query blocks that lock); writes through join views (MySQL
 //! writes one of their tables; here 1288, DELETE 1395). View recursion is
 //! refused when CREATE OR REPLACE / ALTER VIEW would make a cycle
 //! ([`reads_view`], 1462), and bounded at use ([`MAX_VIEW_NESTING`]).

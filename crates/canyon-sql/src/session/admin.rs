@@ -43,11 +43,13 @@ impl Session {
 }
 
 impl Session {
-    /// ANALYZE TABLE.
+    /// ANALYZE TABLE, or CHECK TABLE (`check`: each table's keys counted
+    /// against its rows, `Engine::check_table`).
     pub(super) fn run_analyze(
         &mut self,
         cat: &Arc<Catalog>,
         tables: &[Vec<String>],
+        check: bool,
     ) -> Result<QueryResult> {
         let engine = self.state.engine.clone();
         // As MySQL: one result row per table, errors reported in the
@@ -64,8 +66,14 @@ impl Session {
             };
             self.state.check_db(cat, &db, "SELECT", Some(&name))?;
             let label = Value::str(&format!("{db}.{name}"));
+            let op = if check { "check" } else { "analyze" };
             let (kind, text) = match cat.table(&db, &name) {
                 None => ("Error", format!("Table '{db}.{name}' doesn't exist")),
+                Some(t) if check => match engine.check_table(t) {
+                    Ok(None) => ("status", "OK".to_string()),
+                    Ok(Some(problem)) => ("error", problem),
+                    Err(e) => ("Error", e.to_string()),
+                },
                 Some(t) if !t.stats.begin_analysis() => {
                     ("status", "Analysis already running".to_string())
                 }
@@ -76,12 +84,22 @@ impl Session {
                     Err(e) => ("Error", e.to_string()),
                 },
             };
+            let missing = cat.table(&db, &name).is_none();
             rows.push(vec![
-                label,
-                Value::str("analyze"),
+                label.clone(),
+                Value::str(op),
                 Value::str(kind),
                 Value::str(&text),
             ]);
+            if missing {
+                // MySQL and MariaDB follow the error with this row.
+                rows.push(vec![
+                    label,
+                    Value::str(op),
+                    Value::str("status"),
+                    Value::str("Operation failed"),
+                ]);
+            }
         }
         Ok(text_rows(&["Table", "Op", "Msg_type", "Msg_text"], rows))
     }
@@ -138,7 +156,13 @@ impl Session {
                 }
                 let format = crate::plan::explain::Format::from_ast(format.as_ref())?;
                 let copy = Box::new(limits::clone_statement(statement));
+                let mariadb = self.state.engine.config().presentation
+                    == crate::catalog::config::Presentation::Mariadb
+                    && format == crate::plan::explain::Format::Traditional;
                 match self.plan_dml(cat, &Parsed::Sql(copy))? {
+                    Some(plan) if mariadb => Ok(crate::plan::explain::as_mariadb(
+                        crate::plan::explain::explain(&plan, format),
+                    )),
                     Some(plan) => Ok(crate::plan::explain::explain(&plan, format)),
                     None => Err(Error::Unsupported("EXPLAIN of this statement".into())),
                 }

@@ -61,6 +61,37 @@ impl Session {
                 code: 1507,
                 message: "Wrong partition name or partition list".into(),
             },
+            // MySQL 8: "Too-big precision 66 specified for 'c1'. Maximum is
+            // 65."; MariaDB leaves the precision out.
+            Error::Sql {
+                code: 1426,
+                sqlstate,
+                message,
+            } => match (message.find(" for '"), message.rfind(". Maximum is ")) {
+                (Some(name), Some(max)) => Error::Sql {
+                    code: 1426,
+                    sqlstate,
+                    message: format!(
+                        "Too big precision specified{}{}",
+                        &message[name..max],
+                        message[max..].trim_end_matches('.')
+                    ),
+                },
+                _ => Error::Sql {
+                    code: 1426,
+                    sqlstate,
+                    message,
+                },
+            },
+            Error::Sql {
+                code: 1427,
+                sqlstate,
+                message,
+            } => Error::Sql {
+                code: 1427,
+                sqlstate,
+                message: message.trim_end_matches('.').to_string(),
+            },
             e => e,
         }
     }
@@ -108,7 +139,7 @@ impl Session {
                 return self.run_account(&cat, parsed);
             }
             Parsed::AlterKeys { table } => return self.run_alter_keys(&cat, table),
-            Parsed::Analyze { tables } => return self.run_analyze(&cat, tables),
+            Parsed::Analyze { tables, check } => return self.run_analyze(&cat, tables, *check),
             Parsed::LockTables { tables } => return self.lock_tables(&cat, tables),
             Parsed::SelectInto { query, into } => {
                 let query = Parsed::Sql(query.clone());

@@ -397,7 +397,8 @@ impl Session {
                 }
                 ctx.check_interrupt()?;
                 let mut warn = |code: u16, message: String| -> Result<()> {
-                    if strict {
+                    // A note is no error in strict mode either.
+                    if strict && code & crate::expr::eval::NOTE == 0 {
                         return Err(load_error(code, message));
                     }
                     effects.warnings.push((code, message));
@@ -462,15 +463,14 @@ impl Session {
                         }
                         (Target::Column(c), Some(Some(bytes))) => {
                             let col = &def.columns[*c];
-                            let v = if strict {
+                            let (v, w) = if strict {
                                 store_field_strict(bytes, col.ty, &col.name, rowno)?
                             } else {
-                                let (v, w) = store_field(bytes, col.ty, &col.name, rowno);
-                                if let Some((code, message)) = w {
-                                    warn(code, message)?;
-                                }
-                                v
+                                store_field(bytes, col.ty, &col.name, rowno)
                             };
+                            if let Some((code, message)) = w {
+                                warn(code, message)?;
+                            }
                             if !frame.is_empty() {
                                 frame[*c] = v.clone();
                             }
@@ -559,7 +559,8 @@ impl Session {
         }
         let warnings = effects.warnings.len();
         for (code, msg) in effects.warnings {
-            self.state.warnings.push(("Warning", code, msg));
+            let (level, code) = crate::expr::eval::warning_level(code);
+            self.state.warnings.push((level, code, msg));
         }
         let affected = stats.copied + stats.deleted;
         self.state.row_count = affected as i64;

@@ -541,8 +541,11 @@ impl Session {
         self.state.warnings.push(("Note", code, message));
     }
 
+    /// A warning for SHOW WARNINGS; a note where `code` carries
+    /// [`crate::expr::eval::NOTE`].
     pub(super) fn warning(&mut self, code: u16, message: String) {
-        self.state.warnings.push(("Warning", code, message));
+        let (level, code) = crate::expr::eval::warning_level(code);
+        self.state.warnings.push((level, code, message));
     }
 
     /// The `YEAR(n)` columns of a CREATE or ALTER TABLE as the server's

@@ -154,9 +154,7 @@ impl Session {
                 if unknown.is_empty() {
                     Ok(ok(0))
                 } else if *if_exists {
-                    for u in unknown {
-                        self.note(1051, format!("Unknown table '{u}'"));
-                    }
+                    self.unknown_tables_note(unknown);
                     Ok(ok(0))
                 } else {
                     Err(Error::BadTable(unknown.join(",")))
@@ -198,6 +196,7 @@ impl Session {
                             .iter()
                             .map(|n| self.split_name(n))
                             .collect::<Result<Vec<_>>>()?;
+                        let mut unknown = Vec::new();
                         for (i, (db, t)) in all.iter().enumerate() {
                             let (db, t) = (db.clone(), t.clone());
                             // A temporary table of the name hides the base one.
@@ -206,9 +205,10 @@ impl Session {
                             }
                             self.state.check_db(&cat, &db, "DROP", Some(&t))?;
                             if !engine.drop_table(&db, &t, *if_exists, checks, &all[i + 1..])? {
-                                self.note(1051, format!("Unknown table '{db}.{t}'"));
+                                unknown.push(format!("{db}.{t}"));
                             }
                         }
+                        self.unknown_tables_note(unknown);
                         Ok(ok(0))
                     }
                     ast::ObjectType::Index => {
@@ -314,7 +314,8 @@ impl Session {
                 let warnings = engine.alter_table_in_zone(&db, &t, ops, strict, &zone)?;
                 let n = warnings.len();
                 for (code, message) in warnings {
-                    self.state.warnings.push(("Warning", code, message));
+                    let (level, code) = crate::expr::eval::warning_level(code);
+                    self.state.warnings.push((level, code, message));
                 }
                 Ok(if rename_only {
                     ok(0)
@@ -414,4 +415,31 @@ fn timestamp_defaults_to_utc(
         }
     }
     Ok(())
+}
+
+impl Session {
+    /// Note 1051 for the tables `DROP [TEMPORARY] TABLE IF EXISTS` did not
+    /// find (`db.table`): one note per table, as MySQL 8 gives them; where
+    /// the server presents itself as MariaDB, one note naming them all,
+    /// comma-separated and cut to 100 characters as MariaDB's `%-.100T`
+    /// cuts it (97 and `...`).
+    fn unknown_tables_note(&mut self, unknown: Vec<String>) {
+        use crate::catalog::config::Presentation;
+        if unknown.is_empty() {
+            return;
+        }
+        if self.state.engine.config().presentation != Presentation::Mariadb {
+            for u in unknown {
+                self.note(1051, format!("Unknown table '{u}'"));
+            }
+            return;
+        }
+        let all = unknown.join(",");
+        let shown = if all.chars().count() > 100 {
+            format!("{}...", all.chars().take(97).collect::<String>())
+        } else {
+            all
+        };
+        self.note(1051, format!("Unknown table '{shown}'"));
+    }
 }

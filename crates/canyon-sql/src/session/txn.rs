@@ -233,7 +233,8 @@ impl Session {
         // `SET @x` in the statement's triggers (kept whether it succeeds).
         self.state.user_vars.extend(var_writes.into_inner());
         for (code, msg) in warnings {
-            self.state.warnings.push(("Warning", code, msg));
+            let (level, code) = crate::expr::eval::warning_level(code);
+            self.state.warnings.push((level, code, msg));
         }
         match r {
             Ok(v) => {
@@ -281,7 +282,8 @@ impl Session {
                 let r = crate::exec::select::run_select(s, None, &ctx, false);
                 let warnings = ctx.warnings.into_inner();
                 for (code, msg) in warnings {
-                    self.state.warnings.push(("Warning", code, msg));
+                    let (level, code) = crate::expr::eval::warning_level(code);
+                    self.state.warnings.push((level, code, msg));
                 }
                 r
             }
@@ -349,7 +351,8 @@ impl Session {
             if code == 1062 && silent_duplicates {
                 continue;
             }
-            self.state.warnings.push(("Warning", code, msg));
+            let (level, code) = crate::expr::eval::warning_level(code);
+            self.state.warnings.push((level, code, msg));
         }
         match &result {
             QueryResult::Ok { affected_rows, .. } => self.state.row_count = *affected_rows as i64,

@@ -49,7 +49,7 @@
 //! | gbk        | GBK                | WHATWG's GBK decodes as gb18030: a few more characters than MySQL's gbk |
 //! | big5       | Big5               | WHATWG's Big5 is Big5-HKSCS on decode |
 //! | euckr      | EUC-KR             | WHATWG's is windows-949 (UHC), a superset |
-//! | ascii      | (own)              | bytes above 0x7F decode to U+FFFD |
+//! | ascii      | (own)              | bytes above 0x7F decode to `?`, as MySQL converts them |
 //! | utf8mb3    | UTF-8              | characters above U+FFFF are not representable |
 //! | utf8mb4    | UTF-8              | |
 //! | binary     | none               | bytes pass unchanged |
@@ -199,7 +199,8 @@ impl Charset {
 
     /// Bytes in this character set to UTF-8 text. Bytes that are not valid
     /// in it become U+FFFD (MySQL would refuse the statement with 1300 or
-    /// store `?`). UTF-8 and binary input is returned as it is when valid,
+    /// store `?`); in ascii, `?`, as MySQL and MariaDB convert them (a
+    /// client in `SET NAMES ascii` sending `'é'` stores `??`). UTF-8 and binary input is returned as it is when valid,
     /// else lossily.
     pub fn decode(self, bytes: &[u8]) -> Cow<'_, str> {
         match self {
@@ -211,7 +212,7 @@ impl Charset {
                     Cow::Owned(
                         bytes
                             .iter()
-                            .map(|&b| if b < 0x80 { b as char } else { '\u{FFFD}' })
+                            .map(|&b| if b < 0x80 { b as char } else { '?' })
                             .collect(),
                     )
                 }
@@ -339,6 +340,8 @@ mod tests {
         assert!(!text.contains('\u{FFFD}'));
         assert_eq!(&*Charset::Latin1.encode(&text), &all[..]);
         assert_eq!(Charset::Latin1.decode(&[0x80]), "€");
+        // MySQL's conversion from ascii: '?' for each byte above 0x7F.
+        assert_eq!(Charset::Ascii.decode(&[b'a', 0xE0, 0xA4]), "a??");
         assert_eq!(&*Charset::Latin1.encode("é€"), &[0xE9, 0x80]);
     }
 

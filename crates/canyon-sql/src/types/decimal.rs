@@ -760,14 +760,16 @@ impl FromStr for Decimal {
                 .ok()
                 .and_then(|e| e.parse().ok())
                 .ok_or(ParseDecimalError)?;
-            scale -= exp;
+            scale = scale.saturating_sub(exp);
         }
         if round_up {
             m += 1;
         }
         if scale < 0 {
-            let up = (-scale) as u32;
-            if digits(m) + up > MAX_PRECISION {
+            // (An exponent past u32 must not wrap: '1e+4294967296' is out
+            // of range, not 1.)
+            let up = u32::try_from(-scale).unwrap_or(u32::MAX);
+            if up > MAX_PRECISION || digits(m) + up > MAX_PRECISION {
                 return if m == 0 {
                     Ok(Decimal::ZERO)
                 } else {
@@ -1004,6 +1006,12 @@ mod tests {
         assert_eq!(d("12e-2").to_string(), "0.12");
         assert!("abc".parse::<Decimal>().is_err());
         assert!("1.2.3".parse::<Decimal>().is_err());
+        // An exponent past u32 does not wrap around.
+        assert!("1e+4294967296".parse::<Decimal>().is_err());
+        assert_eq!(
+            d("1e-4294967296").to_string(),
+            "0.".to_string() + &"0".repeat(30)
+        );
         // digits past scale 30 round half away from zero
         assert_eq!(
             d(&("0.".to_string() + &"0".repeat(29) + "15")).to_string(),

@@ -210,53 +210,61 @@ pub fn check_members(kind: Kind, column: &str, values: &mut [String]) -> Result<
     Ok(())
 }
 
-/// 1291 if two members are equal under `collation` (MySQL compares them
-/// under the column's collation: `ENUM('a','A')` is a duplicate under a
-/// `_ci` collation and allowed under `_bin`).
-pub fn check_distinct(kind: Kind, column: &str, m: &Members) -> Result<()> {
-    // A map of sort keys: lists may have 65,535 members. MySQL names the
-    // earlier of the two members.
-    let mut seen = std::collections::HashMap::with_capacity(m.values.len());
-    let mut first_dup: Option<usize> = None;
+/// Two members equal under the collation (MySQL compares them under the
+/// column's collation: `ENUM('a','A')` is a duplicate under a `_ci`
+/// collation and allowed under `_bin`): strict `sql_mode` refuses the first
+/// with 1291; otherwise each member equal to a later one is note 1291
+/// (`warn`, the code with [`crate::expr::eval::NOTE`]) and the list is kept
+/// as declared, as MySQL 8 and MariaDB keep it (a value names the first of
+/// equal members).
+pub fn check_distinct(
+    kind: Kind,
+    column: &str,
+    m: &Members,
+    strict: bool,
+    warn: &mut dyn FnMut(u16, String),
+) -> Result<()> {
+    // A map of sort keys to the last member with each: lists may have
+    // 65,535 members.
+    let mut keys = Vec::with_capacity(m.values.len());
+    let mut last = std::collections::HashMap::with_capacity(m.values.len());
     for (i, v) in m.values.iter().enumerate() {
         let mut key = Vec::with_capacity(v.len());
         m.collation.sort_key(v.as_bytes(), &mut key);
-        match seen.get(&key) {
-            Some(&earlier) => {
-                first_dup = Some(first_dup.map_or(earlier, |d: usize| d.min(earlier)))
-            }
-            None => {
-                seen.insert(key, i);
-            }
+        last.insert(key.clone(), i);
+        keys.push(key);
+    }
+    for (i, key) in keys.iter().enumerate() {
+        if last[key] == i {
+            continue;
         }
+        let message = format!(
+            "Column '{column}' has duplicated value '{}' in {}",
+            m.values[i],
+            kind.keyword()
+        );
+        if strict {
+            return Err(Error::Sql {
+                code: 1291,
+                sqlstate: *b"HY000",
+                message,
+            });
+        }
+        warn(crate::expr::eval::NOTE | 1291, message);
     }
-    match first_dup {
-        Some(i) => Err(Error::Sql {
-            code: 1291,
-            sqlstate: *b"HY000",
-            message: format!(
-                "Column '{column}' has duplicated value '{}' in {}",
-                m.values[i],
-                kind.keyword()
-            ),
-        }),
-        None => Ok(()),
-    }
+    Ok(())
 }
 
 impl Members {
     /// The 1-based position of the member equal to `s` under the collation.
     fn position(&self, s: &[u8]) -> Option<usize> {
         let s = trim_end_spaces(s);
-        // Stored values are members' exact text: try that first.
+        // The first member equal under the collation (members equal to
+        // each other, kept outside strict mode, name the first: 'X' for
+        // ENUM('x','y','X') is 1); the exact text is the cheap test.
         self.values
             .iter()
-            .position(|m| m.as_bytes() == s)
-            .or_else(|| {
-                self.values
-                    .iter()
-                    .position(|m| self.collation.equal(m.as_bytes(), s))
-            })
+            .position(|m| m.as_bytes() == s || self.collation.equal(m.as_bytes(), s))
             .map(|p| p + 1)
     }
 
@@ -372,9 +380,18 @@ impl Members {
             Value::Bytes(b) => {
                 let mut mask = 0u64;
                 let mut bad = false;
+                // The value loses its trailing spaces, its elements do not:
+                // MySQL's find_set compares each element with the members
+                // without padding, so 'a ,b' names no member 'a' (1265).
+                let b = trim_end_spaces(b);
                 if !b.is_empty() {
                     for part in b.split(|c| *c == b',') {
-                        match self.position(part) {
+                        let position = if part.last() == Some(&b' ') {
+                            None
+                        } else {
+                            self.position(part)
+                        };
+                        match position {
                             Some(p) => mask |= 1 << (p - 1),
                             None => bad = true,
                         }
@@ -449,6 +466,15 @@ mod tests {
         assert_eq!(m.store_set(&Value::Int(6)), (Value::str("b,c"), false));
         assert_eq!(m.store_set(&Value::Int(9)), (Value::str("a"), true));
         assert_eq!(m.store_set(&Value::str("a,x")), (Value::str("a"), true));
+        // Trailing spaces end the value, not an element (MariaDB, MySQL).
+        assert_eq!(
+            m.store_set(&Value::str("c,a  ")),
+            (Value::str("a,c"), false)
+        );
+        assert_eq!(
+            m.store_set(&Value::str("c,A ,b")),
+            (Value::str("b,c"), true)
+        );
     }
 
     #[test]
@@ -457,12 +483,34 @@ mod tests {
         check_members(Kind::Enum, "c", &mut v).expect("no count or comma problem");
         assert_eq!(v, ["a", "A"]);
         let m = intern(v, Collation::Utf8mb4GeneralCi);
+        let mut notes = Vec::new();
         assert!(matches!(
-            check_distinct(Kind::Enum, "c", m),
+            check_distinct(Kind::Enum, "c", m, true, &mut |c, t| notes.push((c, t))),
             Err(Error::Sql { code: 1291, .. })
         ));
+        assert!(notes.is_empty());
         let bin = intern(vec!["a".into(), "A".into()], Collation::Utf8mb4Bin);
-        assert!(check_distinct(Kind::Enum, "c", bin).is_ok());
+        assert!(check_distinct(Kind::Enum, "c", bin, true, &mut |_, _| {}).is_ok());
+        // Outside strict mode: a note per member equal to a later one.
+        let abab = intern(
+            ["a", "b", "a", "b"].map(String::from).to_vec(),
+            Collation::Latin1SwedishCi,
+        );
+        check_distinct(Kind::Set, "c1", abab, false, &mut |c, t| notes.push((c, t)))
+            .expect("a note, not an error");
+        assert_eq!(
+            notes,
+            [
+                (
+                    crate::expr::eval::NOTE | 1291,
+                    "Column 'c1' has duplicated value 'a' in SET".to_string()
+                ),
+                (
+                    crate::expr::eval::NOTE | 1291,
+                    "Column 'c1' has duplicated value 'b' in SET".to_string()
+                ),
+            ]
+        );
         let mut many: Vec<String> = (0..65).map(|i| i.to_string()).collect();
         assert!(matches!(
             check_members(Kind::Set, "c", &mut many),

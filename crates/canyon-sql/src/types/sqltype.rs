@@ -665,6 +665,63 @@ fn real_max(m: u8, d: u8) -> f64 {
     10f64.powi(m as i32 - d as i32) - 10f64.powi(-(d as i32))
 }
 
+/// What `v` becomes in a DECIMAL column of scale `scale` when that drops
+/// nonzero fractional digits (`1.235` into DECIMAL(5,2): 1.24), read as
+/// [`coerce`] reads it; `None` when the value keeps all its digits
+/// (`'1.20000'` does) or is no number. MySQL stores such a value rounded
+/// with note 1265 "Data truncated", which strict mode leaves a note; the
+/// caller compares with what was stored, so that a value clipped to the
+/// column's range has only its warning 1264.
+pub fn decimal_rounding(v: &Value, scale: u8) -> Option<Decimal> {
+    let scale = u32::from(scale);
+    let d = match v {
+        Value::Decimal(d) => *d,
+        Value::Double(f) => Decimal::try_from(*f).ok()?,
+        Value::Bytes(b) => {
+            // Read from the text: '1e-4294967296' has a digit far below
+            // any scale, which its value (0 once parsed) no longer shows.
+            let s = std::str::from_utf8(b).ok()?.trim();
+            if !digits_below(s, scale)? {
+                return None;
+            }
+            Decimal::from_str_exact(s)
+                .ok()
+                .or_else(|| Decimal::try_from(s.parse::<f64>().ok()?).ok())?
+        }
+        _ => return None,
+    };
+    if !matches!(v, Value::Bytes(_)) && d.normalize().scale() <= scale {
+        return None;
+    }
+    let mut r = d.round_dp_with_strategy(scale, RoundingStrategy::MidpointAwayFromZero);
+    r.rescale(scale);
+    Some(r)
+}
+
+/// Whether number text (`-12.50`, `.5`, `1e-3`) has a nonzero digit below
+/// 10^-`scale`; `None` for text that is no number.
+fn digits_below(s: &str, scale: u32) -> Option<bool> {
+    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (mantissa, exp) = match s.find(['e', 'E']) {
+        // An exponent past 64 bits is no number MariaDB reads digit by
+        // digit: '1e-9223372036854775809' stores 0 without the note.
+        Some(i) => (&s[..i], i128::from(s[i + 1..].parse::<i64>().ok()?)),
+        None => (s, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits: Vec<u8> = int.bytes().chain(frac.bytes()).collect();
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    // The place (power of ten) of the last nonzero digit.
+    Some(
+        digits
+            .iter()
+            .rposition(|&c| c != b'0')
+            .is_some_and(|p| int.len() as i128 - 1 - p as i128 + exp < -i128::from(scale)),
+    )
+}
+
 /// [`coerce`], except that a number out of the column's range is clipped to
 /// the nearest end of it with warning 1264, as MySQL stores it outside
 /// strict mode or under IGNORE (the caller's `warn` records the warning;
@@ -698,6 +755,14 @@ pub fn coerce_or_clip(
         ) if b.len() > n as usize => Some(b.clone()),
         _ => None,
     };
+    // A string past a double's range ('1e+1000') into a FLOAT / DOUBLE:
+    // MySQL's and MariaDB's Field_float / Field_double::store(const char *)
+    // warn 1264 for the text, then once more for the value clipped.
+    let text_overflow = ty.is_real()
+        && matches!(&v, Value::Bytes(b) if std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .is_some_and(f64::is_infinite));
     match coerce(v, ty, column, row) {
         Err(Error::DataTooLong { column, row }) if matches!(ty, SqlType::Bit(_)) => {
             // Too many bits (a negative number has 64): all ones. Strict
@@ -825,9 +890,23 @@ pub fn coerce_or_clip(
                     (true, _) => Value::Double(0.0),
                     (false, Some((m, d))) => {
                         let max = real_max(m, d);
+                        let max = if matches!(ty, SqlType::Float { .. }) {
+                            // Single precision, as every FLOAT value.
+                            f64::from(max as f32)
+                        } else {
+                            max
+                        };
                         Value::Double(if negative { -max } else { max })
                     }
-                    (false, None) => return Err(Error::OutOfRange { column, row }),
+                    // The type's largest magnitude (FLT_MAX, DBL_MAX).
+                    (false, None) => {
+                        let max = if matches!(ty, SqlType::Float { .. }) {
+                            f64::from(f32::MAX)
+                        } else {
+                            f64::MAX
+                        };
+                        Value::Double(if negative { -max } else { max })
+                    }
                 }
             } else if ty == SqlType::Year {
                 // A year out of range is the year 0000 (MySQL's and
@@ -836,10 +915,11 @@ pub fn coerce_or_clip(
             } else {
                 return Err(Error::OutOfRange { column, row });
             };
-            warn(
-                1264,
-                &format!("Out of range value for column '{column}' at row {row}"),
-            );
+            let message = format!("Out of range value for column '{column}' at row {row}");
+            if text_overflow {
+                warn(1264, &message);
+            }
+            warn(1264, &message);
             Ok(clipped)
         }
         // The zero date where NO_ZERO_DATE is set: stored with warning 1292,
@@ -1047,6 +1127,20 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                 }
                 other => other.to_f64().unwrap_or(0.0),
             };
+            // Field_real::truncate: a negative value into UNSIGNED is out
+            // of range before any rounding (-0.1 into FLOAT(10,0) UNSIGNED).
+            if unsigned && f < 0.0 {
+                return Err(out_of_range());
+            }
+            // Without (M,D) the range is the type's own: FLT_MAX for a
+            // FLOAT, a finite number for a DOUBLE ('1e+1000' is out of it).
+            let past_type = match ty {
+                SqlType::Float { .. } => f.abs() > f64::from(f32::MAX),
+                _ => f.is_infinite(),
+            };
+            if digits.is_none() && past_type {
+                return Err(out_of_range());
+            }
             if let Some((m, d)) = digits {
                 // MySQL's Field_real::truncate_double: rounded to D decimals
                 // (half away from zero), then at most 10^(M-D) - 10^-D.
@@ -1058,6 +1152,12 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
             }
             if unsigned && f < 0.0 {
                 return Err(out_of_range());
+            }
+            // A FLOAT holds a single-precision number (after the range
+            // check, as MySQL's Field_float::store: 99999.99999 fits a
+            // FLOAT(10,5) and reads back as 100000.00000).
+            if matches!(ty, SqlType::Float { .. }) && f.is_finite() {
+                f = f64::from(f as f32);
             }
             Ok(Value::Double(f))
         }
@@ -1085,6 +1185,11 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                 Value::Double(f) => Decimal::try_from(*f).map_err(|_| out_of_range())?,
                 other => other.to_decimal().ok_or_else(out_of_range)?,
             };
+            // The sign is checked before the rounding: -0.1 into DECIMAL(10,0)
+            // UNSIGNED is out of range (1264), not 0 (MySQL, MariaDB).
+            if unsigned && d.is_sign_negative() && !d.is_zero() {
+                return Err(out_of_range());
+            }
             let mut d =
                 d.round_dp_with_strategy(scale as u32, RoundingStrategy::MidpointAwayFromZero);
             d.rescale(scale as u32);

@@ -132,10 +132,11 @@ pub fn format_double(v: f64) -> String {
     gcvt(v, format!("{v:e}"), 22)
 }
 
-/// A FLOAT as MySQL prints it: the shortest digits that read back to the same
-/// single-precision value, with the same notation rules (field width 12).
+/// A FLOAT as MySQL prints it: at most FLT_DIG (6) significant digits
+/// (`my_gcvt` asks dtoa for no more for a FLOAT: 1111111111 is
+/// `1111110000`), with the same notation rules (field width 12).
 pub fn format_float(v: f32) -> String {
-    gcvt(f64::from(v), format!("{v:e}"), 12)
+    gcvt(f64::from(v), format!("{:.5e}", f64::from(v)), 12)
 }
 
 /// The notation choice of MySQL's `my_gcvt` (strings/dtoa.cc), applied to the
@@ -258,6 +259,8 @@ mod tests {
     fn floats_use_single_precision_digits() {
         assert_eq!(format_float(0.1), "0.1");
         assert_eq!(format_float(1.5), "1.5");
-        assert_eq!(format_float(3.4028235e38), "3.4028235e38");
+        assert_eq!(format_float(3.4028235e38), "3.40282e38");
+        assert_eq!(format_float(1111111111.0), "1111110000");
+        assert_eq!(format_float(100119.0), "100119");
     }
 }
