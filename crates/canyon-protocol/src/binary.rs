@@ -375,6 +375,11 @@ pub fn write_binary_row(out: &mut Vec<u8>, columns: &[Column], row: &[Value]) {
             ColumnType::Long | ColumnType::Int24 => {
                 out.extend_from_slice(&int_bits(value).to_le_bytes()[..4])
             }
+            // MariaDB's YEAR(2), a YEAR column of length 2, sends the
+            // year's last two digits (the client pads them to two).
+            ColumnType::Year if col.length == 2 => {
+                out.extend_from_slice(&(int_bits(value) % 100).to_le_bytes()[..2])
+            }
             ColumnType::Short | ColumnType::Year => {
                 out.extend_from_slice(&int_bits(value).to_le_bytes()[..2])
             }

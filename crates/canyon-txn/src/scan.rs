@@ -419,10 +419,7 @@ impl Transaction {
         let snapshot = self.read_at(ReadMode::Snapshot);
         let current = self.read_at(ReadMode::Current);
         let txn: &Transaction = self;
-        Ok((
-            Reader { txn, at: snapshot },
-            Reader { txn, at: current },
-        ))
+        Ok((Reader { txn, at: snapshot }, Reader { txn, at: current }))
     }
 
     /// Whether this transaction holds the lock on `key` (taken by

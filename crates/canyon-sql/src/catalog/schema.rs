@@ -89,7 +89,8 @@ pub struct ColumnAttrs {
     pub comment: String,
     /// The display width an integer type was declared with (`INT(5)`):
     /// shown where widths are (`EngineConfig::display_widths`); it never
-    /// limits values, as in MySQL.
+    /// limits values, as in MySQL. For YEAR only 2 (MariaDB's YEAR(2), see
+    /// [`ColumnDef::is_year2`]), which also changes how values read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_width: Option<u32>,
     /// ON UPDATE CURRENT_TIMESTAMP: an UPDATE that changes the row and does
@@ -138,6 +139,15 @@ impl ColumnAttrs {
 }
 
 impl ColumnDef {
+    /// Whether this is a MariaDB YEAR(2) column (`presentation =
+    /// "mariadb"` only, see `crate::ddl::column_type::year_widths`): a YEAR
+    /// whose display width is 2. It stores the year as YEAR(4) does; results
+    /// show it as two digits and expressions read it as the year modulo 100
+    /// (`crate::plan::bind_members`).
+    pub fn is_year2(&self) -> bool {
+        self.ty == SqlType::Year && self.attrs.display_width == Some(2)
+    }
+
     /// The column's type as SHOW CREATE TABLE and COLUMN_TYPE print it: with
     /// `display_widths` (MySQL 5.7 / MariaDB) the declared or default width;
     /// without (MySQL 8.0.19+) none, except a declared TINYINT(1), which

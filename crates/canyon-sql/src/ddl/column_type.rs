@@ -20,10 +20,18 @@ pub(super) fn unsigned_of(ty: SqlType) -> SqlType {
     ty.with_unsigned()
 }
 
-/// The display width an integer type was declared with (`INT(5)`).
+/// The display width an integer type was declared with (`INT(5)`), or the
+/// length of a `YEAR(n)` other than `YEAR(4)` (left for [`year_widths`] to
+/// refuse or, for MariaDB, keep or drop).
 pub(super) fn declared_width(t: &ast::DataType) -> Option<u32> {
     use ast::DataType as D;
     match t {
+        D::Custom(name, args) if name.to_string().eq_ignore_ascii_case("YEAR") => {
+            match args.as_slice() {
+                [n] => n.trim().parse::<u32>().ok().filter(|n| *n != 4),
+                _ => None,
+            }
+        }
         D::TinyInt(w)
         | D::TinyIntUnsigned(w)
         | D::SmallInt(w)
@@ -248,9 +256,12 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
             SqlType::BigInt { unsigned: true }
         }
         D::Custom(name, args) if name.to_string().eq_ignore_ascii_case("YEAR") => {
-            // YEAR and YEAR(4); YEAR(2) was removed in MySQL 5.7.5.
-            if args.iter().any(|a| a != "4") {
-                return Err(Error::Unsupported("YEAR(2)".into()));
+            // YEAR, YEAR(4) and (see `year_widths`) YEAR(n): the length is
+            // the column's display width, not part of its type.
+            match args.as_slice() {
+                [] => {}
+                [n] if n.trim().parse::<u32>().is_ok() => {}
+                _ => return Err(Error::Syntax(format!("YEAR({})", args.join(",")))),
             }
             SqlType::Year
         }
@@ -273,4 +284,47 @@ pub fn sql_type(t: &ast::DataType) -> Result<SqlType> {
         }
         other => return Err(Error::Unsupported(format!("column type {other}"))),
     })
+}
+
+/// The `YEAR(n)` columns among `columns` (n not 4; `declared_width` keeps n
+/// as the display width), as the server's presentation has them.
+///
+/// MySQL 8 refuses them: YEAR(2) was removed in 5.7.5, and any length but
+/// 4 is 1818 ER_INVALID_YEAR_COLUMN_LENGTH. MariaDB 10.11 keeps YEAR(2), a
+/// column that stores the year as YEAR(4) does but shows and reads it as
+/// two digits (see `crate::types::sqltype::year2`), and makes any other
+/// length YEAR(4); each such column is a Note 1287 (deprecated). Under
+/// `presentation = "mariadb"` Canyon does as MariaDB (`mariadb`), calling
+/// `note` with each Note's code and message.
+pub fn year_widths<'a>(
+    columns: impl IntoIterator<Item = &'a mut crate::catalog::ColumnDef>,
+    mariadb: bool,
+    note: &mut dyn FnMut(u16, String),
+) -> Result<()> {
+    for c in columns {
+        if c.ty != SqlType::Year {
+            continue;
+        }
+        let Some(n) = c.attrs.display_width else {
+            continue;
+        };
+        if !mariadb {
+            return Err(Error::Sql {
+                code: 1818,
+                sqlstate: *b"HY000",
+                message: "Supports only YEAR or YEAR(4) column.".into(),
+            });
+        }
+        note(
+            1287,
+            format!(
+                "'YEAR({n})' is deprecated and will be removed in a future release. \
+                 Please use YEAR(4) instead"
+            ),
+        );
+        if n != 2 {
+            c.attrs.display_width = None;
+        }
+    }
+    Ok(())
 }

@@ -256,11 +256,16 @@ pub(crate) fn find_conflict(
 
 /// The key values of a duplicate-entry message, each as its column shows
 /// it: a FLOAT(M,D) / DOUBLE(M,D) with its D digits (`100000.00000`, where
-/// the bare double is `100000`), as MySQL prints the field.
+/// the bare double is `100000`), as MySQL prints the field; a YEAR as
+/// `0000`, MariaDB's YEAR(2) as `01`.
 pub(crate) fn key_display(table: &Table, cols: &[usize], row: &[Value]) -> String {
     use crate::types::SqlType;
     cols.iter()
         .map(|&c| match (&row[c], table.def.columns[c].ty) {
+            (Value::UInt(y), SqlType::Year) if table.def.columns[c].is_year2() => {
+                format!("{:02}", y % 100)
+            }
+            (Value::UInt(y), SqlType::Year) => format!("{y:04}"),
             (
                 Value::Double(v),
                 SqlType::Float {

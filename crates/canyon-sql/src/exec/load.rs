@@ -467,8 +467,13 @@ pub fn store_field_strict(
 }
 
 /// The value MySQL stores in a NOT NULL column given NULL or nothing by
-/// LOAD DATA: zero, the empty string, or the zero date.
+/// LOAD DATA: zero (for YEAR the year 0000), the empty string, or the zero
+/// date.
 pub fn implicit_default(ty: SqlType) -> Value {
+    if ty == SqlType::Year {
+        // The year 0000 (the string '0' would be 2000).
+        return Value::UInt(0);
+    }
     for zero in [&b""[..], b"0", b"0000-00-00 00:00:00", b"00:00:00"] {
         if let Ok(v) = coerce(Value::Bytes(zero.to_vec()), ty, "", 0) {
             return v;

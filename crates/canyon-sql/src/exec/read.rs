@@ -329,6 +329,9 @@ impl EvalContext for Quiet<'_> {
     fn time_zone(&self) -> crate::types::timezone::Zone {
         self.0.time_zone()
     }
+    fn mariadb(&self) -> bool {
+        self.0.mariadb()
+    }
     fn now_utc(&self) -> chrono::NaiveDateTime {
         self.0.now_utc()
     }

@@ -521,7 +521,11 @@ fn run_locking_rounds(
                 all_blocks,
                 read: &read,
             };
-            run_block(plan, &QueryCtx::new(ctx, Some(snapshot), Some(locking)), &[])?
+            run_block(
+                plan,
+                &QueryCtx::new(ctx, Some(snapshot), Some(locking)),
+                &[],
+            )?
         };
         let mut keys = read.into_inner();
         keys.retain(|k| !txn.holds_lock(k));

@@ -68,6 +68,12 @@ pub trait EvalContext {
     /// Records a warning for SHOW WARNINGS (code, message; a note's code
     /// carries [`NOTE`]).
     fn warn(&self, code: u16, message: &str);
+    /// Whether the server presents itself as MariaDB (`presentation =
+    /// "mariadb"`), for the warnings only MariaDB gives; false where there
+    /// is no session.
+    fn mariadb(&self) -> bool {
+        false
+    }
     /// LOAD_FILE(name): the bytes of the server file `name`, or NULL where
     /// the session may not read it (no FILE privilege, outside
     /// `secure_file_priv`, unreadable, past `max_allowed_packet`). Only a
@@ -255,6 +261,9 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     }
     fn warn(&self, code: u16, message: &str) {
         self.base.warn(code, message)
+    }
+    fn mariadb(&self) -> bool {
+        self.base.mariadb()
     }
     fn subquery(&self, sq: &SubqueryExpr, outer: &[Value]) -> Result<SubqueryRows> {
         S::rows(self, sq, outer)
@@ -899,6 +908,24 @@ pub fn coerce_column(
     rowno: u64,
     ctx: &dyn EvalContext,
 ) -> Result<Value> {
+    // MariaDB's YEAR(2) stores the number 0 as 2000: only a YEAR(4) keeps
+    // it the year 0000 (`Field_year::store`); the string '0' is 2000 in both.
+    let zero = match &v {
+        Value::Int(0) | Value::UInt(0) => true,
+        Value::Double(d) => *d == 0.0,
+        Value::Decimal(d) => d.is_zero(),
+        _ => false,
+    };
+    let v = if zero && col.is_year2() {
+        Value::UInt(2000)
+    } else {
+        v
+    };
+    // MariaDB's `Field_year::store_time_dec`: a DATE or DATETIME stored in
+    // a YEAR keeps its year with warning 1265 (MySQL 8 stores it silently).
+    let temporal_year = col.ty == crate::types::SqlType::Year
+        && matches!(v, Value::Date(_) | Value::DateTime(_) | Value::Stamp(_))
+        && ctx.mariadb();
     let v = in_column_charset(v, col);
     if col.ty.members().is_none() {
         // MySQL's note 1265 for a DECIMAL rounded to the column's scale (a
@@ -916,6 +943,12 @@ pub fn coerce_column(
                 clipped.set(clipped.get() || code == 1264);
                 ctx.warn(code, msg)
             })?;
+        if temporal_year {
+            ctx.warn(
+                1265,
+                &format!("Data truncated for column '{}' at row {rowno}", col.name),
+            );
+        }
         if let (Some(r), Value::Decimal(stored), false) = (rounded, &v, clipped.get()) {
             if r == *stored {
                 ctx.warn(

@@ -47,6 +47,11 @@ pub struct Scope {
     /// for the columns of derived sources): such a column reads as a number
     /// in a numeric context (see `bind_members`). May be shorter than `columns`.
     pub member_types: Vec<Option<SqlType>>,
+    /// Each YEAR column's kind (`None` for other columns): a YEAR(2)
+    /// column compared with a YEAR column compares years, and a keyed one
+    /// compared with a constant in WHERE also compares years (see
+    /// `bind_members`). May be shorter than `columns`.
+    pub years: Vec<Option<YearColumn>>,
     /// Frame position of its first column.
     pub offset: usize,
     /// Columns (by index) merged into an earlier source's column of the same
@@ -57,6 +62,17 @@ pub struct Scope {
     /// FULLTEXT indexes up in the catalog: `crate::plan::bind_match`; the id
     /// tells a temporary table from the base table it shadows).
     pub table_name: Option<(String, u32)>,
+}
+
+/// A YEAR column, as a [`Scope`] knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YearColumn {
+    /// YEAR (YEAR(4)).
+    Four,
+    /// MariaDB's YEAR(2) (`crate::catalog::ColumnDef::is_year2`).
+    Two,
+    /// A YEAR(2) column that is the first column of a key.
+    TwoKeyed,
 }
 
 impl Scope {
@@ -83,7 +99,29 @@ impl Scope {
                 .columns
                 .iter()
                 .map(|c| {
-                    (c.ty.members().is_some() || matches!(c.ty, SqlType::Time(_))).then_some(c.ty)
+                    // A YEAR(2) column's entry is `SqlType::Year` (a YEAR(4)
+                    // column has none): see `crate::plan::bind_members`.
+                    (c.ty.members().is_some() || matches!(c.ty, SqlType::Time(_)) || c.is_year2())
+                        .then_some(c.ty)
+                })
+                .collect(),
+            years: table
+                .def
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let leads_key = table.def.primary_key.first() == Some(&i)
+                        || table
+                            .def
+                            .indexes
+                            .iter()
+                            .any(|x| x.columns.first() == Some(&i));
+                    (c.ty == SqlType::Year).then_some(match (c.is_year2(), leads_key) {
+                        (false, _) => YearColumn::Four,
+                        (true, false) => YearColumn::Two,
+                        (true, true) => YearColumn::TwoKeyed,
+                    })
                 })
                 .collect(),
             offset,
@@ -125,6 +163,7 @@ impl Scope {
                 .collect(),
             kinds: kinds.to_vec(),
             member_types: Vec::new(),
+            years: Vec::new(),
             columns,
             offset,
             coalesced: Vec::new(),
@@ -456,7 +495,9 @@ impl<'a> Binder<'a> {
                 self.collate(&mut [e.as_mut(), lo.as_mut(), hi.as_mut()], "between")?;
                 // Read as `e >= lo AND e <= hi` are: a TIME column between
                 // numbers or strings compares as times, an ENUM / SET
-                // between numbers by index / bitmask.
+                // between numbers by index / bitmask, a YEAR column between
+                // constants reads them as years.
+                self.year_between(&mut e, &mut lo, &mut hi);
                 let mut bounds = [*lo, *hi];
                 self.member_in_list(&mut e, &mut bounds);
                 let [lo, hi] = bounds;
@@ -1175,6 +1216,14 @@ impl<'a> Binder<'a> {
                 (AggFunc::Sum | AggFunc::Avg, Some(e)) => Some(self.numeric_reading(e)),
                 (_, arg) => arg,
             };
+            // MIN / MAX of a YEAR(2) column: see `year2_extreme`.
+            let (arg, year2) = match (func, arg) {
+                (AggFunc::Min | AggFunc::Max, Some(e)) => {
+                    let (e, year2) = self.year2_extreme(e);
+                    (Some(e), year2)
+                }
+                (_, arg) => (arg, false),
+            };
             let coll = arg
                 .as_ref()
                 .and_then(|e| self.derive(e))
@@ -1189,7 +1238,12 @@ impl<'a> Binder<'a> {
                 separator: Vec::new(),
                 window: None,
             };
-            return Ok(self.add_agg(call));
+            let agg = self.add_agg(call);
+            if year2 {
+                let hundred = Box::new(Expr::Literal(Value::UInt(100)));
+                return Ok(Expr::Binary(BinOp::Mod, Box::new(agg), hundred));
+            }
+            return Ok(agg);
         }
         if functions::lookup(&name).is_none() || f.name.0.len() > 1 {
             if let Some(call) = self.bind_stored_call(f)? {

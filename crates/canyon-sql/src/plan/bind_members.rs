@@ -30,10 +30,32 @@
 //! (`c = 59`, `c = '100:04:04'`): the constant becomes the column's text for
 //! that time, which compares equal exactly when the times are, and which a
 //! key on the column finds (`time_key_constant`).
+//!
+//! A YEAR column compared with a constant reads the constant as the year
+//! the column would store (`c > '10'` is `c > 2010`, `c = 69` is
+//! `c = 2069`), as MySQL's and MariaDB's `convert_const_to_int` do; a
+//! constant that is no such year (`c < 100`) compares as it is.
+//!
+//! A MariaDB YEAR(2) column ([`crate::catalog::ColumnDef::is_year2`]; its
+//! member type is `SqlType::Year`, a YEAR(4) column has none) holds the
+//! year, as YEAR(4) does, but MariaDB's `Field_year::val_int` reads it as
+//! the year modulo 100, and so does Canyon: in arithmetic (`c + 1` of 2005
+//! is 6), SUM / AVG, CAST, `-c`, and compared with anything but another
+//! YEAR(2) column. A constant compared with it (`c < '64'`, `c = 1964`,
+//! `c IN (01, 2054)`) is first read as the column would store it, then
+//! taken modulo 100, as MariaDB's `convert_const_to_int` does: `c < 1964`
+//! is `c % 100 < 64`. Two YEAR(2) columns compare, and ORDER BY sorts, by
+//! the years themselves (MariaDB compares and sorts fields by what they
+//! store): ORDER BY c puts 1970 (`70`) before 2001 (`01`).
+//! A YEAR(2) column that leads a key, compared in WHERE with a constant by
+//! `=`, `<`, `<=`, `>`, `>=` or IN, is answered as MariaDB answers it from
+//! that key: the rows whose stored year is in the range the constant names
+//! as a year, then the two-digit comparison on them (`c < '55'` is
+//! `IF(c < 2055, c % 100, NULL) < 55`; `c = '01'` finds 2001, not 1901).
 
 use crate::expr::functions::Func;
 use crate::expr::{BinOp, Expr};
-use crate::plan::bind::Binder;
+use crate::plan::bind::{Binder, YearColumn};
 use crate::types::value::Value;
 use crate::types::{ExprKind, SqlType};
 
@@ -53,6 +75,27 @@ impl Binder<'_> {
             .and_then(|s| s.member_types.get(pos - s.offset).copied().flatten())
     }
 
+    /// The kind of YEAR column `e` is, if it is one.
+    fn year_column(&self, e: &Expr) -> Option<YearColumn> {
+        let pos = match e {
+            Expr::Column(i) | Expr::Bound(i) => *i,
+            _ => return None,
+        };
+        self.scopes
+            .iter()
+            .rev()
+            .find(|s| pos >= s.offset && pos < s.offset + s.columns.len())
+            .and_then(|s| s.years.get(pos - s.offset).copied().flatten())
+    }
+
+    /// Whether `e` is a YEAR(2) column that leads a key, compared in WHERE:
+    /// MariaDB answers such a comparison with a constant from the key's
+    /// range of stored years, then checks the two-digit comparison on the
+    /// rows the range gave (see the module doc).
+    fn keyed_year2_in_where(&self, e: &Expr) -> bool {
+        self.context == "where clause" && self.year_column(e) == Some(YearColumn::TwoKeyed)
+    }
+
     /// `e`'s numeric reading if it is an ENUM / SET column, else `e`.
     pub(super) fn numeric_reading(&self, e: Expr) -> Expr {
         let Some(ty) = self.member_type(&e) else {
@@ -69,6 +112,10 @@ impl Binder<'_> {
                 let fsp = Expr::Literal(Value::Int(fsp as i64));
                 return Expr::Func(Func::TimeNumber, vec![bare(e), fsp]);
             }
+            SqlType::Year => {
+                let hundred = Box::new(Expr::Literal(Value::UInt(100)));
+                return Expr::Binary(BinOp::Mod, Box::new(bare(e)), hundred);
+            }
             _ => return e,
         };
         let bare = bare(e);
@@ -76,6 +123,16 @@ impl Binder<'_> {
         args.push(bare);
         args.extend(m.values.iter().map(|v| Expr::Literal(Value::str(v))));
         Expr::Func(f, args)
+    }
+
+    /// The key ORDER BY sorts `e` by: its numeric reading, but a YEAR(2)
+    /// column sorts by its year.
+    pub(super) fn sort_reading(&self, e: Expr) -> Expr {
+        if matches!(self.member_type(&e), Some(SqlType::Year)) {
+            e
+        } else {
+            self.numeric_reading(e)
+        }
     }
 
     /// Whether `e` is numeric (so that an ENUM / SET compared with it is
@@ -91,6 +148,9 @@ impl Binder<'_> {
     /// column there: arithmetic and bit operators read both as numbers; a
     /// comparison reads the column as a number when the other side is one.
     pub(super) fn member_operands(&self, op: BinOp, l: &mut Box<Expr>, r: &mut Box<Expr>) {
+        if op.is_comparison() {
+            self.year_constant_operand(l, r);
+        }
         let (lm, rm) = (self.member_type(l).is_some(), self.member_type(r).is_some());
         if !lm && !rm {
             return;
@@ -111,6 +171,9 @@ impl Binder<'_> {
                 | BinOp::Shr
         );
         let comparison = op.is_comparison();
+        if comparison && self.year2_comparison(op, l, r) {
+            return;
+        }
         if op == BinOp::Eq {
             // A TIME column equal to a constant time: the column's own text
             // for that time, which a key on the column can find.
@@ -176,6 +239,138 @@ impl Binder<'_> {
                 held, fsp,
             )))
         })
+
+    /// A YEAR(4) column compared with a constant: the constant read as the
+    /// year the column would store (`c > '10'` is `c > 2010`), as MySQL's and
+    /// MariaDB's `convert_const_to_int` read it; a constant that is no such
+    /// year is compared as it is.
+    fn year_constant_operand(&self, l: &mut Box<Expr>, r: &mut Box<Expr>) {
+        let four = |e: &Expr| self.year_column(e) == Some(YearColumn::Four);
+        let other = match (four(l), four(r)) {
+            (true, false) => r,
+            (false, true) => l,
+            _ => return,
+        };
+        if let Some(y) = year_stored(other, false) {
+            **other = Expr::Literal(Value::UInt(y));
+        }
+    }
+
+    /// `e BETWEEN lo AND hi` of a YEAR column and constants, as `>=` and
+    /// `<=` compare them: for YEAR(4) the constants read as years, for
+    /// YEAR(2) the column modulo 100 and the constants as years modulo 100
+    /// (for a keyed one in WHERE, within the key's range of stored years).
+    pub(super) fn year_between(&self, e: &mut Box<Expr>, lo: &mut Box<Expr>, hi: &mut Box<Expr>) {
+        let two_digit = match self.year_column(e) {
+            Some(YearColumn::Four) => false,
+            Some(_) => true,
+            None => return,
+        };
+        let (Some(y1), Some(y2)) = (year_stored(lo, two_digit), year_stored(hi, two_digit)) else {
+            return;
+        };
+        if !two_digit {
+            **lo = Expr::Literal(Value::UInt(y1));
+            **hi = Expr::Literal(Value::UInt(y2));
+            return;
+        }
+        let column = std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
+        let two_digits = self.numeric_reading(column.clone());
+        **e = if self.keyed_year2_in_where(&column) {
+            let in_range = Expr::Between(
+                Box::new(column),
+                Box::new(Expr::Literal(Value::UInt(y1))),
+                Box::new(Expr::Literal(Value::UInt(y2))),
+                false,
+            );
+            Expr::Func(
+                Func::If,
+                vec![in_range, two_digits, Expr::Literal(Value::Null)],
+            )
+        } else {
+            two_digits
+        };
+        **lo = Expr::Literal(Value::UInt(y1 % 100));
+        **hi = Expr::Literal(Value::UInt(y2 % 100));
+    }
+
+    /// The argument MIN / MAX of `e` compare when `e` is a YEAR(2) column,
+    /// and whether it is one (the aggregate's result is then taken modulo
+    /// 100, a number as MariaDB shows it: `0`, `55`). MariaDB answers MIN /
+    /// MAX of a column that leads a key from the key, so by the stored
+    /// years; of another, by the two digits read as a year of 1970-2069
+    /// (MIN is `70` when 1970 is there, whatever else is).
+    pub(super) fn year2_extreme(&self, e: Expr) -> (Expr, bool) {
+        match self.year_column(&e) {
+            Some(YearColumn::TwoKeyed) => (e, true),
+            Some(YearColumn::Two) => {
+                // IF(c % 100 >= 70, c % 100 + 1900, c % 100 + 2000)
+                let two = || self.numeric_reading(e.clone());
+                let lit = |n: u64| Box::new(Expr::Literal(Value::UInt(n)));
+                let window = Expr::Func(
+                    Func::If,
+                    vec![
+                        Expr::Binary(BinOp::Ge, Box::new(two()), lit(70)),
+                        Expr::Binary(BinOp::Add, Box::new(two()), lit(1900)),
+                        Expr::Binary(BinOp::Add, Box::new(two()), lit(2000)),
+                    ],
+                );
+                (window, true)
+            }
+            _ => (e, false),
+        }
+    }
+
+    /// A comparison of a YEAR(2) column: with another YEAR column, left as
+    /// it is (the years compare); with anything else but an ENUM / SET / TIME column,
+    /// the column read modulo 100 and a constant read as a year (see
+    /// [`year2_constant`]). Whether it was one.
+    fn year2_comparison(&self, op: BinOp, l: &mut Box<Expr>, r: &mut Box<Expr>) -> bool {
+        let is_year2 = |e: &Expr| matches!(self.member_type(e), Some(SqlType::Year));
+        let (ly, ry) = (is_year2(l), is_year2(r));
+        let column_left = ly;
+        let (column, other) = match (ly, ry) {
+            (true, true) => return true,
+            (true, false) => (l, r),
+            (false, true) => (r, l),
+            (false, false) => return false,
+        };
+        if self.year_column(other).is_some() {
+            return true;
+        }
+        if self.member_type(other).is_some() {
+            return false;
+        }
+        let ranged = matches!(
+            op,
+            BinOp::Eq | BinOp::NullSafeEq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        ) && self.keyed_year2_in_where(column);
+        let stored = if ranged { year2_stored(other) } else { None };
+        let e = std::mem::replace(column.as_mut(), Expr::Literal(Value::Null));
+        let two_digits = self.numeric_reading(e.clone());
+        **column = match stored {
+            // IF(c op Y, c % 100, NULL): the key's range of stored years
+            // first (the column keeps its side of `op`), NULL (no row)
+            // outside it.
+            Some(year) => {
+                let year = Box::new(Expr::Literal(Value::UInt(year)));
+                let e = Box::new(e);
+                let in_range = if column_left {
+                    Expr::Binary(op, e, year)
+                } else {
+                    Expr::Binary(op, year, e)
+                };
+                Expr::Func(
+                    Func::If,
+                    vec![in_range, two_digits, Expr::Literal(Value::Null)],
+                )
+            }
+            None => two_digits,
+        };
+        if let Some(v) = year2_constant(other) {
+            **other = Expr::Literal(v);
+        }
+        true
     }
 
     /// Whether comparing `l` with `r` compares TIMEs: one is a TIME column
@@ -211,6 +406,35 @@ impl Binder<'_> {
     /// list): a TIME column compares as times, an ENUM / SET column reads
     /// as a number when every item is one.
     pub(super) fn member_in_list(&self, e: &mut Box<Expr>, list: &mut [Expr]) {
+        if self.year_column(e) == Some(YearColumn::Four) {
+            // A YEAR(4) column IN (constants): each read as a year, as `=`.
+            for x in list.iter_mut() {
+                if let Some(y) = year_stored(x, false) {
+                    *x = Expr::Literal(Value::UInt(y));
+                }
+            }
+            return;
+        }
+        if self.keyed_year2_in_where(e) && list.iter().all(|x| year2_stored(x).is_some()) {
+            // Answered from the key: the stored years.
+            for x in list.iter_mut() {
+                if let Some(y) = year2_stored(x) {
+                    *x = Expr::Literal(Value::UInt(y));
+                }
+            }
+            return;
+        }
+        if matches!(self.member_type(e), Some(SqlType::Year)) {
+            // A YEAR(2) column IN (constants): as `=` compares them.
+            let v = std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
+            **e = self.numeric_reading(v);
+            for x in list.iter_mut() {
+                if let Some(v) = year2_constant(x) {
+                    *x = Expr::Literal(v);
+                }
+            }
+            return;
+        }
         if matches!(self.member_type(e), Some(SqlType::Time(_))) {
             // A TIME column IN (strings, numbers, TIMEs): compared as times,
             // each element read as a TIME ('2:2:2', 005454).
@@ -236,5 +460,82 @@ impl Binder<'_> {
             let v = std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
             **e = self.numeric_reading(v);
         }
+    }
+}
+
+/// A constant compared with a YEAR(2) column, as MariaDB reads it there:
+/// a number or numeric string that is a year YEAR stores as given (1901 to
+/// 2155) is that year modulo 100, as the column reads it; another number
+/// (0 to 99 among them, which the column reads as themselves) stays that
+/// number. `None` for anything else (NULL, a non-numeric string, an
+/// expression), compared as it is.
+fn year2_constant(e: &Expr) -> Option<Value> {
+    let v = match e {
+        Expr::Literal(v) => v,
+        Expr::Collate(inner, _) => match inner.as_ref() {
+            Expr::Literal(v) => v,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let n = match v {
+        Value::Int(i) => *i,
+        Value::UInt(u) => i64::try_from(*u).ok()?,
+        Value::Decimal(_) | Value::Double(_) => v.to_decimal()?.round().to_i64()?,
+        Value::Bytes(b) => {
+            let s = std::str::from_utf8(b).ok()?.trim();
+            s.parse::<i64>()
+                .ok()
+                .or_else(|| s.parse::<f64>().ok().map(|f| f.round() as i64))?
+        }
+        _ => return None,
+    };
+    Some(if (1901..=2155).contains(&n) {
+        Value::UInt((n % 100) as u64)
+    } else {
+        Value::Int(n)
+    })
+}
+
+/// The year a YEAR(2) column stores for the constant `e`, as MariaDB's
+/// `Field_year::store` reads it for that column: the numbers 0 to 69 (0,
+/// and the string '0' or '00', is 2000), 70 to 99, 1901 to 2155, and the
+/// four-character string '0000' (the year 0000). `None` for anything else
+/// (NULL among them), which is no key range.
+fn year2_stored(e: &Expr) -> Option<u64> {
+    year_stored(e, true)
+}
+
+/// [`year2_stored`] for a column of either width: `two_digit` for YEAR(2),
+/// where the number 0 is 2000; a YEAR(4) stores it as the year 0000.
+fn year_stored(e: &Expr, two_digit: bool) -> Option<u64> {
+    let v = match e {
+        Expr::Literal(v) => v,
+        Expr::Collate(inner, _) => match inner.as_ref() {
+            Expr::Literal(v) => v,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let n = match v {
+        Value::Int(i) => *i,
+        Value::UInt(u) => i64::try_from(*u).ok()?,
+        Value::Decimal(_) | Value::Double(_) => v.to_decimal()?.round().to_i64()?,
+        Value::Bytes(b) => {
+            let s = std::str::from_utf8(b).ok()?.trim();
+            if s == "0000" {
+                return Some(0);
+            }
+            s.parse::<i64>().ok()?
+        }
+        _ => return None,
+    };
+    let number = !matches!(v, Value::Bytes(_));
+    match n {
+        0 if number && !two_digit => Some(0),
+        0..=69 => Some(2000 + n as u64),
+        70..=99 => Some(1900 + n as u64),
+        1901..=2155 => Some(n as u64),
+        _ => None,
     }
 }

@@ -299,7 +299,7 @@ fn bind_order_by(
                 e => {
                     // An ENUM / SET column sorts by index / bitmask (MySQL).
                     let bound = b.bind(e)?;
-                    let bound = b.numeric_reading(bound);
+                    let bound = b.sort_reading(bound);
                     match projection.iter().position(|p| *p == bound) {
                         Some(i) => i,
                         None => {
@@ -311,7 +311,7 @@ fn bind_order_by(
             };
             // An output position or alias naming an ENUM / SET column: sort
             // by its numeric reading, a hidden column.
-            let numeric = b.numeric_reading(projection[pos].clone());
+            let numeric = b.sort_reading(projection[pos].clone());
             let pos = if numeric == projection[pos] {
                 pos
             } else {

@@ -1254,7 +1254,7 @@ fn bind_order_keys(b: &mut Binder<'_>, order_by: &[ast::OrderByExpr]) -> Result<
         // An ENUM / SET / TIME column sorts by its index, bitmask or time
         // (MySQL), not by its text.
         let key = b.bind(&o.expr)?;
-        keys.push((b.numeric_reading(key), desc));
+        keys.push((b.sort_reading(key), desc));
     }
     b.context = "field list";
     Ok(keys)

@@ -241,6 +241,7 @@ impl From<'_> {
                             })
                             .collect(),
                         member_types: Vec::new(),
+                        years: Vec::new(),
                         offset: self.next_offset,
                         coalesced: Vec::new(),
                         table_name: None,

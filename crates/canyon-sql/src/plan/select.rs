@@ -864,6 +864,10 @@ fn result_columns(
                         }
                         let mut col =
                             table_column(&t.def.db, &t.def.name, &s.name, &c.name, c.ty, flags);
+                        if c.is_year2() {
+                            // Shown as two digits (`crate::types::text`).
+                            col.length = 2;
+                        }
                         col.name = name.clone();
                         col
                     }

@@ -394,6 +394,9 @@ impl EvalContext for StmtCtx<'_> {
     fn time_zone(&self) -> crate::types::timezone::Zone {
         self.state.time_zone()
     }
+    fn mariadb(&self) -> bool {
+        self.state.engine.config().presentation == crate::catalog::config::Presentation::Mariadb
+    }
     fn now_utc(&self) -> chrono::NaiveDateTime {
         *self.now.get_or_init(|| {
             // SET timestamp (what mysqlbinlog and dumps replay) fixes the

@@ -45,12 +45,17 @@ impl Session {
         let (mut new, columns) = match (&ct.like, &ct.query) {
             (Some(like), _) => (self.like_definition(&cat, like)?, None),
             (None, Some(q)) => {
-                let declared = crate::ddl::create_table(ct, default_collation)?;
+                let mut declared = crate::ddl::create_table(ct, default_collation)?;
+                self.year_widths(declared.columns.iter_mut())?;
                 let select = self.select_columns(&cat, q)?;
                 let names: Vec<String> = select.iter().map(|s| s.name.clone()).collect();
                 (derive::merge_select_columns(declared, select)?, Some(names))
             }
-            (None, None) => (crate::ddl::create_table(ct, default_collation)?, None),
+            (None, None) => {
+                let mut new = crate::ddl::create_table(ct, default_collation)?;
+                self.year_widths(new.columns.iter_mut())?;
+                (new, None)
+            }
         };
         self.check_table_options(&mut new, &t)?;
         // A TIMESTAMP's literal default is the instant it names in this

@@ -68,6 +68,7 @@ impl Session {
             return Err(Error::UnknownDatabase(db));
         };
         let mut new = crate::ddl::create_table(ct, database.default_collation)?;
+        self.year_widths(new.columns.iter_mut())?;
         let zone = self.state.time_zone();
         for col in new.columns.iter_mut() {
             crate::catalog::timestamp_default_to_utc(col, &zone)?;

@@ -549,6 +549,26 @@ impl Session {
         self.state.warnings.push((level, code, message));
     }
 
+    /// The `YEAR(n)` columns of a CREATE or ALTER TABLE as the server's
+    /// presentation has them: 1818 for MySQL 8, MariaDB's YEAR(2) and Note
+    /// 1287 for `presentation = "mariadb"` (see
+    /// `crate::ddl::column_type::year_widths`).
+    pub(super) fn year_widths<'a>(
+        &mut self,
+        columns: impl IntoIterator<Item = &'a mut crate::catalog::ColumnDef>,
+    ) -> Result<()> {
+        let mariadb = self.state.engine.config().presentation
+            == crate::catalog::config::Presentation::Mariadb;
+        let mut notes = Vec::new();
+        crate::ddl::column_type::year_widths(columns, mariadb, &mut |code, message| {
+            notes.push((code, message))
+        })?;
+        for (code, message) in notes {
+            self.note(code, message);
+        }
+        Ok(())
+    }
+
     /// Whether the session's `sql_mode` names `flag`.
     pub(super) fn sql_mode_has(&self, flag: &str) -> bool {
         self.state.get_var("sql_mode").is_ok_and(|v| {

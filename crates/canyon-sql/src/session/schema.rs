@@ -285,6 +285,11 @@ impl Session {
                         self.split_name(n)
                     })?;
                 self.check_alter_engine(&mut ops, &t)?;
+                self.year_widths(ops.iter_mut().filter_map(|op| match op {
+                    crate::ddl::alter::AlterOp::AddColumn { column, .. }
+                    | crate::ddl::alter::AlterOp::ChangeColumn { column, .. } => Some(column),
+                    _ => None,
+                }))?;
                 timestamp_defaults_to_utc(&mut ops, &table.def.columns, &self.state.time_zone())?;
                 let strict = self.strict_sql_mode();
                 let mut notes = Vec::new();

@@ -152,10 +152,9 @@ impl Session {
                 };
                 vec![
                     Value::str(&c.name),
-                    Value::str(
-                        &c.ty
-                            .sql_name_with(self.state.engine.config().shows_display_widths()),
-                    ),
+                    // As SHOW CREATE TABLE prints it: a declared display
+                    // width (`int(5)`, MariaDB's `year(2)`) and ZEROFILL.
+                    Value::str(&c.type_name(self.state.engine.config().shows_display_widths())),
                     Value::str(if c.nullable { "YES" } else { "NO" }),
                     Value::str(key),
                     default,

@@ -326,3 +326,262 @@ fn mariadb_presentation_names_an_incorrect_value_s_column_by_table() {
         "Incorrect integer value: 'x' for column 'a' at row 1"
     );
 }
+
+/// The rows of `sql` as a client shows them (`crate::types::text`), NULL
+/// as `NULL`, one row a line, tab-separated.
+fn shown(s: &mut Session, sql: &str) -> String {
+    let QueryResult::Rows { columns, rows, .. } = exec(s, sql) else {
+        panic!("{sql}: no rows");
+    };
+    rows.iter()
+        .map(|row| {
+            row.iter()
+                .zip(columns.iter())
+                .map(|(v, c)| {
+                    crate::types::text::column_text(v, c).map_or("NULL".to_string(), |b| {
+                        String::from_utf8_lossy(&b).into_owned()
+                    })
+                })
+                .collect::<Vec<_>>()
+                .join("\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// YEAR(2), checked against MariaDB 10.11 (`presentation = "mariadb"`) and
+/// MySQL 8 (1818 ER_INVALID_YEAR_COLUMN_LENGTH otherwise).
+#[test]
+fn year2_columns_are_mariadb_s() {
+    use crate::catalog::config::Presentation;
+    let mut my = presentation_session(Presentation::Mysql);
+    for sql in [
+        "CREATE TABLE y (a YEAR(2))",
+        "CREATE TABLE y (a YEAR(3))",
+        "CREATE TABLE y (a YEAR(4), b YEAR)",
+        "ALTER TABLE y ADD c YEAR(2)",
+    ] {
+        match my.execute(sql, false).pop().expect("one result") {
+            Err(canyon_common::Error::Sql { code, message, .. }) => {
+                assert_eq!(code, 1818, "{sql}");
+                assert_eq!(message, "Supports only YEAR or YEAR(4) column.");
+            }
+            Ok(_) if sql.contains("YEAR(4)") => {}
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+
+    let mut s = presentation_session(Presentation::Mariadb);
+    exec(
+        &mut s,
+        "CREATE TABLE y (a YEAR(2), b YEAR(3), c YEAR(4), k INT PRIMARY KEY)",
+    );
+    // One Note per column of another length than 4; YEAR(3) becomes YEAR(4).
+    let notes: Vec<_> = s
+        .state
+        .warnings
+        .iter()
+        .map(|w| (w.0, w.1, w.2.clone()))
+        .collect();
+    assert_eq!(
+        notes,
+        [2, 3].map(|n| (
+            "Note",
+            1287,
+            format!(
+                "'YEAR({n})' is deprecated and will be removed in a future release. \
+                 Please use YEAR(4) instead"
+            )
+        ))
+    );
+    assert_eq!(
+        show_create(&mut s, "y"),
+        "CREATE TABLE `y` (\n  `a` year(2) DEFAULT NULL,\n  `b` year(4) DEFAULT NULL,\n  \
+         `c` year(4) DEFAULT NULL,\n  `k` int(11) NOT NULL,\n  PRIMARY KEY (`k`)\n\
+         ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_0900_ai_ci"
+    );
+    // DESCRIBE / SHOW COLUMNS name the type as SHOW CREATE TABLE does.
+    assert_eq!(
+        shown(&mut s, "SHOW COLUMNS FROM y"),
+        "a\tyear(2)\tYES\t\tNULL\t\nb\tyear(4)\tYES\t\tNULL\t\n\
+         c\tyear(4)\tYES\t\tNULL\t\nk\tint(11)\tNO\tPRI\tNULL\t"
+    );
+    // Stored as YEAR(4) stores it, shown as two digits.
+    exec(
+        &mut s,
+        "INSERT INTO y (k, a, c) VALUES (1, 1901, 1901), (2, 1970, 1970), (3, '05', '05'), \
+         (4, 69, 69), (5, 2155, 2155), (6, '0', '0')",
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT a, c, a + 0, a + c FROM y ORDER BY k"),
+        "01\t1901\t1\t1902\n70\t1970\t70\t2040\n05\t2005\t5\t2010\n\
+         69\t2069\t69\t2138\n55\t2155\t55\t2210\n00\t2000\t0\t2000"
+    );
+    // Compared with a constant: the constant read as a year, modulo 100.
+    assert_eq!(
+        shown(
+            &mut s,
+            "SELECT k, a < '64', a < 1964, a = 2069, a = '05', a IN (1, 2070) FROM y ORDER BY k"
+        ),
+        "1\t1\t1\t0\t0\t1\n2\t0\t0\t0\t0\t1\n3\t1\t1\t0\t1\t0\n\
+         4\t0\t0\t1\t0\t0\n5\t1\t1\t0\t0\t0\n6\t1\t1\t0\t0\t0"
+    );
+    // A YEAR(4) column compared with a constant: the constant read as a
+    // year (number 0 the year 0000, the string '0' 2000).
+    assert_eq!(
+        shown(
+            &mut s,
+            "SELECT k, c > '10', c = 69, c IN (5, 70), c = 0, c = '0' FROM y ORDER BY k"
+        ),
+        "1\t0\t0\t0\t0\t0\n2\t0\t0\t1\t0\t0\n3\t0\t0\t1\t0\t0\n\
+         4\t1\t1\t0\t0\t0\n5\t1\t0\t0\t0\t0\n6\t0\t0\t0\t0\t1"
+    );
+    assert_eq!(
+        shown(
+            &mut s,
+            "SELECT k, c BETWEEN '10' AND '2100', a BETWEEN '01' AND 1969 FROM y ORDER BY k"
+        ),
+        "1\t0\t1\n2\t0\t0\n3\t0\t1\n4\t1\t1\n5\t0\t1\n6\t0\t0"
+    );
+    // MIN / MAX of YEAR(2): the two digits as a year of 1970-2069 (no key
+    // on `a`), shown as numbers.
+    assert_eq!(
+        shown(&mut s, "SELECT MIN(a), MAX(a), MIN(c), MAX(c) FROM y"),
+        "70\t69\t1901\t2155"
+    );
+    // Sorted by the year; with a YEAR(4) column compared as years.
+    assert_eq!(
+        shown(&mut s, "SELECT a FROM y ORDER BY a DESC"),
+        "55\n69\n05\n00\n70\n01"
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT a FROM y WHERE a = c ORDER BY k"),
+        "01\n70\n05\n69\n55\n00"
+    );
+    // Arithmetic in an UPDATE reads the two digits, the store the year.
+    exec(&mut s, "UPDATE y SET a = a + 5 WHERE a = '05'");
+    assert_eq!(shown(&mut s, "SELECT a, a = c FROM y WHERE k = 3"), "10\t0");
+    exec(&mut s, "ALTER TABLE y ADD d YEAR(2)");
+    assert!(show_create(&mut s, "y").contains("`d` year(2) DEFAULT NULL"));
+}
+
+/// A YEAR(2) column that leads a key, compared with a constant in WHERE,
+/// as MariaDB 10.11 answers it (the key's range of stored years, then the
+/// two-digit comparison); the number 0 stores 2000 there; a year out of
+/// range stores 0000 with warning 1264.
+#[test]
+fn keyed_year2_compares_stored_years_in_where() {
+    use crate::catalog::config::Presentation;
+    let mut s = presentation_session(Presentation::Mariadb);
+    exec(
+        &mut s,
+        "CREATE TABLE yk (a YEAR(2) PRIMARY KEY, b YEAR(2), n INT)",
+    );
+    exec(
+        &mut s,
+        "INSERT INTO yk VALUES (1901,1901,1), (2001,2001,2), (2054,2054,3), (2154,2154,4), \
+         (1970,1970,5), (0,0,6)",
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT a, b FROM yk WHERE a < '55' ORDER BY n"),
+        "01\t01\n01\t01\n54\t54\n00\t00"
+    );
+    assert_eq!(shown(&mut s, "SELECT a FROM yk WHERE a = '01'"), "01");
+    assert_eq!(shown(&mut s, "SELECT a FROM yk WHERE a <=> '1901'"), "01");
+    assert_eq!(
+        shown(
+            &mut s,
+            "SELECT a FROM yk WHERE a BETWEEN 1 AND 60 ORDER BY a"
+        ),
+        "01\n54"
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT a FROM yk WHERE a IN (54, 70) ORDER BY n"),
+        "54\n70"
+    );
+    // MIN / MAX of a keyed YEAR(2): by the stored years.
+    assert_eq!(shown(&mut s, "SELECT MIN(a), MAX(a) FROM yk"), "1\t54");
+    // `b` leads no key: the two digits only.
+    assert_eq!(
+        shown(&mut s, "SELECT b FROM yk WHERE b < '55' ORDER BY n"),
+        "01\n01\n54\n54\n00"
+    );
+    // The number 0 is 2000 in a YEAR(2) column (equal to its YEAR(2) twin).
+    assert_eq!(
+        shown(&mut s, "SELECT a + 0, a = b FROM yk WHERE n = 6"),
+        "0\t1"
+    );
+    exec(&mut s, "UPDATE IGNORE yk SET b = 3000 WHERE n = 1");
+    assert_eq!(
+        s.state.warnings.iter().map(|w| w.1).collect::<Vec<_>>(),
+        [1264]
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT b + 0, b = 0 FROM yk WHERE n = 1"),
+        "0\t1"
+    );
+    // MariaDB's UPDATE IGNORE skips a duplicate without a warning.
+    exec(&mut s, "UPDATE IGNORE yk SET a = 2054 WHERE n = 2");
+    assert!(s.state.warnings.is_empty(), "{:?}", s.state.warnings);
+    assert_eq!(shown(&mut s, "SELECT a FROM yk WHERE n = 2"), "01");
+    // A duplicate key names the YEAR(2) value as shown (MariaDB: '01').
+    match s
+        .execute("INSERT INTO yk VALUES (2001, 1, 7)", false)
+        .pop()
+        .expect("one result")
+    {
+        Err(canyon_common::Error::DuplicateEntry { value, .. }) => assert_eq!(value, "01"),
+        other => panic!("{other:?}"),
+    }
+    // Out of range and NULL for NOT NULL under IGNORE: the year 0000 (YEAR(4)).
+    exec(&mut s, "CREATE TABLE y4 (a YEAR NOT NULL, n INT)");
+    exec(
+        &mut s,
+        "INSERT IGNORE INTO y4 VALUES (1900, 1), (NULL, 2), (-1, 3)",
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT a FROM y4 ORDER BY n"),
+        "0000\n0000\n0000"
+    );
+    // A DATE or DATETIME stored in a YEAR: its year, with MariaDB's 1265
+    // (MySQL 8 gives none).
+    exec(
+        &mut s,
+        "INSERT IGNORE INTO y4 VALUES (TIMESTAMP '2009-01-29 13:41:27', 4), (DATE '2010-02-03', 5)",
+    );
+    assert_eq!(
+        s.state
+            .warnings
+            .iter()
+            .map(|w| (w.1, w.2.clone()))
+            .collect::<Vec<_>>(),
+        [
+            (1265, "Data truncated for column 'a' at row 1".to_string()),
+            (1265, "Data truncated for column 'a' at row 2".to_string())
+        ]
+    );
+    assert_eq!(
+        shown(&mut s, "SELECT a FROM y4 WHERE n > 3 ORDER BY n"),
+        "2009\n2010"
+    );
+    let mut my = presentation_session(Presentation::Mysql);
+    exec(&mut my, "CREATE TABLE y4 (a YEAR)");
+    exec(
+        &mut my,
+        "INSERT INTO y4 VALUES (TIMESTAMP '2009-01-29 13:41:27')",
+    );
+    assert!(my.state.warnings.is_empty(), "{:?}", my.state.warnings);
+    exec(
+        &mut s,
+        "CREATE TABLE y5 (a YEAR, b YEAR, UNIQUE KEY idx (a, b))",
+    );
+    exec(&mut s, "INSERT INTO y5 VALUES (0, 0)");
+    match s
+        .execute("INSERT INTO y5 VALUES (0, 0)", false)
+        .pop()
+        .expect("one result")
+    {
+        Err(canyon_common::Error::DuplicateEntry { value, .. }) => assert_eq!(value, "0000-0000"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -355,7 +355,15 @@ impl Session {
                 .get_var("sql_auto_is_null")
                 .is_ok_and(|v| v.to_i64() == Some(1));
         }
+        // MariaDB's UPDATE IGNORE skips a row that would duplicate a key
+        // without a warning (MySQL 8 warns 1062, as both do for INSERT IGNORE).
+        let silent_duplicates = matches!(plan, Plan::Update(_))
+            && self.state.engine.config().presentation
+                == crate::catalog::config::Presentation::Mariadb;
         for (code, msg) in effects.warnings {
+            if code == 1062 && silent_duplicates {
+                continue;
+            }
             let (level, code) = crate::expr::eval::warning_level(code);
             self.state.warnings.push((level, code, msg));
         }

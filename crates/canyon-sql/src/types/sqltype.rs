@@ -910,6 +910,10 @@ pub fn coerce_or_clip(
                         Value::Double(if negative { -max } else { max })
                     }
                 }
+            } else if ty == SqlType::Year {
+                // A year out of range is the year 0000 (MySQL's and
+                // MariaDB's `Field_year::store`), not an end of the range.
+                Value::UInt(0)
             } else {
                 return Err(Error::OutOfRange { column, row });
             };

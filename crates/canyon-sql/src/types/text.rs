@@ -27,7 +27,11 @@ pub fn column_text<'a>(value: &'a Value, col: &Column) -> Option<Cow<'a, [u8]>> 
             let bytes = (col.length.clamp(1, 64) as usize).div_ceil(8);
             Cow::Owned(v.to_be_bytes()[8 - bytes..].to_vec())
         }
-        // YEAR is ZEROFILL: year 0 is `0000`.
+        // YEAR is ZEROFILL: year 0 is `0000`. A column of length 2 is
+        // MariaDB's YEAR(2), which shows the year's last two digits.
+        Value::UInt(v) if col.column_type == ColumnType::Year && col.length == 2 => {
+            owned(format!("{:02}", v % 100))
+        }
         Value::UInt(v) if col.column_type == ColumnType::Year => owned(format!("{v:04}")),
         Value::UInt(v) => owned(v.to_string()),
         Value::Double(v) => {

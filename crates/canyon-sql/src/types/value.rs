@@ -440,6 +440,17 @@ pub fn parse_double_prefix(b: &[u8]) -> f64 {
 /// then MySQL's lenient forms (`crate::types::datetime::parse_temporal`).
 pub fn parse_datetime_bytes(b: &[u8]) -> Option<Value> {
     let s = std::str::from_utf8(b).ok()?.trim();
+    // chrono's `%Y` reads '98-12-31' as the year 98; MySQL's two-digit
+    // years (1970-2069) are `parse_temporal`'s.
+    let short_year = s.bytes().take_while(u8::is_ascii_digit).count() <= 2;
+    if short_year {
+        let t = crate::types::datetime::parse_temporal(s.as_bytes())?;
+        return Some(if t.has_time {
+            Value::DateTime(t.dt)
+        } else {
+            Value::Date(t.dt.date())
+        });
+    }
     if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
         return Some(Value::Date(d));
     }
