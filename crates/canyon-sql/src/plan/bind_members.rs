@@ -239,6 +239,7 @@ impl Binder<'_> {
                 held, fsp,
             )))
         })
+    }
 
     /// A YEAR(4) column compared with a constant: the constant read as the
     /// year the column would store (`c > '10'` is `c > 2010`), as MySQL's and
