@@ -116,10 +116,13 @@ fn analyze_errors_are_rows_and_unknown_tables_do_not_fail_the_statement() {
     let (_e, mut s) = setup();
     match run(&mut s, "ANALYZE TABLE t, nope") {
         QueryResult::Rows { rows, .. } => {
-            assert_eq!(rows.len(), 2);
+            // MySQL: the error row, then `status | Operation failed`.
+            assert_eq!(rows.len(), 3);
             assert_eq!(rows[0][3], Value::str("OK"));
             assert_eq!(rows[1][2], Value::str("Error"));
             assert_eq!(rows[1][3], Value::str("Table 'st.nope' doesn't exist"));
+            assert_eq!(rows[2][2], Value::str("status"));
+            assert_eq!(rows[2][3], Value::str("Operation failed"));
         }
         other => panic!("expected rows, got {other:?}"),
     }

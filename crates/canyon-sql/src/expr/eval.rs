@@ -17,15 +17,8 @@ use crate::types::value::{compare_as, Value};
 use canyon_common::{Error, Result};
 use std::cmp::Ordering;
 
-/// The bit that marks a warning's code as a note: a warning a statement
-/// raises travels as `(code, message)` through [`EvalContext::warn`], the
-/// statement's effects and LOAD DATA's fields, and most are MySQL's level
-/// "Warning"; a few are "Note" (1265 for a DECIMAL that lost fractional
-/// digits, which strict mode leaves a note). Such a code carries this bit
-/// (MySQL's codes stay below 0x8000), so the channels need no level of their
-/// own; strict mode never makes it an error (it is no code of
-/// `STRICT_WARNINGS`), and the session shows it through [`warning_level`].
-pub const NOTE: u16 = 0x8000;
+/// The bit a Note's warning code carries: [`crate::types::warning::NOTE`].
+pub use crate::types::warning::NOTE;
 
 /// The level ("Note" or "Warning") and the MySQL code of a warning raised
 /// as `code` (see [`NOTE`]).

@@ -214,7 +214,7 @@ pub fn check_members(kind: Kind, column: &str, values: &mut [String]) -> Result<
 /// column's collation: `ENUM('a','A')` is a duplicate under a `_ci`
 /// collation and allowed under `_bin`): strict `sql_mode` refuses the first
 /// with 1291; otherwise each member equal to a later one is note 1291
-/// (`warn`, the code with [`crate::expr::eval::NOTE`]) and the list is kept
+/// (`warn`, the code with [`crate::types::warning::NOTE`]) and the list is kept
 /// as declared, as MySQL 8 and MariaDB keep it (a value names the first of
 /// equal members).
 pub fn check_distinct(
@@ -250,7 +250,7 @@ pub fn check_distinct(
                 message,
             });
         }
-        warn(crate::expr::eval::NOTE | 1291, message);
+        warn(crate::types::warning::NOTE | 1291, message);
     }
     Ok(())
 }
@@ -502,11 +502,11 @@ mod tests {
             notes,
             [
                 (
-                    crate::expr::eval::NOTE | 1291,
+                    crate::types::warning::NOTE | 1291,
                     "Column 'c1' has duplicated value 'a' in SET".to_string()
                 ),
                 (
-                    crate::expr::eval::NOTE | 1291,
+                    crate::types::warning::NOTE | 1291,
                     "Column 'c1' has duplicated value 'b' in SET".to_string()
                 ),
             ]

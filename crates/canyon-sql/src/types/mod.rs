@@ -30,5 +30,8 @@ pub mod sqltype;
 pub mod text;
 pub mod timezone;
 pub mod value;
+pub mod warning;
 
 pub use sqltype::*;
+
+pub use warning::NOTE;
