@@ -743,7 +743,20 @@ pub fn insert_rows(
         if let Some(a) = auto_col {
             let v = &row[a];
             if v.is_null() || v.to_i64() == Some(0) {
-                let id = auto.take(table)?;
+                // A 0 here may be an explicit value clipped to 0 (a negative
+                // number into an UNSIGNED column) whose 1264 the statement
+                // raises in strict mode: that error, not 167, is MySQL's.
+                let asked = v.is_null();
+                let id = match auto.take(table) {
+                    Ok(id) => id,
+                    Err(_) if !asked => {
+                        return Err(Error::OutOfRange {
+                            column: def.columns[a].name.clone(),
+                            row: rowno,
+                        })
+                    }
+                    Err(e) => return Err(e),
+                };
                 row[a] = coerce(
                     Value::UInt(id),
                     def.columns[a].ty,
@@ -754,7 +767,7 @@ pub fn insert_rows(
                     // The next number is past the column's type: the
                     // handler's error 167 (HA_ERR_AUTOINC_ERANGE) in MySQL 8
                     // and MariaDB, with 1264's text and SQLSTATE.
-                    Error::OutOfRange { column, row } => Error::Sql {
+                    Error::OutOfRange { column, row } if asked => Error::Sql {
                         code: 167,
                         sqlstate: *b"22003",
                         message: format!("Out of range value for column '{column}' at row {row}"),
