@@ -6,7 +6,7 @@
 //!   Storage                       RocksDB
 //!   ───────────────────────────   ─────────────────────────────────────────────
 //!   Keyspace::{Meta,Rows,         one column family each, named Keyspace::name();
-//!     History,Index}                created on first open ("default" is unused)
+//!     History,Index,Log}            created on first open ("default" is unused)
 //!   get(ks, key)                  get_pinned_cf_opt (one copy: into the result)
 //!   scan(ks, range, reverse, f)   raw iterator with iterate_lower/upper_bound
 //!   write(batch, sync)            one rocksdb::WriteBatch, WriteOptions::set_sync
@@ -298,7 +298,8 @@ fn cf_options(keyspace: Keyspace, o: &RocksOptions, cache: &Cache) -> Options {
             }
         }
         // Small, read mostly at startup and always cached: a filter buys nothing.
-        Keyspace::Meta => {}
+        // The change log is read by range scans only.
+        Keyspace::Meta | Keyspace::Log => {}
     }
     if keyspace == Keyspace::Rows {
         table.set_data_block_index_type(DataBlockIndexType::BinaryAndHash);

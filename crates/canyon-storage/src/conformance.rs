@@ -618,18 +618,18 @@ pub fn check_batch_applies_whole(s: &dyn Storage) {
     let mut b = WriteBatch::new();
     for i in 0u32..2_000 {
         let k = i.to_be_bytes();
-        let ks = Keyspace::ALL[(i % 4) as usize];
+        let ks = Keyspace::ALL[i as usize % Keyspace::ALL.len()];
         b.put(ks, k.to_vec(), value_for(&k));
     }
     for i in (0u32..2_000).step_by(10) {
-        let ks = Keyspace::ALL[(i % 4) as usize];
+        let ks = Keyspace::ALL[i as usize % Keyspace::ALL.len()];
         b.delete(ks, i.to_be_bytes().to_vec());
     }
     assert_eq!(b.len(), 2_200);
     ok(s.write(b, false), "batch");
     for i in 0u32..2_000 {
         let k = i.to_be_bytes();
-        let ks = Keyspace::ALL[(i % 4) as usize];
+        let ks = Keyspace::ALL[i as usize % Keyspace::ALL.len()];
         let want = if i % 10 == 0 {
             None
         } else {
@@ -793,7 +793,7 @@ pub fn check_large_values(s: &dyn Storage) {
 /// `BTreeMap` model at every point read and at random scans.
 pub fn check_random_ops_match_model(s: &dyn Storage) {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut model: [BTreeMap<Vec<u8>, Vec<u8>>; 4] = Default::default();
+    let mut model: [BTreeMap<Vec<u8>, Vec<u8>>; Keyspace::ALL.len()] = Default::default();
     let random_key = |rng: &mut Rng| -> Vec<u8> {
         let len = rng.below(4) as usize;
         (0..len)

@@ -50,15 +50,20 @@ pub enum Keyspace {
     History,
     /// Secondary index entries.
     Index,
+    /// The change log (canyon-txn `changelog.rs`): one record per committed
+    /// write transaction, keyed by its sequence number; what the binary log
+    /// serves replicas. Append-only, read in key order, purged from the front.
+    Log,
 }
 
 impl Keyspace {
     /// Every keyspace, in a fixed order (the order column families are created in).
-    pub const ALL: [Keyspace; 4] = [
+    pub const ALL: [Keyspace; 5] = [
         Keyspace::Meta,
         Keyspace::Rows,
         Keyspace::History,
         Keyspace::Index,
+        Keyspace::Log,
     ];
 
     /// The stable name of the keyspace (the RocksDB column family name).
@@ -68,6 +73,7 @@ impl Keyspace {
             Keyspace::Rows => "rows",
             Keyspace::History => "history",
             Keyspace::Index => "index",
+            Keyspace::Log => "log",
         }
     }
 }

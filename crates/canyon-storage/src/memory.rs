@@ -54,6 +54,7 @@ fn slot(keyspace: Keyspace) -> usize {
         Keyspace::Rows => 1,
         Keyspace::History => 2,
         Keyspace::Index => 3,
+        Keyspace::Log => 4,
     }
 }
 

@@ -462,7 +462,11 @@ impl TxnManager {
     }
 
     /// Commits a merged bulk load (step 4 of the module doc); its timestamp.
-    pub(crate) fn commit_bulk(&self, b: &mut BulkLoad) -> Result<Timestamp> {
+    pub(crate) fn commit_bulk(
+        &self,
+        b: &mut BulkLoad,
+        log: Option<crate::changelog::LogEntry>,
+    ) -> Result<Timestamp> {
         debug_assert!(b.merged);
         loop {
             let commit = self.commit_mutex.lock();
@@ -495,6 +499,9 @@ impl TxnManager {
                 keys::ts_value(ts),
             );
             batch.delete(Keyspace::Meta, intent_key(b.table));
+            let log_head = log
+                .clone()
+                .map(|entry| self.changelog.append(&mut batch, ts, entry));
             self.next_ts.store(ts, Ordering::SeqCst);
             let written = self.storage.write(batch, false);
             b.committed = true;
@@ -502,11 +509,15 @@ impl TxnManager {
                 self.fail("write", &e);
                 return Err(e);
             }
+            if let Some(head) = log_head {
+                self.changelog.appended(head, ts);
+            }
             self.bulk_gate.committed.fetch_add(1, Ordering::Relaxed);
             self.row_cache.remove_table(b.table);
             self.last_written_ts.store(ts, Ordering::SeqCst);
             if let crate::Durability::SyncPeriodically { .. } = self.config.durability {
                 self.visible.fetch_max(ts, Ordering::SeqCst);
+                self.changelog.wake();
             }
             return Ok(ts);
         }

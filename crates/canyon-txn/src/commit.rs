@@ -275,6 +275,8 @@ pub(crate) struct Prepared {
     /// Meta records written (`Some`) or deleted (`None`) in the same batch:
     /// an XA branch's prepared record (`xa.rs`).
     pub(crate) meta: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    /// The change-log record to append in the same batch (changelog.rs).
+    pub(crate) log: Option<crate::changelog::LogEntry>,
     /// Rows values as read while preparing (debug builds check rule 2).
     #[cfg(debug_assertions)]
     read: Vec<(Vec<u8>, Option<Vec<u8>>)>,
@@ -339,16 +341,17 @@ impl Transaction {
         self.check_active()?;
         if let Some(mut b) = self.bulk.take() {
             // bulk.rs: the merged files, ingested at the commit timestamp.
-            return self.mgr.commit_bulk(&mut b).map(Some);
+            return self.mgr.commit_bulk(&mut b, self.log.take()).map(Some);
         }
         if self.writes.is_empty() {
             return Ok(None);
         }
         let writes = std::mem::take(&mut self.writes);
-        let prepared = self.mgr.prepare(writes)?;
+        let mut prepared = self.mgr.prepare(writes)?;
         if prepared.puts.is_empty() {
             return Ok(None);
         }
+        prepared.log = self.log.take();
         self.mgr.write_commit(prepared).map(Some)
     }
 }
@@ -546,6 +549,7 @@ impl TxnManager {
             tombstones,
             bulk_keys,
             meta: Vec::new(),
+            log: None,
             #[cfg(debug_assertions)]
             read,
         })
@@ -605,11 +609,18 @@ impl TxnManager {
             keys::LAST_TS_KEY.to_vec(),
             keys::ts_value(ts),
         );
+        // Rule 1: the change record travels in the commit's own batch.
+        let log_head = prepared
+            .log
+            .map(|entry| self.changelog.append(&mut batch, ts, entry));
         // The timestamp is spent even if the write fails: the batch may be applied.
         self.next_ts.store(ts, Ordering::SeqCst);
         if let Err(e) = self.storage.write(batch, false) {
             self.fail("write", &e);
             return Err(e);
+        }
+        if let Some(head) = log_head {
+            self.changelog.appended(head, ts);
         }
         for value in cached {
             self.row_cache.written(value);
@@ -621,6 +632,7 @@ impl TxnManager {
         self.last_written_ts.store(ts, Ordering::SeqCst);
         if let Durability::SyncPeriodically { .. } = self.config.durability {
             self.visible.fetch_max(ts, Ordering::SeqCst);
+            self.changelog.wake();
         }
         Ok(ts)
     }
@@ -665,6 +677,7 @@ impl TxnManager {
         let failed = match synced {
             Ok(()) => {
                 self.visible.fetch_max(target, Ordering::SeqCst);
+                self.changelog.wake();
                 g.synced_ts = g.synced_ts.max(target);
                 // A failed write spends a timestamp that `last_written_ts` never
                 // reaches; a rule-8 waiter may be waiting for it.

@@ -46,6 +46,7 @@
 
 mod backfill;
 mod bulk;
+mod changelog;
 mod commit;
 mod dead_runs;
 mod gc;
@@ -58,6 +59,7 @@ mod scan;
 mod xa;
 
 pub use bulk::RUN_BUDGET;
+pub use changelog::{LogEntry, LogHead, LogRecord};
 pub use commit::Committing;
 pub use gc::GcStats;
 pub use history::HistoryStats;

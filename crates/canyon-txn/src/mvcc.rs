@@ -229,6 +229,8 @@ pub struct TxnManager {
     pub(crate) bulk_gate: crate::bulk::BulkGate,
     /// XA branches: started, prepared, finishing (xa.rs).
     pub(crate) xa: crate::xa::XaRegistry,
+    /// The change log's head and readers (changelog.rs).
+    pub(crate) changelog: crate::changelog::ChangeLog,
 }
 
 impl std::fmt::Debug for TxnManager {
@@ -373,6 +375,8 @@ pub struct Transaction {
     pub(crate) state: TxnState,
     /// A bulk load in progress instead of buffered writes (bulk.rs).
     pub(crate) bulk: Option<Box<crate::bulk::BulkLoad>>,
+    /// What the commit appends to the change log (changelog.rs), if anything.
+    pub(crate) log: Option<crate::changelog::LogEntry>,
 }
 
 impl std::fmt::Debug for Transaction {
@@ -405,6 +409,7 @@ impl TxnManager {
             storage = storage.name(),
             "transaction manager recovered"
         );
+        let storage_for_log = Arc::clone(&storage);
         let mgr = Arc::new(TxnManager {
             storage,
             next_ts: CachePadded::new(AtomicU64::new(last_ts)),
@@ -425,6 +430,7 @@ impl TxnManager {
             background: Background::new(),
             bulk_gate: crate::bulk::BulkGate::default(),
             xa: crate::xa::XaRegistry::default(),
+            changelog: crate::changelog::ChangeLog::open(&*storage_for_log)?,
             config,
         });
         mgr.recover_bulk_loads()?;
@@ -604,6 +610,7 @@ impl TxnSession {
             remembered_bytes: 0,
             state: TxnState::Active,
             bulk: None,
+            log: None,
         }
     }
 }
@@ -752,6 +759,13 @@ impl Transaction {
             }
             None => false,
         }
+    }
+
+    /// Sets what this transaction's commit appends to the change log
+    /// (changelog.rs), replacing any earlier entry; `None` logs nothing. A
+    /// commit that writes nothing logs nothing either.
+    pub fn set_log_entry(&mut self, entry: Option<crate::changelog::LogEntry>) {
+        self.log = entry;
     }
 
     /// Whether the transaction has buffered writes.

@@ -77,6 +77,7 @@
 
 use crate::commit::Prepared;
 use crate::keys::ID_LEN;
+use crate::changelog::LogEntry;
 use crate::lock::Queued;
 use crate::mvcc::{Buffered, Replaced, Transaction};
 use crate::{run_blocking, IndexId, TxnId, TxnManager};
@@ -222,6 +223,8 @@ struct PreparedBranch {
     id: TxnId,
     held: HashSet<Vec<u8>>,
     writes: BTreeMap<Vec<u8>, Buffered>,
+    /// The change-log record its commit appends (changelog.rs).
+    log: Option<LogEntry>,
 }
 
 #[derive(Debug)]
@@ -318,7 +321,9 @@ impl TxnManager {
         };
         let written = (|| {
             let mut batch = if commit {
-                self.prepare(branch.writes.clone())?
+                let mut p = self.prepare(branch.writes.clone())?;
+                p.log = branch.log.clone();
+                p
             } else {
                 Prepared::default()
             };
@@ -364,7 +369,7 @@ impl TxnManager {
         let mut b = self.xa.branches.lock();
         for (k, v) in records {
             let xid = Xid::from_record_key(&k)?;
-            let (held, writes) = decode_record(&v)?;
+            let (held, writes, log) = decode_record(&v)?;
             let id = self
                 .next_txn_id
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -388,7 +393,12 @@ impl TxnManager {
             b.insert(
                 xid,
                 Branch::Prepared {
-                    branch: Box::new(PreparedBranch { id, held, writes }),
+                    branch: Box::new(PreparedBranch {
+                        id,
+                        held,
+                        writes,
+                        log,
+                    }),
                     attached: false,
                 },
             );
@@ -418,7 +428,8 @@ impl XaClaim {
         let mgr = &self.mgr;
         let writes = std::mem::take(&mut txn.writes);
         let held = std::mem::take(&mut txn.held);
-        let record = encode_record(&held, &writes)?;
+        let log = txn.log.take();
+        let record = encode_record(&held, &writes, log.as_ref())?;
         let mut batch = Prepared::default();
         batch.meta.push((self.xid.record_key(), Some(record)));
         let ts = match mgr.write_commit(batch) {
@@ -442,7 +453,12 @@ impl XaClaim {
         b.insert(
             self.xid.clone(),
             Branch::Prepared {
-                branch: Box::new(PreparedBranch { id, held, writes }),
+                branch: Box::new(PreparedBranch {
+                    id,
+                    held,
+                    writes,
+                    log,
+                }),
                 attached: true,
             },
         );
@@ -517,8 +533,14 @@ fn put_index_keys(out: &mut Vec<u8>, keys: &[(IndexId, Vec<u8>)]) -> Result<()> 
     Ok(())
 }
 
-/// The prepared record's value (docs/format.md).
-fn encode_record(held: &HashSet<Vec<u8>>, writes: &BTreeMap<Vec<u8>, Buffered>) -> Result<Vec<u8>> {
+/// The prepared record's value (docs/format.md): the locks, the writes, then,
+/// when the commit is to be logged, the change-log entry (absent in records
+/// written before the change log existed, so optional at the end).
+fn encode_record(
+    held: &HashSet<Vec<u8>>,
+    writes: &BTreeMap<Vec<u8>, Buffered>,
+    log: Option<&LogEntry>,
+) -> Result<Vec<u8>> {
     let mut out = vec![RECORD_VERSION];
     put_u32(&mut out, held.len())?;
     let mut locks: Vec<&Vec<u8>> = held.iter().collect();
@@ -539,10 +561,19 @@ fn encode_record(held: &HashSet<Vec<u8>>, writes: &BTreeMap<Vec<u8>, Buffered>) 
         put_index_keys(&mut out, &b.committed_index_keys)?;
         put_index_keys(&mut out, &b.new_index_keys)?;
     }
+    if let Some(e) = log {
+        out.push(u8::from(e.counted));
+        out.extend_from_slice(&e.len.to_be_bytes());
+        put_bytes(&mut out, &e.payload)?;
+    }
     Ok(out)
 }
 
-type Decoded = (HashSet<Vec<u8>>, BTreeMap<Vec<u8>, Buffered>);
+type Decoded = (
+    HashSet<Vec<u8>>,
+    BTreeMap<Vec<u8>, Buffered>,
+    Option<LogEntry>,
+);
 
 fn decode_record(v: &[u8]) -> Result<Decoded> {
     decode_record_inner(v)
@@ -591,7 +622,23 @@ fn decode_record_inner(v: &[u8]) -> Option<Decoded> {
             },
         );
     }
-    r.0.is_empty().then_some((held, writes))
+    let log = if r.0.is_empty() {
+        None
+    } else {
+        let counted = match r.take(1)? {
+            [0] => false,
+            [1] => true,
+            _ => return None,
+        };
+        let len = u64::from_be_bytes(r.take(8)?.try_into().ok()?);
+        let payload = r.bytes()?.to_vec();
+        Some(LogEntry {
+            payload,
+            len,
+            counted,
+        })
+    };
+    r.0.is_empty().then_some((held, writes, log))
 }
 
 #[cfg(test)]
@@ -664,9 +711,18 @@ mod tests {
                 new_index_keys: vec![],
             },
         );
-        let rec = encode_record(&held, &writes).unwrap();
-        let (h, w) = decode_record(&rec).unwrap();
+        let rec = encode_record(&held, &writes, None).unwrap();
+        let (h, w, log) = decode_record(&rec).unwrap();
         assert_eq!(h, held);
+        assert_eq!(log, None);
+        let entry = LogEntry {
+            payload: b"events".to_vec(),
+            len: 99,
+            counted: true,
+        };
+        let logged = encode_record(&held, &writes, Some(&entry)).unwrap();
+        assert_eq!(decode_record(&logged).unwrap().2, Some(entry));
+        assert!(decode_record(&logged[..logged.len() - 1]).is_err());
         let b = &w[&vec![0, 0, 0, 1, 9]];
         assert!(b.row.is_none());
         assert_eq!(b.committed_index_keys, vec![(3, b"old".to_vec())]);
