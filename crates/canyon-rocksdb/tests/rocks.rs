@@ -440,7 +440,11 @@ fn kill9_rounds(test_name: &str, buffered: bool) {
             .unwrap();
         }
         for (n, keys) in &per_batch {
-            assert_eq!(*keys, BATCH_KEYS * Keyspace::ALL.len() as u64, "batch {n} partly recovered");
+            assert_eq!(
+                *keys,
+                BATCH_KEYS * Keyspace::ALL.len() as u64,
+                "batch {n} partly recovered"
+            );
         }
         let present: Vec<u64> = per_batch.keys().copied().collect();
         let want: Vec<u64> = (0..present.len() as u64).collect();

@@ -298,16 +298,17 @@ impl TxnManager {
             end: Bound::Unbounded,
         };
         let mut out = Ok(());
-        self.storage.scan(Keyspace::Log, &range, false, &mut |k, v| {
-            go(match decode_record(k, v) {
-                Ok(r) if r.ts <= visible => f(r),
-                Ok(_) => false,
-                Err(e) => {
-                    out = Err(e);
-                    false
-                }
-            })
-        })?;
+        self.storage
+            .scan(Keyspace::Log, &range, false, &mut |k, v| {
+                go(match decode_record(k, v) {
+                    Ok(r) if r.ts <= visible => f(r),
+                    Ok(_) => false,
+                    Err(e) => {
+                        out = Err(e);
+                        false
+                    }
+                })
+            })?;
         out
     }
 
@@ -550,6 +551,31 @@ mod tests {
         }
         writer.join().unwrap();
         assert_eq!(all(&mgr, 1).len(), 1);
+    }
+
+    #[test]
+    fn the_journal_follows_statement_and_savepoint_rollbacks() {
+        let storage = Arc::new(MemoryStorage::new());
+        let mgr = open(&storage);
+        let s = mgr.session();
+        let mut t = s.begin(IsolationLevel::RepeatableRead);
+        t.journal_push(b"off");
+        assert!(t.take_journal().is_empty(), "nothing recorded while off");
+        t.enable_journal();
+        t.begin_statement();
+        t.journal_push(b"s1");
+        t.begin_statement();
+        t.journal_push(b"s2-a");
+        t.journal_push(b"");
+        t.rollback_statement();
+        t.begin_statement();
+        t.set_savepoint("p");
+        t.journal_push(b"s3");
+        assert!(t.rollback_to_savepoint("P"));
+        t.begin_statement();
+        t.journal_push(b"s4");
+        assert_eq!(t.take_journal(), vec![b"s1".to_vec(), b"s4".to_vec()]);
+        assert!(t.take_journal().is_empty());
     }
 
     struct ThreadWaker(std::thread::Thread);

@@ -361,7 +361,7 @@ pub struct Transaction {
     pub(crate) undo: Vec<(Vec<u8>, Option<Box<Buffered>>)>,
     /// SAVEPOINTs, oldest first: a name and the write buffer as it was. They
     /// live and die with the transaction.
-    pub(crate) savepoints: Vec<(String, BTreeMap<Vec<u8>, Buffered>)>,
+    pub(crate) savepoints: Vec<Savepoint>,
     /// The last [`Transaction::get_locked`] that reached storage: its Rows key and
     /// what it found, taken by the first buffered write of that key.
     pub(crate) locked_read: Option<(Vec<u8>, Replaced)>,
@@ -377,6 +377,30 @@ pub struct Transaction {
     pub(crate) bulk: Option<Box<crate::bulk::BulkLoad>>,
     /// What the commit appends to the change log (changelog.rs), if anything.
     pub(crate) log: Option<crate::changelog::LogEntry>,
+    /// The SQL layer's journal of changes in execution order, when it asked
+    /// for one ([`Transaction::enable_journal`]).
+    pub(crate) journal: Option<Journal>,
+}
+
+/// A SAVEPOINT: its name, the write buffer and the journal's length as they
+/// were.
+#[derive(Debug, Clone)]
+pub(crate) struct Savepoint {
+    name: String,
+    writes: BTreeMap<Vec<u8>, Buffered>,
+    journal_len: usize,
+}
+
+/// The journal: entries the SQL layer appends as it writes (for the binary
+/// log: each row change, in the order executed, which the write buffer —
+/// one final value per key, in key order — cannot give back). Entries are
+/// opaque here; they are undone with the writes they describe.
+#[derive(Debug, Default)]
+pub(crate) struct Journal {
+    /// `(len u32 ++ entry)*`, native-endian: it never leaves the process.
+    bytes: Vec<u8>,
+    /// Its length when the current statement began.
+    statement_start: usize,
 }
 
 impl std::fmt::Debug for Transaction {
@@ -611,6 +635,7 @@ impl TxnSession {
             state: TxnState::Active,
             bulk: None,
             log: None,
+            journal: None,
         }
     }
 }
@@ -693,6 +718,9 @@ impl Transaction {
     /// consistent read takes a fresh one).
     pub fn begin_statement(&mut self) {
         self.undo.clear();
+        if let Some(j) = &mut self.journal {
+            j.statement_start = j.bytes.len();
+        }
         if !self.isolation.snapshot_per_transaction() && self.snapshot.take().is_some() {
             // The previous statement is over; let GC move past its snapshot.
             self.slot.clear();
@@ -704,6 +732,9 @@ impl Transaction {
     pub fn rollback_statement(&mut self) {
         // A bulk load is its own statement: nothing of it remains.
         self.bulk = None;
+        if let Some(j) = &mut self.journal {
+            j.bytes.truncate(j.statement_start);
+        }
         while let Some((key, prev)) = self.undo.pop() {
             match prev {
                 Some(b) => {
@@ -722,9 +753,12 @@ impl Transaction {
     /// replaced.
     pub fn set_savepoint(&mut self, name: &str) {
         self.savepoints
-            .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
-        self.savepoints
-            .push((name.to_string(), self.writes.clone()));
+            .retain(|s| !s.name.eq_ignore_ascii_case(name));
+        self.savepoints.push(Savepoint {
+            name: name.to_string(),
+            writes: self.writes.clone(),
+            journal_len: self.journal.as_ref().map_or(0, |j| j.bytes.len()),
+        });
     }
 
     /// ROLLBACK TO SAVEPOINT `name`: the write buffer as it was when the
@@ -735,12 +769,16 @@ impl Transaction {
         let Some(at) = self
             .savepoints
             .iter()
-            .position(|(n, _)| n.eq_ignore_ascii_case(name))
+            .position(|s| s.name.eq_ignore_ascii_case(name))
         else {
             return false;
         };
         self.savepoints.truncate(at + 1);
-        self.writes = self.savepoints[at].1.clone();
+        self.writes = self.savepoints[at].writes.clone();
+        if let Some(j) = &mut self.journal {
+            j.bytes.truncate(self.savepoints[at].journal_len);
+            j.statement_start = j.bytes.len();
+        }
         self.undo.clear();
         true
     }
@@ -751,7 +789,7 @@ impl Transaction {
         match self
             .savepoints
             .iter()
-            .position(|(n, _)| n.eq_ignore_ascii_case(name))
+            .position(|s| s.name.eq_ignore_ascii_case(name))
         {
             Some(at) => {
                 self.savepoints.truncate(at);
@@ -759,6 +797,52 @@ impl Transaction {
             }
             None => false,
         }
+    }
+
+    /// Starts the journal (see [`Journal`]) if it is not on: from now on
+    /// [`Transaction::journal_push`] records entries.
+    pub fn enable_journal(&mut self) {
+        if self.journal.is_none() {
+            self.journal = Some(Journal::default());
+        }
+    }
+
+    /// Whether the journal is on.
+    pub fn journaling(&self) -> bool {
+        self.journal.is_some()
+    }
+
+    /// Appends an entry to the journal, if it is on. A statement rolled back
+    /// (or a ROLLBACK TO SAVEPOINT) removes the entries it added.
+    pub fn journal_push(&mut self, entry: &[u8]) {
+        if self.state != TxnState::Active {
+            return;
+        }
+        if let Some(j) = &mut self.journal {
+            let len = u32::try_from(entry.len()).unwrap_or(u32::MAX);
+            j.bytes.extend_from_slice(&len.to_ne_bytes());
+            j.bytes.extend_from_slice(&entry[..len as usize]);
+        }
+    }
+
+    /// The journal's entries so far, in order, and the journal emptied (it
+    /// stays on).
+    pub fn take_journal(&mut self) -> Vec<Vec<u8>> {
+        let Some(j) = &mut self.journal else {
+            return Vec::new();
+        };
+        let bytes = std::mem::take(&mut j.bytes);
+        j.statement_start = 0;
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at + 4 <= bytes.len() {
+            let mut len = [0u8; 4];
+            len.copy_from_slice(&bytes[at..at + 4]);
+            let len = u32::from_ne_bytes(len) as usize;
+            out.push(bytes[at + 4..at + 4 + len].to_vec());
+            at += 4 + len;
+        }
+        out
     }
 
     /// Sets what this transaction's commit appends to the change log

@@ -75,9 +75,9 @@
 //! The byte layout of the record is in `docs/format.md` ("`meta`: prepared XA
 //! branches").
 
+use crate::changelog::LogEntry;
 use crate::commit::Prepared;
 use crate::keys::ID_LEN;
-use crate::changelog::LogEntry;
 use crate::lock::Queued;
 use crate::mvcc::{Buffered, Replaced, Transaction};
 use crate::{run_blocking, IndexId, TxnId, TxnManager};
