@@ -77,7 +77,7 @@
 //! * [`event`]: event types, the header, [`event::frame`], checksums.
 //! * [`control`]: bodies of FORMAT_DESCRIPTION, ROTATE, PREVIOUS_GTIDS, GTID,
 //!   QUERY, XID, HEARTBEAT and MariaDB's GTID, GTID_LIST, BINLOG_CHECKPOINT.
-//! * [`gtid`]: [`gtid::Gtid`] and [`gtid::GtidSet`] (`uuid:1-5:7`).
+//! * [`mod@gtid`]: [`gtid::Gtid`] and [`gtid::GtidSet`] (`uuid:1-5:7`).
 //! * [`rows`]: TABLE_MAP with `binlog_row_metadata=FULL`, rows events v2,
 //!   [`rows::BinValue`] encodings.
 //! * [`json`]: MySQL's binary JSON.
