@@ -21,6 +21,17 @@ use common::{mariadb_types, printed, LogWriter};
 const MARIADB_BINLOG: &str = "/usr/bin/mariadb-binlog";
 const UUID: &str = "3e11fa47-71ca-11e1-9e33-c80aa9429562";
 
+/// The table of [`mariadb_types`], as MariaDB creates it.
+const CREATE_EVERY_TYPE: &str = "CREATE TABLE every_type (id INT NOT NULL PRIMARY KEY, \
+    ti TINYINT, tu TINYINT UNSIGNED, si SMALLINT, mi MEDIUMINT, mu MEDIUMINT UNSIGNED, \
+    iu INT UNSIGNED, bi BIGINT, bu BIGINT UNSIGNED, f FLOAT, d DOUBLE, dc DECIMAL(10,2), \
+    dw DECIMAL(30,10), y YEAR, dt DATE, tm TIME(3), t0 TIME, dtm DATETIME(6), dt0 DATETIME, \
+    ts TIMESTAMP(2) NULL, vc VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, \
+    vb VARBINARY(300), ch CHAR(10) CHARACTER SET latin1, \
+    cw CHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, bt BIT(10), \
+    e ENUM('red','green','blue') CHARACTER SET latin1, s SET('x','y','z') CHARACTER SET latin1, \
+    bl BLOB, tx LONGTEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci, g GEOMETRY, n INT)";
+
 fn tool() -> Option<&'static str> {
     if Path::new(MARIADB_BINLOG).exists() {
         Some(MARIADB_BINLOG)
@@ -122,35 +133,49 @@ fn mysql_flavour_file() -> Written {
         may_have_sbr: sbr,
     };
     w.push(EventType::GTID, 0, &gtid(&g(3, 1, true)));
-    let create = "CREATE TABLE shop.every_type (id INT PRIMARY KEY)";
+    let create_db = QueryEvent {
+        updated_db_names: Some(vec!["shop".into()]),
+        ..ddl("", "CREATE DATABASE shop")
+    };
+    w.push(EventType::QUERY, 0, &query(&create_db).expect("encodes"));
+    w.push(EventType::GTID, 0, &gtid(&g(4, 2, true)));
     w.push(
         EventType::QUERY,
         0,
-        &query(&ddl("shop", create)).expect("encodes"),
+        &query(&ddl("shop", CREATE_EVERY_TYPE)).expect("encodes"),
     );
 
+    // One transaction: insert rows 1 and 2, update row 2 (ti 127 -> 0),
+    // delete row 1; row 2 as updated is what remains.
     let table = mariadb_types();
     let cols: Vec<ColumnMeta> = table.iter().map(|(c, _, _)| c.clone()).collect();
     let row: Vec<BinValue> = table.iter().map(|(_, v, _)| v.clone()).collect();
     let mut row2 = row.clone();
     row2[0] = BinValue::Int(2);
     row2[1] = BinValue::Int(127);
-    w.push(EventType::GTID, 0, &gtid(&g(4, 2, false)));
+    let mut row2_updated = row2.clone();
+    row2_updated[1] = BinValue::Int(0);
+    w.push(EventType::GTID, 0, &gtid(&g(5, 3, false)));
     w.push(
         EventType::QUERY,
         0,
         &query(&begin("shop")).expect("encodes"),
     );
     let tm = table_map(108, "shop", "every_type", &cols).expect("encodes");
-    for (kind, before, after) in [
-        (RowsKind::Write, None, Some(&row)),
-        (RowsKind::Update, Some(&row), Some(&row2)),
-        (RowsKind::Delete, Some(&row2), None),
+    for (kind, images) in [
+        (
+            RowsKind::Write,
+            vec![(None, Some(&row)), (None, Some(&row2))],
+        ),
+        (RowsKind::Update, vec![(Some(&row2), Some(&row2_updated))]),
+        (RowsKind::Delete, vec![(Some(&row), None)]),
     ] {
         w.push(EventType::TABLE_MAP, 0, &tm);
         let mut b = RowsEventBuilder::new(kind, 108, &cols);
-        b.push(before.map(|r| r.as_slice()), after.map(|r| r.as_slice()))
-            .expect("row encodes");
+        for (before, after) in images {
+            b.push(before.map(|r| r.as_slice()), after.map(|r| r.as_slice()))
+                .expect("row encodes");
+        }
         w.push(kind.event_type(), 0, &b.finish(true));
     }
     w.push(EventType::XID, 0, &xid(77));
@@ -199,10 +224,8 @@ fn mariadb_binlog_reads_a_mysql_flavour_file() {
         "{out}"
     );
     assert!(out.contains("CRC32 0x"), "checksums are shown");
-    assert!(
-        out.contains("CREATE TABLE shop.every_type (id INT PRIMARY KEY)"),
-        "{out}"
-    );
+    assert!(out.contains(CREATE_EVERY_TYPE), "{out}");
+    assert!(out.contains("\nCREATE DATABASE shop\n"), "{out}");
     assert!(out.contains("\nBEGIN\n"), "{out}");
     assert!(out.contains("Xid = 77"), "{out}");
     assert!(out.contains("Rotate to canyon-bin.000002  pos: 4"), "{out}");
@@ -244,16 +267,25 @@ fn mariadb_binlog_reads_a_mysql_flavour_file() {
             col.name
         );
     }
-    // The UPDATE's before and after images differ in @1 and @2.
+    // Two rows inserted; the UPDATE's images differ in @2; row 1 deleted.
+    assert!(
+        insert.contains("###   @1=2 ") && insert.contains("###   @2=127 "),
+        "{insert}"
+    );
     let update = &out[out.find("### UPDATE").expect("update")..];
     let (wh, set) = update.split_at(update.find("### SET").expect("SET"));
     assert!(
-        wh.contains("###   @1=1 ") && wh.contains("###   @2=-128 "),
+        wh.contains("###   @1=2 ") && wh.contains("###   @2=127 "),
         "{wh}"
     );
     assert!(
-        set.contains("###   @1=2 ") && set.contains("###   @2=127 "),
+        set.contains("###   @1=2 ") && set.contains("###   @2=0 "),
         "{set}"
+    );
+    let delete = &out[out.find("### DELETE FROM").expect("delete")..];
+    assert!(
+        delete.contains("###   @1=1 ") && delete.contains("###   @2=-128 "),
+        "{delete}"
     );
 }
 
@@ -376,7 +408,7 @@ fn mariadb_binlog_prints_the_mysql_file_as_base64_statements() {
     let out = run(tool, &[], &f.path());
     assert_positions(&out, &f.log);
     assert!(out.contains("BINLOG '"), "{out}");
-    assert!(out.contains("CREATE TABLE shop.every_type"), "{out}");
+    assert!(out.contains(CREATE_EVERY_TYPE), "{out}");
 }
 
 /// The MariaDB-flavour file: MariaDB's FORMAT_DESCRIPTION, GTID_LIST,
