@@ -369,9 +369,9 @@ impl ColumnMeta {
         }
     }
 
-    /// The width of a BIT column.
-    fn bit_width(&self) -> u8 {
-        ((self.meta >> 8) * 8 + (self.meta & 0xff)) as u8
+    /// The width of a BIT column (more than 64 only in corrupt metadata).
+    fn bit_width(&self) -> u16 {
+        (self.meta >> 8) * 8 + (self.meta & 0xff)
     }
 
     /// The metadata bytes TABLE_MAP carries for this column.
