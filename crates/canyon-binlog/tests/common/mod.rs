@@ -5,7 +5,7 @@
 
 use canyon_binlog::event::BINLOG_MAGIC;
 use canyon_binlog::rows::field_type;
-use canyon_binlog::{frame, framed_len, BinValue, ColumnMeta, EventType};
+use canyon_binlog::{frame, framed_len_for, BinValue, ColumnMeta, EventType};
 
 pub const SERVER_ID: u32 = 7;
 /// 2023-11-14 22:13:20 UTC.
@@ -40,8 +40,7 @@ impl LogWriter {
         body: &[u8],
     ) -> (u64, u64) {
         let start = self.buf.len() as u64;
-        let checksum = self.checksum || ty == EventType::FORMAT_DESCRIPTION;
-        let end = start + framed_len(body.len(), checksum) as u64;
+        let end = start + framed_len_for(ty, body.len(), self.checksum) as u64;
         let ev = frame(ty, TS, server_id, flags, body, end as u32, self.checksum);
         assert_eq!(ev.len() as u64, end - start);
         self.buf.extend_from_slice(&ev);
