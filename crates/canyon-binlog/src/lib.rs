@@ -112,7 +112,10 @@ pub use event::{
     frame, framed_len, framed_len_for, parse_header, verify_checksum, EventType, Header, HEADER_LEN,
 };
 pub use gtid::{Gtid, GtidSet};
-pub use rows::{table_map, BinValue, ColumnMeta, RowsEvent, RowsEventBuilder, RowsKind, TableMap};
+pub use rows::{
+    table_map, table_map_with, BinValue, ColumnMeta, RowMetadata, RowsEvent, RowsEventBuilder,
+    RowsKind, TableMap,
+};
 
 /// What can go wrong encoding or decoding an event, grouped by who caused it.
 #[derive(Clone, Debug, PartialEq, Eq)]

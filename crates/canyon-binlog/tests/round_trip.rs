@@ -34,6 +34,31 @@ fn table_map_keeps_types_metadata_and_full_row_metadata() {
 }
 
 #[test]
+fn minimal_row_metadata_keeps_signedness_and_charsets_only() {
+    let cols: Vec<ColumnMeta> = all_types().into_iter().map(|(c, _, _)| c).collect();
+    let min =
+        canyon_binlog::table_map_with(1, "d", "t", &cols, canyon_binlog::RowMetadata::Minimal)
+            .expect("encodes");
+    let full = table_map(1, "d", "t", &cols).expect("encodes");
+    assert!(min.len() < full.len());
+    let tm = decode_table_map(&min);
+    for (got, want) in tm.columns.iter().zip(&cols) {
+        assert_eq!(
+            (got.type_code, got.meta, got.nullable),
+            (want.type_code, want.meta, want.nullable)
+        );
+        assert_eq!(
+            (got.unsigned, got.charset),
+            (want.unsigned, want.charset),
+            "{}",
+            want.name
+        );
+        assert!(got.name.is_empty() && got.enum_values.is_empty() && got.set_values.is_empty());
+        assert!(!got.in_primary_key);
+    }
+}
+
+#[test]
 fn charset_metadata_uses_the_shorter_form() {
     // Mostly utf8mb4 (255): DEFAULT_CHARSET 255 with one exception.
     let cols = vec![
