@@ -697,3 +697,40 @@ fn mariadb_server_applies_both_flavours() {
     assert!(ok);
     assert_eq!(rows, "5\tfive\n");
 }
+
+/// MariaDB's own events need the MariaDB flavour's FORMAT_DESCRIPTION (its
+/// table of post-header lengths runs to type 171): after MySQL 8's (41
+/// types) mariadb-binlog refuses the first of them.
+#[test]
+fn mariadb_events_need_the_mariadb_format_description() {
+    let Some(tool) = tool() else { return };
+    for (flavor, readable) in [(Flavor::MySql, false), (Flavor::MariaDb, true)] {
+        let mut w = LogWriter::new(true);
+        w.push(
+            EventType::FORMAT_DESCRIPTION,
+            0,
+            &format_description_for(flavor, "10.11.99-MariaDB-canyon", true),
+        );
+        let (list_at, _) = w.push(
+            EventType::GTID_LIST,
+            0,
+            &canyon_binlog::gtid_list(&[(0, 7, 41)]),
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("canyon-bin.000001");
+        std::fs::write(&path, &w.buf).expect("write");
+        let out = Command::new(tool).arg(&path).output().expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.success(), readable, "{flavor:?}: {stderr}");
+        if !readable {
+            assert!(
+                stderr.contains("Found invalid event in binary log"),
+                "{stderr}"
+            );
+            assert!(
+                stderr.contains(&format!("Could not read entry at offset {list_at}")),
+                "{stderr}"
+            );
+        }
+    }
+}
