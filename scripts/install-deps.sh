@@ -21,7 +21,9 @@
 # fetched into caches outside the clone (nothing downloaded is ever committed),
 # each skipped cheaply when already present:
 #   Go      go-sql-driver/mysql: `go mod download` of crates/canyon-server/tests/go
-#           (go.mod / go.sum) into Go's module cache (tests/drivers_go.rs)
+#           (go.mod / go.sum) into Go's module cache (tests/drivers_go.rs); and
+#           go-mysql, the binlog reader of crates/canyon-binlog/tests/go-mysql
+#           (tests/go_mysql.rs), the same way
 #   Java    the jars listed in crates/canyon-server/tests/java/jars.txt, from Maven
 #           Central into ~/.cache/canyon-tools/java, SHA-1 checked (tests/drivers_java.rs)
 #   Node    `npm ci` of crates/canyon-server/tests/node/package-lock.json into
@@ -66,6 +68,7 @@ install_go_driver() {
   local go
   go=$(find_go) || { echo "install-deps: no Go >= 1.$go_min_minor for tests/go" >&2; exit 1; }
   (cd "$driver_tests/go" && GOFLAGS=-mod=readonly GOTOOLCHAIN=local "$go" mod download)
+  (cd "$root/crates/canyon-binlog/tests/go-mysql" && GOFLAGS=-mod=readonly GOTOOLCHAIN=local "$go" mod download)
 }
 
 # The JDBC jars of tests/java/jars.txt, from Maven Central, each checked against

@@ -6,11 +6,11 @@
 //!
 //! | event | post-header | payload |
 //! |---|---|---|
-//! | FORMAT_DESCRIPTION | binlog_version u16, server_version [50], create_timestamp u32, header_len u8, post_header_len[one per type] | checksum_alg u8 |
+//! | FORMAT_DESCRIPTION | binlog_version u16, server_version (50 bytes), create_timestamp u32, header_len u8, post_header_len (a byte per type) | checksum_alg u8 |
 //! | ROTATE | position u64 | next file name (no NUL) |
 //! | QUERY | thread_id u32, exec_time u32, db_len u8, error_code u16, status_vars_len u16 | status vars, db, NUL, statement |
 //! | XID | — | xid u64 |
-//! | GTID / ANONYMOUS_GTID | flags u8, sid [16], gno i64, lt_type u8 (=2), last_committed i64, sequence_number i64 | commit timestamps (7 or 14 bytes), transaction_length packed, server version(s) u32 |
+//! | GTID / ANONYMOUS_GTID | flags u8, sid (16 bytes), gno i64, lt_type u8 (=2), last_committed i64, sequence_number i64 | commit timestamps (7 or 14 bytes), transaction_length packed, server version(s) u32 |
 //! | PREVIOUS_GTIDS | — | binary GTID set |
 //! | HEARTBEAT | — | current file name |
 //! | MariaDB GTID | seq_no u64, domain_id u32, flags u8, commit_id u64 or 6 zero bytes | — |

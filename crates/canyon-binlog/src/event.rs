@@ -135,6 +135,13 @@ pub fn framed_len(body_len: usize, checksum: bool) -> usize {
     HEADER_LEN + body_len + if checksum { CHECKSUM_LEN } else { 0 }
 }
 
+/// Length of a framed event of type `ty`: [`framed_len`], with the CRC32
+/// of a FORMAT_DESCRIPTION counted whatever `checksum` says. Positions are
+/// sums of these.
+pub fn framed_len_for(ty: EventType, body_len: usize, checksum: bool) -> usize {
+    framed_len(body_len, checksum || ty == EventType::FORMAT_DESCRIPTION)
+}
+
 /// Frames `body` as one event: the 19-byte header, the body, and the CRC32 of
 /// both when `checksum` is on.
 ///
@@ -156,8 +163,8 @@ pub fn frame(
     log_pos: u32,
     checksum: bool,
 ) -> Vec<u8> {
+    let len = framed_len_for(ty, body.len(), checksum);
     let checksum = checksum || ty == EventType::FORMAT_DESCRIPTION;
-    let len = framed_len(body.len(), checksum);
     let size = u32::try_from(len).expect("an event is shorter than 4 GiB: rows events are split");
     let mut out = Vec::with_capacity(len);
     out.extend_from_slice(&timestamp.to_le_bytes());
@@ -261,6 +268,11 @@ mod tests {
     fn format_description_is_always_checksummed() {
         let ev = frame(EventType::FORMAT_DESCRIPTION, 0, 1, 0, &[0; 10], 0, false);
         assert_eq!(ev.len(), framed_len(10, true));
+        assert_eq!(
+            ev.len(),
+            framed_len_for(EventType::FORMAT_DESCRIPTION, 10, false)
+        );
+        assert_eq!(framed_len_for(EventType::XID, 8, false), 27);
         verify_checksum(&ev).expect("crc");
         let plain = frame(EventType::QUERY, 0, 1, 0, &[0; 10], 0, false);
         assert_eq!(plain.len(), framed_len(10, false));

@@ -7,8 +7,11 @@
 //! [`rows::ColumnMeta`]s and [`rows::BinValue`]s and asks this crate for the
 //! bytes. It follows MySQL 8.0's `libbinlogevents` and `sql/log_event.cc`
 //! (and MariaDB's `sql/log_event*.cc` for MariaDB's GTID events); it was
-//! written from their documentation and checked against the real
-//! `mariadb-binlog` (tests/mariadb_binlog.rs).
+//! written from their documentation and is checked against independent
+//! readers: the real `mariadb-binlog`, a real MariaDB 10.11 server applying
+//! its output (tests/mariadb_binlog.rs), and go-mysql, which reads MySQL 8's
+//! GTID events and binary JSON that MariaDB's tools cannot
+//! (tests/go_mysql.rs).
 //!
 //! # A log file
 //!
@@ -77,7 +80,7 @@
 //! * [`event`]: event types, the header, [`event::frame`], checksums.
 //! * [`control`]: bodies of FORMAT_DESCRIPTION, ROTATE, PREVIOUS_GTIDS, GTID,
 //!   QUERY, XID, HEARTBEAT and MariaDB's GTID, GTID_LIST, BINLOG_CHECKPOINT.
-//! * [`gtid`]: [`gtid::Gtid`] and [`gtid::GtidSet`] (`uuid:1-5:7`).
+//! * [`mod@gtid`]: [`gtid::Gtid`] and [`gtid::GtidSet`] (`uuid:1-5:7`).
 //! * [`rows`]: TABLE_MAP with `binlog_row_metadata=FULL`, rows events v2,
 //!   [`rows::BinValue`] encodings.
 //! * [`json`]: MySQL's binary JSON.
@@ -105,9 +108,14 @@ pub use control::{
     rotate, xid, Flavor, FormatDescription, QueryEvent,
 };
 pub use decode::{parse_event, Event, LogEvent, LogReader};
-pub use event::{frame, framed_len, parse_header, verify_checksum, EventType, Header, HEADER_LEN};
+pub use event::{
+    frame, framed_len, framed_len_for, parse_header, verify_checksum, EventType, Header, HEADER_LEN,
+};
 pub use gtid::{Gtid, GtidSet};
-pub use rows::{table_map, BinValue, ColumnMeta, RowsEvent, RowsEventBuilder, RowsKind, TableMap};
+pub use rows::{
+    table_map, table_map_with, BinValue, ColumnMeta, RowMetadata, RowsEvent, RowsEventBuilder,
+    RowsKind, TableMap,
+};
 
 /// What can go wrong encoding or decoding an event, grouped by who caused it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -95,6 +95,9 @@ impl<'a> Reader<'a> {
 
     /// `n` bytes (at most 8), little-endian.
     pub(crate) fn le(&mut self, n: usize, what: &'static str) -> Result<u64, Error> {
+        if n > 8 {
+            return Err(Error::Malformed(format!("{what}: a {n}-byte integer")));
+        }
         let s = self.bytes(n, what)?;
         let mut b = [0u8; 8];
         b[..n].copy_from_slice(s);
@@ -103,6 +106,9 @@ impl<'a> Reader<'a> {
 
     /// `n` bytes (at most 8), big-endian.
     pub(crate) fn be(&mut self, n: usize, what: &'static str) -> Result<u64, Error> {
+        if n > 8 {
+            return Err(Error::Malformed(format!("{what}: a {n}-byte integer")));
+        }
         let s = self.bytes(n, what)?;
         let mut b = [0u8; 8];
         b[8 - n..].copy_from_slice(s);

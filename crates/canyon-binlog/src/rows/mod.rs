@@ -369,9 +369,9 @@ impl ColumnMeta {
         }
     }
 
-    /// The width of a BIT column.
-    fn bit_width(&self) -> u8 {
-        ((self.meta >> 8) * 8 + (self.meta & 0xff)) as u8
+    /// The width of a BIT column (more than 64 only in corrupt metadata).
+    fn bit_width(&self) -> u16 {
+        (self.meta >> 8) * 8 + (self.meta & 0xff)
     }
 
     /// The metadata bytes TABLE_MAP carries for this column.
@@ -567,6 +567,17 @@ fn put_str_values(out: &mut Vec<u8>, ty: u8, lists: &[&Vec<Vec<u8>>]) {
     put_opt(out, ty, &v);
 }
 
+/// How much optional metadata TABLE_MAP carries (`binlog_row_metadata`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowMetadata {
+    /// MySQL's default: signedness, charsets and geometry types, what a
+    /// replica needs to convert values.
+    Minimal,
+    /// Also column names, ENUM and SET members and the primary key, what a
+    /// change-data-capture reader needs without asking for the schema.
+    Full,
+}
+
 /// A TABLE_MAP body for `db.table` with `cols`, including the optional
 /// metadata of `binlog_row_metadata=FULL`: signedness, charsets, column
 /// names, ENUM and SET members, geometry types and the primary key.
@@ -576,6 +587,19 @@ pub fn table_map(
     table: &str,
     cols: &[ColumnMeta],
 ) -> Result<Vec<u8>, Error> {
+    table_map_with(table_id, db, table, cols, RowMetadata::Full)
+}
+
+/// A TABLE_MAP body with the optional metadata of `metadata`, in MySQL's
+/// order of fields.
+pub fn table_map_with(
+    table_id: u64,
+    db: &str,
+    table: &str,
+    cols: &[ColumnMeta],
+    metadata: RowMetadata,
+) -> Result<Vec<u8>, Error> {
+    let full = metadata == RowMetadata::Full;
     let mut out = Vec::with_capacity(64 + cols.len() * 16);
     put_table_id(&mut out, table_id)?;
     out.extend_from_slice(&TM_BIT_LEN_EXACT_F.to_le_bytes());
@@ -612,24 +636,26 @@ pub fn table_map(
         opt::DEFAULT_CHARSET,
         opt::COLUMN_CHARSET,
     );
-    let mut names = Vec::new();
-    for c in cols {
-        put_packed(&mut names, c.name.len() as u64);
-        names.extend_from_slice(c.name.as_bytes());
+    if full {
+        let mut names = Vec::new();
+        for c in cols {
+            put_packed(&mut names, c.name.len() as u64);
+            names.extend_from_slice(c.name.as_bytes());
+        }
+        put_opt(&mut out, opt::COLUMN_NAME, &names);
+        let sets: Vec<&Vec<Vec<u8>>> = cols
+            .iter()
+            .filter(|c| c.is_enum_or_set() && c.real_type() == ft::SET)
+            .map(|c| &c.set_values)
+            .collect();
+        put_str_values(&mut out, opt::SET_STR_VALUE, &sets);
+        let enums: Vec<&Vec<Vec<u8>>> = cols
+            .iter()
+            .filter(|c| c.is_enum_or_set() && c.real_type() == ft::ENUM)
+            .map(|c| &c.enum_values)
+            .collect();
+        put_str_values(&mut out, opt::ENUM_STR_VALUE, &enums);
     }
-    put_opt(&mut out, opt::COLUMN_NAME, &names);
-    let sets: Vec<&Vec<Vec<u8>>> = cols
-        .iter()
-        .filter(|c| c.is_enum_or_set() && c.real_type() == ft::SET)
-        .map(|c| &c.set_values)
-        .collect();
-    put_str_values(&mut out, opt::SET_STR_VALUE, &sets);
-    let enums: Vec<&Vec<Vec<u8>>> = cols
-        .iter()
-        .filter(|c| c.is_enum_or_set() && c.real_type() == ft::ENUM)
-        .map(|c| &c.enum_values)
-        .collect();
-    put_str_values(&mut out, opt::ENUM_STR_VALUE, &enums);
     let geometries = cols.iter().filter(|c| c.type_code == ft::GEOMETRY).count();
     if geometries > 0 {
         // Geometry subtype 0: GEOMETRY (Canyon's geometry columns are untyped).
@@ -638,7 +664,7 @@ pub fn table_map(
     let pk: Vec<usize> = (0..cols.len())
         .filter(|&i| cols[i].in_primary_key)
         .collect();
-    if !pk.is_empty() {
+    if full && !pk.is_empty() {
         let mut v = Vec::new();
         for i in pk {
             put_packed(&mut v, i as u64);

@@ -237,7 +237,7 @@ pub(crate) fn encode(col: &ColumnMeta, v: &BinValue, out: &mut Vec<u8>) -> Resul
         }
         (ft::BIT, V::Bit(bits)) => {
             let nbits = col.bit_width();
-            if nbits < 64 && *bits >> nbits != 0 {
+            if nbits == 0 || nbits > 64 || (nbits < 64 && *bits >> nbits != 0) {
                 return Err(mismatch(col, v));
             }
             crate::wire::put_be(out, *bits, usize::from(nbits).div_ceil(8));
