@@ -65,6 +65,7 @@ fn fresh() -> State {
         local_infile: false,
         secure_file_priv: None,
         bulk_load: false,
+        binlog: Default::default(),
     };
     let engine =
         Engine::open(Arc::new(MemoryStorage::new()), config).expect("in-memory engine opens");

@@ -61,7 +61,9 @@
 //!    paths, DML plans, EXPLAIN.
 //! 6. [`exec`]: running plans: scans, writes, foreign-key actions.
 //! 7. [`ddl`]: CREATE / ALTER / DROP, online schema change.
-//! 8. `session`: the session facade and statement dispatch ([`Session`]).
+//! 8. [`binlog`]: a committed transaction's row changes (the executors'
+//!    journal) and DDL as binary-log events.
+//! 9. `session`: the session facade and statement dispatch ([`Session`]).
 //!
 //! # Not implemented yet
 //! WITH RECURSIVE, window functions, LATERAL and parenthesised joins, multi-table
@@ -72,6 +74,7 @@
 //! PARTITION (see `catalog::partition`) — each is refused
 //! with MySQL error 1235, never silently accepted.
 
+pub mod binlog;
 pub mod catalog;
 pub mod ddl;
 pub mod exec;

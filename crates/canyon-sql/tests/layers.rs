@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 /// The layer folders, bottom up.
 const LAYERS: &[&str] = &[
-    "types", "catalog", "parse", "expr", "plan", "exec", "ddl", "session",
+    "types", "catalog", "parse", "expr", "plan", "exec", "ddl", "binlog", "session",
 ];
 
 /// Upward imports still to remove: (importing file, folder above it, why and

@@ -344,23 +344,69 @@ impl TxnManager {
 
     /// Writes a record that describes no commit (a marker such as a log
     /// rotation) at the head, synced, in commit order with the commits
-    /// around it. Returns its seq.
-    pub fn append_log_marker(&self, entry: LogEntry) -> Result<u64> {
+    /// around it. `build` is given the head the marker goes at and returns
+    /// the entry and Meta records to write in the same batch (the SQL
+    /// layer's index of its log files). Returns that head.
+    pub fn append_log_marker(
+        &self,
+        build: &mut dyn FnMut(&LogHead) -> Result<(LogEntry, Vec<(Vec<u8>, Vec<u8>)>)>,
+    ) -> Result<LogHead> {
         let _commit = self.commit_mutex.lock();
         if self.failed.load(Ordering::Acquire) {
             return Err(self.failure_error());
         }
         let ts = self.next_ts.load(Ordering::Relaxed);
+        let at = self.log_head();
+        let (entry, meta) = build(&at)?;
         let mut batch = WriteBatch::new();
-        let seq = self.log_head().next_seq;
+        for (k, v) in meta {
+            batch.put(Keyspace::Meta, k, v);
+        }
         let head = self.changelog.append(&mut batch, ts, entry);
         if let Err(e) = self.storage.write(batch, true) {
             self.fail("write", &e);
             return Err(e);
         }
         self.changelog.appended(head, ts);
+        drop(_commit);
+        self.synced_through(ts);
+        Ok(at)
+    }
+
+    /// Writes a counted record that describes no row change (a DDL
+    /// statement, logged after the catalog change it describes) at a commit
+    /// timestamp of its own, synced.
+    pub fn append_log_record(&self, entry: LogEntry) -> Result<()> {
+        let commit = self.commit_mutex.lock();
+        if self.failed.load(Ordering::Acquire) {
+            return Err(self.failure_error());
+        }
+        let ts = self.next_ts.load(Ordering::Relaxed) + 1;
+        let mut batch = WriteBatch::new();
+        batch.put(
+            Keyspace::Meta,
+            crate::keys::LAST_TS_KEY.to_vec(),
+            crate::keys::ts_value(ts),
+        );
+        let head = self.changelog.append(&mut batch, ts, entry);
+        self.next_ts.store(ts, Ordering::SeqCst);
+        if let Err(e) = self.storage.write(batch, true) {
+            self.fail("write", &e);
+            return Err(e);
+        }
+        self.changelog.appended(head, ts);
+        self.last_written_ts.store(ts, Ordering::SeqCst);
+        drop(commit);
+        self.synced_through(ts);
+        Ok(())
+    }
+
+    /// After a synced write at `ts`: every commit up to it is written (they
+    /// took the commit mutex before) and durable (a sync makes the whole WAL
+    /// before it durable), so `visible` may move to it (commit rule 5).
+    fn synced_through(&self, ts: Timestamp) {
+        self.visible.fetch_max(ts, Ordering::SeqCst);
         self.changelog.wake();
-        Ok(seq)
     }
 
     /// Removes every record before `before_seq` (clamped to the head): what
@@ -448,7 +494,14 @@ mod tests {
         commit(&mgr, b"a", Some(entry("one", true)));
         // A commit that asks for nothing is not logged and takes no number.
         commit(&mgr, b"b", None);
-        mgr.append_log_marker(entry("rotate", false)).unwrap();
+        let at = mgr
+            .append_log_marker(&mut |_| Ok((entry("rotate", false), vec![(b"x/m".to_vec(), b"1".to_vec())])))
+            .unwrap();
+        assert_eq!(at.next_seq, 2);
+        assert_eq!(
+            storage.get(Keyspace::Meta, b"x/m").unwrap().as_deref(),
+            Some(&b"1"[..])
+        );
         commit(&mgr, b"c", Some(entry("three", true)));
         let got = all(&mgr, 1);
         let summary: Vec<(u64, u64, u64, u64, &[u8])> = got

@@ -53,6 +53,31 @@ pub struct EngineConfig {
     /// where MySQL 8 and MariaDB print the same thing differently (see
     /// [`Presentation`]).
     pub presentation: Presentation,
+    /// The binary log (`crate::binlog`): off unless asked for.
+    pub binlog: BinlogConfig,
+}
+
+/// The binary log's settings (MySQL's `log_bin`, `server_id`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BinlogConfig {
+    /// Log every committed change (`log_bin`).
+    pub enabled: bool,
+    /// This server's id in a replication topology (`server_id`): written in
+    /// every event; replicas refuse events with their own.
+    pub server_id: u32,
+    /// The log files' base name (`log_bin_basename`'s last part):
+    /// files are `BASENAME.000001`, ...
+    pub basename: String,
+}
+
+impl Default for BinlogConfig {
+    fn default() -> Self {
+        BinlogConfig {
+            enabled: false,
+            server_id: 1,
+            basename: "binlog".into(),
+        }
+    }
 }
 
 impl EngineConfig {

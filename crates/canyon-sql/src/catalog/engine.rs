@@ -68,6 +68,8 @@ pub struct Engine {
     pub(crate) temp_ids: crate::catalog::temporary::TempIds,
     /// GET_LOCK's named locks (see [`crate::catalog::user_locks`]).
     pub(crate) user_locks: crate::catalog::user_locks::UserLocks,
+    /// The binary log (see [`crate::catalog::binlog`]).
+    pub(crate) binlog: crate::catalog::binlog::Binlog,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -202,6 +204,12 @@ impl Engine {
             }
         }
         catalog.index_foreign_keys();
+        let binlog = crate::catalog::binlog::Binlog::open(
+            config.binlog.clone(),
+            &config.version,
+            storage.as_ref(),
+            &txn,
+        )?;
         let engine = Arc::new(Engine {
             config,
             storage,
@@ -219,6 +227,7 @@ impl Engine {
             statement_memory,
             temp_ids: Default::default(),
             user_locks: Default::default(),
+            binlog,
         });
         engine.recover_counters()?;
         engine.abandon_unfinished_indexes()?;

@@ -37,6 +37,7 @@
 pub mod accounts;
 mod analysis;
 pub mod auth;
+pub mod binlog;
 pub mod budget;
 pub mod config;
 pub mod engine;

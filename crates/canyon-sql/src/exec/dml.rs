@@ -194,6 +194,7 @@ pub(crate) fn write_update(
         check_unique(txn, table, new, &pk, old)?;
         txn.put(def.id, pk, bytes, old_keys, new_keys);
     }
+    crate::exec::journal::log_update(txn, table, old, new);
     if let Some(scope) = fk {
         foreign::on_parent_update(txn, scope, table, old, new, depth)?;
     }
@@ -485,6 +486,7 @@ mod tests {
             presentation: Default::default(),
             local_infile: false,
             bulk_load: true,
+            binlog: Default::default(),
             secure_file_priv: None,
         };
         let storage = Arc::new(canyon_storage::MemoryStorage::new());

@@ -527,6 +527,7 @@ fn act_on_child(
         (FkAction::Restrict | FkAction::NoAction, _) => Err(referenced(&child.def, fk)),
         (FkAction::Cascade, None) => {
             txn.delete(child.def.id, pk, index_keys(child, &row));
+            crate::exec::journal::log_delete(txn, child, &row);
             on_parent_change(txn, scope, child, OldRow::Row(&row), None, depth + 1)
         }
         (FkAction::Cascade | FkAction::SetNull, new) => {

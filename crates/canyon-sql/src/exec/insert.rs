@@ -809,6 +809,7 @@ pub fn insert_rows(
                     &encode_table_row(table, &row),
                     &index_keys(table, &row),
                 )?;
+                crate::exec::journal::log_write(txn, table, &row);
                 RowOutcome::Inserted
             }
             OnDuplicate::Error => match find_conflict(txn, table, &row, &pk)? {
@@ -987,6 +988,7 @@ pub(crate) fn insert_checked(
         Vec::new(),
         keys,
     );
+    crate::exec::journal::log_write(txn, table, row);
     Ok(())
 }
 
@@ -1122,6 +1124,7 @@ pub(crate) fn replace_row(
             )?;
         }
         txn.delete(def.id, c.pk, index_keys(table, &c.row));
+        crate::exec::journal::log_delete(txn, table, &c.row);
         if let Some(scope) = fk.as_deref_mut() {
             foreign::on_parent_change(txn, scope, table, OldRow::Row(&c.row), None, 0)?;
         }

@@ -22,6 +22,7 @@ pub mod dml;
 pub mod foreign;
 mod fulltext;
 mod insert;
+pub mod journal;
 pub mod load;
 mod multi_dml;
 pub mod partition;

@@ -56,6 +56,7 @@ pub fn delete_partitions(
             if let Ok(i) = router.place(&row, ctx)? {
                 if targets.get(i).copied().unwrap_or(false) {
                     txn.delete(table.def.id, pk, index_keys(table, &row));
+                    crate::exec::journal::log_delete(txn, table, &row);
                     deleted += 1;
                 }
             }

@@ -515,6 +515,7 @@ pub(crate) fn delete_row(
         )?;
     }
     txn.delete(def.id, pk, index_keys(table, old));
+    crate::exec::journal::log_delete(txn, table, old);
     if let Some(scope) = fk {
         foreign::on_parent_change(txn, scope, table, OldRow::Row(old), None, 0)?;
     }

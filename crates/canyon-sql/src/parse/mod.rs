@@ -32,6 +32,7 @@
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
 
 pub mod alter_database;
+pub mod binlog_stmts;
 pub mod create_select;
 pub mod dml_modifiers;
 pub mod hints;

@@ -29,9 +29,11 @@ impl Session {
         }
         self.state.engine.pin_catalog(&self.pin);
         super::context::set_statement_modes(&self.state);
-        let r = self
-            .run_inner(parsed, params, sql)
-            .map_err(|e| self.present_error(e));
+        let r = self.run_inner(parsed, params, sql).and_then(|ok| {
+            self.log_ddl(parsed, sql, self.whole_request)?;
+            Ok(ok)
+        });
+        let r = r.map_err(|e| self.present_error(e));
         self.xa_after_statement();
         self.unpin_if_idle();
         if let Err(e) = &r {

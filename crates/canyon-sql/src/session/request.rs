@@ -154,6 +154,16 @@ impl Session {
             }
             return vec![self.with_warning_count(r)];
         }
+        if let Some(stmt) = crate::parse::binlog_stmts::parse_binlog_statement(sql) {
+            self.state.warnings.clear();
+            let r = stmt
+                .map_err(Error::Syntax)
+                .and_then(|s| self.run_binlog_statement(&s));
+            if let Err(e) = &r {
+                self.record_error(e);
+            }
+            return vec![r];
+        }
         if let Some(show) = show_extra(sql) {
             self.state.warnings.clear();
             let r = self.run_show_extra(&show);
@@ -199,6 +209,7 @@ impl Session {
         // Only a request of one statement can be sent again after a wait.
         self.defer_waits_now &= stmts.len() == 1;
         let mut out = Vec::with_capacity(stmts.len());
+        self.whole_request = stmts.len() == 1;
         for s in &stmts {
             if let Some(results) = self.run_call_in_text(s) {
                 // A CALL sends its result sets, then its OK (`routines`).

@@ -136,6 +136,9 @@ impl State {
             }
             _ => match self.vars.get(name) {
                 Some(v) => v.clone(),
+                None if super::binlog::is_live(name) => {
+                    super::binlog::live_var(self, name).expect("is_live names a live variable")
+                }
                 None => vars::default_value(name, &self.engine.config)
                     .map(|(v, _)| v)
                     .ok_or_else(|| Error::UnknownSystemVariable(name.to_string()))?,
@@ -277,6 +280,9 @@ pub struct Session {
     /// was counted, and shown in the process list, when it first ran. Holds
     /// when it started.
     pub(super) lock_retry: Option<std::time::Instant>,
+    /// The statement running is the whole text of its request (so the
+    /// binary log may log that text: `binlog.rs`).
+    pub(super) whole_request: bool,
     /// The stored programs running now (see `super::routines`).
     pub(super) routines: super::routines::Active,
     /// A LOAD DATA LOCAL waiting for the client's file (see `load`).
@@ -384,6 +390,7 @@ impl Session {
             defer_waits_now: false,
             implicit_txn: false,
             lock_retry: None,
+            whole_request: false,
             routines: Default::default(),
             pending_load: None,
             xa: None,

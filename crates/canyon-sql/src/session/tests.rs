@@ -100,6 +100,7 @@ fn show_create_table_recreates_the_table() {
         presentation: Default::default(),
         local_infile: false,
         bulk_load: true,
+        binlog: Default::default(),
         secure_file_priv: None,
     };
     let storage = Arc::new(canyon_storage::MemoryStorage::new());

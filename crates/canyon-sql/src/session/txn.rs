@@ -208,6 +208,7 @@ impl Session {
             let mut t = self.txn_session.begin(iso);
             t.set_lock_wait_timeout(self.state.lock_wait_timeout);
             t.set_interrupt(Some(self.state.process.kill_flag().clone()));
+            self.state.journal(&mut t);
             self.txn = Some(t);
             self.state.txn_read_only = self
                 .state
@@ -421,7 +422,9 @@ impl Session {
     /// Commits `t`: writes it, then waits until it is durable — or, when the
     /// statement ends with this commit and the caller asked for deferred
     /// durability, leaves that wait in `pending_commit`.
-    pub(super) fn commit_txn(&mut self, t: Transaction, deferrable: bool) -> Result<()> {
+    pub(super) fn commit_txn(&mut self, mut t: Transaction, deferrable: bool) -> Result<()> {
+        // The binary log's record travels in the commit batch (crate::binlog).
+        self.attach_log(&mut t)?;
         let c = t.commit_deferred()?;
         if deferrable && self.defer_durability && !c.is_done() {
             debug_assert!(self.pending_commit.is_none(), "settled at every entry");
@@ -615,6 +618,7 @@ impl Session {
                 let mut t = self.txn_session.begin(iso);
                 t.set_lock_wait_timeout(self.state.lock_wait_timeout);
                 t.set_interrupt(Some(self.state.process.kill_flag().clone()));
+                self.state.journal(&mut t);
                 if sql.to_ascii_uppercase().contains("CONSISTENT SNAPSHOT") {
                     // Snapshots are taken lazily, at the first read; this one
                     // is taken now, as MySQL does.

@@ -115,9 +115,12 @@ impl Session {
                 if b.claim.xid() != xid {
                     return Err(XaError::Nota.into());
                 }
-                let t = self.txn.take().ok_or_else(|| {
+                let mut t = self.txn.take().ok_or_else(|| {
                     Error::Internal("an IDLE XA branch without its transaction".into())
                 })?;
+                // The branch's binary-log record is made durable with it and
+                // written when it commits (canyon-txn's xa.rs).
+                self.attach_log(&mut t)?;
                 let b = self.xa.as_mut().expect("checked above");
                 match b.claim.prepare(t) {
                     Ok(()) => {
@@ -172,6 +175,7 @@ impl Session {
         let mut t = self.txn_session.begin(iso);
         t.set_lock_wait_timeout(self.state.lock_wait_timeout);
         t.set_interrupt(Some(self.state.process.kill_flag().clone()));
+        self.state.journal(&mut t);
         self.txn = Some(t);
         self.xa = Some(XaBranch {
             claim,

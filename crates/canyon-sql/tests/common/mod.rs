@@ -28,6 +28,7 @@ pub fn config(lock_wait_timeout: Duration) -> EngineConfig {
         presentation: Default::default(),
         local_infile: false,
         bulk_load: true,
+        binlog: Default::default(),
         secure_file_priv: None,
     }
 }

@@ -1,0 +1,752 @@
+//! The binary log's state: the server's identity, its log files over the
+//! change log, and the reader that serves them to replicas. What a commit
+//! puts in the log is built by `crate::binlog`; this module only stores and
+//! serves it.
+//!
+//! # Files
+//!
+//! The change log (canyon-txn) is one sequence of records with byte offsets.
+//! Files are views of it: file N starts at the offset where the rotation
+//! marker that ended file N-1 stops (file 1 at the marker written when the
+//! log was first enabled) and its records sit at
+//!
+//! ```text
+//! position = header_len + (record.offset - file.start_offset)
+//! header_len = 4 (magic) + FORMAT_DESCRIPTION + PREVIOUS_GTIDS   (framed, with CRC32)
+//! ```
+//!
+//! so a position is computed, never looked up, and the events served carry
+//! exactly the `log_pos` values a file on disk would. A rotation marker's
+//! length is that of the ROTATE event ending its file. The index of files is
+//! kept in Meta (`binlog/file/<n>`), written in the marker's batch.
+
+use crate::catalog::config::BinlogConfig;
+use canyon_binlog::event::{BINLOG_MAGIC, LOG_EVENT_ARTIFICIAL_F};
+use canyon_binlog::{frame, framed_len, EventType, Gtid, GtidSet};
+use canyon_common::{Error, Result};
+use canyon_storage::{KeyRange, Keyspace, Storage, WriteBatch};
+use canyon_txn::{LogEntry, LogHead, LogRecord, TxnManager};
+use parking_lot::RwLock;
+use serde::{Deserialize, Serialize};
+use std::ops::ControlFlow;
+
+/// Record kinds (a change-log payload's first byte; `crate::binlog` writes
+/// the events): a transaction.
+pub const KIND_TRANSACTION: u8 = b'T';
+/// A statement logged alone (DDL).
+pub const KIND_STATEMENT: u8 = b'Q';
+/// A rotation marker.
+pub const KIND_ROTATE: u8 = b'R';
+
+/// A stored record's events: its kind and (type, body) pairs (the payload
+/// format: `kind u8 ++ (type u8 ++ len u32 ++ body)*`; a rotation marker
+/// is `'R' ++ file number u32`).
+pub fn decode_payload(payload: &[u8]) -> Result<(u8, Vec<(EventType, &[u8])>)> {
+    let bad = || Error::Corrupt(format!("binary log record of {} bytes", payload.len()));
+    let (&kind, mut rest) = payload.split_first().ok_or_else(bad)?;
+    let mut events = Vec::new();
+    if kind == KIND_ROTATE {
+        return Ok((kind, events));
+    }
+    while !rest.is_empty() {
+        if rest.len() < 5 {
+            return Err(bad());
+        }
+        let ty = EventType(rest[0]);
+        let n = u32::from_be_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
+        let body = rest.get(5..5 + n).ok_or_else(bad)?;
+        events.push((ty, body));
+        rest = &rest[5 + n..];
+    }
+    Ok((kind, events))
+}
+
+/// The Meta key of the server's UUID.
+const UUID_KEY: &[u8] = b"binlog/uuid";
+
+/// The engine's binary log.
+#[derive(Debug)]
+pub struct Binlog {
+    pub(crate) config: BinlogConfig,
+    /// `server_uuid`.
+    pub(crate) uuid: [u8; 16],
+    /// The server version FORMAT_DESCRIPTION events carry.
+    version: String,
+    /// The file index, oldest first (`files.rs`).
+    files: RwLock<Vec<BinlogFile>>,
+}
+
+impl Binlog {
+    /// Opens the log: the server's UUID (made on first start), the file
+    /// index, and, when the log is on and has no file yet, file 1.
+    pub fn open(
+        config: BinlogConfig,
+        version: &str,
+        storage: &dyn Storage,
+        txn: &TxnManager,
+    ) -> Result<Binlog> {
+        let uuid = match storage.get(Keyspace::Meta, UUID_KEY)? {
+            Some(v) => canyon_binlog::gtid::parse_uuid(&String::from_utf8_lossy(&v))
+                .map_err(|e| Error::Corrupt(format!("server_uuid: {e}")))?,
+            None => {
+                let mut u: [u8; 16] = rand::random();
+                // RFC 4122 version 4, variant 1 (what MySQL's UUID() looks like).
+                u[6] = (u[6] & 0x0f) | 0x40;
+                u[8] = (u[8] & 0x3f) | 0x80;
+                let mut b = WriteBatch::new();
+                b.put(
+                    Keyspace::Meta,
+                    UUID_KEY.to_vec(),
+                    canyon_binlog::gtid::format_uuid(&u).into_bytes(),
+                );
+                storage.write(b, true)?;
+                u
+            }
+        };
+        let mut files = Vec::new();
+        let mut err = None;
+        storage.scan(
+            Keyspace::Meta,
+            &KeyRange::prefix(FILE_PREFIX),
+            false,
+            &mut |_, v| match serde_json::from_slice::<BinlogFile>(v) {
+                Ok(f) => {
+                    files.push(f);
+                    ControlFlow::Continue(())
+                }
+                Err(e) => {
+                    err = Some(Error::Corrupt(format!("binary log file index: {e}")));
+                    ControlFlow::Break(())
+                }
+            },
+        )?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        let log = Binlog {
+            config,
+            uuid,
+            version: version.to_string(),
+            files: RwLock::new(files),
+        };
+        if log.config.enabled && log.files.read().is_empty() {
+            log.start_file(txn, 1)?;
+        }
+        Ok(log)
+    }
+
+    /// Whether the log is on (`log_bin`).
+    pub fn enabled(&self) -> bool {
+        self.config.enabled
+    }
+
+    /// `server_id`.
+    pub fn server_id(&self) -> u32 {
+        self.config.server_id
+    }
+
+    /// `log_bin_basename`.
+    pub fn basename(&self) -> String {
+        self.config.basename.clone()
+    }
+
+    /// `server_uuid`, as text.
+    pub fn server_uuid(&self) -> String {
+        canyon_binlog::gtid::format_uuid(&self.uuid)
+    }
+
+    /// `gtid_executed`: every transaction logged.
+    pub fn executed(&self, txn: &TxnManager) -> GtidSet {
+        self.gtids_before(&txn.log_head())
+    }
+
+    /// `gtid_purged`: the transactions whose records are purged.
+    pub fn purged(&self, txn: &TxnManager) -> Result<GtidSet> {
+        let first = txn.log_first_seq();
+        let mut first_number = None;
+        txn.read_log(first, &mut |r| {
+            if r.number == 0 {
+                return true;
+            }
+            first_number = Some(r.number);
+            false
+        })?;
+        let head = txn.log_head();
+        let upto = first_number.unwrap_or(head.next_number);
+        let mut set = GtidSet::new();
+        if upto > 1 {
+            let _ = set.add_interval(self.uuid, 1, upto - 1);
+        }
+        Ok(set)
+    }
+
+    /// FLUSH BINARY LOGS: closes the current file, starts the next.
+    pub fn rotate(&self, txn: &TxnManager) -> Result<()> {
+        if !self.enabled() {
+            return Ok(());
+        }
+        let next = self.files.read().last().map_or(1, |f| f.number + 1);
+        self.start_file(txn, next)?;
+        Ok(())
+    }
+}
+
+
+/// The Meta prefix of the file index.
+pub(crate) const FILE_PREFIX: &[u8] = b"binlog/file/";
+
+/// One binary log file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BinlogFile {
+    /// Its number (the name's suffix).
+    pub number: u32,
+    /// Its name, `basename.000001`.
+    pub name: String,
+    /// The first record in it (the marker's seq + 1).
+    pub first_seq: u64,
+    /// The log offset its records start at.
+    pub start_offset: u64,
+    /// Its FORMAT_DESCRIPTION body.
+    pub fde: Vec<u8>,
+    /// Its PREVIOUS_GTIDS body.
+    pub previous_gtids: Vec<u8>,
+    /// When it was created (microseconds since the epoch).
+    pub created_us: u64,
+}
+
+impl BinlogFile {
+    /// Bytes before its first record.
+    pub fn header_len(&self) -> u64 {
+        (BINLOG_MAGIC.len()
+            + framed_len(self.fde.len(), true)
+            + framed_len(self.previous_gtids.len(), true)) as u64
+    }
+
+    /// The position of a record at log offset `offset` in this file.
+    pub fn position(&self, offset: u64) -> u64 {
+        self.header_len() + (offset - self.start_offset)
+    }
+
+    fn key(number: u32) -> Vec<u8> {
+        let mut k = FILE_PREFIX.to_vec();
+        k.extend_from_slice(&number.to_be_bytes());
+        k
+    }
+}
+
+fn wall_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
+
+/// MySQL's error for a replica whose request the log cannot serve.
+pub(crate) fn fatal_1236(msg: impl Into<String>) -> Error {
+    Error::Sql {
+        code: 1236,
+        sqlstate: *b"HY000",
+        message: msg.into(),
+    }
+}
+
+impl Binlog {
+    /// The name of file `number`.
+    pub(crate) fn file_name(&self, number: u32) -> String {
+        format!("{}.{number:06}", self.config.basename)
+    }
+
+    /// The GTIDs of every transaction before `head` (all this server's:
+    /// numbers are gap-free from 1).
+    pub(crate) fn gtids_before(&self, head: &LogHead) -> GtidSet {
+        let mut set = GtidSet::new();
+        if head.next_number > 1 {
+            // Cannot fail: 1 <= next_number - 1.
+            let _ = set.add_interval(self.uuid, 1, head.next_number - 1);
+        }
+        set
+    }
+
+    /// Starts file `number` at the head: the rotation marker (ending the
+    /// previous file with a ROTATE, unless this is the first) and the index
+    /// entry, in one synced batch.
+    pub(crate) fn start_file(&self, txn: &TxnManager, number: u32) -> Result<BinlogFile> {
+        let name = self.file_name(number);
+        let rotate_len = if number > 1 {
+            framed_len(canyon_binlog::control::rotate(4, &name).len(), true) as u64
+        } else {
+            0
+        };
+        let mut made = None;
+        txn.append_log_marker(&mut |at: &LogHead| {
+            let file = BinlogFile {
+                number,
+                name: name.clone(),
+                first_seq: at.next_seq + 1,
+                start_offset: at.next_offset + rotate_len,
+                fde: canyon_binlog::control::format_description(&self.version, true),
+                previous_gtids: canyon_binlog::control::previous_gtids(&self.gtids_before(at)),
+                created_us: wall_us(),
+            };
+            let json = serde_json::to_vec(&file).map_err(|e| Error::Internal(e.to_string()))?;
+            let mut payload = vec![KIND_ROTATE];
+            payload.extend_from_slice(&number.to_be_bytes());
+            made = Some(file);
+            Ok((
+                LogEntry {
+                    payload,
+                    len: rotate_len,
+                    counted: false,
+                },
+                vec![(BinlogFile::key(number), json)],
+            ))
+        })?;
+        let file = made.expect("the marker's builder ran");
+        self.files.write().push(file.clone());
+        Ok(file)
+    }
+
+    /// The files, oldest first.
+    pub fn files(&self) -> Vec<BinlogFile> {
+        self.files.read().clone()
+    }
+
+    /// The file `seq` belongs to (the last one starting at or before it).
+    fn file_of_seq(&self, seq: u64) -> Option<BinlogFile> {
+        let files = self.files.read();
+        files.iter().rev().find(|f| f.first_seq <= seq).cloned()
+    }
+
+    /// Where the log ends now: the last file and the position after its
+    /// last record (written, perhaps not yet durable).
+    pub fn end(&self, txn: &TxnManager) -> (BinlogFile, u64) {
+        let files = self.files.read();
+        let last = files.last().expect("an enabled log has a file").clone();
+        let head = txn.log_head();
+        let pos = last.position(head.next_offset.max(last.start_offset));
+        (last, pos)
+    }
+
+    /// Each file's size in bytes.
+    pub fn sizes(&self, txn: &TxnManager) -> Vec<(String, u64)> {
+        let files = self.files.read();
+        let head = txn.log_head();
+        files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let end_offset = match files.get(i + 1) {
+                    Some(next) => next.start_offset,
+                    None => head.next_offset.max(f.start_offset),
+                };
+                (f.name.clone(), f.position(end_offset))
+            })
+            .collect()
+    }
+
+    /// The GTID event template (its length does not depend on the values).
+    pub(crate) fn gtid_template(&self) -> Gtid {
+        Gtid {
+            sid: self.uuid,
+            immediate_server_version: SERVER_VERSION_ID,
+            original_server_version: SERVER_VERSION_ID,
+            ..Gtid::default()
+        }
+    }
+
+    /// PURGE BINARY LOGS TO `name`: every file before it goes (its records
+    /// from the change log, its index entry). The current file cannot be
+    /// purged, as in MySQL.
+    pub fn purge_to(&self, txn: &TxnManager, storage: &dyn Storage, name: &str) -> Result<()> {
+        let keep = {
+            let files = self.files.read();
+            let Some(f) = files.iter().find(|f| f.name == name) else {
+                return Err(Error::Sql {
+                    code: 1373,
+                    sqlstate: *b"HY000",
+                    message: "Target log not found in binlog index".into(),
+                });
+            };
+            f.clone()
+        };
+        txn.purge_log(keep.first_seq - 1)?;
+        let mut batch = WriteBatch::new();
+        let mut files = self.files.write();
+        for f in files.iter().filter(|f| f.number < keep.number) {
+            batch.delete(Keyspace::Meta, BinlogFile::key(f.number));
+        }
+        storage.write(batch, true)?;
+        files.retain(|f| f.number >= keep.number);
+        Ok(())
+    }
+}
+
+/// MySQL 8.0.36 as the GTID event's server version (`MAJOR*10000 +
+/// MINOR*100 + PATCH`): what Canyon's protocol announces.
+const SERVER_VERSION_ID: u32 = 80036;
+
+/// Where a replica asks to start.
+#[derive(Debug, Clone)]
+pub enum StartAt {
+    /// COM_BINLOG_DUMP: a file and a position in it (4: its beginning).
+    Position {
+        /// The file's name.
+        file: String,
+        /// The position.
+        pos: u64,
+    },
+    /// COM_BINLOG_DUMP_GTID: every transaction not in this set.
+    Gtids(GtidSet),
+}
+
+/// A replica's (or SHOW BINLOG EVENTS') walk over the log.
+#[derive(Debug)]
+pub struct BinlogReader {
+    file: BinlogFile,
+    /// The next record to read.
+    next_seq: u64,
+    /// The position after the last event sent.
+    pos: u64,
+    /// Events framed but not yet taken.
+    queued: Vec<Vec<u8>>,
+    /// Transactions the replica has (GTID start): skipped.
+    skip: Option<GtidSet>,
+    checksum: bool,
+}
+
+impl BinlogReader {
+    /// The record the reader waits for next.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// The file and position after the last event handed out.
+    pub fn position(&self) -> (&str, u64) {
+        (&self.file.name, self.pos)
+    }
+
+    /// Whether events are framed with their CRC32.
+    pub fn checksum(&self) -> bool {
+        self.checksum
+    }
+}
+
+impl Binlog {
+    /// A reader from `start`, its first events (the artificial ROTATE and the
+    /// file's FORMAT_DESCRIPTION) queued. Errors are 1236, as MySQL's.
+    pub fn reader(&self, txn: &TxnManager, start: &StartAt, checksum: bool) -> Result<BinlogReader> {
+        let first_kept = txn.log_first_seq();
+        let (file, seq, pos, skip) = match start {
+            StartAt::Position { file, pos } => {
+                let f = self
+                    .files
+                    .read()
+                    .iter()
+                    .find(|f| f.name == *file)
+                    .cloned()
+                    .ok_or_else(|| {
+                        fatal_1236("Could not find first log file name in binary log index file")
+                    })?;
+                let pos = (*pos).max(4);
+                let seq = self.seq_at_position(txn, &f, pos)?;
+                (f, seq, pos, None)
+            }
+            StartAt::Gtids(have) => {
+                let head = txn.log_head();
+                let beyond = have.iter().any(|(sid, intervals)| {
+                    *sid == self.uuid && intervals.iter().any(|(_, end)| *end >= head.next_number)
+                });
+                if beyond {
+                    return Err(fatal_1236(
+                        "Cannot replicate because the source has fewer transactions than the replica \
+                         (the replica has GTIDs of this source that it never logged)",
+                    ));
+                }
+                // The first transaction the replica lacks.
+                let mut first = 1;
+                while first < head.next_number && have.contains(&self.uuid, first) {
+                    first += 1;
+                }
+                let seq = if first >= head.next_number {
+                    head.next_seq
+                } else {
+                    self.seq_of_number(txn, first)?
+                };
+                if seq < first_kept {
+                    return Err(fatal_1236(
+                        "Cannot replicate because the source purged required binary logs. \
+                         Replicate the missing transactions from elsewhere, or provision a new \
+                         replica from backup.",
+                    ));
+                }
+                let f = self
+                    .file_of_seq(seq)
+                    .ok_or_else(|| fatal_1236("the binary log holds no file"))?;
+                let pos = if seq == head.next_seq {
+                    self.end(txn).1
+                } else {
+                    let mut p = 0;
+                    txn.read_log(seq, &mut |r| {
+                        p = f.position(r.offset);
+                        false
+                    })?;
+                    p.max(4)
+                };
+                (f, seq, pos, Some(have.clone()))
+            }
+        };
+        if seq < first_kept {
+            return Err(fatal_1236(
+                "Could not find first log file name in binary log index file (purged)",
+            ));
+        }
+        let mut r = BinlogReader {
+            file: file.clone(),
+            next_seq: seq,
+            pos,
+            queued: Vec::new(),
+            skip,
+            checksum,
+        };
+        let sid = self.config.server_id;
+        r.queued.push(frame(
+            EventType::ROTATE,
+            0,
+            sid,
+            LOG_EVENT_ARTIFICIAL_F,
+            &canyon_binlog::control::rotate(pos, &file.name),
+            0,
+            checksum,
+        ));
+        self.queue_header(&mut r, pos <= 4);
+        Ok(r)
+    }
+
+    /// Queues the reader's file's FORMAT_DESCRIPTION, and its
+    /// PREVIOUS_GTIDS when reading from the beginning (else the description
+    /// goes with `log_pos` 0: the replica keeps its position).
+    fn queue_header(&self, r: &mut BinlogReader, from_start: bool) {
+        let sid = self.config.server_id;
+        let ts = (r.file.created_us / 1_000_000) as u32;
+        let fde_end = (BINLOG_MAGIC.len() + framed_len(r.file.fde.len(), true)) as u32;
+        let fde = if r.checksum {
+            r.file.fde.clone()
+        } else {
+            let mut b = r.file.fde.clone();
+            if let Some(last) = b.last_mut() {
+                *last = canyon_binlog::control::CHECKSUM_ALG_OFF;
+            }
+            b
+        };
+        r.queued.push(frame(
+            EventType::FORMAT_DESCRIPTION,
+            ts,
+            sid,
+            0,
+            &fde,
+            if from_start { fde_end } else { 0 },
+            r.checksum,
+        ));
+        if from_start {
+            r.queued.push(frame(
+                EventType::PREVIOUS_GTIDS,
+                ts,
+                sid,
+                0,
+                &r.file.previous_gtids,
+                r.file.header_len() as u32,
+                r.checksum,
+            ));
+            r.pos = r.file.header_len();
+        }
+    }
+
+    /// The seq of the record at `pos` in `file` (or of the first, at the
+    /// file's start; the head, at its end); 1236 for a position inside an
+    /// event.
+    fn seq_at_position(&self, txn: &TxnManager, file: &BinlogFile, pos: u64) -> Result<u64> {
+        if pos == 4 || pos == file.header_len() {
+            return Ok(file.first_seq);
+        }
+        let bad = || {
+            fatal_1236(format!(
+                "Client requested source to start replication from position {pos} in {}, \
+                 which is not the start of an event",
+                file.name
+            ))
+        };
+        if pos < file.header_len() {
+            return Err(bad());
+        }
+        let want = file.start_offset + (pos - file.header_len());
+        let (end_file, end_pos) = self.end(txn);
+        if end_file.number == file.number && pos == end_pos {
+            return Ok(txn.log_head().next_seq);
+        }
+        // Records' offsets grow with their seq: bisect on seq.
+        let next_first = self
+            .files
+            .read()
+            .iter()
+            .find(|f| f.number == file.number + 1)
+            .map(|f| f.first_seq)
+            .unwrap_or_else(|| txn.log_head().next_seq + 1);
+        let (mut lo, mut hi) = (file.first_seq.max(txn.log_first_seq()), next_first - 1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let mut off = None;
+            txn.read_log(mid, &mut |r| {
+                off = Some(r.offset);
+                false
+            })?;
+            match off {
+                Some(o) if o == want => return Ok(mid),
+                Some(o) if o < want => lo = mid + 1,
+                _ => hi = mid,
+            }
+        }
+        let mut off = None;
+        txn.read_log(lo, &mut |r| {
+            off = Some(r.offset);
+            false
+        })?;
+        if off == Some(want) {
+            Ok(lo)
+        } else {
+            Err(bad())
+        }
+    }
+
+    /// The seq of the transaction numbered `number` (bisecting: numbers
+    /// grow with seq; a marker between takes the next counted record's).
+    fn seq_of_number(&self, txn: &TxnManager, number: u64) -> Result<u64> {
+        let counted_at = |seq: u64| -> Result<Option<(u64, u64)>> {
+            let mut found = None;
+            txn.read_log(seq, &mut |r| {
+                if r.number == 0 {
+                    return true;
+                }
+                found = Some((r.seq, r.number));
+                false
+            })?;
+            Ok(found)
+        };
+        let (mut lo, mut hi) = (txn.log_first_seq(), txn.log_head().next_seq);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match counted_at(mid)? {
+                Some((_, n)) if n < number => lo = mid + 1,
+                _ => hi = mid,
+            }
+        }
+        match counted_at(lo)? {
+            Some((seq, n)) if n == number => Ok(seq),
+            _ => Err(fatal_1236(
+                "Cannot replicate because the source purged required binary logs.",
+            )),
+        }
+    }
+
+    /// Up to about `max_bytes` of events, in order; empty when the reader
+    /// has everything visible so far (wait with
+    /// `TxnManager::log_changed(reader.next_seq())`).
+    pub fn read(&self, txn: &TxnManager, r: &mut BinlogReader, max_bytes: usize) -> Result<Vec<Vec<u8>>> {
+        let mut out = std::mem::take(&mut r.queued);
+        let mut bytes: usize = out.iter().map(Vec::len).sum();
+        let mut records: Vec<LogRecord> = Vec::new();
+        txn.read_log(r.next_seq, &mut |rec| {
+            bytes += rec.payload.len();
+            records.push(rec);
+            bytes < max_bytes
+        })?;
+        for rec in records {
+            r.next_seq = rec.seq + 1;
+            self.serve_record(r, &rec, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    fn serve_record(&self, r: &mut BinlogReader, rec: &LogRecord, out: &mut Vec<Vec<u8>>) -> Result<()> {
+        let sid = self.config.server_id;
+        let (kind, events) = decode_payload(&rec.payload)?;
+        let start = r.file.position(rec.offset);
+        let ts = (rec.wall_us / 1_000_000) as u32;
+        if kind == KIND_ROTATE {
+            let number = u32::from_be_bytes(
+                rec.payload
+                    .get(1..5)
+                    .and_then(|b| b.try_into().ok())
+                    .ok_or_else(|| Error::Corrupt("binary log rotation marker".into()))?,
+            );
+            let Some(next) = self.files.read().iter().find(|f| f.number == number).cloned() else {
+                return Err(Error::Corrupt(format!(
+                    "binary log file {number} has a marker but no index entry"
+                )));
+            };
+            if number > 1 && r.file.number + 1 == number {
+                let body = canyon_binlog::control::rotate(4, &next.name);
+                out.push(frame(
+                    EventType::ROTATE,
+                    ts,
+                    sid,
+                    0,
+                    &body,
+                    (start + rec.len) as u32,
+                    r.checksum,
+                ));
+            }
+            r.file = next;
+            self.queue_header(r, true);
+            out.append(&mut r.queued);
+            return Ok(());
+        }
+        if let Some(have) = &r.skip {
+            if have.contains(&self.uuid, rec.number) {
+                r.pos = start + rec.len;
+                return Ok(());
+            }
+        }
+        let seq_in_file = (rec.seq - r.file.first_seq + 1) as i64;
+        let gtid = Gtid {
+            gno: rec.number,
+            last_committed: seq_in_file - 1,
+            sequence_number: seq_in_file,
+            immediate_commit_ts_us: rec.wall_us,
+            original_commit_ts_us: rec.wall_us,
+            transaction_length: rec.len,
+            may_have_sbr: kind == KIND_STATEMENT,
+            ..self.gtid_template()
+        };
+        let mut pos = start;
+        let body = canyon_binlog::control::gtid(&gtid);
+        pos += framed_len(body.len(), true) as u64;
+        out.push(frame(EventType::GTID, ts, sid, 0, &body, pos as u32, r.checksum));
+        for (ty, body) in events {
+            pos += framed_len(body.len(), true) as u64;
+            out.push(frame(ty, ts, sid, 0, body, pos as u32, r.checksum));
+        }
+        if pos != start + rec.len {
+            return Err(Error::Corrupt(format!(
+                "binary log record {} is {} bytes of events, its length says {}",
+                rec.seq,
+                pos - start,
+                rec.len
+            )));
+        }
+        r.pos = pos;
+        Ok(())
+    }
+
+    /// A HEARTBEAT for a reader that is waiting (its file and position).
+    pub fn heartbeat(&self, r: &BinlogReader) -> Vec<u8> {
+        frame(
+            EventType::HEARTBEAT,
+            0,
+            self.config.server_id,
+            LOG_EVENT_ARTIFICIAL_F,
+            &canyon_binlog::control::heartbeat(&r.file.name),
+            r.pos as u32,
+            r.checksum,
+        )
+    }
+}

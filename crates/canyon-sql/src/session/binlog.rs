@@ -1,0 +1,423 @@
+//! The session's side of the binary log (`crate::binlog`): turning its
+//! transactions' journals on, handing the commit its record, logging DDL,
+//! and the statements that show and manage the log (SHOW MASTER STATUS,
+//! SHOW BINARY LOGS, SHOW BINLOG EVENTS, FLUSH BINARY LOGS, PURGE BINARY
+//! LOGS).
+
+use super::state::*;
+use crate::binlog::StatementContext;
+use crate::catalog::binlog::StartAt;
+use crate::parse::binlog_stmts::BinlogStatement;
+use crate::parse::Parsed;
+use crate::types::result::QueryResult;
+use crate::types::ExprKind;
+use crate::types::value::Value;
+use canyon_common::{Error, Result};
+use canyon_txn::Transaction;
+use sqlparser::ast::Statement;
+
+/// MySQL's `sql_mode` bits (`sql_mode` in a QUERY event's status).
+const SQL_MODE_BITS: &[(&str, u64)] = &[
+    ("REAL_AS_FLOAT", 1),
+    ("PIPES_AS_CONCAT", 1 << 1),
+    ("ANSI_QUOTES", 1 << 2),
+    ("IGNORE_SPACE", 1 << 3),
+    ("ONLY_FULL_GROUP_BY", 1 << 5),
+    ("NO_UNSIGNED_SUBTRACTION", 1 << 6),
+    ("NO_DIR_IN_CREATE", 1 << 7),
+    ("ANSI", 1 << 18),
+    ("NO_AUTO_VALUE_ON_ZERO", 1 << 19),
+    ("NO_BACKSLASH_ESCAPES", 1 << 20),
+    ("STRICT_TRANS_TABLES", 1 << 21),
+    ("STRICT_ALL_TABLES", 1 << 22),
+    ("NO_ZERO_IN_DATE", 1 << 23),
+    ("NO_ZERO_DATE", 1 << 24),
+    ("ALLOW_INVALID_DATES", 1 << 25),
+    ("ERROR_FOR_DIVISION_BY_ZERO", 1 << 26),
+    ("TRADITIONAL", 1 << 27),
+    ("HIGH_NOT_PRECEDENCE", 1 << 29),
+    ("NO_ENGINE_SUBSTITUTION", 1 << 30),
+    ("PAD_CHAR_TO_FULL_LENGTH", 1 << 31),
+    ("TIME_TRUNCATE_FRACTIONAL", 1 << 32),
+];
+
+/// `sql_mode` text as MySQL's bits (names it does not know are dropped).
+pub(super) fn sql_mode_bits(text: &str) -> u64 {
+    text.split(',')
+        .map(str::trim)
+        .filter_map(|m| {
+            SQL_MODE_BITS
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(m))
+                .map(|(_, b)| *b)
+        })
+        .fold(0, |a, b| a | b)
+}
+
+impl State {
+    /// Whether this session's changes go to the binary log: the log is on
+    /// and `sql_log_bin` is not 0.
+    pub(super) fn logging(&self) -> bool {
+        self.engine.binlog.enabled()
+            && !matches!(self.vars.get("sql_log_bin"), Some(v) if v.to_i64() == Some(0))
+    }
+
+    /// Turns `t`'s journal on when this session logs.
+    pub(super) fn journal(&self, t: &mut Transaction) {
+        if self.logging() {
+            t.enable_journal();
+        }
+    }
+
+    /// What a QUERY event of this session carries.
+    pub(super) fn statement_context(&self) -> StatementContext {
+        let var = |n: &str| self.get_var(n).ok().map(|v| v.to_display());
+        let conn = self.connection_collation().id();
+        let server = var("collation_server")
+            .and_then(|n| crate::types::collation::Collation::from_name(&n))
+            .map_or(conn, |c| c.id());
+        let zone = var("time_zone").filter(|z| !z.eq_ignore_ascii_case("SYSTEM"));
+        let off = |n: &str| matches!(self.get_var(n), Ok(v) if v.to_i64() == Some(0));
+        StatementContext {
+            thread_id: self.connection_id,
+            db: self.db.clone().unwrap_or_default(),
+            sql_mode: var("sql_mode").map_or(0, |m| sql_mode_bits(&m)),
+            charset: (conn, conn, server),
+            time_zone: zone,
+            no_foreign_key_checks: off("foreign_key_checks"),
+            relaxed_unique_checks: off("unique_checks"),
+        }
+    }
+}
+
+impl Session {
+    /// Before `t` commits or prepares: its journal becomes its change-log
+    /// record.
+    pub(super) fn attach_log(&self, t: &mut Transaction) -> Result<()> {
+        if !t.journaling() {
+            return Ok(());
+        }
+        let cat = self.state.engine.catalog();
+        crate::binlog::attach(
+            &self.state.engine.binlog,
+            &cat,
+            t,
+            &self.state.statement_context(),
+        )
+    }
+
+    /// After a DDL statement succeeded: logs its text, when it is one a
+    /// replica must run (MySQL's row format logs DDL as statements; a
+    /// TEMPORARY table's is not logged).
+    pub(super) fn log_ddl(&self, parsed: &Parsed, sql: &str, whole_request: bool) -> Result<()> {
+        if !self.state.logging() || !logged_ddl(parsed) {
+            return Ok(());
+        }
+        let text = match (whole_request, parsed) {
+            (true, _) if !sql.trim().is_empty() => {
+                let t = sql.trim();
+                t.strip_suffix(';').unwrap_or(t).to_string()
+            }
+            (_, Parsed::Sql(s)) => s.to_string(),
+            // A DDL form Canyon parses itself, inside a request of several
+            // statements or prepared: its text is not at hand.
+            _ => {
+                return Err(canyon_common::Error::Unsupported(
+                    "this DDL statement with the binary log on, unless sent as a request of \
+                     its own"
+                        .into(),
+                ))
+            }
+        };
+        crate::binlog::log_statement(
+            &self.state.engine.binlog,
+            &self.state.engine.txn,
+            &self.state.statement_context(),
+            text.as_bytes(),
+        )
+    }
+}
+
+/// The statements the binary log records as text.
+fn logged_ddl(parsed: &Parsed) -> bool {
+    match parsed {
+        Parsed::Sql(s) => match s.as_ref() {
+            Statement::CreateTable(c) => !c.temporary,
+            Statement::Drop { temporary, .. } => !temporary,
+            Statement::CreateDatabase { .. }
+            | Statement::CreateSchema { .. }
+            | Statement::CreateIndex(..)
+            | Statement::AlterTable(..)
+            | Statement::RenameTable(..)
+            | Statement::Truncate(..) => true,
+            _ => false,
+        },
+        Parsed::CreateUser { .. }
+        | Parsed::AlterUser { .. }
+        | Parsed::Grant { .. }
+        | Parsed::Revoke { .. }
+        | Parsed::DropUser { .. }
+        | Parsed::AlterDatabase { .. }
+        | Parsed::CreatePartitioned { .. }
+        | Parsed::AlterPartition { .. }
+        | Parsed::View(_) => true,
+        _ => false,
+    }
+}
+
+/// Whether `name` is one of [`live_var`]'s.
+pub(super) fn is_live(name: &str) -> bool {
+    matches!(
+        name,
+        "log_bin"
+            | "server_id"
+            | "server_uuid"
+            | "gtid_mode"
+            | "enforce_gtid_consistency"
+            | "gtid_executed"
+            | "gtid_purged"
+            | "log_bin_basename"
+            | "log_bin_index"
+    )
+}
+
+/// Values of the binary-log variables that change as the server runs
+/// (`None`: not one of them).
+pub(super) fn live_var(state: &State, name: &str) -> Option<Value> {
+    let log = &state.engine.binlog;
+    let txn = &state.engine.txn;
+    Some(match name {
+        "log_bin" => Value::Int(i64::from(log.enabled())),
+        "server_id" => Value::Int(i64::from(log.server_id())),
+        "server_uuid" => Value::str(&log.server_uuid()),
+        "gtid_mode" => Value::str(if log.enabled() { "ON" } else { "OFF" }),
+        "enforce_gtid_consistency" => Value::str(if log.enabled() { "ON" } else { "OFF" }),
+        "gtid_executed" => Value::str(&log.executed(txn).to_string()),
+        "gtid_purged" => Value::str(&log.purged(txn).map(|s| s.to_string()).unwrap_or_default()),
+        "log_bin_basename" => Value::str(&log.basename()),
+        "log_bin_index" => Value::str(&format!("{}.index", log.basename())),
+        _ => return None,
+    })
+}
+
+/// `SHOW BINLOG EVENTS`' Info column for one event.
+fn event_info(ev: &canyon_binlog::Event) -> String {
+    use canyon_binlog::Event;
+    match ev {
+        Event::FormatDescription(f) => {
+            format!("Server ver: {}, Binlog ver: {}", f.server_version, f.binlog_version)
+        }
+        Event::Rotate {
+            next_pos,
+            next_file,
+        } => format!("{next_file};pos={next_pos}"),
+        Event::PreviousGtids(s) => s.to_string(),
+        Event::Gtid(g) => format!(
+            "SET @@SESSION.GTID_NEXT= '{}:{}'",
+            canyon_binlog::gtid::format_uuid(&g.sid),
+            g.gno
+        ),
+        Event::Query(q) => {
+            let sql = String::from_utf8_lossy(&q.sql);
+            if q.db.is_empty() {
+                sql.into_owned()
+            } else {
+                format!("use `{}`; {sql}", q.db)
+            }
+        }
+        Event::Xid(x) => format!("COMMIT /* xid={x} */"),
+        Event::TableMap(t) => format!("table_id: {} ({}.{})", t.table_id, t.db, t.table),
+        Event::Rows(r) => {
+            let mut s = format!("table_id: {}", r.table_id);
+            if r.flags & 1 != 0 {
+                s.push_str(" flags: STMT_END_F");
+            }
+            s
+        }
+        _ => String::new(),
+    }
+}
+
+impl Session {
+    /// Runs one of the binary log's statements
+    /// ([`crate::parse::binlog_stmts`]).
+    pub(super) fn run_binlog_statement(&mut self, stmt: &BinlogStatement) -> Result<QueryResult> {
+        let cat = self.state.engine.catalog();
+        let engine = self.state.engine.clone();
+        let log = &engine.binlog;
+        let txn = &engine.txn;
+        let needs_log = || -> Result<()> {
+            if log.enabled() {
+                Ok(())
+            } else {
+                Err(Error::Sql {
+                    code: 1381,
+                    sqlstate: *b"HY000",
+                    message: "You are not using binary logging".into(),
+                })
+            }
+        };
+        match stmt {
+            BinlogStatement::MasterStatus => {
+                self.state.check_super(&cat, "REPLICATION CLIENT")?;
+                let rows = if log.enabled() {
+                    let (file, pos) = log.end(txn);
+                    vec![vec![
+                        Value::str(&file.name),
+                        Value::UInt(pos),
+                        Value::str(""),
+                        Value::str(""),
+                        Value::str(&log.executed(txn).to_string()),
+                    ]]
+                } else {
+                    Vec::new()
+                };
+                Ok(typed_rows(
+                    &[
+                        ("File", ExprKind::String),
+                        ("Position", ExprKind::UInt),
+                        ("Binlog_Do_DB", ExprKind::String),
+                        ("Binlog_Ignore_DB", ExprKind::String),
+                        ("Executed_Gtid_Set", ExprKind::String),
+                    ],
+                    rows,
+                ))
+            }
+            BinlogStatement::Logs => {
+                self.state.check_super(&cat, "REPLICATION CLIENT")?;
+                needs_log()?;
+                let rows = log
+                    .sizes(txn)
+                    .into_iter()
+                    .map(|(name, size)| vec![Value::str(&name), Value::UInt(size), Value::str("No")])
+                    .collect();
+                Ok(typed_rows(
+                    &[
+                        ("Log_name", ExprKind::String),
+                        ("File_size", ExprKind::UInt),
+                        ("Encrypted", ExprKind::String),
+                    ],
+                    rows,
+                ))
+            }
+            BinlogStatement::Events {
+                file,
+                from,
+                offset,
+                limit,
+            } => {
+                self.state.check_super(&cat, "REPLICATION SLAVE")?;
+                let files = log.files();
+                let name = match file {
+                    Some(f) => f.clone(),
+                    None => match files.first() {
+                        Some(f) => f.name.clone(),
+                        None => return Ok(events_result(Vec::new())),
+                    },
+                };
+                let start = StartAt::Position {
+                    file: name.clone(),
+                    pos: from.unwrap_or(4),
+                };
+                let mut reader = log.reader(txn, &start, false).map_err(|e| match e {
+                    Error::Sql { code: 1236, message, .. } => Error::Sql {
+                        code: 1220,
+                        sqlstate: *b"HY000",
+                        message: format!("Error when executing command SHOW BINLOG EVENTS: {message}"),
+                    },
+                    e => e,
+                })?;
+                let mut rows = Vec::new();
+                let mut skipped = 0;
+                'read: loop {
+                    let events = log.read(txn, &mut reader, 1 << 20)?;
+                    if events.is_empty() {
+                        break;
+                    }
+                    for ev in events {
+                        let Ok((h, body)) = canyon_binlog::parse_event(&ev, false) else {
+                            continue;
+                        };
+                        if h.flags & canyon_binlog::event::LOG_EVENT_ARTIFICIAL_F != 0 || h.log_pos == 0 {
+                            // The reader's opening ROTATE and a description
+                            // repeated mid-file: not in the file.
+                            continue;
+                        }
+                        let pos = u64::from(h.log_pos) - u64::from(h.event_size);
+                        if skipped < *offset {
+                            skipped += 1;
+                            continue;
+                        }
+                        if limit.is_some_and(|l| rows.len() as u64 >= l) {
+                            break 'read;
+                        }
+                        let is_rotate = h.type_code == canyon_binlog::EventType::ROTATE;
+                        rows.push(vec![
+                            Value::str(&name),
+                            Value::UInt(pos),
+                            Value::str(h.type_code.name()),
+                            Value::UInt(u64::from(h.server_id)),
+                            Value::UInt(u64::from(h.log_pos)),
+                            Value::str(&event_info(&body)),
+                        ]);
+                        if is_rotate {
+                            // The file ends with its ROTATE.
+                            break 'read;
+                        }
+                    }
+                }
+                Ok(events_result(rows))
+            }
+            BinlogStatement::Flush => {
+                self.state.check_super(&cat, "RELOAD")?;
+                log.rotate(txn)?;
+                Ok(ok(0))
+            }
+            BinlogStatement::PurgeTo(name) => {
+                self.state.check_super(&cat, "SUPER")?;
+                needs_log()?;
+                log.purge_to(txn, engine.storage.as_ref(), name)?;
+                Ok(ok(0))
+            }
+            BinlogStatement::PurgeBefore(when) => {
+                self.state.check_super(&cat, "SUPER")?;
+                needs_log()?;
+                let Some(t) = crate::types::datetime::parse_temporal(when.as_bytes()) else {
+                    return Err(Error::WrongValueForVar {
+                        name: "PURGE BINARY LOGS BEFORE".into(),
+                        value: when.clone(),
+                    });
+                };
+                // The files every later one of which was created before
+                // `when` hold only older events: purge up to the first file
+                // created at or after it (never the current file).
+                let cutoff = t.dt.and_utc().timestamp_micros().max(0) as u64;
+                let files = log.files();
+                let keep = files
+                    .iter()
+                    .skip(1)
+                    .find(|f| f.created_us >= cutoff)
+                    .or(files.last())
+                    .map(|f| f.name.clone());
+                if let Some(keep) = keep {
+                    log.purge_to(txn, engine.storage.as_ref(), &keep)?;
+                }
+                Ok(ok(0))
+            }
+        }
+    }
+}
+
+fn events_result(rows: Vec<Vec<Value>>) -> QueryResult {
+    typed_rows(
+        &[
+            ("Log_name", ExprKind::String),
+            ("Pos", ExprKind::UInt),
+            ("Event_type", ExprKind::String),
+            ("Server_id", ExprKind::UInt),
+            ("End_log_pos", ExprKind::UInt),
+            ("Info", ExprKind::String),
+        ],
+        rows,
+    )
+}
