@@ -103,6 +103,12 @@ pub mod command {
     pub const RESET_CONNECTION: u8 = 0x1f;
     /// COM_CHANGE_USER
     pub const CHANGE_USER: u8 = 0x11;
+    /// A replica asks for the binary log from a file and position.
+    pub const BINLOG_DUMP: u8 = 0x12;
+    /// A replica announces itself.
+    pub const REGISTER_SLAVE: u8 = 0x15;
+    /// A replica asks for the binary log from a GTID set.
+    pub const BINLOG_DUMP_GTID: u8 = 0x1e;
 }
 
 /// First bytes of server packets.

@@ -171,6 +171,12 @@ pub struct Config {
     /// the server's user can read) or `"NULL"` (the default: no server-side
     /// files at all; LOAD DATA INFILE fails with 1290).
     pub secure_file_priv: String,
+    /// The binary log (MySQL's `log_bin`): every committed change kept as
+    /// binary-log events in the change log, served to replicas and CDC
+    /// tools. Off by default for now (docs/replication.md).
+    pub log_bin: bool,
+    /// This server's id among replicas (`server_id`).
+    pub server_id: u32,
 }
 
 impl Default for Config {
@@ -206,6 +212,8 @@ impl Default for Config {
             local_infile: false,
             bulk_load: true,
             secure_file_priv: "NULL".to_string(),
+            log_bin: false,
+            server_id: 1,
         }
     }
 }
@@ -365,6 +373,12 @@ impl Config {
         }
         if let Some(v) = get("CANYON_SECURE_FILE_PRIV") {
             self.secure_file_priv = v;
+        }
+        if let Some(v) = get("CANYON_LOG_BIN") {
+            self.log_bin = parse_bool("CANYON_LOG_BIN", &v)?;
+        }
+        if let Some(v) = get("CANYON_SERVER_ID") {
+            self.server_id = parse("CANYON_SERVER_ID", &v)?;
         }
         Ok(())
     }

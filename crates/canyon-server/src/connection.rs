@@ -63,6 +63,8 @@
 //!    while it is in the connection phase: its `PreAuthGuard` lives from
 //!    `serve_stream` until `Login::serve` is about to flush the login's OK.
 
+mod replication;
+
 use crate::auth::{self, Attempt, Verdict};
 use crate::protocol::{
     self, capability, command, mysql_error, status, Cursor, HandshakeError, OkPacket, PacketIo,
@@ -604,6 +606,9 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             command::STATISTICS => self.com_statistics(),
             command::SET_OPTION => self.com_set_option(body),
             command::CHANGE_USER => return self.com_change_user(body).await,
+            command::REGISTER_SLAVE => self.com_register_replica(body),
+            command::BINLOG_DUMP => return self.com_binlog_dump(body, false).await,
+            command::BINLOG_DUMP_GTID => return self.com_binlog_dump(body, true).await,
             command::RESET_CONNECTION => {
                 self.session.reset();
                 self.statements.clear();

@@ -38,6 +38,11 @@ pub fn engine_config(config: &Config) -> EngineConfig {
             PresentationMode::Mariadb => canyon_sql::Presentation::Mariadb,
         },
         local_infile: config.local_infile,
+        binlog: canyon_sql::catalog::config::BinlogConfig {
+            enabled: config.log_bin,
+            server_id: config.server_id,
+            ..Default::default()
+        },
         bulk_load: config.bulk_load,
         // MySQL's option: NULL disables server-side files, "" allows any.
         secure_file_priv: (!config.secure_file_priv.eq_ignore_ascii_case("NULL"))

@@ -93,13 +93,14 @@ pub use plan::select as query;
 pub use types::{collation, decimal, value};
 
 pub use catalog::auth::{native_hash, AuthPlugin};
+pub use catalog::binlog::StartAt;
 pub use catalog::config::{
     AuthInfo, Durability, EngineConfig, IsolationLevel, Presentation,
     DEFAULT_STATEMENT_MEMORY_BUDGET, DEFAULT_STATEMENT_MEMORY_LIMIT,
 };
 pub use catalog::engine::Engine;
 pub use ddl::alter::{AlterOp, ColumnPosition};
-pub use session::{Session, LARGE_TEXT, MAX_PREPARED_STATEMENTS};
+pub use session::{Dump, Session, LARGE_TEXT, MAX_PREPARED_STATEMENTS};
 pub use types::charset::Charset;
 pub use types::result::{charset, column_flags, Column, ColumnType, PreparedInfo, QueryResult};
 pub use types::value::{Stamp, Value};

@@ -495,7 +495,12 @@ mod tests {
         // A commit that asks for nothing is not logged and takes no number.
         commit(&mgr, b"b", None);
         let at = mgr
-            .append_log_marker(&mut |_| Ok((entry("rotate", false), vec![(b"x/m".to_vec(), b"1".to_vec())])))
+            .append_log_marker(&mut |_| {
+                Ok((
+                    entry("rotate", false),
+                    vec![(b"x/m".to_vec(), b"1".to_vec())],
+                ))
+            })
             .unwrap();
         assert_eq!(at.next_seq, 2);
         assert_eq!(

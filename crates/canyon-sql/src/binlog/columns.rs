@@ -66,9 +66,7 @@ pub(crate) fn column_meta(c: &ColumnDef, in_pk: bool) -> ColumnMeta {
         SqlType::Char(n) => ColumnMeta::char(clamp(n * mb), cs),
         SqlType::VarChar(n) => ColumnMeta::varchar(clamp(n * mb), cs),
         SqlType::Binary(n) => ColumnMeta::char(clamp(n), canyon_binlog::rows::BINARY_CHARSET),
-        SqlType::VarBinary(n) => {
-            ColumnMeta::varchar(clamp(n), canyon_binlog::rows::BINARY_CHARSET)
-        }
+        SqlType::VarBinary(n) => ColumnMeta::varchar(clamp(n), canyon_binlog::rows::BINARY_CHARSET),
         SqlType::Text(limit) => ColumnMeta::blob(blob_len_bytes(limit), cs),
         SqlType::Blob(limit) => {
             ColumnMeta::blob(blob_len_bytes(limit), canyon_binlog::rows::BINARY_CHARSET)
@@ -80,11 +78,17 @@ pub(crate) fn column_meta(c: &ColumnDef, in_pk: bool) -> ColumnMeta {
         SqlType::Year => ColumnMeta::year(),
         SqlType::Time(fsp) => ColumnMeta::time(fsp),
         SqlType::Enum(m) => ColumnMeta::enumeration(
-            m.values.iter().map(|v| encode_text(c, v.as_bytes())).collect(),
+            m.values
+                .iter()
+                .map(|v| encode_text(c, v.as_bytes()))
+                .collect(),
             cs,
         ),
         SqlType::Set(m) => ColumnMeta::set(
-            m.values.iter().map(|v| encode_text(c, v.as_bytes())).collect(),
+            m.values
+                .iter()
+                .map(|v| encode_text(c, v.as_bytes()))
+                .collect(),
             cs,
         ),
         SqlType::Json => ColumnMeta::json(),
@@ -210,9 +214,11 @@ pub(crate) fn bin_value(c: &ColumnDef, v: &Value) -> Result<BinValue> {
         }
         (SqlType::Json, Value::Json(doc)) => {
             let text = crate::types::json::to_text(doc);
-            BinValue::Json(serde_json::from_str(&text).map_err(|e| {
-                Error::Internal(format!("binary log: JSON of `{}`: {e}", c.name))
-            })?)
+            BinValue::Json(
+                serde_json::from_str(&text).map_err(|e| {
+                    Error::Internal(format!("binary log: JSON of `{}`: {e}", c.name))
+                })?,
+            )
         }
         _ => return Err(unexpected(c, v)),
     })

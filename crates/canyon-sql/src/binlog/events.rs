@@ -33,7 +33,6 @@ use canyon_txn::LogEntry;
 /// Size at which a rows event is closed and another begun.
 pub(crate) const ROWS_EVENT_TARGET: usize = 8192;
 
-
 /// The session state a QUERY event carries.
 #[derive(Debug, Clone, Default)]
 pub struct StatementContext {
@@ -143,8 +142,10 @@ pub(crate) fn transaction_entry(
     };
     // Rows events are built one at a time: a builder borrows its table's
     // columns, so a finished body is kept as bytes.
-    let mut builder_rows: Vec<(Option<Vec<canyon_binlog::BinValue>>, Option<Vec<canyon_binlog::BinValue>>)> =
-        Vec::new();
+    let mut builder_rows: Vec<(
+        Option<Vec<canyon_binlog::BinValue>>,
+        Option<Vec<canyon_binlog::BinValue>>,
+    )> = Vec::new();
     let flush = |open: &mut Option<(u32, ChangeKind, Vec<u8>, usize)>,
                  rows: &mut Vec<_>,
                  mapped: &Vec<(u32, Vec<canyon_binlog::ColumnMeta>)>,
@@ -184,13 +185,9 @@ pub(crate) fn transaction_entry(
         };
         if !mapped.iter().any(|(t, _)| *t == c.table) {
             let cols = table_columns(table);
-            let body = canyon_binlog::table_map(
-                u64::from(c.table),
-                &table.def.db,
-                &table.def.name,
-                &cols,
-            )
-            .map_err(bl)?;
+            let body =
+                canyon_binlog::table_map(u64::from(c.table), &table.def.db, &table.def.name, &cols)
+                    .map_err(bl)?;
             flush(&mut open, &mut builder_rows, &mapped, &mut pending, false)?;
             pending.push((EventType::TABLE_MAP, body));
             mapped.push((c.table, cols));
@@ -209,10 +206,7 @@ pub(crate) fn transaction_entry(
         builder_rows.push((before, after));
     }
     flush(&mut open, &mut builder_rows, &mapped, &mut pending, true)?;
-    if !pending
-        .iter()
-        .any(|(ty, _)| *ty != EventType::TABLE_MAP)
-    {
+    if !pending.iter().any(|(ty, _)| *ty != EventType::TABLE_MAP) {
         return Ok(None);
     }
     for (ty, body) in pending {

@@ -191,7 +191,6 @@ impl Binlog {
     }
 }
 
-
 /// The Meta prefix of the file index.
 pub(crate) const FILE_PREFIX: &[u8] = b"binlog/file/";
 
@@ -434,7 +433,12 @@ impl BinlogReader {
 impl Binlog {
     /// A reader from `start`, its first events (the artificial ROTATE and the
     /// file's FORMAT_DESCRIPTION) queued. Errors are 1236, as MySQL's.
-    pub fn reader(&self, txn: &TxnManager, start: &StartAt, checksum: bool) -> Result<BinlogReader> {
+    pub fn reader(
+        &self,
+        txn: &TxnManager,
+        start: &StartAt,
+        checksum: bool,
+    ) -> Result<BinlogReader> {
         let first_kept = txn.log_first_seq();
         let (file, seq, pos, skip) = match start {
             StartAt::Position { file, pos } => {
@@ -650,7 +654,12 @@ impl Binlog {
     /// Up to about `max_bytes` of events, in order; empty when the reader
     /// has everything visible so far (wait with
     /// `TxnManager::log_changed(reader.next_seq())`).
-    pub fn read(&self, txn: &TxnManager, r: &mut BinlogReader, max_bytes: usize) -> Result<Vec<Vec<u8>>> {
+    pub fn read(
+        &self,
+        txn: &TxnManager,
+        r: &mut BinlogReader,
+        max_bytes: usize,
+    ) -> Result<Vec<Vec<u8>>> {
         let mut out = std::mem::take(&mut r.queued);
         let mut bytes: usize = out.iter().map(Vec::len).sum();
         let mut records: Vec<LogRecord> = Vec::new();
@@ -666,7 +675,12 @@ impl Binlog {
         Ok(out)
     }
 
-    fn serve_record(&self, r: &mut BinlogReader, rec: &LogRecord, out: &mut Vec<Vec<u8>>) -> Result<()> {
+    fn serve_record(
+        &self,
+        r: &mut BinlogReader,
+        rec: &LogRecord,
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<()> {
         let sid = self.config.server_id;
         let (kind, events) = decode_payload(&rec.payload)?;
         let start = r.file.position(rec.offset);
@@ -678,7 +692,13 @@ impl Binlog {
                     .and_then(|b| b.try_into().ok())
                     .ok_or_else(|| Error::Corrupt("binary log rotation marker".into()))?,
             );
-            let Some(next) = self.files.read().iter().find(|f| f.number == number).cloned() else {
+            let Some(next) = self
+                .files
+                .read()
+                .iter()
+                .find(|f| f.number == number)
+                .cloned()
+            else {
                 return Err(Error::Corrupt(format!(
                     "binary log file {number} has a marker but no index entry"
                 )));
@@ -720,7 +740,15 @@ impl Binlog {
         let mut pos = start;
         let body = canyon_binlog::control::gtid(&gtid);
         pos += framed_len(body.len(), true) as u64;
-        out.push(frame(EventType::GTID, ts, sid, 0, &body, pos as u32, r.checksum));
+        out.push(frame(
+            EventType::GTID,
+            ts,
+            sid,
+            0,
+            &body,
+            pos as u32,
+            r.checksum,
+        ));
         for (ty, body) in events {
             pos += framed_len(body.len(), true) as u64;
             out.push(frame(ty, ts, sid, 0, body, pos as u32, r.checksum));
@@ -749,4 +777,46 @@ impl Binlog {
             r.checksum,
         )
     }
+}
+
+/// Whether `name` is one of [`live_var`]'s.
+pub(crate) fn is_live(name: &str) -> bool {
+    matches!(
+        name,
+        "log_bin"
+            | "server_id"
+            | "server_uuid"
+            | "gtid_mode"
+            | "enforce_gtid_consistency"
+            | "gtid_executed"
+            | "gtid_purged"
+            | "log_bin_basename"
+            | "log_bin_index"
+    )
+}
+
+/// Values of the binary-log variables that change as the server runs
+/// (`None`: not one of them).
+pub(crate) fn live_var(
+    engine: &crate::catalog::engine::Engine,
+    name: &str,
+) -> Option<crate::types::value::Value> {
+    let log = &engine.binlog;
+    let txn = &engine.txn;
+    Some(match name {
+        "log_bin" => crate::types::value::Value::Int(i64::from(log.enabled())),
+        "server_id" => crate::types::value::Value::Int(i64::from(log.server_id())),
+        "server_uuid" => crate::types::value::Value::str(&log.server_uuid()),
+        "gtid_mode" => crate::types::value::Value::str(if log.enabled() { "ON" } else { "OFF" }),
+        "enforce_gtid_consistency" => {
+            crate::types::value::Value::str(if log.enabled() { "ON" } else { "OFF" })
+        }
+        "gtid_executed" => crate::types::value::Value::str(&log.executed(txn).to_string()),
+        "gtid_purged" => crate::types::value::Value::str(
+            &log.purged(txn).map(|s| s.to_string()).unwrap_or_default(),
+        ),
+        "log_bin_basename" => crate::types::value::Value::str(&log.basename()),
+        "log_bin_index" => crate::types::value::Value::str(&format!("{}.index", log.basename())),
+        _ => return None,
+    })
 }

@@ -319,6 +319,9 @@ impl Engine {
     pub(crate) fn global_var(&self, name: &str) -> Option<Value> {
         match self.globals.load().get(name) {
             Some(v) => Some(v.clone()),
+            None if crate::catalog::binlog::is_live(name) => {
+                crate::catalog::binlog::live_var(self, name)
+            }
             None => crate::catalog::vars::default_value(name, &self.config).map(|(v, _)| v),
         }
     }

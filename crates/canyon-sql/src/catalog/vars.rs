@@ -106,8 +106,23 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         "optimizer_switch" => (s(""), ReadWrite),
         "explicit_defaults_for_timestamp" => (i(1), ReadWrite),
         "binlog_format" => (s("ROW"), ReadWrite),
-        "log_bin" => (i(0), ReadOnly),
-        "server_id" => (i(1), ReadWrite),
+        // The binary log (crate::binlog); the values that change as the
+        // server runs are `crate::catalog::binlog::live_var`'s.
+        "log_bin" => (i(i64::from(cfg.binlog.enabled)), ReadOnly),
+        "server_id" => (i(i64::from(cfg.binlog.server_id)), ReadWrite),
+        "server_uuid" | "gtid_executed" | "gtid_purged" | "log_bin_basename" | "log_bin_index" => {
+            (s(""), ReadOnly)
+        }
+        "enforce_gtid_consistency" => (s("OFF"), ReadOnly),
+        "binlog_checksum" => (s("CRC32"), ReadOnly),
+        "binlog_row_image" => (s("FULL"), ReadOnly),
+        "binlog_row_metadata" => (s("FULL"), ReadOnly),
+        "binlog_expire_logs_seconds" => (i(2_592_000), ReadOnly),
+        "max_binlog_size" => (i(1 << 30), ReadOnly),
+        "sync_binlog" => (i(1), ReadOnly),
+        "log_replica_updates" | "log_slave_updates" => (i(0), ReadOnly),
+        // A session stops logging its changes with SET sql_log_bin = 0.
+        "sql_log_bin" => (i(1), ReadWrite),
         "read_only" | "super_read_only" => (i(0), ReadWrite),
         "innodb_flush_log_at_trx_commit" => (
             i(match cfg.durability {
@@ -153,7 +168,8 @@ pub fn scope(name: &str) -> Scope {
         | "error_count"
         | "insert_id"
         | "timestamp"
-        | "transaction_allow_batching" => Scope::SessionOnly,
+        | "transaction_allow_batching"
+        | "sql_log_bin" => Scope::SessionOnly,
         "max_connections" | "read_only" | "super_read_only" | "server_id" | "init_connect"
         | "binlog_format" => Scope::ServerOnly,
         _ => Scope::Both,
@@ -339,7 +355,11 @@ pub const NAMES: &[&str] = &[
     "auto_increment_offset",
     "autocommit",
     "big_tables",
+    "binlog_checksum",
+    "binlog_expire_logs_seconds",
     "binlog_format",
+    "binlog_row_image",
+    "binlog_row_metadata",
     "character_set_client",
     "character_set_connection",
     "character_set_database",
@@ -355,10 +375,13 @@ pub const NAMES: &[&str] = &[
     "default_tmp_storage_engine",
     "default_week_format",
     "div_precision_increment",
+    "enforce_gtid_consistency",
     "explicit_defaults_for_timestamp",
     "foreign_key_checks",
     "group_concat_max_len",
+    "gtid_executed",
     "gtid_mode",
+    "gtid_purged",
     "have_openssl",
     "have_ssl",
     "hostname",
@@ -370,9 +393,14 @@ pub const NAMES: &[&str] = &[
     "local_infile",
     "lock_wait_timeout",
     "log_bin",
+    "log_bin_basename",
+    "log_bin_index",
+    "log_replica_updates",
+    "log_slave_updates",
     "long_query_time",
     "lower_case_table_names",
     "max_allowed_packet",
+    "max_binlog_size",
     "max_connections",
     "max_execution_time",
     "max_join_size",
@@ -390,12 +418,14 @@ pub const NAMES: &[&str] = &[
     "read_only",
     "secure_file_priv",
     "server_id",
+    "server_uuid",
     "session_track_gtids",
     "session_track_schema",
     "session_track_state_change",
     "session_track_system_variables",
     "session_track_transaction_info",
     "sql_auto_is_null",
+    "sql_log_bin",
     "sql_log_off",
     "sql_mode",
     "sql_notes",
@@ -405,6 +435,7 @@ pub const NAMES: &[&str] = &[
     "sql_warnings",
     "storage_engine",
     "super_read_only",
+    "sync_binlog",
     "system_time_zone",
     "time_zone",
     "transaction_allow_batching",
@@ -512,6 +543,12 @@ pub fn kind(name: &str) -> crate::types::ExprKind {
         | "session_track_state_change"
         | "explicit_defaults_for_timestamp"
         | "log_bin"
+        | "sql_log_bin"
+        | "binlog_expire_logs_seconds"
+        | "max_binlog_size"
+        | "sync_binlog"
+        | "log_replica_updates"
+        | "log_slave_updates"
         | "server_id"
         | "read_only"
         | "super_read_only"

@@ -105,9 +105,7 @@ pub(crate) fn log_delete(txn: &mut Transaction, table: &Table, row: &[Value]) {
 /// Records the update of `old` to `new` in `table`, if the journal is on.
 pub(crate) fn log_update(txn: &mut Transaction, table: &Table, old: OldRow<'_>, new: &[Value]) {
     if wanted(txn, table) {
-        let before: Vec<Value> = (0..new.len())
-            .map(|c| old.column(new, c).clone())
-            .collect();
+        let before: Vec<Value> = (0..new.len()).map(|c| old.column(new, c).clone()).collect();
         push(
             txn,
             ChangeKind::Update,
@@ -127,7 +125,12 @@ pub fn decode_change(entry: &[u8]) -> Result<RowChange> {
         b'D' => ChangeKind::Delete,
         _ => return Err(bad()),
     };
-    let table = TableId::from_be_bytes(rest.get(..4).ok_or_else(bad)?.try_into().map_err(|_| bad())?);
+    let table = TableId::from_be_bytes(
+        rest.get(..4)
+            .ok_or_else(bad)?
+            .try_into()
+            .map_err(|_| bad())?,
+    );
     let mut at = &rest[4..];
     let mut names = [String::new(), String::new()];
     for name in &mut names {

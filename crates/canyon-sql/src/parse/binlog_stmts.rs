@@ -151,8 +151,14 @@ mod tests {
     #[test]
     fn forms() {
         let p = |s| parse_binlog_statement(s);
-        assert_eq!(p("show master status"), Some(Ok(BinlogStatement::MasterStatus)));
-        assert_eq!(p("SHOW BINARY LOG STATUS;"), Some(Ok(BinlogStatement::MasterStatus)));
+        assert_eq!(
+            p("show master status"),
+            Some(Ok(BinlogStatement::MasterStatus))
+        );
+        assert_eq!(
+            p("SHOW BINARY LOG STATUS;"),
+            Some(Ok(BinlogStatement::MasterStatus))
+        );
         assert_eq!(p("SHOW MASTER LOGS"), Some(Ok(BinlogStatement::Logs)));
         assert_eq!(p("flush binary logs"), Some(Ok(BinlogStatement::Flush)));
         assert_eq!(
@@ -169,7 +175,10 @@ mod tests {
             }))
         );
         assert!(matches!(p("PURGE BINARY LOGS TO"), Some(Err(_))));
-        assert!(matches!(p("SHOW BINLOG EVENTS FROM x"), None | Some(Err(_))));
+        assert!(matches!(
+            p("SHOW BINLOG EVENTS FROM x"),
+            None | Some(Err(_))
+        ));
         assert_eq!(p("SHOW TABLES"), None);
         assert_eq!(p("FLUSH TABLES"), None);
     }

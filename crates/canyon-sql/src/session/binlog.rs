@@ -10,8 +10,8 @@ use crate::catalog::binlog::StartAt;
 use crate::parse::binlog_stmts::BinlogStatement;
 use crate::parse::Parsed;
 use crate::types::result::QueryResult;
-use crate::types::ExprKind;
 use crate::types::value::Value;
+use crate::types::ExprKind;
 use canyon_common::{Error, Result};
 use canyon_txn::Transaction;
 use sqlparser::ast::Statement;
@@ -165,47 +165,15 @@ fn logged_ddl(parsed: &Parsed) -> bool {
     }
 }
 
-/// Whether `name` is one of [`live_var`]'s.
-pub(super) fn is_live(name: &str) -> bool {
-    matches!(
-        name,
-        "log_bin"
-            | "server_id"
-            | "server_uuid"
-            | "gtid_mode"
-            | "enforce_gtid_consistency"
-            | "gtid_executed"
-            | "gtid_purged"
-            | "log_bin_basename"
-            | "log_bin_index"
-    )
-}
-
-/// Values of the binary-log variables that change as the server runs
-/// (`None`: not one of them).
-pub(super) fn live_var(state: &State, name: &str) -> Option<Value> {
-    let log = &state.engine.binlog;
-    let txn = &state.engine.txn;
-    Some(match name {
-        "log_bin" => Value::Int(i64::from(log.enabled())),
-        "server_id" => Value::Int(i64::from(log.server_id())),
-        "server_uuid" => Value::str(&log.server_uuid()),
-        "gtid_mode" => Value::str(if log.enabled() { "ON" } else { "OFF" }),
-        "enforce_gtid_consistency" => Value::str(if log.enabled() { "ON" } else { "OFF" }),
-        "gtid_executed" => Value::str(&log.executed(txn).to_string()),
-        "gtid_purged" => Value::str(&log.purged(txn).map(|s| s.to_string()).unwrap_or_default()),
-        "log_bin_basename" => Value::str(&log.basename()),
-        "log_bin_index" => Value::str(&format!("{}.index", log.basename())),
-        _ => return None,
-    })
-}
-
 /// `SHOW BINLOG EVENTS`' Info column for one event.
 fn event_info(ev: &canyon_binlog::Event) -> String {
     use canyon_binlog::Event;
     match ev {
         Event::FormatDescription(f) => {
-            format!("Server ver: {}, Binlog ver: {}", f.server_version, f.binlog_version)
+            format!(
+                "Server ver: {}, Binlog ver: {}",
+                f.server_version, f.binlog_version
+            )
         }
         Event::Rotate {
             next_pos,
@@ -289,7 +257,9 @@ impl Session {
                 let rows = log
                     .sizes(txn)
                     .into_iter()
-                    .map(|(name, size)| vec![Value::str(&name), Value::UInt(size), Value::str("No")])
+                    .map(|(name, size)| {
+                        vec![Value::str(&name), Value::UInt(size), Value::str("No")]
+                    })
                     .collect();
                 Ok(typed_rows(
                     &[
@@ -319,11 +289,17 @@ impl Session {
                     file: name.clone(),
                     pos: from.unwrap_or(4),
                 };
-                let mut reader = log.reader(txn, &start, false).map_err(|e| match e {
-                    Error::Sql { code: 1236, message, .. } => Error::Sql {
+                let mut reader = log.reader(txn, &start, true).map_err(|e| match e {
+                    Error::Sql {
+                        code: 1236,
+                        message,
+                        ..
+                    } => Error::Sql {
                         code: 1220,
                         sqlstate: *b"HY000",
-                        message: format!("Error when executing command SHOW BINLOG EVENTS: {message}"),
+                        message: format!(
+                            "Error when executing command SHOW BINLOG EVENTS: {message}"
+                        ),
                     },
                     e => e,
                 })?;
@@ -335,10 +311,12 @@ impl Session {
                         break;
                     }
                     for ev in events {
-                        let Ok((h, body)) = canyon_binlog::parse_event(&ev, false) else {
+                        let Ok((h, body)) = canyon_binlog::parse_event(&ev, true) else {
                             continue;
                         };
-                        if h.flags & canyon_binlog::event::LOG_EVENT_ARTIFICIAL_F != 0 || h.log_pos == 0 {
+                        if h.flags & canyon_binlog::event::LOG_EVENT_ARTIFICIAL_F != 0
+                            || h.log_pos == 0
+                        {
                             // The reader's opening ROTATE and a description
                             // repeated mid-file: not in the file.
                             continue;
@@ -420,4 +398,75 @@ fn events_result(rows: Vec<Vec<Value>>) -> QueryResult {
         ],
         rows,
     )
+}
+
+/// A replica's dump in progress on this session's connection
+/// (COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID): what the server loops over.
+pub struct Dump {
+    engine: std::sync::Arc<crate::catalog::engine::Engine>,
+    reader: crate::catalog::binlog::BinlogReader,
+}
+
+impl std::fmt::Debug for Dump {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dump")
+            .field("reader", &self.reader)
+            .finish()
+    }
+}
+
+impl Dump {
+    /// The next events (framed, each one packet's payload after its 0x00
+    /// byte); empty when the replica has everything visible so far.
+    pub fn read(&mut self) -> Result<Vec<Vec<u8>>> {
+        self.engine
+            .binlog
+            .read(&self.engine.txn, &mut self.reader, 256 << 10)
+    }
+
+    /// Completes when there may be more to read.
+    pub fn changed(&self) -> impl std::future::Future<Output = ()> + '_ {
+        self.engine.txn.log_changed(self.reader.next_seq())
+    }
+
+    /// A HEARTBEAT event at the reader's position.
+    pub fn heartbeat(&self) -> Vec<u8> {
+        self.engine.binlog.heartbeat(&self.reader)
+    }
+}
+
+impl Session {
+    /// Starts a replica's dump from `start`: checks REPLICATION SLAVE, that
+    /// the log is on and that the replica's `server_id` is not this server's
+    /// (1236, as MySQL). Checksums follow the replica's
+    /// `@master_binlog_checksum` (MySQL's handshake: a replica that set it
+    /// to anything but NONE gets CRC32s).
+    pub fn start_dump(&mut self, start: &StartAt, replica_server_id: u32) -> Result<Dump> {
+        let cat = self.state.engine.catalog();
+        self.state.check_super(&cat, "REPLICATION SLAVE")?;
+        let engine = self.state.engine.clone();
+        if !engine.binlog.enabled() {
+            return Err(crate::catalog::binlog::fatal_1236("Binary log is not open"));
+        }
+        if replica_server_id == engine.binlog.server_id() {
+            return Err(crate::catalog::binlog::fatal_1236(
+                "Fatal error: The replica I/O thread stops because source and replica have equal \
+                 MySQL server ids; these ids must be different for replication to work",
+            ));
+        }
+        let checksum = match self.state.user_vars.get("master_binlog_checksum") {
+            Some(Value::Null) | None => false,
+            Some(v) => !v.to_display().eq_ignore_ascii_case("NONE"),
+        };
+        let reader = engine.binlog.reader(&engine.txn, start, checksum)?;
+        Ok(Dump { engine, reader })
+    }
+
+    /// `@master_heartbeat_period` as the replica set it (nanoseconds, as
+    /// MySQL's replicas send it), if it did.
+    pub fn heartbeat_period(&self) -> Option<std::time::Duration> {
+        let v = self.state.user_vars.get("master_heartbeat_period")?;
+        let ns = v.to_display().parse::<f64>().ok()?;
+        (ns > 0.0).then(|| std::time::Duration::from_nanos(ns as u64))
+    }
 }

@@ -118,5 +118,6 @@ mod xa;
 #[cfg(test)]
 mod tests;
 
+pub use binlog::Dump;
 pub use request::{LARGE_TEXT, MAX_PREPARED_STATEMENTS};
 pub use state::Session;

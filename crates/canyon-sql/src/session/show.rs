@@ -842,7 +842,10 @@ impl Session {
     pub(super) fn run_show(&mut self, cat: &Arc<Catalog>, stmt: &Statement) -> Result<QueryResult> {
         match stmt {
             Statement::ShowVariables { filter, global, .. } => {
-                let pattern = like_filter(filter.as_ref())?;
+                // Variable names match case-insensitively (MySQL compares
+                // them under utf8mb3_general_ci): `LIKE 'BINLOG_ROW%'`
+                // finds binlog_row_image, as replication tools expect.
+                let pattern = like_filter(filter.as_ref())?.map(|p| p.to_ascii_lowercase());
                 let rows = self
                     .state
                     .variable_rows(*global)

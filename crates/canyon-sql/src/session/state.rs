@@ -136,8 +136,9 @@ impl State {
             }
             _ => match self.vars.get(name) {
                 Some(v) => v.clone(),
-                None if super::binlog::is_live(name) => {
-                    super::binlog::live_var(self, name).expect("is_live names a live variable")
+                None if crate::catalog::binlog::is_live(name) => {
+                    crate::catalog::binlog::live_var(&self.engine, name)
+                        .expect("is_live names a live variable")
                 }
                 None => vars::default_value(name, &self.engine.config)
                     .map(|(v, _)| v)
