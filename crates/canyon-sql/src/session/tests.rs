@@ -615,7 +615,10 @@ fn keyed_year2_comparison_reads_the_key_range() {
         ["Out of range value for column 'b' at row 1"]
     );
     assert_eq!(
-        warned(&mut s, "UPDATE IGNORE yr SET b = -1 WHERE a BETWEEN 2001 AND 2010"),
+        warned(
+            &mut s,
+            "UPDATE IGNORE yr SET b = -1 WHERE a BETWEEN 2001 AND 2010"
+        ),
         [
             "Out of range value for column 'b' at row 1",
             "Out of range value for column 'b' at row 2"
@@ -628,7 +631,10 @@ fn keyed_year2_comparison_reads_the_key_range() {
         "01\n01"
     );
     assert_eq!(
-        shown(&mut s, "SELECT a FROM yr WHERE a NOT BETWEEN 1 AND 60 ORDER BY a"),
+        shown(
+            &mut s,
+            "SELECT a FROM yr WHERE a NOT BETWEEN 1 AND 60 ORDER BY a"
+        ),
         "79\n79"
     );
 }
