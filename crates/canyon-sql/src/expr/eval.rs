@@ -919,6 +919,10 @@ pub fn coerce_column(
     let temporal_year = col.ty == crate::types::SqlType::Year
         && matches!(v, Value::Date(_) | Value::DateTime(_) | Value::Stamp(_))
         && ctx.mariadb();
+    // MySQL's note 1265 for a date and time stored in a DATE column whose
+    // time of day is dropped (`Field_newdate`'s MYSQL_TIME_NOTE_TRUNCATED;
+    // a note even in strict mode).
+    let drops_time = col.ty == crate::types::SqlType::Date && has_time_of_day(&v);
     let v = in_column_charset(v, col);
     if col.ty.members().is_none() {
         // MySQL's note 1265 for a DECIMAL rounded to the column's scale (a
@@ -931,11 +935,19 @@ pub fn coerce_column(
             _ => None,
         };
         let clipped = std::cell::Cell::new(false);
+        let warned = std::cell::Cell::new(false);
         let v =
             crate::types::sqltype::coerce_or_clip(v, col.ty, &col.name, rowno, &|code, msg| {
                 clipped.set(clipped.get() || code == 1264);
+                warned.set(true);
                 ctx.warn(code, msg)
             })?;
+        if drops_time && !warned.get() {
+            ctx.warn(
+                NOTE | 1265,
+                &format!("Data truncated for column '{}' at row {rowno}", col.name),
+            );
+        }
         if temporal_year {
             ctx.warn(
                 1265,
@@ -987,6 +999,24 @@ pub fn coerce_column(
         );
     }
     Ok(v)
+}
+
+/// Whether `v`, read as a date and time, has a time of day other than
+/// midnight (MySQL's `non_zero_time`): a DATETIME or TIMESTAMP value, or a
+/// string or number that reads as one (`'2008-01-01 12:00:00'`,
+/// 20080101120000). Something that is no date and time has none.
+fn has_time_of_day(v: &Value) -> bool {
+    let dt = match v {
+        Value::DateTime(dt) | Value::Stamp(crate::types::value::Stamp { local: dt, .. }) => *dt,
+        Value::Bytes(_) | Value::Int(_) | Value::UInt(_) | Value::Decimal(_) => {
+            match crate::types::coerce(v.clone(), crate::types::SqlType::DateTime(6), "", 0) {
+                Ok(Value::DateTime(dt)) => dt,
+                _ => return false,
+            }
+        }
+        _ => return false,
+    };
+    dt.time() != chrono::NaiveTime::MIN
 }
 
 /// Bytes that are no UTF-8 text (a binary string: `0x80`, `_binary'..'`)

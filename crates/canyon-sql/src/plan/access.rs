@@ -590,6 +590,16 @@ fn key_value(v: Value, ty: SqlType) -> KeyValue {
             Value::Bytes(b) if canonical_time(&b, fsp) => KeyValue::Exact(Value::Bytes(b)),
             _ => KeyValue::Inexact,
         },
+        // A YEAR is keyed by the year it stores (`Value::UInt`: 0 or 1901 to
+        // 2155). The binder reads a constant compared with the column as
+        // that year (`bind_members`), so a whole non-negative number bounds
+        // the key exactly; anything else (a string, a negative number) is
+        // left to the full scan.
+        SqlType::Year => match v {
+            Value::UInt(_) => KeyValue::Exact(v),
+            Value::Int(i) if i >= 0 => KeyValue::Exact(Value::UInt(i as u64)),
+            _ => KeyValue::Inexact,
+        },
         SqlType::Date => match v {
             Value::Date(_) => KeyValue::Exact(v),
             Value::Bytes(b) => match parse_datetime_bytes(&b) {

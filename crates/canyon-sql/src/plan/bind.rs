@@ -497,11 +497,19 @@ impl<'a> Binder<'a> {
                 // numbers or strings compares as times, an ENUM / SET
                 // between numbers by index / bitmask, a YEAR column between
                 // constants reads them as years.
-                self.year_between(&mut e, &mut lo, &mut hi);
+                let range = self.year_between(&mut e, &mut lo, &mut hi);
                 let mut bounds = [*lo, *hi];
                 self.member_in_list(&mut e, &mut bounds);
                 let [lo, hi] = bounds;
-                Expr::Between(e, Box::new(lo), Box::new(hi), *negated)
+                let between = Expr::Between(e, Box::new(lo), Box::new(hi), *negated);
+                match range {
+                    // A keyed YEAR(2) column (`bind_members`): the key's
+                    // range first; NOT BETWEEN takes none.
+                    Some(range) if !*negated => {
+                        Expr::Binary(BinOp::And, Box::new(range), Box::new(between))
+                    }
+                    _ => between,
+                }
             }
             A::Like {
                 negated,
@@ -799,11 +807,11 @@ impl<'a> Binder<'a> {
                 *r = n;
             }
         }
-        self.member_operands(op, &mut l, &mut r);
+        let range = self.member_operands(op, &mut l, &mut r);
         if op.is_comparison() {
             self.collate_pair(&mut l, &mut r, op.symbol())?;
         }
-        Ok(Expr::Binary(op, l, r))
+        Ok(with_key_range(range, Expr::Binary(op, l, r)))
     }
 
     /// MySQL's `col->'path'` is JSON_EXTRACT(col, 'path'), `col->>'path'`
@@ -1493,9 +1501,9 @@ impl Binder<'_> {
                 r = n;
             }
             let (mut l, mut r) = (Box::new(l), Box::new(r));
-            self.member_operands(op, &mut l, &mut r);
+            let range = self.member_operands(op, &mut l, &mut r);
             self.collate_pair(&mut l, &mut r, op.symbol())?;
-            return Ok(Some(Expr::Binary(op, l, r)));
+            return Ok(Some(with_key_range(range, Expr::Binary(op, l, r))));
         }
         check_row_operands(&l, &r)?;
         self.collate_rows(&mut l, &mut r, op.symbol())?;
@@ -1667,4 +1675,13 @@ fn bit_literal_number(e: &ast::Expr) -> Option<Expr> {
         .iter()
         .fold(0u64, |n, b| n << 8 | *b as u64);
     Some(Expr::Literal(Value::UInt(n)))
+}
+
+/// `comparison`, ANDed after the key range a keyed YEAR(2) column's
+/// comparison also requires, where there is one (`bind_members`).
+fn with_key_range(range: Option<Expr>, comparison: Expr) -> Expr {
+    match range {
+        Some(range) => Expr::Binary(BinOp::And, Box::new(range), Box::new(comparison)),
+        None => comparison,
+    }
 }

@@ -48,10 +48,13 @@
 //! the years themselves (MariaDB compares and sorts fields by what they
 //! store): ORDER BY c puts 1970 (`70`) before 2001 (`01`).
 //! A YEAR(2) column that leads a key, compared in WHERE with a constant by
-//! `=`, `<`, `<=`, `>`, `>=` or IN, is answered as MariaDB answers it from
-//! that key: the rows whose stored year is in the range the constant names
-//! as a year, then the two-digit comparison on them (`c < '55'` is
-//! `IF(c < 2055, c % 100, NULL) < 55`; `c = '01'` finds 2001, not 1901).
+//! `=`, `<`, `<=`, `>`, `>=`, BETWEEN or IN, is answered as MariaDB answers
+//! it from that key: the rows whose stored year is in the range the
+//! constant names as a year, then the two-digit comparison on them (`c <
+//! '55'` is `c < 2055 AND c % 100 < 55`; `c = '01'` finds 2001, not 1901).
+//! The first conjunct is a range of the key, which the access planner
+//! reads (as MariaDB does: an UPDATE's warnings count the rows that range
+//! read).
 
 use crate::expr::functions::Func;
 use crate::expr::{BinOp, Expr};
@@ -147,13 +150,23 @@ impl Binder<'_> {
     /// The operands of binary operator `op` as MySQL reads an ENUM / SET
     /// column there: arithmetic and bit operators read both as numbers; a
     /// comparison reads the column as a number when the other side is one.
-    pub(super) fn member_operands(&self, op: BinOp, l: &mut Box<Expr>, r: &mut Box<Expr>) {
+    ///
+    /// Returns the key range a keyed YEAR(2) column's comparison also
+    /// requires (see [`Binder::year2_comparison`]), for the caller to AND
+    /// with the comparison it builds.
+    #[must_use]
+    pub(super) fn member_operands(
+        &self,
+        op: BinOp,
+        l: &mut Box<Expr>,
+        r: &mut Box<Expr>,
+    ) -> Option<Expr> {
         if op.is_comparison() {
             self.year_constant_operand(l, r);
         }
         let (lm, rm) = (self.member_type(l).is_some(), self.member_type(r).is_some());
         if !lm && !rm {
-            return;
+            return None;
         }
         let take = |e: &mut Box<Expr>| std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
         let arithmetic = matches!(
@@ -171,19 +184,21 @@ impl Binder<'_> {
                 | BinOp::Shr
         );
         let comparison = op.is_comparison();
-        if comparison && self.year2_comparison(op, l, r) {
-            return;
+        if comparison {
+            if let Some(range) = self.year2_comparison(op, l, r) {
+                return range;
+            }
         }
         if op == BinOp::Eq {
             // A TIME column equal to a constant time: the column's own text
             // for that time, which a key on the column can find.
             if let Some(c) = self.time_key_constant(l, r) {
                 **r = c;
-                return;
+                return None;
             }
             if let Some(c) = self.time_key_constant(r, l) {
                 **l = c;
-                return;
+                return None;
             }
         }
         if comparison && self.time_comparison(l, r) {
@@ -198,7 +213,7 @@ impl Binder<'_> {
             **l = time(e);
             let e = take(r);
             **r = time(e);
-            return;
+            return None;
         }
         if lm && (arithmetic || comparison && self.is_numeric(r)) {
             let e = take(l);
@@ -208,6 +223,7 @@ impl Binder<'_> {
             let e = take(r);
             **r = self.numeric_reading(e);
         }
+        None
     }
 
     /// For `col = constant` where `col` is a TIME(fsp) column and the
@@ -261,38 +277,41 @@ impl Binder<'_> {
     /// `<=` compare them: for YEAR(4) the constants read as years, for
     /// YEAR(2) the column modulo 100 and the constants as years modulo 100
     /// (for a keyed one in WHERE, within the key's range of stored years).
-    pub(super) fn year_between(&self, e: &mut Box<Expr>, lo: &mut Box<Expr>, hi: &mut Box<Expr>) {
-        let two_digit = match self.year_column(e) {
-            Some(YearColumn::Four) => false,
-            Some(_) => true,
-            None => return,
+    ///
+    /// Returns the key range a keyed YEAR(2) column also requires (`c
+    /// BETWEEN y1 AND y2` of the stored years), for the caller to AND with
+    /// the BETWEEN it builds.
+    #[must_use]
+    pub(super) fn year_between(
+        &self,
+        e: &mut Box<Expr>,
+        lo: &mut Box<Expr>,
+        hi: &mut Box<Expr>,
+    ) -> Option<Expr> {
+        let two_digit = match self.year_column(e)? {
+            YearColumn::Four => false,
+            YearColumn::Two | YearColumn::TwoKeyed => true,
         };
         let (Some(y1), Some(y2)) = (year_stored(lo, two_digit), year_stored(hi, two_digit)) else {
-            return;
+            return None;
         };
         if !two_digit {
             **lo = Expr::Literal(Value::UInt(y1));
             **hi = Expr::Literal(Value::UInt(y2));
-            return;
+            return None;
         }
         let column = std::mem::replace(e.as_mut(), Expr::Literal(Value::Null));
-        let two_digits = self.numeric_reading(column.clone());
-        **e = if self.keyed_year2_in_where(&column) {
-            let in_range = Expr::Between(
+        **e = self.numeric_reading(column.clone());
+        **lo = Expr::Literal(Value::UInt(y1 % 100));
+        **hi = Expr::Literal(Value::UInt(y2 % 100));
+        self.keyed_year2_in_where(&column).then(|| {
+            Expr::Between(
                 Box::new(column),
                 Box::new(Expr::Literal(Value::UInt(y1))),
                 Box::new(Expr::Literal(Value::UInt(y2))),
                 false,
-            );
-            Expr::Func(
-                Func::If,
-                vec![in_range, two_digits, Expr::Literal(Value::Null)],
             )
-        } else {
-            two_digits
-        };
-        **lo = Expr::Literal(Value::UInt(y1 % 100));
-        **hi = Expr::Literal(Value::UInt(y2 % 100));
+        })
     }
 
     /// The argument MIN / MAX of `e` compare when `e` is a YEAR(2) column,
@@ -325,22 +344,32 @@ impl Binder<'_> {
     /// A comparison of a YEAR(2) column: with another YEAR column, left as
     /// it is (the years compare); with anything else but an ENUM / SET / TIME column,
     /// the column read modulo 100 and a constant read as a year (see
-    /// [`year2_constant`]). Whether it was one.
-    fn year2_comparison(&self, op: BinOp, l: &mut Box<Expr>, r: &mut Box<Expr>) -> bool {
+    /// [`year2_constant`]). `None` if it was no such comparison, else the
+    /// key range a keyed column's comparison in WHERE also requires
+    /// (`c < 2055` for `c < '55'`: the rows MariaDB's range read gives,
+    /// on which the two-digit comparison is then checked). The caller
+    /// ANDs it with the comparison, where the access planner sees it as a
+    /// range of the key.
+    fn year2_comparison(
+        &self,
+        op: BinOp,
+        l: &mut Box<Expr>,
+        r: &mut Box<Expr>,
+    ) -> Option<Option<Expr>> {
         let is_year2 = |e: &Expr| matches!(self.member_type(e), Some(SqlType::Year));
         let (ly, ry) = (is_year2(l), is_year2(r));
         let column_left = ly;
         let (column, other) = match (ly, ry) {
-            (true, true) => return true,
+            (true, true) => return Some(None),
             (true, false) => (l, r),
             (false, true) => (r, l),
-            (false, false) => return false,
+            (false, false) => return None,
         };
         if self.year_column(other).is_some() {
-            return true;
+            return Some(None);
         }
         if self.member_type(other).is_some() {
-            return false;
+            return None;
         }
         let ranged = matches!(
             op,
@@ -348,30 +377,21 @@ impl Binder<'_> {
         ) && self.keyed_year2_in_where(column);
         let stored = if ranged { year2_stored(other) } else { None };
         let e = std::mem::replace(column.as_mut(), Expr::Literal(Value::Null));
-        let two_digits = self.numeric_reading(e.clone());
-        **column = match stored {
-            // IF(c op Y, c % 100, NULL): the key's range of stored years
-            // first (the column keeps its side of `op`), NULL (no row)
-            // outside it.
-            Some(year) => {
-                let year = Box::new(Expr::Literal(Value::UInt(year)));
-                let e = Box::new(e);
-                let in_range = if column_left {
-                    Expr::Binary(op, e, year)
-                } else {
-                    Expr::Binary(op, year, e)
-                };
-                Expr::Func(
-                    Func::If,
-                    vec![in_range, two_digits, Expr::Literal(Value::Null)],
-                )
-            }
-            None => two_digits,
-        };
+        **column = self.numeric_reading(e.clone());
         if let Some(v) = year2_constant(other) {
             **other = Expr::Literal(v);
         }
-        true
+        // `c op Y`: the key's range of stored years (the column keeps its
+        // side of `op`).
+        Some(stored.map(|year| {
+            let year = Box::new(Expr::Literal(Value::UInt(year)));
+            let e = Box::new(e);
+            if column_left {
+                Expr::Binary(op, e, year)
+            } else {
+                Expr::Binary(op, year, e)
+            }
+        }))
     }
 
     /// Whether comparing `l` with `r` compares TIMEs: one is a TIME column

@@ -586,3 +586,56 @@ fn keyed_year2_compares_stored_years_in_where() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A keyed YEAR(2) column compared with a constant in WHERE is read through
+/// the key's range of stored years, as MariaDB reads it: an UPDATE's warning
+/// names the row by its place among the rows that range read (`at row 1`),
+/// not among the whole table's. (MariaDB 10.11: `update_year`.)
+#[test]
+fn keyed_year2_comparison_reads_the_key_range() {
+    use crate::catalog::config::Presentation;
+    let mut s = presentation_session(Presentation::Mariadb);
+    exec(
+        &mut s,
+        "CREATE TABLE yr (a YEAR(2), b YEAR(2), UNIQUE INDEX idx (a, b))",
+    );
+    exec(
+        &mut s,
+        "INSERT INTO yr VALUES (1901, 1), (2001, 2), (1979, 3), (2079, 4), (2010, 5)",
+    );
+    let warned = |s: &mut Session, sql: &str| {
+        exec(s, sql);
+        s.state
+            .warnings
+            .iter()
+            .map(|w| w.2.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        warned(&mut s, "UPDATE IGNORE yr SET b = 100 WHERE a = 79"),
+        ["Out of range value for column 'b' at row 1"]
+    );
+    assert_eq!(
+        warned(
+            &mut s,
+            "UPDATE IGNORE yr SET b = -1 WHERE a BETWEEN 2001 AND 2010"
+        ),
+        [
+            "Out of range value for column 'b' at row 1",
+            "Out of range value for column 'b' at row 2"
+        ]
+    );
+    // The range and the two digits both decide: `a < '10'` is 2001 and
+    // 1901 (stored years below 2010 whose two digits are below 10).
+    assert_eq!(
+        shown(&mut s, "SELECT a FROM yr WHERE a < '10' ORDER BY a"),
+        "01\n01"
+    );
+    assert_eq!(
+        shown(
+            &mut s,
+            "SELECT a FROM yr WHERE a NOT BETWEEN 1 AND 60 ORDER BY a"
+        ),
+        "79\n79"
+    );
+}
