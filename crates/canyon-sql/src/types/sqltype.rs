@@ -768,13 +768,14 @@ pub fn coerce_or_clip(
     match coerce(v, ty, column, row) {
         Err(Error::DataTooLong { column, row }) if matches!(ty, SqlType::Bit(_)) => {
             // Too many bits (a negative number has 64): all ones. Strict
-            // mode's error is 1406, as MySQL's; outside it MySQL warns 1264
-            // where Canyon shows 1265, the warning of every cut value.
+            // mode's error is 1406, as MySQL's; outside it (and under
+            // IGNORE) the warning is 1264: the text tells the session's
+            // `warn` which to show.
             let SqlType::Bit(n) = ty else { unreachable!() };
             let ones = u64::MAX >> (64 - u32::from(n.clamp(1, 64)));
             warn(
                 1406,
-                &format!("Data too long for column '{column}' at row {row}"),
+                &format!("Out of range value for column '{column}' at row {row}"),
             );
             Ok(Value::UInt(ones))
         }
