@@ -44,9 +44,11 @@ fn render(r: &QueryResult) -> Vec<String> {
                         (Value::Double(_), ColumnType::Float) => column_text(v, c)
                             .map(|t| String::from_utf8_lossy(&t).into_owned())
                             .unwrap_or_default(),
-                        (Value::Double(_), ColumnType::Double) if c.decimals < 31 => column_text(v, c)
-                            .map(|t| String::from_utf8_lossy(&t).into_owned())
-                            .unwrap_or_default(),
+                        (Value::Double(_), ColumnType::Double) if c.decimals < 31 => {
+                            column_text(v, c)
+                                .map(|t| String::from_utf8_lossy(&t).into_owned())
+                                .unwrap_or_default()
+                        }
                         _ => v.to_display(),
                     })
                     .collect::<Vec<_>>()

@@ -947,14 +947,12 @@ fn real_type(
             let i = g - s.offset;
             match &s.kind {
                 SourceKind::Table(t) => match t.def.columns.get(i)?.ty {
-                    SqlType::Float { digits, .. } => Some((
-                        ColumnType::Float,
-                        digits.map_or(NOT_FIXED, |(_, d)| d),
-                    )),
-                    SqlType::Double { digits, .. } => Some((
-                        ColumnType::Double,
-                        digits.map_or(NOT_FIXED, |(_, d)| d),
-                    )),
+                    SqlType::Float { digits, .. } => {
+                        Some((ColumnType::Float, digits.map_or(NOT_FIXED, |(_, d)| d)))
+                    }
+                    SqlType::Double { digits, .. } => {
+                        Some((ColumnType::Double, digits.map_or(NOT_FIXED, |(_, d)| d)))
+                    }
                     _ => None,
                 },
                 SourceKind::Derived(d) => real_column(d.columns.get(i)?),
@@ -969,9 +967,8 @@ fn real_type(
             match a.func {
                 AggFunc::Min | AggFunc::Max => real_type(arg, sources, aggs),
                 AggFunc::Sum => double_of(arg),
-                AggFunc::Avg => double_of(arg).map(|(t, d)| {
-                    (t, if d >= NOT_FIXED { d } else { (d + 4).min(30) })
-                }),
+                AggFunc::Avg => double_of(arg)
+                    .map(|(t, d)| (t, if d >= NOT_FIXED { d } else { (d + 4).min(30) })),
                 _ => None,
             }
         }

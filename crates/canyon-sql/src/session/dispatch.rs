@@ -47,7 +47,7 @@ impl Session {
     /// An error in MariaDB's words where the server presents itself as
     /// MariaDB ([`crate::catalog::config::Presentation`]) and MariaDB words
     /// the same error (number and SQLSTATE) differently from MySQL 8.0.
-    fn present_error(&self, e: Error, parsed: &Parsed) -> Error {
+    pub(super) fn present_error(&self, e: Error, parsed: &Parsed) -> Error {
         use crate::catalog::config::Presentation;
         if self.state.engine.config().presentation != Presentation::Mariadb {
             return e;

@@ -303,7 +303,10 @@ fn mariadb_presentation_words_errors_as_mariadb_does() {
     // 1093 names the statement in MariaDB's words; 1439 drops `column `.
     let sql = "DELETE FROM t WHERE a = (SELECT MAX(a) FROM t)";
     let e = message(Presentation::Mysql, sql);
-    assert!(matches!(&e, canyon_common::Error::UpdateTableUsed(t) if t == "t"), "{e:?}");
+    assert!(
+        matches!(&e, canyon_common::Error::UpdateTableUsed(t) if t == "t"),
+        "{e:?}"
+    );
     match message(Presentation::Mariadb, sql) {
         canyon_common::Error::Presented { code, message, .. } => {
             assert_eq!(code, 1093);
