@@ -884,9 +884,20 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                 self.write_column_block(&columns, status);
                 let mut rows = rows;
                 let convert = self.results_conversion();
+                // MariaDB never shows a negative zero (`-0e0`, or -0.1 stored
+                // in a FLOAT(10,0), is `0`); MySQL 8 shows `-0`.
+                let positive_zero = self.shared.engine.config().presentation
+                    == canyon_sql::catalog::config::Presentation::Mariadb;
                 for row in &mut rows {
                     if let Some(cs) = convert {
                         protocol::convert::convert_row(&columns, row, cs);
+                    }
+                    if positive_zero {
+                        for v in row.iter_mut() {
+                            if matches!(v, canyon_sql::Value::Double(d) if *d == 0.0) {
+                                *v = canyon_sql::Value::Double(0.0);
+                            }
+                        }
                     }
                     match format {
                         RowFormat::Text => self

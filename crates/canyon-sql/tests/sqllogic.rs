@@ -39,9 +39,16 @@ fn render(r: &QueryResult) -> Vec<String> {
                 row.iter()
                     .zip(columns.iter())
                     .map(|(v, c)| match (v, c.column_type) {
+                        // So is a DOUBLE of fixed decimals (DOUBLE(M,D), SUM
+                        // of a FLOAT(M,D)): with its D digits.
                         (Value::Double(_), ColumnType::Float) => column_text(v, c)
                             .map(|t| String::from_utf8_lossy(&t).into_owned())
                             .unwrap_or_default(),
+                        (Value::Double(_), ColumnType::Double) if c.decimals < 31 => {
+                            column_text(v, c)
+                                .map(|t| String::from_utf8_lossy(&t).into_owned())
+                                .unwrap_or_default()
+                        }
                         _ => v.to_display(),
                     })
                     .collect::<Vec<_>>()

@@ -327,6 +327,22 @@ pub fn column_def(c: &ast::ColumnDef, table_default: Collation) -> Result<(Colum
             sqlstate,
             message: format!("{message} (column '{}').", c.name.value),
         },
+        // MySQL's ER_TOO_BIG_DISPLAYWIDTH names the column too: "Display
+        // width out of range for column 'c1' (max = 64)" (MariaDB's
+        // presentation drops `column `: `session/dispatch.rs`).
+        Error::Sql {
+            code: 1439,
+            sqlstate,
+            message,
+        } => Error::Sql {
+            code: 1439,
+            sqlstate,
+            message: message.replacen(
+                "out of range (",
+                &format!("out of range for column '{}' (", c.name.value),
+                1,
+            ),
+        },
         e => e,
     })?;
     let mut col = ColumnDef {

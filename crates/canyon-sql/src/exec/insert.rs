@@ -277,6 +277,21 @@ pub(crate) fn key_display(table: &Table, cols: &[usize], row: &[Value]) -> Strin
                     ..
                 },
             ) if v.is_finite() => format!("{:.*}", usize::from(d), v),
+            // A BIT is its bytes, as the protocol sends it; a byte that is no
+            // printable ASCII shows as `\xNN` (MySQL's `err_conv`): `'\x01'`.
+            (Value::UInt(v), SqlType::Bit(n)) => {
+                let bytes = usize::from(n.clamp(1, 64)).div_ceil(8);
+                v.to_be_bytes()[8 - bytes..]
+                    .iter()
+                    .map(|&b| {
+                        if (0x20..0x7f).contains(&b) {
+                            char::from(b).to_string()
+                        } else {
+                            format!("\\x{b:02X}")
+                        }
+                    })
+                    .collect()
+            }
             (v, _) => v.to_display(),
         })
         .collect::<Vec<_>>()
@@ -815,7 +830,12 @@ pub fn insert_rows(
             OnDuplicate::Error => match find_conflict(txn, table, &row, &pk)? {
                 None => insert_new(txn, fk.as_mut(), table, pk, &row, plan.ignore, effects)?,
                 Some(c) if plan.ignore => {
-                    skip_warning(effects, conflict_error(table, c.key, &row));
+                    // Raised in the row's turn, after the warnings its values
+                    // raised and before the next row's, as MySQL lists them.
+                    if let Error::DuplicateEntry { value, key } = conflict_error(table, c.key, &row)
+                    {
+                        ctx.warn(1062, &format!("Duplicate entry '{value}' for key '{key}'"));
+                    }
                     RowOutcome::Skipped
                 }
                 Some(c) => return Err(conflict_error(table, c.key, &row)),

@@ -570,6 +570,15 @@ fn key_value(v: Value, ty: SqlType) -> KeyValue {
             Some(f) if !matches!(v, Value::Bytes(_)) => KeyValue::Exact(Value::Double(f)),
             _ => KeyValue::Inexact,
         },
+        // A BIT is keyed by its number: an integer it can hold finds it.
+        SqlType::Bit(n) => {
+            let max = u64::MAX >> (64 - u32::from(n.clamp(1, 64)));
+            match v {
+                Value::Int(i) if i >= 0 && i as u64 <= max => KeyValue::Exact(Value::UInt(i as u64)),
+                Value::UInt(u) if u <= max => KeyValue::Exact(Value::UInt(u)),
+                _ => KeyValue::Inexact,
+            }
+        }
         SqlType::Decimal { scale, .. } => {
             let d = match &v {
                 Value::Int(i) => Some(Decimal::from(*i)),

@@ -856,9 +856,15 @@ impl<'a> Binder<'a> {
         negated: bool,
     ) -> Result<Expr> {
         let mut e = self.boxed(expr)?;
+        // A hex or bit-value literal in the list of a number (a BIT column:
+        // `c1 IN (b'001', b'101')`) is its integer, as in `bind_binary`.
+        let numeric = !is_row_operand(&e) && self.is_numeric(&e);
         let mut list = list
             .iter()
-            .map(|x| self.bind(x))
+            .map(|x| match bit_literal_number(x).filter(|_| numeric) {
+                Some(n) => Ok(n),
+                None => self.bind(x),
+            })
             .collect::<Result<Vec<_>>>()?;
         if is_row_operand(&e) || list.iter().any(is_row_operand) {
             // Every element of the list has the left operand's shape (1241).

@@ -49,7 +49,7 @@
 //! special form for it.
 
 use crate::catalog::{Catalog, Table};
-use crate::expr::Expr;
+use crate::expr::{BinOp, Expr};
 use crate::plan::access::{choose_access, Access};
 use crate::plan::bind::Binder;
 pub use crate::plan::select::LockMode;
@@ -1022,7 +1022,7 @@ pub fn plan_update(ctx: &PlanContext<'_>, up: &ast::Update) -> Result<UpdatePlan
     }
     b.context = "where clause";
     let filter = up.selection.as_ref().map(|w| b.bind(w)).transpose()?;
-    let keys = bind_order_keys(&mut b, &up.order_by)?;
+    let keys = without_constant_keys(bind_order_keys(&mut b, &up.order_by)?, filter.as_ref());
     let limit = up.limit.as_ref().map(|l| b.bind(l)).transpose()?;
     let exprs = filter
         .iter()
@@ -1112,7 +1112,7 @@ pub fn plan_delete(ctx: &PlanContext<'_>, del: &ast::Delete) -> Result<DeletePla
     b.conn_coll = ctx.conn_coll;
     b.context = "where clause";
     let filter = del.selection.as_ref().map(|w| b.bind(w)).transpose()?;
-    let keys = bind_order_keys(&mut b, &del.order_by)?;
+    let keys = without_constant_keys(bind_order_keys(&mut b, &del.order_by)?, filter.as_ref());
     let limit = del.limit.as_ref().map(|l| b.bind(l)).transpose()?;
     let exprs = filter.iter().chain(keys.iter().map(|(e, _)| e));
     if del.order_by.is_empty() && del.limit.is_none() && any_correlated(exprs.clone()) {
@@ -1258,6 +1258,36 @@ fn bind_order_keys(b: &mut Binder<'_>, order_by: &[ast::OrderByExpr]) -> Result<
     }
     b.context = "field list";
     Ok(keys)
+}
+
+/// The ORDER BY keys of UPDATE / DELETE less those the WHERE clause holds
+/// constant (`WHERE c1 = 109 ORDER BY c1`): every row it visits has the same
+/// value there, so the key orders nothing. MySQL's single-table UPDATE and
+/// DELETE drop them too (`simple_remove_const`), which shows: with no key
+/// left the rows are visited in the access path's order, unsorted, and a
+/// warning's row number counts them in that order.
+fn without_constant_keys(keys: Vec<(Expr, bool)>, filter: Option<&Expr>) -> Vec<(Expr, bool)> {
+    let Some(filter) = filter else {
+        return keys;
+    };
+    let constant: Vec<usize> = filter
+        .conjuncts()
+        .into_iter()
+        .filter_map(|c| match c {
+            Expr::Binary(BinOp::Eq, a, b) => match (a.as_ref(), b.as_ref()) {
+                (Expr::Column(i), Expr::Literal(v)) | (Expr::Literal(v), Expr::Column(i))
+                    if !v.is_null() =>
+                {
+                    Some(*i)
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    keys.into_iter()
+        .filter(|(e, _)| !matches!(e, Expr::Column(i) if constant.contains(i)))
+        .collect()
 }
 
 /// The row order planned for UPDATE / DELETE. With subqueries the access path

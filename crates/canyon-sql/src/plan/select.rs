@@ -701,7 +701,7 @@ fn plan_block(block: Block) -> Result<SelectPlan> {
         .iter()
         .map(|e| e.kind(&frame_kinds, &aggs))
         .collect();
-    let columns = result_columns(&names, &projection, &kinds, &sources, grouped);
+    let columns = result_columns(&names, &projection, &kinds, &sources, &aggs, grouped);
 
     // 7. Conjuncts, join order, access paths.
     let has_subqueries = projection
@@ -835,6 +835,7 @@ fn result_columns(
     projection: &[Expr],
     kinds: &[ExprKind],
     sources: &[Source],
+    aggs: &[AggCall],
     grouped: bool,
 ) -> Vec<Column> {
     names
@@ -901,10 +902,90 @@ fn result_columns(
                         col
                     }
                 },
-                _ => expr_column(name, *kind),
+                _ => {
+                    let mut col = expr_column(name, *kind);
+                    if *kind == ExprKind::Double {
+                        if let Some((column_type, decimals)) = real_type(e, sources, aggs) {
+                            col.column_type = column_type;
+                            col.decimals = decimals;
+                        }
+                    }
+                    col
+                }
             }
         })
         .collect()
+}
+
+/// The protocol type and decimals of an approximate-number expression
+/// whose value comes from FLOAT / DOUBLE columns, as MySQL derives them
+/// (`Item::decimals`; 31 is "not fixed"): a column's own (FLOAT(10,5): a
+/// FLOAT of 5 decimals), MIN / MAX the argument's type and decimals, SUM a
+/// DOUBLE of the argument's decimals, AVG a DOUBLE of 4 more (up to 30),
+/// ROUND / TRUNCATE with a number of digits that is no constant a DOUBLE of
+/// the argument's decimals, a negation its operand's. The protocol prints a
+/// value of fixed decimals with that many digits (`types::text`), so
+/// `MIN(c)` of a FLOAT(10,5) column shows `0.00000` as the column does, and
+/// a FLOAT's six significant digits (`111111000`). `None`: an expression
+/// Canyon types as a plain DOUBLE.
+fn real_type(
+    e: &Expr,
+    sources: &[Source],
+    aggs: &[AggCall],
+) -> Option<(crate::types::result::ColumnType, u8)> {
+    use crate::expr::functions::Func;
+    use crate::expr::AggFunc;
+    use crate::types::result::ColumnType;
+    use crate::types::SqlType;
+    const NOT_FIXED: u8 = 31;
+    let double_of = |e: &Expr| real_type(e, sources, aggs).map(|(_, d)| (ColumnType::Double, d));
+    match e {
+        Expr::Column(g) => {
+            let s = sources
+                .iter()
+                .find(|s| *g >= s.offset && *g < s.offset + s.width)?;
+            let i = g - s.offset;
+            match &s.kind {
+                SourceKind::Table(t) => match t.def.columns.get(i)?.ty {
+                    SqlType::Float { digits, .. } => {
+                        Some((ColumnType::Float, digits.map_or(NOT_FIXED, |(_, d)| d)))
+                    }
+                    SqlType::Double { digits, .. } => {
+                        Some((ColumnType::Double, digits.map_or(NOT_FIXED, |(_, d)| d)))
+                    }
+                    _ => None,
+                },
+                SourceKind::Derived(d) => real_column(d.columns.get(i)?),
+                SourceKind::SetOp(sp) => real_column(sp.columns.get(i)?),
+                _ => None,
+            }
+        }
+        Expr::Neg(x) => real_type(x, sources, aggs),
+        Expr::Agg(i) => {
+            let a = aggs.get(*i)?;
+            let arg = a.arg.as_ref()?;
+            match a.func {
+                AggFunc::Min | AggFunc::Max => real_type(arg, sources, aggs),
+                AggFunc::Sum => double_of(arg),
+                AggFunc::Avg => double_of(arg)
+                    .map(|(t, d)| (t, if d >= NOT_FIXED { d } else { (d + 4).min(30) })),
+                _ => None,
+            }
+        }
+        Expr::Func(Func::Round | Func::Truncate, args)
+            if args.len() == 2 && !matches!(args[1], Expr::Literal(_)) =>
+        {
+            double_of(&args[0])
+        }
+        _ => None,
+    }
+}
+
+/// [`real_type`] of a derived table's or set operation's column.
+fn real_column(c: &Column) -> Option<(crate::types::result::ColumnType, u8)> {
+    use crate::types::result::ColumnType;
+    matches!(c.column_type, ColumnType::Float | ColumnType::Double)
+        .then_some((c.column_type, c.decimals))
 }
 
 /// The kind of the projection's columns, exposed for tests.

@@ -418,16 +418,28 @@ impl EvalContext for StmtCtx<'_> {
             // NULL without a warning.
             return;
         }
+        // A BIT value with too many bits is 1406 whose text says "Out of
+        // range value" (`types::sqltype::coerce_or_clip`): strict mode's
+        // error is 1406 "Data too long", the warning 1264 "Out of range
+        // value" (Field_bit::store in both servers).
+        let bit_overflow = code == 1406 && message.starts_with("Out of range value");
         if STRICT_WARNINGS.contains(&code) {
             let mut strict = self.strict_warnings.borrow_mut();
             if strict.iter().all(|(c, _)| *c != code) {
-                strict.push((code, message.to_string()));
+                let text = if bit_overflow {
+                    message.replacen("Out of range value", "Data too long", 1)
+                } else {
+                    message.to_string()
+                };
+                strict.push((code, text));
             }
         }
         let mut w = self.warnings.borrow_mut();
         // MySQL caps the list at max_error_count (64).
         if w.len() < 64 {
-            if code == 1406 {
+            if bit_overflow {
+                w.push((1264, message.to_string()));
+            } else if code == 1406 {
                 // A string cut to the column's length: strict mode's error is
                 // 1406 "Data too long", the warning MySQL shows otherwise is
                 // 1265 "Data truncated".

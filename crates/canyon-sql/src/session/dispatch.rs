@@ -33,7 +33,7 @@ impl Session {
             self.log_ddl(parsed, sql, self.whole_request)?;
             Ok(ok)
         });
-        let r = r.map_err(|e| self.present_error(e));
+        let r = r.map_err(|e| self.present_error(e, parsed));
         self.xa_after_statement();
         self.unpin_if_idle();
         if let Err(e) = &r {
@@ -49,7 +49,7 @@ impl Session {
     /// An error in MariaDB's words where the server presents itself as
     /// MariaDB ([`crate::catalog::config::Presentation`]) and MariaDB words
     /// the same error (number and SQLSTATE) differently from MySQL 8.0.
-    fn present_error(&self, e: Error) -> Error {
+    pub(super) fn present_error(&self, e: Error, parsed: &Parsed) -> Error {
         use crate::catalog::config::Presentation;
         if self.state.engine.config().presentation != Presentation::Mariadb {
             return e;
@@ -94,6 +94,33 @@ impl Session {
                 code: 1427,
                 sqlstate,
                 message: message.trim_end_matches('.').to_string(),
+            },
+            // MySQL 8: "Display width out of range for column 'c1' (max =
+            // 64)"; MariaDB: "... for 'c1' ...".
+            Error::Sql {
+                code: 1439,
+                sqlstate,
+                message,
+            } => Error::Sql {
+                code: 1439,
+                sqlstate,
+                message: message.replacen("for column '", "for '", 1),
+            },
+            // MySQL 8's ER_UPDATE_TABLE_USED reads "You can't specify target
+            // table 't' for update in FROM clause"; MariaDB's names the
+            // statement: "Table 't' is specified twice, both as a target for
+            // 'DELETE' and as a separate source for data".
+            Error::UpdateTableUsed(table) => Error::Presented {
+                code: 1093,
+                sqlstate: "HY000",
+                message: format!(
+                    "Table '{table}' is specified twice, both as a target for '{}' and as a \
+                     separate source for data",
+                    match command_counter(parsed) {
+                        Some(Counter::ComDelete) => "DELETE",
+                        _ => "UPDATE",
+                    }
+                ),
             },
             e => e,
         }

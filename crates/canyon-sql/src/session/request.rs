@@ -365,7 +365,9 @@ impl Session {
         let plan = if self.calls_stored_functions(&cat, &parsed) {
             None
         } else {
-            self.plan_dml(&cat, &parsed)?
+            // In the server's words, as when the statement runs unprepared.
+            self.plan_dml(&cat, &parsed)
+                .map_err(|e| self.present_error(e, &parsed))?
         };
         let columns = plan
             .as_ref()

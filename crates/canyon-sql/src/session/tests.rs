@@ -301,6 +301,36 @@ fn mariadb_presentation_words_errors_as_mariadb_does() {
             if message == "Error in list of partitions to DROP"),
         "{e:?}"
     );
+    // 1093 names the statement in MariaDB's words; 1439 drops `column `.
+    let sql = "DELETE FROM t WHERE a = (SELECT MAX(a) FROM t)";
+    let e = message(Presentation::Mysql, sql);
+    assert!(
+        matches!(&e, canyon_common::Error::UpdateTableUsed(t) if t == "t"),
+        "{e:?}"
+    );
+    match message(Presentation::Mariadb, sql) {
+        canyon_common::Error::Presented { code, message, .. } => {
+            assert_eq!(code, 1093);
+            assert_eq!(
+                message,
+                "Table 't' is specified twice, both as a target for 'DELETE' and as a \
+                 separate source for data"
+            );
+        }
+        e => panic!("{e:?}"),
+    }
+    for (p, want) in [
+        (Presentation::Mysql, "for column 'c1' (max = 64)"),
+        (Presentation::Mariadb, "for 'c1' (max = 64)"),
+    ] {
+        match message(p, "CREATE TABLE b (c1 BIT(65))") {
+            canyon_common::Error::Sql { code, message, .. } => {
+                assert_eq!(code, 1439);
+                assert_eq!(message, format!("Display width out of range {want}"));
+            }
+            e => panic!("{e:?}"),
+        }
+    }
 }
 
 #[test]

@@ -661,8 +661,15 @@ fn check_utf8(b: &[u8], column: &str, row: u64) -> Result<()> {
 
 /// The largest magnitude a FLOAT(M,D) / DOUBLE(M,D) holds: 10^(M-D) - 10^-D
 /// (999.99 for (5,2)).
-fn real_max(m: u8, d: u8) -> f64 {
-    10f64.powi(m as i32 - d as i32) - 10f64.powi(-(d as i32))
+fn real_max(m: u8, d: u8, float: bool) -> f64 {
+    let by_digits = 10f64.powi(m as i32 - d as i32) - 10f64.powi(-(d as i32));
+    // A FLOAT(M,D) is still a single-precision number: FLOAT(53,0) holds
+    // no more than FLT_MAX (MySQL's truncate_double takes the smaller).
+    if float {
+        by_digits.min(f64::from(f32::MAX))
+    } else {
+        by_digits
+    }
 }
 
 /// What `v` becomes in a DECIMAL column of scale `scale` when that drops
@@ -768,13 +775,14 @@ pub fn coerce_or_clip(
     match coerce(v, ty, column, row) {
         Err(Error::DataTooLong { column, row }) if matches!(ty, SqlType::Bit(_)) => {
             // Too many bits (a negative number has 64): all ones. Strict
-            // mode's error is 1406, as MySQL's; outside it MySQL warns 1264
-            // where Canyon shows 1265, the warning of every cut value.
+            // mode's error is 1406, as MySQL's; outside it (and under
+            // IGNORE) the warning is 1264: the text tells the session's
+            // `warn` which to show.
             let SqlType::Bit(n) = ty else { unreachable!() };
             let ones = u64::MAX >> (64 - u32::from(n.clamp(1, 64)));
             warn(
                 1406,
-                &format!("Data too long for column '{column}' at row {row}"),
+                &format!("Out of range value for column '{column}' at row {row}"),
             );
             Ok(Value::UInt(ones))
         }
@@ -891,7 +899,7 @@ pub fn coerce_or_clip(
                 match (negative && unsigned, digits) {
                     (true, _) => Value::Double(0.0),
                     (false, Some((m, d))) => {
-                        let max = real_max(m, d);
+                        let max = real_max(m, d, matches!(ty, SqlType::Float { .. }));
                         let max = if matches!(ty, SqlType::Float { .. }) {
                             // Single precision, as every FLOAT value.
                             f64::from(max as f32)
@@ -921,7 +929,14 @@ pub fn coerce_or_clip(
             if text_overflow {
                 warn(1264, &message);
             }
-            warn(1264, &message);
+            // The text read as ±DBL_MAX is then stored: a plain DOUBLE holds
+            // it without a second warning (unless it is negative and the
+            // column UNSIGNED); FLOAT and DOUBLE(M,D) clip it again.
+            let holds_dbl_max = matches!(ty, SqlType::Double { digits: None, .. })
+                && !(negative && ty.is_unsigned());
+            if !(text_overflow && holds_dbl_max) {
+                warn(1264, &message);
+            }
             Ok(clipped)
         }
         // The zero date where NO_ZERO_DATE is set: stored with warning 1292,
@@ -1206,7 +1221,7 @@ pub fn coerce(v: Value, ty: SqlType, column: &str, row: u64) -> Result<Value> {
                 // (half away from zero), then at most 10^(M-D) - 10^-D.
                 let p = 10f64.powi(d as i32);
                 f = (f * p).round() / p;
-                if f.abs() > real_max(m, d) {
+                if f.abs() > real_max(m, d, matches!(ty, SqlType::Float { .. })) {
                     return Err(out_of_range());
                 }
             }
