@@ -16,8 +16,9 @@ use sqlparser::ast::{self, Spanned, VisitMut, VisitorMut};
 use sqlparser::tokenizer::Location;
 use std::ops::ControlFlow;
 
-/// How far past its span an item's text is looked for, in characters.
-const WIDEN: usize = 8;
+/// How far past its span an item's text is looked for, in characters
+/// (a CAST's span is its operand's: `cast(x as datetime(6))` needs 16).
+const WIDEN: usize = 20;
 
 /// Gives the unaliased select items of `stmt`, parsed from `text`, their
 /// source text as alias (see the module doc).
