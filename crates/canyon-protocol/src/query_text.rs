@@ -26,15 +26,15 @@
 //! literal). A `_utf8'…'` (`_utf8mb3`, `_utf8mb4`) literal's bytes are
 //! UTF-8 whatever the client's set (MySQL reads a literal's bytes in its
 //! introducer's set), so it too is kept from the conversion: rewritten to
-//! `_utf8 X'…'`, the same UTF-8 string. A plain literal of raw bytes (a dump of a BLOB without
-//! --hex-blob, or a driver's `[]byte` without the introducer) is text in the
-//! client's character set, converted like the rest — in a latin1 session its
-//! byte 0xE9 becomes 'é' (stored as C3 A9), exactly what MySQL stores in a
+//! `_utf8 X'…'`, the same UTF-8 string. A plain literal of raw bytes (a
+//! dump of a BLOB without --hex-blob, or a driver's `[]byte` without the
+//! introducer) is text in the client's character set, converted like the
+//! rest — in a latin1 session its byte 0xE9 becomes 'é' (stored as C3 A9), exactly what MySQL stores in a
 //! latin1 column, but not the byte 0xE9 a BLOB column would keep in MySQL.
 //! In sjis, gbk and big5 a backslash or quote byte may be the second byte of
 //! a character, so the raw text cannot be scanned for literals before it is
-//! decoded: there `_binary` literals with bytes above 0x7F are converted
-//! like text (use hex literals).
+//! decoded: there `_binary` and `_utf8` literals with bytes above 0x7F are
+//! converted like text (use hex literals).
 //!
 //! Not handled: NO_BACKSLASH_ESCAPES.
 
