@@ -183,5 +183,13 @@ mod tests {
             names("SELECT\n  ROUND(c1,c2) ,TRUNCATE(c1,c2) FROM t5"),
             ["ROUND(c1,c2)", "TRUNCATE(c1,c2)"]
         );
+        // A CAST's span is its operand's: the text past it is found too.
+        assert_eq!(
+            names("SELECT cast('1:2' as time) < cast('24:00' as time), cast(1 as datetime(6))"),
+            [
+                "cast('1:2' as time) < cast('24:00' as time)",
+                "cast(1 as datetime(6))"
+            ]
+        );
     }
 }
