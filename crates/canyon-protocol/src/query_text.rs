@@ -23,15 +23,18 @@
 //! meaning; a `_binary '…'` literal, whose bytes are bytes and not
 //! characters, is first rewritten to the hex literal of its bytes so that the
 //! conversion cannot change them (as MySQL, which never converts a `_binary`
-//! literal). A plain literal of raw bytes (a dump of a BLOB without
-//! --hex-blob, or a driver's `[]byte` without the introducer) is text in the
-//! client's character set, converted like the rest — in a latin1 session its
-//! byte 0xE9 becomes 'é' (stored as C3 A9), exactly what MySQL stores in a
+//! literal). A `_utf8'…'` (`_utf8mb3`, `_utf8mb4`) literal's bytes are
+//! UTF-8 whatever the client's set (MySQL reads a literal's bytes in its
+//! introducer's set), so it too is kept from the conversion: rewritten to
+//! `_utf8 X'…'`, the same UTF-8 string. A plain literal of raw bytes (a
+//! dump of a BLOB without --hex-blob, or a driver's `[]byte` without the
+//! introducer) is text in the client's character set, converted like the
+//! rest — in a latin1 session its byte 0xE9 becomes 'é' (stored as C3 A9), exactly what MySQL stores in a
 //! latin1 column, but not the byte 0xE9 a BLOB column would keep in MySQL.
 //! In sjis, gbk and big5 a backslash or quote byte may be the second byte of
 //! a character, so the raw text cannot be scanned for literals before it is
-//! decoded: there `_binary` literals with bytes above 0x7F are converted
-//! like text (use hex literals).
+//! decoded: there `_binary` and `_utf8` literals with bytes above 0x7F are
+//! converted like text (use hex literals).
 //!
 //! Not handled: NO_BACKSLASH_ESCAPES.
 
@@ -61,7 +64,7 @@ pub fn decode_query_in(body: &[u8], cs: Charset) -> Result<Cow<'_, str>, Error> 
     if cs.is_passthrough() || body.is_ascii() {
         return decode_query(body);
     }
-    if !cs.has_ascii_trail_bytes() && find_ci(body, b"_binary") {
+    if !cs.has_ascii_trail_bytes() && (find_ci(body, b"_binary") || find_ci(body, b"_utf8")) {
         let rewritten = rewrite_binary_literals(body, true);
         return Ok(Cow::Owned(cs.decode(&rewritten).into_owned()));
     }
@@ -123,27 +126,47 @@ fn rewrite_binary_literals(sql: &[u8], legacy: bool) -> Vec<u8> {
                 out.extend_from_slice(&sql[i..end]);
                 i = end;
             }
-            b'_' if (i == 0 || !is_ident_byte(sql[i - 1]))
-                && sql.len() >= i + 7
-                && sql[i..i + 7].eq_ignore_ascii_case(b"_binary")
-                && sql.get(i + 7).is_none_or(|c| !is_ident_byte(*c)) =>
-            {
-                let mut q = i + 7;
+            b'_' if (i == 0 || !is_ident_byte(sql[i - 1])) && introducer_at(sql, i).is_some() => {
+                let (len, binary) = introducer_at(sql, i).expect("matched just above");
+                let mut q = i + len;
                 while q < sql.len() && sql[q].is_ascii_whitespace() {
                     q += 1;
                 }
                 if q < sql.len() && (sql[q] == b'\'' || sql[q] == b'"') {
                     let end = literal_end(sql, q);
                     let raw = &sql[q..end];
-                    let rewrite = if legacy {
-                        !raw.is_ascii()
+                    let terminated = end > q + 1 && sql[end - 1] == sql[q];
+                    if binary {
+                        let rewrite = if legacy {
+                            !raw.is_ascii()
+                        } else {
+                            std::str::from_utf8(raw).is_err()
+                        };
+                        if rewrite && terminated {
+                            push_hex_literal(&mut out, &unescape(&raw[1..raw.len() - 1], sql[q]));
+                        } else {
+                            out.extend_from_slice(&sql[i..end]);
+                        }
                     } else {
-                        std::str::from_utf8(raw).is_err()
-                    };
-                    if rewrite && end > q + 1 && sql[end - 1] == sql[q] {
-                        push_hex_literal(&mut out, &unescape(&raw[1..raw.len() - 1], sql[q]));
-                    } else {
-                        out.extend_from_slice(&sql[i..end]);
+                        // `_utf8'…'` in a session of another character set:
+                        // its bytes are UTF-8 whatever the client's set, so
+                        // they must not be converted from it. The hex literal
+                        // of the same bytes keeps its introducer, which makes
+                        // it a UTF-8 string rather than a binary one.
+                        let utf8 = (legacy && terminated && !raw.is_ascii())
+                            .then(|| unescape(&raw[1..raw.len() - 1], sql[q]))
+                            .filter(|bytes| std::str::from_utf8(bytes).is_ok());
+                        match utf8 {
+                            Some(bytes) => {
+                                out.extend_from_slice(&sql[i..q]);
+                                if q == i + len {
+                                    // `_utf8X'…'` would be one name.
+                                    out.push(b' ');
+                                }
+                                push_hex_literal(&mut out, &bytes);
+                            }
+                            None => out.extend_from_slice(&sql[i..end]),
+                        }
                     }
                     i = end;
                 } else {
@@ -158,6 +181,20 @@ fn rewrite_binary_literals(sql: &[u8], legacy: bool) -> Vec<u8> {
         }
     }
     out
+}
+
+/// The introducer starting at `sql[i]` whose literal this module may
+/// rewrite: its length and whether it is `_binary` (else a name of UTF-8).
+fn introducer_at(sql: &[u8], i: usize) -> Option<(usize, bool)> {
+    ["_binary", "_utf8mb4", "_utf8mb3", "_utf8"]
+        .iter()
+        .map(|name| name.as_bytes())
+        .find(|name| {
+            sql.len() >= i + name.len()
+                && sql[i..i + name.len()].eq_ignore_ascii_case(name)
+                && sql.get(i + name.len()).is_none_or(|c| !is_ident_byte(*c))
+        })
+        .map(|name| (name.len(), name == b"_binary"))
 }
 
 /// Appends `X'…'` for `bytes`.
@@ -276,6 +313,16 @@ mod tests {
         assert_eq!(
             text(b"SELECT _binary'ok', _binary'\xff'"),
             "SELECT _binary'ok', X'FF'"
+        );
+    }
+
+    #[test]
+    fn utf8_literals_escape_the_client_set() {
+        let ascii = Charset::from_name("ascii").expect("ascii");
+        let sql = "SELECT 'é', _utf8 'র\\'', _UTF8MB4'ü', _utf8'ok'".as_bytes();
+        assert_eq!(
+            decode_query_in(sql, ascii).expect("decodes"),
+            "SELECT '??', _utf8 X'E0A6B027', _UTF8MB4 X'C3BC', _utf8'ok'"
         );
     }
 

@@ -61,6 +61,12 @@ pub trait EvalContext {
     /// Records a warning for SHOW WARNINGS (code, message; a note's code
     /// carries [`NOTE`]).
     fn warn(&self, code: u16, message: &str);
+    /// [`EvalContext::warn`] for a warning about a constant, which MySQL
+    /// converts once per statement rather than once per row: not recorded
+    /// again when the statement already has it.
+    fn warn_once(&self, code: u16, message: &str) {
+        self.warn(code, message);
+    }
     /// Whether the server presents itself as MariaDB (`presentation =
     /// "mariadb"`), for the warnings only MariaDB gives; false where there
     /// is no session.

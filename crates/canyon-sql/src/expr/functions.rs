@@ -116,6 +116,9 @@ pub enum Func {
     CastDecimal(u8, u8),
     CastDate,
     CastDateTime,
+    /// CAST(x AS TIME(fsp)): the time `x` reads as, held as a TIME
+    /// column's text with `fsp` fractional digits (`functions_cast`).
+    CastTime(u8),
     /// Converts a branch of IF / IFNULL / COALESCE / CASE to the branches'
     /// aggregated type (see [`aggregate_kind`]); made by the binder, never named
     /// in SQL.
@@ -499,6 +502,7 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         | Func::CastDecimal(..)
         | Func::CastDate
         | Func::CastDateTime
+        | Func::CastTime(_)
         | Func::Conform(_)
         | Func::LTrim
         | Func::RTrim => n == 1,
@@ -550,6 +554,16 @@ pub fn cast_func(t: &ast::DataType) -> Result<Func> {
         }
         D::Date => Func::CastDate,
         D::Datetime(_) | D::Timestamp(..) => Func::CastDateTime,
+        D::Time(fsp, _) => match fsp.unwrap_or(0) {
+            fsp @ 0..=6 => Func::CastTime(fsp as u8),
+            fsp => {
+                return Err(Error::Sql {
+                    code: 1426,
+                    sqlstate: *b"42000",
+                    message: format!("Too-big precision {fsp} specified for 'CAST'. Maximum is 6."),
+                })
+            }
+        },
         D::JSON => Func::Json(JsonFunc::Cast),
         other => return Err(Error::Unsupported(format!("CAST to {other}"))),
     })
@@ -782,7 +796,8 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::Right
         | Func::Replace
         | Func::Repeat
-        | Func::Hex => functions_string::call_string(f, args, env),
+        | Func::Hex
+        | Func::Strcmp => functions_string::call_string(f, args, env),
         Func::Rand
         | Func::Abs
         | Func::Ceil
@@ -809,6 +824,7 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::CastDecimal(..)
         | Func::CastDate
         | Func::CastDateTime
+        | Func::CastTime(_)
         | Func::Conform(_) => functions_cast::call_cast(f, args, env),
         Func::Json(j) => functions_json::call(j, args, env),
         other => call_ext(other, args, env),
@@ -945,8 +961,10 @@ fn call_ext(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::UtcTimestamp
         | Func::UtcDate
         | Func::UtcTime
-        | Func::TimeNumber
         | Func::CurTime => functions_datetime::call_time(f, v, env),
+        // A constant compared with a TIME is read once in MySQL: its
+        // warning is given once, not for every row.
+        Func::TimeNumber => functions_datetime::time_number(&v, args[0].is_constant(), env),
         Func::LPad
         | Func::RPad
         | Func::Locate
@@ -961,7 +979,6 @@ fn call_ext(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::FindInSet
         | Func::EnumIndex
         | Func::SetMask
-        | Func::Strcmp
         | Func::Insert
         | Func::Format
         | Func::Quote

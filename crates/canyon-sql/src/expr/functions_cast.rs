@@ -1,5 +1,5 @@
-//! CAST and CONVERT (to SIGNED, UNSIGNED, CHAR, DOUBLE, DECIMAL, DATE and
-//! DATETIME), and the conversion the binder puts on the branches of IF,
+//! CAST and CONVERT (to SIGNED, UNSIGNED, CHAR, DOUBLE, DECIMAL, DATE,
+//! DATETIME and TIME), and the conversion the binder puts on the branches of IF,
 //! IFNULL, COALESCE and CASE ([`Func::Conform`]): MySQL's rules for reading a
 //! value as another type, with their warnings (1292, 1264, 1916). A family of
 //! the functions, in its own file as the others are.
@@ -83,9 +83,37 @@ pub(super) fn call_cast(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> 
             Some(t) => Value::DateTime(t.dt),
             None => Value::Null,
         },
+        Func::CastTime(fsp) => cast_time(arg(args, 0, env)?, fsp, env),
         Func::Conform(kind) => conform(arg(args, 0, env)?, kind),
         other => return Err(unsupported(other)),
     })
+}
+
+/// CAST(v AS TIME(fsp)): `v` read as a TIME column of precision `fsp`
+/// would read it (a number as `[H]HHMMSS[.f]`, text as a time, a datetime
+/// as its time of day), the fraction rounded to `fsp` digits, as MySQL 8's
+/// `Item_time_typecast`. What does not read whole warns 1292 "Truncated
+/// incorrect time value": past ±838:59:59 the value is the nearest end;
+/// text or a number that gives no time at all (`'abc'`, minutes past 59) is
+/// NULL, text with a time before its rest (`'10:11:12abc'`) that time.
+/// The result is the TIME column's text; the binder reads it as a time
+/// where MySQL would (comparisons, `+ 0`: `plan::bind_members`).
+fn cast_time(v: Value, fsp: u8, env: &Env<'_>) -> Value {
+    use crate::types::datetime::{format_time_fsp, TimeFit};
+    if v.is_null() {
+        return Value::Null;
+    }
+    let (micros, fit) = crate::types::sqltype::time_to_store(&v, fsp);
+    if fit != TimeFit::Exact {
+        env.ctx.warn(
+            1292,
+            &format!("Truncated incorrect time value: '{}'", v.to_display()),
+        );
+        if fit == TimeFit::Truncated && micros == 0 {
+            return Value::Null;
+        }
+    }
+    Value::str(&format_time_fsp(micros, fsp))
 }
 
 /// A branch value converted to the aggregated `kind` ([`Func::Conform`]).

@@ -210,24 +210,6 @@ pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
                 }
             }
         }
-        Func::TimeNumber => match time_value(&a0, env) {
-            None => Value::Null,
-            Some(us) => {
-                let a = us.unsigned_abs();
-                let secs = a / 1_000_000;
-                let hms = (secs / 3600 * 10_000 + secs / 60 % 60 * 100 + secs % 60) as i64;
-                let sign = if us < 0 { -1 } else { 1 };
-                match a1.to_i64().unwrap_or(0) {
-                    0 => Value::Int(sign * hms),
-                    fsp => {
-                        let n = sign * (hms * 1_000_000 + (a % 1_000_000) as i64);
-                        let mut d = Decimal::new(n, 6);
-                        d.rescale(fsp.clamp(1, 6) as u32);
-                        Value::Decimal(d)
-                    }
-                }
-            }
-        },
         Func::Extract(unit) => {
             if unit.is_date_unit() || unit == Unit::Quarter {
                 zero_part(Value::Int(0), &|t| {
@@ -324,6 +306,49 @@ pub(super) fn call_time(f: Func, v: Vec<Value>, env: &Env<'_>) -> Result<Value> 
         Func::UtcTime => Value::str(&utc_now(env).format("%H:%M:%S").to_string()),
         Func::CurTime => Value::str(&env.ctx.now().format("%H:%M:%S").to_string()),
         other => return Err(unsupported(other)),
+    })
+}
+
+/// `TimeNumber(x, fsp)`: `x` read as a time, as MySQL's number
+/// `[-]HHMMSS[.ffffff]` with `fsp` decimals (see `plan::bind_members`).
+/// Text reads as a TIME column would store it: what reads of it, 00:00:00
+/// for none (`'12colon34'` is 00:00:12, `'abc'` 00:00:00), with warning 1292
+/// "Truncated incorrect time value" — once for a `constant`, as MySQL and
+/// MariaDB convert a constant compared with a TIME once.
+pub(super) fn time_number(v: &[Value], constant: bool, env: &Env<'_>) -> Result<Value> {
+    let a0 = v.first().cloned().unwrap_or(Value::Null);
+    let a1 = v.get(1).cloned().unwrap_or(Value::Null);
+    let us = match &a0 {
+        Value::Null => return Ok(Value::Null),
+        Value::Bytes(b) => {
+            let (us, fit) = datetime::store_time_text(b);
+            if fit != datetime::TimeFit::Exact {
+                let message = format!("Truncated incorrect time value: '{}'", a0.to_display());
+                if constant {
+                    env.ctx.warn_once(1292, &message);
+                } else {
+                    env.ctx.warn(1292, &message);
+                }
+            }
+            us
+        }
+        other => match time_value(other, env) {
+            Some(us) => us,
+            None => return Ok(Value::Null),
+        },
+    };
+    let a = us.unsigned_abs();
+    let secs = a / 1_000_000;
+    let hms = (secs / 3600 * 10_000 + secs / 60 % 60 * 100 + secs % 60) as i64;
+    let sign = if us < 0 { -1 } else { 1 };
+    Ok(match a1.to_i64().unwrap_or(0) {
+        0 => Value::Int(sign * hms),
+        fsp => {
+            let n = sign * (hms * 1_000_000 + (a % 1_000_000) as i64);
+            let mut d = Decimal::new(n, 6);
+            d.rescale(fsp.clamp(1, 6) as u32);
+            Value::Decimal(d)
+        }
     })
 }
 

@@ -32,6 +32,24 @@ pub(super) fn call_string(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value
             }
             Value::Bytes(out)
         }
+        // STRCMP compares under the collation its two operands agree on
+        // (the binder marks them as for `=`), a PAD SPACE collation padding
+        // the shorter with spaces; bytewise when they are binary.
+        Func::Strcmp => {
+            let (x, y) = match (arg(args, 0, env)?.to_bytes(), arg(args, 1, env)?.to_bytes()) {
+                (Some(x), Some(y)) => (x, y),
+                _ => return Ok(Value::Null),
+            };
+            let o = match crate::expr::eval::comparison_collation(&args[0], &args[1]) {
+                Some(c) => c.compare_padded(&x, &y),
+                None => x.cmp(&y),
+            };
+            Value::Int(match o {
+                Ordering::Less => -1,
+                Ordering::Equal => 0,
+                Ordering::Greater => 1,
+            })
+        }
         Func::ConcatWs => {
             let sep = match arg(args, 0, env)?.to_bytes() {
                 None => return Ok(Value::Null),
@@ -290,17 +308,6 @@ pub(super) fn call_string_values(f: Func, v: Vec<Value>, env: &Env<'_>) -> Resul
             Some(n) if n >= 1 && (n as usize) < v.len() => v[n as usize].clone(),
             _ => Value::Null,
         },
-        Func::Strcmp => {
-            let (x, y) = (
-                a0.to_bytes().unwrap_or_default(),
-                a1.to_bytes().unwrap_or_default(),
-            );
-            Value::Int(match x.cmp(&y) {
-                Ordering::Less => -1,
-                Ordering::Equal => 0,
-                Ordering::Greater => 1,
-            })
-        }
         Func::Insert => {
             let s: Vec<char> = text(&a0).unwrap_or_default().chars().collect();
             let (pos, len) = (a1.to_i64().unwrap_or(0), a2.to_i64().unwrap_or(0));

@@ -19,7 +19,8 @@
 //! [`alter_database`] parses ALTER DATABASE / SCHEMA; [`hints`] reads the
 //! optimizer hints SET_VAR and MAX_EXECUTION_TIME; [`lock_tables`] LOCK
 //! TABLES with qualified names; [`user_vars`] joins `@` and a quoted name
-//! into one user variable token; [`xa`] the XA statements.
+//! into one user variable token; [`escapes`] reads string literals' backslash
+//! escapes as MySQL does where sqlparser differs; [`xa`] the XA statements.
 //!
 //! Four circles inside this folder: `parser` hands view statements to `view`,
 //! which parses their SELECT with `parser`'s dialect (`parser` and `view`);
@@ -35,6 +36,7 @@ pub mod alter_database;
 pub mod binlog_stmts;
 pub mod create_select;
 pub mod dml_modifiers;
+pub mod escapes;
 pub mod hints;
 pub mod into;
 pub mod limits;

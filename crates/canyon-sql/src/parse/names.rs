@@ -16,8 +16,9 @@ use sqlparser::ast::{self, Spanned, VisitMut, VisitorMut};
 use sqlparser::tokenizer::Location;
 use std::ops::ControlFlow;
 
-/// How far past its span an item's text is looked for, in characters.
-const WIDEN: usize = 8;
+/// How far past its span an item's text is looked for, in characters
+/// (a CAST's span is its operand's: `cast(x as datetime(6))` needs 16).
+const WIDEN: usize = 20;
 
 /// Gives the unaliased select items of `stmt`, parsed from `text`, their
 /// source text as alias (see the module doc).
@@ -181,6 +182,14 @@ mod tests {
         assert_eq!(
             names("SELECT\n  ROUND(c1,c2) ,TRUNCATE(c1,c2) FROM t5"),
             ["ROUND(c1,c2)", "TRUNCATE(c1,c2)"]
+        );
+        // A CAST's span is its operand's: the text past it is found too.
+        assert_eq!(
+            names("SELECT cast('1:2' as time) < cast('24:00' as time), cast(1 as datetime(6))"),
+            [
+                "cast('1:2' as time) < cast('24:00' as time)",
+                "cast(1 as datetime(6))"
+            ]
         );
     }
 }

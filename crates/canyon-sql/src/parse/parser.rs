@@ -721,6 +721,7 @@ fn parse_text(
         .tokenize_with_location_into_buf(&mut tokens)
         .map_err(ParserError::from)
         .and_then(|()| {
+            crate::parse::escapes::mysql_string_escapes(&mut tokens, text);
             crate::parse::user_vars::join_quoted_user_variables(&mut tokens);
             Parser::new(&dialect)
                 .with_recursion_limit(RECURSION_LIMIT)

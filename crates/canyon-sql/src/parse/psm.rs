@@ -433,6 +433,7 @@ impl<'a> P<'a> {
         let mut toks = Tokenizer::new(&dialect, src)
             .tokenize_with_location()
             .map_err(|e| Error::Syntax(e.to_string()))?;
+        crate::parse::escapes::mysql_string_escapes(&mut toks, src);
         crate::parse::user_vars::join_quoted_user_variables(&mut toks);
         let toks = toks
             .into_iter()

@@ -1280,6 +1280,13 @@ impl<'a> Binder<'a> {
             Func::If => self.conform(bound.iter_mut().skip(1).collect()),
             Func::IfNull | Func::Coalesce => self.conform(bound.iter_mut().collect()),
             Func::FindInSet => self.member_find_in_set(&mut bound),
+            // STRCMP compares its operands as `=` would: under the
+            // collation MySQL's coercibility rules choose for the pair.
+            Func::Strcmp => {
+                if let [a, b] = bound.as_mut_slice() {
+                    self.collate(&mut [a, b], "strcmp")?;
+                }
+            }
             // WEIGHT_STRING sorts under its argument's collation, which
             // evaluation cannot see: its name rides along as an argument
             // (none for a binary string, whose weights are its bytes).

@@ -18,7 +18,8 @@
 //! view that is not merged into the query) reads as text everywhere: a
 //! derived source's scope carries no member list.
 //!
-//! A TIME column (held as its text, see `crate::types::datetime`) reads
+//! A TIME column (held as its text, see `crate::types::datetime`), and
+//! CAST(x AS TIME), which makes such text, reads
 //! the same way, in the same places, as MySQL's number `[-]HHMMSS[.ffffff]`
 //! ([`Func::TimeNumber`]): `c + 0`, `c = 000400`, `-c`, CAST(c AS SIGNED),
 //! SUM(c) and ORDER BY c (which then sorts by time, not by text). A TIME
@@ -69,6 +70,8 @@ impl Binder<'_> {
         let pos = match e {
             Expr::Column(i) | Expr::Bound(i) => *i,
             Expr::Collate(inner, _) => return self.member_type(inner),
+            // CAST(x AS TIME) reads as a time wherever a TIME column does.
+            Expr::Func(Func::CastTime(fsp), _) => return Some(SqlType::Time(*fsp)),
             _ => return None,
         };
         self.scopes

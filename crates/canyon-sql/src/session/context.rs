@@ -451,6 +451,16 @@ impl EvalContext for StmtCtx<'_> {
             }
         }
     }
+    fn warn_once(&self, code: u16, message: &str) {
+        let known = self
+            .warnings
+            .borrow()
+            .iter()
+            .any(|(c, m)| *c == code && m == message);
+        if !known {
+            self.warn(code, message);
+        }
+    }
     fn check_interrupt(&self) -> Result<()> {
         if self.state.process.kill_state() != KILL_NONE {
             return Err(Error::Interrupted);

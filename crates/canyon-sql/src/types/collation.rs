@@ -475,6 +475,41 @@ impl Collation {
         }
     }
 
+    /// Compares two strings as STRCMP does under this collation: a PAD SPACE
+    /// collation pads the shorter with spaces, so a character that sorts
+    /// below the space makes a string less than its prefix (`'a\0'` <
+    /// `'a'`, `'a\t'` < `'a '`). [`Collation::compare`], which agrees with
+    /// the sort keys, reads both trimmed instead and puts the prefix first;
+    /// the two differ only there.
+    pub fn compare_padded(self, a: &[u8], b: &[u8]) -> Ordering {
+        let i = info(self);
+        if !i.pad_space {
+            return self.compare(a, b);
+        }
+        let weights = |s: &[u8]| -> Vec<u16> {
+            let mut out = Vec::with_capacity(s.len());
+            match i.weighting {
+                Weighting::Bytes => out.extend(s.iter().map(|&b| u16::from(b))),
+                w => for_each_weight(w, s, &mut |x| out.push(x)),
+            }
+            out
+        };
+        let (wa, wb) = (weights(trim_spaces(a)), weights(trim_spaces(b)));
+        let space = weights(b" ").first().copied().unwrap_or(u16::from(b' '));
+        let n = wa.len().min(wb.len());
+        match wa[..n].cmp(&wb[..n]) {
+            Ordering::Equal => {}
+            o => return o,
+        }
+        // The longer one's rest against the other's padding.
+        let rest = |w: &[u16]| w[n..].iter().copied().find(|x| *x != space);
+        match (rest(&wa), rest(&wb)) {
+            (Some(x), _) => x.cmp(&space),
+            (_, Some(y)) => space.cmp(&y),
+            _ => Ordering::Equal,
+        }
+    }
+
     /// Whether two strings are equal under this collation.
     pub fn equal(self, a: &[u8], b: &[u8]) -> bool {
         if self.is_bytewise() {

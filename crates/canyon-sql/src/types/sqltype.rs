@@ -1007,7 +1007,7 @@ pub fn coerce_or_clip(
 
 /// The time a TIME(fsp) column stores for `v`, rounded to fsp and clamped
 /// to ±838:59:59, and how it fit (see [`crate::types::datetime::TimeFit`]).
-fn time_to_store(v: &Value, fsp: u8) -> (i64, crate::types::datetime::TimeFit) {
+pub(crate) fn time_to_store(v: &Value, fsp: u8) -> (i64, crate::types::datetime::TimeFit) {
     use crate::types::datetime::{self as dt, TimeFit};
     let (micros, fit) = match v {
         Value::DateTime(t) | Value::Stamp(crate::types::value::Stamp { local: t, .. }) => {
