@@ -68,6 +68,8 @@ pub struct Engine {
     pub(crate) temp_ids: crate::catalog::temporary::TempIds,
     /// GET_LOCK's named locks (see [`crate::catalog::user_locks`]).
     pub(crate) user_locks: crate::catalog::user_locks::UserLocks,
+    /// LOCK TABLES and FTWRL (see [`crate::catalog::table_locks`]).
+    pub(crate) table_locks: Arc<crate::catalog::table_locks::TableLocks>,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -219,6 +221,7 @@ impl Engine {
             statement_memory,
             temp_ids: Default::default(),
             user_locks: Default::default(),
+            table_locks: Default::default(),
         });
         engine.recover_counters()?;
         engine.abandon_unfinished_indexes()?;

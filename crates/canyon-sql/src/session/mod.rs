@@ -108,6 +108,7 @@ mod schema;
 mod set;
 mod show;
 mod state;
+mod table_lock;
 mod temporary;
 mod triggers;
 mod txn;
@@ -119,3 +120,4 @@ mod tests;
 
 pub use request::{LARGE_TEXT, MAX_PREPARED_STATEMENTS};
 pub use state::Session;
+pub use table_lock::SessionLockWait;
