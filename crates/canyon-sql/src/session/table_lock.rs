@@ -110,15 +110,21 @@ fn touch(t: &Table) -> Touch<'_> {
     }
 }
 
-/// The tables a plan writes (a multi-table UPDATE / DELETE's targets too).
+/// The table a plan writes and, for a multi-table UPDATE / DELETE, the
+/// targets.
+fn write_parts(plan: &Plan) -> (Option<&Arc<Table>>, Option<&crate::plan::MultiTables>) {
+    match plan {
+        Plan::Select(_) => (None, None),
+        Plan::Insert(i) => (Some(&i.table), None),
+        Plan::Update(u) => (Some(&u.table), u.multi.as_deref()),
+        Plan::Delete(d) => (Some(&d.table), d.multi.as_deref()),
+    }
+}
+
+/// The shared (not TEMPORARY) tables a plan writes.
 fn plan_writes(plan: &Plan) -> Vec<&Arc<Table>> {
-    let (first, multi) = match plan {
-        Plan::Select(_) => return Vec::new(),
-        Plan::Insert(i) => (&i.table, None),
-        Plan::Update(u) => (&u.table, u.multi.as_ref()),
-        Plan::Delete(d) => (&d.table, d.multi.as_ref()),
-    };
-    let mut out = vec![first];
+    let (first, multi) = write_parts(plan);
+    let mut out: Vec<&Arc<Table>> = first.into_iter().collect();
     if let Some(m) = multi {
         out.extend(m.targets.iter().map(|t| &t.table));
     }
@@ -163,22 +169,27 @@ impl Session {
     /// lock; otherwise the session's own rules, then a wait for conflicting
     /// holders.
     pub(super) fn gate_plan(&mut self, plan: &Plan) -> Result<()> {
-        let writes = plan_writes(plan);
-        let locks = self.state.engine.table_locks.clone();
+        // The fast path allocates nothing and writes no shared memory (not
+        // even the registry's reference count).
         if self.state.locked_tables.is_none() && !self.state.global_read_lock {
-            let ids: [_; 1];
-            let many: Vec<_>;
-            let ids: &[_] = if writes.len() == 1 {
-                ids = [writes[0].def.id];
-                &ids
-            } else {
-                many = writes.iter().map(|t| t.def.id).collect();
-                &many
+            let locks = &self.state.engine.table_locks;
+            let fast = match write_parts(plan) {
+                (None, _) => locks.begin_fast(&self.table_activity, &[], false),
+                (Some(t), None) if shared(t) => {
+                    locks.begin_fast(&self.table_activity, &[t.def.id], true)
+                }
+                (Some(_), None) => locks.begin_fast(&self.table_activity, &[], false),
+                (Some(_), Some(_)) => {
+                    let writes = plan_writes(plan);
+                    let ids: Vec<_> = writes.iter().map(|t| t.def.id).collect();
+                    locks.begin_fast(&self.table_activity, &ids, !ids.is_empty())
+                }
             };
-            if locks.begin_fast(&self.table_activity, ids, !writes.is_empty()) {
+            if fast {
                 return Ok(());
             }
         }
+        let writes = plan_writes(plan);
         let mut reads = Vec::new();
         plan.tables_read(&mut reads)?;
         reads.retain(|t| shared(t));
@@ -187,6 +198,30 @@ impl Session {
         let writes: Vec<Touch<'_>> = writes.iter().map(|t| touch(t)).collect();
         let global = !writes.is_empty();
         self.gate(&reads, &writes, &[], global)
+    }
+
+    /// The gate of LOAD DATA into `table`: a DML write. It blocks rather than
+    /// answering LockWaitPending (a LOAD DATA LOCAL is in the middle of its
+    /// exchange with the client when it gets here).
+    pub(super) fn gate_load(&mut self, table: &Arc<Table>) -> Result<()> {
+        if !shared(table) {
+            return Ok(());
+        }
+        if self.state.locked_tables.is_none()
+            && !self.state.global_read_lock
+            && self
+                .state
+                .engine
+                .table_locks
+                .begin_fast(&self.table_activity, &[table.def.id], true)
+        {
+            return Ok(());
+        }
+        self.check_own_locks(&[], &[table])?;
+        let defer = std::mem::replace(&mut self.defer_waits_now, false);
+        let r = self.gate(&[], &[touch(table)], &[], true);
+        self.defer_waits_now = defer;
+        r
     }
 
     /// The gate of a DDL statement on `tables` (its global write intention
@@ -208,13 +243,15 @@ impl Session {
     /// FTWRL. Blocking (implicit commits happen inside other statements, which
     /// cannot be resumed half way); through the blocking hook.
     pub(super) fn gate_commit(&mut self) -> Result<()> {
+        {
+            let locks = &self.state.engine.table_locks;
+            if !locks.txn_writes(&self.table_activity)
+                || locks.begin_fast(&self.table_activity, &[], true)
+            {
+                return Ok(());
+            }
+        }
         let locks = self.state.engine.table_locks.clone();
-        if !locks.txn_writes(&self.table_activity) {
-            return Ok(());
-        }
-        if locks.begin_fast(&self.table_activity, &[], true) {
-            return Ok(());
-        }
         let deadline = self.table_lock_deadline();
         loop {
             match locks.try_begin(
@@ -496,6 +533,19 @@ impl Session {
         stmt: &sqlparser::ast::Statement,
     ) -> Result<()> {
         use sqlparser::ast::{ObjectType, Statement};
+        // TEMPORARY tables are the session's own (MySQL lets even FTWRL's
+        // holder create and drop them).
+        if matches!(stmt, Statement::CreateTable(ct) if ct.temporary)
+            || matches!(
+                stmt,
+                Statement::Drop {
+                    temporary: true,
+                    ..
+                }
+            )
+        {
+            return Ok(());
+        }
         let names: Vec<&sqlparser::ast::ObjectName> = match stmt {
             Statement::Drop {
                 object_type: ObjectType::Table,
