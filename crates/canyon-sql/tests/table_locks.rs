@@ -376,3 +376,51 @@ fn an_async_wait_resolves_at_unlock_tables() {
     ok(&mut a, "UNLOCK TABLES");
     run(&mut b, sql).expect("a fresh request runs");
 }
+
+#[test]
+fn ddl_waits_for_a_read_lock_and_truncate_keeps_a_write_lock() {
+    let e = engine();
+    let mut a = session(&e, 1);
+    let b = session(&e, 2);
+    let mut c = session(&e, 3);
+    ok(&mut a, "LOCK TABLES acc READ");
+    let alter = start(b, "ALTER TABLE acc ADD COLUMN note INT");
+    alter.still_waits(&mut a, 2);
+    ok(&mut a, "UNLOCK TABLES");
+    let (r, b) = alter.finish();
+    r.expect("the ALTER ran after UNLOCK TABLES");
+    // TRUNCATE gives the table a new id: the WRITE lock still covers it, for
+    // the holder and against the others.
+    ok(&mut a, "LOCK TABLES acc WRITE");
+    ok(&mut a, "TRUNCATE TABLE acc");
+    ok(&mut a, "INSERT INTO acc VALUES (1, 1, NULL)");
+    let reader = start(b, "SELECT COUNT(*) FROM acc");
+    reader.still_waits(&mut c, 2);
+    ok(&mut a, "UNLOCK TABLES");
+    match reader.finish().0.expect("the read ran") {
+        QueryResult::Rows { rows, .. } => assert_eq!(rows[0][0].to_display(), "1"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(count(&mut c, "acc"), "1");
+}
+
+#[test]
+fn temporary_tables_are_outside_table_locks() {
+    let e = engine();
+    let mut a = session(&e, 1);
+    let mut b = session(&e, 2);
+    ok(&mut a, "FLUSH TABLES WITH READ LOCK");
+    // The holder's and the others' TEMPORARY tables are their own.
+    ok(&mut a, "CREATE TEMPORARY TABLE tmp (id INT)");
+    ok(&mut a, "INSERT INTO tmp VALUES (1)");
+    ok(&mut b, "CREATE TEMPORARY TABLE tmp (id INT)");
+    ok(&mut b, "INSERT INTO tmp VALUES (1), (2)");
+    assert_eq!(count(&mut b, "tmp"), "2");
+    ok(&mut a, "DROP TEMPORARY TABLE tmp");
+    ok(&mut a, "UNLOCK TABLES");
+    // Under LOCK TABLES a TEMPORARY table needs no lock either.
+    ok(&mut b, "LOCK TABLES acc READ");
+    ok(&mut b, "INSERT INTO tmp SELECT id FROM acc");
+    assert_eq!(count(&mut b, "tmp"), "4");
+    ok(&mut b, "UNLOCK TABLES");
+}
