@@ -202,7 +202,7 @@ impl Acts {
 #[derive(Default)]
 struct Inner {
     holders: Vec<Holder>,
-    sessions: Vec<(Owner, Arc<Activity>)>,
+    sessions: std::collections::HashMap<Owner, Arc<Activity>>,
     generation: u64,
     wakers: Vec<Waker>,
 }
@@ -234,14 +234,14 @@ impl TableLocks {
     /// Registers a session; its [`Activity`] is what it passes from then on.
     pub fn register(&self, owner: Owner) -> Arc<Activity> {
         let a = Arc::new(Activity::default());
-        self.inner.lock().sessions.push((owner, a.clone()));
+        self.inner.lock().sessions.insert(owner, a.clone());
         a
     }
 
     /// A session ends: its holders and intentions go (invariant 4).
     pub fn deregister(&self, owner: Owner) {
         let mut g = self.inner.lock();
-        g.sessions.retain(|(o, _)| *o != owner);
+        g.sessions.remove(&owner);
         let before = g.holders.len();
         g.holders.retain(|h| h.owner != owner);
         self.holders
@@ -477,17 +477,6 @@ impl TableLocks {
             self.holders.fetch_sub(gone, Ordering::SeqCst);
             self.bump(&mut g);
         }
-    }
-
-    /// Who holds table locks now, for tests and diagnostics: (owner, FTWRL,
-    /// granted, tables).
-    pub fn holders(&self) -> Vec<(Owner, bool, bool, Vec<Locked>)> {
-        self.inner
-            .lock()
-            .holders
-            .iter()
-            .map(|h| (h.owner, h.global, h.granted, h.tables.clone()))
-            .collect()
     }
 }
 
