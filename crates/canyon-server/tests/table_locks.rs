@@ -1,7 +1,8 @@
 //! Table locks over the wire with the stock `mariadb` CLI: session A holds
 //! FLUSH TABLES WITH READ LOCK, session B's INSERT blocks (its connection
 //! awaits the wait without a thread, as a row lock wait) until A's UNLOCK
-//! TABLES, then commits. The rules themselves are tested in-process by
+//! TABLES, then commits; meanwhile other waiting INSERTs end with 1205 at
+//! their lock_wait_timeout and with 1317 at KILL QUERY. The rules themselves are tested in-process by
 //! canyon-sql's `tests/table_locks.rs`.
 
 mod common;
@@ -80,6 +81,37 @@ fn an_insert_waits_for_another_clients_ftwrl_until_unlock_tables() {
         )
         .scalar();
     assert_eq!(waiting.as_deref(), Some("1"));
+
+    // Other waits end at lock_wait_timeout (1205) and at KILL QUERY (1317),
+    // and take nothing with them.
+    let t0 = Instant::now();
+    let c = cli(
+        &server,
+        Some("SET lock_wait_timeout = 1; INSERT INTO t VALUES (2)"),
+    );
+    let out = c.wait_with_output().expect("C ends");
+    assert!(t0.elapsed() >= Duration::from_millis(900));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ERROR 1205"), "{err}");
+    let d = cli(&server, Some("INSERT INTO t VALUES (3)"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let id = loop {
+        let found = root
+            .exec(
+                "SELECT id FROM information_schema.processlist \
+                 WHERE info = 'INSERT INTO t VALUES (3)'",
+            )
+            .rows();
+        if let Some(Some(id)) = found.into_iter().next().and_then(|r| r.into_iter().next()) {
+            break id;
+        }
+        assert!(Instant::now() < deadline, "D's INSERT never ran");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    root.exec(&format!("KILL QUERY {id}"));
+    let out = d.wait_with_output().expect("D ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ERROR 1317"), "{err}");
 
     // A unlocks: B goes on and commits.
     writeln!(a_in, "UNLOCK TABLES; SELECT 'unlocked';").expect("write to A");
