@@ -424,3 +424,35 @@ fn temporary_tables_are_outside_table_locks() {
     assert_eq!(count(&mut b, "tmp"), "4");
     ok(&mut b, "UNLOCK TABLES");
 }
+
+/// A CALL whose first statement ran before a WRITE lock was requested holds
+/// that statement's intention until the CALL ends: the pending lock waits for
+/// it, and the CALL's later statements do not wait for the pending lock (that
+/// would deadlock the two until the timeout).
+#[test]
+fn a_pending_lock_does_not_deadlock_with_a_call_in_progress() {
+    let e = engine();
+    let mut a = session(&e, 1);
+    let b = session(&e, 2);
+    ok(
+        &mut a,
+        "CREATE PROCEDURE p() BEGIN \
+           SELECT COUNT(*) FROM other; \
+           SELECT SLEEP(0.5); \
+           SELECT COUNT(*) FROM acc; \
+         END",
+    );
+    let call = start(b, "CALL p()");
+    std::thread::sleep(Duration::from_millis(150));
+    ok(&mut a, "SET lock_wait_timeout = 5");
+    let t0 = Instant::now();
+    ok(&mut a, "LOCK TABLES acc WRITE");
+    assert!(
+        t0.elapsed() < Duration::from_secs(4),
+        "the lock waited for the CALL only: {:?}",
+        t0.elapsed()
+    );
+    let (r, _) = call.finish();
+    r.expect("the CALL ran to its end");
+    ok(&mut a, "UNLOCK TABLES");
+}

@@ -26,10 +26,11 @@
 //! WRITE excludes everything on its table; FTWRL and a LOCK TABLES WRITE
 //! exclude each other, as MySQL's LOCK TABLES WRITE holds the global lock's
 //! intention). While a holder waits for that, it already stops new
-//! intentions that conflict with it — except those of a session whose open
-//! transaction holds write intentions: that session may be the one the holder
-//! waits for, and making it wait too would deadlock the two until the
-//! timeout. So a steady stream of short transactions cannot starve a backup's
+//! intentions that conflict with it — except those of a session that already
+//! holds an intention (its transaction has written, or its statement — a
+//! CALL whose first statements have run — has begun): that session may be
+//! the one the holder waits for, and making it wait too would deadlock the
+//! two until the timeout. So a steady stream of short transactions cannot starve a backup's
 //! lock, and no wait cycle runs through a pending holder.
 //!
 //! # Invariants
@@ -315,9 +316,11 @@ impl TableLocks {
     ) -> std::result::Result<(), u64> {
         let g = self.inner.lock();
         let mut a = act.0.lock();
-        let writing_txn = !a.txn_writes.is_empty();
+        // A session holding an intention already may be what a pending
+        // holder waits for: it does not wait for pending holders (module doc).
+        let holds = !a.txn_writes.is_empty() || a.stmt.is_some();
         let blocked = g.holders.iter().any(|h| {
-            if h.owner == owner || (!h.granted && writing_txn) {
+            if h.owner == owner || (!h.granted && holds) {
                 return false;
             }
             if h.global && global_write {

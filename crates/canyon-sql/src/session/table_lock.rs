@@ -146,6 +146,15 @@ impl Session {
             .unwrap_or(now + Duration::from_secs(31_536_000))
     }
 
+    /// An intention recorded outside a statement scope would never end (a
+    /// pending lock would wait for it until its timeout).
+    fn assert_in_statement(&self) {
+        debug_assert!(
+            self.stmt_depth > 0,
+            "a table lock gate outside a statement scope (enter_statement)"
+        );
+    }
+
     /// Enters a statement scope (see the module doc); pair with
     /// [`Session::leave_statement`].
     pub(super) fn enter_statement(&mut self) {
@@ -169,6 +178,7 @@ impl Session {
     /// lock; otherwise the session's own rules, then a wait for conflicting
     /// holders.
     pub(super) fn gate_plan(&mut self, plan: &Plan) -> Result<()> {
+        self.assert_in_statement();
         // The fast path allocates nothing and writes no shared memory (not
         // even the registry's reference count).
         if self.state.locked_tables.is_none() && !self.state.global_read_lock {
@@ -276,6 +286,7 @@ impl Session {
         stmt_writes: &[Touch<'_>],
         global_write: bool,
     ) -> Result<()> {
+        self.assert_in_statement();
         let locks = self.state.engine.table_locks.clone();
         let owner = self.state.lock_owner();
         loop {

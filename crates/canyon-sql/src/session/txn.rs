@@ -409,19 +409,23 @@ impl Session {
     pub(super) fn commit_open(&mut self, deferrable: bool) -> Result<()> {
         // COMMIT, BEGIN and every implicit commit inside an XA branch: 1399.
         self.xa_check_end()?;
-        // MySQL's COMMIT lock: a transaction with writes waits while another
-        // session holds FTWRL.
-        if self.txn.is_some() {
-            self.gate_commit()?;
+        if self.txn.is_none() {
+            self.unpin();
+            return Ok(());
         }
-        let r = match self.txn.take() {
-            Some(t) => {
-                self.count(Counter::HandlerCommit);
-                self.commit_txn(t, deferrable)
-            }
-            None => Ok(()),
-        };
-        self.unpin();
+        // MySQL's COMMIT lock: a transaction with writes waits while another
+        // session holds FTWRL, and FTWRL waits for the commit. Its intention
+        // lasts the statement (a scope of its own when called between
+        // statements).
+        self.enter_statement();
+        let r = self.gate_commit().and_then(|()| {
+            let t = self.txn.take().expect("checked above");
+            self.count(Counter::HandlerCommit);
+            self.commit_txn(t, deferrable)
+        });
+        // (A commit that waited in vain leaves the transaction open.)
+        self.unpin_if_idle();
+        self.leave_statement();
         r
     }
 
