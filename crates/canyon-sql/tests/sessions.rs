@@ -339,46 +339,7 @@ fn read_only_transactions_refuse_writes() {
     assert_eq!(balance(&mut s, 1), Value::Int(70));
 }
 
-/// LOCK TABLES ... READ reads one snapshot until UNLOCK TABLES (what a dump
-/// needs) and refuses writes; other sessions are not blocked. WRITE locks take
-/// nothing and say so. Unknown tables are 1146.
-#[test]
-fn lock_tables_read_is_a_snapshot_until_unlock() {
-    let e = engine();
-    let mut a = session(&e, 2);
-    let mut b = session(&e, 3);
-    let count = |s: &mut Session| match run(s, "SELECT COUNT(*) FROM acc").expect("count") {
-        QueryResult::Rows { rows, .. } => rows[0][0].clone(),
-        other => panic!("{other:?}"),
-    };
-    match run(&mut a, "LOCK TABLES acc READ").expect("lock") {
-        QueryResult::Ok { warnings, .. } => assert_eq!(warnings, 1),
-        other => panic!("{other:?}"),
-    }
-    run(&mut b, "INSERT INTO acc VALUES (3, 0)").expect("b is not blocked");
-    assert_eq!(count(&mut a), Value::Int(2), "a reads its snapshot");
-    assert!(matches!(
-        run(&mut a, "INSERT INTO acc VALUES (4, 0)"),
-        Err(Error::ReadOnlyTransaction)
-    ));
-    run(&mut a, "UNLOCK TABLES").expect("unlock");
-    assert_eq!(count(&mut a), Value::Int(3));
-    run(&mut a, "INSERT INTO acc VALUES (4, 0)").expect("writable again");
-    run(&mut a, "UNLOCK TABLES").expect("unlock without locks is a no-op");
-
-    run(&mut a, "LOCK TABLES acc WRITE").expect("write lock accepted");
-    run(&mut a, "INSERT INTO acc VALUES (5, 0)").expect("autocommitted");
-    assert_eq!(
-        count(&mut b),
-        Value::Int(5),
-        "b sees a's autocommitted insert"
-    );
-    run(&mut a, "UNLOCK TABLES").expect("unlock");
-    assert!(matches!(
-        run(&mut a, "LOCK TABLES nope READ"),
-        Err(Error::UnknownTable { .. })
-    ));
-}
+// LOCK TABLES and FTWRL: tests/table_locks.rs.
 
 /// START TRANSACTION WITH CONSISTENT SNAPSHOT (as mariadb-dump
 /// --single-transaction sends it) fixes the snapshot when it runs, not at the

@@ -70,6 +70,8 @@ pub struct Engine {
     pub(crate) user_locks: crate::catalog::user_locks::UserLocks,
     /// The binary log (see [`crate::catalog::binlog`]).
     pub(crate) binlog: crate::catalog::binlog::Binlog,
+    /// LOCK TABLES and FTWRL (see [`crate::catalog::table_locks`]).
+    pub(crate) table_locks: Arc<crate::catalog::table_locks::TableLocks>,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -228,6 +230,7 @@ impl Engine {
             temp_ids: Default::default(),
             user_locks: Default::default(),
             binlog,
+            table_locks: Default::default(),
         });
         engine.recover_counters()?;
         engine.abandon_unfinished_indexes()?;

@@ -21,6 +21,8 @@
 //!   [`config`];
 //! - [`temporary`]: the id range of TEMPORARY tables' rows and the sweep
 //!   that removes them after a crash;
+//! - [`table_locks`]: LOCK TABLES and FLUSH TABLES WITH READ LOCK, who
+//!   blocks whom;
 //! - [`user_locks`]: the named locks of GET_LOCK and its family;
 //! - [`view`]: views as the catalog stores them (their essay: text kept,
 //!   planned at each use, the shared table namespace).
@@ -50,6 +52,7 @@ pub mod rows;
 pub mod schema;
 pub mod stats;
 pub mod status;
+pub mod table_locks;
 pub mod temporary;
 pub mod user_locks;
 pub mod vars;

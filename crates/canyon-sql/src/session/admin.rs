@@ -133,6 +133,16 @@ impl Session {
                 object_type: ast::FlushType::BinaryLogs,
                 ..
             } => Ok(ok(0)),
+            // FLUSH TABLES [t, ...] WITH READ LOCK (`super::table_lock`).
+            Statement::Flush {
+                object_type: ast::FlushType::Tables,
+                read_lock: true,
+                tables,
+                ..
+            } => {
+                let tables: Vec<Vec<String>> = tables.iter().map(object_name).collect();
+                self.flush_tables_with_read_lock(cat, &tables)
+            }
             Statement::Kill { modifier, id } => {
                 let how = match modifier {
                     Some(ast::KillType::Query) => KILL_QUERY,

@@ -29,11 +29,13 @@ impl Session {
         }
         self.state.engine.pin_catalog(&self.pin);
         super::context::set_statement_modes(&self.state);
+        self.enter_statement();
         let r = self.run_inner(parsed, params, sql).and_then(|ok| {
             self.log_ddl(parsed, sql, self.whole_request)?;
             Ok(ok)
         });
         let r = r.map_err(|e| self.present_error(e, parsed));
+        self.leave_statement();
         self.xa_after_statement();
         self.unpin_if_idle();
         if let Err(e) = &r {
@@ -190,7 +192,8 @@ impl Session {
             }
             Parsed::ShowWarnings { errors_only } => return self.show_warnings(*errors_only),
             Parsed::CreatePartitioned { create, spec } => {
-                return self.run_create_partitioned(&cat, create, spec)
+                self.gate_ddl_names(&cat, &[])?;
+                return self.run_create_partitioned(&cat, create, spec);
             }
             Parsed::CreateSelect { create, replace } => {
                 let Statement::CreateTable(ct) = create.as_ref() else {
@@ -198,10 +201,12 @@ impl Session {
                         "a CREATE ... SELECT that is no CREATE TABLE".into(),
                     ));
                 };
+                self.gate_ddl_names(&cat, &[])?;
                 return self.run_create_table(cat, ct, Some(*replace));
             }
             Parsed::AlterPartition { table, op } => {
-                return self.run_alter_partition(&cat, table, op)
+                self.gate_ddl_names(&cat, std::slice::from_ref(table))?;
+                return self.run_alter_partition(&cat, table, op);
             }
             Parsed::View(_) => return Err(Error::Internal("a view statement not run".into())),
             Parsed::SetStatement { .. } => {
@@ -251,7 +256,10 @@ impl Session {
             | Statement::CreateIndex(..)
             | Statement::AlterTable(..)
             | Statement::RenameTable(..)
-            | Statement::Truncate(..) => self.run_ddl(cat, stmt),
+            | Statement::Truncate(..) => {
+                self.gate_ddl_statement(&cat, stmt)?;
+                self.run_ddl(cat, stmt)
+            }
             // Canyon parses GRANT / REVOKE itself (`Parsed::Grant`); a form that
             // reaches sqlparser's statement is one Canyon does not take.
             Statement::Grant(_) | Statement::Revoke(_) => {

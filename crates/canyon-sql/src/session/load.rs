@@ -226,7 +226,9 @@ impl Session {
                     };
                     let start = s.request_start("LOAD DATA LOCAL");
                     s.state.warnings.clear();
+                    s.enter_statement();
                     let r = s.load_from(&p.stmt, source);
+                    s.leave_statement();
                     if let Err(e) = &r {
                         s.record_error(e);
                     }
@@ -332,6 +334,8 @@ impl Session {
         }
         let cat = self.state.engine.catalog();
         let table = self.load_target(&cat, stmt)?;
+        // Table locks (LOCK TABLES, FTWRL), as an INSERT's.
+        self.gate_load(&table)?;
         let def = &table.def;
         let LoadColumns {
             targets,

@@ -100,6 +100,10 @@ impl Session {
                 );
                 self.implicit_txn = false;
                 self.lock_retry = None;
+                self.stmt_depth = 1;
+                self.leave_statement();
+                self.pending_table_wait = None;
+                self.table_wait_deadline = None;
                 self.defer_waits_now = false;
                 if let Some(t) = self.txn.take() {
                     t.rollback();
@@ -504,7 +508,9 @@ impl Session {
                     }
                 }
                 self.state.warnings.clear();
+                self.enter_statement();
                 let r = self.run_plan(&plan, params);
+                self.leave_statement();
                 if let Err(e) = &r {
                     self.record_error(e);
                 }
@@ -530,6 +536,15 @@ impl Session {
     /// COM_RESET_CONNECTION: roll back, drop prepared statements, reset variables.
     pub fn reset(&mut self) {
         self.xa_release();
+        self.state
+            .engine
+            .table_locks
+            .deregister(self.state.lock_owner());
+        self.table_activity = self
+            .state
+            .engine
+            .table_locks
+            .register(self.state.lock_owner());
         if let Some(t) = self.txn.take() {
             t.rollback();
         }
@@ -542,7 +557,8 @@ impl Session {
         s.isolation = IsolationLevel::RepeatableRead;
         s.next_isolation = None;
         s.read_only = false;
-        s.table_locks = false;
+        s.locked_tables = None;
+        s.global_read_lock = false;
         s.next_read_only = None;
         s.txn_read_only = false;
         s.lock_wait_timeout = s.engine.config.lock_wait_timeout;
@@ -681,6 +697,7 @@ impl Session {
             self.lock_retry = Some(start);
         } else {
             self.lock_retry = None;
+            self.table_wait_deadline = None;
             self.end_statement(start);
         }
     }
@@ -694,6 +711,11 @@ impl Session {
     }
 
     pub(super) fn unpin(&self) {
+        // The transaction is over: so are its table write intentions.
+        self.state
+            .engine
+            .table_locks
+            .end_transaction(&self.table_activity);
         self.pin.store(
             crate::catalog::engine::PIN_IDLE,
             std::sync::atomic::Ordering::SeqCst,

@@ -147,7 +147,11 @@ impl Session {
         }
         self.state.engine.pin_catalog(&self.pin);
         let defer = std::mem::replace(&mut self.defer_waits_now, false);
+        // One statement scope for table locks: the CALL's statements add to
+        // its intention, which ends with it (`super::table_lock`).
+        self.enter_statement();
         let mut out = self.run_routine_statement(&stmt);
+        self.leave_statement();
         self.defer_waits_now = defer;
         self.unpin_if_idle();
         match out.last_mut() {
@@ -389,7 +393,11 @@ impl Session {
         args: &[Expr],
     ) -> Vec<Result<QueryResult>> {
         let mut out: Vec<QueryResult> = Vec::new();
+        // The CALL is one statement scope for table locks, however it was
+        // sent (text, multi-statement text, prepared).
+        self.enter_statement();
         let r = self.run_call_inner(db, name, args, &mut out);
+        self.leave_statement();
         if self.routines.single_result_client && !out.is_empty() {
             // 1312 ER_SP_BADSELECT.
             return vec![Err(sp_error(

@@ -44,9 +44,11 @@ pub(super) struct State {
     pub(super) next_isolation: Option<IsolationLevel>,
     /// The session's access mode (`transaction_read_only`).
     pub(super) read_only: bool,
-    /// LOCK TABLES ... READ opened the current transaction; UNLOCK TABLES
-    /// commits it.
-    pub(super) table_locks: bool,
+    /// The tables LOCK TABLES (or FLUSH TABLES t WITH READ LOCK) locked, while
+    /// held (see `super::table_lock`).
+    pub(super) locked_tables: Option<Vec<crate::catalog::table_locks::Locked>>,
+    /// The session holds FLUSH TABLES WITH READ LOCK.
+    pub(super) global_read_lock: bool,
     /// `SET TRANSACTION READ ONLY / READ WRITE`: the next transaction's mode only.
     pub(super) next_read_only: Option<bool>,
     /// Whether the open transaction is READ ONLY: its writes fail with 1792.
@@ -290,6 +292,18 @@ pub struct Session {
     pub(super) pending_load: Option<Box<super::load::PendingLoad>>,
     /// The session's XA branch, from XA START to its end (`xa.rs`).
     pub(super) xa: Option<super::xa::XaBranch>,
+    /// What this session's statement and transaction intend, as table locks
+    /// see it (`crate::catalog::table_locks`).
+    pub(super) table_activity: Arc<crate::catalog::table_locks::Activity>,
+    /// Nesting of statement scopes (`super::table_lock`): the outermost
+    /// one's end ends the statement's table intention.
+    pub(super) stmt_depth: u32,
+    /// The table lock wait the last request stopped at: the generation it
+    /// waits to see pass, and its deadline.
+    pub(super) pending_table_wait: Option<(u64, std::time::Instant)>,
+    /// The deadline of the table lock wait the current request is in (kept
+    /// across its retries).
+    pub(super) table_wait_deadline: Option<std::time::Instant>,
 }
 
 pub(super) fn ok(affected_rows: u64) -> QueryResult {
@@ -348,6 +362,9 @@ impl Session {
         let process = engine.processes.register(connection_id, user, host);
         engine.status.connect();
         let globals = engine.globals();
+        let table_activity = engine
+            .table_locks
+            .register(Arc::as_ptr(&process) as usize as u64);
         let mut session = Session {
             state: State {
                 engine,
@@ -359,7 +376,8 @@ impl Session {
                 isolation: IsolationLevel::RepeatableRead,
                 next_isolation: None,
                 read_only: false,
-                table_locks: false,
+                locked_tables: None,
+                global_read_lock: false,
                 next_read_only: None,
                 txn_read_only: false,
                 lock_wait_timeout,
@@ -395,6 +413,10 @@ impl Session {
             routines: Default::default(),
             pending_load: None,
             xa: None,
+            table_activity,
+            stmt_depth: 0,
+            pending_table_wait: None,
+            table_wait_deadline: None,
         };
         // SET GLOBAL values are the new session's starting values (checked
         // when they were set, so they apply).
@@ -528,6 +550,11 @@ impl Drop for Session {
             .engine
             .user_locks
             .release_all(self.state.lock_owner());
+        // And its table locks and intentions (LOCK TABLES, FTWRL).
+        self.state
+            .engine
+            .table_locks
+            .deregister(self.state.lock_owner());
         self.state.engine.unregister_pin(&self.pin);
         let engine = &self.state.engine;
         engine.status.disconnect(&self.state.counts, || {

@@ -12,7 +12,7 @@ use crate::plan::{self, LockMode, Plan, PlanContext};
 use crate::types::result::QueryResult;
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
-use canyon_txn::{Committing, IsolationLevel, LockWait, Transaction};
+use canyon_txn::{Committing, IsolationLevel, Transaction};
 use sqlparser::ast::{self, Statement};
 use std::sync::Arc;
 
@@ -274,6 +274,8 @@ impl Session {
     }
 
     pub(super) fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult> {
+        // Table locks (LOCK TABLES, FTWRL): free while nobody holds one.
+        self.gate_plan(plan)?;
         let serializable_lock = !self.state.autocommit || self.txn.is_some();
         let found_rows = self.state.client_found_rows;
         let mut effects = StatementEffects::default();
@@ -408,14 +410,23 @@ impl Session {
     pub(super) fn commit_open(&mut self, deferrable: bool) -> Result<()> {
         // COMMIT, BEGIN and every implicit commit inside an XA branch: 1399.
         self.xa_check_end()?;
-        let r = match self.txn.take() {
-            Some(t) => {
-                self.count(Counter::HandlerCommit);
-                self.commit_txn(t, deferrable)
-            }
-            None => Ok(()),
-        };
-        self.unpin();
+        if self.txn.is_none() {
+            self.unpin();
+            return Ok(());
+        }
+        // MySQL's COMMIT lock: a transaction with writes waits while another
+        // session holds FTWRL, and FTWRL waits for the commit. Its intention
+        // lasts the statement (a scope of its own when called between
+        // statements).
+        self.enter_statement();
+        let r = self.gate_commit().and_then(|()| {
+            let t = self.txn.take().expect("checked above");
+            self.count(Counter::HandlerCommit);
+            self.commit_txn(t, deferrable)
+        });
+        // (A commit that waited in vain leaves the transaction open.)
+        self.unpin_if_idle();
+        self.leave_statement();
         r
     }
 
@@ -475,8 +486,15 @@ impl Session {
 
     /// The row lock wait the last request stopped at (see
     /// [`Session::set_async_lock_waits`]).
-    pub fn lock_wait(&self) -> Option<LockWait> {
-        self.txn.as_ref().and_then(|t| t.lock_wait())
+    pub fn lock_wait(&self) -> Option<super::table_lock::SessionLockWait> {
+        use super::table_lock::SessionLockWait;
+        if let Some(w) = self.table_lock_wait() {
+            return Some(SessionLockWait::Table(w));
+        }
+        self.txn
+            .as_ref()
+            .and_then(|t| t.lock_wait())
+            .map(SessionLockWait::Row)
     }
 
     /// Whether KILL QUERY or KILL CONNECTION asked this session to stop.
@@ -492,9 +510,21 @@ impl Session {
     /// statement's transaction rolls back, an explicit one stays open) — or,
     /// if the lock was handed over meanwhile, `Ok` as above.
     pub fn end_lock_wait(&mut self, give_up: Option<Error>) -> Result<()> {
-        let r = match self.txn.as_mut() {
-            Some(t) => t.end_lock_wait(give_up),
-            None => Ok(()),
+        let r = if self.pending_table_wait.take().is_some() {
+            // A table lock wait: nothing is queued; the request, sent again,
+            // checks again.
+            match give_up {
+                Some(e) => {
+                    self.table_wait_deadline = None;
+                    Err(e)
+                }
+                None => Ok(()),
+            }
+        } else {
+            match self.txn.as_mut() {
+                Some(t) => t.end_lock_wait(give_up),
+                None => Ok(()),
+            }
         };
         if let Err(e) = &r {
             if std::mem::take(&mut self.implicit_txn) {
@@ -510,67 +540,6 @@ impl Session {
             }
         }
         r
-    }
-
-    /// LOCK TABLES, as far as Canyon has table locks — it has none (row locks
-    /// and MVCC only), and says so in a warning:
-    /// - like MySQL it commits the open transaction and checks that each table
-    ///   exists (1146) and may be read (1142);
-    /// - when every lock is READ, the statements up to UNLOCK TABLES run in one
-    ///   read-only snapshot transaction: what READ locks give a reader such as
-    ///   mariadb-dump (every table as of one moment; writes fail with 1792),
-    ///   without blocking other sessions' writes;
-    /// - WRITE locks take nothing: statements autocommit as before, and other
-    ///   sessions are not kept out (a restored dump's `LOCK TABLES t WRITE`
-    ///   therefore works; exclusive access does not).
-    pub(super) fn lock_tables(
-        &mut self,
-        cat: &Catalog,
-        tables: &[LockTarget],
-    ) -> Result<QueryResult> {
-        self.commit()?;
-        self.state.table_locks = false;
-        self.state.txn_read_only = false;
-        for lt in tables {
-            let (db, name) = match lt.table.as_slice() {
-                [db, name] => (db.clone(), name),
-                [name] => (
-                    self.state.db.clone().ok_or(Error::NoDatabaseSelected)?,
-                    name,
-                ),
-                _ => return Err(Error::Syntax(lt.table.join("."))),
-            };
-            // A view may be locked too (mariadb-dump locks every name).
-            if !cat.name_taken(&db, name) {
-                return Err(Error::UnknownTable {
-                    db: db.clone(),
-                    table: name.clone(),
-                });
-            }
-            self.state.check_db(cat, &db, "SELECT", Some(name))?;
-        }
-        let all_read = tables.iter().all(|t| !t.write);
-        if all_read {
-            let mut t = self.txn_session.begin(IsolationLevel::RepeatableRead);
-            t.set_lock_wait_timeout(self.state.lock_wait_timeout);
-            t.begin_statement();
-            t.snapshot_ts()?;
-            self.txn = Some(t);
-            self.state.txn_read_only = true;
-            self.state.table_locks = true;
-        }
-        self.state.warnings.push((
-            "Warning",
-            1235,
-            if all_read {
-                "LOCK TABLES ... READ reads one snapshot until UNLOCK TABLES; \
-                 other sessions' writes are not blocked"
-            } else {
-                "LOCK TABLES ... WRITE takes no lock: Canyon locks rows, not tables"
-            }
-            .to_string(),
-        ));
-        Ok(ok(0))
     }
 }
 
@@ -596,6 +565,9 @@ impl Session {
         match stmt {
             Statement::StartTransaction { modes, .. } => {
                 self.commit()?;
+                // MySQL: beginning a transaction releases LOCK TABLES locks
+                // (not FTWRL).
+                self.release_lock_tables();
                 let mut iso = self
                     .state
                     .next_isolation
@@ -691,15 +663,7 @@ impl Session {
                     .collect();
                 self.lock_tables(cat, &tables)
             }
-            Statement::UnlockTables => {
-                // MySQL: UNLOCK TABLES commits the transaction LOCK TABLES
-                // began; with no tables locked it does nothing.
-                if std::mem::take(&mut self.state.table_locks) {
-                    self.state.txn_read_only = false;
-                    self.commit()?;
-                }
-                Ok(ok(0))
-            }
+            Statement::UnlockTables => self.unlock_tables(),
             other => Err(Error::Unsupported(statement_kind(other))),
         }
     }

@@ -158,7 +158,7 @@ impl Session {
         if let Some(b) = &self.xa {
             return Err(rmfail(b.phase.name()));
         }
-        if self.txn.is_some() || self.state.table_locks {
+        if self.txn.is_some() || self.state.locked_tables.is_some() {
             return Err(XaError::Outside.into());
         }
         let claim = self.state.engine.txn.xa_start(xid.clone())?;
