@@ -52,6 +52,11 @@ for p in "${packages[@]}"; do
 done
 
 install_python_drivers() {
+  if ! python3 -c 'import pymysqlreplication' >/dev/null 2>&1; then
+    # tests/binlog.rs streams Canyon's binary log with it (issue 25).
+    echo "install-deps: installing mysql-replication 1.0.17 from PyPI"
+    python3 -m pip install --quiet "mysql-replication==1.0.17"
+  fi
   if ! python3 -c 'import pymysql, mysql.connector, pytest' >/dev/null 2>&1; then
     echo "install-deps: installing PyMySQL, mysql-connector-python and pytest from PyPI"
     python3 -m pip install --quiet PyMySQL mysql-connector-python pytest

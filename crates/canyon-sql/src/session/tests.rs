@@ -161,6 +161,7 @@ fn presentation_session(presentation: crate::catalog::config::Presentation) -> S
         presentation,
         local_infile: false,
         bulk_load: true,
+        binlog: Default::default(),
         secure_file_priv: None,
     };
     let storage = Arc::new(canyon_storage::MemoryStorage::new());
