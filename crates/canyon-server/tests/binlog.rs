@@ -359,3 +359,55 @@ fn python_mysql_replication_streams_every_change() {
         .collect();
     assert_eq!(gtids, [format!("{uuid}:9"), format!("{uuid}:10")], "{text}");
 }
+
+#[test]
+fn create_table_select_logs_the_table_then_its_rows() {
+    let s = Server::start_with(ServerOptions {
+        extra_toml: "log_bin = true\nserver_id = 7\n".into(),
+        in_memory: true,
+        ..ServerOptions::default()
+    });
+    let mut c = Client::connect(s.port(), "root", s.password()).expect("connects");
+    c.exec("CREATE DATABASE cs");
+    c.exec("CREATE TABLE cs.src (id INT PRIMARY KEY, v INT)");
+    c.exec("INSERT INTO cs.src VALUES (1, 10), (2, 20)");
+    c.exec("USE cs");
+    c.exec("CREATE TABLE copy AS SELECT id, v FROM src WHERE v > 15");
+    // A failed one: its table is created, logged, and dropped again, and
+    // no rows are logged.
+    let e = c.expect_err("CREATE TABLE bad (k INT PRIMARY KEY) AS SELECT 5 AS k FROM src");
+    assert_eq!(e.errno, 1062, "{e:?}");
+    assert!(
+        c.query("SELECT 1 FROM bad").is_err(),
+        "the table went with its rows"
+    );
+    let ev = events(&mut c, "binlog.000001");
+    assert_contiguous(&ev);
+    let infos: Vec<(&str, &str)> = ev.iter().map(|e| (e.1.as_str(), e.3.as_str())).collect();
+    let at = infos
+        .iter()
+        .position(|(_, i)| i.contains("CREATE TABLE `cs`.`copy`"))
+        .expect("the created table is logged with its database");
+    assert_eq!(infos[at + 1].0, "Gtid");
+    assert_eq!(infos[at + 2], ("Query", "BEGIN"));
+    assert!(infos[at + 3].1.contains("(cs.copy)"), "{infos:?}");
+    assert_eq!(infos[at + 4].0, "Write_rows");
+    assert!(
+        infos[at + 6..]
+            .iter()
+            .any(|(_, i)| i.contains("CREATE TABLE `cs`.`bad`")),
+        "{infos:?}"
+    );
+    assert!(
+        infos
+            .last()
+            .expect("events")
+            .1
+            .contains("DROP TABLE IF EXISTS `cs`.`bad`"),
+        "{infos:?}"
+    );
+    assert!(
+        !infos[at + 6..].iter().any(|(t, _)| *t == "Write_rows"),
+        "{infos:?}"
+    );
+}

@@ -129,7 +129,12 @@ pub(crate) fn transaction_entry(
         return Ok(None);
     }
     let mut g = Group::new(KIND_TRANSACTION);
-    g.push(EventType::QUERY, &query_event(ctx, b"BEGIN")?)?;
+    // BEGIN names no database (SHOW BINLOG EVENTS prints it bare, as MySQL's).
+    let begin_ctx = StatementContext {
+        db: String::new(),
+        ..ctx.clone()
+    };
+    g.push(EventType::QUERY, &query_event(&begin_ctx, b"BEGIN")?)?;
     // Tables mapped so far in the group (id, columns), and the rows event
     // being filled: its table, kind and body.
     let mut mapped: Vec<(u32, Vec<canyon_binlog::ColumnMeta>)> = Vec::new();

@@ -798,11 +798,10 @@ pub(crate) fn is_live(name: &str) -> bool {
 /// Values of the binary-log variables that change as the server runs
 /// (`None`: not one of them).
 pub(crate) fn live_var(
-    engine: &crate::catalog::engine::Engine,
+    log: &Binlog,
+    txn: &TxnManager,
     name: &str,
 ) -> Option<crate::types::value::Value> {
-    let log = &engine.binlog;
-    let txn = &engine.txn;
     Some(match name {
         "log_bin" => crate::types::value::Value::Int(i64::from(log.enabled())),
         "server_id" => crate::types::value::Value::Int(i64::from(log.server_id())),

@@ -323,7 +323,7 @@ impl Engine {
         match self.globals.load().get(name) {
             Some(v) => Some(v.clone()),
             None if crate::catalog::binlog::is_live(name) => {
-                crate::catalog::binlog::live_var(self, name)
+                crate::catalog::binlog::live_var(&self.binlog, &self.txn, name)
             }
             None => crate::catalog::vars::default_value(name, &self.config).map(|(v, _)| v),
         }

@@ -194,7 +194,7 @@ pub(crate) fn write_update(
         check_unique(txn, table, new, &pk, old)?;
         txn.put(def.id, pk, bytes, old_keys, new_keys);
     }
-    crate::exec::journal::log_update(txn, table, old, new);
+    crate::exec::journal::log_update(txn, table, &|c| old.column(new, c).clone(), new);
     if let Some(scope) = fk {
         foreign::on_parent_update(txn, scope, table, old, new, depth)?;
     }

@@ -22,7 +22,6 @@
 
 use crate::catalog::temporary::is_temporary;
 use crate::catalog::Table;
-use crate::exec::insert::OldRow;
 use crate::types::encoding::{decode_row, encode_row};
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
@@ -102,10 +101,16 @@ pub(crate) fn log_delete(txn: &mut Transaction, table: &Table, row: &[Value]) {
     }
 }
 
-/// Records the update of `old` to `new` in `table`, if the journal is on.
-pub(crate) fn log_update(txn: &mut Transaction, table: &Table, old: OldRow<'_>, new: &[Value]) {
+/// Records the update of a row to `new` in `table`, if the journal is on;
+/// `old(c)` is column `c` of the row before.
+pub(crate) fn log_update(
+    txn: &mut Transaction,
+    table: &Table,
+    old: &dyn Fn(usize) -> Value,
+    new: &[Value],
+) {
     if wanted(txn, table) {
-        let before: Vec<Value> = (0..new.len()).map(|c| old.column(new, c).clone()).collect();
+        let before: Vec<Value> = (0..new.len()).map(old).collect();
         push(
             txn,
             ChangeKind::Update,

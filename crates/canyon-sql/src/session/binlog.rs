@@ -14,7 +14,7 @@ use crate::types::value::Value;
 use crate::types::ExprKind;
 use canyon_common::{Error, Result};
 use canyon_txn::Transaction;
-use sqlparser::ast::Statement;
+use sqlparser::ast::{self, Statement};
 
 /// MySQL's `sql_mode` bits (`sql_mode` in a QUERY event's status).
 const SQL_MODE_BITS: &[(&str, u64)] = &[
@@ -135,6 +135,48 @@ impl Session {
             &self.state.statement_context(),
             text.as_bytes(),
         )
+    }
+}
+
+impl Session {
+    /// Logs `sql` as a statement of its own, when this session logs.
+    pub(super) fn log_text(&self, sql: &str) -> Result<()> {
+        if !self.state.logging() {
+            return Ok(());
+        }
+        crate::binlog::log_statement(
+            &self.state.engine.binlog,
+            &self.state.engine.txn,
+            &self.state.statement_context(),
+            sql.as_bytes(),
+        )
+    }
+
+    /// Logs the CREATE TABLE that re-creates `db`.`t` (SHOW CREATE TABLE's
+    /// text): the first half of a CREATE ... SELECT's record.
+    pub(super) fn log_created_table(&mut self, db: &str, t: &str) -> Result<()> {
+        if !self.state.logging() {
+            return Ok(());
+        }
+        let cat = self.state.engine.catalog();
+        let name = ast::ObjectName::from(vec![ast::Ident::new(db), ast::Ident::new(t)]);
+        let QueryResult::Rows { rows, .. } = self.show_create_table(&cat, &name)? else {
+            return Err(Error::Internal("SHOW CREATE TABLE gave no rows".into()));
+        };
+        let text = rows
+            .first()
+            .and_then(|r| r.get(1))
+            .map(Value::to_display)
+            .ok_or_else(|| Error::Internal("SHOW CREATE TABLE gave no text".into()))?;
+        // SHOW CREATE TABLE names the table alone; the replica may be in
+        // another database.
+        let quote = |n: &str| format!("`{}`", n.replace('`', "``"));
+        let bare = format!("CREATE TABLE {} ", quote(t));
+        let text = match text.strip_prefix(&bare) {
+            Some(rest) => format!("CREATE TABLE {}.{} {rest}", quote(db), quote(t)),
+            None => text,
+        };
+        self.log_text(&text)
     }
 }
 

@@ -84,6 +84,11 @@ impl Session {
         let (Some(q), Some(names)) = (&ct.query, columns) else {
             return Ok(ok(0));
         };
+        if !ct.temporary {
+            // The binary log: the table as created, then (at the commit
+            // below) its rows, as MySQL 8 logs CREATE ... SELECT.
+            self.log_created_table(&db, &t)?;
+        }
         match self.fill_created(&db, &t, &names, q, duplicates) {
             Ok(r) => {
                 if !ct.temporary {
@@ -103,6 +108,13 @@ impl Session {
                 };
                 if let Err(u) = undo {
                     tracing::warn!(table = %t, error = %u, "CREATE ... SELECT not undone");
+                } else if !ct.temporary {
+                    let drop = format!(
+                        "DROP TABLE IF EXISTS `{}`.`{}`",
+                        db.replace('`', "``"),
+                        t.replace('`', "``")
+                    );
+                    self.log_text(&drop)?;
                 }
                 Err(e)
             }

@@ -139,7 +139,7 @@ impl State {
             _ => match self.vars.get(name) {
                 Some(v) => v.clone(),
                 None if crate::catalog::binlog::is_live(name) => {
-                    crate::catalog::binlog::live_var(&self.engine, name)
+                    crate::catalog::binlog::live_var(&self.engine.binlog, &self.engine.txn, name)
                         .expect("is_live names a live variable")
                 }
                 None => vars::default_value(name, &self.engine.config)
