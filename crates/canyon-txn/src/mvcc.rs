@@ -799,7 +799,8 @@ impl Transaction {
         }
     }
 
-    /// Starts the journal (see [`Journal`]) if it is not on: from now on
+    /// Starts the journal (the SQL layer's record of its changes in execution
+    /// order, undone with their statement or savepoint) if it is not on: from now on
     /// [`Transaction::journal_push`] records entries.
     pub fn enable_journal(&mut self) {
         if self.journal.is_none() {

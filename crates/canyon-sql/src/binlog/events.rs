@@ -18,7 +18,7 @@
 //! A transaction is `QUERY BEGIN, (TABLE_MAP | ROWS)*, XID`: one statement as
 //! far as the replica knows, the last rows event carrying STMT_END_F (after
 //! which a replica forgets the table ids). Its rows events follow the
-//! journal's order, split at [`ROWS_EVENT_TARGET`] bytes (MySQL's
+//! journal's order, split at `ROWS_EVENT_TARGET` bytes (MySQL's
 //! `binlog_row_event_max_size`). A standalone statement is one QUERY.
 
 use super::columns::{bin_row, table_columns};

@@ -25,7 +25,7 @@
 //!    crash can lose the record of a DDL that happened — the one window
 //!    MySQL 8's atomic DDL closes and this does not yet.
 //! 4. A replica's COM_BINLOG_DUMP / COM_BINLOG_DUMP_GTID gets a
-//!    [`BinlogReader`]; the server sends what [`Binlog::read`] returns and,
+//!    `BinlogReader` (`crate::catalog::binlog`); the server sends what its `read` returns and,
 //!    when it is empty, waits on `TxnManager::log_changed` (or sends a
 //!    heartbeat). Only visible — durable — records are read, so a replica is
 //!    never ahead of what this server would recover.

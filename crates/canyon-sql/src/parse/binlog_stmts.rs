@@ -17,7 +17,7 @@ pub enum BinlogStatement {
         file: Option<String>,
         /// FROM pos.
         from: Option<u64>,
-        /// LIMIT [offset,] count.
+        /// LIMIT `[offset,] count`.
         offset: u64,
         /// The count, if limited.
         limit: Option<u64>,
