@@ -110,10 +110,30 @@ impl Session {
     /// replica must run (MySQL's row format logs DDL as statements; a
     /// TEMPORARY table's is not logged).
     pub(super) fn log_ddl(&self, parsed: &Parsed, sql: &str, whole_request: bool) -> Result<()> {
-        if !self.state.logging() || !logged_ddl(parsed) {
-            return Ok(());
+        match self.ddl_text(parsed, sql, whole_request)? {
+            Some(text) => crate::binlog::log_statement(
+                &self.state.engine.binlog,
+                &self.state.engine.txn,
+                &self.state.statement_context(),
+                text.as_bytes(),
+            ),
+            None => Ok(()),
         }
-        let text = match (whole_request, parsed) {
+    }
+
+    /// The text the binary log records for `parsed`, if it logs it; checked
+    /// before the statement runs, so that a DDL the log could not record is
+    /// refused (1235) before it takes effect, never after.
+    pub(super) fn ddl_text(
+        &self,
+        parsed: &Parsed,
+        sql: &str,
+        whole_request: bool,
+    ) -> Result<Option<String>> {
+        if !self.state.logging() || !logged_ddl(parsed) {
+            return Ok(None);
+        }
+        Ok(Some(match (whole_request, parsed) {
             (true, _) if !sql.trim().is_empty() => {
                 let t = sql.trim();
                 t.strip_suffix(';').unwrap_or(t).to_string()
@@ -128,13 +148,7 @@ impl Session {
                         .into(),
                 ))
             }
-        };
-        crate::binlog::log_statement(
-            &self.state.engine.binlog,
-            &self.state.engine.txn,
-            &self.state.statement_context(),
-            text.as_bytes(),
-        )
+        }))
     }
 }
 

@@ -30,10 +30,13 @@ impl Session {
         self.state.engine.pin_catalog(&self.pin);
         super::context::set_statement_modes(&self.state);
         self.enter_statement();
-        let r = self.run_inner(parsed, params, sql).and_then(|ok| {
-            self.log_ddl(parsed, sql, self.whole_request)?;
-            Ok(ok)
-        });
+        let r = self
+            .ddl_text(parsed, sql, self.whole_request)
+            .and_then(|_| self.run_inner(parsed, params, sql))
+            .and_then(|ok| {
+                self.log_ddl(parsed, sql, self.whole_request)?;
+                Ok(ok)
+            });
         let r = r.map_err(|e| self.present_error(e, parsed));
         self.leave_statement();
         self.xa_after_statement();
