@@ -320,11 +320,33 @@ fn script_is_deterministic_on_mariadb() {
     assert!(main.len() > 150, "parsed only {} statements", main.len());
     for (name, script) in SCRIPTS {
         let stmts = parse_script(script);
-        check_deterministic(&db, name, script, &stmts);
+        // InnoDB's FULLTEXT relevance depends on its document count, which
+        // for a table re-created right after a DROP DATABASE depends on when
+        // InnoDB's background FTS thread synced the dropped index (one run in
+        // three on this machine counted 8 documents instead of 9). A fresh
+        // server gives the fresh-server numbers every time, so the second run
+        // of that script gets one of its own.
+        let fresh;
+        let second = if *name == "differential_fulltext.sql" {
+            let Some(other) = Mariadb::start() else {
+                return;
+            };
+            fresh = other;
+            &fresh
+        } else {
+            &db
+        };
+        check_deterministic(&db, second, name, script, &stmts);
     }
 }
 
-fn check_deterministic(db: &Mariadb, name: &str, script: &str, stmts: &[Stmt]) {
+fn check_deterministic(
+    db: &Mariadb,
+    second_db: &Mariadb,
+    name: &str,
+    script: &str,
+    stmts: &[Stmt],
+) {
     let first = run_script(db.port(), db.password(), script, stmts);
     assert!(first.stray.is_empty(), "stray output: {:?}", first.stray);
     for (k, s) in stmts.iter().enumerate() {
@@ -344,7 +366,7 @@ fn check_deterministic(db: &Mariadb, name: &str, script: &str, stmts: &[Stmt]) {
             first.per_stmt[k]
         );
     }
-    let second = run_script(db.port(), db.password(), script, stmts);
+    let second = run_script(second_db.port(), second_db.password(), script, stmts);
     let report = compare(stmts, &first, &second);
     assert!(
         report.is_empty(),
