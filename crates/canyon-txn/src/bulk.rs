@@ -447,13 +447,22 @@ impl TxnManager {
             b.delete(Keyspace::Meta, k);
             self.storage.write(b, true)?;
         }
-        // Scratch files of loads of an earlier process (the in-memory
-        // storage's scratch directory is shared by every engine of this one).
-        let me = format!("load-{}-", std::process::id());
+        // Scratch files of loads of a process that has ended. The in-memory
+        // storage's scratch directory is shared by every engine of this
+        // process and by other processes running at the same time (test
+        // binaries in parallel), so a directory is removed only when the
+        // process its name carries is gone: neither this one nor a live one.
         if let Ok(dir) = std::fs::read_dir(self.storage.scratch_dir()) {
             for entry in dir.flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
-                if name.starts_with("load-") && !name.starts_with(&me) {
+                let Some(pid) = name
+                    .strip_prefix("load-")
+                    .and_then(|rest| rest.split('-').next())
+                    .and_then(|pid| pid.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                if pid != std::process::id() && !process_is_alive(pid) {
                     let _ = std::fs::remove_dir_all(entry.path());
                 }
             }
@@ -764,6 +773,15 @@ impl Transaction {
         b.merged = true;
         Ok(b.losers.len() as u64)
     }
+}
+
+
+/// Whether process `pid` still runs (Linux: its /proc entry exists). Where
+/// there is no /proc, every other process counts as ended, which is right for
+/// a durable storage (its scratch directory is its own data directory's).
+fn process_is_alive(pid: u32) -> bool {
+    std::path::Path::new("/proc/self").exists()
+        && std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 #[cfg(test)]
