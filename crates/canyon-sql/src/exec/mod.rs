@@ -2,7 +2,8 @@
 //!
 //! [`select`] runs SELECT plans (the single-table OLTP path and the general
 //! path of joins and subqueries), with `window` (the window step: window
-//! functions over the rows after grouping); [`dml`] (re-exported here) what the writes
+//! functions over the rows after grouping) and `analyze` (what it measures
+//! for EXPLAIN ANALYZE); [`dml`] (re-exported here) what the writes
 //! share, with `read` (consistent and locking reads), `insert` and `update`
 //! (UPDATE, DELETE) beside it, and `multi_dml` (their multi-table forms);
 //! [`foreign`] what FOREIGN KEY constraints check and cascade on each
@@ -18,6 +19,7 @@
 //! `multi_dml` (multi-table UPDATE / DELETE) runs its join through `dml`
 //! and writes its rows with `update`'s, which hands it such plans.
 
+mod analyze;
 pub mod dml;
 pub mod foreign;
 mod fulltext;

@@ -40,6 +40,7 @@
 //! UPDATE`.
 
 use crate::catalog::rows::{decode_table_row_columns, localize_row};
+use crate::exec::analyze::{self, RunClock, StepTimer};
 use crate::exec::dml::{check_writable, row_lock_key};
 use crate::exec::{
     for_each_locked_row_dir, for_each_row, for_each_row_checked, no_row, residual_filter,
@@ -50,6 +51,7 @@ use crate::expr::{
 };
 use crate::plan::access::{KeyRanges, Target};
 use crate::plan::eval_count;
+use crate::plan::profile::{Profile, Slot};
 use crate::plan::select::{select_plan, LockMode, SelectPlan, SourceKind, Step};
 use crate::types::decimal::Decimal;
 use crate::types::encoding::encode_row;
@@ -387,7 +389,30 @@ pub fn run_select(
     ctx: &dyn EvalContext,
     force_lock: bool,
 ) -> Result<QueryResult> {
-    let rows = match (&plan.table, txn) {
+    run_select_with(plan, txn, ctx, force_lock, None)
+}
+
+/// [`run_select`] for EXPLAIN ANALYZE: every block runs on the general path
+/// (whose steps are the nodes EXPLAIN shows), measured into `profile`.
+pub fn run_select_analyzed(
+    plan: &SelectPlan,
+    txn: Option<&mut Transaction>,
+    ctx: &dyn EvalContext,
+    force_lock: bool,
+    profile: &Profile,
+) -> Result<QueryResult> {
+    run_select_with(plan, txn, ctx, force_lock, Some(profile))
+}
+
+fn run_select_with(
+    plan: &SelectPlan,
+    txn: Option<&mut Transaction>,
+    ctx: &dyn EvalContext,
+    force_lock: bool,
+    profile: Option<&Profile>,
+) -> Result<QueryResult> {
+    let single_table = plan.table.as_ref().filter(|_| profile.is_none());
+    let rows = match (single_table, txn) {
         (Some(table), Some(txn)) => {
             let mut col = Collector::new(plan, ctx)?;
             let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
@@ -470,7 +495,7 @@ pub fn run_select(
             ))
         }
         (None, Some(txn)) if plan.lock == LockMode::Locking || force_lock => {
-            run_locking_rounds(plan, txn, ctx, force_lock)?
+            run_locking_rounds(plan, txn, ctx, force_lock, profile)?
         }
         (None, mut txn) => {
             let (rows, nested_lock) = {
@@ -483,14 +508,14 @@ pub fn run_select(
                         ))
                     }
                 };
-                let q = QueryCtx::new(ctx, reader, None);
+                let q = QueryCtx::new(ctx, reader, None, profile);
                 (run_block(plan, &q, &[]), q.state.nested_lock.get())
             };
             match (txn, nested_lock) {
                 // A subquery or derived table with a locking clause of its
                 // own, found as it ran: nothing was locked yet; run again in
                 // rounds.
-                (Some(txn), true) => run_locking_rounds(plan, txn, ctx, false)?,
+                (Some(txn), true) => run_locking_rounds(plan, txn, ctx, false, profile)?,
                 _ => rows?,
             }
         }
@@ -511,8 +536,13 @@ fn run_locking_rounds(
     txn: &mut Transaction,
     ctx: &dyn EvalContext,
     all_blocks: bool,
+    profile: Option<&Profile>,
 ) -> Result<Vec<Vec<Value>>> {
     loop {
+        if let Some(p) = profile {
+            // EXPLAIN ANALYZE shows the round that gives the answer.
+            p.clear();
+        }
         let read = RefCell::new(Vec::new());
         let rows = {
             let (snapshot, current) = txn.reader_pair()?;
@@ -523,7 +553,7 @@ fn run_locking_rounds(
             };
             run_block(
                 plan,
-                &QueryCtx::new(ctx, Some(snapshot), Some(locking)),
+                &QueryCtx::new(ctx, Some(snapshot), Some(locking), profile),
                 &[],
             )?
         };
@@ -645,6 +675,8 @@ struct Collector<'p> {
     /// With window functions: the rows (frames, or groups' first rows with
     /// their aggregates) kept for the window step, projected after it.
     staged: Vec<Staged>,
+    /// For EXPLAIN ANALYZE: where the stages' row counts go.
+    profile: Option<&'p Profile>,
 }
 
 impl<'p> Collector<'p> {
@@ -661,6 +693,7 @@ impl<'p> Collector<'p> {
             sort_anyway: false,
             takes: takeable(plan),
             staged: Vec::new(),
+            profile: None,
         })
     }
 
@@ -792,6 +825,7 @@ impl<'p> Collector<'p> {
                 frame.resize(plan.frame_len.max(outer.len()), Value::Null);
                 self.states.push(AggState::new(plan.group_aggs(), frame));
             }
+            analyze::stage(self.profile, plan, Slot::Groups, self.states.len());
             for (group, st) in self.states.iter().enumerate() {
                 let aggs = st.finish(plan.group_aggs(), ctx, group);
                 let env = Env {
@@ -844,6 +878,7 @@ impl<'p> Collector<'p> {
             }
         }
         let mut out = self.out;
+        analyze::stage(self.profile, plan, Slot::Having, out.len());
         let sort = !plan.order_by.is_empty() && (!plan.order_from_access || self.sort_anyway);
         let order_cmp = |a: &Vec<Value>, b: &Vec<Value>| {
             for &(pos, desc) in &plan.order_by {
@@ -895,6 +930,7 @@ impl<'p> Collector<'p> {
             }
             out = kept;
         }
+        analyze::stage(self.profile, plan, Slot::Distinct, out.len());
         let start = (self.offset as usize).min(out.len());
         let end = match self.limit {
             Some(l) => start.saturating_add(l as usize).min(out.len()),
@@ -954,6 +990,8 @@ struct QueryState<'a> {
     reader: Option<Reader<'a>>,
     /// Set for a locking statement on the general path.
     locking: Option<Locking<'a>>,
+    /// Set for EXPLAIN ANALYZE: where the blocks' measurements go.
+    profile: Option<&'a Profile>,
     /// A block with a locking clause ran without `locking` (a subquery's
     /// own FOR UPDATE in a SELECT that has none): the statement stops and
     /// runs again in locking rounds.
@@ -995,12 +1033,14 @@ impl<'a> QueryCtx<'a> {
         base: &'a dyn EvalContext,
         reader: Option<Reader<'a>>,
         locking: Option<Locking<'a>>,
+        profile: Option<&'a Profile>,
     ) -> QueryCtx<'a> {
         QueryCtx {
             base,
             state: QueryState {
                 reader,
                 locking,
+                profile,
                 nested_lock: std::cell::Cell::new(false),
                 inherited_lock: std::cell::Cell::new(0),
                 cache: RefCell::new(HashMap::new()),
@@ -1054,7 +1094,21 @@ impl SubqueryRunner for QueryState<'_> {
 
 /// Runs one query block over the enclosing frame `outer`.
 fn run_block(plan: &SelectPlan, q: &QueryCtx<'_>, outer: &[Value]) -> Result<Vec<Vec<Value>>> {
+    match q.state.profile {
+        None => run_block_measured(plan, q, outer, None),
+        Some(p) => analyze::block(p, plan, || run_block_measured(plan, q, outer, Some(p))),
+    }
+}
+
+/// [`run_block`], its join steps measured into `profile` when there is one.
+fn run_block_measured(
+    plan: &SelectPlan,
+    q: &QueryCtx<'_>,
+    outer: &[Value],
+    profile: Option<&Profile>,
+) -> Result<Vec<Vec<Value>>> {
     let mut col = Collector::new(plan, q)?;
+    col.profile = profile;
     if plan.order_from_access {
         // A single-table block planned to take its ORDER BY from the access
         // path (a derived table, an operand of a set operation) but run here:
@@ -1080,8 +1134,15 @@ fn run_block(plan: &SelectPlan, q: &QueryCtx<'_>, outer: &[Value]) -> Result<Vec
         None => true,
     };
     if pass {
-        let join = Join { plan, q };
+        let join = Join {
+            plan,
+            q,
+            clock: profile.map(|p| RunClock::new(p, plan)),
+        };
         join.step(0, plan.steps.len(), &mut frame, &mut |f| col.add(f, q))?;
+        if let Some(clock) = join.clock {
+            clock.finish();
+        }
     }
     col.finish(q, &frame[..plan.outer_len])
 }
@@ -1098,6 +1159,8 @@ struct Materialized {
 struct Join<'a, 'q> {
     plan: &'a SelectPlan,
     q: &'a QueryCtx<'q>,
+    /// For EXPLAIN ANALYZE: this run's measurements.
+    clock: Option<RunClock<'a>>,
 }
 
 /// The collation each hash-join key compares under (carried by its probe
@@ -1221,17 +1284,24 @@ impl Join<'_, '_> {
             return Ok(m.clone());
         }
         let src = &self.plan.sources[step.source];
+        let started = std::time::Instant::now();
+        let measured = |rows: &Vec<Vec<Value>>| {
+            let p = self.q.state.profile;
+            analyze::materialized(p, self.plan, k, rows.len(), started.elapsed());
+        };
         let rows = match &src.kind {
             // LATERAL: run again over the sources bound before it; never
             // cached.
             SourceKind::Derived(d) if d.outer_len > 0 => {
                 let rows = self.passing_lock(|| run_block(d, self.q, frame))?;
+                measured(&rows);
                 return Ok(Rc::new(self.materialize(step, rows)));
             }
             SourceKind::Derived(d) => self.passing_lock(|| run_block(d, self.q, &[]))?,
             SourceKind::WorkTable(w) => {
                 let rows = self.q.state.work.borrow().get(&w.id).cloned();
                 let rows = rows.map(|r| r.as_ref().clone()).unwrap_or_default();
+                measured(&rows);
                 // Never cached: the next round holds other rows.
                 return Ok(Rc::new(self.materialize(step, rows)));
             }
@@ -1261,6 +1331,7 @@ impl Join<'_, '_> {
                 rows
             }
         };
+        measured(&rows);
         let m = Rc::new(self.materialize(step, rows));
         self.q.state.mats.borrow_mut().insert(key, m.clone());
         Ok(m)
@@ -1480,8 +1551,16 @@ impl Join<'_, '_> {
             return emit(frame);
         }
         let step = &self.plan.steps[k];
+        let joined = || {
+            if let Some(c) = &self.clock {
+                c.joined(k);
+            }
+        };
         if !step.left {
-            return self.read_step(k, frame, &mut |frame| self.step(k + 1, end, frame, emit));
+            return self.read_step(k, frame, &mut |frame| {
+                joined();
+                self.step(k + 1, end, frame, emit)
+            });
         }
         let g = step.group_end;
         let mut matched = false;
@@ -1498,6 +1577,7 @@ impl Join<'_, '_> {
                         return Ok(true);
                     }
                 }
+                joined();
                 self.step(g, end, frame, emit)
             })
         })?;
@@ -1518,6 +1598,7 @@ impl Join<'_, '_> {
                     return Ok(true);
                 }
             }
+            joined();
             return self.step(g, end, frame, emit);
         }
         Ok(go)
@@ -1535,9 +1616,13 @@ impl Join<'_, '_> {
         let src = &self.plan.sources[step.source];
         let (off, width) = (src.offset, src.width);
         let mut go = true;
+        let timer = self.clock.as_ref().map(|_| StepTimer::start());
         let mut visit = |frame: &mut Vec<Value>| -> Result<bool> {
             // Materialised rows and hash probes loop without reading storage.
             self.q.check_interrupt()?;
+            if let Some(t) = &timer {
+                t.bound();
+            }
             let env = Env {
                 row: frame,
                 aggs: &[],
@@ -1548,7 +1633,13 @@ impl Join<'_, '_> {
                     return Ok(true);
                 }
             }
-            next(frame)
+            match &timer {
+                Some(t) => {
+                    t.passed();
+                    t.downstream(|| next(frame))
+                }
+                None => next(frame),
+            }
         };
         if step.materialize {
             let m = self.materialized(k, step, frame)?;
@@ -1599,6 +1690,9 @@ impl Join<'_, '_> {
                 }
                 visit(frame)
             })?;
+        }
+        if let (Some(clock), Some(t)) = (&self.clock, timer) {
+            t.finish(clock, k);
         }
         Ok(go)
     }

@@ -63,8 +63,10 @@
 //! then FROM, then the other clauses), which matches MySQL's textual numbering
 //! for the usual shapes.
 //!
-//! What this module does not do: EXPLAIN ANALYZE (it would execute) and
-//! FORMAT=JSON are refused with 1235; there is no cost column in the tree form.
+//! EXPLAIN ANALYZE (`explain_tree::analyzed`) is the tree form of a SELECT
+//! that ran, each node annotated with what the executor measured for it
+//! ([`crate::plan::profile`]); the session runs the statement. FORMAT=JSON
+//! is refused with 1235; there is no cost column in the tree form.
 //!
 //! # Files
 //! This file holds the entry point ([`explain`]) and the output forms
@@ -77,7 +79,7 @@
 
 pub use crate::plan::explain_table::traditional;
 use crate::plan::explain_table::traditional_columns;
-pub use crate::plan::explain_tree::tree;
+pub use crate::plan::explain_tree::{analyzed, tree};
 use crate::plan::Plan;
 use crate::types::result::QueryResult;
 use crate::types::value::Value;

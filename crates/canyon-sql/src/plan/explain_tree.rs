@@ -9,6 +9,7 @@ use crate::plan::explain_names::{
     addr, agg_text, conjunction, expr, frame_names, impossible, number, number_dml, subqueries_of,
     table_names, Ids, Names,
 };
+use crate::plan::profile::{Profile, Slot, Stat};
 use crate::plan::select::{SelectPlan, SourceKind, Step};
 use crate::plan::{OnDuplicate, Plan, RowOrder};
 use std::sync::Arc;
@@ -121,9 +122,35 @@ fn access_label(t: &Table, alias: &str, a: &Access, n: &Names<'_>, reverse: bool
 struct TreeBuilder<'a> {
     ids: &'a Ids,
     qualify: bool,
+    /// EXPLAIN ANALYZE: the measurements each node is annotated with.
+    profile: Option<&'a Profile>,
 }
 
 impl TreeBuilder<'_> {
+    /// `node` with MySQL's `(actual time=... rows=... loops=...)` for `stat`
+    /// appended to its label (EXPLAIN ANALYZE only).
+    fn noted(&self, mut node: Node, stat: impl FnOnce(&Profile) -> Stat) -> Node {
+        if let Some(p) = self.profile {
+            node.label.push_str("  ");
+            node.label.push_str(&stat(p).annotation());
+        }
+        node
+    }
+
+    /// [`TreeBuilder::noted`] with one node's own measurements.
+    fn note(&self, node: Node, plan: &SelectPlan, slot: Slot) -> Node {
+        self.noted(node, |p| p.get(plan, slot))
+    }
+
+    /// [`TreeBuilder::noted`] for a stage above the join: the block's runs
+    /// and time, the stage's rows.
+    fn note_stage(&self, node: Node, plan: &SelectPlan, rows: Slot) -> Node {
+        self.noted(node, |p| Stat {
+            rows: p.get(plan, rows).rows,
+            ..p.get(plan, Slot::Block)
+        })
+    }
+
     /// Adds a `Select #N` child for each subquery in `exprs` to `node`.
     fn attach(&self, mut node: Node, exprs: &[&Expr], place: &str, names: &Names<'_>) -> Node {
         let mut subs = Vec::new();
@@ -155,9 +182,11 @@ impl TreeBuilder<'_> {
     }
 
     /// The read of step `k`'s source (before its per-row filter).
-    fn read(&self, plan: &SelectPlan, step: &Step, names: &Names<'_>) -> Node {
+    fn read(&self, plan: &SelectPlan, k: usize, names: &Names<'_>) -> Node {
+        let step = &plan.steps[k];
         let src = &plan.sources[step.source];
-        match &src.kind {
+        let materialized = |node: Node| self.note(node, plan, Slot::Materialized(k));
+        let node = match &src.kind {
             SourceKind::Table(t) => {
                 let reverse = plan.order_from_access && plan.order_by.first().is_some_and(|o| o.1);
                 Node::leaf(access_label(t, &src.name, &step.access, names, reverse))
@@ -165,7 +194,7 @@ impl TreeBuilder<'_> {
             SourceKind::WorkTable(_) => Node::leaf(format!("Scan new records on {}", src.name)),
             SourceKind::Derived(d) => Node::over(
                 format!("Table scan on {}", src.name),
-                Node::over("Materialize".into(), self.block(d, (&[], &[]))),
+                materialized(Node::over("Materialize".into(), self.block(d, (&[], &[])))),
             ),
             SourceKind::SetOp(sp) => {
                 let op = sp.op.name();
@@ -186,14 +215,14 @@ impl TreeBuilder<'_> {
                 };
                 Node::over(
                     format!("Table scan on {}", src.name),
-                    Node {
+                    materialized(Node {
                         label,
                         children: sp
                             .operands
                             .iter()
                             .map(|o| self.block(o, (&[], &[])))
                             .collect(),
-                    },
+                    }),
                 )
             }
             SourceKind::System(sys) => Node::leaf(format!(
@@ -205,7 +234,14 @@ impl TreeBuilder<'_> {
                     _ => "",
                 }
             )),
-        }
+        };
+        // A hash step's source is read once, into its hash table.
+        let slot = if is_hash_step(step) {
+            Slot::Materialized(k)
+        } else {
+            Slot::Read(k)
+        };
+        self.note(node, plan, slot)
     }
 
     fn hash_conditions(&self, plan: &SelectPlan, step: &Step, names: &Names<'_>) -> String {
@@ -228,44 +264,80 @@ impl TreeBuilder<'_> {
             .unwrap_or_default();
         let kind = if step.left { "left" } else { "inner" };
         let node = if k == 0 {
-            let read = self.read(plan, step, names);
+            let read = self.read(plan, k, names);
             let read = if is_hash_step(step) {
-                Node::over(
+                let built = self.note(
+                    Node::over("Hash (built once per statement)".into(), read),
+                    plan,
+                    Slot::Materialized(k),
+                );
+                let probe = Node::over(
                     format!(
                         "Hash lookup on {} {}",
                         plan.sources[step.source].name,
                         self.hash_conditions(plan, step, names)
                     ),
-                    Node::over("Hash (built once per statement)".into(), read),
-                )
+                    built,
+                );
+                self.note(probe, plan, Slot::Read(k))
             } else {
                 read
             };
-            self.filter(read, &res, names)
+            self.filter_noted(read, &res, names, plan, Slot::Filter(k))
         } else {
             let left = self.join(plan, k - 1, names);
             if is_hash_step(step) {
                 let capital = if step.left { "Left" } else { "Inner" };
+                let hash = self.note(
+                    Node::over("Hash".into(), self.read(plan, k, names)),
+                    plan,
+                    Slot::Materialized(k),
+                );
                 let j = Node {
                     label: format!(
                         "{capital} hash join {}",
                         self.hash_conditions(plan, step, names)
                     ),
-                    children: vec![
-                        left,
-                        Node::over("Hash".into(), self.read(plan, step, names)),
-                    ],
+                    children: vec![left, hash],
                 };
-                self.filter(j, &res, names)
+                // The join's rows per run of the block (the probes are its
+                // steps, not its loops).
+                let j = self.note(j, plan, Slot::Join(k));
+                self.filter_noted(j, &res, names, plan, Slot::Join(k))
             } else {
-                let inner = self.filter(self.read(plan, step, names), &res, names);
-                Node {
-                    label: format!("Nested loop {kind} join"),
-                    children: vec![left, inner],
-                }
+                let read = self.read(plan, k, names);
+                let inner = self.filter_noted(read, &res, names, plan, Slot::Filter(k));
+                self.note(
+                    Node {
+                        label: format!("Nested loop {kind} join"),
+                        children: vec![left, inner],
+                    },
+                    plan,
+                    Slot::Join(k),
+                )
             }
         };
-        self.filter(node, &post, names)
+        self.filter_noted(node, &post, names, plan, Slot::Join(k))
+    }
+
+    /// [`TreeBuilder::filter`], the filter node annotated with `slot`.
+    fn filter_noted(
+        &self,
+        node: Node,
+        parts: &[&Expr],
+        names: &Names<'_>,
+        plan: &SelectPlan,
+        slot: Slot,
+    ) -> Node {
+        if parts.is_empty() {
+            return node;
+        }
+        let f = self.note(
+            Node::over(format!("Filter: {}", conjunction(parts, names)), node),
+            plan,
+            slot,
+        );
+        self.attach(f, parts, "condition", names)
     }
 
     /// The tree of one query block (see [`window_steps`] for its window
@@ -278,17 +350,21 @@ impl TreeBuilder<'_> {
             aggs: &plan.aggs,
             ids: self.ids,
         };
+        let last = plan.steps.len().saturating_sub(1);
         let mut node = if plan.sources.is_empty() {
-            Node::leaf("Rows fetched before execution".into())
+            let n = Node::leaf("Rows fetched before execution".into());
+            self.note(n, plan, Slot::Block)
         } else if impossible(plan) {
-            Node::leaf("Zero rows (Impossible WHERE)".into())
+            let n = Node::leaf("Zero rows (Impossible WHERE)".into());
+            self.note_stage(n, plan, Slot::Join(last))
         } else {
-            let j = self.join(plan, plan.steps.len().saturating_sub(1), &names);
+            let j = self.join(plan, last, &names);
             match &plan.pre_filter {
                 Some(pre) => {
                     let parts = pre.conjuncts();
                     let f =
                         Node::over(format!("Filter (once): {}", conjunction(&parts, &names)), j);
+                    let f = self.note_stage(f, plan, Slot::Join(last));
                     self.attach(f, &parts, "condition", &names)
                 }
                 None => j,
@@ -321,14 +397,23 @@ impl TreeBuilder<'_> {
                 .iter()
                 .chain(plan.group_aggs().iter().flat_map(|a| a.exprs()))
                 .collect();
-            node = self.attach(Node::over(label, node), &group_exprs, "group by", &names);
+            let group = self.note_stage(Node::over(label, node), plan, Slot::Groups);
+            node = self.attach(group, &group_exprs, "group by", &names);
         }
         if let Some(h) = &plan.having {
-            node = self.filter(node, &[h], &names);
+            let f = Node::over(format!("Filter: {}", conjunction(&[h], &names)), node);
+            let f = self.note_stage(f, plan, Slot::Having);
+            node = self.attach(f, &[h], "condition", &names);
         }
-        node = window_steps(plan, node, &names);
+        node = window_steps(plan, node, &names, &|n| {
+            self.note_stage(n, plan, Slot::Having)
+        });
         if plan.distinct {
-            node = Node::over("Deduplicate (hash)".into(), node);
+            node = self.note_stage(
+                Node::over("Deduplicate (hash)".into(), node),
+                plan,
+                Slot::Distinct,
+            );
         }
         if !plan.order_by.is_empty() && !plan.order_from_access {
             let keys = plan
@@ -348,7 +433,11 @@ impl TreeBuilder<'_> {
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
-            node = Node::over(format!("Sort: {keys}"), node);
+            node = self.note_stage(
+                Node::over(format!("Sort: {keys}"), node),
+                plan,
+                Slot::Distinct,
+            );
         }
         if let Some(l) = &plan.limit {
             let label = match &plan.offset {
@@ -359,7 +448,7 @@ impl TreeBuilder<'_> {
                 ),
                 None => format!("Limit: {} row(s)", expr(l, &names)),
             };
-            node = Node::over(label, node);
+            node = self.note(Node::over(label, node), plan, Slot::Block);
         }
         let projection: Vec<&Expr> = plan.projection.iter().collect();
         self.attach(node, &projection, "projection", &names)
@@ -390,7 +479,11 @@ fn dml_tree(
         label.push_str(" (chosen again after the subqueries run)");
     }
     let mut node = Node::leaf(label);
-    let b = TreeBuilder { ids, qualify: true };
+    let b = TreeBuilder {
+        ids,
+        qualify: true,
+        profile: None,
+    };
     let res = dml_residual(t, a, filter);
     node = b.filter(node, &res, &names);
     if let RowOrder::Sort(keys) = order {
@@ -430,6 +523,7 @@ pub fn tree(plan: &Plan) -> String {
             let b = TreeBuilder {
                 ids: &ids,
                 qualify: s.table.is_none(),
+                profile: None,
             };
             b.block(s, (&[], &[]))
         }
@@ -447,6 +541,7 @@ pub fn tree(plan: &Plan) -> String {
                     let b = TreeBuilder {
                         ids: &ids,
                         qualify: q.table.is_none(),
+                        profile: None,
                     };
                     Node::over(
                         format!("{verb} {}{ignore}", i.table.def.name),
@@ -479,6 +574,7 @@ pub fn tree(plan: &Plan) -> String {
             let b = TreeBuilder {
                 ids: &ids,
                 qualify: q.table.is_none(),
+                profile: None,
             };
             Node::over(
                 format!("{verb} {} (multi-table)", names.join(", ")),
@@ -524,11 +620,31 @@ pub fn tree(plan: &Plan) -> String {
     out
 }
 
+/// EXPLAIN ANALYZE's tree of a SELECT that ran: [`tree`]'s nodes, each
+/// annotated with what `profile` measured for it.
+pub fn analyzed(plan: &SelectPlan, profile: &Profile) -> String {
+    let mut ids = Ids::new();
+    number(plan, &mut ids);
+    let b = TreeBuilder {
+        ids: &ids,
+        qualify: plan.table.is_none(),
+        profile: Some(profile),
+    };
+    let mut out = String::new();
+    b.block(plan, (&[], &[])).render(0, &mut out);
+    out
+}
+
 /// The window step of a block (`crate::exec::window`), as MySQL 8 shows it:
 /// per sort the calls share, `Window aggregate: calls` over `Sort: keys`
 /// (no sort for a window without PARTITION BY and ORDER BY).
 #[inline(never)]
-fn window_steps(plan: &SelectPlan, mut node: Node, names: &Names<'_>) -> Node {
+fn window_steps(
+    plan: &SelectPlan,
+    mut node: Node,
+    names: &Names<'_>,
+    noted: &dyn Fn(Node) -> Node,
+) -> Node {
     let calls = plan.windows();
     let mut done = vec![false; calls.len()];
     for k in 0..calls.len() {
@@ -561,7 +677,10 @@ fn window_steps(plan: &SelectPlan, mut node: Node, names: &Names<'_>) -> Node {
         if !keys.is_empty() {
             node = Node::over(format!("Sort: {}", keys.join(", ")), node);
         }
-        node = Node::over(format!("Window aggregate: {}", texts.join(", ")), node);
+        node = noted(Node::over(
+            format!("Window aggregate: {}", texts.join(", ")),
+            node,
+        ));
     }
     node
 }

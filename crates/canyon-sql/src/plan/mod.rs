@@ -27,7 +27,8 @@
 //!   forms), with `explain_names` (how expressions and blocks print, block
 //!   ids), `explain_access` (what a table read shows of its access path),
 //!   `explain_table` (the traditional table) and `explain_tree`
-//!   (`FORMAT=TREE`);
+//!   (`FORMAT=TREE`), and [`profile`] (what EXPLAIN ANALYZE measured per
+//!   plan node, filled by the executor);
 //! - [`partition`]: a partitioned table's function bound to its row, row
 //!   placement, and the partitions a WHERE clause leaves (EXPLAIN's
 //!   `partitions`);
@@ -72,6 +73,7 @@ pub mod generated;
 mod join;
 pub mod multi_dml;
 pub mod partition;
+pub mod profile;
 pub mod recursive;
 pub mod select;
 pub mod setop;

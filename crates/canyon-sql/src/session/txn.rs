@@ -273,6 +273,55 @@ impl Session {
         }
     }
 
+    /// Runs a SELECT plan (measured into `profile` for EXPLAIN ANALYZE).
+    /// `serializable_lock`: a SERIALIZABLE transaction's plain SELECTs lock.
+    pub(super) fn run_select_plan(
+        &mut self,
+        s: &crate::plan::select::SelectPlan,
+        params: &[Value],
+        serializable_lock: bool,
+        profile: Option<&crate::plan::profile::Profile>,
+    ) -> Result<QueryResult> {
+        fn run(
+            s: &crate::plan::select::SelectPlan,
+            txn: Option<&mut Transaction>,
+            ctx: &StmtCtx<'_>,
+            force_lock: bool,
+            profile: Option<&crate::plan::profile::Profile>,
+        ) -> Result<QueryResult> {
+            match profile {
+                Some(p) => crate::exec::select::run_select_analyzed(s, txn, ctx, force_lock, p),
+                None => crate::exec::select::run_select(s, txn, ctx, force_lock),
+            }
+        }
+        if !crate::exec::select::needs_transaction(s) {
+            let var_writes = VarWrites::default();
+            let (r, warnings) = {
+                let mut ctx = StmtCtx::new(&self.state, params);
+                ctx.deadline = self.state.select_deadline();
+                ctx.var_writes = Some(&var_writes);
+                let r = run(s, None, &ctx, false, profile);
+                (r, ctx.warnings.into_inner())
+            };
+            // `SELECT @v := ...`.
+            self.state.user_vars.extend(var_writes.into_inner());
+            for (code, msg) in warnings {
+                let (level, code) = crate::expr::eval::warning_level(code);
+                self.state.warnings.push((level, code, msg));
+            }
+            return r;
+        }
+        self.with_txn(params, false, self.state.select_deadline(), |txn, ctx| {
+            // InnoDB: under SERIALIZABLE, plain SELECTs in a multi-statement
+            // transaction are locking reads. (Joins and subqueries read
+            // their snapshot: see docs/architecture/transactions.md.)
+            let force_lock = txn.isolation() == IsolationLevel::Serializable
+                && serializable_lock
+                && s.lock == LockMode::None;
+            run(s, Some(txn), ctx, force_lock, profile)
+        })
+    }
+
     pub(super) fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult> {
         // Table locks (LOCK TABLES, FTWRL): free while nobody holds one.
         self.gate_plan(plan)?;
@@ -281,38 +330,7 @@ impl Session {
         let mut effects = StatementEffects::default();
         let warned = self.state.warnings.len();
         let result = match plan {
-            Plan::Select(s) if !crate::exec::select::needs_transaction(s) => {
-                let var_writes = VarWrites::default();
-                let (r, warnings) = {
-                    let mut ctx = StmtCtx::new(&self.state, params);
-                    ctx.deadline = self.state.select_deadline();
-                    ctx.var_writes = Some(&var_writes);
-                    let r = crate::exec::select::run_select(s, None, &ctx, false);
-                    (r, ctx.warnings.into_inner())
-                };
-                // `SELECT @v := ...`.
-                self.state.user_vars.extend(var_writes.into_inner());
-                for (code, msg) in warnings {
-                    let (level, code) = crate::expr::eval::warning_level(code);
-                    self.state.warnings.push((level, code, msg));
-                }
-                r
-            }
-            Plan::Select(s) => {
-                self.with_txn(params, false, self.state.select_deadline(), |txn, ctx| {
-                    if txn.isolation() == IsolationLevel::Serializable
-                        && serializable_lock
-                        && s.lock == LockMode::None
-                    {
-                        // InnoDB: under SERIALIZABLE, plain SELECTs in a multi-statement
-                        // transaction are locking reads. (Joins and subqueries read
-                        // their snapshot: see docs/architecture/transactions.md.)
-                        crate::exec::select::run_select(s, Some(txn), ctx, true)
-                    } else {
-                        crate::exec::select::run_select(s, Some(txn), ctx, false)
-                    }
-                })
-            }
+            Plan::Select(s) => self.run_select_plan(s, params, serializable_lock, None),
             // Strict mode: the statement fails (and its writes roll back) on
             // a warning the mode makes an error; INSERT IGNORE keeps them
             // warnings.
