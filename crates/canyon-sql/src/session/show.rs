@@ -426,11 +426,14 @@ impl Session {
                 };
                 self.state.check_db(&cat, &db, "SHOW", None)?;
                 let mut rows = Vec::new();
-                if crate::catalog::infoschema::is_info_schema(&db) {
-                    for t in crate::catalog::infoschema::SystemTable::ALL {
+                if crate::catalog::infoschema::is_system_schema(&db) {
+                    for t in crate::catalog::infoschema::system_tables(&db) {
                         if like_match(like, t.name()) {
                             let mut r = vec![Value::Null; 18];
                             r[0] = Value::str(t.name());
+                            if let crate::catalog::infoschema::SystemTable::Perf(_) = t {
+                                r[1] = Value::str("PERFORMANCE_SCHEMA");
+                            }
                             r[2] = Value::Int(10);
                             r[16] = Value::str("");
                             r[17] = Value::str("");
@@ -491,6 +494,8 @@ impl Session {
                 let cat = self.state.engine.catalog();
                 let (name, collation) = if crate::catalog::infoschema::is_info_schema(db) {
                     (crate::catalog::infoschema::NAME, "utf8mb3_general_ci")
+                } else if crate::catalog::perfschema::is_perf_schema(db) {
+                    (crate::catalog::perfschema::NAME, "utf8mb4_0900_ai_ci")
                 } else {
                     let d = cat
                         .databases
@@ -877,11 +882,12 @@ impl Session {
                 // Every account sees information_schema (MySQL lists it first:
                 // it sorts before any name a user is likely to pick).
                 names.push(crate::catalog::infoschema::NAME);
+                names.push(crate::catalog::perfschema::NAME);
                 names.sort_unstable();
                 let rows = names
                     .into_iter()
                     .filter(|d| {
-                        crate::catalog::infoschema::is_info_schema(d)
+                        crate::catalog::infoschema::is_system_schema(d)
                             || account.as_mut().is_some_and(|a| a.can_use_db(d))
                     })
                     .filter(|d| {
@@ -908,16 +914,22 @@ impl Session {
                 // table still): the published catalog, not the session's.
                 let published = self.state.engine.catalog();
                 let cat: &Arc<Catalog> = &published;
-                if crate::catalog::infoschema::is_info_schema(&db) {
+                if crate::catalog::infoschema::is_system_schema(&db) {
                     let pattern = show_like(show_options)?;
-                    let header = format!("Tables_in_{}", crate::catalog::infoschema::NAME);
-                    let rows: Vec<Vec<Value>> = crate::catalog::infoschema::SystemTable::ALL
+                    let tables = crate::catalog::infoschema::system_tables(&db);
+                    let header = format!("Tables_in_{}", tables[0].schema());
+                    let rows: Vec<Vec<Value>> = tables
                         .iter()
                         .filter(|t| like_match(&pattern, t.name()))
                         .map(|t| {
                             let mut r = vec![Value::str(t.name())];
                             if *full {
-                                r.push(Value::str("SYSTEM VIEW"));
+                                r.push(Value::str(match t {
+                                    crate::catalog::infoschema::SystemTable::Perf(_) => {
+                                        "BASE TABLE"
+                                    }
+                                    _ => "SYSTEM VIEW",
+                                }));
                             }
                             r
                         })
