@@ -114,11 +114,18 @@ impl Session {
             host: self.state.host.clone(),
             table: table.trim_matches('`').to_string(),
         };
+        // MySQL's ER_WRONG_PERFSCHEMA_USAGE: a table the account may write
+        // (threads, setup_consumers) written in a way the schema does not take.
+        let wrong_usage = || Error::Sql {
+            code: 1683,
+            sqlstate: *b"HY000",
+            message: "Invalid performance_schema usage.".into(),
+        };
         let perf = &self.state.engine.processes().perf;
         match stmt.as_ref() {
             Statement::Truncate(_) => {
-                if let Some((_, name)) = perf_tables.iter().find(|(t, _)| !t.truncatable()) {
-                    return Err(denied(name));
+                if let Some((t, name)) = perf_tables.iter().find(|(t, _)| !t.truncatable()) {
+                    return Err(if t.updatable() { wrong_usage() } else { denied(name) });
                 }
                 if perf_tables.len() != targets.len() {
                     return Err(Error::Unsupported(
@@ -139,6 +146,11 @@ impl Session {
             }
             Statement::Update(u) if matches!(perf_tables[..], [(PerfTable::SetupConsumers, _)]) => {
                 self.update_consumers(u).map(Some)
+            }
+            // UPDATE threads SET INSTRUMENTED / HISTORY: not taken (every
+            // thread is instrumented).
+            Statement::Update(_) if perf_tables.iter().all(|(t, _)| t.updatable()) => {
+                Err(wrong_usage())
             }
             _ => Err(denied(&perf_tables[0].1)),
         }

@@ -247,12 +247,19 @@ impl PerfSchema {
 
     /// The merged digest rows: `threads`' and the retired ones, the overflow
     /// row last. Each thread's mutex is held while its rows are copied.
+    /// Without `retired`, only the given threads' rows (what an account
+    /// without global privileges may see: its own sessions').
     pub fn summary<'a>(
         &self,
         threads: impl Iterator<Item = &'a Mutex<ThreadStats>>,
+        retired: bool,
     ) -> Vec<DigestStats> {
         let generation = self.generation();
-        let mut all = self.retired.lock().clone();
+        let mut all = if retired {
+            self.retired.lock().clone()
+        } else {
+            HashMap::new()
+        };
         for t in threads {
             let t = t.lock();
             for row in t.rows(generation) {
@@ -323,7 +330,7 @@ mod tests {
         p.statement_end(&a, "SELECT 1", &end(Some("d")));
         p.statement_end(&b, "SELECT 2", &end(Some("d")));
         p.statement_end(&b, "SELECT 3", &end(Some("e")));
-        let rows = p.summary([&a, &b].into_iter());
+        let rows = p.summary([&a, &b].into_iter(), true);
         assert_eq!(rows.len(), 2, "one row per (schema, digest)");
         assert_eq!(rows.iter().map(|r| r.count).sum::<u64>(), 3);
         assert_eq!(
@@ -335,16 +342,16 @@ mod tests {
         // A thread that ends leaves its rows behind.
         p.retire(&b.lock());
         assert_eq!(
-            p.summary([&a].into_iter())
+            p.summary([&a].into_iter(), true)
                 .iter()
                 .map(|r| r.count)
                 .sum::<u64>(),
             3
         );
         p.truncate();
-        assert!(p.summary([&a].into_iter()).is_empty());
+        assert!(p.summary([&a].into_iter(), true).is_empty());
         p.statement_end(&a, "SELECT 4", &end(Some("d")));
-        let rows = p.summary([&a].into_iter());
+        let rows = p.summary([&a].into_iter(), true);
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].count, 1, "the thread cleared its old rows");
     }
@@ -359,11 +366,11 @@ mod tests {
         p.set_consumer("events_statements_current", false);
         assert!(!p.wants_statements());
         p.statement_end(&a, "SELECT 1", &end(None));
-        assert!(p.summary([&a].into_iter()).is_empty());
+        assert!(p.summary([&a].into_iter(), true).is_empty());
         assert!(a.lock().last_event().is_none());
         p.set_consumer("statements_digest", true);
         p.statement_end(&a, "SELECT 1", &end(None));
-        assert_eq!(p.summary([&a].into_iter()).len(), 1);
+        assert_eq!(p.summary([&a].into_iter(), true).len(), 1);
     }
 
     #[test]

@@ -95,6 +95,12 @@ impl PerfTable {
         }
     }
 
+    /// Whether MySQL lets UPDATE write some of its columns (its ACL is
+    /// `PFS_updatable_acl`): other writes there fail with 1683, not 1142.
+    pub fn updatable(self) -> bool {
+        matches!(self, PerfTable::Threads | PerfTable::SetupConsumers)
+    }
+
     /// Whether TRUNCATE TABLE resets it (MySQL: the summary tables).
     pub fn truncatable(self) -> bool {
         matches!(
@@ -365,6 +371,12 @@ fn event_row(thread: u64, e: &StatementEvent) -> Vec<Value> {
 /// The rows of `table`.
 pub fn generate(table: PerfTable, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
     let perf = &g.registry.perf;
+    // MySQL needs SELECT on performance_schema; Canyon shows every thread's
+    // digests and locks to an account with global privileges (PROCESSLIST's
+    // rule) and, to any other, what its own sessions did.
+    let see_all = g
+        .account
+        .is_some_and(|a| a.allows_global(crate::catalog::privileges::Privs::PROCESS));
     // The sessions the account may see (PROCESSLIST's rule), with their entries.
     let visible = || {
         let ids: std::collections::HashSet<u32> = (g.processes)().iter().map(|p| p.id).collect();
@@ -374,8 +386,8 @@ pub fn generate(table: PerfTable, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
     };
     match table {
         PerfTable::EventsStatementsSummaryByDigest => {
-            let procs = g.registry.all();
-            for r in perf.summary(procs.iter().map(|p| &p.perf)) {
+            let procs = if see_all { g.registry.all() } else { visible() };
+            for r in perf.summary(procs.iter().map(|p| &p.perf), see_all) {
                 out.push(digest_row(g, &r));
             }
         }
@@ -467,7 +479,7 @@ pub fn generate(table: PerfTable, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
                 out.push(vec![s(&name), s(&value)]);
             }
         }
-        PerfTable::DataLocks | PerfTable::DataLockWaits => lock_rows(table, g, out),
+        PerfTable::DataLocks | PerfTable::DataLockWaits => lock_rows(table, g, see_all, out),
         PerfTable::SetupConsumers => {
             for (name, _) in CONSUMERS {
                 out.push(vec![
@@ -545,7 +557,7 @@ fn lock_id(txn: u64, key: &[u8]) -> String {
 
 /// The rows of `data_locks` (one per held lock, one per waiter) or
 /// `data_lock_waits` (one per waiter).
-fn lock_rows(table: PerfTable, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
+fn lock_rows(table: PerfTable, g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<Value>>) {
     let mut tables = std::collections::HashMap::new();
     let mut indexes = std::collections::HashMap::new();
     for (db, d) in &g.catalog.databases {
@@ -563,7 +575,14 @@ fn lock_rows(table: PerfTable, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
         .filter_map(|p| p.txn().map(|t| (t, u64::from(p.id))))
         .collect();
     let thread = |txn: u64| threads.get(&txn).map_or(Value::Null, |&id| u(id));
+    let own: std::collections::HashSet<u64> =
+        (g.processes)().iter().map(|p| u64::from(p.id)).collect();
     let mut locks = (g.locks)();
+    if !see_all {
+        // Only the locks the account's own sessions hold or await.
+        let mine = |txn: u64| threads.get(&txn).is_some_and(|id| own.contains(id));
+        locks.retain(|l| mine(l.owner) || l.waiters.iter().any(|w| mine(*w)));
+    }
     locks.sort_by(|a, b| (a.owner, &a.key).cmp(&(b.owner, &b.key)));
     for l in &locks {
         let (db, name, index, data) = describe_key(&l.key, &tables, &indexes);
