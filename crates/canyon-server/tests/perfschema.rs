@@ -86,6 +86,24 @@ fn lock_views_during_a_blocked_update() {
         )
         .scalar();
     assert_eq!(joined.as_deref(), Some("1"));
+    // sys.innodb_lock_waits names both sessions and the waiter's statement.
+    let sys = setup
+        .exec(
+            "SELECT locked_table, locked_index, waiting_pid, waiting_query, blocking_pid, \
+             sql_kill_blocking_connection FROM sys.innodb_lock_waits",
+        )
+        .rows();
+    assert_eq!(
+        sys,
+        vec![vec![
+            Some("`pl`.`t`".into()),
+            Some("PRIMARY".into()),
+            Some(waiter_id.clone()),
+            Some("UPDATE pl.t SET v = 2 WHERE id = 1".into()),
+            Some(holder_id.clone()),
+            Some(format!("KILL {holder_id}")),
+        ]]
+    );
 
     holder.exec("COMMIT");
     let (err, mut waiter) = worker.join().expect("worker thread");

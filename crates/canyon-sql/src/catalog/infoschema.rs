@@ -107,7 +107,9 @@ pub enum SystemTable {
 /// Whether `db` names a system schema: `information_schema` or
 /// `performance_schema`.
 pub fn is_system_schema(db: &str) -> bool {
-    is_info_schema(db) || crate::catalog::perfschema::is_perf_schema(db)
+    is_info_schema(db)
+        || crate::catalog::perfschema::is_perf_schema(db)
+        || crate::catalog::perfschema::is_sys_schema(db)
 }
 
 /// The tables of system schema `db` (empty for any other database), in
@@ -115,13 +117,24 @@ pub fn is_system_schema(db: &str) -> bool {
 pub fn system_tables(db: &str) -> Vec<SystemTable> {
     if is_info_schema(db) {
         SystemTable::ALL.to_vec()
-    } else if crate::catalog::perfschema::is_perf_schema(db) {
-        crate::catalog::perfschema::PerfTable::ALL
+    } else {
+        crate::catalog::perfschema::PerfTable::tables_of(db)
             .iter()
             .map(|t| SystemTable::Perf(*t))
             .collect()
+    }
+}
+
+/// The canonical name of system schema `db` (as SHOW DATABASES spells it).
+pub fn system_schema_name(db: &str) -> Option<&'static str> {
+    if is_info_schema(db) {
+        Some(NAME)
+    } else if crate::catalog::perfschema::is_perf_schema(db) {
+        Some(crate::catalog::perfschema::NAME)
+    } else if crate::catalog::perfschema::is_sys_schema(db) {
+        Some(crate::catalog::perfschema::SYS)
     } else {
-        Vec::new()
+        None
     }
 }
 
@@ -130,10 +143,8 @@ pub fn system_tables(db: &str) -> Vec<SystemTable> {
 pub fn lookup_in(db: &str, name: &str) -> Option<SystemTable> {
     if is_info_schema(db) {
         SystemTable::lookup(name)
-    } else if crate::catalog::perfschema::is_perf_schema(db) {
-        crate::catalog::perfschema::PerfTable::lookup(name).map(SystemTable::Perf)
     } else {
-        None
+        crate::catalog::perfschema::PerfTable::lookup_in(db, name).map(SystemTable::Perf)
     }
 }
 
@@ -521,7 +532,7 @@ impl SystemTable {
     /// The schema the table belongs to.
     pub fn schema(self) -> &'static str {
         match self {
-            SystemTable::Perf(_) => crate::catalog::perfschema::NAME,
+            SystemTable::Perf(t) => t.schema(),
             _ => NAME,
         }
     }
@@ -695,7 +706,11 @@ fn visible_tables<'c>(g: &GenCtx<'c>, p: &Pushed) -> Vec<(&'c str, &'c Arc<Table
 /// matching system tables.
 fn visible_system_tables(p: &Pushed) -> Vec<SystemTable> {
     let mut all = Vec::new();
-    for db in [NAME, crate::catalog::perfschema::NAME] {
+    for db in [
+        NAME,
+        crate::catalog::perfschema::NAME,
+        crate::catalog::perfschema::SYS,
+    ] {
         if p.schemas
             .as_ref()
             .is_none_or(|l| l.iter().any(|d| d.eq_ignore_ascii_case(db)))
@@ -931,7 +946,13 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                 r[0] = s("def");
                 r[1] = s(st.schema());
                 r[2] = s(st.name());
-                if let SystemTable::Perf(_) = st {
+                if let SystemTable::Perf(t) = st {
+                    if t.schema() == crate::catalog::perfschema::SYS {
+                        // sys's objects are views in MySQL.
+                        r[3] = s("VIEW");
+                        out.push(r);
+                        continue;
+                    }
                     // MySQL 8: performance_schema's are tables of their own engine.
                     r[3] = s("BASE TABLE");
                     r[4] = s("PERFORMANCE_SCHEMA");
@@ -1071,7 +1092,11 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
 
 /// The rows of `information_schema.SCHEMATA`.
 fn schemata_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
-    let mut names: Vec<&str> = vec![NAME, crate::catalog::perfschema::NAME];
+    let mut names: Vec<&str> = vec![
+        NAME,
+        crate::catalog::perfschema::NAME,
+        crate::catalog::perfschema::SYS,
+    ];
     names.extend(
         g.catalog
             .databases

@@ -125,7 +125,11 @@ impl Session {
         match stmt.as_ref() {
             Statement::Truncate(_) => {
                 if let Some((t, name)) = perf_tables.iter().find(|(t, _)| !t.truncatable()) {
-                    return Err(if t.updatable() { wrong_usage() } else { denied(name) });
+                    return Err(if t.updatable() {
+                        wrong_usage()
+                    } else {
+                        denied(name)
+                    });
                 }
                 if perf_tables.len() != targets.len() {
                     return Err(Error::Unsupported(

@@ -248,13 +248,8 @@ impl Session {
     /// COM_INIT_DB / USE.
     pub fn use_database(&mut self, db: &str) -> Result<()> {
         let cat = self.state.engine.catalog();
-        if crate::catalog::infoschema::is_system_schema(db) {
+        if let Some(name) = crate::catalog::infoschema::system_schema_name(db) {
             // MySQL keeps the lower-case spelling whatever the client wrote.
-            let name = if crate::catalog::infoschema::is_info_schema(db) {
-                crate::catalog::infoschema::NAME
-            } else {
-                crate::catalog::perfschema::NAME
-            };
             self.state.db = Some(name.to_string());
             self.state.process.set_db(Some(name));
             return Ok(());

@@ -494,8 +494,8 @@ impl Session {
                 let cat = self.state.engine.catalog();
                 let (name, collation) = if crate::catalog::infoschema::is_info_schema(db) {
                     (crate::catalog::infoschema::NAME, "utf8mb3_general_ci")
-                } else if crate::catalog::perfschema::is_perf_schema(db) {
-                    (crate::catalog::perfschema::NAME, "utf8mb4_0900_ai_ci")
+                } else if let Some(name) = crate::catalog::infoschema::system_schema_name(db) {
+                    (name, "utf8mb4_0900_ai_ci")
                 } else {
                     let d = cat
                         .databases
@@ -883,6 +883,7 @@ impl Session {
                 // it sorts before any name a user is likely to pick).
                 names.push(crate::catalog::infoschema::NAME);
                 names.push(crate::catalog::perfschema::NAME);
+                names.push(crate::catalog::perfschema::SYS);
                 names.sort_unstable();
                 let rows = names
                     .into_iter()

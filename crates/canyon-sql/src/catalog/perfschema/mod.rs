@@ -80,6 +80,16 @@ pub fn is_perf_schema(db: &str) -> bool {
     db.eq_ignore_ascii_case(NAME)
 }
 
+/// The `sys` schema's name: its views people use on top of
+/// performance_schema, served as tables of the same generator
+/// ([`PerfTable::SYS`]).
+pub const SYS: &str = "sys";
+
+/// Whether `db` names the `sys` schema (case-sensitive, as a database name).
+pub fn is_sys_schema(db: &str) -> bool {
+    db == SYS
+}
+
 /// `performance_schema_digests_size`'s default.
 pub const DIGESTS_SIZE: usize = 10_000;
 

@@ -34,6 +34,10 @@ pub enum PerfTable {
     DataLocks,
     /// Who waits for whom.
     DataLockWaits,
+    /// `sys.statement_analysis`: the digest summary, formatted, slowest first.
+    SysStatementAnalysis,
+    /// `sys.innodb_lock_waits`: each lock wait with both sessions' statements.
+    SysInnodbLockWaits,
 }
 
 impl PerfTable {
@@ -66,15 +70,48 @@ impl PerfTable {
             PerfTable::SetupConsumers => "setup_consumers",
             PerfTable::DataLocks => "data_locks",
             PerfTable::DataLockWaits => "data_lock_waits",
+            PerfTable::SysStatementAnalysis => "statement_analysis",
+            PerfTable::SysInnodbLockWaits => "innodb_lock_waits",
         }
     }
 
-    /// Looks a table up by name (case-insensitive).
-    pub fn lookup(name: &str) -> Option<PerfTable> {
-        Self::ALL
+    /// The `sys` schema's views served here, in SHOW TABLES order.
+    pub const SYS: [PerfTable; 2] = [
+        PerfTable::SysInnodbLockWaits,
+        PerfTable::SysStatementAnalysis,
+    ];
+
+    /// The tables of `db` (`performance_schema` or `sys`; empty for others).
+    pub fn tables_of(db: &str) -> &'static [PerfTable] {
+        if super::is_perf_schema(db) {
+            &Self::ALL
+        } else if super::is_sys_schema(db) {
+            &Self::SYS
+        } else {
+            &[]
+        }
+    }
+
+    /// Looks table `name` of `db` up (case-insensitive).
+    pub fn lookup_in(db: &str, name: &str) -> Option<PerfTable> {
+        Self::tables_of(db)
             .iter()
             .copied()
             .find(|t| t.name().eq_ignore_ascii_case(name))
+    }
+
+    /// Looks a performance_schema table up by name (case-insensitive).
+    pub fn lookup(name: &str) -> Option<PerfTable> {
+        Self::lookup_in(super::NAME, name)
+    }
+
+    /// The schema the table is in.
+    pub fn schema(self) -> &'static str {
+        if Self::SYS.contains(&self) {
+            super::SYS
+        } else {
+            super::NAME
+        }
     }
 
     /// Column names and kinds.
@@ -92,6 +129,8 @@ impl PerfTable {
             PerfTable::SetupConsumers => SETUP_CONSUMERS,
             PerfTable::DataLocks => DATA_LOCKS,
             PerfTable::DataLockWaits => DATA_LOCK_WAITS,
+            PerfTable::SysStatementAnalysis => STATEMENT_ANALYSIS,
+            PerfTable::SysInnodbLockWaits => INNODB_LOCK_WAITS,
         }
     }
 
@@ -132,6 +171,68 @@ const DATA_LOCKS: &[(&str, ExprKind)] = &[
     ("LOCK_MODE", S),
     ("LOCK_STATUS", S),
     ("LOCK_DATA", S),
+];
+
+const STATEMENT_ANALYSIS: &[(&str, ExprKind)] = &[
+    ("query", S),
+    ("db", S),
+    ("full_scan", S),
+    ("exec_count", U),
+    ("err_count", U),
+    ("warn_count", U),
+    ("total_latency", S),
+    ("max_latency", S),
+    ("avg_latency", S),
+    ("lock_latency", S),
+    ("cpu_latency", S),
+    ("rows_sent", U),
+    ("rows_sent_avg", U),
+    ("rows_examined", U),
+    ("rows_examined_avg", U),
+    ("rows_affected", U),
+    ("rows_affected_avg", U),
+    ("tmp_tables", U),
+    ("tmp_disk_tables", U),
+    ("rows_sorted", U),
+    ("sort_merge_passes", U),
+    ("max_controlled_memory", S),
+    ("max_total_memory", S),
+    ("digest", S),
+    ("first_seen", D),
+    ("last_seen", D),
+];
+
+const INNODB_LOCK_WAITS: &[(&str, ExprKind)] = &[
+    ("wait_started", D),
+    ("wait_age", S),
+    ("wait_age_secs", U),
+    ("locked_table", S),
+    ("locked_table_schema", S),
+    ("locked_table_name", S),
+    ("locked_table_partition", S),
+    ("locked_table_subpartition", S),
+    ("locked_index", S),
+    ("locked_type", S),
+    ("waiting_trx_id", U),
+    ("waiting_trx_started", D),
+    ("waiting_trx_age", S),
+    ("waiting_trx_rows_locked", U),
+    ("waiting_trx_rows_modified", U),
+    ("waiting_pid", U),
+    ("waiting_query", S),
+    ("waiting_lock_id", S),
+    ("waiting_lock_mode", S),
+    ("blocking_trx_id", U),
+    ("blocking_pid", U),
+    ("blocking_query", S),
+    ("blocking_lock_id", S),
+    ("blocking_lock_mode", S),
+    ("blocking_trx_started", D),
+    ("blocking_trx_age", S),
+    ("blocking_trx_rows_locked", U),
+    ("blocking_trx_rows_modified", U),
+    ("sql_kill_blocking_query", S),
+    ("sql_kill_blocking_connection", S),
 ];
 
 const DATA_LOCK_WAITS: &[(&str, ExprKind)] = &[
@@ -479,7 +580,17 @@ pub fn generate(table: PerfTable, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
                 out.push(vec![s(&name), s(&value)]);
             }
         }
-        PerfTable::DataLocks | PerfTable::DataLockWaits => lock_rows(table, g, see_all, out),
+        PerfTable::DataLocks | PerfTable::DataLockWaits | PerfTable::SysInnodbLockWaits => {
+            lock_rows(table, g, see_all, out)
+        }
+        PerfTable::SysStatementAnalysis => {
+            let procs = if see_all { g.registry.all() } else { visible() };
+            let mut rows = perf.summary(procs.iter().map(|p| &p.perf), see_all);
+            rows.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns));
+            for r in &rows {
+                out.push(statement_analysis_row(g, r));
+            }
+        }
         PerfTable::SetupConsumers => {
             for (name, _) in CONSUMERS {
                 out.push(vec![
@@ -575,8 +686,13 @@ fn lock_rows(table: PerfTable, g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<
         .filter_map(|p| p.txn().map(|t| (t, u64::from(p.id))))
         .collect();
     let thread = |txn: u64| threads.get(&txn).map_or(Value::Null, |&id| u(id));
-    let own: std::collections::HashSet<u64> =
-        (g.processes)().iter().map(|p| u64::from(p.id)).collect();
+    let listed = (g.processes)();
+    let own: std::collections::HashSet<u64> = listed.iter().map(|p| u64::from(p.id)).collect();
+    // Each listed session's running statement (sys.innodb_lock_waits' *_query).
+    let queries: std::collections::HashMap<u64, Option<String>> = listed
+        .into_iter()
+        .map(|p| (u64::from(p.id), p.running.then_some(p.info)))
+        .collect();
     let mut locks = (g.locks)();
     if !see_all {
         // Only the locks the account's own sessions hold or await.
@@ -606,6 +722,53 @@ fn lock_rows(table: PerfTable, g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<
             ]
         };
         match table {
+            PerfTable::SysInnodbLockWaits => {
+                let q = |txn: u64| {
+                    threads
+                        .get(&txn)
+                        .and_then(|id| queries.get(id))
+                        .map_or(Value::Null, |q| q.as_deref().map_or(Value::Null, s))
+                };
+                let locked_table = match (&db, &name) {
+                    (Value::Null, _) | (_, Value::Null) => Value::Null,
+                    (d, n) => s(&format!("`{}`.`{}`", d.to_display(), n.to_display())),
+                };
+                for w in &l.waiters {
+                    let blocking = threads.get(&l.owner);
+                    out.push(vec![
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        locked_table.clone(),
+                        db.clone(),
+                        name.clone(),
+                        Value::Null,
+                        Value::Null,
+                        index.clone(),
+                        s("RECORD"),
+                        u(*w),
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        thread(*w),
+                        q(*w),
+                        s(&lock_id(*w, &l.key)),
+                        s("X,REC_NOT_GAP"),
+                        u(l.owner),
+                        thread(l.owner),
+                        q(l.owner),
+                        s(&lock_id(l.owner, &l.key)),
+                        s("X,REC_NOT_GAP"),
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
+                        blocking.map_or(Value::Null, |id| s(&format!("KILL QUERY {id}"))),
+                        blocking.map_or(Value::Null, |id| s(&format!("KILL {id}"))),
+                    ]);
+                }
+            }
             PerfTable::DataLocks => {
                 out.push(row(l.owner, "GRANTED"));
                 out.extend(l.waiters.iter().map(|w| row(*w, "WAITING")));
@@ -628,5 +791,98 @@ fn lock_rows(table: PerfTable, g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<
                 }
             }
         }
+    }
+}
+
+/// sys's `format_pico_time()` (MySQL 8's FORMAT_PICO_TIME): `1.23 ms`.
+pub fn format_pico_time(ps: u64) -> String {
+    let v = ps as f64;
+    let (n, unit) = if ps < 1_000 {
+        return format!("{ps} ps");
+    } else if v < 1e6 {
+        (v / 1e3, "ns")
+    } else if v < 1e9 {
+        (v / 1e6, "us")
+    } else if v < 1e12 {
+        (v / 1e9, "ms")
+    } else if v < 60e12 {
+        (v / 1e12, "s")
+    } else if v < 3600e12 {
+        (v / 60e12, "min")
+    } else if v < 86400e12 {
+        (v / 3600e12, "h")
+    } else {
+        (v / 86400e12, "d")
+    };
+    format!("{n:.2} {unit}")
+}
+
+/// sys's `format_statement()`: a digest text longer than
+/// `statement_truncate_len` (64) keeps its first and last 30 characters.
+fn format_statement(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= 64 {
+        return text.to_string();
+    }
+    let head: String = chars[..30].iter().collect();
+    let tail: String = chars[chars.len() - 30..].iter().collect();
+    format!("{head} ... {tail}")
+}
+
+/// A row of `sys.statement_analysis`.
+fn statement_analysis_row(g: &GenCtx<'_>, r: &DigestStats) -> Vec<Value> {
+    let avg = |sum: u64| u(((sum as f64) / (r.count.max(1) as f64)).round() as u64);
+    let ps = |ns: u64| s(&format_pico_time(ns.saturating_mul(1000)));
+    vec![
+        r.digest
+            .as_ref()
+            .map_or(Value::Null, |d| s(&format_statement(&d.text))),
+        opt(r.schema.as_deref()),
+        // full_scan: SUM_NO_INDEX_USED / SUM_NO_GOOD_INDEX_USED are not measured.
+        s(""),
+        u(r.count),
+        u(r.errors),
+        u(r.warnings),
+        ps(r.sum_ns),
+        ps(r.max_ns),
+        ps(r.sum_ns.checked_div(r.count).unwrap_or(0)),
+        ps(0),
+        ps(0),
+        u(r.rows_sent),
+        avg(r.rows_sent),
+        u(r.rows_examined),
+        avg(r.rows_examined),
+        u(r.rows_affected),
+        avg(r.rows_affected),
+        u(0),
+        u(0),
+        u(0),
+        u(0),
+        s("0 bytes"),
+        s("0 bytes"),
+        r.digest.as_ref().map_or(Value::Null, |d| s(&d.hex())),
+        seen(g, r.first_seen_us),
+        seen(g, r.last_seen_us),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pico_time_as_sys_formats_it() {
+        assert_eq!(format_pico_time(999), "999 ps");
+        assert_eq!(format_pico_time(1_234_000), "1.23 us");
+        assert_eq!(format_pico_time(45_670_000_000), "45.67 ms");
+        assert_eq!(format_pico_time(90_000_000_000_000), "1.50 min");
+    }
+
+    #[test]
+    fn long_statements_keep_both_ends() {
+        let t = format!("SELECT {} FROM `t`", "`a` , ".repeat(20));
+        let f = format_statement(&t);
+        assert_eq!(f.chars().count(), 65);
+        assert!(f.starts_with("SELECT `a`") && f.ends_with("FROM `t`") && f.contains(" ... "));
     }
 }
