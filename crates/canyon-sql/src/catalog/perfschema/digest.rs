@@ -673,7 +673,14 @@ pub fn digest_text(sql: &str) -> String {
         }
         if b == b'`' {
             let end = skip_quoted(s, i);
-            let inner = &sql[i + 1..end.saturating_sub(1).max(i + 1)];
+            // Without its closing quote (a statement that will not parse) the
+            // name runs to the end.
+            let close = if end <= s.len() && s[end - 1] == b'`' && end > i + 1 {
+                end - 1
+            } else {
+                end
+            };
+            let inner = &sql[i + 1..close];
             st.0.push(Tok::Ident(inner.replace("``", "`")));
             i = end;
             continue;
@@ -876,6 +883,27 @@ mod tests {
         assert_eq!(a, b);
         assert_eq!(a.hex().len(), 64);
         assert_ne!(a.hash, digest("SELECT c FROM u WHERE id = 1").hash);
+    }
+
+    #[test]
+    fn any_text_digests_without_panicking() {
+        for sql in [
+            "SELECT `é",
+            "SELECT 'é",
+            "`",
+            "'",
+            "@'é",
+            "/*",
+            "/*!",
+            "x'",
+            "é",
+            "SELECT 1e",
+            "-- é",
+            "\u{0}",
+        ] {
+            let _ = digest(sql);
+        }
+        assert_eq!(digest_text("SELECT `é"), "SELECT `é`");
     }
 
     #[test]

@@ -586,7 +586,7 @@ pub fn generate(table: PerfTable, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
         PerfTable::SysStatementAnalysis => {
             let procs = if see_all { g.registry.all() } else { visible() };
             let mut rows = perf.summary(procs.iter().map(|p| &p.perf), see_all);
-            rows.sort_by(|a, b| b.sum_ns.cmp(&a.sum_ns));
+            rows.sort_by_key(|r| std::cmp::Reverse(r.sum_ns));
             for r in &rows {
                 out.push(statement_analysis_row(g, r));
             }
