@@ -112,6 +112,36 @@ impl Session {
             return Ok(r);
         }
         let (db, t) = self.split_name(name)?;
+        if crate::catalog::infoschema::is_system_schema(&db) {
+            // A system table: its columns as information_schema.COLUMNS
+            // describes them.
+            let st = crate::catalog::infoschema::lookup_in(&db, &t).ok_or_else(|| {
+                Error::UnknownTable {
+                    db: db.clone(),
+                    table: t.clone(),
+                }
+            })?;
+            let rows = st
+                .columns()
+                .iter()
+                .map(|(c, kind)| {
+                    let ty = match kind {
+                        crate::types::ExprKind::UInt => "bigint unsigned",
+                        crate::types::ExprKind::Int => "bigint",
+                        crate::types::ExprKind::DateTime => "datetime",
+                        _ => "varchar(64)",
+                    };
+                    let row = [*c, ty, "YES", ""];
+                    let mut r: Vec<Value> = row.iter().map(|x| Value::str(x)).collect();
+                    r.extend([Value::Null, Value::str("")]);
+                    r
+                })
+                .collect();
+            return Ok(text_rows(
+                &["Field", "Type", "Null", "Key", "Default", "Extra"],
+                rows,
+            ));
+        }
         self.state.check_db(cat, &db, "SELECT", Some(&t))?;
         let table = cat.table(&db, &t).ok_or_else(|| Error::UnknownTable {
             db: db.clone(),
