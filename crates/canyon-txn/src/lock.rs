@@ -469,6 +469,41 @@ mod tests {
     }
 
     #[test]
+    fn snapshot_lists_owners_and_waiters_in_line() {
+        let t = LockTable::new();
+        t.acquire(1, b"k", LONG, None, None).unwrap();
+        t.acquire(3, b"m", LONG, None, None).unwrap();
+        let Queued::Waiting(w2) = t.enqueue(2, b"k").unwrap() else {
+            panic!("k is taken");
+        };
+        let Queued::Waiting(w4) = t.enqueue(4, b"k").unwrap() else {
+            panic!("k is taken");
+        };
+        let mut s = t.snapshot();
+        s.sort_by(|a, b| a.key.cmp(&b.key));
+        assert_eq!(
+            s,
+            vec![
+                HeldLock {
+                    key: b"k".to_vec(),
+                    owner: 1,
+                    waiters: vec![2, 4]
+                },
+                HeldLock {
+                    key: b"m".to_vec(),
+                    owner: 3,
+                    waiters: vec![]
+                },
+            ]
+        );
+        t.withdraw(2, b"k", &w2);
+        t.withdraw(4, b"k", &w4);
+        t.release(1, b"k");
+        t.release(3, b"m");
+        assert!(t.snapshot().is_empty());
+    }
+
+    #[test]
     fn fifo_hand_over() {
         let t = Arc::new(LockTable::new());
         t.acquire(1, b"k", LONG, None, None).unwrap();
