@@ -64,7 +64,7 @@ pub use commit::Committing;
 pub use gc::GcStats;
 pub use history::HistoryStats;
 pub use keys::LAST_TS_KEY;
-pub use lock::{LockStats, LockWait};
+pub use lock::{HeldLock, LockStats, LockWait};
 pub use mvcc::{Transaction, TxnManager, TxnSession};
 pub use row_cache::RowCacheStats;
 pub use scan::Reader;

@@ -493,6 +493,12 @@ impl TxnManager {
         self.history.stats()
     }
 
+    /// The locks held now and who waits for each (lock.rs;
+    /// `performance_schema.data_locks`).
+    pub fn lock_snapshot(&self) -> Vec<crate::HeldLock> {
+        self.locks.snapshot()
+    }
+
     /// Row lock waits so far (lock.rs; SHOW STATUS's `Innodb_row_lock_*`).
     pub fn lock_stats(&self) -> crate::LockStats {
         self.locks.stats()

@@ -99,6 +99,53 @@ pub enum SystemTable {
     GlobalStatus,
     /// SESSION_STATUS: SHOW SESSION STATUS as a table.
     SessionStatus,
+    /// A table of `performance_schema` (`crate::catalog::perfschema`), read
+    /// through the same machinery.
+    Perf(crate::catalog::perfschema::PerfTable),
+}
+
+/// Whether `db` names a system schema: `information_schema` or
+/// `performance_schema`.
+pub fn is_system_schema(db: &str) -> bool {
+    is_info_schema(db)
+        || crate::catalog::perfschema::is_perf_schema(db)
+        || crate::catalog::perfschema::is_sys_schema(db)
+}
+
+/// The tables of system schema `db` (empty for any other database), in
+/// SHOW TABLES order.
+pub fn system_tables(db: &str) -> Vec<SystemTable> {
+    if is_info_schema(db) {
+        SystemTable::ALL.to_vec()
+    } else {
+        crate::catalog::perfschema::PerfTable::tables_of(db)
+            .iter()
+            .map(|t| SystemTable::Perf(*t))
+            .collect()
+    }
+}
+
+/// The canonical name of system schema `db` (as SHOW DATABASES spells it).
+pub fn system_schema_name(db: &str) -> Option<&'static str> {
+    if is_info_schema(db) {
+        Some(NAME)
+    } else if crate::catalog::perfschema::is_perf_schema(db) {
+        Some(crate::catalog::perfschema::NAME)
+    } else if crate::catalog::perfschema::is_sys_schema(db) {
+        Some(crate::catalog::perfschema::SYS)
+    } else {
+        None
+    }
+}
+
+/// The table `name` of system schema `db` (`None`: `db` has no such table,
+/// or is no system schema).
+pub fn lookup_in(db: &str, name: &str) -> Option<SystemTable> {
+    if is_info_schema(db) {
+        SystemTable::lookup(name)
+    } else {
+        crate::catalog::perfschema::PerfTable::lookup_in(db, name).map(SystemTable::Perf)
+    }
 }
 
 use ExprKind::{DateTime as D, Int as I, String as S, UInt as U};
@@ -478,6 +525,15 @@ impl SystemTable {
             SystemTable::SessionVariables => "SESSION_VARIABLES",
             SystemTable::GlobalStatus => "GLOBAL_STATUS",
             SystemTable::SessionStatus => "SESSION_STATUS",
+            SystemTable::Perf(t) => t.name(),
+        }
+    }
+
+    /// The schema the table belongs to.
+    pub fn schema(self) -> &'static str {
+        match self {
+            SystemTable::Perf(t) => t.schema(),
+            _ => NAME,
         }
     }
 
@@ -515,6 +571,7 @@ impl SystemTable {
             | SystemTable::SessionVariables
             | SystemTable::GlobalStatus
             | SystemTable::SessionStatus => NAME_VALUE,
+            SystemTable::Perf(t) => t.columns(),
         }
     }
 
@@ -570,6 +627,10 @@ pub struct GenCtx<'a> {
     /// The account (privilege filter); `None` sees nothing but
     /// `information_schema`.
     pub account: Option<&'a UserDef>,
+    /// The row locks held and awaited now (performance_schema.data_locks).
+    pub locks: &'a dyn Fn() -> Vec<canyon_txn::HeldLock>,
+    /// The process registry (performance_schema's per-thread statistics).
+    pub registry: &'a crate::catalog::procs::ProcessList,
     /// The sessions PROCESSLIST may show (already filtered by privilege).
     pub processes: &'a dyn Fn() -> Vec<ProcessRow>,
     /// The (name, value) pairs of the system variables (`true`: global
@@ -644,15 +705,20 @@ fn visible_tables<'c>(g: &GenCtx<'c>, p: &Pushed) -> Vec<(&'c str, &'c Arc<Table
 /// Whether `information_schema`'s own tables pass the pushed filters; the
 /// matching system tables.
 fn visible_system_tables(p: &Pushed) -> Vec<SystemTable> {
-    if p.schemas
-        .as_ref()
-        .is_some_and(|l| !l.iter().any(|d| is_info_schema(d)))
-    {
-        return Vec::new();
+    let mut all = Vec::new();
+    for db in [
+        NAME,
+        crate::catalog::perfschema::NAME,
+        crate::catalog::perfschema::SYS,
+    ] {
+        if p.schemas
+            .as_ref()
+            .is_none_or(|l| l.iter().any(|d| d.eq_ignore_ascii_case(db)))
+        {
+            all.extend(system_tables(db));
+        }
     }
-    SystemTable::ALL
-        .iter()
-        .copied()
+    all.into_iter()
         .filter(|t| {
             p.names
                 .as_ref()
@@ -878,9 +944,23 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
             for st in visible_system_tables(p) {
                 let mut r = vec![Value::Null; TABLES.len()];
                 r[0] = s("def");
-                r[1] = s(NAME);
+                r[1] = s(st.schema());
                 r[2] = s(st.name());
-                r[3] = s("SYSTEM VIEW");
+                if let SystemTable::Perf(t) = st {
+                    if t.schema() == crate::catalog::perfschema::SYS {
+                        // sys's objects are views in MySQL.
+                        r[3] = s("VIEW");
+                        out.push(r);
+                        continue;
+                    }
+                    // MySQL 8: performance_schema's are tables of their own engine.
+                    r[3] = s("BASE TABLE");
+                    r[4] = s("PERFORMANCE_SCHEMA");
+                    r[6] = s("Fixed");
+                    r[17] = s("utf8mb4_0900_ai_ci");
+                } else {
+                    r[3] = s("SYSTEM VIEW");
+                }
                 r[5] = Value::Int(10);
                 r[19] = s("");
                 r[20] = s("");
@@ -1000,6 +1080,7 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
         SystemTable::Routines => crate::catalog::routines::routine_rows(g, &mut out),
         SystemTable::Triggers => crate::catalog::routines::trigger_rows(g, &mut out),
         SystemTable::Events | SystemTable::Files => {}
+        SystemTable::Perf(t) => crate::catalog::perfschema::tables::generate(t, g, &mut out),
     }
     debug_assert!(
         out.iter().all(|r| r.len() == table.columns().len()),
@@ -1011,7 +1092,11 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
 
 /// The rows of `information_schema.SCHEMATA`.
 fn schemata_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
-    let mut names: Vec<&str> = vec![NAME];
+    let mut names: Vec<&str> = vec![
+        NAME,
+        crate::catalog::perfschema::NAME,
+        crate::catalog::perfschema::SYS,
+    ];
     names.extend(
         g.catalog
             .databases
@@ -1055,7 +1140,7 @@ fn columns_rows(p: &Pushed, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
             let is_str = dt == "varchar";
             out.push(vec![
                 s("def"),
-                s(NAME),
+                s(st.schema()),
                 s(st.name()),
                 s(c),
                 u(i as u64 + 1),

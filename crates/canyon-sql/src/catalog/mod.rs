@@ -14,7 +14,8 @@
 //! - [`partition`]: partitioned tables' definitions and row placement
 //!   (its essay: why partitions are logical, not keyspaces);
 //! - [`infoschema`]: the `information_schema` tables, generated from a
-//!   snapshot;
+//!   snapshot; [`perfschema`]: `performance_schema`'s statement digests
+//!   and events, kept per thread;
 //! - [`engine`]: the instance itself — storage, the transaction manager, the
 //!   published catalog, the process registry ([`procs`]) and status counters
 //!   ([`status`]), the statement-memory budget ([`budget`]) — configured by
@@ -45,6 +46,7 @@ pub mod config;
 pub mod engine;
 pub mod infoschema;
 pub mod partition;
+pub mod perfschema;
 pub mod privileges;
 pub mod procs;
 pub mod routines;

@@ -83,6 +83,14 @@ pub struct Process {
     kill: Arc<AtomicU32>,
     info: Mutex<ProcInfo>,
     hook: Mutex<Option<KillHook>>,
+    /// The session's performance_schema statistics (taken by the session at
+    /// statement end and by readers of performance_schema: see
+    /// `crate::catalog::perfschema`).
+    pub perf: Mutex<crate::catalog::perfschema::ThreadStats>,
+    /// The id of the session's transaction as of its last request end (0:
+    /// none), for `performance_schema.data_locks`' THREAD_ID. Written by
+    /// the session alone, with a relaxed store.
+    txn_id: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Process {
@@ -129,6 +137,30 @@ impl Process {
         i.query.clear();
     }
 
+    /// Records the end of the running statement in performance_schema (its
+    /// text is the one `begin_statement` showed), before `end_statement`.
+    pub(crate) fn record_statement(
+        &self,
+        perf: &crate::catalog::perfschema::PerfSchema,
+        e: &crate::catalog::perfschema::StatementEnd<'_>,
+    ) {
+        // Lock order: `info`, then `perf` (readers never hold `perf` while
+        // they take `info`).
+        let i = self.info.lock();
+        perf.statement_end(&self.perf, &i.query, e);
+    }
+
+    /// Publishes the session's transaction id (`None`: no transaction, or
+    /// one that has taken no lock yet).
+    pub(crate) fn set_txn(&self, id: Option<u64>) {
+        self.txn_id.store(id.unwrap_or(0), Ordering::Relaxed);
+    }
+
+    /// The transaction id the session published last.
+    pub fn txn(&self) -> Option<u64> {
+        Some(self.txn_id.load(Ordering::Relaxed)).filter(|&id| id != 0)
+    }
+
     /// Records the current database.
     pub(crate) fn set_db(&self, db: Option<&str>) {
         self.info.lock().db = db.map(str::to_string);
@@ -168,12 +200,16 @@ impl Process {
 /// The registry of live sessions. See the module doc.
 pub struct ProcessList {
     shards: Box<[Mutex<HashMap<u32, Vec<Arc<Process>>>>]>,
+    /// performance_schema's instance-wide state; its per-thread part is
+    /// in each [`Process`].
+    pub perf: crate::catalog::perfschema::PerfSchema,
 }
 
 impl Default for ProcessList {
     fn default() -> Self {
         ProcessList {
             shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            perf: Default::default(),
         }
     }
 }
@@ -199,6 +235,8 @@ impl ProcessList {
                 counts: Default::default(),
             }),
             hook: Mutex::new(None),
+            perf: Mutex::default(),
+            txn_id: Default::default(),
         });
         self.shard(id).lock().entry(id).or_default().push(p.clone());
         p
@@ -206,6 +244,8 @@ impl ProcessList {
 
     /// Removes a session's entry (when the session is dropped).
     pub(crate) fn deregister(&self, p: &Arc<Process>) {
+        // Its digest rows outlive the connection, as in MySQL.
+        self.perf.retire(&p.perf.lock());
         let mut shard = self.shard(p.id).lock();
         if let Some(list) = shard.get_mut(&p.id) {
             list.retain(|q| !Arc::ptr_eq(q, p));

@@ -432,13 +432,13 @@ impl<'a> PlanContext<'a> {
             [d, t] => (*d, *t),
             _ => return Ok(None),
         };
-        if !crate::catalog::infoschema::is_info_schema(db) {
+        if !crate::catalog::infoschema::is_system_schema(db) {
             return Ok(None);
         }
-        match crate::catalog::infoschema::SystemTable::lookup(table) {
+        match crate::catalog::infoschema::lookup_in(db, table) {
             Some(t) => Ok(Some((t, table.to_string()))),
             None => Err(Error::UnknownTable {
-                db: crate::catalog::infoschema::NAME.to_string(),
+                db: db.to_ascii_lowercase(),
                 table: table.to_string(),
             }),
         }
@@ -459,11 +459,11 @@ impl<'a> PlanContext<'a> {
             [d, t] => (*d, *t),
             _ => return Err(Error::Syntax(name.to_string())),
         };
-        if crate::catalog::infoschema::is_info_schema(db) {
+        if crate::catalog::infoschema::is_system_schema(db) {
             return Err(Error::DbAccessDenied {
                 user: String::new(),
                 host: String::new(),
-                db: crate::catalog::infoschema::NAME.to_string(),
+                db: db.to_ascii_lowercase(),
             });
         }
         if !self.catalog.databases.contains_key(db) {

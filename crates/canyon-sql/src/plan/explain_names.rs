@@ -67,7 +67,7 @@ pub(super) fn frame_names(
                 SourceKind::SetOp(sp) => ("", sp.columns.get(i).map(|c| c.name.clone())),
                 SourceKind::WorkTable(w) => ("", w.columns.get(i).cloned()),
                 SourceKind::System(sys) => (
-                    crate::catalog::infoschema::NAME,
+                    sys.table.schema(),
                     sys.table.columns().get(i).map(|c| c.0.to_string()),
                 ),
             };

@@ -228,7 +228,7 @@ impl From<'_> {
                         .unwrap_or(written);
                     let scope = Scope {
                         qualifier: qualifier.clone(),
-                        db: crate::catalog::infoschema::NAME.to_string(),
+                        db: table.schema().to_string(),
                         columns: table.columns().iter().map(|c| c.0.to_string()).collect(),
                         kinds: table.columns().iter().map(|c| c.1).collect(),
                         // information_schema names compare bytewise, as

@@ -895,7 +895,7 @@ fn result_columns(
                     }
                     SourceKind::System(sys) => {
                         let mut col = expr_column(name, *kind);
-                        col.schema = crate::catalog::infoschema::NAME.to_string();
+                        col.schema = sys.table.schema().to_string();
                         col.table = s.name.clone();
                         col.org_table = sys.table.name().to_string();
                         col.org_name = sys.table.columns()[i].0.to_string();

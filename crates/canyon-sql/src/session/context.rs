@@ -505,6 +505,8 @@ impl EvalContext for StmtCtx<'_> {
         };
         let g = crate::catalog::infoschema::GenCtx {
             catalog: &cat,
+            registry: s.engine.processes(),
+            locks: &|| s.engine.txn_manager().lock_snapshot(),
             account: account.as_deref(),
             processes: &processes,
             settings: &settings,

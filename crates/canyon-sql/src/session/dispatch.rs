@@ -149,6 +149,9 @@ impl Session {
         if let Some(r) = self.run_with_hints(parsed, params, sql) {
             return r;
         }
+        if let Some(r) = self.run_perfschema_write(parsed)? {
+            return Ok(r);
+        }
         let cat = self.state.catalog();
         if let Some(r) = self.run_view_statement(&cat, parsed, params)? {
             return Ok(r);

@@ -103,6 +103,7 @@ mod interp;
 mod into;
 mod load;
 mod partition;
+mod perfschema;
 mod request;
 mod routines;
 mod schema;

@@ -3,8 +3,8 @@
 //! answered with 1105), counted and timed; large texts leave the
 //! connection-serving worker.
 
+use super::perfschema::Outcome;
 use super::{context::*, dispatch::*, show::*, state::*};
-use crate::catalog::infoschema::SystemTable;
 use crate::catalog::procs::KILL_NONE;
 use crate::catalog::status::Counter;
 use crate::parse::limits;
@@ -69,7 +69,11 @@ impl Session {
         let out = self.execute_text(sql, multi);
         let last = match out.last() {
             Some(Err(e)) => Err(e.clone()),
-            _ => Ok(()),
+            _ => Ok(out
+                .iter()
+                .flatten()
+                .map(|r| r.rows())
+                .fold((0, 0), |a, r| (a.0 + r.0, a.1 + r.1))),
         };
         self.request_end(start, &last);
         out
@@ -244,12 +248,10 @@ impl Session {
     /// COM_INIT_DB / USE.
     pub fn use_database(&mut self, db: &str) -> Result<()> {
         let cat = self.state.engine.catalog();
-        if crate::catalog::infoschema::is_info_schema(db) {
+        if let Some(name) = crate::catalog::infoschema::system_schema_name(db) {
             // MySQL keeps the lower-case spelling whatever the client wrote.
-            self.state.db = Some(crate::catalog::infoschema::NAME.to_string());
-            self.state
-                .process
-                .set_db(Some(crate::catalog::infoschema::NAME));
+            self.state.db = Some(name.to_string());
+            self.state.process.set_db(Some(name));
             return Ok(());
         }
         if !cat.databases.contains_key(db) {
@@ -264,10 +266,12 @@ impl Session {
     /// COM_FIELD_LIST: the table's columns.
     pub fn field_list(&mut self, table: &str) -> Result<Vec<Column>> {
         let db = self.state.db.clone().ok_or(Error::NoDatabaseSelected)?;
-        if crate::catalog::infoschema::is_info_schema(&db) {
-            let t = SystemTable::lookup(table).ok_or_else(|| Error::UnknownTable {
-                db: db.clone(),
-                table: table.to_string(),
+        if crate::catalog::infoschema::is_system_schema(&db) {
+            let t = crate::catalog::infoschema::lookup_in(&db, table).ok_or_else(|| {
+                Error::UnknownTable {
+                    db: db.clone(),
+                    table: table.to_string(),
+                }
             })?;
             return Ok(t
                 .columns()
@@ -412,10 +416,11 @@ impl Session {
     /// The end of a client statement: Slow_queries against long_query_time,
     /// then the counters published to the process list (its mutex is taken
     /// there anyway).
-    pub(super) fn end_statement(&mut self, start: std::time::Instant) {
+    pub(super) fn end_statement(&mut self, start: std::time::Instant, rows: (u64, u64)) {
         if start.elapsed().as_secs_f64() > self.state.long_query_secs {
             self.count(Counter::SlowQueries);
         }
+        self.perfschema_end(start, rows);
         self.state.process.end_statement(&self.state.counts);
     }
 
@@ -691,14 +696,18 @@ impl Session {
 
     /// Marks the end of a client request (see [`Session::request_start`]):
     /// one stopped at a lock wait stays running.
-    pub(super) fn request_end<T>(&mut self, start: std::time::Instant, r: &Result<T>) {
+    pub(super) fn request_end<T: Outcome>(&mut self, start: std::time::Instant, r: &Result<T>) {
         self.defer_waits_now = false;
+        // For performance_schema.data_locks: whose transaction holds or awaits a lock.
+        self.state
+            .process
+            .set_txn(self.txn.as_ref().and_then(|t| t.id()));
         if matches!(r, Err(Error::LockWaitPending)) {
             self.lock_retry = Some(start);
         } else {
             self.lock_retry = None;
             self.table_wait_deadline = None;
-            self.end_statement(start);
+            self.end_statement(start, r.as_ref().map_or((0, 0), Outcome::rows));
         }
     }
 

@@ -112,6 +112,36 @@ impl Session {
             return Ok(r);
         }
         let (db, t) = self.split_name(name)?;
+        if crate::catalog::infoschema::is_system_schema(&db) {
+            // A system table: its columns as information_schema.COLUMNS
+            // describes them.
+            let st = crate::catalog::infoschema::lookup_in(&db, &t).ok_or_else(|| {
+                Error::UnknownTable {
+                    db: db.clone(),
+                    table: t.clone(),
+                }
+            })?;
+            let rows = st
+                .columns()
+                .iter()
+                .map(|(c, kind)| {
+                    let ty = match kind {
+                        crate::types::ExprKind::UInt => "bigint unsigned",
+                        crate::types::ExprKind::Int => "bigint",
+                        crate::types::ExprKind::DateTime => "datetime",
+                        _ => "varchar(64)",
+                    };
+                    let row = [*c, ty, "YES", ""];
+                    let mut r: Vec<Value> = row.iter().map(|x| Value::str(x)).collect();
+                    r.extend([Value::Null, Value::str("")]);
+                    r
+                })
+                .collect();
+            return Ok(text_rows(
+                &["Field", "Type", "Null", "Key", "Default", "Extra"],
+                rows,
+            ));
+        }
         self.state.check_db(cat, &db, "SELECT", Some(&t))?;
         let table = cat.table(&db, &t).ok_or_else(|| Error::UnknownTable {
             db: db.clone(),
@@ -426,11 +456,14 @@ impl Session {
                 };
                 self.state.check_db(&cat, &db, "SHOW", None)?;
                 let mut rows = Vec::new();
-                if crate::catalog::infoschema::is_info_schema(&db) {
-                    for t in crate::catalog::infoschema::SystemTable::ALL {
+                if crate::catalog::infoschema::is_system_schema(&db) {
+                    for t in crate::catalog::infoschema::system_tables(&db) {
                         if like_match(like, t.name()) {
                             let mut r = vec![Value::Null; 18];
                             r[0] = Value::str(t.name());
+                            if let crate::catalog::infoschema::SystemTable::Perf(_) = t {
+                                r[1] = Value::str("PERFORMANCE_SCHEMA");
+                            }
                             r[2] = Value::Int(10);
                             r[16] = Value::str("");
                             r[17] = Value::str("");
@@ -491,6 +524,8 @@ impl Session {
                 let cat = self.state.engine.catalog();
                 let (name, collation) = if crate::catalog::infoschema::is_info_schema(db) {
                     (crate::catalog::infoschema::NAME, "utf8mb3_general_ci")
+                } else if let Some(name) = crate::catalog::infoschema::system_schema_name(db) {
+                    (name, "utf8mb4_0900_ai_ci")
                 } else {
                     let d = cat
                         .databases
@@ -877,11 +912,13 @@ impl Session {
                 // Every account sees information_schema (MySQL lists it first:
                 // it sorts before any name a user is likely to pick).
                 names.push(crate::catalog::infoschema::NAME);
+                names.push(crate::catalog::perfschema::NAME);
+                names.push(crate::catalog::perfschema::SYS);
                 names.sort_unstable();
                 let rows = names
                     .into_iter()
                     .filter(|d| {
-                        crate::catalog::infoschema::is_info_schema(d)
+                        crate::catalog::infoschema::is_system_schema(d)
                             || account.as_mut().is_some_and(|a| a.can_use_db(d))
                     })
                     .filter(|d| {
@@ -908,16 +945,22 @@ impl Session {
                 // table still): the published catalog, not the session's.
                 let published = self.state.engine.catalog();
                 let cat: &Arc<Catalog> = &published;
-                if crate::catalog::infoschema::is_info_schema(&db) {
+                if crate::catalog::infoschema::is_system_schema(&db) {
                     let pattern = show_like(show_options)?;
-                    let header = format!("Tables_in_{}", crate::catalog::infoschema::NAME);
-                    let rows: Vec<Vec<Value>> = crate::catalog::infoschema::SystemTable::ALL
+                    let tables = crate::catalog::infoschema::system_tables(&db);
+                    let header = format!("Tables_in_{}", tables[0].schema());
+                    let rows: Vec<Vec<Value>> = tables
                         .iter()
                         .filter(|t| like_match(&pattern, t.name()))
                         .map(|t| {
                             let mut r = vec![Value::str(t.name())];
                             if *full {
-                                r.push(Value::str("SYSTEM VIEW"));
+                                r.push(Value::str(match t {
+                                    crate::catalog::infoschema::SystemTable::Perf(_) => {
+                                        "BASE TABLE"
+                                    }
+                                    _ => "SYSTEM VIEW",
+                                }));
                             }
                             r
                         })

@@ -170,14 +170,16 @@ impl State {
         command: &str,
         table: Option<&str>,
     ) -> Result<()> {
-        if crate::catalog::infoschema::is_info_schema(db) {
-            // Everyone may read information_schema; nobody may change it.
+        if crate::catalog::infoschema::is_system_schema(db) {
+            // Everyone may read information_schema and performance_schema;
+            // nobody may change them (performance_schema's few writable
+            // tables are written by `super::perfschema` before this check).
             return match command {
                 "SELECT" | "SHOW" | "USE" => Ok(()),
                 _ => Err(Error::DbAccessDenied {
                     user: self.user.clone(),
                     host: self.host.clone(),
-                    db: crate::catalog::infoschema::NAME.to_string(),
+                    db: db.to_ascii_lowercase(),
                 }),
             };
         }

@@ -554,7 +554,7 @@ impl Session {
             self.unpin_if_idle();
             self.record_error(e);
             if let Some(start) = self.lock_retry.take() {
-                self.end_statement(start);
+                self.end_statement(start, (0, 0));
             }
         }
         r

@@ -1,0 +1,400 @@
+//! `performance_schema`: statement digests and statement events per thread,
+//! read through MySQL 8's table and column names.
+//!
+//! # Why nothing on the statement path is shared
+//! MySQL's Performance Schema keeps its digest table in one global array of
+//! `PFS_statements_digest_stat` indexed by a lock-free hash (LF_HASH): every
+//! statement end finds its row with atomics on shared memory and adds to
+//! counters other cores add to as well. At a million statements a second on
+//! many cores those shared cache lines are the cost (the issue behind this
+//! module). Canyon keeps the counters where the statement already is:
+//!
+//! ```text
+//!   statement end (session)
+//!      │  one relaxed load of PerfSchema.state   (consumers + generation;
+//!      │                                           written only by UPDATE
+//!      │                                           setup_consumers / TRUNCATE,
+//!      │                                           so the line stays shared-clean)
+//!      ▼
+//!   Process.perf: Mutex<ThreadStats>   the session's own mutex: uncontended
+//!      digests  (db, digest) -> counters    unless a reader of these tables
+//!      history  last 10 statements          holds it at that instant
+//!      digest cache  text -> digest
+//!                    ─ ─ ─ ─ ─ ─ ─ ─ ─ ─
+//!   reader of events_statements_summary_by_digest:
+//!      Σ over live threads' ThreadStats  (each mutex taken in turn)
+//!      + PerfSchema.retired               (threads that disconnected: folded
+//!                                          in once per connection, at its end)
+//! ```
+//! So a statement touches no cache line another connection writes: its
+//! thread's mutex and map live in memory only it writes (a reader takes the
+//! mutex, briefly, only while it copies the rows out). The merge costs the
+//! reader O(threads × digests), which is the right side to pay: tools read
+//! these tables every few seconds, applications run statements all the time.
+//! This is the same split as the status counters (`crate::catalog::status`).
+//!
+//! # TRUNCATE without touching every thread
+//! `TRUNCATE TABLE ..._summary_by_digest` bumps the generation in `state` and
+//! empties `retired`. A thread whose rows carry an older generation is empty
+//! to readers, and clears its rows itself at its next statement end, when it
+//! sees the new generation in the load it does anyway. (A statement that
+//! loaded the old generation just before the TRUNCATE is counted in the old
+//! one and so forgotten: TRUNCATE is not a barrier in MySQL either.)
+//!
+//! # Bounds
+//! A thread holds at most `digests_size` rows
+//! (`performance_schema_digests_size`, default 10000); the merged table too.
+//! A statement whose digest finds no room is counted in the overflow row,
+//! whose SCHEMA_NAME, DIGEST and DIGEST_TEXT are NULL, as MySQL does.
+//!
+//! # Consumers
+//! `setup_consumers` is eight bits of `state`. With `statements_digest` and
+//! the statement-event consumers off, the statement end costs that one
+//! relaxed load and returns.
+//!
+//! Not implemented: stage and wait events, transactions, memory and file
+//! instruments (their consumers can be switched but record nothing, and
+//! their tables are absent), the instruments table (`setup_instruments`),
+//! per-statement lock time and rows examined (0), and MySQL's digest hash
+//! values (see [`digest`]).
+
+pub mod digest;
+pub mod stats;
+pub mod tables;
+
+pub use stats::{StatementEnd, ThreadStats};
+pub use tables::PerfTable;
+
+use parking_lot::Mutex;
+use stats::DigestStats;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The database's name.
+pub const NAME: &str = "performance_schema";
+
+/// Whether `db` names `performance_schema` (case-insensitive, as in MySQL).
+pub fn is_perf_schema(db: &str) -> bool {
+    db.eq_ignore_ascii_case(NAME)
+}
+
+/// The `sys` schema's name: its views people use on top of
+/// performance_schema, served as tables of the same generator
+/// ([`PerfTable::SYS`]).
+pub const SYS: &str = "sys";
+
+/// Whether `db` names the `sys` schema (case-sensitive, as a database name).
+pub fn is_sys_schema(db: &str) -> bool {
+    db == SYS
+}
+
+/// `performance_schema_digests_size`'s default.
+pub const DIGESTS_SIZE: usize = 10_000;
+
+/// The consumers of `setup_consumers`, in MySQL 8's order, with their
+/// defaults.
+pub const CONSUMERS: &[(&str, bool)] = &[
+    ("events_stages_current", false),
+    ("events_stages_history", false),
+    ("events_stages_history_long", false),
+    ("events_statements_cpu", false),
+    ("events_statements_current", true),
+    ("events_statements_history", true),
+    ("events_statements_history_long", false),
+    ("events_transactions_current", true),
+    ("events_transactions_history", true),
+    ("events_transactions_history_long", false),
+    ("events_waits_current", false),
+    ("events_waits_history", false),
+    ("events_waits_history_long", false),
+    ("global_instrumentation", true),
+    ("thread_instrumentation", true),
+    ("statements_digest", true),
+];
+
+fn bit(name: &str) -> u64 {
+    let i = CONSUMERS
+        .iter()
+        .position(|c| c.0 == name)
+        .expect("a consumer of the list");
+    1 << i
+}
+
+/// Which statement consumers are on for one statement end.
+#[derive(Debug, Clone, Copy)]
+struct On {
+    digest: bool,
+    history: bool,
+    generation: u32,
+}
+
+/// The instance's performance_schema state (see the module doc).
+#[derive(Debug)]
+pub struct PerfSchema {
+    /// generation << 32 | consumer bits.
+    state: AtomicU64,
+    /// When the server started: TIMER_START's zero.
+    started: Instant,
+    /// The digest rows of threads that ended, merged.
+    retired: Mutex<HashMap<(Option<Arc<str>>, Option<[u8; 32]>), DigestStats>>,
+    /// `performance_schema_digests_size`.
+    digests_size: usize,
+}
+
+impl Default for PerfSchema {
+    fn default() -> Self {
+        let bits = CONSUMERS
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.1)
+            .fold(0, |b, (i, _)| b | 1 << i);
+        PerfSchema {
+            state: AtomicU64::new(bits),
+            started: Instant::now(),
+            retired: Mutex::new(HashMap::new()),
+            digests_size: DIGESTS_SIZE,
+        }
+    }
+}
+
+fn now_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as i64)
+}
+
+impl PerfSchema {
+    /// Whether a consumer is enabled.
+    pub fn consumer(&self, name: &str) -> bool {
+        self.state.load(Ordering::Relaxed) & bit(name) != 0
+    }
+
+    /// Switches a consumer (UPDATE setup_consumers).
+    pub fn set_consumer(&self, name: &str, on: bool) {
+        let b = bit(name);
+        if on {
+            self.state.fetch_or(b, Ordering::Relaxed);
+        } else {
+            self.state.fetch_and(!b, Ordering::Relaxed);
+        }
+    }
+
+    fn on(&self) -> On {
+        let s = self.state.load(Ordering::Relaxed);
+        let global = s & bit("global_instrumentation") != 0;
+        let thread = s & bit("thread_instrumentation") != 0;
+        On {
+            digest: global && s & bit("statements_digest") != 0,
+            history: global
+                && thread
+                && s & (bit("events_statements_history") | bit("events_statements_current")) != 0,
+            generation: (s >> 32) as u32,
+        }
+    }
+
+    fn generation(&self) -> u32 {
+        (self.state.load(Ordering::Relaxed) >> 32) as u32
+    }
+
+    /// Picoseconds from the server's start to `t` (TIMER_START's clock).
+    pub fn timer_ps(&self, t: Instant) -> u64 {
+        u64::try_from(t.saturating_duration_since(self.started).as_nanos())
+            .unwrap_or(u64::MAX / 1000)
+            .saturating_mul(1000)
+    }
+
+    /// The end of one statement of thread `stats`, whose text is `text`.
+    /// The caller checks [`PerfSchema::wants_statements`] first, so that a
+    /// disabled schema costs it one load.
+    pub fn statement_end(&self, stats: &Mutex<ThreadStats>, text: &str, e: &StatementEnd<'_>) {
+        let on = self.on();
+        if !on.digest && !on.history {
+            return;
+        }
+        let end = Instant::now();
+        let start = end
+            .checked_sub(std::time::Duration::from_nanos(e.wait_ns))
+            .unwrap_or(self.started);
+        let start_ps = self.timer_ps(start);
+        let mut t = stats.lock();
+        if t.generation != on.generation {
+            t.clear_digests(on.generation);
+        }
+        t.record(
+            text,
+            e,
+            start_ps,
+            now_us(),
+            self.digests_size,
+            on.digest,
+            on.history,
+        );
+    }
+
+    /// Whether any statement consumer is on (one relaxed load).
+    pub fn wants_statements(&self) -> bool {
+        let on = self.on();
+        on.digest || on.history
+    }
+
+    /// Folds an ending thread's digest rows into `retired`.
+    pub fn retire(&self, stats: &ThreadStats) {
+        let generation = self.generation();
+        let mut r = self.retired.lock();
+        for row in stats.rows(generation) {
+            merge_into(&mut r, row, self.digests_size);
+        }
+    }
+
+    /// TRUNCATE TABLE events_statements_summary_by_digest.
+    pub fn truncate(&self) {
+        let mut r = self.retired.lock();
+        self.state.fetch_add(1 << 32, Ordering::Relaxed);
+        r.clear();
+    }
+
+    /// The merged digest rows: `threads`' and the retired ones, the overflow
+    /// row last. Each thread's mutex is held while its rows are copied.
+    /// Without `retired`, only the given threads' rows (what an account
+    /// without global privileges may see: its own sessions').
+    pub fn summary<'a>(
+        &self,
+        threads: impl Iterator<Item = &'a Mutex<ThreadStats>>,
+        retired: bool,
+    ) -> Vec<DigestStats> {
+        let generation = self.generation();
+        let mut all = if retired {
+            self.retired.lock().clone()
+        } else {
+            HashMap::new()
+        };
+        for t in threads {
+            let t = t.lock();
+            for row in t.rows(generation) {
+                merge_into(&mut all, row, self.digests_size);
+            }
+        }
+        let mut rows: Vec<DigestStats> = all.into_values().collect();
+        rows.sort_by(|a, b| {
+            (a.digest.is_none(), a.first_seen_us, &a.schema).cmp(&(
+                b.digest.is_none(),
+                b.first_seen_us,
+                &b.schema,
+            ))
+        });
+        rows
+    }
+}
+
+/// Adds `row` to the merged map, into the overflow row when the map is full.
+fn merge_into(
+    map: &mut HashMap<(Option<Arc<str>>, Option<[u8; 32]>), DigestStats>,
+    row: &DigestStats,
+    size: usize,
+) {
+    let key = row.key();
+    if let Some(r) = map.get_mut(&key) {
+        r.merge(row);
+        return;
+    }
+    // The overflow row does not count against the size.
+    let rows = map.len() - usize::from(map.contains_key(&(None, None)));
+    let key = if key.1.is_some() && rows >= size {
+        (None, None)
+    } else {
+        key
+    };
+    match map.get_mut(&key) {
+        Some(r) => r.merge(row),
+        None => {
+            let mut r = row.clone();
+            if key.1.is_none() {
+                r.digest = None;
+                r.schema = None;
+            }
+            map.insert(key, r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn end(schema: Option<&str>) -> StatementEnd<'_> {
+        StatementEnd {
+            schema,
+            wait_ns: 2000,
+            rows_sent: 2,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn threads_merge_and_truncate_forgets() {
+        let p = PerfSchema::default();
+        let a = Mutex::new(ThreadStats::default());
+        let b = Mutex::new(ThreadStats::default());
+        p.statement_end(&a, "SELECT 1", &end(Some("d")));
+        p.statement_end(&b, "SELECT 2", &end(Some("d")));
+        p.statement_end(&b, "SELECT 3", &end(Some("e")));
+        let rows = p.summary([&a, &b].into_iter(), true);
+        assert_eq!(rows.len(), 2, "one row per (schema, digest)");
+        assert_eq!(rows.iter().map(|r| r.count).sum::<u64>(), 3);
+        assert_eq!(
+            rows.iter()
+                .find(|r| r.schema.as_deref() == Some("d"))
+                .map(|r| r.rows_sent),
+            Some(4)
+        );
+        // A thread that ends leaves its rows behind.
+        p.retire(&b.lock());
+        assert_eq!(
+            p.summary([&a].into_iter(), true)
+                .iter()
+                .map(|r| r.count)
+                .sum::<u64>(),
+            3
+        );
+        p.truncate();
+        assert!(p.summary([&a].into_iter(), true).is_empty());
+        p.statement_end(&a, "SELECT 4", &end(Some("d")));
+        let rows = p.summary([&a].into_iter(), true);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].count, 1, "the thread cleared its old rows");
+    }
+
+    #[test]
+    fn consumers_switch_recording() {
+        let p = PerfSchema::default();
+        assert!(p.consumer("statements_digest") && !p.consumer("events_waits_current"));
+        let a = Mutex::new(ThreadStats::default());
+        p.set_consumer("statements_digest", false);
+        p.set_consumer("events_statements_history", false);
+        p.set_consumer("events_statements_current", false);
+        assert!(!p.wants_statements());
+        p.statement_end(&a, "SELECT 1", &end(None));
+        assert!(p.summary([&a].into_iter(), true).is_empty());
+        assert!(a.lock().last_event().is_none());
+        p.set_consumer("statements_digest", true);
+        p.statement_end(&a, "SELECT 1", &end(None));
+        assert_eq!(p.summary([&a].into_iter(), true).len(), 1);
+    }
+
+    #[test]
+    fn merged_table_is_bounded() {
+        let mut map = HashMap::new();
+        let t = Mutex::new(ThreadStats::default());
+        let p = PerfSchema::default();
+        for i in 0..5 {
+            p.statement_end(&t, &format!("SELECT a{i}"), &end(None));
+        }
+        for row in t.lock().rows(0) {
+            merge_into(&mut map, row, 3);
+        }
+        assert_eq!(map.len(), 4, "three rows and the overflow row");
+        assert_eq!(map.get(&(None, None)).map(|r| r.count), Some(2));
+    }
+}
