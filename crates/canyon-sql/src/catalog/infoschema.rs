@@ -89,6 +89,14 @@ pub enum SystemTable {
     Plugins,
     /// FILES: empty (no tablespaces; mariadb-dump and mysqldump query it).
     Files,
+    /// INNODB_CMP and INNODB_CMPMEM: what MySQL shows when no table is
+    /// compressed (a row per compressed page size, every counter 0), which
+    /// is Canyon's case: it has no InnoDB page compression (RocksDB
+    /// compresses its blocks: SHOW ENGINE ... STATUS). mysqld_exporter's
+    /// default collectors read them.
+    InnodbCmp,
+    /// INNODB_CMPMEM (see `InnodbCmp`).
+    InnodbCmpMem,
     /// GLOBAL_VARIABLES: every system variable's global value. MySQL 5.7 and
     /// MariaDB have it (MySQL 8 moved it to `performance_schema`); tools and
     /// MariaDB's own test files still read it.
@@ -459,6 +467,24 @@ const FILES: &[(&str, ExprKind)] = &[
 /// The shape of GLOBAL_VARIABLES, SESSION_VARIABLES, GLOBAL_STATUS and
 /// SESSION_STATUS (names upper-case, values as text, as MariaDB shows them).
 const NAME_VALUE: &[(&str, ExprKind)] = &[("VARIABLE_NAME", S), ("VARIABLE_VALUE", S)];
+const INNODB_CMP: &[(&str, ExprKind)] = &[
+    ("PAGE_SIZE", U),
+    ("COMPRESS_OPS", U),
+    ("COMPRESS_OPS_OK", U),
+    ("COMPRESS_TIME", U),
+    ("UNCOMPRESS_OPS", U),
+    ("UNCOMPRESS_TIME", U),
+];
+const INNODB_CMPMEM: &[(&str, ExprKind)] = &[
+    ("PAGE_SIZE", U),
+    ("BUFFER_POOL_INSTANCE", U),
+    ("PAGES_USED", U),
+    ("PAGES_FREE", U),
+    ("RELOCATION_OPS", U),
+    ("RELOCATION_TIME", U),
+];
+/// The compressed page sizes InnoDB reports a row for.
+const COMPRESSED_PAGE_SIZES: [u64; 5] = [1024, 2048, 4096, 8192, 16384];
 const PLUGINS: &[(&str, ExprKind)] = &[
     ("PLUGIN_NAME", S),
     ("PLUGIN_VERSION", S),
@@ -484,6 +510,8 @@ impl SystemTable {
         SystemTable::Files,
         SystemTable::GlobalStatus,
         SystemTable::GlobalVariables,
+        SystemTable::InnodbCmp,
+        SystemTable::InnodbCmpMem,
         SystemTable::KeyColumnUsage,
         SystemTable::Partitions,
         SystemTable::Plugins,
@@ -521,6 +549,8 @@ impl SystemTable {
             SystemTable::Events => "EVENTS",
             SystemTable::Plugins => "PLUGINS",
             SystemTable::Files => "FILES",
+            SystemTable::InnodbCmp => "INNODB_CMP",
+            SystemTable::InnodbCmpMem => "INNODB_CMPMEM",
             SystemTable::GlobalVariables => "GLOBAL_VARIABLES",
             SystemTable::SessionVariables => "SESSION_VARIABLES",
             SystemTable::GlobalStatus => "GLOBAL_STATUS",
@@ -567,6 +597,8 @@ impl SystemTable {
             SystemTable::Events => EVENTS,
             SystemTable::Plugins => PLUGINS,
             SystemTable::Files => FILES,
+            SystemTable::InnodbCmp => INNODB_CMP,
+            SystemTable::InnodbCmpMem => INNODB_CMPMEM,
             SystemTable::GlobalVariables
             | SystemTable::SessionVariables
             | SystemTable::GlobalStatus
@@ -1080,6 +1112,16 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
         SystemTable::Routines => crate::catalog::routines::routine_rows(g, &mut out),
         SystemTable::Triggers => crate::catalog::routines::trigger_rows(g, &mut out),
         SystemTable::Events | SystemTable::Files => {}
+        SystemTable::InnodbCmp => {
+            for size in COMPRESSED_PAGE_SIZES {
+                out.push(vec![u(size), u(0), u(0), u(0), u(0), u(0)]);
+            }
+        }
+        SystemTable::InnodbCmpMem => {
+            for size in COMPRESSED_PAGE_SIZES {
+                out.push(vec![u(size), u(0), u(0), u(0), u(0), u(0)]);
+            }
+        }
         SystemTable::Perf(t) => crate::catalog::perfschema::tables::generate(t, g, &mut out),
     }
     debug_assert!(
