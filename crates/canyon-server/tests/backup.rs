@@ -17,6 +17,9 @@
 //!    fails `--verify` and `restore`; a copy without its `COMPLETE` marker
 //!    (a backup killed half way) is refused.
 
+// Tests: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use common::client::Client;
@@ -293,6 +296,13 @@ fn backup_under_load_restore_verify_and_damage() {
     assert_eq!(
         m2["gtid_executed"].as_str().unwrap(),
         scalar(&mut c, "SELECT @@gtid_executed")
+    );
+    // Nothing committed since: the position is the log's end.
+    let status = rows(&mut c, "SHOW MASTER STATUS").remove(0);
+    assert_eq!(m2["binlog_file"].as_str(), status[0].as_deref());
+    assert_eq!(
+        m2["binlog_position"].as_u64().map(|p| p.to_string()),
+        status[1]
     );
     let (ok, out, err) = canyon(&["backup", "--verify", b2.to_str().unwrap()]);
     assert!(ok, "verify of a good backup failed: {out}{err}");

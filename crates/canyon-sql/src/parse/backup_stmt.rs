@@ -15,12 +15,16 @@ pub fn parse_backup_statement(sql: &str) -> Option<Result<String, String>> {
         return None;
     }
     let rest = it.next().unwrap_or("").trim_start();
+    // Only `BACKUP TO`: MariaDB's BACKUP STAGE / BACKUP LOCK go on to the
+    // ordinary parser (and its error).
+    let word_end = rest
+        .find(|c: char| c.is_whitespace() || c == '\'' || c == '"')
+        .unwrap_or(rest.len());
+    if !rest[..word_end].eq_ignore_ascii_case("TO") {
+        return None;
+    }
     let bad = || Some(Err(format!("near '{t}'")));
-    let Some(kw) = rest.get(..2).filter(|k| k.eq_ignore_ascii_case("TO")) else {
-        return bad();
-    };
-    let _ = kw;
-    let arg = rest[2..].trim();
+    let arg = rest[word_end..].trim();
     let (Some(q @ ('\'' | '"')), true) = (arg.chars().next(), arg.len() >= 2) else {
         return bad();
     };
@@ -60,8 +64,12 @@ mod tests {
         );
         assert_eq!(parse_backup_statement("SELECT 1"), None);
         assert_eq!(parse_backup_statement("BACKUPS TO '/x'"), None);
+        assert_eq!(parse_backup_statement("BACKUP '/x'"), None);
+        assert_eq!(parse_backup_statement("BACKUP STAGE START"), None);
+        assert_eq!(parse_backup_statement("BACKUP TOTAL"), None);
+        assert!(matches!(parse_backup_statement("BACKUP TO"), Some(Err(_))));
         assert!(matches!(
-            parse_backup_statement("BACKUP '/x'"),
+            parse_backup_statement("BACKUP TO /x"),
             Some(Err(_))
         ));
         assert!(matches!(
