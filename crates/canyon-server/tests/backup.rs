@@ -352,3 +352,48 @@ fn backup_under_load_restore_verify_and_damage() {
     let e = c.expect_err("BACKUP TO 'relative/dir'");
     assert_eq!(e.errno, 1105);
 }
+
+/// The recovery argument for what is in flight at the backup: an XA branch
+/// prepared before it is prepared again on the restored server (its
+/// coordinator can still commit it there); a transaction open but not
+/// committed at the backup is absent.
+#[test]
+fn in_flight_transactions_at_the_backup() {
+    let source = Server::start_with(options());
+    let mut c = source.client();
+    c.exec("CREATE DATABASE xa");
+    c.exec("CREATE TABLE xa.t (id INT PRIMARY KEY, v INT)");
+    c.exec("INSERT INTO xa.t VALUES (1, 10)");
+    c.exec("XA START 'b1'");
+    c.exec("INSERT INTO xa.t VALUES (2, 20)");
+    c.exec("XA END 'b1'");
+    c.exec("XA PREPARE 'b1'");
+    let mut open = source.client();
+    open.exec("BEGIN");
+    open.exec("INSERT INTO xa.t VALUES (3, 30)");
+
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("b");
+    backup(&source, &b, None);
+    open.exec("COMMIT");
+
+    let (_restored, mut r) = restored_server(&b, source.password());
+    assert_eq!(
+        rows(&mut r, "XA RECOVER"),
+        vec![vec![
+            Some("1".to_string()),
+            Some("2".to_string()),
+            Some("0".to_string()),
+            Some("b1".to_string())
+        ]]
+    );
+    assert_eq!(scalar(&mut r, "SELECT COUNT(*) FROM xa.t"), "1");
+    r.exec("XA COMMIT 'b1'");
+    assert_eq!(
+        rows(&mut r, "SELECT * FROM xa.t ORDER BY id"),
+        vec![
+            vec![Some("1".to_string()), Some("10".to_string())],
+            vec![Some("2".to_string()), Some("20".to_string())]
+        ]
+    );
+}
