@@ -337,6 +337,9 @@ fn server_checkpoint(ep: &Endpoint, db_dir: &Path) -> Result<Point, String> {
 
 /// Reads and checks `DIR/manifest.json` against `DIR/COMPLETE`.
 pub fn read_manifest(dir: &Path) -> Result<Manifest, String> {
+    if !dir.is_dir() {
+        return Err(format!("no backup at {}: not a directory", dir.display()));
+    }
     let marker_path = dir.join(COMPLETE);
     let marker = match fs::read_to_string(&marker_path) {
         Ok(m) => m,
