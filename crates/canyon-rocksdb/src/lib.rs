@@ -727,6 +727,22 @@ impl Storage for RocksStorage {
         self.path.join("bulk-scratch")
     }
 
+    fn checkpoint(&self, dir: &Path) -> Result<()> {
+        // The WAL is buffered under sync-every-commit (`buffer_wal_until_sync`):
+        // write it out first so that every batch written before this call is
+        // in the image. RocksDB's checkpoint then flushes the memtables (log
+        // size 0) and hard-links the SST files (copies them across file
+        // systems), copying the live WAL and MANIFEST up to their current
+        // size — one sequence number cuts every column family.
+        self.db
+            .flush_wal(true)
+            .map_err(|e| map_err("checkpoint: sync", e))?;
+        let cp =
+            rocksdb::checkpoint::Checkpoint::new(&self.db).map_err(|e| map_err("checkpoint", e))?;
+        cp.create_checkpoint(dir)
+            .map_err(|e| map_err(&format!("checkpoint into {}", dir.display()), e))
+    }
+
     fn sorted_file_writer<'a>(
         &'a self,
         keyspace: Keyspace,

@@ -70,6 +70,7 @@
 //! - `startup`: opening storage and the engine, the first root account.
 
 mod auth;
+pub mod backup;
 pub mod config;
 mod connection;
 mod server;

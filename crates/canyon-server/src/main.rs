@@ -3,6 +3,9 @@
 //! ```text
 //! canyon serve [--config FILE] [--data-dir DIR] [--bind ADDR] [--port N] [--in-memory]
 //! canyon bench [OPTIONS]      (the scalability lab, crate canyon-bench; docs/bench.md)
+//! canyon backup --to DIR [--incremental-base PREV] [--host H --port N --user U --password P]
+//! canyon backup --verify DIR
+//! canyon restore --from DIR --data-dir NEW      (docs/backup.md)
 //! ```
 //!
 //! Startup order: configuration -> logging -> open-file limit -> storage and
@@ -46,6 +49,46 @@ enum Command {
     Serve(ServeArgs),
     /// Benchmark a server (by default a local Canyon started for the run); see docs/bench.md.
     Bench(Box<canyon_bench::BenchArgs>),
+    /// Back up a running server (or, with --verify, check a backup); see docs/backup.md.
+    Backup(BackupArgs),
+    /// Restore a backup into a new data directory; see docs/backup.md.
+    Restore(RestoreArgs),
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["to", "verify"])))]
+struct BackupArgs {
+    /// The new backup directory (absent or empty; on the server's host).
+    #[arg(long, value_name = "DIR")]
+    to: Option<PathBuf>,
+    /// Re-check every file of the backup in DIR against its manifest instead.
+    #[arg(long, value_name = "DIR")]
+    verify: Option<PathBuf>,
+    /// A previous backup of the same server whose unchanged files are reused.
+    #[arg(long, value_name = "DIR", requires = "to")]
+    incremental_base: Option<PathBuf>,
+    /// The server's host.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// The server's port.
+    #[arg(long, default_value_t = 3306)]
+    port: u16,
+    /// An account with the RELOAD privilege.
+    #[arg(long, default_value = "root")]
+    user: String,
+    /// Its password (default: $MYSQL_PWD, else empty).
+    #[arg(long)]
+    password: Option<String>,
+}
+
+#[derive(Args)]
+struct RestoreArgs {
+    /// The backup directory.
+    #[arg(long, value_name = "DIR")]
+    from: PathBuf,
+    /// The new data directory (absent or empty).
+    #[arg(long, value_name = "DIR")]
+    data_dir: PathBuf,
 }
 
 #[derive(Args)]
@@ -73,6 +116,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(args),
         Command::Bench(args) => canyon_bench::run(*args),
+        Command::Backup(args) => backup(args),
+        Command::Restore(args) => restore(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -81,6 +126,58 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn backup(args: BackupArgs) -> Result<(), String> {
+    use canyon_server::backup;
+    if let Some(dir) = args.verify {
+        let m = backup::verify(&dir)?;
+        println!(
+            "canyon: backup {} verified: {} files, commit ts {}, GTID set '{}'",
+            dir.display(),
+            m.files.len(),
+            m.commit_ts,
+            m.gtid_executed
+        );
+        return Ok(());
+    }
+    let to = args.to.expect("clap requires --to or --verify");
+    let ep = backup::Endpoint {
+        host: args.host,
+        port: args.port,
+        user: args.user,
+        password: args
+            .password
+            .or_else(|| std::env::var("MYSQL_PWD").ok())
+            .unwrap_or_default(),
+    };
+    let m = backup::backup(&ep, &to, args.incremental_base.as_deref())?;
+    let reused = m.files.values().filter(|f| f.reused).count();
+    println!(
+        "canyon: backup complete in {}: commit ts {}, GTID set '{}', binlog {} {}, {} files ({} reused)",
+        to.display(),
+        m.commit_ts,
+        m.gtid_executed,
+        m.binlog_file.as_deref().unwrap_or("-"),
+        m.binlog_position.map_or("-".to_string(), |p| p.to_string()),
+        m.files.len(),
+        reused
+    );
+    Ok(())
+}
+
+fn restore(args: RestoreArgs) -> Result<(), String> {
+    let m = canyon_server::backup::restore(&args.from, &args.data_dir)?;
+    println!(
+        "canyon: restored {} into {}: commit ts {}, GTID set '{}', binlog {} {}",
+        args.from.display(),
+        args.data_dir.display(),
+        m.commit_ts,
+        m.gtid_executed,
+        m.binlog_file.as_deref().unwrap_or("-"),
+        m.binlog_position.map_or("-".to_string(), |p| p.to_string()),
+    );
+    Ok(())
 }
 
 fn install_tracing() {

@@ -325,6 +325,21 @@ pub trait Storage: Send + Sync + 'static {
     fn delete_range(&self, keyspace: Keyspace, range: &KeyRange) -> Result<()> {
         delete_range_by_scan(self, keyspace, range)
     }
+
+    /// Writes a copy of the whole store into the new directory `dir` (which
+    /// must not exist) that opens as a store holding exactly the batches
+    /// whose `write` returned before this call, and no later ones — a
+    /// crash-consistent image (hot backup: `canyon-txn`'s `backup.rs` says
+    /// why that is enough). Files are hard-linked where the file system
+    /// allows, copied otherwise. Default: unsupported (a store without files,
+    /// such as the in-memory one, has nothing to copy).
+    fn checkpoint(&self, dir: &Path) -> Result<()> {
+        let _ = dir;
+        Err(Error::Unsupported(format!(
+            "a backup of the {} storage (it has no files)",
+            self.name()
+        )))
+    }
 }
 
 /// [`Storage::delete_range`] by a scan and one synced batch of deletes.

@@ -45,6 +45,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used))]
 
 mod backfill;
+mod backup;
 mod bulk;
 mod changelog;
 mod commit;
@@ -58,6 +59,7 @@ mod row_cache;
 mod scan;
 mod xa;
 
+pub use backup::CheckpointPoint;
 pub use bulk::RUN_BUDGET;
 pub use changelog::{LogEntry, LogHead, LogRecord};
 pub use commit::Committing;

@@ -33,6 +33,7 @@
 //! a name. Imports: `types`, `catalog` (privilege names of GRANT / REVOKE).
 
 pub mod alter_database;
+pub mod backup_stmt;
 pub mod binlog_stmts;
 pub mod create_select;
 pub mod dml_modifiers;

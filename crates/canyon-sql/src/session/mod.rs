@@ -94,6 +94,7 @@
 
 mod accounts;
 mod admin;
+mod backup;
 mod binlog;
 mod context;
 mod create;

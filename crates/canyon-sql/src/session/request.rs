@@ -172,6 +172,16 @@ impl Session {
             }
             return vec![r];
         }
+        if let Some(dir) = crate::parse::backup_stmt::parse_backup_statement(sql) {
+            self.state.warnings.clear();
+            let r = dir
+                .map_err(Error::Syntax)
+                .and_then(|d| self.run_backup_statement(&d));
+            if let Err(e) = &r {
+                self.record_error(e);
+            }
+            return vec![r];
+        }
         if let Some(show) = show_extra(sql) {
             self.state.warnings.clear();
             let r = self.run_show_extra(&show);
