@@ -47,6 +47,7 @@ pub mod infoschema;
 pub mod partition;
 pub mod privileges;
 pub mod procs;
+pub mod querylog;
 pub mod routines;
 pub mod rows;
 pub mod schema;

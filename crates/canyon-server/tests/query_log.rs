@@ -1,0 +1,252 @@
+//! The slow query log and the general query log over the wire
+//! (`canyon_sql::catalog::querylog`), read back by the tools operators use.
+//!
+//! Covers: SET GLOBAL slow_query_log / long_query_time = 0 and the file that
+//! results, summarised by the real `mysqldumpslow` (Debian's MariaDB
+//! packages) and by pt-query-digest (percona-toolkit; skipped loudly when
+//! absent) with the right counts; slow_query_log=OFF stopping entries;
+//! FLUSH LOGS after a rename sending later entries to a new file; the
+//! general log from 500 concurrent connections holding every line whole and
+//! exactly once; log_output=TABLE refused; the variables read back.
+
+mod common;
+
+use common::{find_program, skip_without, Server};
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Barrier};
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+#[test]
+fn slow_log_is_read_by_mysqldumpslow_and_pt_query_digest() {
+    let server = Server::start_with(common::ServerOptions {
+        in_memory: true,
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slow-test.log");
+    let mut admin = server.client();
+    admin.exec(&format!(
+        "SET GLOBAL slow_query_log_file = '{}'",
+        path.display()
+    ));
+    admin.exec("SET GLOBAL long_query_time = 0");
+    admin.exec("SET GLOBAL slow_query_log = ON");
+    assert_eq!(
+        admin
+            .query("SELECT @@global.slow_query_log")
+            .unwrap()
+            .scalar(),
+        Some("1".into())
+    );
+    assert_eq!(
+        admin
+            .query("SELECT @@slow_query_log_file")
+            .unwrap()
+            .scalar(),
+        Some(path.display().to_string())
+    );
+    assert_eq!(
+        admin.expect_err("SET SESSION slow_query_log = ON").errno,
+        1229
+    );
+    assert_eq!(
+        admin.expect_err("SET GLOBAL log_output = 'TABLE'").errno,
+        1235
+    );
+    // A new connection starts with the global long_query_time 0: all its
+    // statements are slow.
+    let mut c = server.client();
+    c.exec("CREATE DATABASE d");
+    c.exec("USE d");
+    c.exec("CREATE TABLE t (id INT PRIMARY KEY, v INT)");
+    for i in 0..5 {
+        c.exec(&format!("INSERT INTO t VALUES ({i}, {})", i * 10));
+    }
+    for i in 0..7 {
+        c.exec(&format!("SELECT v FROM t WHERE id = {}", i % 5));
+    }
+    let rows = c.query("SELECT * FROM t").unwrap().rows();
+    assert_eq!(rows.len(), 5);
+    admin.exec("SET GLOBAL slow_query_log = OFF");
+    // Not logged: the log is off.
+    for _ in 0..3 {
+        c.exec("SELECT 42");
+    }
+    let text = read(&path);
+    assert!(
+        text.contains("# Query_time: ") && text.contains("Rows_sent: 5  Rows_examined: 5\n"),
+        "{text}"
+    );
+    assert!(text.contains("\nuse d;\n"), "{text}");
+    assert!(!text.contains("SELECT 42"), "entries after OFF:\n{text}");
+    assert_eq!(
+        text.matches("# Time: ").count(),
+        1 + 1 + 1 + 5 + 7 + 1,
+        "{text}"
+    );
+
+    // mysqldumpslow: abstracted statements with their counts.
+    let out = Command::new("/usr/bin/mysqldumpslow")
+        .args(["-s", "c"])
+        .arg(&path)
+        .output()
+        .expect("run mysqldumpslow");
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{summary}");
+    let count_of = |needle: &str| -> u64 {
+        let line = summary
+            .lines()
+            .zip(summary.lines().skip(1))
+            .find(|(_, next)| next.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle:?} in mysqldumpslow's summary:\n{summary}"))
+            .0;
+        let count = line
+            .trim_start()
+            .strip_prefix("Count: ")
+            .unwrap_or_else(|| panic!("{line:?}"));
+        count.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    assert_eq!(count_of("INSERT INTO t VALUES (N, N)"), 5, "{summary}");
+    assert_eq!(count_of("SELECT v FROM t WHERE id = N"), 7, "{summary}");
+    assert!(summary.contains("root[root]@localhost"), "{summary}");
+
+    if skip_without("pt-query-digest") {
+        return;
+    }
+    let pt = find_program("pt-query-digest").unwrap();
+    let out = Command::new(pt)
+        .args(["--limit", "100%", "--report-format", "profile,query_report"])
+        .arg(&path)
+        .output()
+        .expect("run pt-query-digest");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The profile names each class with its number of calls; the overall
+    // line counts every query in the file.
+    let total = report
+        .lines()
+        .find(|l| l.starts_with("# Overall:"))
+        .unwrap_or_else(|| panic!("no overall line:\n{report}"));
+    assert!(
+        total.starts_with("# Overall: 16 total,"),
+        "{total}\n{report}"
+    );
+    assert!(
+        report.contains("SELECT t") || report.contains("SELECT v FROM t"),
+        "{report}"
+    );
+}
+
+#[test]
+fn flush_logs_reopens_a_renamed_log() {
+    let server = Server::start_with(common::ServerOptions {
+        in_memory: true,
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("general.log");
+    let rotated = dir.path().join("general.log.1");
+    let mut c = server.client();
+    c.exec(&format!(
+        "SET GLOBAL general_log_file = '{}'",
+        path.display()
+    ));
+    c.exec("SET GLOBAL general_log = 1");
+    c.exec("SELECT 'before rotation'");
+    std::fs::rename(&path, &rotated).unwrap();
+    c.exec("SELECT 'after rename'");
+    c.exec("FLUSH LOGS");
+    c.exec("SELECT 'after flush'");
+    let old = read(&rotated);
+    let new = read(&path);
+    assert!(old.contains("Query\tSELECT 'before rotation'\n"), "{old}");
+    assert!(old.contains("Query\tSELECT 'after rename'\n"), "{old}");
+    assert!(!old.contains("after flush"), "{old}");
+    assert!(new.starts_with("canyon, Version: "), "{new}");
+    assert!(new.contains("Query\tSELECT 'after flush'\n"), "{new}");
+    // Connect, Init DB and Quit lines come from the connection.
+    let mut d = server.client();
+    d.init_db("mysql").unwrap();
+    d.quit();
+    let id_line = |cmd: &str| {
+        let text = read(&path);
+        text.lines().any(|l| l.contains(&format!(" {cmd}\t")))
+    };
+    // The Quit line is written as the server closes the connection.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !id_line("Quit") && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(id_line("Connect"), "{}", read(&path));
+    assert!(id_line("Init DB"), "{}", read(&path));
+    assert!(id_line("Quit"), "{}", read(&path));
+}
+
+#[test]
+fn general_log_from_500_connections_has_every_line_whole_once() {
+    const CONNECTIONS: usize = 500;
+    const EACH: usize = 4;
+    let server = Server::start_with(common::ServerOptions {
+        in_memory: true,
+        ..Default::default()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("concurrent.log");
+    let mut admin = server.client();
+    admin.exec(&format!(
+        "SET GLOBAL general_log_file = '{}'",
+        path.display()
+    ));
+    admin.exec("SET GLOBAL general_log = ON");
+    let barrier = Arc::new(Barrier::new(CONNECTIONS));
+    // Long texts make an interleaving visible if writes were split.
+    let pad = "x".repeat(300);
+    let threads: Vec<_> = (0..CONNECTIONS)
+        .map(|i| {
+            let barrier = barrier.clone();
+            let port = server.port();
+            let password = server.password().to_string();
+            let pad = pad.clone();
+            std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn(move || {
+                    let mut c =
+                        common::client::Client::connect(port, "root", &password).expect("connect");
+                    barrier.wait();
+                    for j in 0..EACH {
+                        c.query(&format!("SELECT 'c{i}-s{j}-{pad}'"))
+                            .expect("query");
+                    }
+                })
+                .unwrap()
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    admin.exec("SET GLOBAL general_log = OFF");
+    let text = read(&path);
+    let mut seen = std::collections::HashMap::new();
+    for line in text.lines() {
+        if let Some(pos) = line.find("Query\tSELECT 'c") {
+            let arg = &line[pos + "Query\tSELECT '".len()..];
+            let (tag, rest) = arg.split_once('-').unwrap();
+            let (stmt, rest) = rest.split_once('-').unwrap();
+            assert_eq!(rest, format!("{pad}'"), "a line not whole: {line:?}");
+            *seen.entry(format!("{tag}-{stmt}")).or_insert(0) += 1;
+            // The line's own prefix: time, tab, id, space.
+            let prefix = &line[..pos];
+            assert!(prefix.ends_with(' ') && prefix.contains("Z\t"), "{line:?}");
+        }
+    }
+    assert_eq!(seen.len(), CONNECTIONS * EACH);
+    assert!(seen.values().all(|n| *n == 1), "a statement logged twice");
+}
