@@ -214,7 +214,11 @@ impl Engine {
             storage.as_ref(),
             &txn,
         )?;
-        let query_log = crate::catalog::querylog::QueryLogs::new(&config.version, config.port);
+        let query_log = crate::catalog::querylog::QueryLogs::new(
+            &config.version,
+            config.port,
+            config.presentation == crate::catalog::config::Presentation::Mariadb,
+        );
         let engine = Arc::new(Engine {
             config,
             storage,

@@ -154,22 +154,32 @@ pub struct QueryLogs {
     min_examined: AtomicU64,
     /// The first two header lines mysqld writes on opening a log.
     header: String,
+    /// Slow-log entries in MariaDB's layout (`presentation = "mariadb"`).
+    mariadb: bool,
     /// Serialises SET GLOBAL and FLUSH LOGS against each other (an open and a
     /// swap must not cross another's). Never taken on the logging path.
     admin: parking_lot::Mutex<()>,
 }
 
 impl QueryLogs {
-    /// Both logs off, with `version` and `port` for the files' headers.
-    pub fn new(version: &str, port: u16) -> QueryLogs {
+    /// Both logs off, with `version` and `port` for the files' headers;
+    /// `mariadb`: slow-log entries in MariaDB 10.11's layout (see
+    /// [`SessionLog::end`]).
+    pub fn new(version: &str, port: u16, mariadb: bool) -> QueryLogs {
+        // mysqld's first line starts with its path, which mysqldumpslow
+        // looks for to skip the header.
+        let exe = std::env::current_exe()
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| "/canyon".into());
         QueryLogs {
             slow: Log::new(PathBuf::from("canyon-slow.log")),
             general: Log::new(PathBuf::from("canyon-general.log")),
             output_none: AtomicBool::new(false),
             min_examined: AtomicU64::new(0),
             header: format!(
-                "canyon, Version: {version} (Canyon). started with:\nTcp port: {port}  Unix socket: \n"
+                "{exe}, Version: {version} (Canyon). started with:\nTcp port: {port}  Unix socket: \n"
             ),
+            mariadb,
             admin: parking_lot::Mutex::new(()),
         }
     }
@@ -451,15 +461,35 @@ impl SessionLog {
         }
         let out = &mut self.buf;
         out.clear();
-        out.extend_from_slice(b"# Time: ");
-        write_time(out);
         // mysqld resolves 127.0.0.1 to localhost; Canyon does no lookups.
         let (name, ip) = match e.host {
             "localhost" => ("localhost", ""),
             "127.0.0.1" | "::1" => ("localhost", e.host),
             h => ("", h),
         };
-        let _ = write!(
+        if logs.mariadb {
+            // MariaDB 10.11's layout, which its mysqldumpslow (Debian's)
+            // parses; it cannot read MySQL 8's ISO `# Time:` line.
+            let now = chrono::Utc::now();
+            let _ = write!(
+                out,
+                "# Time: {}\n# User@Host: {user}[{user}] @ {name} [{ip}]\n\
+                 # Thread_id: {id}  Schema: {db}  QC_hit: No\n\
+                 # Query_time: {secs:.6}  Lock_time: {lock:.6}  Rows_sent: {sent}  Rows_examined: {examined}\n\
+                 # Rows_affected: {changed}  Bytes_sent: 0\n",
+                now.format("%y%m%d %k:%M:%S"),
+                user = e.user,
+                id = e.id,
+                db = e.db.unwrap_or(""),
+                lock = 0.0,
+                sent = e.rows_sent,
+                examined = e.rows_examined,
+                changed = e.rows_examined - e.rows_sent,
+            );
+        } else {
+            out.extend_from_slice(b"# Time: ");
+            write_time(out);
+            let _ = write!(
             out,
             "\n# User@Host: {user}[{user}] @ {name} [{ip}]  Id: {id:>5}\n\
              # Query_time: {secs:.6}  Lock_time: {lock:.6} Rows_sent: {sent}  Rows_examined: {examined}\n",
@@ -468,7 +498,8 @@ impl SessionLog {
             lock = 0.0,
             sent = e.rows_sent,
             examined = e.rows_examined,
-        );
+            );
+        }
         if let Some(db) = e.db {
             if self.last_db.as_deref() != Some(db) {
                 let _ = writeln!(out, "use {db};");
@@ -495,7 +526,7 @@ mod tests {
 
     #[test]
     fn slow_entry_format_and_use_db_once() {
-        let logs = QueryLogs::new("8.0.36", 3306);
+        let logs = QueryLogs::new("8.0.36", 3306, false);
         let path = temp("slow");
         logs.set("slow_query_log_file", &Value::str(&path.to_string_lossy()))
             .unwrap();
@@ -529,12 +560,12 @@ mod tests {
         );
         assert_eq!(text.matches("use test;\n").count(), 1, "{text}");
         assert_eq!(text.matches("\nSELECT 1;\n").count(), 2, "{text}");
-        assert!(text.starts_with("canyon, Version: 8.0.36"));
+        assert!(text.contains(", Version: 8.0.36 (Canyon). started with:\n"));
     }
 
     #[test]
     fn table_output_is_refused_and_off_writes_nothing() {
-        let logs = QueryLogs::new("8.0.36", 3306);
+        let logs = QueryLogs::new("8.0.36", 3306, false);
         assert!(logs.set("log_output", &Value::str("TABLE")).is_err());
         logs.set("log_output", &Value::str("NONE")).unwrap();
         assert_eq!(logs.var("log_output"), Some(Value::str("NONE")));
