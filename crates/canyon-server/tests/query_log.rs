@@ -32,7 +32,7 @@ fn slow_workload(mariadb: bool) -> (tempfile::TempDir, std::path::PathBuf) {
         },
         ..Default::default()
     });
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a test step");
     let path = dir.path().join("slow-test.log");
     let mut admin = server.client();
     admin.exec(&format!(
@@ -44,14 +44,14 @@ fn slow_workload(mariadb: bool) -> (tempfile::TempDir, std::path::PathBuf) {
     assert_eq!(
         admin
             .query("SELECT @@global.slow_query_log")
-            .unwrap()
+            .expect("a test step")
             .scalar(),
         Some("1".into())
     );
     assert_eq!(
         admin
             .query("SELECT @@slow_query_log_file")
-            .unwrap()
+            .expect("a test step")
             .scalar(),
         Some(path.display().to_string())
     );
@@ -75,7 +75,7 @@ fn slow_workload(mariadb: bool) -> (tempfile::TempDir, std::path::PathBuf) {
     for i in 0..7 {
         c.exec(&format!("SELECT v FROM t WHERE id = {}", i % 5));
     }
-    let rows = c.query("SELECT * FROM t").unwrap().rows();
+    let rows = c.query("SELECT * FROM t").expect("a test step").rows();
     assert_eq!(rows.len(), 5);
     admin.exec("SET GLOBAL slow_query_log = OFF");
     // Not logged: the log is off.
@@ -122,7 +122,12 @@ fn slow_log_is_read_by_mysqldumpslow() {
             .trim_start()
             .strip_prefix("Count: ")
             .unwrap_or_else(|| panic!("{line:?}"));
-        count.split_whitespace().next().unwrap().parse().unwrap()
+        count
+            .split_whitespace()
+            .next()
+            .expect("a test step")
+            .parse()
+            .expect("a test step")
     };
     assert_eq!(count_of("INSERT INTO t VALUES (N, N)"), 5, "{summary}");
     assert_eq!(count_of("SELECT v FROM t WHERE id = N"), 7, "{summary}");
@@ -137,7 +142,7 @@ fn slow_log_in_mysql_8_layout_is_read_by_pt_query_digest() {
     if skip_without("pt-query-digest") {
         return;
     }
-    let pt = find_program("pt-query-digest").unwrap();
+    let pt = find_program("pt-query-digest").expect("a test step");
     let out = Command::new(pt)
         .args(["--limit", "100%", "--report-format", "profile"])
         .arg(&path)
@@ -171,7 +176,7 @@ fn flush_logs_reopens_a_renamed_log() {
         in_memory: true,
         ..Default::default()
     });
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a test step");
     let path = dir.path().join("general.log");
     let rotated = dir.path().join("general.log.1");
     let mut c = server.client();
@@ -181,7 +186,7 @@ fn flush_logs_reopens_a_renamed_log() {
     ));
     c.exec("SET GLOBAL general_log = 1");
     c.exec("SELECT 'before rotation'");
-    std::fs::rename(&path, &rotated).unwrap();
+    std::fs::rename(&path, &rotated).expect("a test step");
     c.exec("SELECT 'after rename'");
     c.exec("FLUSH LOGS");
     c.exec("SELECT 'after flush'");
@@ -195,7 +200,7 @@ fn flush_logs_reopens_a_renamed_log() {
     // Connect, Init DB and Quit lines come from the connection.
     c.exec("CREATE DATABASE logdb");
     let mut d = server.client();
-    d.init_db("logdb").unwrap();
+    d.init_db("logdb").expect("a test step");
     d.quit();
     let id_line = |cmd: &str| {
         let text = read(&path);
@@ -219,7 +224,7 @@ fn general_log_from_500_connections_has_every_line_whole_once() {
         in_memory: true,
         ..Default::default()
     });
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("a test step");
     let path = dir.path().join("concurrent.log");
     let mut admin = server.client();
     admin.exec(&format!(
@@ -247,11 +252,11 @@ fn general_log_from_500_connections_has_every_line_whole_once() {
                             .expect("query");
                     }
                 })
-                .unwrap()
+                .expect("a test step")
         })
         .collect();
     for t in threads {
-        t.join().unwrap();
+        t.join().expect("a test step");
     }
     admin.exec("SET GLOBAL general_log = OFF");
     let text = read(&path);
@@ -259,8 +264,8 @@ fn general_log_from_500_connections_has_every_line_whole_once() {
     for line in text.lines() {
         if let Some(pos) = line.find("Query\tSELECT 'c") {
             let arg = &line[pos + "Query\tSELECT '".len()..];
-            let (tag, rest) = arg.split_once('-').unwrap();
-            let (stmt, rest) = rest.split_once('-').unwrap();
+            let (tag, rest) = arg.split_once('-').expect("a test step");
+            let (stmt, rest) = rest.split_once('-').expect("a test step");
             assert_eq!(rest, format!("{pad}'"), "a line not whole: {line:?}");
             *seen.entry(format!("{tag}-{stmt}")).or_insert(0) += 1;
             // The line's own prefix: time, tab, id, space.
