@@ -11,6 +11,7 @@
 #   openjdk-17-jdk-headless  runs tests/java/Drivers.java (JDBC drivers, tests/drivers_java.rs)
 #   tzdata                the system time-zone database (/usr/share/zoneinfo), which
 #                         named `time_zone` values and CONVERT_TZ read (time_zone.test)
+#   percona-toolkit       pt-query-digest, which tests/query_log.rs runs on the slow log
 # and, from PyPI, the Python drivers tests/drivers_python.rs runs (PyMySQL,
 # mysql-connector-python, SQLAlchemy 2.0.44) with pytest, when python3
 # cannot import them; and PingCAP's go-tpc v1.0.12, the TPC-C client of
@@ -36,7 +37,7 @@
 # without nightly the fuzz run is skipped and the stable corpus replay remains.
 set -euo pipefail
 
-packages=(clang libclang-dev sysbench mariadb-client mariadb-server mariadb-test chromium openjdk-17-jdk-headless tzdata)
+packages=(clang libclang-dev sysbench mariadb-client mariadb-server mariadb-test chromium openjdk-17-jdk-headless tzdata percona-toolkit)
 
 # The repository root, so the script works from any directory.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -265,7 +266,7 @@ trap cleanup EXIT
 
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 
-for cmd in clang sysbench mariadb mariadbd mariadb-install-db chromium javac; do
+for cmd in clang sysbench mariadb mariadbd mariadb-install-db chromium javac pt-query-digest; do
   if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
     echo "install-deps: $cmd is still missing after the install" >&2
     exit 1

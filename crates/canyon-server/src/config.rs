@@ -177,6 +177,21 @@ pub struct Config {
     pub log_bin: bool,
     /// This server's id among replicas (`server_id`).
     pub server_id: u32,
+    /// The slow query log (`slow_query_log`; also SET GLOBAL at run time).
+    pub slow_query_log: bool,
+    /// Its file (`slow_query_log_file`); empty: `DATA_DIR/canyon-slow.log`
+    /// (the working directory with `in_memory`).
+    pub slow_query_log_file: String,
+    /// Seconds a statement must exceed to be logged as slow (`long_query_time`).
+    pub long_query_time: f64,
+    /// The general query log (`general_log`).
+    pub general_log: bool,
+    /// Its file (`general_log_file`); empty: `DATA_DIR/canyon-general.log`.
+    pub general_log_file: String,
+    /// `log_output`: FILE, or NONE (nothing written even with a log on).
+    pub log_output: String,
+    /// `min_examined_row_limit`: slow entries need at least this many rows examined.
+    pub min_examined_row_limit: u64,
 }
 
 impl Default for Config {
@@ -214,6 +229,13 @@ impl Default for Config {
             secure_file_priv: "NULL".to_string(),
             log_bin: false,
             server_id: 1,
+            slow_query_log: false,
+            slow_query_log_file: String::new(),
+            long_query_time: 10.0,
+            general_log: false,
+            general_log_file: String::new(),
+            log_output: "FILE".to_string(),
+            min_examined_row_limit: 0,
         }
     }
 }
@@ -379,6 +401,27 @@ impl Config {
         }
         if let Some(v) = get("CANYON_SERVER_ID") {
             self.server_id = parse("CANYON_SERVER_ID", &v)?;
+        }
+        if let Some(v) = get("CANYON_SLOW_QUERY_LOG") {
+            self.slow_query_log = parse_bool("CANYON_SLOW_QUERY_LOG", &v)?;
+        }
+        if let Some(v) = get("CANYON_SLOW_QUERY_LOG_FILE") {
+            self.slow_query_log_file = v;
+        }
+        if let Some(v) = get("CANYON_LONG_QUERY_TIME") {
+            self.long_query_time = parse("CANYON_LONG_QUERY_TIME", &v)?;
+        }
+        if let Some(v) = get("CANYON_GENERAL_LOG") {
+            self.general_log = parse_bool("CANYON_GENERAL_LOG", &v)?;
+        }
+        if let Some(v) = get("CANYON_GENERAL_LOG_FILE") {
+            self.general_log_file = v;
+        }
+        if let Some(v) = get("CANYON_LOG_OUTPUT") {
+            self.log_output = v;
+        }
+        if let Some(v) = get("CANYON_MIN_EXAMINED_ROW_LIMIT") {
+            self.min_examined_row_limit = parse("CANYON_MIN_EXAMINED_ROW_LIMIT", &v)?;
         }
         Ok(())
     }

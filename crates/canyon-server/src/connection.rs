@@ -321,7 +321,9 @@ impl Login<'_> {
             questions: 0,
             client_collation: session_collation,
         };
+        conn.session.log_connect();
         conn.command_loop().await;
+        conn.session.log_general("Quit", "");
         conn.shared
             .questions
             .fetch_add(conn.questions, Ordering::Relaxed);
@@ -1019,6 +1021,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
     /// COM_INIT_DB: change the current database.
     fn com_init_db(&mut self, body: &[u8]) {
         let db = String::from_utf8_lossy(body);
+        self.session.log_general("Init DB", &db);
         match self.session.use_database(&db) {
             Ok(()) => self.write_ok_status(),
             Err(e) => self.write_error(&e),

@@ -3,6 +3,7 @@
 use crate::config::{Config, DurabilityMode, PresentationMode};
 use crate::server::{blocking_hook, server_version};
 use canyon_common::{Error, Result};
+use canyon_sql::catalog::querylog::QueryLogConfig;
 use canyon_sql::{Engine, EngineConfig};
 use canyon_storage::{MemoryStorage, Storage};
 use rand::distributions::Alphanumeric;
@@ -80,7 +81,34 @@ pub fn open_engine(config: &Config) -> Result<Arc<Engine>> {
         info!(path = %path.display(), "opening RocksDB");
         Arc::new(canyon_rocksdb::RocksStorage::open(&path, &options)?)
     };
-    Engine::open(storage, engine_config(config))
+    let engine = Engine::open(storage, engine_config(config))?;
+    engine.configure_query_log(&query_log_config(config))?;
+    Ok(engine)
+}
+
+/// The query logs' starting settings (`canyon_sql::catalog::querylog`).
+pub fn query_log_config(config: &Config) -> QueryLogConfig {
+    let dir = if config.in_memory {
+        std::path::PathBuf::new()
+    } else {
+        config.data_dir.clone()
+    };
+    let file = |set: &str, default: &str| {
+        if set.is_empty() {
+            dir.join(default)
+        } else {
+            std::path::PathBuf::from(set)
+        }
+    };
+    QueryLogConfig {
+        slow_query_log: config.slow_query_log,
+        slow_query_log_file: file(&config.slow_query_log_file, "canyon-slow.log"),
+        long_query_time: config.long_query_time,
+        general_log: config.general_log,
+        general_log_file: file(&config.general_log_file, "canyon-general.log"),
+        log_output: config.log_output.clone(),
+        min_examined_row_limit: config.min_examined_row_limit,
+    }
 }
 
 /// The root password of a first start, and whether Canyon made it up.

@@ -72,6 +72,8 @@ pub struct Engine {
     pub(crate) binlog: crate::catalog::binlog::Binlog,
     /// LOCK TABLES and FTWRL (see [`crate::catalog::table_locks`]).
     pub(crate) table_locks: Arc<crate::catalog::table_locks::TableLocks>,
+    /// The slow and general query logs (see [`crate::catalog::querylog`]).
+    pub(crate) query_log: crate::catalog::querylog::QueryLogs,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -212,6 +214,11 @@ impl Engine {
             storage.as_ref(),
             &txn,
         )?;
+        let query_log = crate::catalog::querylog::QueryLogs::new(
+            &config.version,
+            config.port,
+            config.presentation == crate::catalog::config::Presentation::Mariadb,
+        );
         let engine = Arc::new(Engine {
             config,
             storage,
@@ -230,6 +237,7 @@ impl Engine {
             temp_ids: Default::default(),
             user_locks: Default::default(),
             binlog,
+            query_log,
             table_locks: Default::default(),
         });
         engine.recover_counters()?;
@@ -307,6 +315,26 @@ impl Engine {
         self.catalog.load()
     }
 
+    /// The slow and general query logs (the server configures them and
+    /// writes Connect / Quit lines).
+    pub fn query_log(&self) -> &crate::catalog::querylog::QueryLogs {
+        &self.query_log
+    }
+
+    /// Applies the configuration's query-log settings (at startup), with
+    /// `long_query_time` as the global value new sessions start from.
+    pub fn configure_query_log(
+        &self,
+        cfg: &crate::catalog::querylog::QueryLogConfig,
+    ) -> Result<()> {
+        let lqt = crate::catalog::vars::normalize_global(
+            "long_query_time",
+            Value::Double(cfg.long_query_time),
+        )?;
+        self.set_global("long_query_time", Some(lqt));
+        self.query_log.configure(cfg)
+    }
+
     /// The registry of live sessions.
     pub fn processes(&self) -> &crate::catalog::procs::ProcessList {
         &self.processes
@@ -325,6 +353,7 @@ impl Engine {
             None if crate::catalog::binlog::is_live(name) => {
                 crate::catalog::binlog::live_var(&self.binlog, &self.txn, name)
             }
+            None if crate::catalog::querylog::is_var(name) => self.query_log.var(name),
             None => crate::catalog::vars::default_value(name, &self.config).map(|(v, _)| v),
         }
     }

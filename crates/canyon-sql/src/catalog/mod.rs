@@ -49,6 +49,7 @@ pub mod partition;
 pub mod perfschema;
 pub mod privileges;
 pub mod procs;
+pub mod querylog;
 pub mod routines;
 pub mod rows;
 pub mod schema;

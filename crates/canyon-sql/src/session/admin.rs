@@ -178,6 +178,20 @@ impl Session {
                 object_type: ast::FlushType::BinaryLogs,
                 ..
             } => Ok(ok(0)),
+            // Log rotation: the query logs are opened again by their paths
+            // (`crate::catalog::querylog`). FLUSH LOGS does not start a new
+            // binary log file here (FLUSH BINARY LOGS does).
+            Statement::Flush {
+                object_type:
+                    t @ (ast::FlushType::Logs | ast::FlushType::SlowLogs | ast::FlushType::GeneralLogs),
+                ..
+            } => {
+                self.state.check_super(cat, "RELOAD")?;
+                let slow = !matches!(t, ast::FlushType::GeneralLogs);
+                let general = !matches!(t, ast::FlushType::SlowLogs);
+                engine.query_log.reopen(slow, general)?;
+                Ok(ok(0))
+            }
             // FLUSH TABLES [t, ...] WITH READ LOCK (`super::table_lock`).
             Statement::Flush {
                 object_type: ast::FlushType::Tables,

@@ -456,6 +456,9 @@ impl Session {
             None => {
                 let text = self.prepared.get(&id).map_or("", |p| p.text.as_str());
                 self.state.process.begin_statement(text);
+                let s = &mut self.state;
+                s.query_log
+                    .start(&s.engine.query_log, s.connection_id, "Execute", text);
                 self.count(Counter::ComStmtExecute);
                 std::time::Instant::now()
             }
@@ -699,6 +702,9 @@ impl Session {
             Some(start) => start,
             None => {
                 self.state.process.begin_statement(text);
+                let s = &mut self.state;
+                s.query_log
+                    .start(&s.engine.query_log, s.connection_id, "Query", text);
                 std::time::Instant::now()
             }
         }
@@ -718,6 +724,62 @@ impl Session {
             self.lock_retry = None;
             self.table_wait_deadline = None;
             self.end_statement(start, r.as_ref().map_or((0, 0), Outcome::rows));
+            self.log_statement_end(start);
+        }
+    }
+
+    /// The statement's slow-log entry (`crate::catalog::querylog`), if it
+    /// is one. Rows_examined: see that module's doc.
+    fn log_statement_end(&mut self, start: std::time::Instant) {
+        let s = &mut self.state;
+        if !s.engine.query_log.slow_on() {
+            return;
+        }
+        let (sent, changed) = match s.row_count {
+            -1 => (s.found_rows, 0),
+            n => (0, n.max(0) as u64),
+        };
+        let entry = crate::catalog::querylog::SlowEntry {
+            id: s.connection_id,
+            user: &s.user,
+            host: &s.host,
+            db: s.db.as_deref(),
+            elapsed: start.elapsed(),
+            long_query_secs: s.long_query_secs,
+            rows_sent: sent,
+            rows_examined: sent + changed,
+        };
+        s.query_log.end(&s.engine.query_log, &entry);
+    }
+
+    /// The general log's Connect line (`user@host on db using TCP/IP`).
+    pub fn log_connect(&mut self) {
+        if !self.state.engine.query_log.general_on() {
+            return;
+        }
+        let s = &self.state;
+        let via = if s.host == "localhost" {
+            "Socket"
+        } else {
+            "TCP/IP"
+        };
+        let arg = format!(
+            "{}@{} on {} using {via}",
+            s.user,
+            s.host,
+            s.db.as_deref().unwrap_or("")
+        );
+        self.log_general("Connect", &arg);
+    }
+
+    /// Writes a general-log line for a connection event (Connect, Quit,
+    /// Init DB); one relaxed load when the log is off.
+    pub fn log_general(&mut self, command: &str, argument: &str) {
+        let s = &mut self.state;
+        if s.engine.query_log.general_on() {
+            s.engine
+                .query_log
+                .general(&mut s.query_log, s.connection_id, command, argument);
         }
     }
 

@@ -266,6 +266,23 @@ impl Session {
         } else {
             self.eval_set_value(e, params)?
         };
+        if crate::catalog::querylog::is_var(&var) {
+            // The query logs' settings are the server's, read live.
+            if !global {
+                return Err(Error::GlobalOnlyVariable(var));
+            }
+            let cat = self.state.engine.catalog();
+            if !self
+                .state
+                .account(&cat)
+                .is_some_and(|a| a.allows_global(Privs::SUPER))
+            {
+                return Err(Error::SpecificAccessDenied(
+                    "SUPER or SYSTEM_VARIABLES_ADMIN".into(),
+                ));
+            }
+            return self.state.engine.query_log.set(&var, &value);
+        }
         match (global, vars::scope(&var)) {
             (true, vars::Scope::SessionOnly) => return Err(Error::SessionOnlyVariable(var)),
             (true, vars::Scope::ServerOnly) => {

@@ -86,6 +86,8 @@ pub(super) struct State {
     pub(super) max_execution_ms: u64,
     /// The session's TEMPORARY tables (see `super::temporary`).
     pub(super) temp: super::temporary::TempTables,
+    /// This connection's query-log buffer (see `crate::catalog::querylog`).
+    pub(super) query_log: crate::catalog::querylog::SessionLog,
 }
 
 impl State {
@@ -142,6 +144,11 @@ impl State {
                     crate::catalog::binlog::live_var(&self.engine.binlog, &self.engine.txn, name)
                         .expect("is_live names a live variable")
                 }
+                None if crate::catalog::querylog::is_var(name) => self
+                    .engine
+                    .query_log
+                    .var(name)
+                    .expect("is_var names a variable"),
                 None => vars::default_value(name, &self.engine.config)
                     .map(|(v, _)| v)
                     .ok_or_else(|| Error::UnknownSystemVariable(name.to_string()))?,
@@ -399,6 +406,7 @@ impl Session {
                 long_query_secs: 10.0,
                 max_execution_ms: 0,
                 temp: Default::default(),
+                query_log: Default::default(),
             },
             txn_session,
             txn: None,
