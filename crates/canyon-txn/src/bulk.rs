@@ -775,7 +775,6 @@ impl Transaction {
     }
 }
 
-
 /// Whether process `pid` still runs (Linux: its /proc entry exists). Where
 /// there is no /proc, every other process counts as ended, which is right for
 /// a durable storage (its scratch directory is its own data directory's).
