@@ -243,9 +243,22 @@ impl Binlog {
             pos as u32,
             r.checksum,
         ));
-        for &(ty, body) in rest {
+        // MariaDB's I/O thread refuses a group whose last rows event lacks
+        // STMT_END_F (1595); it is set on the last one, in place.
+        let last_rows = rest.iter().rposition(|(ty, _)| {
+            matches!(
+                *ty,
+                EventType::WRITE_ROWS | EventType::UPDATE_ROWS | EventType::DELETE_ROWS
+            )
+        });
+        for (i, &(ty, body)) in rest.iter().enumerate() {
             pos += framed_len(body.len(), true) as u64;
-            let body = if ty == EventType::QUERY {
+            let body = if Some(i) == last_rows && body.len() >= 8 {
+                let mut b = body.to_vec();
+                // Rows flags: u16 after the 6-byte table id; STMT_END_F = 1.
+                b[6] |= 1;
+                b
+            } else if ty == EventType::QUERY {
                 canyon_binlog::control::query_for_mariadb(body)
                     .map_err(|e| Error::Corrupt(format!("binary log QUERY event: {e}")))?
             } else {
