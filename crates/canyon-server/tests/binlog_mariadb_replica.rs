@@ -70,8 +70,13 @@ fn wait_replica(m: &Mariadb, what: &str, done: &dyn Fn(&[(String, String)]) -> b
         if done(&st) {
             return;
         }
-        let stopped =
-            field(&st, "Slave_SQL_Running") == "No" || field(&st, "Slave_IO_Running") == "No";
+        // A thread that stopped on an error (right after START SLAVE a
+        // thread can read "No" for a moment without one).
+        let failed = ["Last_IO_Errno", "Last_SQL_Errno"]
+            .iter()
+            .any(|n| !matches!(field(&st, n).as_str(), "" | "0"));
+        let stopped = failed
+            && (field(&st, "Slave_SQL_Running") == "No" || field(&st, "Slave_IO_Running") == "No");
         if stopped || start.elapsed() > CATCH_UP {
             panic!("replica did not reach {what}: {:#?}\n{}", st, m.error_log());
         }

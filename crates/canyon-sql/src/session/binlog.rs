@@ -520,10 +520,14 @@ impl Session {
         // MASTER_USE_GTID it names its position in @slave_connect_state
         // and sends an empty file name, which the state overrides (as
         // MariaDB's source does).
-        let mariadb = matches!(
-            self.state.user_vars.get("mariadb_slave_capability"),
-            Some(v) if !matches!(v, Value::Null)
-        );
+        // python-mysql-replication sets the capability too, for any source,
+        // and reads MySQL's events: a MariaDB replica is told apart by
+        // what it always sets besides (a heartbeat period, or its GTID
+        // position).
+        let set =
+            |n: &str| matches!(self.state.user_vars.get(n), Some(v) if !matches!(v, Value::Null));
+        let mariadb = set("mariadb_slave_capability")
+            && (set("master_heartbeat_period") || set("slave_connect_state"));
         let (flavor, start) = if mariadb {
             let start = match self.state.user_vars.get("slave_connect_state") {
                 Some(Value::Null) | None => start.clone(),
