@@ -718,6 +718,58 @@ pub(crate) fn parse_binlog_checkpoint(body: &[u8]) -> Result<String, Error> {
     text(r.bytes(n, "BINLOG_CHECKPOINT file")?, "file name")
 }
 
+/// The collation a MariaDB 10.11 reader knows for MySQL 8's collation `id`:
+/// MySQL 8's `utf8mb4_0900_*` collations (255 to 323) are not MariaDB's
+/// (it stops on "Unknown collation"); they become MariaDB's `utf8mb4`
+/// default, `utf8mb4_general_ci` (45), or `utf8mb4_bin` (46) for
+/// `utf8mb4_0900_bin` (309). Every other id is the same in both.
+pub fn mariadb_collation(id: u16) -> u16 {
+    match id {
+        309 => 46,
+        255..=323 => 45,
+        _ => id,
+    }
+}
+
+/// A QUERY body for a MariaDB reader: `Q_CHARSET_CODE`'s collations mapped
+/// with [`mariadb_collation`]. The length never changes (the ids are fixed
+/// two-byte fields), so the positions of everything after the event hold.
+pub fn query_for_mariadb(body: &[u8]) -> Result<Vec<u8>, Error> {
+    let mut ev = parse_query(body)?;
+    let Some((client, conn, server)) = ev.charset else {
+        return Ok(body.to_vec());
+    };
+    let mapped = (
+        mariadb_collation(client),
+        mariadb_collation(conn),
+        mariadb_collation(server),
+    );
+    if mapped == (client, conn, server) {
+        return Ok(body.to_vec());
+    }
+    ev.charset = Some(mapped);
+    let out = query(&ev)?;
+    if out.len() != body.len() {
+        return Err(Error::Invalid(format!(
+            "QUERY event re-encoded in {} bytes, not its {}",
+            out.len(),
+            body.len()
+        )));
+    }
+    Ok(out)
+}
+
+/// A MariaDB GTID body (see [`mariadb_gtid`]) zero-padded to `len` bytes, so
+/// that it takes exactly the place of the MySQL events it stands for (the
+/// GTID event, and a transaction's `BEGIN`): a MariaDB reader takes the byte
+/// after the flags as `flags_extra` and, with it 0, reads nothing more.
+pub fn mariadb_gtid_padded(seq_no: u64, domain_id: u32, flags: u8, len: usize) -> Vec<u8> {
+    let mut out = mariadb_gtid(seq_no, domain_id, flags);
+    assert!(len >= out.len(), "a MariaDB GTID body is at least 19 bytes");
+    out.resize(len, 0);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

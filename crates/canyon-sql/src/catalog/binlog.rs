@@ -21,6 +21,7 @@
 //! kept in Meta (`binlog/file/<n>`), written in the marker's batch.
 
 use crate::catalog::config::BinlogConfig;
+use canyon_binlog::control::Flavor;
 use canyon_binlog::event::{BINLOG_MAGIC, LOG_EVENT_ARTIFICIAL_F};
 use canyon_binlog::{frame, framed_len, EventType, Gtid, GtidSet};
 use canyon_common::{Error, Result};
@@ -29,6 +30,9 @@ use canyon_txn::{LogEntry, LogHead, LogRecord, TxnManager};
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
 use std::ops::ControlFlow;
+
+mod mariadb;
+pub use mariadb::Snapshot;
 
 /// Record kinds (a change-log payload's first byte; `crate::binlog` writes
 /// the events): a transaction.
@@ -411,6 +415,8 @@ pub struct BinlogReader {
     /// Transactions the replica has (GTID start): skipped.
     skip: Option<GtidSet>,
     checksum: bool,
+    /// Which family's events the reader serves (`mariadb.rs`).
+    flavor: Flavor,
 }
 
 impl BinlogReader {
@@ -439,6 +445,18 @@ impl Binlog {
         start: &StartAt,
         checksum: bool,
     ) -> Result<BinlogReader> {
+        self.reader_for(txn, start, checksum, Flavor::MySql)
+    }
+
+    /// [`Binlog::reader`] serving `flavor`'s events (a MariaDB replica's:
+    /// `crate::catalog::binlog::mariadb`).
+    pub fn reader_for(
+        &self,
+        txn: &TxnManager,
+        start: &StartAt,
+        checksum: bool,
+        flavor: Flavor,
+    ) -> Result<BinlogReader> {
         let first_kept = txn.log_first_seq();
         let (file, seq, pos, skip) = match start {
             StartAt::Position { file, pos } => {
@@ -446,7 +464,9 @@ impl Binlog {
                     .files
                     .read()
                     .iter()
-                    .find(|f| f.name == *file)
+                    // An empty name is the first file kept (as MySQL's and
+                    // MariaDB's sources take it).
+                    .find(|f| f.name == *file || file.is_empty())
                     .cloned()
                     .ok_or_else(|| {
                         fatal_1236("Could not find first log file name in binary log index file")
@@ -511,6 +531,7 @@ impl Binlog {
             queued: Vec::new(),
             skip,
             checksum,
+            flavor,
         };
         let sid = self.config.server_id;
         r.queued.push(frame(
@@ -530,6 +551,9 @@ impl Binlog {
     /// PREVIOUS_GTIDS when reading from the beginning (else the description
     /// goes with `log_pos` 0: the replica keeps its position).
     fn queue_header(&self, r: &mut BinlogReader, from_start: bool) {
+        if r.flavor == Flavor::MariaDb {
+            return self.queue_mariadb_header(r, from_start);
+        }
         let sid = self.config.server_id;
         let ts = (r.file.created_us / 1_000_000) as u32;
         let fde_end = (BINLOG_MAGIC.len() + framed_len(r.file.fde.len(), true)) as u32;
@@ -726,17 +750,10 @@ impl Binlog {
                 return Ok(());
             }
         }
-        let seq_in_file = (rec.seq - r.file.first_seq + 1) as i64;
-        let gtid = Gtid {
-            gno: rec.number,
-            last_committed: seq_in_file - 1,
-            sequence_number: seq_in_file,
-            immediate_commit_ts_us: rec.wall_us,
-            original_commit_ts_us: rec.wall_us,
-            transaction_length: rec.len,
-            may_have_sbr: kind == KIND_STATEMENT,
-            ..self.gtid_template()
-        };
+        if r.flavor == Flavor::MariaDb {
+            return self.serve_mariadb_record(r, rec, kind, &events, out);
+        }
+        let gtid = self.record_gtid(r, rec, kind);
         let mut pos = start;
         let body = canyon_binlog::control::gtid(&gtid);
         pos += framed_len(body.len(), true) as u64;
@@ -765,6 +782,21 @@ impl Binlog {
         Ok(())
     }
 
+    /// The MySQL GTID event of `rec`, a counted record of `r`'s file.
+    fn record_gtid(&self, r: &BinlogReader, rec: &LogRecord, kind: u8) -> Gtid {
+        let seq_in_file = (rec.seq - r.file.first_seq + 1) as i64;
+        Gtid {
+            gno: rec.number,
+            last_committed: seq_in_file - 1,
+            sequence_number: seq_in_file,
+            immediate_commit_ts_us: rec.wall_us,
+            original_commit_ts_us: rec.wall_us,
+            transaction_length: rec.len,
+            may_have_sbr: kind == KIND_STATEMENT,
+            ..self.gtid_template()
+        }
+    }
+
     /// A HEARTBEAT for a reader that is waiting (its file and position).
     pub fn heartbeat(&self, r: &BinlogReader) -> Vec<u8> {
         frame(
@@ -781,18 +813,19 @@ impl Binlog {
 
 /// Whether `name` is one of [`live_var`]'s.
 pub(crate) fn is_live(name: &str) -> bool {
-    matches!(
-        name,
-        "log_bin"
-            | "server_id"
-            | "server_uuid"
-            | "gtid_mode"
-            | "enforce_gtid_consistency"
-            | "gtid_executed"
-            | "gtid_purged"
-            | "log_bin_basename"
-            | "log_bin_index"
-    )
+    mariadb::is_live(name)
+        || matches!(
+            name,
+            "log_bin"
+                | "server_id"
+                | "server_uuid"
+                | "gtid_mode"
+                | "enforce_gtid_consistency"
+                | "gtid_executed"
+                | "gtid_purged"
+                | "log_bin_basename"
+                | "log_bin_index"
+        )
 }
 
 /// Values of the binary-log variables that change as the server runs
@@ -816,6 +849,6 @@ pub(crate) fn live_var(
         ),
         "log_bin_basename" => crate::types::value::Value::str(&log.basename()),
         "log_bin_index" => crate::types::value::Value::str(&format!("{}.index", log.basename())),
-        _ => return None,
+        _ => return mariadb::live_var(log, txn, name),
     })
 }

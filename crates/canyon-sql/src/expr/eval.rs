@@ -131,6 +131,15 @@ pub trait EvalContext {
             "user-level locks in this statement".into(),
         ))
     }
+    /// BINLOG_GTID_POS(file, pos): the binary log's GTID position there
+    /// (NULL for a file or position it does not have); only a session can
+    /// answer.
+    fn binlog_gtid_pos(&self, file: &str, pos: u64) -> Result<Value> {
+        let _ = (file, pos);
+        Err(Error::Unsupported(
+            "BINLOG_GTID_POS in this statement".into(),
+        ))
+    }
     /// The rows of an `information_schema` table, generated for this statement
     /// (see [`crate::catalog::infoschema`]); only a session can answer.
     fn system_rows(
@@ -245,6 +254,9 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     }
     fn user_lock(&self, call: crate::expr::functions_misc::UserLockCall<'_>) -> Result<Value> {
         self.base.user_lock(call)
+    }
+    fn binlog_gtid_pos(&self, file: &str, pos: u64) -> Result<Value> {
+        self.base.binlog_gtid_pos(file, pos)
     }
     fn session_fact(&self, f: Func) -> Value {
         self.base.session_fact(f)

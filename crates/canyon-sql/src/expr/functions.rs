@@ -234,6 +234,9 @@ pub enum Func {
     IsUsedLock,
     /// RELEASE_ALL_LOCKS().
     ReleaseAllLocks,
+    /// BINLOG_GTID_POS(file, pos) (MariaDB): the GTID position at a binary
+    /// log position.
+    BinlogGtidPos,
     /// `@name := expr` (the binder's form of MySQL's assignment operator):
     /// the name as a literal string, then the value, which is the result.
     SetUserVar,
@@ -259,6 +262,7 @@ impl Func {
                 | Func::IsFreeLock
                 | Func::IsUsedLock
                 | Func::ReleaseAllLocks
+                | Func::BinlogGtidPos
                 | Func::SetUserVar
         )
     }
@@ -272,6 +276,7 @@ pub fn lookup(name: &str) -> Option<Func> {
         "SLEEP" => Func::Sleep,
         "BENCHMARK" => Func::Benchmark,
         "GET_LOCK" => Func::GetLock,
+        "BINLOG_GTID_POS" => Func::BinlogGtidPos,
         "RELEASE_LOCK" => Func::ReleaseLock,
         "IS_FREE_LOCK" => Func::IsFreeLock,
         "IS_USED_LOCK" => Func::IsUsedLock,
@@ -475,6 +480,7 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         Func::Sleep | Func::ReleaseLock | Func::IsFreeLock | Func::IsUsedLock => n == 1,
         Func::Benchmark | Func::GetLock => n == 2,
         Func::ReleaseAllLocks => n == 0,
+        Func::BinlogGtidPos => n == 2,
         Func::SetUserVar => n == 2,
         Func::WeightString => n == 1,
         Func::LastInsertId | Func::Rand | Func::UnixTimestamp => n <= 1,
@@ -651,6 +657,7 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         | Func::SetMask
         | Func::Strcmp => ExprKind::Int,
         Func::Crc32 => ExprKind::UInt,
+        Func::BinlogGtidPos => ExprKind::String,
         Func::Sleep
         | Func::Benchmark
         | Func::GetLock
@@ -766,6 +773,18 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::IsUsedLock
         | Func::ReleaseAllLocks => functions_misc::user_lock(f, args, env),
         Func::WeightString => functions_misc::weight_string(args, env),
+        Func::BinlogGtidPos => {
+            let file = arg(args, 0, env)?;
+            let pos = arg(args, 1, env)?;
+            if file.is_null() || pos.is_null() {
+                return Ok(Value::Null);
+            }
+            let pos = pos.to_f64().unwrap_or(-1.0);
+            if pos < 0.0 {
+                return Ok(Value::Null);
+            }
+            env.ctx.binlog_gtid_pos(&file.to_display(), pos as u64)
+        }
         Func::SetUserVar => {
             let name = arg(args, 0, env)?.to_display();
             let v = arg(args, 1, env)?;

@@ -494,7 +494,9 @@ impl Dump {
 impl Session {
     /// Starts a replica's dump from `start`: checks REPLICATION SLAVE, that
     /// the log is on and that the replica's `server_id` is not this server's
-    /// (1236, as MySQL). Checksums follow the replica's
+    /// (1236, as MySQL). A replica that set `@mariadb_slave_capability` gets
+    /// MariaDB's events (`crate::catalog::binlog`'s `mariadb.rs`), from
+    /// `@slave_connect_state` when it set that. Checksums follow the replica's
     /// `@master_binlog_checksum` (MySQL's handshake: a replica that set it
     /// to anything but NONE gets CRC32s).
     pub fn start_dump(&mut self, start: &StartAt, replica_server_id: u32) -> Result<Dump> {
@@ -514,7 +516,30 @@ impl Session {
             Some(Value::Null) | None => false,
             Some(v) => !v.to_display().eq_ignore_ascii_case("NONE"),
         };
-        let reader = engine.binlog.reader(&engine.txn, start, checksum)?;
+        // A MariaDB replica announces itself before its dump; with
+        // MASTER_USE_GTID it names its position in @slave_connect_state
+        // and sends an empty file name, which the state overrides (as
+        // MariaDB's source does).
+        // python-mysql-replication sets the capability too, for any source,
+        // and reads MySQL's events: a MariaDB replica is told apart by
+        // what it always sets besides (a heartbeat period, or its GTID
+        // position).
+        let set =
+            |n: &str| matches!(self.state.user_vars.get(n), Some(v) if !matches!(v, Value::Null));
+        let mariadb = set("mariadb_slave_capability")
+            && (set("master_heartbeat_period") || set("slave_connect_state"));
+        let (flavor, start) = if mariadb {
+            let start = match self.state.user_vars.get("slave_connect_state") {
+                Some(Value::Null) | None => start.clone(),
+                Some(v) => engine.binlog.mariadb_start(&v.to_display())?,
+            };
+            (canyon_binlog::control::Flavor::MariaDb, start)
+        } else {
+            (canyon_binlog::control::Flavor::MySql, start.clone())
+        };
+        let reader = engine
+            .binlog
+            .reader_for(&engine.txn, &start, checksum, flavor)?;
         Ok(Dump { engine, reader })
     }
 
@@ -524,5 +549,54 @@ impl Session {
         let v = self.state.user_vars.get("master_heartbeat_period")?;
         let ns = v.to_display().parse::<f64>().ok()?;
         (ns > 0.0).then(|| std::time::Duration::from_nanos(ns as u64))
+    }
+}
+
+impl Session {
+    /// START TRANSACTION WITH CONSISTENT SNAPSHOT took its snapshot at
+    /// `ts`: keeps the binary-log coordinates it corresponds to, for
+    /// `Binlog_snapshot_file` / `_position` (MariaDB's status variables,
+    /// which `mariadb-dump --single-transaction --master-data` reads instead
+    /// of locking every table).
+    pub(super) fn note_binlog_snapshot(&mut self, ts: canyon_txn::Timestamp) -> Result<()> {
+        let engine = self.state.engine.clone();
+        self.state.binlog_snapshot = if engine.binlog.enabled() {
+            Some(engine.binlog.snapshot_at(&engine.txn, ts)?)
+        } else {
+            None
+        };
+        Ok(())
+    }
+
+    /// The binary log's text-valued status variables: `Binlog_snapshot_file`
+    /// and `Binlog_snapshot_position` (MariaDB's), the open consistent
+    /// snapshot's coordinates in this session, else (and globally) where the
+    /// log ends now; `Binlog_snapshot_gtid_pos`, their GTID position. None
+    /// while the log is off.
+    pub(super) fn binlog_status_rows(&self, global: bool) -> Vec<(String, String)> {
+        let engine = &self.state.engine;
+        let log = &engine.binlog;
+        if !log.enabled() {
+            return Vec::new();
+        }
+        let snap = match (&self.state.binlog_snapshot, &self.txn, global) {
+            (Some(s), Some(_), false) => s.clone(),
+            _ => {
+                let (file, position) = log.end(&engine.txn);
+                crate::catalog::binlog::Snapshot {
+                    file: file.name,
+                    position,
+                    last_number: engine.txn.log_head().next_number.saturating_sub(1),
+                }
+            }
+        };
+        vec![
+            ("Binlog_snapshot_file".into(), snap.file),
+            ("Binlog_snapshot_position".into(), snap.position.to_string()),
+            (
+                "Binlog_snapshot_gtid_pos".into(),
+                log.mariadb_gtid_pos(snap.last_number),
+            ),
+        ]
     }
 }

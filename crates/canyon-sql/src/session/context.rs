@@ -256,6 +256,13 @@ impl EvalContext for StmtCtx<'_> {
         }
         cut
     }
+    fn binlog_gtid_pos(&self, file: &str, pos: u64) -> Result<Value> {
+        let engine = &self.state.engine;
+        Ok(match engine.binlog.gtid_pos_at(&engine.txn, file, pos)? {
+            Some(p) => Value::str(&p),
+            None => Value::Null,
+        })
+    }
     fn user_lock(&self, call: UserLockCall<'_>) -> Result<Value> {
         let locks = &self.state.engine.user_locks;
         let owner = self.state.lock_owner();

@@ -1091,12 +1091,18 @@ impl Session {
             }
             Statement::ShowStatus { filter, global, .. } => {
                 let pattern = like_filter(filter.as_ref())?;
-                let rows = self
+                let mut rows: Vec<(String, String)> = self
                     .state
                     .status_rows(*global)
                     .into_iter()
+                    .map(|(n, v)| (n, v.to_string()))
+                    .collect();
+                rows.extend(self.binlog_status_rows(*global));
+                rows.sort_by_key(|r| r.0.to_ascii_lowercase());
+                let rows = rows
+                    .into_iter()
                     .filter(|r| like_match(&pattern, &r.0))
-                    .map(|(n, v)| vec![Value::str(&n), Value::str(&v.to_string())])
+                    .map(|(n, v)| vec![Value::str(&n), Value::str(&v)])
                     .collect();
                 Ok(text_rows(&["Variable_name", "Value"], rows))
             }

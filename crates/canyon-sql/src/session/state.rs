@@ -77,6 +77,9 @@ pub(super) struct State {
     /// SHOW SESSION STATUS counters, published to `process` after each
     /// statement (see `crate::catalog::status`).
     pub(super) counts: crate::catalog::status::Counts,
+    /// The binary-log coordinates of the open transaction's consistent
+    /// snapshot (START TRANSACTION WITH CONSISTENT SNAPSHOT; `binlog.rs`).
+    pub(super) binlog_snapshot: Option<crate::catalog::binlog::Snapshot>,
     /// The last FLUSH STATUS (session start before one).
     pub(super) flushed_at: std::time::Instant,
     /// `long_query_time` in seconds (Slow_queries), kept here so that the end
@@ -402,6 +405,7 @@ impl Session {
                 account: None,
                 process,
                 counts: Default::default(),
+                binlog_snapshot: None,
                 flushed_at: std::time::Instant::now(),
                 long_query_secs: 10.0,
                 max_execution_ms: 0,

@@ -613,7 +613,10 @@ impl Session {
                     // Snapshots are taken lazily, at the first read; this one
                     // is taken now, as MySQL does.
                     t.begin_statement();
-                    t.snapshot_ts()?;
+                    let ts = t.snapshot_ts()?;
+                    self.note_binlog_snapshot(ts)?;
+                } else {
+                    self.state.binlog_snapshot = None;
                 }
                 self.txn = Some(t);
                 Ok(ok(0))

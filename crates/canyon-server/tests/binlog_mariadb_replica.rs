@@ -1,0 +1,282 @@
+//! A stock MariaDB 10.11 replica following Canyon (issue 25, item 3).
+//!
+//! `mariadb_replica_follows_by_position`: a MariaDB replica (`server_id` 2)
+//! follows Canyon (`server_id` 7) from the start of its log, under writes of
+//! many column types with DDL mixed in (CREATE, ALTER ADD COLUMN, DROP)
+//! (not yet sysbench: a transaction touching two tables is refused by
+//! MariaDB's I/O thread, see docs/replication.md); its I/O thread is restarted mid-stream
+//! and Canyon rotates its log. Once its `Exec_Master_Log_Pos` equals
+//! Canyon's position, every table's rows hash the same on both, and its
+//! `gtid_slave_pos` (from Canyon's MariaDB GTID events) is Canyon's
+//! `gtid_binlog_pos`. `MASTER_USE_GTID = slave_pos` falls back to
+//! position: the replica decides from the handshake's version (8.0.36) that
+//! its source has no MariaDB GTIDs. Bad input: a position inside an event
+//! gets 1236 on the replica and Canyon keeps serving.
+
+mod common;
+
+use common::client::Client;
+use common::{Mariadb, Server, ServerOptions};
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::time::{Duration, Instant};
+
+/// How long a replica may take to catch up (debug builds, a 2-core machine).
+const CATCH_UP: Duration = Duration::from_secs(180);
+
+fn canyon() -> Server {
+    Server::start_with(ServerOptions {
+        extra_toml: "log_bin = true\nserver_id = 7\n".into(),
+        ..ServerOptions::default()
+    })
+}
+
+fn replica() -> Option<Mariadb> {
+    Mariadb::start_with(&["--server-id=2", "--skip-slave-start"])
+}
+
+fn scalar(c: &mut Client, sql: &str) -> String {
+    c.exec(sql).scalar().unwrap_or_default()
+}
+
+/// SHOW SLAVE STATUS as (name, value) pairs (read with the mariadb
+/// client's vertical output: the test client gives no column names).
+fn slave_status(m: &Mariadb) -> Vec<(String, String)> {
+    let out = common::mariadb_cli_args(m.port(), m.password(), None, "SHOW SLAVE STATUS", &["-E"]);
+    out.stdout
+        .lines()
+        .filter_map(|l| {
+            let (n, v) = l.split_once(": ")?;
+            Some((n.trim().to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+fn field(status: &[(String, String)], name: &str) -> String {
+    status
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default()
+}
+
+/// Waits until `done` holds on the replica's status; panics with the status
+/// and the replica's error log when it does not in time, or when a replica
+/// thread stops with an error.
+fn wait_replica(m: &Mariadb, what: &str, done: &dyn Fn(&[(String, String)]) -> bool) {
+    let start = Instant::now();
+    loop {
+        let st = slave_status(m);
+        if done(&st) {
+            return;
+        }
+        // A thread that stopped on an error (right after START SLAVE a
+        // thread can read "No" for a moment without one).
+        let failed = ["Last_IO_Errno", "Last_SQL_Errno"]
+            .iter()
+            .any(|n| !matches!(field(&st, n).as_str(), "" | "0"));
+        let stopped = failed
+            && (field(&st, "Slave_SQL_Running") == "No" || field(&st, "Slave_IO_Running") == "No");
+        if stopped || start.elapsed() > CATCH_UP {
+            panic!("replica did not reach {what}: {:#?}\n{}", st, m.error_log());
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// The user tables of `dbs` (as Canyon lists them), sorted.
+fn tables(c: &mut Client, dbs: &[&str]) -> Vec<(String, String)> {
+    let list = dbs
+        .iter()
+        .map(|d| format!("'{d}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let mut t: Vec<(String, String)> = c
+        .exec(&format!(
+            "SELECT table_schema, table_name FROM information_schema.tables \
+             WHERE table_schema IN ({list}) AND table_type = 'BASE TABLE'"
+        ))
+        .rows()
+        .into_iter()
+        .map(|r| {
+            (
+                r[0].clone().unwrap_or_default(),
+                r[1].clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    t.sort();
+    t
+}
+
+/// A hash of every row of `db`.`t`, in primary-key order, each value as
+/// text (the same on both servers for the types used here).
+fn table_hash(c: &mut Client, db: &str, t: &str) -> (usize, u64) {
+    let rows = c
+        .exec(&format!("SELECT * FROM `{db}`.`{t}` ORDER BY 1"))
+        .rows();
+    let mut h = DefaultHasher::new();
+    rows.hash(&mut h);
+    (rows.len(), h.finish())
+}
+
+/// Every table of `dbs` hashes the same on Canyon and the replica.
+fn assert_same_data(c: &mut Client, r: &mut Client, dbs: &[&str]) {
+    let on_canyon = tables(c, dbs);
+    assert!(!on_canyon.is_empty());
+    for (db, t) in &on_canyon {
+        let a = table_hash(c, db, t);
+        let b = table_hash(r, db, t);
+        assert_eq!(a, b, "`{db}`.`{t}`: (rows, hash) on Canyon vs the replica");
+    }
+    // No table left over on the replica (the DROPs replicated).
+    let list = dbs
+        .iter()
+        .map(|d| format!("'{d}'"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let on_replica: Vec<String> = r
+        .exec(&format!(
+            "SELECT CONCAT(table_schema, '.', table_name) FROM information_schema.tables \
+             WHERE table_schema IN ({list}) ORDER BY 1"
+        ))
+        .rows()
+        .into_iter()
+        .map(|r| r[0].clone().unwrap_or_default())
+        .collect();
+    let expect: Vec<String> = on_canyon.iter().map(|(d, t)| format!("{d}.{t}")).collect();
+    assert_eq!(on_replica, expect);
+}
+
+/// Writes of many column types with DDL between them; `round` makes each
+/// call's rows and tables its own.
+fn write_load(c: &mut Client, round: u32) {
+    c.exec("CREATE DATABASE IF NOT EXISTS rpl");
+    c.exec("USE rpl");
+    let t = format!("types{round}");
+    c.exec(&format!(
+        "CREATE TABLE {t} (id INT PRIMARY KEY, ti TINYINT, si SMALLINT UNSIGNED, \
+         mi MEDIUMINT, bi BIGINT UNSIGNED, de DECIMAL(20,6), db DOUBLE, \
+         vc VARCHAR(100), ch CHAR(10), tx TEXT, bl BLOB, vb VARBINARY(20), \
+         d DATE, dt DATETIME(6), tm TIME(3), ts TIMESTAMP NULL, y YEAR, \
+         e ENUM('a','b','c'), s SET('x','y','z'), b BIT(12))"
+    ));
+    for i in 0..60 {
+        c.exec(&format!(
+            "INSERT INTO {t} VALUES ({i}, {}, {}, {}, {}, {}.125, {}.5, 'vc {i} é', 'c{i}', \
+             REPEAT('text{i} ', {}), UNHEX('00FF{i:02}'), 'vb{i}', '2024-02-{:02}', \
+             '2024-03-04 05:06:{:02}.123456', '-12:34:{:02}.5', '2023-01-01 00:00:{:02}', \
+             {}, '{}', 'x,{}', b'101010')",
+            (i % 200) - 100,
+            i * 1000,
+            -(i as i64) * 77,
+            u64::MAX - i as u64,
+            i * 1001,
+            i * 3,
+            i % 20 + 1,
+            i % 28 + 1,
+            i % 60,
+            i % 60,
+            i % 60,
+            1990 + i,
+            ["a", "b", "c"][i as usize % 3],
+            ["y", "z"][i as usize % 2],
+        ));
+    }
+    c.exec(&format!("INSERT INTO {t} (id) VALUES (1000)"));
+    c.exec("BEGIN");
+    c.exec(&format!(
+        "UPDATE {t} SET vc = CONCAT(vc, '!'), de = de * 2 WHERE id % 3 = 0"
+    ));
+    c.exec(&format!("DELETE FROM {t} WHERE id % 7 = 0"));
+    c.exec("COMMIT");
+    c.exec(&format!("ALTER TABLE {t} ADD COLUMN extra INT DEFAULT 5"));
+    c.exec(&format!("UPDATE {t} SET extra = id * 2 WHERE id < 20"));
+    c.exec("CREATE TABLE scratch (id INT PRIMARY KEY, v VARCHAR(10))");
+    c.exec("INSERT INTO scratch VALUES (1, 'a'), (2, 'b')");
+    c.exec("DROP TABLE scratch");
+    c.exec("BEGIN");
+    c.exec(&format!(
+        "INSERT INTO {t} (id, vc) VALUES (2000, 'rolled back')"
+    ));
+    c.exec("ROLLBACK");
+}
+
+fn change_master(r: &mut Client, s: &Server, rest: &str) {
+    r.exec(&format!(
+        "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = {}, MASTER_USER = 'root', \
+         MASTER_PASSWORD = '{}', MASTER_CONNECT_RETRY = 1{rest}",
+        s.port(),
+        s.password()
+    ));
+}
+
+/// Waits until the replica has executed up to Canyon's SHOW MASTER STATUS.
+fn wait_position(c: &mut Client, m: &Mariadb) {
+    let ms = c.exec("SHOW MASTER STATUS").rows();
+    let file = ms[0][0].clone().unwrap_or_default();
+    let pos = ms[0][1].clone().unwrap_or_default();
+    wait_replica(m, &format!("{file}:{pos}"), &|st| {
+        field(st, "Relay_Master_Log_File") == file && field(st, "Exec_Master_Log_Pos") == pos
+    });
+}
+
+#[test]
+fn mariadb_replica_follows_by_position() {
+    let Some(m) = replica() else { return };
+    let s = canyon();
+    let mut c = s.client();
+    let mut r = m.client();
+    // Writes before the replica exists: it must fetch them from the log.
+    write_load(&mut c, 0);
+    // An empty file name is the first file.
+    change_master(&mut r, &s, ", MASTER_USE_GTID = no");
+    r.exec("START SLAVE");
+    wait_replica(&m, "running threads", &|st| {
+        field(st, "Slave_IO_Running") == "Yes" && field(st, "Slave_SQL_Running") == "Yes"
+    });
+    write_load(&mut c, 1);
+    // DDL between transactions on another connection.
+    let mut d = s.client();
+    d.exec("USE rpl");
+    d.exec("ALTER TABLE types1 ADD COLUMN during_load VARCHAR(5) DEFAULT 'x'");
+    d.exec("CREATE TABLE side (id INT PRIMARY KEY)");
+    d.exec("INSERT INTO side VALUES (1), (2), (3)");
+    // Reconnect by position mid-stream, then a rotation.
+    r.exec("STOP SLAVE IO_THREAD");
+    write_load(&mut c, 2);
+    r.exec("START SLAVE IO_THREAD");
+    c.exec("FLUSH BINARY LOGS");
+    write_load(&mut c, 3);
+    wait_position(&mut c, &m);
+    let dbs: &[&str] = &["rpl"];
+    assert_same_data(&mut c, &mut r, dbs);
+    // The replica tracks Canyon's GTIDs as MariaDB ones.
+    assert_eq!(
+        scalar(&mut r, "SELECT @@gtid_slave_pos"),
+        scalar(&mut c, "SELECT @@gtid_binlog_pos")
+    );
+
+    // Bad input: a position inside an event.
+    let file = c.exec("SHOW MASTER STATUS").rows()[0][0]
+        .clone()
+        .unwrap_or_default();
+    r.exec("STOP SLAVE");
+    change_master(
+        &mut r,
+        &s,
+        &format!(", MASTER_LOG_FILE = '{file}', MASTER_LOG_POS = 200"),
+    );
+    r.exec("START SLAVE IO_THREAD");
+    wait_replica(&m, "error 1236 for a position inside an event", &|st| {
+        field(st, "Last_IO_Errno") == "1236"
+    });
+    r.exec("STOP SLAVE");
+    // Canyon is unaffected.
+    c.exec("INSERT INTO rpl.types3 (id) VALUES (5000)");
+    assert_eq!(
+        scalar(&mut c, "SELECT COUNT(*) FROM rpl.types3 WHERE id = 5000"),
+        "1"
+    );
+    assert!(s.alarms().is_empty(), "{:?}", s.alarms());
+}
