@@ -1,6 +1,6 @@
 //! The statements that show and manage the binary log, which sqlparser does
 //! not know: `SHOW {MASTER | BINARY LOG} STATUS`, `SHOW {BINARY | MASTER}
-//! LOGS`, `SHOW BINLOG EVENTS [IN 'file'] [FROM pos] [LIMIT [offset,] n]`,
+//! LOGS`, `SHOW {REPLICA | SLAVE} STATUS`, `SHOW BINLOG EVENTS [IN 'file'] [FROM pos] [LIMIT [offset,] n]`,
 //! `FLUSH BINARY LOGS`, `PURGE {BINARY | MASTER} LOGS {TO 'file' | BEFORE
 //! 'datetime'}`.
 
@@ -11,6 +11,9 @@ pub enum BinlogStatement {
     MasterStatus,
     /// SHOW BINARY LOGS / SHOW MASTER LOGS.
     Logs,
+    /// SHOW REPLICA STATUS (`true`), or SHOW SLAVE STATUS with MySQL's
+    /// older column names (`false`).
+    ReplicaStatus(bool),
     /// SHOW BINLOG EVENTS.
     Events {
         /// IN 'file' (else the first file).
@@ -90,6 +93,8 @@ pub fn parse_binlog_statement(sql: &str) -> Option<Result<BinlogStatement, Strin
             Some(Ok(BinlogStatement::MasterStatus))
         }
         ["SHOW", "BINARY" | "MASTER", "LOGS"] => Some(Ok(BinlogStatement::Logs)),
+        ["SHOW", "REPLICA", "STATUS"] => Some(Ok(BinlogStatement::ReplicaStatus(true))),
+        ["SHOW", "SLAVE", "STATUS"] => Some(Ok(BinlogStatement::ReplicaStatus(false))),
         ["FLUSH", "BINARY", "LOGS"] => Some(Ok(BinlogStatement::Flush)),
         ["PURGE", "BINARY" | "MASTER", "LOGS", how, _] => {
             let Some(arg) = quoted(&w[4]) else {
@@ -160,6 +165,14 @@ mod tests {
             Some(Ok(BinlogStatement::MasterStatus))
         );
         assert_eq!(p("SHOW MASTER LOGS"), Some(Ok(BinlogStatement::Logs)));
+        assert_eq!(
+            p("show slave status"),
+            Some(Ok(BinlogStatement::ReplicaStatus(false)))
+        );
+        assert_eq!(
+            p("SHOW REPLICA STATUS;"),
+            Some(Ok(BinlogStatement::ReplicaStatus(true)))
+        );
         assert_eq!(p("flush binary logs"), Some(Ok(BinlogStatement::Flush)));
         assert_eq!(
             p("PURGE BINARY LOGS TO 'binlog.000003'"),

@@ -307,6 +307,32 @@ impl Session {
                     rows,
                 ))
             }
+            BinlogStatement::ReplicaStatus(replica) => {
+                // Canyon does not replicate from a source yet (issue 25):
+                // the empty set MySQL gives on a server that is no replica,
+                // under MySQL 8's columns (SHOW SLAVE STATUS: their older
+                // names). Monitoring (mysqld_exporter's slave_status
+                // collector) reads "no replication" from it.
+                self.state.check_super(&cat, "REPLICATION CLIENT")?;
+                let names: Vec<String> = REPLICA_STATUS_COLUMNS
+                    .iter()
+                    .map(|c| {
+                        if *replica {
+                            c.to_string()
+                        } else {
+                            c.replace("Get_Source", "Get_master")
+                                .replace("Source_public", "Master_public")
+                                .replace("Replica", "Slave")
+                                .replace("Source", "Master")
+                        }
+                    })
+                    .collect();
+                let columns: Vec<(&str, ExprKind)> = names
+                    .iter()
+                    .map(|n| (n.as_str(), ExprKind::String))
+                    .collect();
+                Ok(typed_rows(&columns, Vec::new()))
+            }
             BinlogStatement::Logs => {
                 self.state.check_super(&cat, "REPLICATION CLIENT")?;
                 needs_log()?;
@@ -600,3 +626,67 @@ impl Session {
         ]
     }
 }
+
+/// SHOW REPLICA STATUS's columns in MySQL 8.0.
+const REPLICA_STATUS_COLUMNS: &[&str] = &[
+    "Replica_IO_State",
+    "Source_Host",
+    "Source_User",
+    "Source_Port",
+    "Connect_Retry",
+    "Source_Log_File",
+    "Read_Source_Log_Pos",
+    "Relay_Log_File",
+    "Relay_Log_Pos",
+    "Relay_Source_Log_File",
+    "Replica_IO_Running",
+    "Replica_SQL_Running",
+    "Replicate_Do_DB",
+    "Replicate_Ignore_DB",
+    "Replicate_Do_Table",
+    "Replicate_Ignore_Table",
+    "Replicate_Wild_Do_Table",
+    "Replicate_Wild_Ignore_Table",
+    "Last_Errno",
+    "Last_Error",
+    "Skip_Counter",
+    "Exec_Source_Log_Pos",
+    "Relay_Log_Space",
+    "Until_Condition",
+    "Until_Log_File",
+    "Until_Log_Pos",
+    "Source_SSL_Allowed",
+    "Source_SSL_CA_File",
+    "Source_SSL_CA_Path",
+    "Source_SSL_Cert",
+    "Source_SSL_Cipher",
+    "Source_SSL_Key",
+    "Seconds_Behind_Source",
+    "Source_SSL_Verify_Server_Cert",
+    "Last_IO_Errno",
+    "Last_IO_Error",
+    "Last_SQL_Errno",
+    "Last_SQL_Error",
+    "Replicate_Ignore_Server_Ids",
+    "Source_Server_Id",
+    "Source_UUID",
+    "Source_Info_File",
+    "SQL_Delay",
+    "SQL_Remaining_Delay",
+    "Replica_SQL_Running_State",
+    "Source_Retry_Count",
+    "Source_Bind",
+    "Last_IO_Error_Timestamp",
+    "Last_SQL_Error_Timestamp",
+    "Source_SSL_Crl",
+    "Source_SSL_Crlpath",
+    "Retrieved_Gtid_Set",
+    "Executed_Gtid_Set",
+    "Auto_Position",
+    "Replicate_Rewrite_DB",
+    "Channel_Name",
+    "Source_TLS_Version",
+    "Source_public_key_path",
+    "Get_Source_public_key",
+    "Network_Namespace",
+];
