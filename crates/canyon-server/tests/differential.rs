@@ -367,11 +367,34 @@ fn check_deterministic(
         );
     }
     let second = run_script(second_db.port(), second_db.password(), script, stmts);
-    let report = compare(stmts, &first, &second);
+    let mut report = compare(stmts, &first, &second);
+    if !report.is_empty() && name == VARIES_ON_MARIADB && fresh_mariadb_gives(script, stmts, &first)
+    {
+        report.clear();
+    }
     assert!(
         report.is_empty(),
         "{name}: MariaDB against itself:\n{report}"
     );
+}
+
+/// The script whose answers differ between fresh MariaDB servers: InnoDB's
+/// FULLTEXT relevance uses its document count, which for the 8 rows just
+/// inserted is 8 or (now and then, by the timing of InnoDB's background FTS
+/// sync) 9 — seen both in CI and here. Canyon counts the rows its statement
+/// sees (8). For this script an answer passes when some fresh MariaDB gives
+/// it too.
+const VARIES_ON_MARIADB: &str = "differential_fulltext.sql";
+
+/// Whether one of up to 4 fresh MariaDB servers prints `want` for `script`.
+fn fresh_mariadb_gives(script: &str, stmts: &[Stmt], want: &Transcript) -> bool {
+    (0..4).any(|_| {
+        let Some(db) = Mariadb::start() else {
+            return false;
+        };
+        let t = run_script(db.port(), db.password(), script, stmts);
+        compare(stmts, &t, want).is_empty()
+    })
 }
 
 /// The differential test proper: Canyon must print what MariaDB prints.
@@ -392,7 +415,13 @@ fn canyon_matches_mariadb() {
     let mut reports = String::new();
     for ((name, script, stmts), expected) in scripts.iter().zip(&expected) {
         let got = run_script(server.port(), server.password(), script, stmts);
-        let report = compare(stmts, expected, &got);
+        let mut report = compare(stmts, expected, &got);
+        if !report.is_empty()
+            && *name == VARIES_ON_MARIADB
+            && fresh_mariadb_gives(script, stmts, &got)
+        {
+            report.clear();
+        }
         if !report.is_empty() {
             reports.push_str(&format!("==== {name}\n{report}\n"));
         }

@@ -239,12 +239,11 @@ impl QueryLogs {
         let _admin = self.admin.lock();
         match name {
             "slow_query_log" => {
-                self.switch(&self.slow, crate::catalog::vars::parse_bool(name, value)?)
+                self.switch(&self.slow, crate::types::value::parse_bool(name, value)?)
             }
-            "general_log" => self.switch(
-                &self.general,
-                crate::catalog::vars::parse_bool(name, value)?,
-            ),
+            "general_log" => {
+                self.switch(&self.general, crate::types::value::parse_bool(name, value)?)
+            }
             "slow_query_log_file" | "general_log_file" => {
                 let log = if name == "slow_query_log_file" {
                     &self.slow
@@ -280,7 +279,7 @@ impl QueryLogs {
                 Ok(())
             }
             "log_queries_not_using_indexes" => {
-                if crate::catalog::vars::parse_bool(name, value)? {
+                if crate::types::value::parse_bool(name, value)? {
                     return Err(Error::Unsupported(
                         "log_queries_not_using_indexes=ON (Canyon's slow log does not yet know whether a statement used an index)".into(),
                     ));

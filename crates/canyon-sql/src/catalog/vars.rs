@@ -470,23 +470,7 @@ pub const NAMES: &[&str] = &[
     "wait_timeout",
 ];
 
-/// Normalises a value assigned to a boolean variable ("ON", 1, true ...).
-pub fn parse_bool(name: &str, v: &Value) -> Result<bool> {
-    let bad = || Error::WrongValueForVar {
-        name: name.to_string(),
-        value: v.to_display(),
-    };
-    match v {
-        Value::Int(0) | Value::UInt(0) => Ok(false),
-        Value::Int(1) | Value::UInt(1) => Ok(true),
-        Value::Bytes(b) => match String::from_utf8_lossy(b).to_ascii_uppercase().as_str() {
-            "ON" | "TRUE" | "1" => Ok(true),
-            "OFF" | "FALSE" | "0" => Ok(false),
-            _ => Err(bad()),
-        },
-        _ => Err(bad()),
-    }
-}
+pub use crate::types::value::parse_bool;
 
 /// Parses an isolation level name as MySQL accepts it.
 pub fn parse_isolation(v: &Value) -> Result<canyon_txn::IsolationLevel> {
