@@ -504,6 +504,24 @@ fn datetime_number(dt: &NaiveDateTime) -> i64 {
         + dt.second() as i64
 }
 
+/// Normalises a value assigned to a boolean variable ("ON", 1, true ...).
+pub fn parse_bool(name: &str, v: &Value) -> canyon_common::Result<bool> {
+    let bad = || canyon_common::Error::WrongValueForVar {
+        name: name.to_string(),
+        value: v.to_display(),
+    };
+    match v {
+        Value::Int(0) | Value::UInt(0) => Ok(false),
+        Value::Int(1) | Value::UInt(1) => Ok(true),
+        Value::Bytes(b) => match String::from_utf8_lossy(b).to_ascii_uppercase().as_str() {
+            "ON" | "TRUE" | "1" => Ok(true),
+            "OFF" | "FALSE" | "0" => Ok(false),
+            _ => Err(bad()),
+        },
+        _ => Err(bad()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -549,23 +567,5 @@ mod tests {
         assert_eq!(parse_double_prefix(b" -3.5e2x"), -350.0);
         assert_eq!(parse_double_prefix(b"abc"), 0.0);
         assert_eq!(parse_double_prefix(b"1e"), 1.0);
-    }
-}
-
-/// Normalises a value assigned to a boolean variable ("ON", 1, true ...).
-pub fn parse_bool(name: &str, v: &Value) -> canyon_common::Result<bool> {
-    let bad = || canyon_common::Error::WrongValueForVar {
-        name: name.to_string(),
-        value: v.to_display(),
-    };
-    match v {
-        Value::Int(0) | Value::UInt(0) => Ok(false),
-        Value::Int(1) | Value::UInt(1) => Ok(true),
-        Value::Bytes(b) => match String::from_utf8_lossy(b).to_ascii_uppercase().as_str() {
-            "ON" | "TRUE" | "1" => Ok(true),
-            "OFF" | "FALSE" | "0" => Ok(false),
-            _ => Err(bad()),
-        },
-        _ => Err(bad()),
     }
 }
