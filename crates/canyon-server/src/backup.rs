@@ -73,7 +73,7 @@ const FORMAT: u32 = 1;
 /// `DIR/manifest.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Manifest {
-    /// Always [`FORMAT`].
+    /// Always `FORMAT`.
     pub format: u32,
     /// The Canyon version that made the backup.
     pub canyon_version: String,
@@ -103,7 +103,7 @@ pub struct FileEntry {
     pub size: u64,
     /// Its SHA-256, lowercase hex.
     pub sha256: String,
-    /// SHA-256 of its last [`TAIL`] bytes (SST files only): what an
+    /// SHA-256 of its last `TAIL` bytes (SST files only): what an
     /// incremental backup compares.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail_sha256: Option<String>,

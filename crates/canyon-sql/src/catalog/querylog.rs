@@ -13,7 +13,7 @@
 //!   reused from statement to statement) and hands it to the kernel with ONE
 //!   `write(2)` on a file opened with `O_APPEND`.
 //! - The open file is in an atomically swapped snapshot ([`ArcSwap`] of a
-//!   [`LogFile`]): a writer loads it (no lock; arc-swap's fast path is a few
+//!   `LogFile`): a writer loads it (no lock; arc-swap's fast path is a few
 //!   atomic operations on per-thread debt slots, not a shared counter),
 //!   writes, and drops it. `FLUSH LOGS` opens the path again and swaps the
 //!   new file in; a writer holding the old snapshot finishes its write into
