@@ -14,6 +14,11 @@
 //! Both feed a `Collector`: grouping and aggregates, HAVING, DISTINCT, ORDER BY,
 //! LIMIT/OFFSET, with an early stop when a streaming LIMIT is satisfied.
 //!
+//! EXPLAIN ANALYZE ([`run_select_analyzed`]) runs every plan on the general
+//! path, whose join steps are the nodes EXPLAIN shows, and measures each step
+//! into a profile (`crate::exec::analyze`); otherwise the profile is `None`
+//! and a step pays one branch per row for it.
+//!
 //! # Locking reads on the general path
 //! `SELECT ... FOR UPDATE` (or `FOR SHARE`, `LOCK IN SHARE MODE`) over a join,
 //! a derived table or with subqueries locks every row its locking query block
