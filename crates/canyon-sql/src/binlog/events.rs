@@ -15,11 +15,15 @@
 //!           ++ (type u8 ++ len u32 ++ body)*
 //! ```
 //!
-//! A transaction is `QUERY BEGIN, (TABLE_MAP | ROWS)*, XID`: one statement as
-//! far as the replica knows, the last rows event carrying STMT_END_F (after
-//! which a replica forgets the table ids). Its rows events follow the
-//! journal's order, split at `ROWS_EVENT_TARGET` bytes (MySQL's
-//! `binlog_row_event_max_size`). A standalone statement is one QUERY.
+//! A transaction is `QUERY BEGIN, (TABLE_MAP+ ROWS+)+, XID`. Its rows
+//! events follow the journal's order, split at `ROWS_EVENT_TARGET` bytes
+//! (MySQL's `binlog_row_event_max_size`). Each `TABLE_MAP+ ROWS+` run is one
+//! statement as far as the replica knows: its last rows event carries
+//! STMT_END_F, after which a replica forgets the table ids. A run ends where
+//! the journal reaches a table the run has not mapped, so a transaction
+//! that changes one table is one statement and one that moves between
+//! tables is several, each mapping its tables before its rows, as MySQL
+//! writes a statement. A standalone statement is one QUERY.
 
 use super::columns::{bin_row, table_columns};
 use crate::catalog::binlog::{KIND_STATEMENT, KIND_TRANSACTION};
@@ -193,7 +197,17 @@ pub(crate) fn transaction_entry(
             let body =
                 canyon_binlog::table_map(u64::from(c.table), &table.def.db, &table.def.name, &cols)
                     .map_err(bl)?;
-            flush(&mut open, &mut builder_rows, &mapped, &mut pending, false)?;
+            // A table first met after rows were logged begins a new
+            // statement: the rows event before it ends the current one
+            // (STMT_END_F), and the replica then forgets every table id,
+            // so the tables of the new statement are mapped afresh.
+            // MariaDB's I/O thread refuses a TABLE_MAP that follows a rows
+            // event without STMT_END_F (1595); MySQL's replicas accept
+            // either.
+            if open.is_some() {
+                flush(&mut open, &mut builder_rows, &mapped, &mut pending, true)?;
+                mapped.clear();
+            }
             pending.push((EventType::TABLE_MAP, body));
             mapped.push((c.table, cols));
         }
