@@ -42,6 +42,21 @@ pub const KIND_STATEMENT: u8 = b'Q';
 /// A rotation marker.
 pub const KIND_ROTATE: u8 = b'R';
 
+/// Checks that serving `rec` from `start` ended at `pos`, the end its stored
+/// length promised: the positions every reader was told (SHOW MASTER STATUS,
+/// the next record's offset) depend on it, whichever flavour framed it.
+fn record_end(rec: &LogRecord, start: u64, pos: u64) -> Result<()> {
+    if pos == start + rec.len {
+        return Ok(());
+    }
+    Err(Error::Corrupt(format!(
+        "binary log record {} is {} bytes of events, its length says {}",
+        rec.seq,
+        pos - start,
+        rec.len
+    )))
+}
+
 /// A stored record's events: its kind and (type, body) pairs (the payload
 /// format: `kind u8 ++ (type u8 ++ len u32 ++ body)*`; a rotation marker
 /// is `'R' ++ file number u32`).
@@ -770,14 +785,7 @@ impl Binlog {
             pos += framed_len(body.len(), true) as u64;
             out.push(frame(ty, ts, sid, 0, body, pos as u32, r.checksum));
         }
-        if pos != start + rec.len {
-            return Err(Error::Corrupt(format!(
-                "binary log record {} is {} bytes of events, its length says {}",
-                rec.seq,
-                pos - start,
-                rec.len
-            )));
-        }
+        record_end(rec, start, pos)?;
         r.pos = pos;
         Ok(())
     }

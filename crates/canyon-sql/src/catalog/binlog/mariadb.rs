@@ -266,14 +266,7 @@ impl Binlog {
             };
             out.push(frame(ty, ts, sid, 0, &body, pos as u32, r.checksum));
         }
-        if pos != start + rec.len {
-            return Err(Error::Corrupt(format!(
-                "binary log record {} is {} bytes of events, its length says {}",
-                rec.seq,
-                pos - start,
-                rec.len
-            )));
-        }
+        super::record_end(rec, start, pos)?;
         r.pos = pos;
         Ok(())
     }
