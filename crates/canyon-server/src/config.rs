@@ -134,6 +134,11 @@ pub struct Config {
     /// `mariadb -S PATH`; a local client skips the TCP stack). Empty: none. A
     /// socket file left behind by a server that was killed is replaced.
     pub socket: String,
+    /// `HOST:PORT` on which to serve Prometheus metrics over HTTP
+    /// (`GET /metrics`, the series mysqld_exporter's default collectors
+    /// name); empty: not served. Unauthenticated, like an exporter's port:
+    /// bind it where only the monitoring system reaches.
+    pub metrics_address: String,
     /// PEM file with the server's TLS certificate chain. With `tls_key`, TCP
     /// clients may switch to TLS (CLIENT_SSL is offered); empty: no TLS.
     pub tls_cert: String,
@@ -217,6 +222,7 @@ impl Default for Config {
             statement_memory_budget: canyon_sql::DEFAULT_STATEMENT_MEMORY_BUDGET as u64,
             in_memory: false,
             socket: String::new(),
+            metrics_address: String::new(),
             tls_cert: String::new(),
             tls_key: String::new(),
             require_secure_transport: false,
@@ -358,6 +364,9 @@ impl Config {
         }
         if let Some(v) = get("CANYON_SOCKET") {
             self.socket = v;
+        }
+        if let Some(v) = get("CANYON_METRICS_ADDRESS") {
+            self.metrics_address = v;
         }
         if let Some(v) = get("CANYON_TLS_CERT") {
             self.tls_cert = v;

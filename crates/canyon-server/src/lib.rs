@@ -68,11 +68,13 @@
 //! - `server`: the accept loop, connection limits, shutdown.
 //! - [`config`]: the configuration struct and its layers.
 //! - `startup`: opening storage and the engine, the first root account.
+//! - [`metrics`]: `GET /metrics` for Prometheus, when `metrics_address` is set.
 
 mod auth;
 pub mod backup;
 pub mod config;
 mod connection;
+pub mod metrics;
 mod server;
 mod startup;
 pub mod tls;

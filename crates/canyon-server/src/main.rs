@@ -272,6 +272,9 @@ fn serve(args: ServeArgs) -> Result<(), String> {
             .local_addr()
             .map_err(|e| format!("listening socket: {e}"))?;
         info!(%local, workers = config.worker_threads, "listening");
+        if !config.metrics_address.is_empty() {
+            canyon_server::metrics::serve(&config.metrics_address, engine.clone()).await?;
+        }
         let unix = if config.socket.is_empty() {
             None
         } else {

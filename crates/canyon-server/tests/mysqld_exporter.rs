@@ -141,3 +141,125 @@ fn mysqld_exporter_scrapes_canyon_without_errors() {
             .join("\n")
     );
 }
+
+/// The series of `text` whose names start with `prefix`: `name{labels}` ->
+/// value.
+fn series(text: &str, prefix: &str) -> std::collections::BTreeMap<String, f64> {
+    text.lines()
+        .filter(|l| l.starts_with(prefix))
+        .filter_map(|l| {
+            let (key, v) = l.rsplit_once(' ')?;
+            Some((key.to_string(), v.parse().ok()?))
+        })
+        .collect()
+}
+
+/// GET `path` from `port`: the status line and the body.
+fn get(port: u16, path: &str) -> (String, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to /metrics");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    let mut all = String::new();
+    s.read_to_string(&mut all).unwrap();
+    let (head, body) = all.split_once("\r\n\r\n").expect("a whole response");
+    (
+        head.lines().next().unwrap_or_default().to_string(),
+        body.to_string(),
+    )
+}
+
+/// Canyon's own `/metrics` (`metrics_address`): the series mysqld_exporter's
+/// default global status and variables collectors produce, under the same
+/// names and labels, so its dashboards read Canyon without an exporter.
+/// With the exporter installed, both scrape the same server and every
+/// `mysql_global_status_*` / `mysql_global_variables_*` series of one is in
+/// the other, variables with equal values.
+#[test]
+fn canyon_serves_the_exporters_series_itself() {
+    let mport = free_port();
+    let server = Server::start_with(common::ServerOptions {
+        in_memory: true,
+        extra_toml: format!("metrics_address = \"127.0.0.1:{mport}\"\n"),
+        ..Default::default()
+    });
+    let mut c = server.client();
+    c.exec("CREATE DATABASE app");
+    c.exec("USE app");
+    c.exec("CREATE TABLE t (id INT PRIMARY KEY)");
+    for i in 0..7 {
+        c.exec(&format!("INSERT INTO t VALUES ({i})"));
+    }
+    for i in 0..5 {
+        c.exec(&format!("SELECT * FROM t WHERE id = {i}"));
+    }
+    let (status, body) = get(mport, "/metrics");
+    assert!(status.ends_with("200 OK"), "{status}");
+    let ours = series(&body, "mysql_");
+    assert_eq!(ours.get("mysql_up"), Some(&1.0), "{body}");
+    let selects = ours["mysql_global_status_commands_total{command=\"select\"}"];
+    assert!(selects >= 5.0, "Com_select = {selects}");
+    assert!(ours["mysql_global_status_commands_total{command=\"insert\"}"] >= 7.0);
+    assert!(ours["mysql_global_status_queries"] >= 15.0);
+    assert_eq!(
+        ours.get("mysql_global_variables_max_connections").copied(),
+        c.exec("SELECT @@max_connections")
+            .scalar()
+            .and_then(|v| v.parse().ok())
+    );
+    assert!(
+        body.contains("mysql_version_info{") && body.contains("8.0.36-canyon"),
+        "{body}"
+    );
+    // Each metric's HELP/TYPE once: the text format allows no repeats.
+    let mut types: Vec<&str> = body.lines().filter(|l| l.starts_with("# TYPE ")).collect();
+    let n = types.len();
+    types.sort();
+    types.dedup();
+    assert_eq!(types.len(), n, "a metric's TYPE line repeated");
+    // Other paths and methods.
+    assert!(get(mport, "/").0.contains("404"));
+    // The server is unaffected by a peer that sends garbage and leaves.
+    {
+        let mut s = TcpStream::connect(("127.0.0.1", mport)).unwrap();
+        let _ = s.write_all(&[0xff; 20_000]);
+    }
+    assert_eq!(
+        c.exec("SELECT COUNT(*) FROM t").scalar().as_deref(),
+        Some("7")
+    );
+
+    if skip_without("prometheus-mysqld-exporter") {
+        return;
+    }
+    let port = free_port();
+    let bin = find_program("prometheus-mysqld-exporter").expect("checked above");
+    let child = Command::new(bin)
+        .env(
+            "DATA_SOURCE_NAME",
+            format!("root:{}@(127.0.0.1:{})/", server.password(), server.port()),
+        )
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start mysqld_exporter");
+    let _exporter = Exporter(child);
+    let theirs_text = scrape(port);
+    let (_, ours_text) = get(mport, "/metrics");
+    for prefix in ["mysql_global_status_", "mysql_global_variables_"] {
+        let theirs = series(&theirs_text, prefix);
+        let ours = series(&ours_text, prefix);
+        assert!(theirs.len() > 20, "exporter gave few {prefix} series");
+        let missing: Vec<&String> = theirs.keys().filter(|k| !ours.contains_key(*k)).collect();
+        let extra: Vec<&String> = ours.keys().filter(|k| !theirs.contains_key(*k)).collect();
+        assert!(
+            missing.is_empty() && extra.is_empty(),
+            "{prefix}: missing from /metrics {missing:?}; not from the exporter {extra:?}"
+        );
+        if prefix == "mysql_global_variables_" {
+            for (k, v) in &theirs {
+                assert_eq!(ours[k], *v, "{k}");
+            }
+        }
+    }
+}

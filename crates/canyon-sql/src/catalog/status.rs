@@ -268,6 +268,89 @@ impl Status {
     }
 }
 
+impl crate::catalog::engine::Engine {
+    /// SHOW STATUS's rows for `counts` (a session's, or every session's):
+    /// the counters by their MySQL names, then the server-wide figures
+    /// (connections, Threads_running over `procs`, the row cache, history,
+    /// row lock waits), sorted by name; `since` is what
+    /// Uptime_since_flush_status counts from.
+    pub fn status_rows_from(
+        &self,
+        counts: &Counts,
+        procs: &[std::sync::Arc<crate::catalog::procs::Process>],
+        since: std::time::Instant,
+    ) -> Vec<(String, u64)> {
+        let mut rows: Vec<(String, u64)> = Counter::ALL
+            .iter()
+            .map(|c| (c.name().to_string(), counts.get(*c)))
+            .collect();
+        rows.push(("Queries".into(), counts.get(Counter::Questions)));
+        for (n, v) in self.status.connection_figures() {
+            rows.push((n.into(), v));
+        }
+        let running = procs.iter().filter(|p| p.info().running).count() as u64;
+        rows.push(("Threads_running".into(), running));
+        rows.push(("Uptime".into(), self.started().elapsed().as_secs()));
+        // The row cache is the server's, so its figures are global in both
+        // scopes (as InnoDB's buffer pool figures are).
+        let rc = self.txn.row_cache_stats();
+        rows.push(("Canyon_row_cache_hits".into(), rc.hits));
+        rows.push(("Canyon_row_cache_misses".into(), rc.misses));
+        rows.push(("Canyon_row_cache_rows".into(), rc.entries));
+        rows.push(("Canyon_row_cache_bytes".into(), rc.bytes));
+        rows.push(("Canyon_row_cache_capacity".into(), rc.capacity));
+        let h = self.txn.history_stats();
+        rows.push(("Canyon_history_versions".into(), h.versions));
+        rows.push(("Canyon_history_bytes".into(), h.bytes));
+        rows.push(("Canyon_history_spilled".into(), h.spilled));
+        rows.push(("Canyon_gc_queued_keys".into(), self.txn.gc_queued_keys()));
+        rows.push(("Canyon_dead_runs".into(), self.txn.dead_runs() as u64));
+        // Row lock waits are counted by the lock table, server-wide (as
+        // InnoDB's are): the same in both scopes.
+        let l = self.txn.lock_stats();
+        rows.push(("Innodb_row_lock_current_waits".into(), l.current_waits));
+        rows.push(("Innodb_row_lock_time".into(), l.time_ms));
+        rows.push((
+            "Innodb_row_lock_time_avg".into(),
+            l.time_ms
+                .checked_div(l.waits - l.current_waits)
+                .unwrap_or(0),
+        ));
+        rows.push(("Innodb_row_lock_time_max".into(), l.time_max_ms));
+        rows.push(("Innodb_row_lock_waits".into(), l.waits));
+        rows.push((
+            "Uptime_since_flush_status".into(),
+            since.elapsed().as_secs(),
+        ));
+        rows.sort_by_key(|r| r.0.to_ascii_lowercase());
+        rows
+    }
+
+    /// SHOW GLOBAL STATUS without a session (what `/metrics` serves):
+    /// closed sessions' totals plus every live session's last published
+    /// counts (a running statement's own counts join at its end).
+    pub fn global_status_rows(&self) -> Vec<(String, u64)> {
+        let (mut total, procs) = self.status.closed_with(|| self.processes.all());
+        for p in &procs {
+            total.absorb(&p.info().counts);
+        }
+        self.status_rows_from(&total, &procs, self.started())
+    }
+
+    /// SHOW GLOBAL VARIABLES without a session: (name, value) in name order.
+    pub fn global_variable_rows(&self) -> Vec<(&'static str, crate::types::value::Value)> {
+        crate::catalog::vars::NAMES
+            .iter()
+            .map(|name| {
+                let v = self
+                    .global_var(name)
+                    .unwrap_or(crate::types::value::Value::Null);
+                (*name, v)
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

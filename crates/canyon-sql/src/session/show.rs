@@ -4,7 +4,6 @@
 
 use super::{context::*, dispatch::*, state::*};
 use crate::catalog::privileges::Privs;
-use crate::catalog::status::Counter;
 use crate::catalog::vars;
 use crate::catalog::Catalog;
 use crate::types::result::QueryResult;
@@ -34,55 +33,12 @@ impl State {
         } else {
             self.counts.clone()
         };
-        let mut rows: Vec<(String, u64)> = Counter::ALL
-            .iter()
-            .map(|c| (c.name().to_string(), counts.get(*c)))
-            .collect();
-        rows.push(("Queries".into(), counts.get(Counter::Questions)));
-        for (n, v) in engine.status.connection_figures() {
-            rows.push((n.into(), v));
-        }
-        let running = procs.iter().filter(|p| p.info().running).count() as u64;
-        rows.push(("Threads_running".into(), running));
-        rows.push(("Uptime".into(), engine.started().elapsed().as_secs()));
-        // The row cache is the server's, so its figures are global in both
-        // scopes (as InnoDB's buffer pool figures are).
-        let rc = engine.txn.row_cache_stats();
-        rows.push(("Canyon_row_cache_hits".into(), rc.hits));
-        rows.push(("Canyon_row_cache_misses".into(), rc.misses));
-        rows.push(("Canyon_row_cache_rows".into(), rc.entries));
-        rows.push(("Canyon_row_cache_bytes".into(), rc.bytes));
-        rows.push(("Canyon_row_cache_capacity".into(), rc.capacity));
-        let h = engine.txn.history_stats();
-        rows.push(("Canyon_history_versions".into(), h.versions));
-        rows.push(("Canyon_history_bytes".into(), h.bytes));
-        rows.push(("Canyon_history_spilled".into(), h.spilled));
-        rows.push(("Canyon_gc_queued_keys".into(), engine.txn.gc_queued_keys()));
-        rows.push(("Canyon_dead_runs".into(), engine.txn.dead_runs() as u64));
-        // Row lock waits are counted by the lock table, server-wide (as
-        // InnoDB's are): the same in both scopes.
-        let l = engine.txn.lock_stats();
-        rows.push(("Innodb_row_lock_current_waits".into(), l.current_waits));
-        rows.push(("Innodb_row_lock_time".into(), l.time_ms));
-        rows.push((
-            "Innodb_row_lock_time_avg".into(),
-            l.time_ms
-                .checked_div(l.waits - l.current_waits)
-                .unwrap_or(0),
-        ));
-        rows.push(("Innodb_row_lock_time_max".into(), l.time_max_ms));
-        rows.push(("Innodb_row_lock_waits".into(), l.waits));
         let since = if global {
             engine.started()
         } else {
             self.flushed_at
         };
-        rows.push((
-            "Uptime_since_flush_status".into(),
-            since.elapsed().as_secs(),
-        ));
-        rows.sort_by_key(|r| r.0.to_ascii_lowercase());
-        rows
+        engine.status_rows_from(&counts, &procs, since)
     }
 
     /// SHOW [GLOBAL] VARIABLES: (name, value) in name order; the global
