@@ -60,12 +60,16 @@ impl Session {
             .filter(|w| w.0 != "Error")
             .count();
         let (rows_sent, rows_affected) = if error.is_some() { (0, 0) } else { rows };
+        let io = self.state.io.borrow();
         let e = StatementEnd {
             schema: self.state.db.as_deref(),
             wait_ns: u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX),
             rows_sent,
             rows_affected,
-            rows_examined: 0,
+            rows_examined: io.rows_examined,
+            no_index_used: io.no_index_used,
+            lock_ns: io.lock_ns,
+            io: Some(&io),
             errors: u64::from(error.is_some()),
             warnings: warnings as u64,
             error_message: error,
@@ -139,6 +143,8 @@ impl Session {
                 for (t, _) in &perf_tables {
                     match t {
                         PerfTable::EventsStatementsSummaryByDigest => perf.truncate(),
+                        PerfTable::TableIoWaitsSummaryByTable
+                        | PerfTable::TableIoWaitsSummaryByIndexUsage => perf.truncate_io(),
                         _ => {
                             for p in self.state.engine.processes().all() {
                                 p.perf.lock().clear_history();
