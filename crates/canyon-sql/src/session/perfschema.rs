@@ -77,6 +77,24 @@ impl Session {
         self.state.process.record_statement(perf, &e);
     }
 
+    /// The statement's scans in the status counters Select_scan,
+    /// Select_full_join and Handler_read_* (from its tally, see
+    /// `crate::catalog::perfschema::io`; approximations of MySQL's, which
+    /// counts per handler call).
+    pub(super) fn count_reads(&mut self) {
+        use crate::catalog::status::Counter;
+        let io = self.state.io.get_mut();
+        let (scans, joins) = (io.full_scans, io.full_join_scans);
+        let (keys, next) = (io.index_scans, io.index_rows.saturating_sub(io.index_scans));
+        let rnd = io.scan_rows + scans + joins;
+        let c = &mut self.state.counts;
+        c.add(Counter::SelectScan, scans);
+        c.add(Counter::SelectFullJoin, joins);
+        c.add(Counter::HandlerReadKey, keys);
+        c.add(Counter::HandlerReadNext, next);
+        c.add(Counter::HandlerReadRndNext, rnd);
+    }
+
     /// A write to a `performance_schema` table: TRUNCATE of a summary,
     /// UPDATE of `setup_consumers`; anything else there fails with 1142, as
     /// in MySQL. `None` when the statement writes no table of the schema.

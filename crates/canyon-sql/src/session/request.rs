@@ -431,6 +431,7 @@ impl Session {
             self.count(Counter::SlowQueries);
         }
         self.perfschema_end(start, rows);
+        self.count_reads();
         self.state.process.end_statement(&self.state.counts);
     }
 

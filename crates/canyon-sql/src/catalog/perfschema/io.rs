@@ -117,11 +117,18 @@ pub struct StatementIo {
     /// A table after the first of a join was read by a full scan
     /// (Select_full_join).
     pub full_join: bool,
-    /// Full table scans (Select_scan counts statements with one).
+    /// Full scans of a first (or only) table (Select_scan).
     pub full_scans: u64,
-    /// Rows read through an index (Handler_read_key + Handler_read_next).
+    /// Full scans of a table after the first of a join (Select_full_join).
+    pub full_join_scans: u64,
+    /// Scans and lookups through an index (Handler_read_key: one per scan,
+    /// where MySQL counts one per key looked up).
+    pub index_scans: u64,
+    /// Rows read through an index (Handler_read_next: those past each
+    /// scan's first).
     pub index_rows: u64,
-    /// Rows read by full scans (Handler_read_rnd_next).
+    /// Rows read by full scans (Handler_read_rnd_next, with one more per
+    /// scan for its end, as InnoDB's).
     pub scan_rows: u64,
     /// LOCK_TIME: time spent waiting for row and table locks, nanoseconds.
     pub lock_ns: u64,
@@ -138,6 +145,8 @@ impl StatementIo {
         self.no_index_used = false;
         self.full_join = false;
         self.full_scans = 0;
+        self.full_join_scans = 0;
+        self.index_scans = 0;
         self.index_rows = 0;
         self.scan_rows = 0;
         self.lock_ns = 0;
@@ -199,9 +208,14 @@ impl StatementIo {
         if index == IoIndex::Scan {
             self.no_index_used = true;
             self.full_join |= joined;
-            self.full_scans += 1;
+            if joined {
+                self.full_join_scans += 1;
+            } else {
+                self.full_scans += 1;
+            }
             self.scan_rows += rows;
         } else {
+            self.index_scans += 1;
             self.index_rows += rows;
         }
         self.entry(def, index).fetch += rows;

@@ -464,13 +464,66 @@ mod tests {
         p.set_consumer("statements_digest", false);
         p.set_consumer("events_statements_history", false);
         p.set_consumer("events_statements_current", false);
-        assert!(!p.wants_statements());
+        assert!(p.wants_statements(), "table I/O still counts");
         p.statement_end(&a, "SELECT 1", &end(None));
         assert!(p.summary([&a].into_iter(), true).is_empty());
         assert!(a.lock().last_event().is_none());
+        p.set_consumer("global_instrumentation", false);
+        assert!(!p.wants_statements());
+        p.set_consumer("global_instrumentation", true);
         p.set_consumer("statements_digest", true);
         p.statement_end(&a, "SELECT 1", &end(None));
         assert_eq!(p.summary([&a].into_iter(), true).len(), 1);
+    }
+
+    #[test]
+    fn table_io_merges_over_threads_and_truncate_forgets() {
+        use crate::catalog::TableDef;
+        let p = PerfSchema::default();
+        let def = TableDef {
+            id: 1,
+            db: "d".into(),
+            name: "t".into(),
+            columns: Vec::new(),
+            primary_key: vec![0],
+            indexes: Vec::new(),
+            slots: Vec::new(),
+            slot_count: 0,
+            default_collation: crate::types::collation::Collation::DEFAULT,
+            foreign_keys: Vec::new(),
+            comment: String::new(),
+            partitioning: None,
+            engine: None,
+        };
+        let (a, b) = (
+            Mutex::new(ThreadStats::default()),
+            Mutex::new(ThreadStats::default()),
+        );
+        for (t, n) in [(&a, 3), (&b, 4)] {
+            let mut io = StatementIo::default();
+            io.start();
+            io.read(&def, IoIndex::Primary, n, false);
+            io.read(&def, IoIndex::Scan, 10, false);
+            io.wrote(&def, IoWrite::Insert, 1);
+            assert!(io.no_index_used && io.rows_examined == n + 10);
+            let e = StatementEnd {
+                io: Some(&io),
+                ..end(Some("d"))
+            };
+            p.statement_end(t, "SELECT 1", &e);
+        }
+        p.retire(&b.lock());
+        let rows = p.table_io([&a].into_iter());
+        let get = |index: Option<&str>| {
+            rows.iter()
+                .find(|(k, _)| k.index.as_deref() == index)
+                .map(|(_, c)| *c)
+                .unwrap_or_default()
+        };
+        assert_eq!(get(Some("PRIMARY")).fetch, 7, "a live and a retired thread");
+        assert_eq!((get(None).fetch, get(None).insert), (20, 2));
+        p.truncate_io();
+        assert!(p.table_io([&a].into_iter()).is_empty());
     }
 
     #[test]
