@@ -84,12 +84,14 @@ impl Session {
     pub(super) fn count_reads(&mut self) {
         use crate::catalog::status::Counter;
         let io = self.state.io.get_mut();
-        let (scans, joins) = (io.full_scans, io.full_join_scans);
+        // One each per statement, as MySQL counts one per query block (not
+        // per scan: a nested loop scans its inner table once per outer row).
+        let (scan, join) = (io.full_scans > 0, io.full_join);
         let (keys, next) = (io.index_scans, io.index_rows.saturating_sub(io.index_scans));
-        let rnd = io.scan_rows + scans + joins;
+        let rnd = io.scan_rows + io.full_scans + io.full_join_scans;
         let c = &mut self.state.counts;
-        c.add(Counter::SelectScan, scans);
-        c.add(Counter::SelectFullJoin, joins);
+        c.add(Counter::SelectScan, u64::from(scan));
+        c.add(Counter::SelectFullJoin, u64::from(join));
         c.add(Counter::HandlerReadKey, keys);
         c.add(Counter::HandlerReadNext, next);
         c.add(Counter::HandlerReadRndNext, rnd);

@@ -117,9 +117,10 @@ pub struct StatementIo {
     /// A table after the first of a join was read by a full scan
     /// (Select_full_join).
     pub full_join: bool,
-    /// Full scans of a first (or only) table (Select_scan).
+    /// Full scans of a first (or only) table (Select_scan counts the
+    /// statements with one).
     pub full_scans: u64,
-    /// Full scans of a table after the first of a join (Select_full_join).
+    /// Full scans of a table after the first of a join.
     pub full_join_scans: u64,
     /// Scans and lookups through an index (Handler_read_key: one per scan,
     /// where MySQL counts one per key looked up).
