@@ -89,6 +89,8 @@ fn mysqld_exporter_scrapes_canyon_without_errors() {
             // "MySQL Query Response Time / Top statements" panels read.
             "--collect.perf_schema.eventsstatements",
             "--collect.perf_schema.eventsstatementssum",
+            "--collect.perf_schema.tableiowaits",
+            "--collect.perf_schema.indexiowaits",
             "--collect.info_schema.processlist",
         ])
         .stdout(Stdio::null())
@@ -139,6 +141,30 @@ fn mysqld_exporter_scrapes_canyon_without_errors() {
             .filter(|l| l.starts_with("mysql_perf"))
             .collect::<Vec<_>>()
             .join("\n")
+    );
+    // Table and index I/O of app.t: the point select read one row through
+    // PRIMARY, the 20 inserts count on the table.
+    let series = |name: &str, labels: &str| {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name) && labels.split(',').all(|x| l.contains(x)))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+    };
+    assert_eq!(
+        series(
+            "mysql_perf_schema_index_io_waits_total{",
+            r#"index="PRIMARY",name="t",operation="fetch",schema="app""#
+        ),
+        Some(1.0),
+        "index I/O series"
+    );
+    assert_eq!(
+        series(
+            "mysql_perf_schema_table_io_waits_total{",
+            r#"name="t",operation="insert",schema="app""#
+        ),
+        Some(20.0),
+        "table I/O series"
     );
 }
 

@@ -161,3 +161,110 @@ fn digests_sum_over_connections() {
     let rows = setup.exec(q).rows();
     assert_eq!(rows, vec![vec![Some("13".into()), Some("9".into())]]);
 }
+
+#[test]
+fn metadata_locks_show_a_granted_lock_and_a_pending_one() {
+    let server = Server::start();
+    let mut a = server.client();
+    a.exec("CREATE DATABASE pm");
+    a.exec("CREATE TABLE pm.t (id INT PRIMARY KEY)");
+    let a_id = connection_id(&mut a);
+    a.exec("LOCK TABLES pm.t READ");
+    let mut b = server.client();
+    let b_id = connection_id(&mut b);
+    let worker = std::thread::spawn(move || {
+        let r = b.query("LOCK TABLES pm.t WRITE");
+        (r.err(), b)
+    });
+    let mut watch = server.client();
+    let q = "SELECT object_type, object_schema, object_name, lock_type, lock_duration, \
+             lock_status, owner_thread_id FROM performance_schema.metadata_locks \
+             ORDER BY lock_status";
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let rows = loop {
+        let rows = watch.exec(q).rows();
+        if rows.len() == 2 {
+            break rows;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no pending lock appeared: {rows:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let row = |lock: &str, status: &str, id: &str| {
+        ["TABLE", "pm", "t", lock, "EXPLICIT", status, id]
+            .iter()
+            .map(|x| Some(x.to_string()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        rows,
+        vec![
+            row("SHARED_READ_ONLY", "GRANTED", &a_id),
+            row("SHARED_NO_READ_WRITE", "PENDING", &b_id),
+        ]
+    );
+    a.exec("UNLOCK TABLES");
+    let (err, mut b) = worker.join().expect("worker thread");
+    assert!(err.is_none(), "LOCK TABLES WRITE was granted: {err:?}");
+    assert_eq!(
+        watch.exec(q).rows(),
+        vec![row("SHARED_NO_READ_WRITE", "GRANTED", &b_id)]
+    );
+    b.exec("UNLOCK TABLES");
+}
+
+#[test]
+fn slow_log_takes_full_scans_with_log_queries_not_using_indexes() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("slow.log");
+    let mut admin = server.client();
+    admin.exec(&format!(
+        "SET GLOBAL slow_query_log_file = '{}'",
+        path.display()
+    ));
+    admin.exec("SET GLOBAL long_query_time = 10");
+    admin.exec("SET GLOBAL log_queries_not_using_indexes = ON");
+    admin.exec("SET GLOBAL slow_query_log = ON");
+    admin.exec("CREATE DATABASE ps");
+    admin.exec("CREATE TABLE ps.t (id INT PRIMARY KEY, v INT)");
+    admin.exec("INSERT INTO ps.t VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (6, 6), (7, 7)");
+    let mut c = server.client();
+    c.exec("SELECT v FROM ps.t WHERE id = 3");
+    c.exec("SELECT id FROM ps.t WHERE v + 1 > 0");
+    let text = std::fs::read_to_string(&path).expect("the slow log");
+    assert!(
+        text.contains("\nSELECT id FROM ps.t WHERE v + 1 > 0;\n"),
+        "the full scan is logged:\n{text}"
+    );
+    assert!(
+        !text.contains("WHERE id = 3"),
+        "the primary-key lookup is not:\n{text}"
+    );
+    assert!(
+        text.contains("Rows_sent: 7  Rows_examined: 7\n"),
+        "Rows_examined counts the rows scanned:\n{text}"
+    );
+    // Lock_time: a statement that waited for a row lock.
+    let mut holder = server.client();
+    holder.exec("BEGIN");
+    holder.exec("UPDATE ps.t SET v = 0 WHERE id = 1");
+    let worker = std::thread::spawn(move || {
+        c.exec("UPDATE ps.t SET v = 9 WHERE v + 1 > 0");
+        c
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    holder.exec("COMMIT");
+    let mut c = worker.join().expect("worker thread");
+    let lock: f64 = c
+        .exec(
+            "SELECT lock_time / 1e12 FROM performance_schema.events_statements_history \
+             WHERE thread_id = CONNECTION_ID() AND sql_text LIKE 'UPDATE ps.t%'",
+        )
+        .scalar()
+        .and_then(|v| v.parse().ok())
+        .expect("the UPDATE's event");
+    assert!(lock >= 0.2, "LOCK_TIME counts the wait: {lock}");
+}

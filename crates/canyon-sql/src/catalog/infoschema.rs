@@ -663,6 +663,8 @@ pub struct GenCtx<'a> {
     pub locks: &'a dyn Fn() -> Vec<canyon_txn::HeldLock>,
     /// The process registry (performance_schema's per-thread statistics).
     pub registry: &'a crate::catalog::procs::ProcessList,
+    /// The engine's table locks (`performance_schema.metadata_locks`).
+    pub table_locks: &'a crate::catalog::table_locks::TableLocks,
     /// The sessions PROCESSLIST may show (already filtered by privilege).
     pub processes: &'a dyn Fn() -> Vec<ProcessRow>,
     /// The (name, value) pairs of the system variables (`true`: global

@@ -44,15 +44,15 @@
 //!
 //! # What the entries hold
 //!
-//! `Query_time` is the request's wall time; `Lock_time` is not measured yet
-//! (Canyon's lock waits happen inside the transaction layer, which does not
-//! report their time to the statement) and is written as 0. The executor
-//! does not count the rows it reads, so `Rows_examined` is the rows the
-//! statement returned plus the rows it changed — a lower bound of the rows
-//! examined. `log_queries_not_using_indexes` would need the planner's
-//! verdict per statement, which the statement end does not see yet: it can
-//! be read, and setting it ON is refused (error 1235) rather than accepted
-//! and ignored. `log_output` takes FILE and NONE; TABLE (the
+//! `Query_time` is the request's wall time; `Lock_time` the time it waited
+//! for row and table locks, and `Rows_examined` the rows its scans read,
+//! both from the request's tally (`crate::catalog::perfschema::io`; a lock
+//! wait taken inside a stored program's statement blocks in the
+//! transaction layer and is not counted). With
+//! `log_queries_not_using_indexes` ON a statement that scanned a base table
+//! fully is logged whatever its time, as mysqld's (still subject to
+//! `min_examined_row_limit`; `log_throttle_queries_not_using_indexes` is not
+//! implemented: no throttling). `log_output` takes FILE and NONE; TABLE (the
 //! `mysql.slow_log` / `mysql.general_log` tables) is refused.
 
 use crate::types::value::Value;
@@ -152,6 +152,8 @@ pub struct QueryLogs {
     general: Log,
     output_none: AtomicBool,
     min_examined: AtomicU64,
+    /// `log_queries_not_using_indexes`.
+    not_using_indexes: AtomicBool,
     /// The first two header lines mysqld writes on opening a log.
     header: String,
     /// Slow-log entries in MariaDB's layout (`presentation = "mariadb"`).
@@ -176,6 +178,7 @@ impl QueryLogs {
             general: Log::new(PathBuf::from("canyon-general.log")),
             output_none: AtomicBool::new(false),
             min_examined: AtomicU64::new(0),
+            not_using_indexes: AtomicBool::new(false),
             header: format!(
                 "{exe}, Version: {version} (Canyon). started with:\nTcp port: {port}  Unix socket: \n"
             ),
@@ -224,7 +227,9 @@ impl QueryLogs {
             } else {
                 "FILE"
             }),
-            "log_queries_not_using_indexes" => Value::Int(0),
+            "log_queries_not_using_indexes" => {
+                Value::Int(self.not_using_indexes.load(Relaxed) as i64)
+            }
             "min_examined_row_limit" => Value::UInt(self.min_examined.load(Relaxed)),
             _ => return None,
         })
@@ -279,11 +284,8 @@ impl QueryLogs {
                 Ok(())
             }
             "log_queries_not_using_indexes" => {
-                if crate::types::value::parse_bool(name, value)? {
-                    return Err(Error::Unsupported(
-                        "log_queries_not_using_indexes=ON (Canyon's slow log does not yet know whether a statement used an index)".into(),
-                    ));
-                }
+                let on = crate::types::value::parse_bool(name, value)?;
+                self.not_using_indexes.store(on, Relaxed);
                 Ok(())
             }
             "min_examined_row_limit" => {
@@ -456,8 +458,14 @@ pub struct SlowEntry<'a> {
     pub long_query_secs: f64,
     /// Rows returned.
     pub rows_sent: u64,
-    /// Rows examined (a lower bound: see the module doc).
+    /// Rows examined.
     pub rows_examined: u64,
+    /// Rows inserted, changed or deleted (MariaDB's `Rows_affected`).
+    pub rows_affected: u64,
+    /// Time spent waiting for locks.
+    pub lock: std::time::Duration,
+    /// Whether the statement scanned a base table fully.
+    pub no_index_used: bool,
 }
 
 impl SessionLog {
@@ -481,8 +489,12 @@ impl SessionLog {
             return;
         }
         let secs = e.elapsed.as_secs_f64();
+        // mysqld's log_slow_applicable(): slow, or a full scan while
+        // log_queries_not_using_indexes is ON.
+        let slow =
+            secs > e.long_query_secs || (e.no_index_used && logs.not_using_indexes.load(Relaxed));
         if logs.output_none.load(Relaxed)
-            || secs <= e.long_query_secs
+            || !slow
             || e.rows_examined < logs.min_examined.load(Relaxed)
         {
             return;
@@ -509,10 +521,10 @@ impl SessionLog {
                 user = e.user,
                 id = e.id,
                 db = e.db.unwrap_or(""),
-                lock = 0.0,
+                lock = e.lock.as_secs_f64(),
                 sent = e.rows_sent,
                 examined = e.rows_examined,
-                changed = e.rows_examined - e.rows_sent,
+                changed = e.rows_affected,
             );
         } else {
             out.extend_from_slice(b"# Time: ");
@@ -523,7 +535,7 @@ impl SessionLog {
              # Query_time: {secs:.6}  Lock_time: {lock:.6} Rows_sent: {sent}  Rows_examined: {examined}\n",
             user = e.user,
             id = e.id,
-            lock = 0.0,
+            lock = e.lock.as_secs_f64(),
             sent = e.rows_sent,
             examined = e.rows_examined,
             );
@@ -586,6 +598,9 @@ mod tests {
             long_query_secs: 0.0,
             rows_sent: 1,
             rows_examined: 1,
+            rows_affected: 0,
+            lock: std::time::Duration::ZERO,
+            no_index_used: false,
         };
         for _ in 0..2 {
             s.start(&logs, 8, "Query", "SELECT 1");
@@ -614,9 +629,12 @@ mod tests {
         assert!(logs.set("log_output", &Value::str("TABLE")).is_err());
         logs.set("log_output", &Value::str("NONE")).unwrap();
         assert_eq!(logs.var("log_output"), Some(Value::str("NONE")));
-        assert!(logs
-            .set("log_queries_not_using_indexes", &Value::Int(1))
-            .is_err());
+        logs.set("log_queries_not_using_indexes", &Value::Int(1))
+            .unwrap();
+        assert_eq!(
+            logs.var("log_queries_not_using_indexes"),
+            Some(Value::Int(1))
+        );
         let mut s = SessionLog::default();
         s.start(&logs, 1, "Query", "SELECT 1");
         assert!(!s.have_text);

@@ -68,11 +68,16 @@ pub enum Counter {
     SlowQueries,
     HandlerCommit,
     HandlerRollback,
+    HandlerReadKey,
+    HandlerReadNext,
+    HandlerReadRndNext,
+    SelectFullJoin,
+    SelectScan,
 }
 
 impl Counter {
     /// Every counter, in SHOW STATUS order (alphabetical, as MySQL sorts).
-    pub const ALL: [Counter; 37] = {
+    pub const ALL: [Counter; 42] = {
         use Counter::*;
         [
             BytesReceived,
@@ -109,8 +114,13 @@ impl Counter {
             ComStmtPrepare,
             ComUpdate,
             HandlerCommit,
+            HandlerReadKey,
+            HandlerReadNext,
+            HandlerReadRndNext,
             HandlerRollback,
             Questions,
+            SelectFullJoin,
+            SelectScan,
             SlowQueries,
         ]
     };
@@ -156,6 +166,11 @@ impl Counter {
             SlowQueries => "Slow_queries",
             HandlerCommit => "Handler_commit",
             HandlerRollback => "Handler_rollback",
+            HandlerReadKey => "Handler_read_key",
+            HandlerReadNext => "Handler_read_next",
+            HandlerReadRndNext => "Handler_read_rnd_next",
+            SelectFullJoin => "Select_full_join",
+            SelectScan => "Select_scan",
         }
     }
 }

@@ -483,6 +483,36 @@ impl TableLocks {
     }
 }
 
+/// A holder as `performance_schema.metadata_locks` shows it.
+#[derive(Debug, Clone)]
+pub struct HolderView {
+    /// The session (see [`Owner`]).
+    pub owner: Owner,
+    /// FTWRL (true) or a table list.
+    pub global: bool,
+    /// The tables (empty for FTWRL).
+    pub tables: Vec<Locked>,
+    /// Granted, or waiting to be (PENDING).
+    pub granted: bool,
+}
+
+impl TableLocks {
+    /// The holders, granted and pending, in the order they asked.
+    pub fn holders(&self) -> Vec<HolderView> {
+        self.inner
+            .lock()
+            .holders
+            .iter()
+            .map(|h| HolderView {
+                owner: h.owner,
+                global: h.global,
+                tables: h.tables.clone(),
+                granted: h.granted,
+            })
+            .collect()
+    }
+}
+
 /// A statement's wait behind a holder, as a future: ready once anything that
 /// could end it changed (the statement then runs again and checks).
 pub struct TableWait {

@@ -3,6 +3,7 @@
 //! and the affected-row arithmetic.
 
 use super::{dml::*, read::*};
+use crate::catalog::perfschema::IoWrite;
 use crate::catalog::routines::{TriggerEvent, TriggerTiming};
 use crate::catalog::rows::*;
 use crate::catalog::Table;
@@ -919,6 +920,11 @@ pub fn insert_rows(
                 None,
                 Some(&mut row.clone()),
             )?;
+        }
+        match outcome {
+            RowOutcome::Inserted => ctx.note_write(def, IoWrite::Insert, 1),
+            RowOutcome::Updated { changed: true } => ctx.note_write(def, IoWrite::Update, 1),
+            _ => {}
         }
         match outcome {
             RowOutcome::Inserted => {

@@ -44,7 +44,43 @@ pub fn for_each_row_checked(
     reverse: bool,
     needed: Option<&[bool]>,
     ctx: &dyn EvalContext,
+    misplaced: Option<&mut bool>,
+    f: &mut dyn FnMut(&[u8], &mut Vec<Value>) -> Result<bool>,
+) -> Result<()> {
+    // Rows read, counted locally and reported once (performance_schema's
+    // ROWS_EXAMINED and table I/O), whatever way the scan ends.
+    let mut read = 0u64;
+    let r = scan_rows(
+        txn, table, access, mode, reverse, needed, ctx, misplaced, &mut read, f,
+    );
+    if read > 0 || access.full_scan {
+        ctx.note_read(&table.def, io_index(access), read, false);
+    }
+    r
+}
+
+/// Where a scan of `access` reads, for performance_schema's INDEX_NAME.
+pub(crate) fn io_index(access: &Access) -> crate::catalog::perfschema::IoIndex {
+    use crate::catalog::perfschema::IoIndex;
+    match access.target {
+        _ if access.full_scan => IoIndex::Scan,
+        Target::Primary => IoIndex::Primary,
+        Target::Index(i) => IoIndex::Index(i),
+    }
+}
+
+/// [`for_each_row_checked`]'s scan, counting the rows it reads in `read`.
+#[allow(clippy::too_many_arguments)] // as for_each_row_checked
+fn scan_rows(
+    txn: &mut Transaction,
+    table: &Table,
+    access: &Access,
+    mode: ReadMode,
+    reverse: bool,
+    needed: Option<&[bool]>,
+    ctx: &dyn EvalContext,
     mut misplaced: Option<&mut bool>,
+    read: &mut u64,
     f: &mut dyn FnMut(&[u8], &mut Vec<Value>) -> Result<bool>,
 ) -> Result<()> {
     let needed = if misplaced.is_some() { None } else { needed };
@@ -63,6 +99,7 @@ pub fn for_each_row_checked(
                 }
                 ctx.check_interrupt()?;
                 if let Some(bytes) = txn.get(tid, &pk, mode)? {
+                    *read += 1;
                     decode_table_row_columns(table, &bytes, needed, &mut row)?;
                     localize_row(&mut row, &zone);
                     if !f(&pk, &mut row)? {
@@ -81,6 +118,7 @@ pub fn for_each_row_checked(
                     if dedup && !seen.insert(pk.to_vec()) {
                         return ControlFlow::Continue(());
                     }
+                    *read += 1;
                     // KILL QUERY / max_execution_time: one relaxed load per row.
                     let r = ctx
                         .check_interrupt()
@@ -276,6 +314,10 @@ pub(crate) fn for_each_locked_row_numbered(
             let Some(bytes) = txn.get_locked(table.def.id, &pk)? else {
                 continue;
             };
+            if !scanned {
+                // A point read (a scan's candidates were counted by its scan).
+                ctx.note_read(&table.def, io_index(access), 1, false);
+            }
             let number = number.unwrap_or_else(|| {
                 read += 1;
                 read
@@ -345,6 +387,23 @@ impl EvalContext for Quiet<'_> {
     }
     fn check_interrupt(&self) -> Result<()> {
         self.0.check_interrupt()
+    }
+    fn note_read(
+        &self,
+        table: &crate::catalog::TableDef,
+        index: crate::catalog::perfschema::IoIndex,
+        rows: u64,
+        joined: bool,
+    ) {
+        self.0.note_read(table, index, rows, joined)
+    }
+    fn note_write(
+        &self,
+        table: &crate::catalog::TableDef,
+        kind: crate::catalog::perfschema::IoWrite,
+        rows: u64,
+    ) {
+        self.0.note_write(table, kind, rows)
     }
     fn call_stored(
         &self,

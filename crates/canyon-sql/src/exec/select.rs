@@ -1433,8 +1433,39 @@ impl Join<'_, '_> {
         needed: Option<&[bool]>,
         f: &mut dyn FnMut(&mut Vec<Value>) -> Result<bool>,
     ) -> Result<bool> {
+        // Rows read, reported once per scan (performance_schema's
+        // ROWS_EXAMINED and table I/O: `crate::catalog::perfschema::io`).
+        let count = std::cell::Cell::new(0u64);
+        let r = self.read_ranges_counted(table, step, ranges, needed, &count, f);
+        if count.get() > 0 || step.access.full_scan {
+            let joined = !self
+                .plan
+                .steps
+                .first()
+                .is_some_and(|s| std::ptr::eq(s, step));
+            self.q.note_read(
+                &table.def,
+                super::read::io_index(&step.access),
+                count.get(),
+                joined,
+            );
+        }
+        r
+    }
+
+    /// [`Self::read_ranges`], counting the rows read in `count`.
+    fn read_ranges_counted(
+        &self,
+        table: &crate::catalog::Table,
+        step: &Step,
+        ranges: KeyRanges,
+        needed: Option<&[bool]>,
+        count: &std::cell::Cell<u64>,
+        f: &mut dyn FnMut(&mut Vec<Value>) -> Result<bool>,
+    ) -> Result<bool> {
         let (reader, record) = self.table_reader(table)?;
         let read = |pk: &[u8]| {
+            count.set(count.get() + 1);
             if let Some(r) = record {
                 r.borrow_mut().push(row_lock_key(table, pk));
             }

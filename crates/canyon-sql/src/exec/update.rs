@@ -394,7 +394,14 @@ impl<'a> RowUpdater<'a> {
                 self.fk.as_mut(),
                 0,
             ) {
-                Ok(()) => self.changed += 1,
+                Ok(()) => {
+                    self.changed += 1;
+                    self.ctx.note_write(
+                        &self.table.def,
+                        crate::catalog::perfschema::IoWrite::Update,
+                        1,
+                    );
+                }
                 Err(e @ (Error::DuplicateEntry { .. } | Error::ForeignKey { code: 1452, .. }))
                     if self.ignore =>
                 {
@@ -504,6 +511,7 @@ pub(crate) fn delete_row(
     ctx: &dyn EvalContext,
 ) -> Result<()> {
     let def = &table.def;
+    ctx.note_write(def, crate::catalog::perfschema::IoWrite::Delete, 1);
     if triggers {
         ctx.fire_triggers(
             txn,

@@ -166,6 +166,29 @@ pub trait EvalContext {
             routine.name
         )))
     }
+    /// A scan read `rows` rows of `table` through `index`; `joined`: the
+    /// table is not the first of a join. Called once per scan with the
+    /// scan's local count, never per row (performance_schema's
+    /// ROWS_EXAMINED, NO_INDEX_USED and table I/O:
+    /// `crate::catalog::perfschema::io`). Only a session keeps them.
+    fn note_read(
+        &self,
+        table: &crate::catalog::TableDef,
+        index: crate::catalog::perfschema::IoIndex,
+        rows: u64,
+        joined: bool,
+    ) {
+        let _ = (table, index, rows, joined);
+    }
+    /// `rows` rows of `table` written (performance_schema's table I/O).
+    fn note_write(
+        &self,
+        table: &crate::catalog::TableDef,
+        kind: crate::catalog::perfschema::IoWrite,
+        rows: u64,
+    ) {
+        let _ = (table, kind, rows);
+    }
     /// Whether `table` has triggers for `event`: the executor asks once per
     /// statement. Only a session has triggers to fire; elsewhere none.
     fn has_triggers(
@@ -309,6 +332,23 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
         event: crate::catalog::routines::TriggerEvent,
     ) -> bool {
         self.base.has_triggers(table, event)
+    }
+    fn note_read(
+        &self,
+        table: &crate::catalog::TableDef,
+        index: crate::catalog::perfschema::IoIndex,
+        rows: u64,
+        joined: bool,
+    ) {
+        self.base.note_read(table, index, rows, joined)
+    }
+    fn note_write(
+        &self,
+        table: &crate::catalog::TableDef,
+        kind: crate::catalog::perfschema::IoWrite,
+        rows: u64,
+    ) {
+        self.base.note_write(table, kind, rows)
     }
     fn fire_triggers(
         &self,

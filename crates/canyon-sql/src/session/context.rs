@@ -232,6 +232,23 @@ impl EvalContext for StmtCtx<'_> {
     fn params(&self) -> &[Value] {
         self.params
     }
+    fn note_read(
+        &self,
+        table: &crate::catalog::TableDef,
+        index: crate::catalog::perfschema::IoIndex,
+        rows: u64,
+        joined: bool,
+    ) {
+        self.state.io.borrow_mut().read(table, index, rows, joined);
+    }
+    fn note_write(
+        &self,
+        table: &crate::catalog::TableDef,
+        kind: crate::catalog::perfschema::IoWrite,
+        rows: u64,
+    ) {
+        self.state.io.borrow_mut().wrote(table, kind, rows);
+    }
     /// Off the runtime worker (the engine's blocking hook), in slices that
     /// look at the kill flag and the max_execution_time deadline.
     fn sleep(&self, d: Duration) -> bool {
@@ -513,6 +530,7 @@ impl EvalContext for StmtCtx<'_> {
         let g = crate::catalog::infoschema::GenCtx {
             catalog: &cat,
             registry: s.engine.processes(),
+            table_locks: &s.engine.table_locks,
             locks: &|| s.engine.txn_manager().lock_snapshot(),
             account: account.as_deref(),
             processes: &processes,

@@ -60,17 +60,41 @@ impl Session {
             .filter(|w| w.0 != "Error")
             .count();
         let (rows_sent, rows_affected) = if error.is_some() { (0, 0) } else { rows };
+        let io = self.state.io.borrow();
         let e = StatementEnd {
             schema: self.state.db.as_deref(),
             wait_ns: u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX),
             rows_sent,
             rows_affected,
-            rows_examined: 0,
+            rows_examined: io.rows_examined,
+            no_index_used: io.no_index_used,
+            lock_ns: io.lock_ns,
+            io: Some(&io),
             errors: u64::from(error.is_some()),
             warnings: warnings as u64,
             error_message: error,
         };
         self.state.process.record_statement(perf, &e);
+    }
+
+    /// The statement's scans in the status counters Select_scan,
+    /// Select_full_join and Handler_read_* (from its tally, see
+    /// `crate::catalog::perfschema::io`; approximations of MySQL's, which
+    /// counts per handler call).
+    pub(super) fn count_reads(&mut self) {
+        use crate::catalog::status::Counter;
+        let io = self.state.io.get_mut();
+        // One each per statement, as MySQL counts one per query block (not
+        // per scan: a nested loop scans its inner table once per outer row).
+        let (scan, join) = (io.full_scans > 0, io.full_join);
+        let (keys, next) = (io.index_scans, io.index_rows.saturating_sub(io.index_scans));
+        let rnd = io.scan_rows + io.full_scans + io.full_join_scans;
+        let c = &mut self.state.counts;
+        c.add(Counter::SelectScan, u64::from(scan));
+        c.add(Counter::SelectFullJoin, u64::from(join));
+        c.add(Counter::HandlerReadKey, keys);
+        c.add(Counter::HandlerReadNext, next);
+        c.add(Counter::HandlerReadRndNext, rnd);
     }
 
     /// A write to a `performance_schema` table: TRUNCATE of a summary,
@@ -139,6 +163,8 @@ impl Session {
                 for (t, _) in &perf_tables {
                     match t {
                         PerfTable::EventsStatementsSummaryByDigest => perf.truncate(),
+                        PerfTable::TableIoWaitsSummaryByTable
+                        | PerfTable::TableIoWaitsSummaryByIndexUsage => perf.truncate_io(),
                         _ => {
                             for p in self.state.engine.processes().all() {
                                 p.perf.lock().clear_history();

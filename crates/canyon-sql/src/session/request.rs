@@ -431,6 +431,7 @@ impl Session {
             self.count(Counter::SlowQueries);
         }
         self.perfschema_end(start, rows);
+        self.count_reads();
         self.state.process.end_statement(&self.state.counts);
     }
 
@@ -457,6 +458,7 @@ impl Session {
                 let text = self.prepared.get(&id).map_or("", |p| p.text.as_str());
                 self.state.process.begin_statement(text);
                 let s = &mut self.state;
+                s.io.get_mut().start();
                 s.query_log
                     .start(&s.engine.query_log, s.connection_id, "Execute", text);
                 self.count(Counter::ComStmtExecute);
@@ -703,6 +705,7 @@ impl Session {
             None => {
                 self.state.process.begin_statement(text);
                 let s = &mut self.state;
+                s.io.get_mut().start();
                 s.query_log
                     .start(&s.engine.query_log, s.connection_id, "Query", text);
                 std::time::Instant::now()
@@ -719,6 +722,7 @@ impl Session {
             .process
             .set_txn(self.txn.as_ref().and_then(|t| t.id()));
         if matches!(r, Err(Error::LockWaitPending)) {
+            self.state.io.get_mut().wait_begins();
             self.lock_retry = Some(start);
         } else {
             self.lock_retry = None;
@@ -735,10 +739,11 @@ impl Session {
         if !s.engine.query_log.slow_on() {
             return;
         }
-        let (sent, changed) = match s.row_count {
-            -1 => (s.found_rows, 0),
-            n => (0, n.max(0) as u64),
+        let sent = match s.row_count {
+            -1 => s.found_rows,
+            _ => 0,
         };
+        let io = s.io.get_mut();
         let entry = crate::catalog::querylog::SlowEntry {
             id: s.connection_id,
             user: &s.user,
@@ -747,7 +752,13 @@ impl Session {
             elapsed: start.elapsed(),
             long_query_secs: s.long_query_secs,
             rows_sent: sent,
-            rows_examined: sent + changed,
+            rows_examined: io.rows_examined,
+            rows_affected: match s.row_count {
+                -1 => 0,
+                n => n.max(0) as u64,
+            },
+            lock: std::time::Duration::from_nanos(io.lock_ns),
+            no_index_used: io.no_index_used,
         };
         s.query_log.end(&s.engine.query_log, &entry);
     }

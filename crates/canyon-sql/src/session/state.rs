@@ -91,6 +91,10 @@ pub(super) struct State {
     pub(super) temp: super::temporary::TempTables,
     /// This connection's query-log buffer (see `crate::catalog::querylog`).
     pub(super) query_log: crate::catalog::querylog::SessionLog,
+    /// The running request's rows examined, index use, lock wait and table
+    /// I/O (`crate::catalog::perfschema::io`): written by the executor
+    /// through `StmtCtx` (hence the cell), read at the request's end.
+    pub(super) io: std::cell::RefCell<crate::catalog::perfschema::StatementIo>,
 }
 
 impl State {
@@ -411,6 +415,7 @@ impl Session {
                 max_execution_ms: 0,
                 temp: Default::default(),
                 query_log: Default::default(),
+                io: Default::default(),
             },
             txn_session,
             txn: None,

@@ -528,6 +528,7 @@ impl Session {
     /// statement's transaction rolls back, an explicit one stays open) — or,
     /// if the lock was handed over meanwhile, `Ok` as above.
     pub fn end_lock_wait(&mut self, give_up: Option<Error>) -> Result<()> {
+        self.state.io.get_mut().wait_ends();
         let r = if self.pending_table_wait.take().is_some() {
             // A table lock wait: nothing is queued; the request, sent again,
             // checks again.

@@ -52,23 +52,57 @@
 //! the statement-event consumers off, the statement end costs that one
 //! relaxed load and returns.
 //!
+//! # Rows examined, index use, lock time, table I/O
+//! A scan counts the rows it reads in a local variable and reports the
+//! total once to its session's [`io::StatementIo`] (no atomic, no shared
+//! line): ROWS_EXAMINED, NO_INDEX_USED (a full scan of a base table, access
+//! type ALL, as MySQL's SERVER_QUERY_NO_INDEX_USED) and the (table, index)
+//! counts of `table_io_waits_summary_by_table` / `..._by_index_usage`. The
+//! statement end adds them into the thread's [`ThreadStats`] with the
+//! digests; readers merge as above, and `TRUNCATE` of either I/O table
+//! resets both through a generation of its own. The gate is the
+//! `global_instrumentation` consumer (MySQL's also needs the
+//! `wait/io/table/sql/handler` instrument; Canyon has no instruments table).
+//! The timers of the I/O tables are 0 (timing each row would cost two clock
+//! reads per row). Writes count on the INDEX_NAME NULL row (MySQL counts an
+//! UPDATE's or DELETE's under the index that found the row). LOCK_TIME is
+//! the time a request waited, stopped, for a row or table lock (a wait
+//! inside a stored program's statement blocks in the transaction layer and
+//! is not counted); a request that ran again after a wait counts the rows
+//! of both runs.
+//!
+//! # metadata_locks
+//! Canyon takes no metadata lock per statement or transaction: a statement
+//! reads its tables from a catalog snapshot, and DDL waits for older
+//! transactions instead (so there is no SHARED_READ / SHARED_WRITE row per
+//! table in use, as MySQL shows). The table-level locks it does take are the
+//! holders of `crate::catalog::table_locks`, and those are the rows: LOCK
+//! TABLES READ / WRITE (and FLUSH TABLES t WITH READ LOCK) as TABLE locks
+//! SHARED_READ_ONLY / SHARED_NO_READ_WRITE, FLUSH TABLES WITH READ LOCK as
+//! the GLOBAL and COMMIT locks SHARED, all EXPLICIT, GRANTED or PENDING
+//! (a LOCK TABLES waiting for others). A statement waiting behind such a
+//! lock has no row (it holds no lock object while it waits).
+//!
 //! Not implemented: stage and wait events, transactions, memory and file
 //! instruments (their consumers can be switched but record nothing, and
 //! their tables are absent), the instruments table (`setup_instruments`),
-//! per-statement lock time and rows examined (0), and MySQL's digest hash
-//! values (see [`digest`]).
+//! the I/O tables' timers, SUM_NO_GOOD_INDEX_USED and the other
+//! SELECT_* / SORT_* / TMP_* statement counters (0), and MySQL's digest
+//! hash values (see [`digest`]).
 
 pub mod digest;
+pub mod io;
 pub mod stats;
 pub mod tables;
 
+pub use io::{IoCounts, IoIndex, IoKey, IoWrite, StatementIo};
 pub use stats::{StatementEnd, ThreadStats};
 pub use tables::PerfTable;
 
 use parking_lot::Mutex;
 use stats::DigestStats;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -127,6 +161,8 @@ fn bit(name: &str) -> u64 {
 struct On {
     digest: bool,
     history: bool,
+    /// Table I/O (`global_instrumentation`, see [`io`]).
+    io: bool,
     generation: u32,
 }
 
@@ -141,6 +177,10 @@ pub struct PerfSchema {
     retired: Mutex<HashMap<(Option<Arc<str>>, Option<[u8; 32]>), DigestStats>>,
     /// `performance_schema_digests_size`.
     digests_size: usize,
+    /// The table I/O tables' truncation generation (as the digests').
+    io_generation: AtomicU32,
+    /// The table I/O rows of threads that ended, merged.
+    retired_io: Mutex<io::IoMap>,
 }
 
 impl Default for PerfSchema {
@@ -155,6 +195,8 @@ impl Default for PerfSchema {
             started: Instant::now(),
             retired: Mutex::new(HashMap::new()),
             digests_size: DIGESTS_SIZE,
+            io_generation: AtomicU32::new(0),
+            retired_io: Mutex::new(HashMap::new()),
         }
     }
 }
@@ -190,6 +232,7 @@ impl PerfSchema {
             history: global
                 && thread
                 && s & (bit("events_statements_history") | bit("events_statements_current")) != 0,
+            io: global,
             generation: (s >> 32) as u32,
         }
     }
@@ -210,7 +253,7 @@ impl PerfSchema {
     /// disabled schema costs it one load.
     pub fn statement_end(&self, stats: &Mutex<ThreadStats>, text: &str, e: &StatementEnd<'_>) {
         let on = self.on();
-        if !on.digest && !on.history {
+        if !on.digest && !on.history && !on.io {
             return;
         }
         let end = Instant::now();
@@ -221,6 +264,19 @@ impl PerfSchema {
         let mut t = stats.lock();
         if t.generation != on.generation {
             t.clear_digests(on.generation);
+        }
+        if on.io {
+            if let Some(s) = e.io {
+                let g = self.io_generation.load(Ordering::Relaxed);
+                if t.io_generation != g {
+                    t.io.clear();
+                    t.io_generation = g;
+                }
+                io::add_into(&mut t.io, s);
+            }
+        }
+        if !on.digest && !on.history {
+            return;
         }
         t.record(
             text,
@@ -233,19 +289,53 @@ impl PerfSchema {
         );
     }
 
-    /// Whether any statement consumer is on (one relaxed load).
+    /// Whether any statement consumer is on, or table I/O is counted (one
+    /// relaxed load).
     pub fn wants_statements(&self) -> bool {
         let on = self.on();
-        on.digest || on.history
+        on.digest || on.history || on.io
     }
 
-    /// Folds an ending thread's digest rows into `retired`.
+    /// Folds an ending thread's digest and table I/O rows into `retired`.
     pub fn retire(&self, stats: &ThreadStats) {
         let generation = self.generation();
-        let mut r = self.retired.lock();
-        for row in stats.rows(generation) {
-            merge_into(&mut r, row, self.digests_size);
+        {
+            let mut r = self.retired.lock();
+            for row in stats.rows(generation) {
+                merge_into(&mut r, row, self.digests_size);
+            }
         }
+        let mut r = self.retired_io.lock();
+        if stats.io_generation == self.io_generation.load(Ordering::Relaxed) {
+            io::merge_maps(&mut r, &stats.io);
+        }
+    }
+
+    /// TRUNCATE TABLE table_io_waits_summary_by_table (or by_index_usage):
+    /// both tables start over, as in MySQL, where the second is the first's
+    /// detail.
+    pub fn truncate_io(&self) {
+        let mut r = self.retired_io.lock();
+        self.io_generation.fetch_add(1, Ordering::Relaxed);
+        r.clear();
+    }
+
+    /// The merged table I/O rows of `threads` and the retired ones, by key.
+    pub fn table_io<'a>(
+        &self,
+        threads: impl Iterator<Item = &'a Mutex<ThreadStats>>,
+    ) -> Vec<(IoKey, IoCounts)> {
+        let g = self.io_generation.load(Ordering::Relaxed);
+        let mut all = self.retired_io.lock().clone();
+        for t in threads {
+            let t = t.lock();
+            if t.io_generation == g {
+                io::merge_maps(&mut all, &t.io);
+            }
+        }
+        let mut rows: Vec<(IoKey, IoCounts)> = all.into_iter().collect();
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        rows
     }
 
     /// TRUNCATE TABLE events_statements_summary_by_digest.
@@ -374,13 +464,66 @@ mod tests {
         p.set_consumer("statements_digest", false);
         p.set_consumer("events_statements_history", false);
         p.set_consumer("events_statements_current", false);
-        assert!(!p.wants_statements());
+        assert!(p.wants_statements(), "table I/O still counts");
         p.statement_end(&a, "SELECT 1", &end(None));
         assert!(p.summary([&a].into_iter(), true).is_empty());
         assert!(a.lock().last_event().is_none());
+        p.set_consumer("global_instrumentation", false);
+        assert!(!p.wants_statements());
+        p.set_consumer("global_instrumentation", true);
         p.set_consumer("statements_digest", true);
         p.statement_end(&a, "SELECT 1", &end(None));
         assert_eq!(p.summary([&a].into_iter(), true).len(), 1);
+    }
+
+    #[test]
+    fn table_io_merges_over_threads_and_truncate_forgets() {
+        use crate::catalog::TableDef;
+        let p = PerfSchema::default();
+        let def = TableDef {
+            id: 1,
+            db: "d".into(),
+            name: "t".into(),
+            columns: Vec::new(),
+            primary_key: vec![0],
+            indexes: Vec::new(),
+            slots: Vec::new(),
+            slot_count: 0,
+            default_collation: crate::types::collation::Collation::DEFAULT,
+            foreign_keys: Vec::new(),
+            comment: String::new(),
+            partitioning: None,
+            engine: None,
+        };
+        let (a, b) = (
+            Mutex::new(ThreadStats::default()),
+            Mutex::new(ThreadStats::default()),
+        );
+        for (t, n) in [(&a, 3), (&b, 4)] {
+            let mut io = StatementIo::default();
+            io.start();
+            io.read(&def, IoIndex::Primary, n, false);
+            io.read(&def, IoIndex::Scan, 10, false);
+            io.wrote(&def, IoWrite::Insert, 1);
+            assert!(io.no_index_used && io.rows_examined == n + 10);
+            let e = StatementEnd {
+                io: Some(&io),
+                ..end(Some("d"))
+            };
+            p.statement_end(t, "SELECT 1", &e);
+        }
+        p.retire(&b.lock());
+        let rows = p.table_io([&a].into_iter());
+        let get = |index: Option<&str>| {
+            rows.iter()
+                .find(|(k, _)| k.index.as_deref() == index)
+                .map(|(_, c)| *c)
+                .unwrap_or_default()
+        };
+        assert_eq!(get(Some("PRIMARY")).fetch, 7, "a live and a retired thread");
+        assert_eq!((get(None).fetch, get(None).insert), (20, 2));
+        p.truncate_io();
+        assert!(p.table_io([&a].into_iter()).is_empty());
     }
 
     #[test]

@@ -46,8 +46,14 @@ pub struct StatementEnd<'a> {
     pub rows_sent: u64,
     /// Rows inserted, changed or deleted.
     pub rows_affected: u64,
-    /// Rows read to answer it (as far as Canyon counts them).
+    /// Rows read to answer it (see [`super::io`]).
     pub rows_examined: u64,
+    /// Whether it scanned a base table fully (NO_INDEX_USED).
+    pub no_index_used: bool,
+    /// Time it waited for row and table locks, nanoseconds (LOCK_TIME).
+    pub lock_ns: u64,
+    /// Its table I/O, added to the thread's table I/O rows.
+    pub io: Option<&'a super::io::StatementIo>,
     /// 1 when it failed.
     pub errors: u64,
     /// Warnings it raised.
@@ -82,6 +88,10 @@ pub struct DigestStats {
     pub rows_sent: u64,
     /// SUM_ROWS_EXAMINED.
     pub rows_examined: u64,
+    /// SUM_NO_INDEX_USED.
+    pub no_index_used: u64,
+    /// SUM_LOCK_TIME, nanoseconds.
+    pub lock_ns: u64,
     /// FIRST_SEEN / LAST_SEEN, microseconds since the Unix epoch.
     pub first_seen_us: i64,
     /// See `first_seen_us`.
@@ -110,6 +120,8 @@ impl DigestStats {
             rows_affected: 0,
             rows_sent: 0,
             rows_examined: 0,
+            no_index_used: 0,
+            lock_ns: 0,
             first_seen_us: i64::MAX,
             last_seen_us: 0,
             hist: Box::new([0; BUCKETS]),
@@ -129,6 +141,8 @@ impl DigestStats {
         self.rows_affected += e.rows_affected;
         self.rows_sent += e.rows_sent;
         self.rows_examined += e.rows_examined;
+        self.no_index_used += u64::from(e.no_index_used);
+        self.lock_ns += e.lock_ns;
         self.first_seen_us = self.first_seen_us.min(now_us);
         self.last_seen_us = self.last_seen_us.max(now_us);
         let b = bucket_of(e.wait_ns);
@@ -153,6 +167,8 @@ impl DigestStats {
         self.rows_affected += o.rows_affected;
         self.rows_sent += o.rows_sent;
         self.rows_examined += o.rows_examined;
+        self.no_index_used += o.no_index_used;
+        self.lock_ns += o.lock_ns;
         self.first_seen_us = self.first_seen_us.min(o.first_seen_us);
         self.last_seen_us = self.last_seen_us.max(o.last_seen_us);
         for (a, b) in self.hist.iter_mut().zip(o.hist.iter()) {
@@ -219,6 +235,10 @@ pub struct StatementEvent {
     pub rows_sent: u64,
     /// See `errors`.
     pub rows_examined: u64,
+    /// NO_INDEX_USED.
+    pub no_index_used: bool,
+    /// LOCK_TIME, nanoseconds.
+    pub lock_ns: u64,
     /// MESSAGE_TEXT.
     pub message: Option<String>,
 }
@@ -243,6 +263,11 @@ pub struct ThreadStats {
     pub(super) history: VecDeque<StatementEvent>,
     /// The last EVENT_ID given.
     pub(super) last_event_id: u64,
+    /// Table I/O rows (see [`super::io`]), of truncation generation
+    /// `io_generation`.
+    pub(super) io: super::io::IoMap,
+    /// See `io`.
+    pub(super) io_generation: u32,
 }
 
 fn key_hash(schema: Option<&str>, d: &Digest) -> u64 {
@@ -361,6 +386,8 @@ impl ThreadStats {
                     rows_affected: 0,
                     rows_sent: 0,
                     rows_examined: 0,
+                    no_index_used: false,
+                    lock_ns: 0,
                     message: None,
                 }
             };
@@ -377,6 +404,8 @@ impl ThreadStats {
             ev.rows_affected = e.rows_affected;
             ev.rows_sent = e.rows_sent;
             ev.rows_examined = e.rows_examined;
+            ev.no_index_used = e.no_index_used;
+            ev.lock_ns = e.lock_ns;
             ev.message = e.error_message.map(str::to_string);
             self.history.push_back(ev);
         }

@@ -38,11 +38,23 @@ pub enum PerfTable {
     SysStatementAnalysis,
     /// `sys.innodb_lock_waits`: each lock wait with both sessions' statements.
     SysInnodbLockWaits,
+    /// Row reads and writes per table.
+    TableIoWaitsSummaryByTable,
+    /// Row reads and writes per (table, index).
+    TableIoWaitsSummaryByIndexUsage,
+    /// Table and global locks held and awaited (LOCK TABLES, FTWRL).
+    MetadataLocks,
+    /// `sys.schema_unused_indexes`: secondary indexes never read.
+    SysSchemaUnusedIndexes,
+    /// `sys.schema_tables_with_full_table_scans`.
+    SysSchemaTablesWithFullTableScans,
+    /// `sys.statements_with_full_table_scans`.
+    SysStatementsWithFullTableScans,
 }
 
 impl PerfTable {
     /// Every table, in SHOW TABLES order.
-    pub const ALL: [PerfTable; 11] = [
+    pub const ALL: [PerfTable; 14] = [
         PerfTable::DataLockWaits,
         PerfTable::DataLocks,
         PerfTable::EventsStatementsCurrent,
@@ -50,9 +62,12 @@ impl PerfTable {
         PerfTable::EventsStatementsSummaryByDigest,
         PerfTable::GlobalStatus,
         PerfTable::GlobalVariables,
+        PerfTable::MetadataLocks,
         PerfTable::SessionStatus,
         PerfTable::SessionVariables,
         PerfTable::SetupConsumers,
+        PerfTable::TableIoWaitsSummaryByIndexUsage,
+        PerfTable::TableIoWaitsSummaryByTable,
         PerfTable::Threads,
     ];
 
@@ -72,13 +87,22 @@ impl PerfTable {
             PerfTable::DataLockWaits => "data_lock_waits",
             PerfTable::SysStatementAnalysis => "statement_analysis",
             PerfTable::SysInnodbLockWaits => "innodb_lock_waits",
+            PerfTable::TableIoWaitsSummaryByTable => "table_io_waits_summary_by_table",
+            PerfTable::TableIoWaitsSummaryByIndexUsage => "table_io_waits_summary_by_index_usage",
+            PerfTable::MetadataLocks => "metadata_locks",
+            PerfTable::SysSchemaUnusedIndexes => "schema_unused_indexes",
+            PerfTable::SysSchemaTablesWithFullTableScans => "schema_tables_with_full_table_scans",
+            PerfTable::SysStatementsWithFullTableScans => "statements_with_full_table_scans",
         }
     }
 
     /// The `sys` schema's views served here, in SHOW TABLES order.
-    pub const SYS: [PerfTable; 2] = [
+    pub const SYS: [PerfTable; 5] = [
         PerfTable::SysInnodbLockWaits,
+        PerfTable::SysSchemaTablesWithFullTableScans,
+        PerfTable::SysSchemaUnusedIndexes,
         PerfTable::SysStatementAnalysis,
+        PerfTable::SysStatementsWithFullTableScans,
     ];
 
     /// The tables of `db` (`performance_schema` or `sys`; empty for others).
@@ -131,6 +155,20 @@ impl PerfTable {
             PerfTable::DataLockWaits => DATA_LOCK_WAITS,
             PerfTable::SysStatementAnalysis => STATEMENT_ANALYSIS,
             PerfTable::SysInnodbLockWaits => INNODB_LOCK_WAITS,
+            PerfTable::TableIoWaitsSummaryByTable => {
+                static BY_TABLE: std::sync::OnceLock<Vec<(&str, ExprKind)>> =
+                    std::sync::OnceLock::new();
+                BY_TABLE.get_or_init(|| {
+                    let mut c = TABLE_IO.to_vec();
+                    c.remove(IO_INDEX_NAME);
+                    c
+                })
+            }
+            PerfTable::TableIoWaitsSummaryByIndexUsage => TABLE_IO,
+            PerfTable::MetadataLocks => METADATA_LOCKS,
+            PerfTable::SysSchemaUnusedIndexes => SCHEMA_UNUSED_INDEXES,
+            PerfTable::SysSchemaTablesWithFullTableScans => TABLES_WITH_FULL_SCANS,
+            PerfTable::SysStatementsWithFullTableScans => STATEMENTS_WITH_FULL_SCANS,
         }
     }
 
@@ -147,9 +185,99 @@ impl PerfTable {
             PerfTable::EventsStatementsSummaryByDigest
                 | PerfTable::EventsStatementsHistory
                 | PerfTable::EventsStatementsCurrent
+                | PerfTable::TableIoWaitsSummaryByTable
+                | PerfTable::TableIoWaitsSummaryByIndexUsage
         )
     }
 }
+
+/// Where INDEX_NAME is in [`TABLE_IO`] (by_table has no such column).
+const IO_INDEX_NAME: usize = 3;
+
+/// `table_io_waits_summary_by_index_usage`'s columns; by_table's are these
+/// without INDEX_NAME.
+const TABLE_IO: &[(&str, ExprKind)] = &[
+    ("OBJECT_TYPE", S),
+    ("OBJECT_SCHEMA", S),
+    ("OBJECT_NAME", S),
+    ("INDEX_NAME", S),
+    ("COUNT_STAR", U),
+    ("SUM_TIMER_WAIT", U),
+    ("MIN_TIMER_WAIT", U),
+    ("AVG_TIMER_WAIT", U),
+    ("MAX_TIMER_WAIT", U),
+    ("COUNT_READ", U),
+    ("SUM_TIMER_READ", U),
+    ("MIN_TIMER_READ", U),
+    ("AVG_TIMER_READ", U),
+    ("MAX_TIMER_READ", U),
+    ("COUNT_WRITE", U),
+    ("SUM_TIMER_WRITE", U),
+    ("MIN_TIMER_WRITE", U),
+    ("AVG_TIMER_WRITE", U),
+    ("MAX_TIMER_WRITE", U),
+    ("COUNT_FETCH", U),
+    ("SUM_TIMER_FETCH", U),
+    ("MIN_TIMER_FETCH", U),
+    ("AVG_TIMER_FETCH", U),
+    ("MAX_TIMER_FETCH", U),
+    ("COUNT_INSERT", U),
+    ("SUM_TIMER_INSERT", U),
+    ("MIN_TIMER_INSERT", U),
+    ("AVG_TIMER_INSERT", U),
+    ("MAX_TIMER_INSERT", U),
+    ("COUNT_UPDATE", U),
+    ("SUM_TIMER_UPDATE", U),
+    ("MIN_TIMER_UPDATE", U),
+    ("AVG_TIMER_UPDATE", U),
+    ("MAX_TIMER_UPDATE", U),
+    ("COUNT_DELETE", U),
+    ("SUM_TIMER_DELETE", U),
+    ("MIN_TIMER_DELETE", U),
+    ("AVG_TIMER_DELETE", U),
+    ("MAX_TIMER_DELETE", U),
+];
+
+const METADATA_LOCKS: &[(&str, ExprKind)] = &[
+    ("OBJECT_TYPE", S),
+    ("OBJECT_SCHEMA", S),
+    ("OBJECT_NAME", S),
+    ("COLUMN_NAME", S),
+    ("OBJECT_INSTANCE_BEGIN", U),
+    ("LOCK_TYPE", S),
+    ("LOCK_DURATION", S),
+    ("LOCK_STATUS", S),
+    ("SOURCE", S),
+    ("OWNER_THREAD_ID", U),
+    ("OWNER_EVENT_ID", U),
+];
+
+const SCHEMA_UNUSED_INDEXES: &[(&str, ExprKind)] =
+    &[("object_schema", S), ("object_name", S), ("index_name", S)];
+
+const TABLES_WITH_FULL_SCANS: &[(&str, ExprKind)] = &[
+    ("object_schema", S),
+    ("object_name", S),
+    ("rows_full_scanned", U),
+    ("latency", S),
+];
+
+const STATEMENTS_WITH_FULL_SCANS: &[(&str, ExprKind)] = &[
+    ("query", S),
+    ("db", S),
+    ("exec_count", U),
+    ("total_latency", S),
+    ("no_index_used_count", U),
+    ("no_good_index_used_count", U),
+    ("no_index_used_pct", U),
+    ("rows_sent", U),
+    ("rows_examined", U),
+    ("rows_sent_avg", U),
+    ("rows_examined_avg", U),
+    ("first_seen", D),
+    ("last_seen", D),
+    ("digest", S),
+];
 
 const NAME_VALUE: &[(&str, ExprKind)] = &[("VARIABLE_NAME", S), ("VARIABLE_VALUE", S)];
 
@@ -398,15 +526,18 @@ fn digest_row(g: &GenCtx<'_>, r: &DigestStats) -> Vec<Value> {
         ps(if r.count == 0 { 0 } else { r.min_ns }),
         ps(avg),
         ps(r.max_ns),
-        u(0),
+        ps(r.lock_ns),
         u(r.errors),
         u(r.warnings),
         u(r.rows_affected),
         u(r.rows_sent),
         u(r.rows_examined),
     ];
-    // SUM_CREATED_TMP_DISK_TABLES .. COUNT_SECONDARY: not measured.
-    row.extend(std::iter::repeat_n(u(0), 17));
+    // SUM_CREATED_TMP_DISK_TABLES .. SUM_SORT_SCAN: not measured.
+    row.extend(std::iter::repeat_n(u(0), 11));
+    row.push(u(r.no_index_used));
+    // SUM_NO_GOOD_INDEX_USED .. COUNT_SECONDARY: not measured.
+    row.extend(std::iter::repeat_n(u(0), 5));
     row.extend([
         seen(g, r.first_seen_us),
         seen(g, r.last_seen_us),
@@ -431,7 +562,7 @@ fn event_row(thread: u64, e: &StatementEvent) -> Vec<Value> {
         u(e.start_ps),
         u(e.end_ps),
         u(e.end_ps - e.start_ps),
-        u(0),
+        u(e.lock_ns.saturating_mul(1000)),
         s(&e.text),
         e.digest.as_ref().map_or(Value::Null, |d| s(&d.hex())),
         e.digest.as_ref().map_or(Value::Null, |d| s(&d.text)),
@@ -454,8 +585,9 @@ fn event_row(thread: u64, e: &StatementEvent) -> Vec<Value> {
         u(e.rows_sent),
         u(e.rows_examined),
     ];
-    // CREATED_TMP_DISK_TABLES .. NO_GOOD_INDEX_USED: not measured.
-    row.extend(std::iter::repeat_n(u(0), 13));
+    // CREATED_TMP_DISK_TABLES .. SORT_SCAN: not measured.
+    row.extend(std::iter::repeat_n(u(0), 11));
+    row.extend([u(u64::from(e.no_index_used)), u(0)]);
     row.extend([
         Value::Null,
         Value::Null,
@@ -591,6 +723,51 @@ pub fn generate(table: PerfTable, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
                 out.push(statement_analysis_row(g, r));
             }
         }
+        PerfTable::TableIoWaitsSummaryByTable
+        | PerfTable::TableIoWaitsSummaryByIndexUsage
+        | PerfTable::SysSchemaUnusedIndexes
+        | PerfTable::SysSchemaTablesWithFullTableScans => io_rows(table, g, out),
+        PerfTable::MetadataLocks => metadata_lock_rows(g, see_all, out),
+        PerfTable::SysStatementsWithFullTableScans => {
+            let procs = if see_all { g.registry.all() } else { visible() };
+            let mut rows: Vec<DigestStats> = perf
+                .summary(procs.iter().map(|p| &p.perf), see_all)
+                .into_iter()
+                .filter(|r| {
+                    r.no_index_used > 0
+                        && !r.digest.as_ref().is_some_and(|d| {
+                            d.text
+                                .get(..4)
+                                .is_some_and(|w| w.eq_ignore_ascii_case("SHOW"))
+                        })
+                })
+                .collect();
+            let pct = |r: &DigestStats| (r.no_index_used * 100 + r.count / 2) / r.count.max(1);
+            rows.sort_by_key(|r| std::cmp::Reverse((pct(r), r.sum_ns)));
+            let avg = |r: &DigestStats, sum: u64| {
+                u(((sum as f64) / (r.count.max(1) as f64)).round() as u64)
+            };
+            for r in &rows {
+                out.push(vec![
+                    r.digest
+                        .as_ref()
+                        .map_or(Value::Null, |d| s(&format_statement(&d.text))),
+                    opt(r.schema.as_deref()),
+                    u(r.count),
+                    s(&format_pico_time(r.sum_ns.saturating_mul(1000))),
+                    u(r.no_index_used),
+                    u(0),
+                    u(pct(r)),
+                    u(r.rows_sent),
+                    u(r.rows_examined),
+                    avg(r, r.rows_sent),
+                    avg(r, r.rows_examined),
+                    seen(g, r.first_seen_us),
+                    seen(g, r.last_seen_us),
+                    r.digest.as_ref().map_or(Value::Null, |d| s(&d.hex())),
+                ]);
+            }
+        }
         PerfTable::SetupConsumers => {
             for (name, _) in CONSUMERS {
                 out.push(vec![
@@ -605,6 +782,157 @@ pub fn generate(table: PerfTable, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
         "every row of {} has the table's width",
         table.name()
     );
+}
+
+/// The table I/O tables and the sys views over them. Every index of every
+/// base table has its row in by_index_usage (zero until read), as MySQL
+/// shows the indexes of every table it has opened: that is what
+/// `sys.schema_unused_indexes` looks for. The system schemas are left out.
+fn io_rows(table: PerfTable, g: &GenCtx<'_>, out: &mut Vec<Vec<Value>>) {
+    use super::io::{IoCounts, IoKey};
+    use std::collections::BTreeMap;
+    let counted: std::collections::HashMap<IoKey, IoCounts> = g
+        .registry
+        .perf
+        .table_io(g.registry.all().iter().map(|p| &p.perf))
+        .into_iter()
+        .collect();
+    // (db, table) -> its index rows, in the table's index order: the
+    // full-scan row (NULL) last, as MySQL lists it.
+    let mut tables: BTreeMap<(String, String), Vec<(Option<String>, IoCounts)>> = BTreeMap::new();
+    for (db, d) in &g.catalog.databases {
+        if crate::catalog::infoschema::is_system_schema(db) || db == "mysql" {
+            continue;
+        }
+        for t in d.tables.values() {
+            let def = &t.def;
+            let mut names: Vec<Option<String>> = Vec::new();
+            if !def.primary_key.is_empty() {
+                names.push(Some("PRIMARY".into()));
+            }
+            names.extend(def.indexes.iter().map(|x| Some(x.name.clone())));
+            names.push(None);
+            let rows = names
+                .into_iter()
+                .map(|n| {
+                    let key = IoKey {
+                        db: db.as_str().into(),
+                        table: def.name.as_str().into(),
+                        index: n.as_deref().map(Into::into),
+                    };
+                    let c = counted.get(&key).copied().unwrap_or_default();
+                    (n, c)
+                })
+                .collect();
+            tables.insert((db.clone(), def.name.clone()), rows);
+        }
+    }
+    let counts_row = |c: &IoCounts| {
+        // The timers are not measured (see `super::io`): 0.
+        let mut v = Vec::with_capacity(35);
+        for n in [
+            c.star(),
+            c.fetch,
+            c.write(),
+            c.fetch,
+            c.insert,
+            c.update,
+            c.delete,
+        ] {
+            v.push(u(n));
+            v.extend(std::iter::repeat_n(u(0), 4));
+        }
+        v
+    };
+    for ((db, name), rows) in &tables {
+        match table {
+            PerfTable::TableIoWaitsSummaryByTable => {
+                let mut sum = IoCounts::default();
+                for (_, c) in rows {
+                    sum.merge(c);
+                }
+                let mut row = vec![s("TABLE"), s(db), s(name)];
+                row.extend(counts_row(&sum));
+                out.push(row);
+            }
+            PerfTable::TableIoWaitsSummaryByIndexUsage => {
+                for (index, c) in rows {
+                    let mut row = vec![s("TABLE"), s(db), s(name), opt(index.as_deref())];
+                    row.extend(counts_row(c));
+                    out.push(row);
+                }
+            }
+            PerfTable::SysSchemaUnusedIndexes => {
+                for (index, c) in rows {
+                    if let Some(i) = index.as_deref().filter(|i| *i != "PRIMARY") {
+                        if c.star() == 0 {
+                            out.push(vec![s(db), s(name), s(i)]);
+                        }
+                    }
+                }
+            }
+            _ => {
+                if let Some((_, c)) = rows.iter().find(|(i, c)| i.is_none() && c.fetch > 0) {
+                    out.push(vec![s(db), s(name), u(c.fetch), s(&format_pico_time(0))]);
+                }
+            }
+        }
+    }
+    if table == PerfTable::SysSchemaTablesWithFullTableScans {
+        out.sort_by_key(|r| std::cmp::Reverse(r[2].to_i64().unwrap_or(0)));
+    }
+}
+
+/// `metadata_locks`: the table locks Canyon takes, which are the holders of
+/// `crate::catalog::table_locks` — LOCK TABLES (and FLUSH TABLES t WITH READ
+/// LOCK) as TABLE locks, FTWRL as the GLOBAL and COMMIT locks MySQL's takes
+/// — granted or pending. A statement's own table use takes no lock in
+/// Canyon (see the module essay in `super`), so it has no row.
+fn metadata_lock_rows(g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<Value>>) {
+    let threads: std::collections::HashMap<u64, u64> = g
+        .registry
+        .all()
+        .iter()
+        .map(|p| (std::sync::Arc::as_ptr(p) as usize as u64, u64::from(p.id)))
+        .collect();
+    let own: std::collections::HashSet<u64> =
+        (g.processes)().iter().map(|p| u64::from(p.id)).collect();
+    for h in g.table_locks.holders() {
+        let thread = threads.get(&h.owner).copied();
+        if !see_all && !thread.is_some_and(|t| own.contains(&t)) {
+            continue;
+        }
+        let status = if h.granted { "GRANTED" } else { "PENDING" };
+        let row = |ty: &str, db: Value, name: Value, lock: &str| {
+            vec![
+                s(ty),
+                db,
+                name,
+                Value::Null,
+                u(0),
+                s(lock),
+                s("EXPLICIT"),
+                s(status),
+                s(""),
+                thread.map_or(Value::Null, u),
+                Value::Null,
+            ]
+        };
+        if h.global {
+            out.push(row("GLOBAL", Value::Null, Value::Null, "SHARED"));
+            out.push(row("COMMIT", Value::Null, Value::Null, "SHARED"));
+        }
+        for t in &h.tables {
+            // MySQL 8's LOCK TABLES: READ is SHARED_READ_ONLY, WRITE
+            // SHARED_NO_READ_WRITE.
+            let lock = if t.write {
+                "SHARED_NO_READ_WRITE"
+            } else {
+                "SHARED_READ_ONLY"
+            };
+            out.push(row("TABLE", s(&t.db), s(&t.name), lock));
+        }
+    }
 }
 
 /// A lock key as data_locks names it: (schema, table, index, LOCK_DATA).
@@ -838,15 +1166,15 @@ fn statement_analysis_row(g: &GenCtx<'_>, r: &DigestStats) -> Vec<Value> {
             .as_ref()
             .map_or(Value::Null, |d| s(&format_statement(&d.text))),
         opt(r.schema.as_deref()),
-        // full_scan: SUM_NO_INDEX_USED / SUM_NO_GOOD_INDEX_USED are not measured.
-        s(""),
+        // sys: '*' when SUM_NO_INDEX_USED or SUM_NO_GOOD_INDEX_USED > 0.
+        s(if r.no_index_used > 0 { "*" } else { "" }),
         u(r.count),
         u(r.errors),
         u(r.warnings),
         ps(r.sum_ns),
         ps(r.max_ns),
         ps(r.sum_ns.checked_div(r.count).unwrap_or(0)),
-        ps(0),
+        ps(r.lock_ns),
         ps(0),
         u(r.rows_sent),
         avg(r.rows_sent),
