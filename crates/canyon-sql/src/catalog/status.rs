@@ -68,11 +68,15 @@ pub enum Counter {
     SlowQueries,
     HandlerCommit,
     HandlerRollback,
+    InnodbRowsDeleted,
+    InnodbRowsInserted,
+    InnodbRowsRead,
+    InnodbRowsUpdated,
 }
 
 impl Counter {
     /// Every counter, in SHOW STATUS order (alphabetical, as MySQL sorts).
-    pub const ALL: [Counter; 37] = {
+    pub const ALL: [Counter; 41] = {
         use Counter::*;
         [
             BytesReceived,
@@ -110,6 +114,10 @@ impl Counter {
             ComUpdate,
             HandlerCommit,
             HandlerRollback,
+            InnodbRowsDeleted,
+            InnodbRowsInserted,
+            InnodbRowsRead,
+            InnodbRowsUpdated,
             Questions,
             SlowQueries,
         ]
@@ -156,6 +164,10 @@ impl Counter {
             SlowQueries => "Slow_queries",
             HandlerCommit => "Handler_commit",
             HandlerRollback => "Handler_rollback",
+            InnodbRowsDeleted => "Innodb_rows_deleted",
+            InnodbRowsInserted => "Innodb_rows_inserted",
+            InnodbRowsRead => "Innodb_rows_read",
+            InnodbRowsUpdated => "Innodb_rows_updated",
         }
     }
 }

@@ -23,11 +23,13 @@
 //!   (LOAD DATA [LOCAL] INFILE);
 //! - [`xa`]: the XA statements and the state machine of a session's branch;
 //! - [`context`]: what a running statement evaluates in, and how KILL and
-//!   max_execution_time reach it.
+//!   max_execution_time reach it;
+//! - [`engine_status`]: SHOW ENGINE ... STATUS (InnoDB's monitor report from
+//!   Canyon's figures) and the `Innodb_rows_*` counters it shows.
 //!
 //! The files are one `impl Session` cut by statement family, so they call
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
-//! `context`, `dispatch`, `hints`, `interp`, `request`, `routines`, `schema`, `set`,
+//! `context`, `dispatch`, `engine_status`, `hints`, `interp`, `request`, `routines`, `schema`, `set`,
 //! `show`, `state`, `temporary`, `create`, `load`, `triggers`, `txn`,
 //! `view`, `xa`).
 //!
@@ -99,6 +101,7 @@ mod binlog;
 mod context;
 mod create;
 mod dispatch;
+mod engine_status;
 mod hints;
 mod interp;
 mod into;
