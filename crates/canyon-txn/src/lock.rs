@@ -40,6 +40,9 @@
 //!
 //! Victim choice: the requester that closes the cycle (InnoDB picks the
 //! transaction with the least undo; the requester is the simpler, common choice).
+//! The last deadlock is kept for SHOW ENGINE INNODB STATUS ([`DeadlockRecord`]):
+//! written on the deadlock path only, once the shard and wait-for mutexes are
+//! released, so detection itself is unchanged.
 
 use crate::{run_blocking, TxnId};
 use canyon_common::{Error, Result};
@@ -190,7 +193,7 @@ pub struct DeadlockEdge {
 }
 
 /// The last deadlock the lock table detected, as InnoDB keeps its LATEST
-/// DETECTED DEADLOCK ([`crate::TxnManager::last_deadlock`]). Made on the
+/// DETECTED DEADLOCK ([`crate::TxnManager::deadlocks`]). Made on the
 /// deadlock path only, after the shard and wait-for mutexes are released
 /// (lock order, invariant 4: another shard's keys cannot be read under a
 /// shard's mutex), so a wait in the cycle that ended meanwhile shows without
