@@ -146,38 +146,7 @@ impl Session {
         let _ = writeln!(out, "Deadlocks detected {deadlocks}");
 
         if let Some(d) = last_deadlock {
-            section(&mut out, "LATEST DETECTED DEADLOCK");
-            let at = chrono::DateTime::<chrono::Local>::from(d.at).format("%Y-%m-%d %H:%M:%S");
-            let _ = writeln!(out, "{at} 0x0");
-            let n = d.cycle.len();
-            for (i, e) in d.cycle.iter().enumerate() {
-                // What each holds is what the one before it in the cycle
-                // waits for.
-                let held = &d.cycle[(i + n - 1) % n];
-                let _ = writeln!(out, "*** ({}) TRANSACTION:", i + 1);
-                let _ = writeln!(out, "TRANSACTION {}{}", e.txn, thread(e.txn));
-                let _ = writeln!(out, "*** ({}) HOLDS THE LOCK(S):", i + 1);
-                match &held.waits_for {
-                    Some(k) => {
-                        let _ = writeln!(out, "{}", names.record_lock(k, e.txn, false));
-                    }
-                    None => {
-                        let _ = writeln!(out, "(a lock transaction {} waited for)", held.txn);
-                    }
-                }
-                let _ = writeln!(out, "*** ({}) WAITING FOR THIS LOCK TO BE GRANTED:", i + 1);
-                match &e.waits_for {
-                    Some(k) => {
-                        let _ = writeln!(out, "{}", names.record_lock(k, e.txn, true));
-                    }
-                    None => {
-                        let _ = writeln!(out, "(its wait ended before the deadlock was recorded)");
-                    }
-                }
-                let _ = writeln!(out, "held by TRANSACTION {}", e.holder);
-            }
-            // The victim is the first of the cycle (lock.rs).
-            let _ = writeln!(out, "*** WE ROLL BACK TRANSACTION (1)");
+            deadlock_section(&mut out, &d, &names, &thread);
         }
 
         // TRANSACTIONS.
@@ -362,6 +331,40 @@ impl Session {
         let _ = writeln!(out, "============================");
         out
     }
+}
+
+/// LATEST DETECTED DEADLOCK: each transaction of the cycle, numbered from
+/// the victim, with the lock it held and the one it waited for.
+fn deadlock_section(
+    out: &mut String,
+    d: &canyon_txn::DeadlockRecord,
+    names: &KeyNames<'_>,
+    thread: &dyn Fn(u64) -> String,
+) {
+    section(out, "LATEST DETECTED DEADLOCK");
+    let at = chrono::DateTime::<chrono::Local>::from(d.at).format("%Y-%m-%d %H:%M:%S");
+    let _ = writeln!(out, "{at} 0x0");
+    let n = d.cycle.len();
+    for (i, e) in d.cycle.iter().enumerate() {
+        // What each holds is what the one before it in the cycle waits for.
+        let held = &d.cycle[(i + n - 1) % n];
+        let _ = writeln!(out, "*** ({}) TRANSACTION:", i + 1);
+        let _ = writeln!(out, "TRANSACTION {}{}", e.txn, thread(e.txn));
+        let _ = writeln!(out, "*** ({}) HOLDS THE LOCK(S):", i + 1);
+        let _ = match &held.waits_for {
+            Some(k) => writeln!(out, "{}", names.record_lock(k, e.txn, false)),
+            None => writeln!(out, "(the lock transaction {} waited for)", held.txn),
+        };
+        let _ = writeln!(out, "*** ({}) WAITING FOR THIS LOCK TO BE GRANTED:", i + 1);
+        let _ = match &e.waits_for {
+            Some(k) => writeln!(out, "{}", names.record_lock(k, e.txn, true)),
+            None => writeln!(out, "(its wait ended before the deadlock was recorded)"),
+        };
+        let _ = writeln!(out, "held by TRANSACTION {}", e.holder);
+    }
+    // The victim is the first of the cycle (lock.rs).
+    debug_assert_eq!(d.cycle.first().map(|e| e.txn), Some(d.victim));
+    let _ = writeln!(out, "*** WE ROLL BACK TRANSACTION (1)");
 }
 
 /// A section title as InnoDB writes it: the title between two dashed lines
