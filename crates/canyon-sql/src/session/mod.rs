@@ -68,9 +68,10 @@
 //! snapshot, with MySQL's column names: TABLES, DATABASES, COLUMNS (FULL),
 //! VARIABLES, CREATE TABLE, INDEX / KEYS, ENGINES, CHARACTER SET, COLLATION,
 //! STATUS (a few counters), WARNINGS / ERRORS, [FULL] PROCESSLIST (from
-//! [`crate::catalog::procs`]), TABLE STATUS, CREATE DATABASE and GRANTS. sqlparser has
-//! no statement for SHOW INDEX, ENGINES, TABLE STATUS, CREATE DATABASE and
-//! GRANTS, so [`show::show_extra`] recognises those forms before parsing.
+//! [`crate::catalog::procs`]), TABLE STATUS, CREATE DATABASE, GRANTS and ENGINE
+//! ... STATUS ([`engine_status`]). sqlparser has no statement for SHOW INDEX,
+//! ENGINES, TABLE STATUS, CREATE DATABASE, ENGINE and GRANTS, so
+//! [`show::show_extra`] recognises those forms before parsing.
 //! `information_schema` itself is a virtual database read through the SELECT
 //! planner ([`crate::catalog::infoschema`]).
 //!
