@@ -719,6 +719,19 @@ impl Storage for RocksStorage {
         self.db.flush_wal(true).map_err(|e| map_err("sync", e))
     }
 
+    fn property(&self, keyspace: Option<Keyspace>, name: &str) -> Option<String> {
+        // A name holding NUL cannot be a property; RocksDB's CStr conversion
+        // would refuse it anyway.
+        if name.contains('\0') {
+            return None;
+        }
+        let value = match keyspace {
+            Some(k) => self.db.property_value_cf(self.cf(k), name),
+            None => self.db.property_value(name),
+        };
+        value.ok().flatten()
+    }
+
     fn name(&self) -> &'static str {
         "rocksdb"
     }

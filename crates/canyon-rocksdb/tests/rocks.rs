@@ -586,3 +586,39 @@ fn checkpoint_is_a_cut_of_the_write_order() {
     );
     assert_eq!(count(&s, Keyspace::Rows), 1001);
 }
+
+/// `Storage::property` reads RocksDB's properties, per keyspace or for the
+/// whole database (SHOW ENGINE INNODB STATUS's ROCKSDB section); unknown
+/// names and names RocksDB cannot take are `None`.
+#[test]
+fn properties_are_read_per_keyspace_and_for_the_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = RocksStorage::open(dir.path(), &small_options()).unwrap();
+    let mut batch = WriteBatch::new();
+    for i in 0u32..100 {
+        batch.put(Keyspace::Rows, i.to_be_bytes().to_vec(), b"v".to_vec());
+    }
+    s.write(batch, true).unwrap();
+    let num = |k: Option<Keyspace>, name: &str| -> u64 {
+        s.property(k, name)
+            .unwrap_or_else(|| panic!("{name} is a property"))
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(num(Some(Keyspace::Rows), "rocksdb.estimate-num-keys"), 100);
+    assert_eq!(num(Some(Keyspace::Index), "rocksdb.estimate-num-keys"), 0);
+    assert!(num(Some(Keyspace::Rows), "rocksdb.cur-size-all-mem-tables") > 0);
+    assert_eq!(num(None, "rocksdb.num-running-compactions"), 0);
+    assert_eq!(num(Some(Keyspace::Rows), "rocksdb.num-files-at-level0"), 0);
+    let stats = s.property(Some(Keyspace::Rows), "rocksdb.stats").unwrap();
+    assert!(stats.contains("Compaction Stats [rows]"), "{stats}");
+    assert_eq!(s.property(None, "rocksdb.no-such-property"), None);
+    assert_eq!(s.property(None, "rocksdb.stats\0x"), None);
+    // The in-memory storage has none.
+    let m = canyon_storage::MemoryStorage::new();
+    assert_eq!(
+        m.property(Some(Keyspace::Rows), "rocksdb.estimate-num-keys"),
+        None
+    );
+}

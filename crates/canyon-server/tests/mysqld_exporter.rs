@@ -1,7 +1,8 @@
 //! Prometheus' real mysqld_exporter (Debian's prometheus-mysqld-exporter,
 //! 0.14) scrapes Canyon: its default collectors (global status and
 //! variables, slave status, InnoDB compression tables) and its
-//! performance_schema statement-digest collector run without a scrape error,
+//! performance_schema statement-digest and `engine_innodb_status` (SHOW
+//! ENGINE INNODB STATUS) collectors run without a scrape error,
 //! and the series Grafana's MySQL dashboards chart are there with Canyon's
 //! values.
 
@@ -92,6 +93,8 @@ fn mysqld_exporter_scrapes_canyon_without_errors() {
             "--collect.perf_schema.tableiowaits",
             "--collect.perf_schema.indexiowaits",
             "--collect.info_schema.processlist",
+            // SHOW ENGINE INNODB STATUS, grepped for two lines.
+            "--collect.engine_innodb_status",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -133,6 +136,21 @@ fn mysqld_exporter_scrapes_canyon_without_errors() {
             .scalar()
             .and_then(|v| v.parse().ok())
     );
+    // The lines the engine_innodb_status collector greps: the scrape
+    // itself is a running statement, so one query is inside.
+    assert!(
+        value(&metrics, "mysql_engine_innodb_queries_inside_innodb").is_some_and(|v| v >= 1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        value(&metrics, "mysql_engine_innodb_queries_in_queue"),
+        Some(0.0)
+    );
+    assert!(value(
+        &metrics,
+        "mysql_engine_innodb_read_views_open_inside_innodb"
+    )
+    .is_some());
     assert!(
         metrics.contains("mysql_perf_schema_events_statements_total{"),
         "no digest series:\n{}",

@@ -326,6 +326,19 @@ pub trait Storage: Send + Sync + 'static {
         delete_range_by_scan(self, keyspace, range)
     }
 
+    /// The text of the diagnostic property `name` — of the keyspace's
+    /// column family when `keyspace` is given, else of the whole store —
+    /// for operators' reports (SHOW ENGINE INNODB STATUS). Names are the
+    /// implementation's own (RocksDB's `rocksdb.stats`,
+    /// `rocksdb.estimate-num-keys`, ...); `None` for a name it does not know,
+    /// and always for an implementation without such figures (the default,
+    /// and the in-memory storage). Never on a hot path: a property may take
+    /// the implementation's internal locks.
+    fn property(&self, keyspace: Option<Keyspace>, name: &str) -> Option<String> {
+        let _ = (keyspace, name);
+        None
+    }
+
     /// Writes a copy of the whole store into the new directory `dir` (which
     /// must not exist) that opens as a store holding exactly the batches
     /// whose `write` returned before this call, and no later ones — a

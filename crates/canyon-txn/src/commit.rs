@@ -92,6 +92,9 @@
 //! Every commit written before a sync starts is covered by it; commits arriving
 //! during a sync queue behind it and share the next one. Under load the number of
 //! syncs is far below the number of commits (see the `group_commit_*` test).
+//! How far below is counted ([`GroupCommitStats`]: commits, rounds, commits per
+//! round, sync times; SHOW ENGINE INNODB STATUS) by relaxed atomics that only
+//! the commit-mutex holder or the round's leader writes: no lock is added.
 //!
 //! # Waiting without a thread: [`Committing`]
 //!
@@ -137,13 +140,61 @@ use canyon_storage::{Keyspace, WriteBatch};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll, Waker};
+
+/// Group commit so far ([`crate::TxnManager::group_commit_stats`]; SHOW
+/// ENGINE INNODB STATUS's GROUP COMMIT section).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GroupCommitStats {
+    /// Commit batches written to storage (one per write transaction).
+    pub commits: u64,
+    /// Sync rounds: `Storage::sync` calls by a group-commit leader, the
+    /// syncer thread or the periodic sync.
+    pub syncs: u64,
+    /// Commit timestamps the rounds made durable (about one per commit: a
+    /// failed write spends one too); divided by `syncs`, the mean batch.
+    pub synced_commits: u64,
+    /// The most commits one round made durable.
+    pub max_batch: u64,
+    /// Time spent in the rounds' syncs, in microseconds.
+    pub sync_us: u64,
+    /// The longest sync, in microseconds.
+    pub sync_max_us: u64,
+}
+
+/// The counters behind [`GroupCommitStats`]. Relaxed atomics, each written by
+/// one thread at a time: `commits` under the commit mutex, the rest by the
+/// one round leader (`leader_active`) or the periodic sync thread. Readers
+/// take no lock, and the commit path takes none for them.
+#[derive(Debug, Default)]
+struct GroupCounters {
+    commits: AtomicU64,
+    syncs: AtomicU64,
+    synced_commits: AtomicU64,
+    max_batch: AtomicU64,
+    sync_us: AtomicU64,
+    sync_max_us: AtomicU64,
+}
+
+impl GroupCounters {
+    /// A sync round that took `took` and made `batch` more commits durable.
+    fn round(&self, took: std::time::Duration, batch: u64) {
+        let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+        self.synced_commits.fetch_add(batch, Ordering::Relaxed);
+        self.max_batch.fetch_max(batch, Ordering::Relaxed);
+        self.sync_us.fetch_add(us, Ordering::Relaxed);
+        self.sync_max_us.fetch_max(us, Ordering::Relaxed);
+    }
+}
 
 /// State of the leader/follower group commit, shared with the syncer thread.
 #[derive(Debug)]
 pub(crate) struct GroupCommit {
+    /// Commits, rounds and sync times ([`GroupCommitStats`]).
+    counters: GroupCounters,
     state: Mutex<GroupState>,
     /// Blocking followers wait here for the end of a round.
     cv: Condvar,
@@ -175,6 +226,7 @@ impl GroupState {
 impl GroupCommit {
     pub(crate) fn new(recovered_ts: Timestamp) -> Self {
         GroupCommit {
+            counters: GroupCounters::default(),
             state: Mutex::new(GroupState {
                 synced_ts: recovered_ts,
                 leader_active: false,
@@ -184,6 +236,19 @@ impl GroupCommit {
             }),
             cv: Condvar::new(),
             syncer_cv: Condvar::new(),
+        }
+    }
+
+    /// The counters so far.
+    pub(crate) fn stats(&self) -> GroupCommitStats {
+        let c = &self.counters;
+        GroupCommitStats {
+            commits: c.commits.load(Ordering::Relaxed),
+            syncs: c.syncs.load(Ordering::Relaxed),
+            synced_commits: c.synced_commits.load(Ordering::Relaxed),
+            max_batch: c.max_batch.load(Ordering::Relaxed),
+            sync_us: c.sync_us.load(Ordering::Relaxed),
+            sync_max_us: c.sync_max_us.load(Ordering::Relaxed),
         }
     }
 
@@ -630,6 +695,8 @@ impl TxnManager {
         }
         self.garbage.push(ts, prepared.garbage, prepared.tombstones);
         self.last_written_ts.store(ts, Ordering::SeqCst);
+        // Under the commit mutex: one writer at a time.
+        self.group.counters.commits.fetch_add(1, Ordering::Relaxed);
         if let Durability::SyncPeriodically { .. } = self.config.durability {
             self.visible.fetch_max(ts, Ordering::SeqCst);
             self.changelog.wake();
@@ -669,13 +736,18 @@ impl TxnManager {
     fn lead_round(&self, g: &mut MutexGuard<'_, GroupState>) {
         debug_assert!(!g.leader_active);
         g.leader_active = true;
-        let (target, synced) = MutexGuard::unlocked(g, || {
+        let (target, synced, took) = MutexGuard::unlocked(g, || {
             let target = self.last_written_ts.load(Ordering::SeqCst);
-            (target, self.storage.sync())
+            let start = std::time::Instant::now();
+            let synced = self.storage.sync();
+            (target, synced, start.elapsed())
         });
         g.leader_active = false;
         let failed = match synced {
             Ok(()) => {
+                // Still the round's leader's: no other round counts meanwhile.
+                let batch = target.saturating_sub(g.synced_ts);
+                self.group.counters.round(took, batch);
                 self.visible.fetch_max(target, Ordering::SeqCst);
                 self.changelog.wake();
                 g.synced_ts = g.synced_ts.max(target);
@@ -744,9 +816,14 @@ impl TxnManager {
         if target <= self.group.state.lock().synced_ts || self.failed.load(Ordering::Acquire) {
             return;
         }
+        let start = std::time::Instant::now();
         match self.storage.sync() {
             Ok(()) => {
+                let took = start.elapsed();
                 let mut g = self.group.state.lock();
+                self.group
+                    .counters
+                    .round(took, target.saturating_sub(g.synced_ts));
                 g.synced_ts = g.synced_ts.max(target);
             }
             Err(e) => self.fail("periodic sync", &e),

@@ -322,6 +322,19 @@ impl SnapshotRegistry {
             .unwrap_or(IDLE)
     }
 
+    /// The snapshots published now and the oldest of them (InnoDB's "read
+    /// views open"; SHOW ENGINE INNODB STATUS). Prunes nothing.
+    pub(crate) fn open_snapshots(&self) -> (u64, Option<Timestamp>) {
+        let slots = self.slots.lock();
+        let open = slots
+            .iter()
+            .map(|s| s.ts.load(Ordering::Relaxed))
+            .filter(|&ts| ts != IDLE);
+        open.fold((0, None), |(n, oldest), ts| {
+            (n + 1, Some(oldest.map_or(ts, |o: Timestamp| o.min(ts))))
+        })
+    }
+
     /// Number of registered slots (tests).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

@@ -40,6 +40,9 @@
 //!
 //! Victim choice: the requester that closes the cycle (InnoDB picks the
 //! transaction with the least undo; the requester is the simpler, common choice).
+//! The last deadlock is kept for SHOW ENGINE INNODB STATUS ([`DeadlockRecord`]):
+//! written on the deadlock path only, once the shard and wait-for mutexes are
+//! released, so detection itself is unchanged.
 
 use crate::{run_blocking, TxnId};
 use canyon_common::{Error, Result};
@@ -161,6 +164,52 @@ pub struct HeldLock {
     pub waiters: Vec<TxnId>,
 }
 
+/// One transaction waiting for a lock now ([`crate::TxnManager::lock_waits`];
+/// SHOW ENGINE INNODB STATUS's TRANSACTIONS section).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaitingLock {
+    /// The key it waits for.
+    pub key: Vec<u8>,
+    /// The waiting transaction.
+    pub waiter: TxnId,
+    /// The transaction holding the key.
+    pub owner: TxnId,
+    /// How long it has waited so far.
+    pub waited: Duration,
+}
+
+/// One transaction of a deadlock cycle ([`DeadlockRecord::cycle`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadlockEdge {
+    /// The transaction.
+    pub txn: TxnId,
+    /// The key it waited for (the victim: the key it requested), held by
+    /// the next transaction of the cycle; `None` when its wait ended before
+    /// the record was made (the record is made after the lock table's
+    /// mutexes are released, see [`DeadlockRecord`]).
+    pub waits_for: Option<Vec<u8>>,
+    /// The holder of that key: the next transaction of the cycle.
+    pub holder: TxnId,
+}
+
+/// The last deadlock the lock table detected, as InnoDB keeps its LATEST
+/// DETECTED DEADLOCK ([`crate::TxnManager::deadlocks`]). Made on the
+/// deadlock path only, after the shard and wait-for mutexes are released
+/// (lock order, invariant 4: another shard's keys cannot be read under a
+/// shard's mutex), so a wait in the cycle that ended meanwhile shows without
+/// its key. A diagnostic: nothing decides anything from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadlockRecord {
+    /// When it was detected.
+    pub at: std::time::SystemTime,
+    /// The transaction rolled back: the requester that would have closed
+    /// the cycle (see the module doc's victim choice).
+    pub victim: TxnId,
+    /// The cycle, starting with the victim: each transaction waits for a
+    /// key the next one holds, and the last waits for one the victim holds.
+    pub cycle: Vec<DeadlockEdge>,
+}
+
 /// The counters behind [`LockStats`]: written only by transactions that wait
 /// (which take the global wait-for mutex anyway), never on an uncontended lock.
 #[derive(Debug, Default)]
@@ -195,6 +244,10 @@ pub(crate) struct LockTable {
     shards: Box<[Shard]>,
     waits_for: Mutex<HashMap<TxnId, TxnId>>,
     counters: WaitCounters,
+    /// Deadlocks detected since the start.
+    deadlocks: AtomicU64,
+    /// The last one ([`DeadlockRecord`]): written on the deadlock path only.
+    last_deadlock: Mutex<Option<DeadlockRecord>>,
 }
 
 /// FNV-1a: cheap and good enough to spread keys over the shards (the maps inside
@@ -216,7 +269,71 @@ impl LockTable {
                 .collect(),
             waits_for: Mutex::new(HashMap::new()),
             counters: WaitCounters::default(),
+            deadlocks: AtomicU64::new(0),
+            last_deadlock: Mutex::new(None),
         }
+    }
+
+    /// Every waiting transaction with the key, its holder and how long it
+    /// has waited, one shard at a time (as [`LockTable::snapshot`]).
+    pub(crate) fn waits(&self) -> Vec<WaitingLock> {
+        let mut out = Vec::new();
+        for shard in self.shards.iter() {
+            for (key, st) in shard.lock().iter() {
+                out.extend(st.waiters.iter().map(|w| WaitingLock {
+                    key: key.clone(),
+                    waiter: w.txn,
+                    owner: st.owner,
+                    waited: w.since.elapsed(),
+                }));
+            }
+        }
+        out
+    }
+
+    /// Deadlocks detected so far, and the last one.
+    pub(crate) fn deadlocks(&self) -> (u64, Option<DeadlockRecord>) {
+        (
+            self.deadlocks.load(Ordering::Relaxed),
+            self.last_deadlock.lock().clone(),
+        )
+    }
+
+    /// Records the deadlock `victim` closed by requesting `key`, held by the
+    /// first of `chain` (the wait-for chain from that holder back to the
+    /// victim, victim excluded). Called with no lock-table mutex held: each
+    /// chain member's awaited key is looked up shard by shard.
+    fn record_deadlock(&self, victim: TxnId, key: &[u8], chain: Vec<TxnId>) {
+        self.deadlocks.fetch_add(1, Ordering::Relaxed);
+        let mut awaited: HashMap<TxnId, Vec<u8>> = HashMap::new();
+        for shard in self.shards.iter() {
+            for (k, st) in shard.lock().iter() {
+                for w in &st.waiters {
+                    if chain.contains(&w.txn) {
+                        awaited.insert(w.txn, k.clone());
+                    }
+                }
+            }
+        }
+        let mut cycle = Vec::with_capacity(chain.len() + 1);
+        let holders = chain.iter().copied().skip(1).chain(std::iter::once(victim));
+        cycle.push(DeadlockEdge {
+            txn: victim,
+            waits_for: Some(key.to_vec()),
+            holder: chain.first().copied().unwrap_or(victim),
+        });
+        for (&txn, holder) in chain.iter().zip(holders) {
+            cycle.push(DeadlockEdge {
+                txn,
+                waits_for: awaited.remove(&txn),
+                holder,
+            });
+        }
+        *self.last_deadlock.lock() = Some(DeadlockRecord {
+            at: std::time::SystemTime::now(),
+            victim,
+            cycle,
+        });
     }
 
     /// Row lock waits so far (SHOW STATUS).
@@ -353,6 +470,10 @@ impl LockTable {
                 holder = state.owner,
                 "deadlock: requester is the victim"
             );
+            let chain = chain_to(&wf, state.owner, txn);
+            drop(wf);
+            drop(map);
+            self.record_deadlock(txn, key, chain);
             return Err(Error::Deadlock);
         }
         wf.insert(txn, state.owner);
@@ -433,6 +554,21 @@ impl LockTable {
     pub(crate) fn owner(&self, key: &[u8]) -> Option<TxnId> {
         self.shard(key).lock().get(key).map(|s| s.owner)
     }
+}
+
+/// The transactions met following wait-for edges from `from` until
+/// `target` (excluded), which [`chain_reaches`] said is reached.
+fn chain_to(wf: &HashMap<TxnId, TxnId>, from: TxnId, target: TxnId) -> Vec<TxnId> {
+    let mut out = Vec::new();
+    let mut cur = from;
+    while cur != target && out.len() <= wf.len() {
+        out.push(cur);
+        match wf.get(&cur) {
+            Some(&next) => cur = next,
+            None => break,
+        }
+    }
+    out
 }
 
 /// Whether following wait-for edges from `from` reaches `target`. Bounded by the
@@ -642,6 +778,50 @@ mod tests {
         assert!(!chain_reaches(&wf, 2, 9));
         wf.insert(1, 2); // a cycle without 9 must still terminate
         assert!(!chain_reaches(&wf, 2, 9));
+        assert_eq!(chain_to(&wf, 2, 1), [2, 3]);
+    }
+
+    #[test]
+    fn the_last_deadlock_and_the_waits_are_recorded() {
+        let t = LockTable::new();
+        assert_eq!(t.deadlocks(), (0, None));
+        t.acquire(1, b"a", LONG, None, None).unwrap();
+        t.acquire(2, b"b", LONG, None, None).unwrap();
+        t.acquire(3, b"c", LONG, None, None).unwrap();
+        // 1 waits for b (2's), 2 for c (3's); 3 asking for a closes the cycle.
+        let Queued::Waiting(w1) = t.enqueue(1, b"b").unwrap() else {
+            panic!("1 must queue behind 2")
+        };
+        let Queued::Waiting(w2) = t.enqueue(2, b"c").unwrap() else {
+            panic!("2 must queue behind 3")
+        };
+        let mut waits = t.waits();
+        waits.sort_by_key(|w| w.waiter);
+        assert_eq!(
+            waits
+                .iter()
+                .map(|w| (w.waiter, w.key.as_slice(), w.owner))
+                .collect::<Vec<_>>(),
+            [(1, &b"b"[..], 2), (2, &b"c"[..], 3)]
+        );
+        assert!(matches!(t.enqueue(3, b"a"), Err(Error::Deadlock)));
+        let (n, Some(d)) = t.deadlocks() else {
+            panic!("the deadlock is recorded")
+        };
+        assert_eq!(n, 1);
+        assert_eq!(d.victim, 3);
+        let edge = |txn, key: &[u8], holder| DeadlockEdge {
+            txn,
+            waits_for: Some(key.to_vec()),
+            holder,
+        };
+        assert_eq!(
+            d.cycle,
+            [edge(3, b"a", 1), edge(1, b"b", 2), edge(2, b"c", 3)]
+        );
+        assert!(!t.withdraw(1, b"b", &w1));
+        assert!(!t.withdraw(2, b"c", &w2));
+        assert!(t.waits().is_empty());
     }
 
     #[test]

@@ -499,6 +499,47 @@ impl TxnManager {
         self.locks.snapshot()
     }
 
+    /// Every transaction waiting for a row lock now, with the key, its
+    /// holder and how long it has waited (lock.rs; SHOW ENGINE INNODB STATUS).
+    pub fn lock_waits(&self) -> Vec<crate::WaitingLock> {
+        self.locks.waits()
+    }
+
+    /// Deadlocks detected since the start, and the last one (lock.rs; SHOW
+    /// ENGINE INNODB STATUS's LATEST DETECTED DEADLOCK).
+    pub fn deadlocks(&self) -> (u64, Option<crate::DeadlockRecord>) {
+        self.locks.deadlocks()
+    }
+
+    /// Commits, sync rounds and sync times so far (commit.rs, "Group
+    /// commit"; SHOW ENGINE INNODB STATUS).
+    pub fn group_commit_stats(&self) -> crate::GroupCommitStats {
+        self.group.stats()
+    }
+
+    /// The newest commit timestamp handed out: InnoDB's "Log sequence
+    /// number" in SHOW ENGINE INNODB STATUS (every commit takes one).
+    pub fn last_commit_ts(&self) -> Timestamp {
+        self.next_ts.load(Ordering::Relaxed)
+    }
+
+    /// The snapshots open now and the oldest of them (gc.rs; SHOW ENGINE
+    /// INNODB STATUS's "read views open inside InnoDB").
+    pub fn open_snapshots(&self) -> (u64, Option<Timestamp>) {
+        self.snapshots.open_snapshots()
+    }
+
+    /// The next transaction id to be handed out (InnoDB's "Trx id counter").
+    pub fn next_txn_id(&self) -> TxnId {
+        self.next_txn_id.load(Ordering::Relaxed)
+    }
+
+    /// The newest commit written to storage (durable once `visible_ts`
+    /// reaches it under `SyncEveryCommit`).
+    pub fn last_written_ts(&self) -> Timestamp {
+        self.last_written_ts.load(Ordering::Relaxed)
+    }
+
     /// Row lock waits so far (lock.rs; SHOW STATUS's `Innodb_row_lock_*`).
     pub fn lock_stats(&self) -> crate::LockStats {
         self.locks.stats()

@@ -73,11 +73,15 @@ pub enum Counter {
     HandlerReadRndNext,
     SelectFullJoin,
     SelectScan,
+    InnodbRowsDeleted,
+    InnodbRowsInserted,
+    InnodbRowsRead,
+    InnodbRowsUpdated,
 }
 
 impl Counter {
     /// Every counter, in SHOW STATUS order (alphabetical, as MySQL sorts).
-    pub const ALL: [Counter; 42] = {
+    pub const ALL: [Counter; 46] = {
         use Counter::*;
         [
             BytesReceived,
@@ -118,6 +122,10 @@ impl Counter {
             HandlerReadNext,
             HandlerReadRndNext,
             HandlerRollback,
+            InnodbRowsDeleted,
+            InnodbRowsInserted,
+            InnodbRowsRead,
+            InnodbRowsUpdated,
             Questions,
             SelectFullJoin,
             SelectScan,
@@ -171,6 +179,10 @@ impl Counter {
             HandlerReadRndNext => "Handler_read_rnd_next",
             SelectFullJoin => "Select_full_join",
             SelectScan => "Select_scan",
+            InnodbRowsDeleted => "Innodb_rows_deleted",
+            InnodbRowsInserted => "Innodb_rows_inserted",
+            InnodbRowsRead => "Innodb_rows_read",
+            InnodbRowsUpdated => "Innodb_rows_updated",
         }
     }
 }

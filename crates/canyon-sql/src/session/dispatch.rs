@@ -38,6 +38,7 @@ impl Session {
                 Ok(ok)
             });
         let r = r.map_err(|e| self.present_error(e, parsed));
+        self.count_row_operations(parsed, &r);
         self.leave_statement();
         self.xa_after_statement();
         self.unpin_if_idle();

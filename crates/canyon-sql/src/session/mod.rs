@@ -23,11 +23,13 @@
 //!   (LOAD DATA [LOCAL] INFILE);
 //! - [`xa`]: the XA statements and the state machine of a session's branch;
 //! - [`context`]: what a running statement evaluates in, and how KILL and
-//!   max_execution_time reach it.
+//!   max_execution_time reach it;
+//! - [`engine_status`]: SHOW ENGINE ... STATUS (InnoDB's monitor report from
+//!   Canyon's figures) and the `Innodb_rows_*` counters it shows.
 //!
 //! The files are one `impl Session` cut by statement family, so they call
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
-//! `context`, `dispatch`, `hints`, `interp`, `request`, `routines`, `schema`, `set`,
+//! `context`, `dispatch`, `engine_status`, `hints`, `interp`, `request`, `routines`, `schema`, `set`,
 //! `show`, `state`, `temporary`, `create`, `load`, `triggers`, `txn`,
 //! `view`, `xa`).
 //!
@@ -66,9 +68,10 @@
 //! snapshot, with MySQL's column names: TABLES, DATABASES, COLUMNS (FULL),
 //! VARIABLES, CREATE TABLE, INDEX / KEYS, ENGINES, CHARACTER SET, COLLATION,
 //! STATUS (a few counters), WARNINGS / ERRORS, [FULL] PROCESSLIST (from
-//! [`crate::catalog::procs`]), TABLE STATUS, CREATE DATABASE and GRANTS. sqlparser has
-//! no statement for SHOW INDEX, ENGINES, TABLE STATUS, CREATE DATABASE and
-//! GRANTS, so [`show::show_extra`] recognises those forms before parsing.
+//! [`crate::catalog::procs`]), TABLE STATUS, CREATE DATABASE, GRANTS and ENGINE
+//! ... STATUS ([`engine_status`]). sqlparser has no statement for SHOW INDEX,
+//! ENGINES, TABLE STATUS, CREATE DATABASE, ENGINE and GRANTS, so
+//! [`show::show_extra`] recognises those forms before parsing.
 //! `information_schema` itself is a virtual database read through the SELECT
 //! planner ([`crate::catalog::infoschema`]).
 //!
@@ -99,6 +102,7 @@ mod binlog;
 mod context;
 mod create;
 mod dispatch;
+mod engine_status;
 mod hints;
 mod interp;
 mod into;

@@ -404,6 +404,7 @@ impl Session {
     pub(super) fn run_show_extra(&mut self, show: &ShowExtra) -> Result<QueryResult> {
         match show {
             ShowExtra::Empty(columns) => Ok(text_rows(columns, Vec::new())),
+            ShowExtra::Engine { name, mutex } => self.show_engine(name, *mutex),
             ShowExtra::TableStatus { db, like } => {
                 let cat = self.state.engine.catalog();
                 let db = match db {
@@ -649,6 +650,13 @@ pub(super) enum ShowExtra {
         /// IF NOT EXISTS.
         if_not_exists: bool,
     },
+    /// SHOW ENGINE name {STATUS | MUTEX} (`super::engine_status`).
+    Engine {
+        /// The engine as written.
+        name: String,
+        /// MUTEX rather than STATUS.
+        mutex: bool,
+    },
     /// SHOW EVENTS [...]: always empty (Canyon has no events), with MySQL's
     /// columns; dump tools send it.
     Empty(&'static [&'static str]),
@@ -807,6 +815,12 @@ pub(super) fn show_extra(sql: &str) -> Option<ShowExtra> {
             }
         }
         [_, e, ..] if is(e, "EVENTS") => Some(ShowExtra::Empty(SHOW_EVENTS)),
+        [_, e, name, what] if is(e, "ENGINE") && (is(what, "STATUS") || is(what, "MUTEX")) => {
+            Some(ShowExtra::Engine {
+                name: ident(name)?,
+                mutex: is(what, "MUTEX"),
+            })
+        }
         // SHOW TRIGGERS and SHOW {PROCEDURE | FUNCTION} STATUS: `routines`.
         _ => None,
     }

@@ -935,10 +935,33 @@ fn metadata_lock_rows(g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<Value>>) 
     }
 }
 
+/// The tables and unique indexes of `catalog` by id, each with its
+/// database (and the index its name): what [`describe_key`] resolves a lock
+/// key's id against.
+#[allow(clippy::type_complexity)] // two plain maps; an alias would only hide them
+pub(crate) fn key_maps(
+    catalog: &crate::catalog::Catalog,
+) -> (
+    std::collections::HashMap<u32, (&str, &crate::catalog::Table)>,
+    std::collections::HashMap<u32, (&str, &crate::catalog::Table, &str)>,
+) {
+    let mut tables = std::collections::HashMap::new();
+    let mut indexes = std::collections::HashMap::new();
+    for (db, d) in &catalog.databases {
+        for t in d.tables.values() {
+            tables.insert(t.def.id, (db.as_str(), &**t));
+            for x in &t.def.indexes {
+                indexes.insert(x.id, (db.as_str(), &**t, x.name.as_str()));
+            }
+        }
+    }
+    (tables, indexes)
+}
+
 /// A lock key as data_locks names it: (schema, table, index, LOCK_DATA).
 /// Keys are `crate::exec`'s row locks (`r` + table id + primary key) and
 /// unique-value locks (`u` + index id + key value).
-fn describe_key(
+pub(crate) fn describe_key(
     key: &[u8],
     tables: &std::collections::HashMap<u32, (&str, &crate::catalog::Table)>,
     indexes: &std::collections::HashMap<u32, (&str, &crate::catalog::Table, &str)>,
@@ -997,16 +1020,7 @@ fn lock_id(txn: u64, key: &[u8]) -> String {
 /// The rows of `data_locks` (one per held lock, one per waiter) or
 /// `data_lock_waits` (one per waiter).
 fn lock_rows(table: PerfTable, g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<Value>>) {
-    let mut tables = std::collections::HashMap::new();
-    let mut indexes = std::collections::HashMap::new();
-    for (db, d) in &g.catalog.databases {
-        for t in d.tables.values() {
-            tables.insert(t.def.id, (db.as_str(), &**t));
-            for x in &t.def.indexes {
-                indexes.insert(x.id, (db.as_str(), &**t, x.name.as_str()));
-            }
-        }
-    }
+    let (tables, indexes) = key_maps(g.catalog);
     let threads: std::collections::HashMap<u64, u64> = g
         .registry
         .all()
