@@ -164,7 +164,10 @@ fn json_keys() {
     assert_eq!(t["ref"], serde_json::json!(["const"]));
     assert_eq!(t["filtered"], "100.00");
     assert!(
-        t["attached_condition"].as_str().expect("a condition").contains("b"),
+        t["attached_condition"]
+            .as_str()
+            .expect("a condition")
+            .contains("b"),
         "{t:#}"
     );
     assert_eq!(t["used_columns"], serde_json::json!(["id", "a", "b"]));
@@ -221,7 +224,13 @@ fn json_keys() {
 
     let j = agrees(&mut s, "SELECT id FROM t UNION SELECT id FROM u");
     let u = &j["query_block"]["table"]["materialized_from_subquery"]["query_block"]["union_result"];
-    assert_eq!(u["query_specifications"].as_array().expect("an array").len(), 2);
+    assert_eq!(
+        u["query_specifications"]
+            .as_array()
+            .expect("an array")
+            .len(),
+        2
+    );
     assert_eq!(u["using_temporary_table"], true);
 
     let j = doc(&mut s, "SELECT 1");

@@ -371,7 +371,8 @@ impl Walker<'_> {
             produced = produced.zip(rows).map(|(p, n)| p * n as f64);
             read = read.zip(step_read).map(|(a, b)| a + b);
             if let Some(p) = produced {
-                tb.str("rows_produced_per_join", format!("{}", p.round() as i64));
+                // An integer, as MySQL 8.0 prints it (costs are strings).
+                tb.put("rows_produced_per_join", J::Int(p.round() as i64));
             }
             tb.str("filtered", "100.00");
             if r.extra.contains(&"Using join buffer (hash join)") {
