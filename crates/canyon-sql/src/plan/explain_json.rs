@@ -464,9 +464,12 @@ impl Walker<'_> {
                 .collect();
             body.put("nested_loop", J::Arr(list));
         }
+        // MySQL names both flags in these objects; the sort, when there is
+        // one, shows in the `ordering_operation` around them.
         let wrap = |key: &'static str, temp: bool, body: Obj| {
             let mut o = Obj::default();
             o.put("using_temporary_table", J::Bool(temp));
+            o.put("using_filesort", J::Bool(false));
             o.0.extend(body.0);
             let mut w = Obj::default();
             w.put(key, J::Obj(o));
