@@ -146,6 +146,20 @@ fn json_matches_traditional() {
         "SELECT id FROM t UNION SELECT id FROM u",
         "UPDATE t SET b = 'x' WHERE id = 4",
         "DELETE FROM u WHERE c > 90 ORDER BY c",
+        "SELECT t.id, u.c FROM t LEFT JOIN u ON u.t_id = t.id AND u.c > 3 WHERE t.a = 2",
+        "SELECT id, ROW_NUMBER() OVER (PARTITION BY a ORDER BY id) FROM t",
+        "SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.t_id = t.id)",
+        "SELECT * FROM t WHERE 1 = 0 AND id IN (SELECT t_id FROM u)",
+        "WITH RECURSIVE r (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) SELECT * FROM r",
+        "WITH x AS (SELECT a FROM t) SELECT * FROM x JOIN u ON u.id = x.a",
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'd'",
+        "SELECT id FROM t UNION ALL SELECT id FROM u UNION SELECT id FROM v ORDER BY id LIMIT 3",
+        "SELECT * FROM (SELECT id FROM t EXCEPT SELECT t_id FROM u) e",
+        "UPDATE t JOIN u ON u.t_id = t.id SET t.b = 'y' WHERE u.c = 7",
+        "DELETE t FROM t JOIN u ON u.t_id = t.id WHERE u.c = 7",
+        "INSERT INTO v SELECT id + 100, t_id FROM u WHERE c < 3",
+        "REPLACE INTO v VALUES (1, 1)",
+        "UPDATE t SET b = (SELECT MAX(c) FROM u) WHERE a IN (SELECT t_id FROM u)",
     ] {
         agrees(&mut s, stmt);
     }

@@ -469,7 +469,9 @@ impl Walker<'_> {
         let wrap = |key: &'static str, temp: bool, body: Obj| {
             let mut o = Obj::default();
             o.put("using_temporary_table", J::Bool(temp));
-            o.put("using_filesort", J::Bool(false));
+            if key != "windowing" {
+                o.put("using_filesort", J::Bool(false));
+            }
             o.0.extend(body.0);
             let mut w = Obj::default();
             w.put(key, J::Obj(o));
