@@ -54,6 +54,9 @@ fn render(r: &QueryResult) -> Vec<String> {
                     .collect::<Vec<_>>()
                     .join("\t")
             })
+            // A value with line breaks (EXPLAIN FORMAT=TREE / JSON) reads
+            // as the lines it prints as.
+            .flat_map(|row| row.split('\n').map(str::to_string).collect::<Vec<_>>())
             .collect(),
         QueryResult::Ok { affected_rows, .. } => vec![format!("affected {affected_rows}")],
     }

@@ -199,6 +199,20 @@ pub(super) fn access_info(t: &Table, a: &Access, n: &Names<'_>) -> AccessInfo {
     }
 }
 
+/// The names of the key columns a read uses (MySQL's `used_key_parts`):
+/// as many as `key_len` counts; none for a full scan.
+pub(super) fn used_key_parts(t: &Table, a: &Access) -> Vec<String> {
+    if lookup(t, a) == Lookup::Scan {
+        return Vec::new();
+    }
+    let used = a.ranges.iter().map(parts_used).max().unwrap_or(0);
+    a.key_columns(t)
+        .iter()
+        .take(used)
+        .filter_map(|&c| t.def.columns.get(c).map(|c| c.name.clone()))
+        .collect()
+}
+
 /// A conjunct over the frame rewritten into the source's terms, as the planner
 /// did before choosing the access path: the source's columns become local
 /// positions, every other column `Bound`. `None` for a subquery.

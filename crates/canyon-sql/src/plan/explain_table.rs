@@ -105,17 +105,7 @@ impl Explainer<'_> {
             aggs: &plan.aggs,
             ids: self.ids,
         };
-        // Window functions buffer their rows (MySQL: a temporary table) and
-        // sort them on their PARTITION BY and ORDER BY keys.
-        let window_sort = plan.windows().iter().any(|a| {
-            a.window
-                .as_deref()
-                .is_some_and(|w| !w.partition.is_empty() || !w.order.is_empty())
-        });
-        let sort = (!plan.order_by.is_empty() && !plan.order_from_access) || window_sort;
-        let temporary = (plan.grouped && !plan.group_by.is_empty())
-            || plan.distinct
-            || !plan.windows().is_empty();
+        let (temporary, sort) = block_flags(plan);
         if plan.sources.is_empty() {
             self.rows.push((
                 id,
@@ -127,68 +117,10 @@ impl Explainer<'_> {
                 trad_row(id, select_type, None, None, vec!["Impossible WHERE"]),
             ));
         } else {
-            for (k, step) in plan.steps.iter().enumerate() {
-                let src = &plan.sources[step.source];
-                let mut extra = Vec::new();
-                // A hash join's equalities are checked as conditions, as MySQL
-                // says for its own hash joins.
-                if !residual(plan, step).is_empty()
-                    || step.post_filter.is_some()
-                    || is_hash_step(step)
-                {
-                    extra.push("Using where");
-                }
-                if is_hash_step(step) {
-                    extra.push("Using join buffer (hash join)");
-                }
-                if k == 0 && temporary {
-                    extra.push("Using temporary");
-                }
-                if k == 0 && sort {
-                    extra.push("Using filesort");
-                }
-                let (table, info) = match &src.kind {
-                    // Read through its FULLTEXT index: MySQL's `fulltext` join type.
-                    SourceKind::Table(t) if step.fulltext.is_some() => {
-                        let index = step.fulltext.as_ref().map(|m| m.index).unwrap_or(0);
-                        let info = AccessInfo {
-                            ty: "fulltext",
-                            key: t.def.indexes.get(index).map(|x| x.name.clone()),
-                            key_len: Some("0".into()),
-                            refs: Some("const".into()),
-                            rows: Some(1),
-                        };
-                        (src.name.clone(), info)
-                    }
-                    SourceKind::Table(t) => {
-                        (src.name.clone(), access_info(t, &step.access, &names))
-                    }
-                    SourceKind::Derived(d) => (
-                        format!("<derived{}>", self.ids.get(&addr(d)).copied().unwrap_or(0)),
-                        AccessInfo::materialized(),
-                    ),
-                    SourceKind::WorkTable(_) => (src.name.clone(), AccessInfo::materialized()),
-                    SourceKind::SetOp(sp) => (
-                        format!(
-                            "<{}{}>",
-                            sp.op.name().to_ascii_lowercase(),
-                            sp.operands
-                                .iter()
-                                .map(|o| self.ids.get(&addr(o)).copied().unwrap_or(0).to_string())
-                                .collect::<Vec<_>>()
-                                .join(",")
-                        ),
-                        AccessInfo::materialized(),
-                    ),
-                    SourceKind::System(_) => (src.name.clone(), AccessInfo::materialized()),
-                };
-                let mut row = trad_row(id, select_type, Some(table), Some(&info), extra);
-                if let SourceKind::Table(t) = &src.kind {
-                    // The WHERE clause prunes only on the single-table path,
-                    // where it reads the table's own row.
-                    let filter = plan.table.as_ref().and(plan.filter.as_ref());
-                    row[3] = crate::plan::partition::explain_partitions(t, filter);
-                }
+            for k in 0..plan.steps.len() {
+                let r = step_row(self.ids, plan, k, &names, temporary, sort);
+                let mut row = trad_row(id, select_type, Some(r.table), Some(&r.info), r.extra);
+                row[3] = r.partitions;
                 self.rows.push((id, row));
             }
         }
@@ -206,6 +138,111 @@ impl Explainer<'_> {
                 }
             }
         }
+    }
+}
+
+/// What the traditional form shows for one join step (the JSON form,
+/// `explain_json`, is built from the same values so the two cannot disagree).
+pub(super) struct StepRow {
+    /// The `table` column: the source's name, `<derivedN>` or `<unionN,M>`.
+    pub(super) table: String,
+    pub(super) info: AccessInfo,
+    /// The `Extra` notes, in MySQL's order.
+    pub(super) extra: Vec<&'static str>,
+    /// The `partitions` column.
+    pub(super) partitions: Value,
+}
+
+/// Whether a block needs a temporary table (GROUP BY, DISTINCT, windows)
+/// and a sort its access path does not deliver: (temporary, sort).
+pub(super) fn block_flags(plan: &SelectPlan) -> (bool, bool) {
+    // Window functions buffer their rows (MySQL: a temporary table) and
+    // sort them on their PARTITION BY and ORDER BY keys.
+    let window_sort = plan.windows().iter().any(|a| {
+        a.window
+            .as_deref()
+            .is_some_and(|w| !w.partition.is_empty() || !w.order.is_empty())
+    });
+    let sort = (!plan.order_by.is_empty() && !plan.order_from_access) || window_sort;
+    let temporary =
+        (plan.grouped && !plan.group_by.is_empty()) || plan.distinct || !plan.windows().is_empty();
+    (temporary, sort)
+}
+
+/// The traditional columns of join step `k` of `plan` (`temporary` and
+/// `sort` as [`block_flags`] says; they show on the first step).
+pub(super) fn step_row(
+    ids: &Ids,
+    plan: &SelectPlan,
+    k: usize,
+    names: &Names<'_>,
+    temporary: bool,
+    sort: bool,
+) -> StepRow {
+    let step = &plan.steps[k];
+    let src = &plan.sources[step.source];
+    let mut extra = Vec::new();
+    // A hash join's equalities are checked as conditions, as MySQL
+    // says for its own hash joins.
+    if !residual(plan, step).is_empty() || step.post_filter.is_some() || is_hash_step(step) {
+        extra.push("Using where");
+    }
+    if is_hash_step(step) {
+        extra.push("Using join buffer (hash join)");
+    }
+    if k == 0 && temporary {
+        extra.push("Using temporary");
+    }
+    if k == 0 && sort {
+        extra.push("Using filesort");
+    }
+    let (table, info) = match &src.kind {
+        // Read through its FULLTEXT index: MySQL's `fulltext` join type.
+        SourceKind::Table(t) if step.fulltext.is_some() => {
+            let index = step.fulltext.as_ref().map(|m| m.index).unwrap_or(0);
+            let info = AccessInfo {
+                ty: "fulltext",
+                key: t.def.indexes.get(index).map(|x| x.name.clone()),
+                key_len: Some("0".into()),
+                refs: Some("const".into()),
+                rows: Some(1),
+            };
+            (src.name.clone(), info)
+        }
+        SourceKind::Table(t) => (src.name.clone(), access_info(t, &step.access, names)),
+        SourceKind::Derived(d) => (
+            format!("<derived{}>", ids.get(&addr(d)).copied().unwrap_or(0)),
+            AccessInfo::materialized(),
+        ),
+        SourceKind::WorkTable(_) => (src.name.clone(), AccessInfo::materialized()),
+        SourceKind::SetOp(sp) => (
+            format!(
+                "<{}{}>",
+                sp.op.name().to_ascii_lowercase(),
+                sp.operands
+                    .iter()
+                    .map(|o| ids.get(&addr(o)).copied().unwrap_or(0).to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            AccessInfo::materialized(),
+        ),
+        SourceKind::System(_) => (src.name.clone(), AccessInfo::materialized()),
+    };
+    let partitions = match &src.kind {
+        // The WHERE clause prunes only on the single-table path,
+        // where it reads the table's own row.
+        SourceKind::Table(t) => crate::plan::partition::explain_partitions(
+            t,
+            plan.table.as_ref().and(plan.filter.as_ref()),
+        ),
+        _ => Value::Null,
+    };
+    StepRow {
+        table,
+        info,
+        extra,
+        partitions,
     }
 }
 

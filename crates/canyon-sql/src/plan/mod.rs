@@ -26,8 +26,8 @@
 //! - [`explain`]: what EXPLAIN prints of a plan (the entry point and its
 //!   forms), with `explain_names` (how expressions and blocks print, block
 //!   ids), `explain_access` (what a table read shows of its access path),
-//!   `explain_table` (the traditional table) and `explain_tree`
-//!   (`FORMAT=TREE`), and [`profile`] (what EXPLAIN ANALYZE measured per
+//!   `explain_table` (the traditional table), `explain_tree`
+//!   (`FORMAT=TREE`) and `explain_json` (`FORMAT=JSON`), and [`profile`] (what EXPLAIN ANALYZE measured per
 //!   plan node, filled by the executor);
 //! - [`partition`]: a partitioned table's function bound to its row, row
 //!   placement, and the partitions a WHERE clause leaves (EXPLAIN's
@@ -65,6 +65,7 @@ mod clauses;
 pub mod dml;
 pub mod explain;
 mod explain_access;
+mod explain_json;
 mod explain_names;
 mod explain_table;
 mod explain_tree;
