@@ -12,6 +12,8 @@
 #   tzdata                the system time-zone database (/usr/share/zoneinfo), which
 #                         named `time_zone` values and CONVERT_TZ read (time_zone.test)
 #   percona-toolkit       pt-query-digest, which tests/query_log.rs runs on the slow log
+#   bpftrace binutils     tests/usdt.rs: readelf lists the USDT probes; bpftrace
+#                         attaches to them where the kernel allows
 #   prometheus-mysqld-exporter  Prometheus' mysqld_exporter (0.14), which
 #                         tests/mysqld_exporter.rs scrapes Canyon with (the Go module
 #                         proxy here refuses github.com/prometheus/mysqld_exporter)
@@ -40,7 +42,7 @@
 # without nightly the fuzz run is skipped and the stable corpus replay remains.
 set -euo pipefail
 
-packages=(clang libclang-dev sysbench mariadb-client mariadb-server mariadb-test chromium openjdk-17-jdk-headless tzdata percona-toolkit prometheus-mysqld-exporter)
+packages=(clang libclang-dev sysbench mariadb-client mariadb-server mariadb-test chromium openjdk-17-jdk-headless tzdata percona-toolkit prometheus-mysqld-exporter bpftrace binutils)
 
 # The repository root, so the script works from any directory.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -322,7 +322,9 @@ impl Login<'_> {
             client_collation: session_collation,
         };
         conn.session.log_connect();
-        conn.command_loop().await;
+        canyon_probes::connection_start(conn.id, conn.session.user(), &conn.host);
+        let quit = conn.command_loop().await;
+        canyon_probes::connection_done(quit, conn.id);
         conn.session.log_general("Quit", "");
         conn.shared
             .questions
@@ -529,7 +531,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
     /// `watch` channel, a `Notify`) would lock a mutex shared by every connection
     /// on every command. Shutdown instead aborts the task at its next await — the
     /// engine call in between is synchronous, so a statement is never cut in half.
-    async fn command_loop(&mut self) {
+    async fn command_loop(&mut self) -> bool {
         let mut buf = Vec::new();
         loop {
             self.io.reset_sequence();
@@ -546,7 +548,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                         _ = self.killed.notified() => {
                             if self.session.killed() {
                                 debug!(conn = self.id, "killed while idle");
-                                return;
+                                return false;
                             }
                         }
                     }
@@ -557,30 +559,30 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                 Err(e @ (ReadError::TooLarge | ReadError::OutOfOrder { .. })) => {
                     report_read_error(&mut self.io, &e).await;
                     debug!(conn = self.id, "connection ended: {e}");
-                    return;
+                    return false;
                 }
                 Err(e) => {
                     // Gone without COM_QUIT.
                     self.shared.engine.status().aborted_client();
                     debug!(conn = self.id, "connection ended: {e}");
-                    return;
+                    return false;
                 }
             }
             self.questions += 1;
             let flow = self.dispatch(&buf).await;
             if matches!(flow, Flow::Close) {
-                return;
+                return true;
             }
             if let Err(e) = self.io.flush().await {
                 debug!(conn = self.id, "write failed: {e}");
-                return;
+                return false;
             }
             let (received, sent) = self.io.take_traffic();
             self.session.add_traffic(received, sent);
             if self.session.killed() {
                 // KILL CONNECTION during the command: its reply is sent, then close.
                 debug!(conn = self.id, "killed");
-                return;
+                return false;
             }
             if buf.capacity() > 1 << 20 {
                 buf = Vec::new();

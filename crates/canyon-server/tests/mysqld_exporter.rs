@@ -201,10 +201,11 @@ fn series(text: &str, prefix: &str) -> std::collections::BTreeMap<String, f64> {
 /// GET `path` from `port`: the status line and the body.
 fn get(port: u16, path: &str) -> (String, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect to /metrics");
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20)))
+        .expect("a read timeout");
+    write!(s, "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").expect("send the request");
     let mut all = String::new();
-    s.read_to_string(&mut all).unwrap();
+    s.read_to_string(&mut all).expect("read the response");
     let (head, body) = all.split_once("\r\n\r\n").expect("a whole response");
     (
         head.lines().next().unwrap_or_default().to_string(),
@@ -264,7 +265,7 @@ fn canyon_serves_the_exporters_series_itself() {
     assert!(get(mport, "/").0.contains("404"));
     // The server is unaffected by a peer that sends garbage and leaves.
     {
-        let mut s = TcpStream::connect(("127.0.0.1", mport)).unwrap();
+        let mut s = TcpStream::connect(("127.0.0.1", mport)).expect("connect to /metrics");
         let _ = s.write_all(&[0xff; 20_000]);
     }
     assert_eq!(

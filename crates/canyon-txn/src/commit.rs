@@ -369,7 +369,11 @@ impl Transaction {
     /// short critical section (the WAL append and memtable insert) that an async
     /// caller accepts in exchange for not handing its worker to another thread.
     pub fn commit_deferred(mut self) -> Result<Committing> {
-        match self.commit_write() {
+        let id = self.id.unwrap_or(0);
+        canyon_probes::commit_start(id);
+        let written = self.commit_write();
+        canyon_probes::commit_done(id, written.is_ok());
+        match written {
             Ok(written) => {
                 // Rule 6: written (and cached, and covered by last_written_ts).
                 self.release_locks();
@@ -736,11 +740,19 @@ impl TxnManager {
     fn lead_round(&self, g: &mut MutexGuard<'_, GroupState>) {
         debug_assert!(!g.leader_active);
         g.leader_active = true;
+        let from = g.synced_ts;
         let (target, synced, took) = MutexGuard::unlocked(g, || {
             let target = self.last_written_ts.load(Ordering::SeqCst);
+            canyon_probes::group_commit_sync_start(target.saturating_sub(from));
             let start = std::time::Instant::now();
             let synced = self.storage.sync();
-            (target, synced, start.elapsed())
+            let took = start.elapsed();
+            canyon_probes::group_commit_sync_done(
+                target.saturating_sub(from),
+                u64::try_from(took.as_nanos()).unwrap_or(u64::MAX),
+                synced.is_ok(),
+            );
+            (target, synced, took)
         });
         g.leader_active = false;
         let failed = match synced {

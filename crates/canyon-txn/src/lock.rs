@@ -222,11 +222,16 @@ struct WaitCounters {
 
 impl WaitCounters {
     fn ended(&self, since: Instant) {
-        let us = u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let us = micros_since(since);
         self.time_us.fetch_add(us, Ordering::Relaxed);
         self.max_us.fetch_max(us, Ordering::Relaxed);
         self.ended.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// Microseconds since `since` (saturating).
+fn micros_since(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
 }
 
 /// The state of one locked key.
@@ -485,6 +490,7 @@ impl LockTable {
         });
         state.waiters.push_back(Arc::clone(&w));
         self.counters.waits.fetch_add(1, Ordering::Relaxed);
+        canyon_probes::row_lock_wait_start(txn, key, state.owner);
         Ok(Queued::Waiting(w))
     }
 
@@ -502,6 +508,7 @@ impl LockTable {
         }
         self.waits_for.lock().remove(&txn);
         self.counters.ended(waiter.since);
+        canyon_probes::row_lock_wait_done(txn, false, micros_since(waiter.since));
         false
     }
 
@@ -536,6 +543,7 @@ impl LockTable {
                     }
                 }
                 self.counters.ended(next.since);
+                canyon_probes::row_lock_wait_done(next.txn, true, micros_since(next.since));
                 let waker = {
                     let mut st = next.state.lock();
                     st.granted = true;

@@ -196,17 +196,22 @@ impl Session {
         // small one (nothing reserved) clones nothing shared.
         let (parsed, _reservation) = match transaction_control(sql) {
             Some(cached) => (Ok(cached.to_vec()), None),
-            None => match parse_with(sql, Some(&self.state.engine.statement_memory), interrupt) {
-                Ok((stmts, reservation)) => {
-                    let bytes = reservation.map_or(0, |r| r.into_bytes());
-                    let held = (bytes > 0).then(|| Held {
-                        engine: self.state.engine.clone(),
-                        bytes,
-                    });
-                    (Ok(stmts), held)
+            None => {
+                canyon_probes::query_parse_start(sql);
+                let r = parse_with(sql, Some(&self.state.engine.statement_memory), interrupt);
+                canyon_probes::query_parse_done(r.is_ok());
+                match r {
+                    Ok((stmts, reservation)) => {
+                        let bytes = reservation.map_or(0, |r| r.into_bytes());
+                        let held = (bytes > 0).then(|| Held {
+                            engine: self.state.engine.clone(),
+                            bytes,
+                        });
+                        (Ok(stmts), held)
+                    }
+                    Err(e) => (Err(e), None),
                 }
-                Err(e) => (Err(e), None),
-            },
+            }
         };
         let stmts = match parsed {
             Ok(s) => s,
@@ -238,7 +243,17 @@ impl Session {
                 }
                 continue;
             }
+            let st = &self.state;
+            canyon_probes::query_exec_start(
+                sql,
+                st.connection_id,
+                st.db.as_deref().unwrap_or(""),
+                &st.user,
+                &st.host,
+                false,
+            );
             let mut r = self.run(s, &[], sql);
+            canyon_probes::query_exec_done(r.is_ok());
             if out.len() + 1 < stmts.len() {
                 // More statements follow: this one's commit must be durable and
                 // visible before they run (and before its OK counts).
@@ -458,6 +473,13 @@ impl Session {
                 let text = self.prepared.get(&id).map_or("", |p| p.text.as_str());
                 self.state.process.begin_statement(text);
                 let s = &mut self.state;
+                canyon_probes::query_start(
+                    text,
+                    s.connection_id,
+                    s.db.as_deref().unwrap_or(""),
+                    &s.user,
+                    &s.host,
+                );
                 s.io.get_mut().start();
                 s.query_log
                     .start(&s.engine.query_log, s.connection_id, "Execute", text);
@@ -466,7 +488,19 @@ impl Session {
             }
         };
         self.defer_waits_now = self.async_lock_waits;
+        if let Some(p) = self.prepared.get(&id) {
+            let s = &self.state;
+            canyon_probes::query_exec_start(
+                &p.text,
+                s.connection_id,
+                s.db.as_deref().unwrap_or(""),
+                &s.user,
+                &s.host,
+                true,
+            );
+        }
         let r = self.execute_prepared_inner(id, params);
+        canyon_probes::query_exec_done(r.is_ok());
         self.request_end(start, &r);
         r
     }
@@ -705,6 +739,13 @@ impl Session {
             None => {
                 self.state.process.begin_statement(text);
                 let s = &mut self.state;
+                canyon_probes::query_start(
+                    text,
+                    s.connection_id,
+                    s.db.as_deref().unwrap_or(""),
+                    &s.user,
+                    &s.host,
+                );
                 s.io.get_mut().start();
                 s.query_log
                     .start(&s.engine.query_log, s.connection_id, "Query", text);
@@ -727,6 +768,7 @@ impl Session {
         } else {
             self.lock_retry = None;
             self.table_wait_deadline = None;
+            canyon_probes::query_done(r.is_ok());
             self.end_statement(start, r.as_ref().map_or((0, 0), Outcome::rows));
             self.log_statement_end(start);
         }

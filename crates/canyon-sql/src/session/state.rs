@@ -494,6 +494,11 @@ impl Session {
         self.state.connection_collation().id()
     }
 
+    /// The account's user name this session runs as.
+    pub fn user(&self) -> &str {
+        &self.state.user
+    }
+
     fn charset_var(&self, name: &str) -> Option<crate::types::charset::Charset> {
         match self.state.vars.get(name) {
             Some(Value::Bytes(b)) => {
