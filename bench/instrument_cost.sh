@@ -21,9 +21,12 @@
 #                (performance_schema consumers off on Canyon): one write() per
 #                statement on Canyon (O_APPEND), MariaDB's LOCK_log mutex.
 #
-# Prints one line per run, then a Markdown summary (median tps of the rounds,
-# and each configuration's throughput relative to its server's bare runs) that
-# docs/benchmarks.md quotes.
+# Prints one line per run (round, server, configuration, workload, threads,
+# transactions per second, server CPU microseconds per transaction from
+# /proc/PID/stat), then a Markdown summary that docs/benchmarks.md quotes:
+# medians of the rounds, each configuration's throughput relative to its
+# server's bare runs, and the server CPU it adds per transaction (the
+# steadier figure on a shared machine).
 #
 # Usage: bench/instrument_cost.sh CANYON_BINARY [ROUNDS] [SECONDS]
 # WORKLOADS and THREADS (space-separated) override oltp_point_select
@@ -88,6 +91,10 @@ configure() { # server config
   fi
 }
 
+# The server's CPU time so far (user + system), in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+ticks=$(getconf CLK_TCK)
+
 results=$work/results
 : >"$results"
 for round in $(seq "$rounds"); do
@@ -96,10 +103,15 @@ for round in $(seq "$rounds"); do
       for run in canyon:bare canyon:perf_schema canyon:general_log mariadb:bare mariadb:general_log; do
         server=${run%%:*} config=${run#*:}
         configure "$server" "$config"
-        if [[ $server == canyon ]]; then port=$cport pass=pw; else port=$mport pass=""; fi
-        tps=$(sb "$port" root "$pass" "$w" --threads="$t" --time="$secs" run |
-          sed -n 's/.*transactions: *[0-9]* *(\([0-9.]*\) per sec.*/\1/p')
-        line="$round $server $config $w $t $tps"
+        if [[ $server == canyon ]]; then port=$cport pid=$cpid pass=pw; else port=$mport pid=$mpid pass=""; fi
+        before=$(cpu_ticks "$pid")
+        out=$(sb "$port" root "$pass" "$w" --threads="$t" --time="$secs" run)
+        after=$(cpu_ticks "$pid")
+        tps=$(sed -n 's/.*transactions: *[0-9]* *(\([0-9.]*\) per sec.*/\1/p' <<<"$out")
+        txns=$(sed -n 's/.*transactions: *\([0-9]*\) *(.*/\1/p' <<<"$out")
+        # Server CPU (user + system) per transaction, in microseconds.
+        cpu_us=$(awk -v d=$((after - before)) -v k="$ticks" -v n="$txns" 'BEGIN { printf "%.2f", d * 1e6 / k / n }')
+        line="$round $server $config $w $t $tps $cpu_us"
         echo "$line"
         echo "$line" >>"$results"
       done
@@ -113,23 +125,23 @@ python3 - "$results" <<'PY'
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    _, server, config, w, t, tps = line.split()
-    runs.setdefault((w, int(t), server, config), []).append(float(tps))
+    _, server, config, w, t, tps, cpu = line.split()
+    runs.setdefault((w, int(t), server, config), []).append((float(tps), float(cpu)))
 cells = sorted({(w, t) for (w, t, _, _) in runs})
 print()
-print("| workload | threads | server | bare tps | perf_schema tps (ratio) | general_log tps (ratio) | loss with general_log |")
-print("|---|---:|---|---:|---:|---:|---:|")
+print("| workload | threads | server | bare tps (CPU µs/txn) | perf_schema tps: ratio (CPU µs/txn added) | general_log tps: ratio (CPU µs/txn added) |")
+print("|---|---:|---|---:|---:|---:|")
+med = lambda xs, i: statistics.median(x[i] for x in xs)
 for w, t in cells:
     for server in ("canyon", "mariadb"):
-        bare = statistics.median(runs[(w, t, server, "bare")])
+        bare = runs[(w, t, server, "bare")]
+        tps0, cpu0 = med(bare, 0), med(bare, 1)
         cols = []
         for config in ("perf_schema", "general_log"):
             got = runs.get((w, t, server, config))
             if got is None:
                 cols.append("—")
             else:
-                m = statistics.median(got)
-                cols.append(f"{m:,.0f} ({m / bare:.3f})")
-        glog = statistics.median(runs[(w, t, server, "general_log")])
-        print(f"| {w} | {t} | {server} | {bare:,.0f} | {cols[0]} | {cols[1]} | {100 * (1 - glog / bare):.1f}% |")
+                cols.append(f"{med(got, 0):,.0f}: {med(got, 0) / tps0:.3f} ({med(got, 1) - cpu0:+.1f})")
+        print(f"| {w} | {t} | {server} | {tps0:,.0f} ({cpu0:.1f}) | {cols[0]} | {cols[1]} |")
 PY
