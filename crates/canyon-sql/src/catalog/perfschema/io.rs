@@ -17,7 +17,7 @@
 //! two clock reads per row, which is what this module avoids.
 
 use crate::catalog::TableDef;
-use std::collections::HashMap;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -245,7 +245,8 @@ impl StatementIo {
 }
 
 /// Table I/O rows by key.
-pub type IoMap = HashMap<IoKey, IoCounts>;
+/// hashbrown's default hasher (foldhash): merged into on every statement end.
+pub type IoMap = hashbrown::HashMap<IoKey, IoCounts>;
 
 /// Adds a statement's counts into a thread's map.
 pub(super) fn add_into(map: &mut IoMap, io: &StatementIo) {

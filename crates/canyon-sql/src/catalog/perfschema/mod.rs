@@ -196,7 +196,7 @@ impl Default for PerfSchema {
             retired: Mutex::new(HashMap::new()),
             digests_size: DIGESTS_SIZE,
             io_generation: AtomicU32::new(0),
-            retired_io: Mutex::new(HashMap::new()),
+            retired_io: Mutex::new(io::IoMap::new()),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! `super`).
 
 use super::digest::{self, Digest};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// How many statements `events_statements_history` keeps per thread
@@ -251,14 +251,17 @@ pub struct ThreadStats {
     /// `super::PerfSchema::truncate`).
     pub(super) generation: u32,
     /// Digest rows, by (database, digest) key's hash; a bucket holds the
-    /// rows whose keys collide.
-    pub(super) digests: HashMap<u64, Vec<DigestStats>>,
+    /// rows whose keys collide. hashbrown's default hasher (foldhash), here
+    /// and in `cache`: these are looked up on every statement end, where
+    /// std's SipHash of the statement text cost a measurable part of the
+    /// digest consumer's price (bench/instrument_cost.sh).
+    pub(super) digests: hashbrown::HashMap<u64, Vec<DigestStats>>,
     /// Number of rows in `digests`.
     pub(super) rows: usize,
     /// The overflow row (digest NULL): statements that found the table full.
     pub(super) overflow: Option<DigestStats>,
     /// Text -> digest, for texts seen before.
-    cache: HashMap<Box<str>, Arc<Digest>>,
+    cache: hashbrown::HashMap<Box<str>, Arc<Digest>>,
     /// The last [`HISTORY_SIZE`] statements, oldest first.
     pub(super) history: VecDeque<StatementEvent>,
     /// The last EVENT_ID given.
@@ -288,6 +291,36 @@ pub fn cut(s: &str, max: usize) -> &str {
         n -= 1;
     }
     &s[..n]
+}
+
+/// [`command_of`] into `out` (replacing what it held), reusing its buffer.
+fn command_into(text: &str, out: &mut String) {
+    let t = text.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+    let n = t
+        .bytes()
+        .take_while(|c| c.is_ascii_alphabetic() || *c == b'_')
+        .count();
+    let w = &t[..n];
+    let simple = match () {
+        _ if w.is_empty() => Some("error"),
+        _ if w.eq_ignore_ascii_case("set") => Some("set_option"),
+        _ if w.eq_ignore_ascii_case("start") || w.eq_ignore_ascii_case("begin") => Some("begin"),
+        _ if w.eq_ignore_ascii_case("with") => Some("select"),
+        _ if w.eq_ignore_ascii_case("show") => None,
+        _ => {
+            out.clear();
+            out.push_str(w);
+            out.make_ascii_lowercase();
+            return;
+        }
+    };
+    match simple {
+        Some(c) => {
+            out.clear();
+            out.push_str(c);
+        }
+        None => *out = command_of(text),
+    }
 }
 
 /// The statement's command word, lower case (`select`, `insert`, ...), as
@@ -392,11 +425,18 @@ impl ThreadStats {
                 }
             };
             ev.event_id = self.last_event_id;
-            ev.command = command_of(text);
+            command_into(text, &mut ev.command);
             ev.text.clear();
             ev.text.push_str(cut(text, MAX_SQL_TEXT));
             ev.digest = Some(d);
-            ev.schema = e.schema.map(str::to_string);
+            // Reuses the ring slot's buffer: no allocation per statement.
+            match (e.schema, &mut ev.schema) {
+                (Some(s), Some(buf)) => {
+                    buf.clear();
+                    buf.push_str(s);
+                }
+                (s, slot) => *slot = s.map(str::to_string),
+            }
             ev.start_ps = start_ps;
             ev.end_ps = start_ps + e.wait_ns.saturating_mul(1000);
             ev.errors = e.errors;
@@ -493,6 +533,28 @@ mod tests {
         assert_eq!(t.history.len(), 7);
         assert_eq!(t.last_event().map(|e| e.command.as_str()), Some("delete"));
         assert_eq!(t.rows(1).count(), 0, "another generation sees nothing");
+    }
+
+    #[test]
+    fn command_into_agrees_with_command_of() {
+        let mut buf = String::from("leftover");
+        for t in [
+            "SELECT 1",
+            "  (select 1)",
+            "Set @a=1",
+            "begin",
+            "START TRANSACTION",
+            "with x as (select 1) select * from x",
+            "show tables",
+            "SHOW full processlist",
+            "",
+            "123",
+            "insert_x into",
+            "Update t set a=1",
+        ] {
+            command_into(t, &mut buf);
+            assert_eq!(buf, command_of(t), "{t:?}");
+        }
     }
 
     #[test]
