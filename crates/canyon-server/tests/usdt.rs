@@ -91,6 +91,27 @@ fn bpftrace_works(bpftrace: &std::path::Path) -> Result<(), String> {
     }
 }
 
+/// bpftrace's standard error, once it has exited.
+fn stderr_of(child: &mut std::process::Child) -> String {
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    err
+}
+
+/// The line of bpftrace's errors that says a probe could not be attached
+/// (a kernel without uprobes, or without the privilege): the machine's
+/// limit, not Canyon's. Errors on detaching, at exit, do not count.
+fn attach_refused(err: &str) -> Option<&str> {
+    err.lines().find(|l| {
+        let l = l.to_ascii_lowercase();
+        l.contains("error")
+            && (l.contains("attach probe") || l.contains("attaching"))
+            && !l.contains("detach")
+    })
+}
+
 #[test]
 fn bpftrace_counts_queries_lock_waits_and_syncs() {
     let Some(bpftrace) = find_program("bpftrace") else {
@@ -142,10 +163,16 @@ fn bpftrace_counts_queries_lock_waits_and_syncs() {
             Err(_) => break,
         }
     }
-    assert!(
-        seen.contains("Attaching"),
-        "bpftrace did not attach: {seen}"
-    );
+    if !seen.contains("Attaching") {
+        let _ = child.kill();
+        let _ = child.wait();
+        let err = stderr_of(&mut child);
+        if let Some(why) = attach_refused(&err) {
+            eprintln!("\n!!!!!!!! SKIPPING: the kernel refused the uprobes: {why} !!!!!!!!\n");
+            return;
+        }
+        panic!("bpftrace did not attach: {seen}\n{err}");
+    }
     std::thread::sleep(Duration::from_secs(3));
 
     const QUERIES: usize = 40;
@@ -178,9 +205,10 @@ fn bpftrace_counts_queries_lock_waits_and_syncs() {
     let mut rest = String::new();
     let _ = stdout.read_to_string(&mut rest);
     let _ = child.wait();
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut err);
+    let err = stderr_of(&mut child);
+    if let Some(why) = attach_refused(&err) {
+        eprintln!("\n!!!!!!!! SKIPPING: the kernel refused the uprobes: {why} !!!!!!!!\n");
+        return;
     }
     let all = format!("{seen}{rest}");
     let map = |name: &str| -> u64 {
