@@ -80,6 +80,35 @@ impl Default for BinlogConfig {
     }
 }
 
+#[cfg(test)]
+impl EngineConfig {
+    /// What the crate's unit tests run on: sync-every-commit, a 2 s lock
+    /// wait timeout, small caches, the MySQL presentation. Tests change
+    /// the fields they care about with struct update syntax.
+    pub(crate) fn for_unit_tests() -> EngineConfig {
+        EngineConfig {
+            durability: canyon_txn::Durability::SyncEveryCommit,
+            lock_wait_timeout: std::time::Duration::from_secs(2),
+            blocking_hook: None,
+            version: "8.0.36-canyon-test".into(),
+            max_allowed_packet: 64 << 20,
+            max_connections: 10,
+            port: 3306,
+            row_cache_bytes: 1 << 20,
+            history_memory_bytes: 1 << 20,
+            statement_memory_limit: DEFAULT_STATEMENT_MEMORY_LIMIT,
+            statement_memory_budget: DEFAULT_STATEMENT_MEMORY_BUDGET,
+            server_collation: crate::types::collation::Collation::DEFAULT,
+            display_widths: false,
+            presentation: Default::default(),
+            local_infile: false,
+            bulk_load: true,
+            binlog: Default::default(),
+            secure_file_priv: None,
+        }
+    }
+}
+
 impl EngineConfig {
     /// Whether integer display widths are shown: asked for, or implied by
     /// MariaDB's presentation (MariaDB always prints them).

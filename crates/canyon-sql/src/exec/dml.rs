@@ -443,7 +443,6 @@ mod tests {
     use sqlparser::dialect::MySqlDialect;
     use sqlparser::parser::Parser;
     use std::sync::Arc;
-    use std::time::Duration;
 
     /// Parameters, variables and session facts of a statement without any.
     struct NoSession;
@@ -469,26 +468,7 @@ mod tests {
 
     /// An engine with `d.t (id PRIMARY KEY, k)` and `d.w (k)`.
     fn engine() -> Arc<Engine> {
-        let cfg = EngineConfig {
-            durability: canyon_txn::Durability::SyncEveryCommit,
-            lock_wait_timeout: Duration::from_secs(2),
-            blocking_hook: None,
-            version: "8.0.36-canyon-test".into(),
-            max_allowed_packet: 64 << 20,
-            max_connections: 10,
-            port: 3306,
-            row_cache_bytes: 1 << 20,
-            history_memory_bytes: 1 << 20,
-            statement_memory_limit: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_LIMIT,
-            statement_memory_budget: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_BUDGET,
-            server_collation: crate::types::collation::Collation::DEFAULT,
-            display_widths: false,
-            presentation: Default::default(),
-            local_infile: false,
-            bulk_load: true,
-            binlog: Default::default(),
-            secure_file_priv: None,
-        };
+        let cfg = EngineConfig::for_unit_tests();
         let storage = Arc::new(canyon_storage::MemoryStorage::new());
         let engine = Engine::open(storage, cfg).expect("engine opens");
         engine.bootstrap_root("").expect("root account");

@@ -519,24 +519,8 @@ mod tests {
     /// `t (id INT PRIMARY KEY, v INT)`, and the engine.
     fn session() -> (Arc<Engine>, Session) {
         let cfg = EngineConfig {
-            durability: canyon_txn::Durability::SyncEveryCommit,
             lock_wait_timeout: Duration::from_secs(10),
-            blocking_hook: None,
-            version: "8.0.36-canyon-test".into(),
-            max_allowed_packet: 64 << 20,
-            max_connections: 10,
-            port: 3306,
-            row_cache_bytes: 1 << 20,
-            history_memory_bytes: 1 << 20,
-            statement_memory_limit: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_LIMIT,
-            statement_memory_budget: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_BUDGET,
-            server_collation: crate::types::collation::Collation::DEFAULT,
-            display_widths: false,
-            presentation: Default::default(),
-            local_infile: false,
-            bulk_load: true,
-            binlog: Default::default(),
-            secure_file_priv: None,
+            ..EngineConfig::for_unit_tests()
         };
         let engine = Engine::open(Arc::new(canyon_storage::MemoryStorage::new()), cfg)
             .expect("engine opens");

@@ -5,7 +5,6 @@ use crate::catalog::engine::Engine;
 use crate::parse::parse;
 use crate::types::result::QueryResult;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::catalog::config::EngineConfig;
 
@@ -83,26 +82,7 @@ fn show_extra_forms() {
 
 #[test]
 fn show_create_table_recreates_the_table() {
-    let cfg = EngineConfig {
-        durability: canyon_txn::Durability::SyncEveryCommit,
-        lock_wait_timeout: Duration::from_secs(2),
-        blocking_hook: None,
-        version: "8.0.36-canyon-test".into(),
-        max_allowed_packet: 64 << 20,
-        max_connections: 10,
-        port: 3306,
-        row_cache_bytes: 1 << 20,
-        history_memory_bytes: 1 << 20,
-        statement_memory_limit: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_LIMIT,
-        statement_memory_budget: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_BUDGET,
-        server_collation: crate::types::collation::Collation::DEFAULT,
-        display_widths: false,
-        presentation: Default::default(),
-        local_infile: false,
-        bulk_load: true,
-        binlog: Default::default(),
-        secure_file_priv: None,
-    };
+    let cfg = EngineConfig::for_unit_tests();
     let storage = Arc::new(canyon_storage::MemoryStorage::new());
     let engine = Engine::open(storage, cfg).expect("engine opens");
     engine.bootstrap_root("").expect("root account");
@@ -145,24 +125,8 @@ fn show_create_table_recreates_the_table() {
 /// A session on a fresh in-memory engine with the given presentation.
 fn presentation_session(presentation: crate::catalog::config::Presentation) -> Session {
     let cfg = EngineConfig {
-        durability: canyon_txn::Durability::SyncEveryCommit,
-        lock_wait_timeout: Duration::from_secs(2),
-        blocking_hook: None,
-        version: "8.0.36-canyon-test".into(),
-        max_allowed_packet: 64 << 20,
-        max_connections: 10,
-        port: 3306,
-        row_cache_bytes: 1 << 20,
-        history_memory_bytes: 1 << 20,
-        statement_memory_limit: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_LIMIT,
-        statement_memory_budget: crate::catalog::config::DEFAULT_STATEMENT_MEMORY_BUDGET,
-        server_collation: crate::types::collation::Collation::DEFAULT,
-        display_widths: false,
         presentation,
-        local_infile: false,
-        bulk_load: true,
-        binlog: Default::default(),
-        secure_file_priv: None,
+        ..EngineConfig::for_unit_tests()
     };
     let storage = Arc::new(canyon_storage::MemoryStorage::new());
     let engine = Engine::open(storage, cfg).expect("engine opens");
