@@ -221,14 +221,14 @@ fn a_locking_read_over_a_union_locks_every_operand_s_rows() {
 /// Write skew through a join: two SERIALIZABLE transactions each read both
 /// accounts (through a join and a derived table) and then withdraw from one,
 /// keeping the sum above zero only if the other does not do the same. InnoDB
-/// makes every SERIALIZABLE read a locking read, so the second withdrawal
-/// waits for the first transaction (and one of them fails); Canyon must not
-/// let both commit.
+/// makes every SERIALIZABLE read a shared locking read: both audits pass,
+/// each withdrawal waits for the other reader's shared lock, and the second
+/// closes a deadlock (1213). Canyon must not let both commit.
 #[test]
 fn serializable_reads_through_joins_and_derived_tables_are_locking_reads() {
     let e = engine();
-    let mut a = session(&e, 2, true);
-    let mut b = session(&e, 3, true);
+    let mut a = session(&e, 2, false);
+    let mut b = session(&e, 3, false);
     for s in [&mut a, &mut b] {
         run(s, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE").expect("set");
         run(s, "BEGIN").expect("begin");
@@ -236,14 +236,28 @@ fn serializable_reads_through_joins_and_derived_tables_are_locking_reads() {
     let audit = "SELECT SUM(d.bal) FROM owner o JOIN (SELECT id, bal FROM acc) d \
                  ON d.id = o.acc WHERE o.id IN (1, 2)";
     assert_eq!(rows(&mut a, audit), row(&["200"]));
-    // b's identical read waits for a's locks: write skew cannot start.
-    match run(&mut b, audit) {
-        Err(Error::LockWaitTimeout) => {}
-        other => panic!("a SERIALIZABLE join must wait for the other reader's locks: {other:?}"),
-    }
-    free(&mut a, "UPDATE acc SET bal = bal - 150 WHERE id = 1");
-    run(&mut a, "COMMIT").expect("a commits");
-    // Now b reads the committed state and sees the withdrawal.
-    assert_eq!(rows(&mut b, audit), row(&["50"]));
-    run(&mut b, "COMMIT").expect("b commits");
+    // Shared locks: b's identical read goes on.
+    assert_eq!(rows(&mut b, audit), row(&["200"]));
+    let outcome_b = std::thread::scope(|sc| {
+        let ha = sc.spawn(|| {
+            // Waits for b's shared lock on account 1.
+            let r = run(&mut a, "UPDATE acc SET bal = bal - 150 WHERE id = 1");
+            (r, run(&mut a, "COMMIT"))
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let rb = run(&mut b, "UPDATE acc SET bal = bal - 150 WHERE id = 2");
+        if rb.is_err() {
+            run(&mut b, "ROLLBACK").expect("rollback");
+        }
+        let (ra, ca) = ha.join().expect("a's thread");
+        ra.expect("a's withdrawal goes on once b is rolled back");
+        ca.expect("a commits");
+        rb
+    });
+    assert!(
+        matches!(outcome_b, Err(Error::Deadlock)),
+        "b's withdrawal closes the cycle: {outcome_b:?}"
+    );
+    let mut c = session(&e, 4, false);
+    assert_eq!(rows(&mut c, audit), row(&["50"]));
 }

@@ -138,14 +138,14 @@ impl BulkGate {
     /// locks `held`. One that holds a lock of the table already passes: it
     /// locked before the gate closed, and the load waits for it to end
     /// (stopping it at the gate would only make both wait out the timeout).
-    pub(crate) fn gated(&self, key: &[u8], held: &std::collections::HashSet<Vec<u8>>) -> bool {
+    pub(crate) fn gated(&self, key: &[u8], held: &crate::mvcc::HeldLocks) -> bool {
         if self.active.load(Ordering::SeqCst) == 0 {
             return false;
         }
         let closed = self.closed.lock();
         closed
             .iter()
-            .any(|p| key.starts_with(p) && !held.iter().any(|h| h.starts_with(p)))
+            .any(|p| key.starts_with(p) && !held.keys().any(|h| h.starts_with(p)))
     }
 
     fn close(&self, prefix: &[u8]) {

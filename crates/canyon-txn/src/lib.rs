@@ -55,6 +55,7 @@ mod history;
 mod keys;
 mod lock;
 mod mvcc;
+mod range_lock;
 mod row_cache;
 mod scan;
 mod xa;
@@ -66,7 +67,9 @@ pub use commit::{Committing, GroupCommitStats};
 pub use gc::GcStats;
 pub use history::HistoryStats;
 pub use keys::LAST_TS_KEY;
-pub use lock::{DeadlockEdge, DeadlockRecord, HeldLock, LockStats, LockWait, WaitingLock};
+pub use lock::{
+    DeadlockEdge, DeadlockRecord, HeldLock, LockMode, LockStats, LockWait, WaitingLock,
+};
 pub use mvcc::{Transaction, TxnManager, TxnSession};
 pub use row_cache::RowCacheStats;
 pub use scan::Reader;

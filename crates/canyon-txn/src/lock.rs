@@ -1,12 +1,31 @@
-//! The row lock table: exclusive locks on opaque byte keys, FIFO waits, deadlock
-//! detection.
+//! The row lock table: shared and exclusive locks on opaque byte keys, FIFO
+//! waits, deadlock detection.
 //!
 //! ```text
 //!   shards[hash(key) % 64]   CachePadded<Mutex<HashMap<key, LockState>>>
-//!        LockState { owner: TxnId, waiters: VecDeque<Arc<Waiter>> }   (FIFO)
-//!   waits_for                Mutex<HashMap<TxnId, TxnId>>   (slow path only)
-//!   Waiter                   Mutex<{granted, waker}> + Condvar   (one per wait)
+//!        LockState { holders: [(TxnId, mode)], waiters: VecDeque<Arc<Waiter>> }
+//!   waits_for                Mutex<HashMap<TxnId, [TxnId]>>   (slow path only)
+//!   Waiter                   txn, mode, Mutex<{granted, waker}> + Condvar
 //! ```
+//!
+//! # Modes
+//! A key is held in [`LockMode::Shared`] by any number of transactions or in
+//! [`LockMode::Exclusive`] by one, as InnoDB's S and X record locks: FOR SHARE,
+//! a SERIALIZABLE plain read and a foreign key's parent check take S; writes
+//! and FOR UPDATE take X. A holder of S that asks for X *upgrades*: at once
+//! if it is the only holder, else it waits at the head of the queue (behind
+//! other upgraders only) for the other holders to go. InnoDB queues the upgrade
+//! behind every waiter, so "A holds S, B waits for X, A asks for X" is a
+//! deadlock there (the MySQL manual's example in "An InnoDB Deadlock
+//! Example"); here A is granted once the other S holders leave, and B follows.
+//! Two holders of S that both upgrade wait for each other: that deadlock is
+//! real, and detected.
+//!
+//! Grants are FIFO: a request is granted at once only when nobody waits and
+//! it is compatible with every holder; otherwise it queues, and hand-over
+//! grants from the head of the queue while the head is compatible with the
+//! holders (so a run of S waiters is granted together, and an S request never
+//! overtakes a waiting X one).
 //!
 //! # Two ways to wait
 //! [`LockTable::acquire`] blocks its thread on the waiter's condvar (in-process
@@ -20,21 +39,30 @@
 //! detection and hand-over do not depend on how the owner of a waiter sleeps.
 //!
 //! The SQL layer chooses the keys (one per row, per unique value, ...); this table
-//! only knows bytes. An uncontended lock is one shard mutex and one hash-map insert;
-//! the wait-for map is touched only by transactions that are about to wait, by the
-//! hand-over of a lock that has waiters, and by a timed-out waiter.
+//! only knows bytes. The transaction layer adds one key per transaction
+//! (`t ++ id`, held X by its owner) that others take S on to wait for the
+//! transaction's end: how range locks wait (`range_lock.rs`). An uncontended
+//! lock is one shard mutex and one hash-map insert; the wait-for map is touched
+//! only by transactions that are about to wait, by the hand-over of a lock that
+//! has waiters, and by a timed-out waiter.
 //!
 //! Invariants:
-//! 1. A key is in its shard's map iff some transaction owns it; `owner` never
-//!    appears among the key's `waiters`.
-//! 2. `waits_for[t] = o` iff `t` is queued on a key whose owner is `o`. Hand-over
-//!    ([`LockTable::release`]) re-points the remaining waiters to the new owner and
-//!    removes the new owner's edge, so edges always lead to current owners.
-//! 3. Every wait-for cycle is found when its last edge is created: an edge is
-//!    created only by a transaction about to wait (which first follows the chain
-//!    from the owner and becomes the victim if the chain comes back to it), or by a
-//!    hand-over, which points edges at a transaction that has just stopped waiting
-//!    and so has no outgoing edge.
+//! 1. A key is in its shard's map iff some transaction holds it. The holders
+//!    are pairwise compatible (all S, or one X alone); a transaction is at most
+//!    once among the holders and at most once among the waiters, and it is in
+//!    both only while upgrading (holding S, waiting for X).
+//! 2. `waits_for[t]` is, for a `t` queued on some key, the set of its
+//!    *blockers* there: the holders (other than `t`) whose mode conflicts with
+//!    the mode `t` asks for, and the waiters ahead of it whose asked mode
+//!    conflicts with it. It is recomputed for every waiter of a key whenever
+//!    the key's holders or queue change ([`LockTable::repoint`]).
+//! 3. Every wait-for cycle is found when its last edge is created. A new
+//!    request creates edges from the requester, and (an upgrade queued ahead
+//!    of others) edges to it; so a new cycle passes through the requester,
+//!    which follows the edges from its blockers and becomes the victim if
+//!    they lead back to it. A hand-over or a withdrawal only removes blockers:
+//!    a transaction granted there was a waiter ahead of each remaining waiter
+//!    it conflicts with, an edge that existed already.
 //! 4. Lock order: shard mutex, then `waits_for`, then a waiter's mutex. A waiter
 //!    sleeps holding only its own mutex.
 //!
@@ -48,7 +76,8 @@ use crate::{run_blocking, TxnId};
 use canyon_common::{Error, Result};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Condvar, Mutex};
-use std::collections::{HashMap, VecDeque};
+use smallvec::SmallVec;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -65,10 +94,41 @@ const INTERRUPT_POLL: Duration = Duration::from_millis(50);
 /// Number of shards of the lock table (a power of two).
 const SHARDS: usize = 64;
 
+/// How a key is held: InnoDB's S and X (ordered by strength).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LockMode {
+    /// Shared: other transactions may hold S too; nobody may hold X.
+    Shared,
+    /// Exclusive: nobody else holds the key.
+    Exclusive,
+}
+
+impl LockMode {
+    /// Whether two transactions may hold the key in these modes at once.
+    pub fn compatible(self, other: LockMode) -> bool {
+        self == LockMode::Shared && other == LockMode::Shared
+    }
+
+    /// Whether holding the key in this mode grants a request for `want`.
+    pub fn covers(self, want: LockMode) -> bool {
+        self == LockMode::Exclusive || want == LockMode::Shared
+    }
+
+    /// InnoDB's letter (`performance_schema.data_locks.LOCK_MODE`).
+    pub fn letter(self) -> &'static str {
+        match self {
+            LockMode::Shared => "S",
+            LockMode::Exclusive => "X",
+        }
+    }
+}
+
 /// One waiting transaction's parking spot.
 #[derive(Debug)]
 pub(crate) struct Waiter {
     txn: TxnId,
+    /// The mode asked for.
+    mode: LockMode,
     state: Mutex<WaitState>,
     cv: Condvar,
     /// When it queued (for [`LockStats`]).
@@ -88,11 +148,17 @@ impl Waiter {
     pub(crate) fn granted(&self) -> bool {
         self.state.lock().granted
     }
+
+    /// The mode it asked for.
+    pub(crate) fn mode(&self) -> LockMode {
+        self.mode
+    }
 }
 
 /// The outcome of [`LockTable::enqueue`].
 pub(crate) enum Queued {
-    /// The lock is `txn`'s (it was free, or already `txn`'s).
+    /// The lock is `txn`'s in the mode asked (it was free or compatible, or
+    /// already `txn`'s in a mode that covers it).
     Granted,
     /// `txn` waits in the key's queue; settle with [`LockTable::withdraw`]
     /// unless the waiter is granted.
@@ -158,10 +224,11 @@ pub struct LockStats {
 pub struct HeldLock {
     /// The key the SQL layer locked.
     pub key: Vec<u8>,
-    /// The transaction that holds it.
-    pub owner: TxnId,
-    /// The transactions waiting for it, first in line first.
-    pub waiters: Vec<TxnId>,
+    /// The transactions that hold it, with their modes.
+    pub holders: Vec<(TxnId, LockMode)>,
+    /// The transactions waiting for it with the mode each asks for, first in
+    /// line first.
+    pub waiters: Vec<(TxnId, LockMode)>,
 }
 
 /// One transaction waiting for a lock now ([`crate::TxnManager::lock_waits`];
@@ -172,7 +239,9 @@ pub struct WaitingLock {
     pub key: Vec<u8>,
     /// The waiting transaction.
     pub waiter: TxnId,
-    /// The transaction holding the key.
+    /// The mode it asks for.
+    pub mode: LockMode,
+    /// The first transaction it waits for (a holder, or a waiter ahead).
     pub owner: TxnId,
     /// How long it has waited so far.
     pub waited: Duration,
@@ -188,7 +257,7 @@ pub struct DeadlockEdge {
     /// the record was made (the record is made after the lock table's
     /// mutexes are released, see [`DeadlockRecord`]).
     pub waits_for: Option<Vec<u8>>,
-    /// The holder of that key: the next transaction of the cycle.
+    /// The transaction it waited for: the next one of the cycle.
     pub holder: TxnId,
 }
 
@@ -234,20 +303,80 @@ fn micros_since(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
 }
 
+/// The holders of one key: one, inline, in the common case.
+type Holders = SmallVec<[(TxnId, LockMode); 1]>;
+/// The transactions one waiter waits for.
+type Blockers = SmallVec<[TxnId; 2]>;
+
 /// The state of one locked key.
 #[derive(Debug)]
 struct LockState {
-    owner: TxnId,
+    holders: Holders,
     waiters: VecDeque<Arc<Waiter>>,
+}
+
+impl LockState {
+    /// The mode `txn` holds the key in, if it does.
+    fn held_by(&self, txn: TxnId) -> Option<LockMode> {
+        self.holders
+            .iter()
+            .find(|(t, _)| *t == txn)
+            .map(|&(_, m)| m)
+    }
+
+    /// Whether `txn` may hold the key in `mode` beside the holders (other
+    /// than itself).
+    fn fits(&self, txn: TxnId, mode: LockMode) -> bool {
+        self.holders
+            .iter()
+            .all(|&(t, m)| t == txn || m.compatible(mode))
+    }
+
+    /// The blockers of the waiter at `idx` (invariant 2).
+    fn blockers(&self, idx: usize) -> Blockers {
+        let w = &self.waiters[idx];
+        let mut out: Blockers = self
+            .holders
+            .iter()
+            .filter(|&&(t, m)| t != w.txn && !m.compatible(w.mode))
+            .map(|&(t, _)| t)
+            .collect();
+        for ahead in self.waiters.iter().take(idx) {
+            if ahead.txn != w.txn && !ahead.mode.compatible(w.mode) && !out.contains(&ahead.txn) {
+                out.push(ahead.txn);
+            }
+        }
+        out
+    }
+
+    /// Grants from the head of the queue while the head fits the holders
+    /// (FIFO), returning the waiters granted (their flags are set by the
+    /// caller, after the wait-for edges are fixed).
+    fn grant_from_head(&mut self) -> SmallVec<[Arc<Waiter>; 1]> {
+        let mut granted = SmallVec::new();
+        while let Some(head) = self.waiters.front() {
+            if !self.fits(head.txn, head.mode) {
+                break;
+            }
+            let w = self.waiters.pop_front().expect("the head exists");
+            match self.holders.iter_mut().find(|(t, _)| *t == w.txn) {
+                // An upgrade.
+                Some(h) => h.1 = LockMode::Exclusive,
+                None => self.holders.push((w.txn, w.mode)),
+            }
+            granted.push(w);
+        }
+        granted
+    }
 }
 
 type Shard = CachePadded<Mutex<HashMap<Vec<u8>, LockState>>>;
 
-/// The sharded table of exclusive row locks. See the module doc.
+/// The sharded table of row locks. See the module doc.
 #[derive(Debug)]
 pub(crate) struct LockTable {
     shards: Box<[Shard]>,
-    waits_for: Mutex<HashMap<TxnId, TxnId>>,
+    waits_for: Mutex<HashMap<TxnId, Blockers>>,
     counters: WaitCounters,
     /// Deadlocks detected since the start.
     deadlocks: AtomicU64,
@@ -279,18 +408,23 @@ impl LockTable {
         }
     }
 
-    /// Every waiting transaction with the key, its holder and how long it
-    /// has waited, one shard at a time (as [`LockTable::snapshot`]).
+    /// Every waiting transaction with the key, the first transaction it
+    /// waits for and how long it has waited, one shard at a time (as
+    /// [`LockTable::snapshot`]).
     pub(crate) fn waits(&self) -> Vec<WaitingLock> {
         let mut out = Vec::new();
         for shard in self.shards.iter() {
             for (key, st) in shard.lock().iter() {
-                out.extend(st.waiters.iter().map(|w| WaitingLock {
-                    key: key.clone(),
-                    waiter: w.txn,
-                    owner: st.owner,
-                    waited: w.since.elapsed(),
-                }));
+                for (i, w) in st.waiters.iter().enumerate() {
+                    let owner = st.blockers(i).first().copied().unwrap_or(w.txn);
+                    out.push(WaitingLock {
+                        key: key.clone(),
+                        waiter: w.txn,
+                        mode: w.mode,
+                        owner,
+                        waited: w.since.elapsed(),
+                    });
+                }
             }
         }
         out
@@ -304,10 +438,10 @@ impl LockTable {
         )
     }
 
-    /// Records the deadlock `victim` closed by requesting `key`, held by the
-    /// first of `chain` (the wait-for chain from that holder back to the
-    /// victim, victim excluded). Called with no lock-table mutex held: each
-    /// chain member's awaited key is looked up shard by shard.
+    /// Records the deadlock `victim` closed by requesting `key`: `chain` is
+    /// the wait-for path from the first transaction it would have waited for
+    /// back to the victim (victim excluded). Called with no lock-table mutex
+    /// held: each chain member's awaited key is looked up shard by shard.
     fn record_deadlock(&self, victim: TxnId, key: &[u8], chain: Vec<TxnId>) {
         self.deadlocks.fetch_add(1, Ordering::Relaxed);
         let mut awaited: HashMap<TxnId, Vec<u8>> = HashMap::new();
@@ -341,25 +475,25 @@ impl LockTable {
         });
     }
 
-    /// Row lock waits so far (SHOW STATUS).
-    /// Every held lock with its waiters. Each shard's mutex is held while
-    /// its locks are copied (one shard at a time, so the whole is not one
-    /// instant's picture: a lock handed over meanwhile may show twice or
-    /// not at all). A reader's cost; the lock path pays nothing for it.
+    /// Every held lock with its holders and waiters. Each shard's mutex is
+    /// held while its locks are copied (one shard at a time, so the whole is
+    /// not one instant's picture: a lock handed over meanwhile may show twice
+    /// or not at all). A reader's cost; the lock path pays nothing for it.
     pub(crate) fn snapshot(&self) -> Vec<HeldLock> {
         let mut out = Vec::new();
         for shard in self.shards.iter() {
             for (key, st) in shard.lock().iter() {
                 out.push(HeldLock {
                     key: key.clone(),
-                    owner: st.owner,
-                    waiters: st.waiters.iter().map(|w| w.txn).collect(),
+                    holders: st.holders.to_vec(),
+                    waiters: st.waiters.iter().map(|w| (w.txn, w.mode)).collect(),
                 });
             }
         }
         out
     }
 
+    /// Row lock waits so far (SHOW STATUS).
     pub(crate) fn stats(&self) -> LockStats {
         let c = &self.counters;
         // `ended` is read first: a wait that ends between the two loads is
@@ -386,23 +520,25 @@ impl LockTable {
         &self.shards[shard_of(key)]
     }
 
-    /// Takes the exclusive lock on `key` for `txn`, waiting up to `timeout`.
+    /// Takes `key` in `mode` for `txn`, waiting up to `timeout`.
     ///
-    /// Returns `Ok` when granted (also when `txn` already holds it),
-    /// [`Error::Deadlock`] when waiting would close a wait-for cycle (nothing is
-    /// queued; the caller must release everything `txn` holds), or
-    /// [`Error::LockWaitTimeout`] (nothing is held or queued for this key), or
-    /// [`Error::Interrupted`] when `interrupt` became non-zero during the wait
-    /// (withdrawn like a timeout; the waiter polls it every `INTERRUPT_POLL`).
+    /// Returns `Ok` when granted (also when `txn` already holds it in a mode
+    /// that covers `mode`), [`Error::Deadlock`] when waiting would close a
+    /// wait-for cycle (nothing is queued; the caller must release everything
+    /// `txn` holds), or [`Error::LockWaitTimeout`] (nothing more is held or
+    /// queued for this key), or [`Error::Interrupted`] when `interrupt` became
+    /// non-zero during the wait (withdrawn like a timeout; the waiter polls it
+    /// every `INTERRUPT_POLL`).
     pub(crate) fn acquire(
         &self,
         txn: TxnId,
         key: &[u8],
+        mode: LockMode,
         timeout: Duration,
         hook: Option<fn(&mut dyn FnMut())>,
         interrupt: Option<&AtomicU32>,
     ) -> Result<()> {
-        let waiter = match self.enqueue(txn, key)? {
+        let waiter = match self.enqueue(txn, key, mode)? {
             Queued::Granted => return Ok(()),
             Queued::Waiting(w) => w,
         };
@@ -448,54 +584,78 @@ impl LockTable {
         }
     }
 
-    /// The first half of [`LockTable::acquire`]: takes the lock if it is free
-    /// (or `txn`'s already), else — after the deadlock check, which fails with
-    /// [`Error::Deadlock`] and queues nothing — queues `txn` behind the owner
-    /// and returns its waiter, without waiting.
-    pub(crate) fn enqueue(&self, txn: TxnId, key: &[u8]) -> Result<Queued> {
+    /// The first half of [`LockTable::acquire`]: takes the lock if it can be
+    /// granted now (see the module doc's grant rule), else — after the
+    /// deadlock check, which fails with [`Error::Deadlock`] and queues
+    /// nothing — queues `txn` and returns its waiter, without waiting.
+    pub(crate) fn enqueue(&self, txn: TxnId, key: &[u8], mode: LockMode) -> Result<Queued> {
         let mut map = self.shard(key).lock();
         let Some(state) = map.get_mut(key) else {
+            let mut holders = Holders::new();
+            holders.push((txn, mode));
             map.insert(
                 key.to_vec(),
                 LockState {
-                    owner: txn,
+                    holders,
                     waiters: VecDeque::new(),
                 },
             );
             return Ok(Queued::Granted);
         };
-        if state.owner == txn {
+        let held = state.held_by(txn);
+        if held.is_some_and(|m| m.covers(mode)) {
             return Ok(Queued::Granted);
         }
-        // Slow path: about to wait. Deadlock check first (invariant 3).
+        let upgrade = held.is_some();
+        if state.fits(txn, mode) && (upgrade || state.waiters.is_empty()) {
+            match state.holders.iter_mut().find(|(t, _)| *t == txn) {
+                Some(h) => h.1 = mode,
+                None => state.holders.push((txn, mode)),
+            }
+            return Ok(Queued::Granted);
+        }
+        // Slow path: about to wait. An upgrade goes ahead of every waiter
+        // that is not upgrading too; others go to the back.
+        let w = Arc::new(Waiter {
+            txn,
+            mode,
+            state: Mutex::new(WaitState::default()),
+            cv: Condvar::new(),
+            since: Instant::now(),
+        });
+        let at = if upgrade {
+            state
+                .waiters
+                .iter()
+                .position(|q| state.held_by(q.txn).is_none())
+                .unwrap_or(state.waiters.len())
+        } else {
+            state.waiters.len()
+        };
+        state.waiters.insert(at, Arc::clone(&w));
         let mut wf = self.waits_for.lock();
-        if chain_reaches(&wf, state.owner, txn) {
-            tracing::debug!(
-                txn,
-                holder = state.owner,
-                "deadlock: requester is the victim"
-            );
-            let chain = chain_to(&wf, state.owner, txn);
+        repoint(state, &mut wf);
+        // Invariant 3: a new cycle passes through the requester.
+        let first = wf.get(&txn).and_then(|b| b.first().copied());
+        if let Some(chain) = path_back(&wf, txn) {
+            tracing::debug!(txn, "deadlock: requester is the victim");
+            state.waiters.remove(at);
+            wf.remove(&txn);
+            repoint(state, &mut wf);
             drop(wf);
             drop(map);
             self.record_deadlock(txn, key, chain);
             return Err(Error::Deadlock);
         }
-        wf.insert(txn, state.owner);
-        let w = Arc::new(Waiter {
-            txn,
-            state: Mutex::new(WaitState::default()),
-            cv: Condvar::new(),
-            since: Instant::now(),
-        });
-        state.waiters.push_back(Arc::clone(&w));
+        drop(wf);
         self.counters.waits.fetch_add(1, Ordering::Relaxed);
-        canyon_probes::row_lock_wait_start(txn, key, state.owner);
+        canyon_probes::row_lock_wait_start(txn, key, first.unwrap_or(txn));
         Ok(Queued::Waiting(w))
     }
 
     /// Ends `txn`'s wait for `key` without the lock: takes its waiter out of the
-    /// queue and its wait-for edge out of the graph. Returns true, and changes
+    /// queue and its wait-for edges out of the graph (and grants the waiters
+    /// behind it that its request held back). Returns true, and changes
     /// nothing, if the hand-over won the race and the lock is `txn`'s now (the
     /// grant flag is only set under the shard mutex, so it is stable here).
     pub(crate) fn withdraw(&self, txn: TxnId, key: &[u8], waiter: &Arc<Waiter>) -> bool {
@@ -503,13 +663,41 @@ impl LockTable {
         if waiter.granted() {
             return true;
         }
+        let mut granted = SmallVec::new();
         if let Some(state) = map.get_mut(key) {
             state.waiters.retain(|w| !Arc::ptr_eq(w, waiter));
+            granted = state.grant_from_head();
+            let mut wf = self.waits_for.lock();
+            wf.remove(&txn);
+            for g in &granted {
+                wf.remove(&g.txn);
+            }
+            repoint(state, &mut wf);
+        } else {
+            self.waits_for.lock().remove(&txn);
         }
-        self.waits_for.lock().remove(&txn);
         self.counters.ended(waiter.since);
         canyon_probes::row_lock_wait_done(txn, false, micros_since(waiter.since));
+        self.wake(granted);
         false
+    }
+
+    /// Sets the grant flag of each waiter granted and wakes it (under the
+    /// shard mutex: see [`LockTable::withdraw`]).
+    fn wake(&self, granted: SmallVec<[Arc<Waiter>; 1]>) {
+        for next in granted {
+            self.counters.ended(next.since);
+            canyon_probes::row_lock_wait_done(next.txn, true, micros_since(next.since));
+            let waker = {
+                let mut st = next.state.lock();
+                st.granted = true;
+                st.waker.take()
+            };
+            next.cv.notify_one();
+            if let Some(w) = waker {
+                w.wake();
+            }
+        }
     }
 
     /// A [`LockWait`] on `waiter` that times out at `deadline`.
@@ -520,93 +708,108 @@ impl LockTable {
         }
     }
 
-    /// Releases `key`, held by `txn`: hands it to the first waiter, if any.
+    /// Releases `key`, held by `txn`: hands it to the waiters at the head of
+    /// the queue that fit.
     pub(crate) fn release(&self, txn: TxnId, key: &[u8]) {
         let mut map = self.shard(key).lock();
         let Some(state) = map.get_mut(key) else {
             debug_assert!(false, "releasing a lock that is not held");
             return;
         };
-        debug_assert_eq!(state.owner, txn, "releasing another transaction's lock");
-        match state.waiters.pop_front() {
-            None => {
+        let before = state.holders.len();
+        state.holders.retain(|(t, _)| *t != txn);
+        debug_assert_eq!(
+            state.holders.len() + 1,
+            before,
+            "releasing another transaction's lock"
+        );
+        if state.waiters.is_empty() {
+            if state.holders.is_empty() {
                 map.remove(key);
             }
-            Some(next) => {
-                state.owner = next.txn;
-                {
-                    // Invariant 2: edges lead to the current owner.
-                    let mut wf = self.waits_for.lock();
-                    wf.remove(&next.txn);
-                    for w in &state.waiters {
-                        wf.insert(w.txn, next.txn);
-                    }
-                }
-                self.counters.ended(next.since);
-                canyon_probes::row_lock_wait_done(next.txn, true, micros_since(next.since));
-                let waker = {
-                    let mut st = next.state.lock();
-                    st.granted = true;
-                    st.waker.take()
-                };
-                next.cv.notify_one();
-                if let Some(w) = waker {
-                    w.wake();
+            return;
+        }
+        let granted = state.grant_from_head();
+        {
+            let mut wf = self.waits_for.lock();
+            for g in &granted {
+                wf.remove(&g.txn);
+            }
+            repoint(state, &mut wf);
+        }
+        debug_assert!(!state.holders.is_empty(), "a free key with waiters");
+        self.wake(granted);
+    }
+
+    /// The holders of `key` (tests and diagnostics).
+    #[cfg(test)]
+    pub(crate) fn holders(&self, key: &[u8]) -> Vec<(TxnId, LockMode)> {
+        self.shard(key)
+            .lock()
+            .get(key)
+            .map(|s| s.holders.to_vec())
+            .unwrap_or_default()
+    }
+
+    /// The sole holder of `key`, if it is held by one transaction (tests).
+    #[cfg(test)]
+    pub(crate) fn owner(&self, key: &[u8]) -> Option<TxnId> {
+        match self.holders(key)[..] {
+            [(t, _)] => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// Recomputes the wait-for edges of every waiter of `state` (invariant 2).
+fn repoint(state: &LockState, wf: &mut HashMap<TxnId, Blockers>) {
+    for i in 0..state.waiters.len() {
+        wf.insert(state.waiters[i].txn, state.blockers(i));
+    }
+}
+
+/// A wait-for path from one of `target`'s blockers back to `target`
+/// (`target` excluded), if there is one: depth-first, each transaction
+/// visited once, so cycles elsewhere in the graph cannot loop.
+fn path_back(wf: &HashMap<TxnId, Blockers>, target: TxnId) -> Option<Vec<TxnId>> {
+    let mut seen = HashSet::new();
+    // Each stack entry: a transaction and how many of its blockers were tried.
+    let mut stack: Vec<(TxnId, usize)> = Vec::new();
+    for &b in wf.get(&target)?.iter() {
+        if seen.insert(b) {
+            stack.push((b, 0));
+        }
+        while let Some(&mut (t, ref mut next)) = stack.last_mut() {
+            if t == target {
+                return Some(stack[..stack.len() - 1].iter().map(|&(t, _)| t).collect());
+            }
+            let step = wf.get(&t).and_then(|bs| bs.get(*next).copied());
+            *next += 1;
+            match step {
+                Some(n) if n == target || seen.insert(n) => stack.push((n, 0)),
+                Some(_) => {}
+                None => {
+                    stack.pop();
                 }
             }
         }
     }
-
-    /// The owner of `key`, if locked (tests and diagnostics).
-    #[cfg(test)]
-    pub(crate) fn owner(&self, key: &[u8]) -> Option<TxnId> {
-        self.shard(key).lock().get(key).map(|s| s.owner)
-    }
-}
-
-/// The transactions met following wait-for edges from `from` until
-/// `target` (excluded), which [`chain_reaches`] said is reached.
-fn chain_to(wf: &HashMap<TxnId, TxnId>, from: TxnId, target: TxnId) -> Vec<TxnId> {
-    let mut out = Vec::new();
-    let mut cur = from;
-    while cur != target && out.len() <= wf.len() {
-        out.push(cur);
-        match wf.get(&cur) {
-            Some(&next) => cur = next,
-            None => break,
-        }
-    }
-    out
-}
-
-/// Whether following wait-for edges from `from` reaches `target`. Bounded by the
-/// number of edges, so a cycle that does not contain `target` cannot loop forever.
-fn chain_reaches(wf: &HashMap<TxnId, TxnId>, from: TxnId, target: TxnId) -> bool {
-    let mut cur = from;
-    for _ in 0..=wf.len() {
-        if cur == target {
-            return true;
-        }
-        match wf.get(&cur) {
-            Some(&next) => cur = next,
-            None => return false,
-        }
-    }
-    false
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::thread;
+    use LockMode::{Exclusive as X, Shared as S};
 
     const LONG: Duration = Duration::from_secs(10);
 
     #[test]
     fn reentrant_and_release_removes() {
         let t = LockTable::new();
-        t.acquire(1, b"a", LONG, None, None).unwrap();
-        t.acquire(1, b"a", LONG, None, None).unwrap();
+        t.acquire(1, b"a", X, LONG, None, None).unwrap();
+        t.acquire(1, b"a", X, LONG, None, None).unwrap();
         assert_eq!(t.owner(b"a"), Some(1));
         t.release(1, b"a");
         assert_eq!(t.owner(b"a"), None);
@@ -615,12 +818,12 @@ mod tests {
     #[test]
     fn snapshot_lists_owners_and_waiters_in_line() {
         let t = LockTable::new();
-        t.acquire(1, b"k", LONG, None, None).unwrap();
-        t.acquire(3, b"m", LONG, None, None).unwrap();
-        let Queued::Waiting(w2) = t.enqueue(2, b"k").unwrap() else {
+        t.acquire(1, b"k", X, LONG, None, None).unwrap();
+        t.acquire(3, b"m", X, LONG, None, None).unwrap();
+        let Queued::Waiting(w2) = t.enqueue(2, b"k", X).unwrap() else {
             panic!("k is taken");
         };
-        let Queued::Waiting(w4) = t.enqueue(4, b"k").unwrap() else {
+        let Queued::Waiting(w4) = t.enqueue(4, b"k", X).unwrap() else {
             panic!("k is taken");
         };
         let mut s = t.snapshot();
@@ -630,12 +833,12 @@ mod tests {
             vec![
                 HeldLock {
                     key: b"k".to_vec(),
-                    owner: 1,
-                    waiters: vec![2, 4]
+                    holders: vec![(1, X)],
+                    waiters: vec![(2, X), (4, X)]
                 },
                 HeldLock {
                     key: b"m".to_vec(),
-                    owner: 3,
+                    holders: vec![(3, X)],
                     waiters: vec![]
                 },
             ]
@@ -650,13 +853,13 @@ mod tests {
     #[test]
     fn fifo_hand_over() {
         let t = Arc::new(LockTable::new());
-        t.acquire(1, b"k", LONG, None, None).unwrap();
+        t.acquire(1, b"k", X, LONG, None, None).unwrap();
         let order = Arc::new(Mutex::new(Vec::new()));
         let mut hs = Vec::new();
         for id in [2u64, 3, 4] {
             let (t2, order) = (Arc::clone(&t), Arc::clone(&order));
             hs.push(thread::spawn(move || {
-                t2.acquire(id, b"k", LONG, None, None).unwrap();
+                t2.acquire(id, b"k", X, LONG, None, None).unwrap();
                 order.lock().push(id);
                 t2.release(id, b"k");
             }));
@@ -677,11 +880,11 @@ mod tests {
     #[test]
     fn interrupt_ends_a_wait_and_withdraws_the_waiter() {
         let t = Arc::new(LockTable::new());
-        t.acquire(1, b"k", LONG, None, None).unwrap();
+        t.acquire(1, b"k", X, LONG, None, None).unwrap();
         let flag = Arc::new(AtomicU32::new(0));
         let (t2, f2) = (t.clone(), flag.clone());
         let start = Instant::now();
-        let h = std::thread::spawn(move || t2.acquire(2, b"k", LONG, None, Some(&f2)));
+        let h = std::thread::spawn(move || t2.acquire(2, b"k", X, LONG, None, Some(&f2)));
         while t.waits_for.lock().is_empty() {
             std::thread::yield_now();
         }
@@ -710,8 +913,8 @@ mod tests {
             }
         }
         let t = LockTable::new();
-        t.acquire(1, b"k", LONG, None, None).unwrap();
-        let Queued::Waiting(w) = t.enqueue(2, b"k").unwrap() else {
+        t.acquire(1, b"k", X, LONG, None, None).unwrap();
+        let Queued::Waiting(w) = t.enqueue(2, b"k", X).unwrap() else {
             panic!("2 must queue behind 1")
         };
         let mut wait = LockTable::wait_handle(&w, None);
@@ -720,8 +923,8 @@ mod tests {
         let mut cx = Context::from_waker(&waker);
         assert!(Pin::new(&mut wait).poll(&mut cx).is_pending());
         // The queued wait is an edge of the wait-for graph like a blocked one.
-        t.acquire(2, b"j", LONG, None, None).unwrap();
-        assert!(matches!(t.enqueue(1, b"j"), Err(Error::Deadlock)));
+        t.acquire(2, b"j", X, LONG, None, None).unwrap();
+        assert!(matches!(t.enqueue(1, b"j", X), Err(Error::Deadlock)));
         t.release(1, b"k");
         assert!(flag.0.load(Ordering::SeqCst), "the hand-over woke the task");
         assert!(Pin::new(&mut wait).poll(&mut cx).is_ready());
@@ -732,8 +935,8 @@ mod tests {
         t.release(2, b"k");
         t.release(2, b"j");
         // A withdrawn waiter is never handed the lock.
-        t.acquire(3, b"m", LONG, None, None).unwrap();
-        let Queued::Waiting(w4) = t.enqueue(4, b"m").unwrap() else {
+        t.acquire(3, b"m", X, LONG, None, None).unwrap();
+        let Queued::Waiting(w4) = t.enqueue(4, b"m", X).unwrap() else {
             panic!("4 must queue behind 3")
         };
         assert!(!t.withdraw(4, b"m", &w4));
@@ -746,12 +949,12 @@ mod tests {
     #[test]
     fn waits_are_counted_as_innodb_reports_them() {
         let t = LockTable::new();
-        t.acquire(1, b"k", LONG, None, None).unwrap();
+        t.acquire(1, b"k", X, LONG, None, None).unwrap();
         assert_eq!(t.stats(), LockStats::default(), "no wait yet");
-        let Queued::Waiting(w2) = t.enqueue(2, b"k").unwrap() else {
+        let Queued::Waiting(w2) = t.enqueue(2, b"k", X).unwrap() else {
             panic!("queued")
         };
-        let Queued::Waiting(w3) = t.enqueue(3, b"k").unwrap() else {
+        let Queued::Waiting(w3) = t.enqueue(3, b"k", X).unwrap() else {
             panic!("queued")
         };
         let s = t.stats();
@@ -769,8 +972,8 @@ mod tests {
     #[test]
     fn timeout_withdraws_the_waiter() {
         let t = LockTable::new();
-        t.acquire(1, b"k", LONG, None, None).unwrap();
-        let r = t.acquire(2, b"k", Duration::from_millis(20), None, None);
+        t.acquire(1, b"k", X, LONG, None, None).unwrap();
+        let r = t.acquire(2, b"k", X, Duration::from_millis(20), None, None);
         assert!(matches!(r, Err(Error::LockWaitTimeout)));
         assert!(t.waits_for.lock().is_empty());
         t.release(1, b"k");
@@ -778,29 +981,134 @@ mod tests {
     }
 
     #[test]
-    fn chain_detection() {
-        let mut wf = HashMap::new();
-        wf.insert(2, 3);
-        wf.insert(3, 1);
-        assert!(chain_reaches(&wf, 2, 1));
-        assert!(!chain_reaches(&wf, 2, 9));
-        wf.insert(1, 2); // a cycle without 9 must still terminate
-        assert!(!chain_reaches(&wf, 2, 9));
-        assert_eq!(chain_to(&wf, 2, 1), [2, 3]);
+    fn path_back_follows_every_blocker_and_ends() {
+        let mut wf: HashMap<TxnId, Blockers> = HashMap::new();
+        wf.insert(1, [2, 5].into_iter().collect());
+        wf.insert(5, [3].into_iter().collect());
+        wf.insert(3, [1].into_iter().collect());
+        assert_eq!(path_back(&wf, 1), Some(vec![5, 3]));
+        wf.insert(3, [4].into_iter().collect());
+        wf.insert(4, [5].into_iter().collect()); // 5 -> 3 -> 4 -> 5: not through 1
+        assert_eq!(path_back(&wf, 1), None);
+        assert_eq!(path_back(&wf, 9), None);
+    }
+
+    #[test]
+    fn shared_holders_share_and_exclude_writers() {
+        let t = LockTable::new();
+        t.acquire(1, b"k", S, LONG, None, None).unwrap();
+        t.acquire(2, b"k", S, LONG, None, None).unwrap();
+        assert_eq!(t.holders(b"k"), [(1, S), (2, S)]);
+        // S covers S, X does not.
+        t.acquire(1, b"k", S, LONG, None, None).unwrap();
+        let Queued::Waiting(w3) = t.enqueue(3, b"k", X).unwrap() else {
+            panic!("X waits for the S holders")
+        };
+        // FIFO: an S request does not overtake the waiting X.
+        let Queued::Waiting(w4) = t.enqueue(4, b"k", S).unwrap() else {
+            panic!("S queues behind the waiting X")
+        };
+        t.release(1, b"k");
+        assert!(!w3.granted(), "2 still holds S");
+        t.release(2, b"k");
+        assert!(w3.granted());
+        assert!(!w4.granted());
+        assert_eq!(t.holders(b"k"), [(3, X)]);
+        t.release(3, b"k");
+        assert!(w4.granted());
+        assert_eq!(t.holders(b"k"), [(4, S)]);
+        t.release(4, b"k");
+        assert!(t.holders(b"k").is_empty());
+        assert!(t.waits_for.lock().is_empty());
+    }
+
+    #[test]
+    fn a_run_of_shared_waiters_is_granted_together() {
+        let t = LockTable::new();
+        t.acquire(1, b"k", X, LONG, None, None).unwrap();
+        let ws: Vec<_> = [2, 3, 4]
+            .into_iter()
+            .map(|id| match t.enqueue(id, b"k", S).unwrap() {
+                Queued::Waiting(w) => w,
+                Queued::Granted => panic!("X is held"),
+            })
+            .collect();
+        let Queued::Waiting(w5) = t.enqueue(5, b"k", X).unwrap() else {
+            panic!("queued")
+        };
+        t.release(1, b"k");
+        assert!(ws.iter().all(|w| w.granted()));
+        assert!(!w5.granted());
+        assert_eq!(t.waits_for.lock().get(&5).map(|b| b.len()), Some(3));
+        for id in [2, 3, 4] {
+            t.release(id, b"k");
+        }
+        assert!(w5.granted());
+        t.release(5, b"k");
+    }
+
+    #[test]
+    fn upgrades_go_first_and_two_upgraders_deadlock() {
+        let t = LockTable::new();
+        t.acquire(1, b"k", S, LONG, None, None).unwrap();
+        // The only holder upgrades at once.
+        t.acquire(1, b"k", X, LONG, None, None).unwrap();
+        assert_eq!(t.holders(b"k"), [(1, X)]);
+        t.release(1, b"k");
+
+        t.acquire(1, b"k", S, LONG, None, None).unwrap();
+        t.acquire(2, b"k", S, LONG, None, None).unwrap();
+        let Queued::Waiting(w3) = t.enqueue(3, b"k", X).unwrap() else {
+            panic!("queued")
+        };
+        // 1 upgrades ahead of 3: it waits for 2 only (InnoDB would call it
+        // a deadlock with 3).
+        let Queued::Waiting(w1) = t.enqueue(1, b"k", X).unwrap() else {
+            panic!("2 holds S")
+        };
+        assert_eq!(t.waits_for.lock().get(&1).map(|b| b.to_vec()), Some(vec![2]));
+        // 2 upgrading too closes the cycle 2 -> 1 -> 2.
+        assert!(matches!(t.enqueue(2, b"k", X), Err(Error::Deadlock)));
+        assert_eq!(t.deadlocks().0, 1);
+        t.release(2, b"k");
+        assert!(w1.granted() && !w3.granted());
+        assert_eq!(t.holders(b"k"), [(1, X)]);
+        t.release(1, b"k");
+        assert!(w3.granted());
+        t.release(3, b"k");
+        assert!(t.waits_for.lock().is_empty());
+    }
+
+    #[test]
+    fn a_withdrawn_writer_lets_the_readers_behind_it_in() {
+        let t = LockTable::new();
+        t.acquire(1, b"k", S, LONG, None, None).unwrap();
+        let Queued::Waiting(w2) = t.enqueue(2, b"k", X).unwrap() else {
+            panic!("queued")
+        };
+        let Queued::Waiting(w3) = t.enqueue(3, b"k", S).unwrap() else {
+            panic!("behind the X")
+        };
+        assert!(!t.withdraw(2, b"k", &w2));
+        assert!(w3.granted(), "nothing holds 3 back now");
+        assert_eq!(t.holders(b"k"), [(1, S), (3, S)]);
+        assert!(t.waits_for.lock().is_empty());
+        t.release(1, b"k");
+        t.release(3, b"k");
     }
 
     #[test]
     fn the_last_deadlock_and_the_waits_are_recorded() {
         let t = LockTable::new();
         assert_eq!(t.deadlocks(), (0, None));
-        t.acquire(1, b"a", LONG, None, None).unwrap();
-        t.acquire(2, b"b", LONG, None, None).unwrap();
-        t.acquire(3, b"c", LONG, None, None).unwrap();
+        t.acquire(1, b"a", X, LONG, None, None).unwrap();
+        t.acquire(2, b"b", X, LONG, None, None).unwrap();
+        t.acquire(3, b"c", X, LONG, None, None).unwrap();
         // 1 waits for b (2's), 2 for c (3's); 3 asking for a closes the cycle.
-        let Queued::Waiting(w1) = t.enqueue(1, b"b").unwrap() else {
+        let Queued::Waiting(w1) = t.enqueue(1, b"b", X).unwrap() else {
             panic!("1 must queue behind 2")
         };
-        let Queued::Waiting(w2) = t.enqueue(2, b"c").unwrap() else {
+        let Queued::Waiting(w2) = t.enqueue(2, b"c", X).unwrap() else {
             panic!("2 must queue behind 3")
         };
         let mut waits = t.waits();
@@ -812,7 +1120,7 @@ mod tests {
                 .collect::<Vec<_>>(),
             [(1, &b"b"[..], 2), (2, &b"c"[..], 3)]
         );
-        assert!(matches!(t.enqueue(3, b"a"), Err(Error::Deadlock)));
+        assert!(matches!(t.enqueue(3, b"a", X), Err(Error::Deadlock)));
         let (n, Some(d)) = t.deadlocks() else {
             panic!("the deadlock is recorded")
         };

@@ -147,9 +147,6 @@
 //!
 //! # Not implemented
 //!
-//! - Gap and next-key locks: a locking read or an UPDATE over a range does not
-//!   stop another transaction from inserting into that range (phantoms for locking
-//!   reads; InnoDB's REPEATABLE READ blocks them). Snapshot reads are phantom-free.
 //! - First-committer-wins: under REPEATABLE READ a transaction may overwrite a
 //!   row changed after its snapshot (it reads the current version under the lock,
 //!   as InnoDB does), so lost updates are possible when the application reads
@@ -174,15 +171,16 @@ use crate::dead_runs::DeadRuns;
 use crate::gc::{Background, GarbageQueue, SlotRef, SnapshotRegistry};
 use crate::history::{Found, History, HistoryStats};
 use crate::keys::{self, decode_version, history_seek_range, rows_key};
-use crate::lock::{LockTable, LockWait, Queued};
+use crate::lock::{LockMode, LockTable, LockWait, Queued};
+use crate::range_lock::{Outcome, RangeLocks, Registration, Space};
 use crate::row_cache::{Lookup, RowCache, RowCacheStats, RowsValue};
 use crate::{IndexId, IsolationLevel, ReadMode, TableId, Timestamp, TxnConfig, TxnId};
 use canyon_common::{Error, Result};
-use canyon_storage::{Keyspace, Storage};
+use canyon_storage::{KeyRange, Keyspace, Storage};
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
 use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -211,6 +209,8 @@ pub struct TxnManager {
     /// Why `failed` was set.
     pub(crate) failure: Mutex<Option<String>>,
     pub(crate) locks: LockTable,
+    /// Range locks and insert intentions (range_lock.rs).
+    pub(crate) ranges: RangeLocks,
     /// The newest version of recently read rows (`row_cache.rs`).
     pub(crate) row_cache: RowCache,
     pub(crate) snapshots: SnapshotRegistry,
@@ -318,6 +318,22 @@ pub(crate) struct PendingLock {
     key: Vec<u8>,
     waiter: Arc<crate::lock::Waiter>,
     deadline: Option<std::time::Instant>,
+    /// A wait for another transaction's end ([`Transaction::wait_for_txn`]):
+    /// the lock is given back as soon as it is granted.
+    transient: bool,
+}
+
+/// The lock keys a transaction holds, with the mode of each.
+pub(crate) type HeldLocks = HashMap<Vec<u8>, LockMode>;
+
+/// The lock key every transaction that registers a range lock or an insert
+/// intention holds exclusively, and others take shared to wait for its end
+/// (range_lock.rs). SQL-layer keys never start with `t`.
+pub(crate) fn txn_lock_key(id: TxnId) -> Vec<u8> {
+    let mut k = Vec::with_capacity(9);
+    k.push(b't');
+    k.extend_from_slice(&id.to_be_bytes());
+    k
 }
 
 /// Where a transaction is in its life. See the state table in the module doc.
@@ -347,7 +363,10 @@ pub struct Transaction {
     /// with [`Error::Interrupted`].
     pub(crate) interrupt: Option<Arc<std::sync::atomic::AtomicU32>>,
     /// Lock keys held.
-    pub(crate) held: HashSet<Vec<u8>>,
+    pub(crate) held: HeldLocks,
+    /// Range locks and insert intentions registered (range_lock.rs), removed
+    /// at the end with the row locks.
+    pub(crate) gaps: Vec<Registration>,
     /// Lock waits are handed to the caller instead of blocking (see
     /// [`Transaction::set_deferred_lock_waits`]).
     pub(crate) defer_waits: bool,
@@ -445,6 +464,7 @@ impl TxnManager {
             failed: AtomicBool::new(false),
             failure: Mutex::new(None),
             locks: LockTable::new(),
+            ranges: RangeLocks::new(),
             row_cache: RowCache::new(config.row_cache_bytes),
             snapshots: SnapshotRegistry::new(),
             garbage: GarbageQueue::new(last_ts, config.gc_queue_keys),
@@ -670,7 +690,8 @@ impl TxnSession {
             isolation,
             id: None,
             snapshot: None,
-            held: HashSet::new(),
+            held: HashMap::new(),
+            gaps: Vec::new(),
             defer_waits: false,
             pending: None,
             current_reads: false,
@@ -754,7 +775,11 @@ impl Transaction {
             Some(_) => self.mgr.locks.withdraw(id, &p.key, &p.waiter),
         };
         if granted {
-            self.held.insert(p.key);
+            if p.transient {
+                self.mgr.locks.release(id, &p.key);
+            } else {
+                self.hold(p.key, p.waiter.mode());
+            }
             return Ok(());
         }
         Err(give_up.expect("a wait that was not granted was given up"))
@@ -980,8 +1005,21 @@ impl Transaction {
     /// layer rolls back the statement), [`Error::Deadlock`] (this transaction was
     /// the victim and is rolled back already; the caller calls `rollback`).
     pub fn lock(&mut self, key: &[u8]) -> Result<()> {
+        self.lock_in(key, LockMode::Exclusive, false)
+    }
+
+    /// Takes `key` shared (FOR SHARE, a SERIALIZABLE read, a foreign key's
+    /// parent): other transactions may hold it shared too, none exclusive.
+    /// Holding it exclusive already covers it. Errors as [`Transaction::lock`].
+    pub fn lock_shared(&mut self, key: &[u8]) -> Result<()> {
+        self.lock_in(key, LockMode::Shared, false)
+    }
+
+    /// Takes `key` in `mode`; a `transient` lock is given back as soon as it
+    /// is granted (a wait for another transaction's end).
+    fn lock_in(&mut self, key: &[u8], mode: LockMode, transient: bool) -> Result<()> {
         self.check_active()?;
-        if self.held.contains(key) {
+        if self.held.get(key).is_some_and(|m| m.covers(mode)) {
             return Ok(());
         }
         let id = self.ensure_id();
@@ -990,13 +1028,14 @@ impl Transaction {
             "a lock taken during a deferred wait"
         );
         let result = if self.defer_waits {
-            match self.mgr.locks.enqueue(id, key) {
+            match self.mgr.locks.enqueue(id, key, mode) {
                 Ok(Queued::Granted) => Ok(()),
                 Ok(Queued::Waiting(waiter)) => {
                     self.pending = Some(PendingLock {
                         key: key.to_vec(),
                         waiter,
                         deadline: std::time::Instant::now().checked_add(self.lock_wait_timeout),
+                        transient,
                     });
                     return Err(Error::LockWaitPending);
                 }
@@ -1006,16 +1045,32 @@ impl Transaction {
             self.mgr.locks.acquire(
                 id,
                 key,
+                mode,
                 self.lock_wait_timeout,
                 self.mgr.config.blocking_hook,
                 self.interrupt.as_deref(),
             )
         };
         match result {
-            Ok(()) if self.bulk.is_none() && self.mgr.bulk_gate.gated(key, &self.held) => {
-                // A bulk load closed this table to other writers (bulk.rs):
-                // give the lock back, wait for the load to end, take it again.
+            Ok(()) if transient => {
                 self.mgr.locks.release(id, key);
+                Ok(())
+            }
+            Ok(())
+                if mode == LockMode::Exclusive
+                    && self.bulk.is_none()
+                    && self.mgr.bulk_gate.gated(key, &self.held) =>
+            {
+                // A bulk load closed this table to other writers (bulk.rs):
+                // give the lock back (unless it was held shared before), wait
+                // for the load to end, take it again.
+                match self.held.get(key) {
+                    Some(_) => {
+                        self.hold(key.to_vec(), LockMode::Exclusive);
+                        return Ok(());
+                    }
+                    None => self.mgr.locks.release(id, key),
+                }
                 let mgr = self.mgr.clone();
                 let mut waited = Ok(());
                 crate::run_blocking(mgr.config.blocking_hook, &mut || {
@@ -1024,10 +1079,10 @@ impl Transaction {
                             .wait(key, self.lock_wait_timeout, self.interrupt.as_deref());
                 });
                 waited?;
-                self.lock(key)
+                self.lock_in(key, mode, false)
             }
             Ok(()) => {
-                self.held.insert(key.to_vec());
+                self.hold(key.to_vec(), mode);
                 Ok(())
             }
             Err(Error::Deadlock) => {
@@ -1036,6 +1091,136 @@ impl Transaction {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// Records `key` as held in `mode` (an upgrade replaces S by X).
+    fn hold(&mut self, key: Vec<u8>, mode: LockMode) {
+        let m = self.held.entry(key).or_insert(mode);
+        if mode == LockMode::Exclusive {
+            *m = LockMode::Exclusive;
+        }
+    }
+
+    /// Waits until transaction `other` has ended (a shared lock on the key
+    /// it holds exclusively, given back at once: range_lock.rs). Errors as
+    /// [`Transaction::lock`]; in deferred mode, [`Error::LockWaitPending`].
+    fn wait_for_txn(&mut self, other: TxnId) -> Result<()> {
+        self.lock_in(&txn_lock_key(other), LockMode::Shared, true)
+    }
+
+    /// Takes this transaction's own key (see [`txn_lock_key`]) before its
+    /// first registration, so that others can wait for its end.
+    fn own_key(&mut self) -> Result<TxnId> {
+        let id = self.ensure_id();
+        let key = txn_lock_key(id);
+        if !self.held.contains_key(&key) {
+            self.lock_in(&key, LockMode::Exclusive, false)?;
+        }
+        Ok(id)
+    }
+
+    /// The space and storage-key range a range lock over `range` of the
+    /// primary key (`index` `None`) or an index of `table` covers; `None`
+    /// when the range is empty.
+    fn range_space(
+        table: TableId,
+        index: Option<IndexId>,
+        range: &KeyRange,
+    ) -> Option<(Space, KeyRange)> {
+        let (space, r) = match index {
+            None => (Space::Rows(table), keys::rows_range(table, range)),
+            Some(i) => (Space::Index(i), keys::index_range(i, range)?),
+        };
+        (!keys::range_is_empty(&r)).then_some((space, r))
+    }
+
+    /// The count a locking read notes before it reads `table` through
+    /// `index` (`None`: the primary key) and gives to
+    /// [`Transaction::lock_range`] (range_lock.rs, "Why a read is complete").
+    pub fn range_epoch(&self, table: TableId, index: Option<IndexId>) -> u64 {
+        let space = match index {
+            None => Space::Rows(table),
+            Some(i) => Space::Index(i),
+        };
+        self.mgr.ranges.ended(space)
+    }
+
+    /// Locks the key range a locking read examined — `range` over primary
+    /// keys (`index` `None`) or over `index`'s keys, as the scan was given it
+    /// (bounds are prefixes, as for [`Transaction::scan_index`]) — until the
+    /// transaction ends: no other transaction can add a key in it meanwhile
+    /// (range_lock.rs). Waits for each transaction that has added one and
+    /// not ended. Returns whether the read must be repeated: it waited, or an
+    /// inserter ended since `epoch` ([`Transaction::range_epoch`], noted
+    /// before the read); a range held already (by an earlier call) never
+    /// asks for a repeat — the read ran under it.
+    ///
+    /// Errors as [`Transaction::lock`].
+    pub fn lock_range(
+        &mut self,
+        table: TableId,
+        index: Option<IndexId>,
+        range: &KeyRange,
+        epoch: u64,
+    ) -> Result<bool> {
+        self.check_active()?;
+        let Some((space, r)) = Self::range_space(table, index, range) else {
+            return Ok(false);
+        };
+        let id = self.own_key()?;
+        let mut waited = false;
+        loop {
+            match self.mgr.ranges.lock_range(id, space, &r) {
+                (Outcome::Conflict(other), _) => {
+                    self.wait_for_txn(other)?;
+                    waited = true;
+                }
+                (Outcome::Registered(_), false) => return Ok(waited),
+                (Outcome::Registered(ended), true) => {
+                    self.gaps.push(Registration::Range(space, r));
+                    return Ok(waited || ended != epoch);
+                }
+            }
+        }
+    }
+
+    /// The insert intention of a write that adds `pk` to `table` (`new_row`:
+    /// a new row or a changed primary key) and the index keys `added` (each
+    /// `(index, index key)`, the row's pk appended as stored): waits for every
+    /// transaction holding a range lock over one of them to end, and
+    /// registers them so that a later range lock waits for this transaction
+    /// (range_lock.rs). Call before buffering the write. Errors as
+    /// [`Transaction::lock`].
+    pub fn insert_intention(
+        &mut self,
+        table: TableId,
+        pk: &[u8],
+        new_row: bool,
+        added: &[(IndexId, Vec<u8>)],
+    ) -> Result<()> {
+        if !new_row && added.is_empty() {
+            return Ok(());
+        }
+        self.check_active()?;
+        let id = self.own_key()?;
+        let rows = new_row.then(|| (Space::Rows(table), rows_key(table, pk)));
+        let entries = added
+            .iter()
+            .map(|(i, k)| (Space::Index(*i), keys::index_entry_key(*i, k, pk)));
+        for (space, key) in rows.into_iter().chain(entries) {
+            loop {
+                match self.mgr.ranges.intend(id, space, &key) {
+                    (Outcome::Conflict(other), _) => self.wait_for_txn(other)?,
+                    (Outcome::Registered(_), new) => {
+                        if new {
+                            self.gaps.push(Registration::Point(space, key));
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Buffers an insert or update of `(table, pk)`.
@@ -1157,11 +1342,20 @@ impl Transaction {
     pub(crate) fn release_locks(&mut self) {
         if let (Some(p), Some(id)) = (self.pending.take(), self.id) {
             if self.mgr.locks.withdraw(id, &p.key, &p.waiter) {
-                self.held.insert(p.key);
+                if p.transient {
+                    self.mgr.locks.release(id, &p.key);
+                } else {
+                    self.hold(p.key, p.waiter.mode());
+                }
             }
         }
         if let Some(id) = self.id {
-            for key in self.held.drain() {
+            // Registrations first: a transaction woken by the release of
+            // this one's own key asks again and must find them gone.
+            if !self.gaps.is_empty() {
+                self.mgr.ranges.release(id, std::mem::take(&mut self.gaps));
+            }
+            for (key, _) in self.held.drain() {
                 self.mgr.locks.release(id, &key);
             }
         }

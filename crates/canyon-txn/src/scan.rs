@@ -425,7 +425,12 @@ impl Transaction {
     /// Whether this transaction holds the lock on `key` (taken by
     /// [`Transaction::lock`] and not yet released by commit or rollback).
     pub fn holds_lock(&self, key: &[u8]) -> bool {
-        self.held.contains(key)
+        self.held.contains_key(key)
+    }
+
+    /// Whether this transaction holds `key` in a mode that covers `mode`.
+    pub fn holds_lock_in(&self, key: &[u8], mode: crate::LockMode) -> bool {
+        self.held.get(key).is_some_and(|m| m.covers(mode))
     }
 }
 

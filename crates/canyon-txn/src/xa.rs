@@ -78,13 +78,14 @@
 use crate::changelog::LogEntry;
 use crate::commit::Prepared;
 use crate::keys::ID_LEN;
-use crate::lock::Queued;
-use crate::mvcc::{Buffered, Replaced, Transaction};
+use crate::lock::{LockMode, Queued};
+use crate::mvcc::{Buffered, HeldLocks, Replaced, Transaction};
+use crate::range_lock::Registration;
 use crate::{run_blocking, IndexId, TxnId, TxnManager};
 use canyon_common::{Error, Result};
 use canyon_storage::{KeyRange, Keyspace};
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -221,7 +222,10 @@ impl From<XaError> for Error {
 struct PreparedBranch {
     /// The lock owner: the transaction's id (or a fresh one after recovery).
     id: TxnId,
-    held: HashSet<Vec<u8>>,
+    held: HeldLocks,
+    /// Its range locks and insert intentions (range_lock.rs): kept while
+    /// the process lives; a restart recovers the row locks only.
+    gaps: Vec<Registration>,
     writes: BTreeMap<Vec<u8>, Buffered>,
     /// The change-log record its commit appends (changelog.rs).
     log: Option<LogEntry>,
@@ -307,7 +311,7 @@ impl TxnManager {
     /// writes its commit or rollback batch, releases its locks, waits until
     /// durable.
     fn finish_prepared(&self, xid: &Xid, attached: bool, commit: bool) -> Result<()> {
-        let branch = {
+        let mut branch = {
             let mut b = self.xa.branches.lock();
             match b.get(xid) {
                 Some(Branch::Prepared { attached: a, .. }) if *a == attached => {}
@@ -343,7 +347,8 @@ impl TxnManager {
             }
         };
         // Rule 6 of commit.rs: written, so the locks may go.
-        for key in &branch.held {
+        self.ranges.release(branch.id, std::mem::take(&mut branch.gaps));
+        for key in branch.held.keys() {
             self.locks.release(branch.id, key);
         }
         self.xa.branches.lock().remove(xid);
@@ -373,8 +378,8 @@ impl TxnManager {
             let id = self
                 .next_txn_id
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            for key in &held {
-                match self.locks.enqueue(id, key)? {
+            for key in held.keys() {
+                match self.locks.enqueue(id, key, LockMode::Exclusive)? {
                     Queued::Granted => {}
                     Queued::Waiting(w) => {
                         self.locks.withdraw(id, key, &w);
@@ -396,6 +401,7 @@ impl TxnManager {
                     branch: Box::new(PreparedBranch {
                         id,
                         held,
+                        gaps: Vec::new(),
                         writes,
                         log,
                     }),
@@ -428,6 +434,7 @@ impl XaClaim {
         let mgr = &self.mgr;
         let writes = std::mem::take(&mut txn.writes);
         let held = std::mem::take(&mut txn.held);
+        let gaps = std::mem::take(&mut txn.gaps);
         let log = txn.log.take();
         let record = encode_record(&held, &writes, log.as_ref())?;
         let mut batch = Prepared::default();
@@ -435,7 +442,9 @@ impl XaClaim {
         let ts = match mgr.write_commit(batch) {
             Ok(ts) => ts,
             Err(e) => {
-                txn.held = held; // released by the drop (rollback)
+                // Released by the drop (rollback).
+                txn.held = held;
+                txn.gaps = gaps;
                 return Err(e);
             }
         };
@@ -443,6 +452,7 @@ impl XaClaim {
         run_blocking(mgr.config.blocking_hook, &mut || r = mgr.make_durable(ts));
         if let Err(e) = r {
             txn.held = held;
+            txn.gaps = gaps;
             return Err(e);
         }
         // The transaction ends without its locks, which now belong to the
@@ -456,6 +466,7 @@ impl XaClaim {
                 branch: Box::new(PreparedBranch {
                     id,
                     held,
+                    gaps,
                     writes,
                     log,
                 }),
@@ -537,13 +548,19 @@ fn put_index_keys(out: &mut Vec<u8>, keys: &[(IndexId, Vec<u8>)]) -> Result<()> 
 /// when the commit is to be logged, the change-log entry (absent in records
 /// written before the change log existed, so optional at the end).
 fn encode_record(
-    held: &HashSet<Vec<u8>>,
+    held: &HeldLocks,
     writes: &BTreeMap<Vec<u8>, Buffered>,
     log: Option<&LogEntry>,
 ) -> Result<Vec<u8>> {
     let mut out = vec![RECORD_VERSION];
-    put_u32(&mut out, held.len())?;
-    let mut locks: Vec<&Vec<u8>> = held.iter().collect();
+    // The exclusive locks: a restart gives back the locks on the rows the
+    // branch writes, as InnoDB recovers a prepared transaction's X locks.
+    let mut locks: Vec<&Vec<u8>> = held
+        .iter()
+        .filter(|(_, m)| **m == LockMode::Exclusive)
+        .map(|(k, _)| k)
+        .collect();
+    put_u32(&mut out, locks.len())?;
     locks.sort();
     for k in locks {
         put_bytes(&mut out, k)?;
@@ -570,7 +587,7 @@ fn encode_record(
 }
 
 type Decoded = (
-    HashSet<Vec<u8>>,
+    HeldLocks,
     BTreeMap<Vec<u8>, Buffered>,
     Option<LogEntry>,
 );
@@ -595,9 +612,9 @@ fn decode_record_inner(v: &[u8]) -> Option<Decoded> {
     if r.take(1)? != [RECORD_VERSION] {
         return None;
     }
-    let mut held = HashSet::new();
+    let mut held = HeldLocks::new();
     for _ in 0..r.u32()? {
-        held.insert(r.bytes()?.to_vec());
+        held.insert(r.bytes()?.to_vec(), LockMode::Exclusive);
     }
     let mut writes = BTreeMap::new();
     for _ in 0..r.u32()? {
@@ -699,8 +716,8 @@ mod tests {
             bqual: vec![],
         };
         assert_eq!(Xid::from_record_key(&x.record_key()).unwrap(), x);
-        let mut held = HashSet::new();
-        held.insert(b"k1".to_vec());
+        let mut held = HeldLocks::new();
+        held.insert(b"k1".to_vec(), LockMode::Exclusive);
         let mut writes = BTreeMap::new();
         writes.insert(
             vec![0, 0, 0, 1, 9],
@@ -714,6 +731,10 @@ mod tests {
         let rec = encode_record(&held, &writes, None).unwrap();
         let (h, w, log) = decode_record(&rec).unwrap();
         assert_eq!(h, held);
+        let mut with_shared = held.clone();
+        with_shared.insert(b"k0".to_vec(), LockMode::Shared);
+        let rec2 = encode_record(&with_shared, &writes, None).unwrap();
+        assert_eq!(decode_record(&rec2).unwrap().0, held, "S locks are not kept");
         assert_eq!(log, None);
         let entry = LogEntry {
             payload: b"events".to_vec(),

@@ -8,12 +8,15 @@
 //!   committed version and re-checks the WHERE clause on it.
 //!
 //! Locking reads over a range first collect candidate primary keys from the
-//! latest versions, then lock them one by one. There are no gap or next-key locks:
-//! a row inserted into the range after the collection is not seen (a phantom that
-//! InnoDB's next-key locks would prevent) — see docs/architecture/transactions.md.
+//! latest versions, then lock them one by one; above READ COMMITTED the range
+//! read is locked too, so no row can be inserted into it until the
+//! transaction ends (canyon-txn's `range_lock.rs`; `read`'s
+//! `for_each_locked_row_numbered`). Writes that add a key register their
+//! insert intention first.
 //!
 //! Lock keys: `b'r' ++ table id ++ pk` for a row, `b'u' ++ index id ++ index key`
 //! for a unique-index value (so two inserts of the same unique value serialise).
+//! (`b't'` is the transaction layer's own.)
 //!
 //! UPDATE / DELETE with ORDER BY visit rows in that order: straight from the
 //! access path when it delivers the order (a primary-key prefix, scanned
@@ -104,6 +107,22 @@ pub(crate) fn lock_row(txn: &mut Transaction, table: &Table, pk: &[u8]) -> Resul
     txn.lock(&row_lock_key(table, pk))
 }
 
+/// [`lock_row`] in `mode`: shared for FOR SHARE, SERIALIZABLE reads and a
+/// foreign key's parent.
+pub(crate) fn lock_row_in(
+    txn: &mut Transaction,
+    table: &Table,
+    pk: &[u8],
+    mode: canyon_txn::LockMode,
+) -> Result<()> {
+    check_writable(table)?;
+    let key = row_lock_key(table, pk);
+    match mode {
+        canyon_txn::LockMode::Exclusive => txn.lock(&key),
+        canyon_txn::LockMode::Shared => txn.lock_shared(&key),
+    }
+}
+
 /// Called before every row write and locking read of `table`: while a
 /// table rewrite copies it, fails at once with 1205 (the statement is rolled
 /// back, the transaction goes on); once a rewrite has replaced it, with 1412
@@ -188,10 +207,21 @@ pub(crate) fn write_update(
             return Err(pk_duplicate(table, new));
         }
         check_unique(txn, table, new, &new_pk, old)?;
+        // The row moves: an insert intention for every key at its new place.
+        txn.insert_intention(def.id, &new_pk, true, &new_keys)?;
         txn.delete(def.id, pk, old_keys);
         txn.put(def.id, new_pk, bytes, Vec::new(), new_keys);
     } else {
         check_unique(txn, table, new, &pk, old)?;
+        // An insert intention for each index value the row moves to.
+        if new_keys.iter().any(|k| !old_keys.contains(k)) {
+            let added: Vec<(IndexId, Vec<u8>)> = new_keys
+                .iter()
+                .filter(|k| !old_keys.contains(k))
+                .cloned()
+                .collect();
+            txn.insert_intention(def.id, &pk, false, &added)?;
+        }
         txn.put(def.id, pk, bytes, old_keys, new_keys);
     }
     crate::exec::journal::log_update(txn, table, &|c| old.column(new, c).clone(), new);

@@ -261,26 +261,35 @@ fn for_each_holder(
     access: KeyAccess,
     f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<bool>,
 ) -> Result<()> {
-    for_each_holder_in(txn, table, cols, values, access, true, f)
+    for_each_holder_in(
+        txn,
+        table,
+        cols,
+        values,
+        access,
+        Some(canyon_txn::LockMode::Exclusive),
+        f,
+    )
 }
 
-/// [`for_each_holder`], reading without locks when `lock` is false (the
-/// row check of ALTER TABLE ADD FOREIGN KEY).
+/// [`for_each_holder`] locking in `lock`: shared for a parent that must
+/// stay (InnoDB's S lock on the parent record), none for the row check of
+/// ALTER TABLE ADD FOREIGN KEY.
 fn for_each_holder_in(
     txn: &mut Transaction,
     table: &Table,
     cols: &[usize],
     values: &[&Value],
     access: KeyAccess,
-    lock: bool,
+    lock: Option<canyon_txn::LockMode>,
     f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<bool>,
 ) -> Result<()> {
     let def = &table.def;
     let prefix = key_prefix(table, cols, values);
     let mut row = Vec::new();
     let read = |txn: &mut Transaction, pk: &[u8]| -> Result<Option<Vec<u8>>> {
-        if lock {
-            crate::exec::lock_row(txn, table, pk)?;
+        if let Some(mode) = lock {
+            crate::exec::dml::lock_row_in(txn, table, pk, mode)?;
             txn.get_locked(def.id, pk)
         } else {
             txn.get(def.id, pk, ReadMode::Current)
@@ -381,10 +390,18 @@ pub(crate) fn check_parents(
                 match (refs, access) {
                     (Some(refs), Some(access)) => {
                         let mut found = false;
-                        for_each_holder(txn, parent, &refs, &values, access, &mut |_, _, _| {
-                            found = true;
-                            Ok(false)
-                        })?;
+                        for_each_holder_in(
+                            txn,
+                            parent,
+                            &refs,
+                            &values,
+                            access,
+                            Some(canyon_txn::LockMode::Shared),
+                            &mut |_, _, _| {
+                                found = true;
+                                Ok(false)
+                            },
+                        )?;
                         found
                     }
                     _ => false,
@@ -622,7 +639,7 @@ pub(crate) fn find_orphan(
                     &refs,
                     &refs_vals,
                     access,
-                    false,
+                    None,
                     &mut |_, _, _| {
                         found = true;
                         Ok(false)

@@ -1007,6 +1007,8 @@ pub(crate) fn insert_checked(
         foreign::check_parents(txn, scope, table, row, None)?;
     }
     let keys = index_keys(table, row);
+    // The insert intention: waits for range locks over the new keys.
+    txn.insert_intention(table.def.id, &pk, true, &keys)?;
     txn.put(
         table.def.id,
         pk,

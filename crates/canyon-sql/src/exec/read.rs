@@ -9,8 +9,10 @@ use crate::expr::{eval_predicate, Env, EvalContext, Expr};
 use crate::plan::access::{Access, KeyRanges, Target};
 use crate::types::value::Value;
 use canyon_common::{Error, Result};
-use canyon_txn::{ReadMode, Transaction};
+use canyon_storage::KeyRange;
+use canyon_txn::{IsolationLevel, LockMode, ReadMode, Transaction};
 use std::collections::HashSet;
+use std::ops::Bound;
 use std::ops::ControlFlow;
 
 /// Visits the rows an access path yields (a superset of the matching rows),
@@ -182,8 +184,9 @@ pub(crate) fn points_dup(seen: &mut HashSet<Vec<u8>>, pk: &[u8]) -> bool {
     !seen.insert(pk.to_vec())
 }
 
-/// Visits the rows matching `filter` with each row locked and read at its latest
-/// committed version (a locking read). `f` gets (pk, row); stops after `limit`.
+/// Visits the rows matching `filter` with each row locked exclusively and
+/// read at its latest committed version (a locking read, as for UPDATE and
+/// DELETE). `f` gets (pk, row); stops after `limit`.
 pub fn for_each_locked_row(
     txn: &mut Transaction,
     table: &Table,
@@ -193,10 +196,21 @@ pub fn for_each_locked_row(
     ctx: &dyn EvalContext,
     f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<()>,
 ) -> Result<()> {
-    for_each_locked_row_dir(txn, table, access, filter, limit, false, ctx, f)
+    for_each_locked_row_dir(
+        txn,
+        table,
+        access,
+        filter,
+        limit,
+        false,
+        LockMode::Exclusive,
+        ctx,
+        f,
+    )
 }
 
-/// [`for_each_locked_row`] scanning the access path backwards when `reverse`.
+/// [`for_each_locked_row`] scanning the access path backwards when
+/// `reverse`, locking rows in `mode`.
 #[allow(clippy::too_many_arguments)] // one locking scan's whole description
 pub(crate) fn for_each_locked_row_dir(
     txn: &mut Transaction,
@@ -205,6 +219,7 @@ pub(crate) fn for_each_locked_row_dir(
     filter: Option<&Expr>,
     limit: Option<u64>,
     reverse: bool,
+    mode: LockMode,
     ctx: &dyn EvalContext,
     f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>) -> Result<()>,
 ) -> Result<()> {
@@ -215,6 +230,7 @@ pub(crate) fn for_each_locked_row_dir(
         filter,
         limit,
         reverse,
+        mode,
         ctx,
         &mut |txn, pk, row, _| f(txn, pk, row),
     )
@@ -225,6 +241,14 @@ pub(crate) fn for_each_locked_row_dir(
 /// value's warning names, as MySQL counts rows for warnings in UPDATE
 /// (`current_row_for_warning`, one per row read: a full scan's twelfth row
 /// is "row 12" even when it is the only one changed).
+///
+/// Above READ COMMITTED a scan's key ranges are locked too, from their
+/// start to the farthest key the scan examined (to their end when it ran
+/// out): no other transaction can add a row there until this one ends, as
+/// InnoDB's next-key locks ensure (canyon-txn's `range_lock.rs`). The range
+/// is locked after the scan, so the scan runs again when locking it had to
+/// wait or an inserter ended meanwhile. Point lookups need no range: the
+/// row lock on an absent key stops its insert.
 #[allow(clippy::too_many_arguments)] // one locking scan's whole description
 pub(crate) fn for_each_locked_row_numbered(
     txn: &mut Transaction,
@@ -233,6 +257,7 @@ pub(crate) fn for_each_locked_row_numbered(
     filter: Option<&Expr>,
     limit: Option<u64>,
     reverse: bool,
+    mode: LockMode,
     ctx: &dyn EvalContext,
     f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>, u64) -> Result<()>,
 ) -> Result<()> {
@@ -280,29 +305,73 @@ pub(crate) fn for_each_locked_row_numbered(
                 }
                 (p.into_iter().map(|k| (k, None)).collect(), true)
             }
-            KeyRanges::Ranges(_) => {
-                let mut pks = Vec::new();
-                for_each_row(
-                    txn,
-                    table,
-                    access,
-                    ReadMode::Current,
-                    reverse,
-                    None,
-                    ctx,
-                    &mut |pk, row| {
-                        if processed.contains(pk) {
-                            return Ok(true);
+            KeyRanges::Ranges(list) => {
+                let gaps = matches!(
+                    txn.isolation(),
+                    IsolationLevel::RepeatableRead | IsolationLevel::Serializable
+                );
+                let index = match access.target {
+                    Target::Primary => None,
+                    Target::Index(i) => Some(table.def.indexes[i].id),
+                };
+                let read_before = read;
+                loop {
+                    let epoch = if gaps {
+                        txn.range_epoch(table.def.id, index)
+                    } else {
+                        0
+                    };
+                    read = read_before;
+                    let mut pks = Vec::new();
+                    // The farthest key examined (by scan order), kept only
+                    // when a LIMIT may stop the scan early.
+                    let mut edge: Option<Vec<u8>> = None;
+                    let track = gaps && want.is_some();
+                    for_each_row(
+                        txn,
+                        table,
+                        access,
+                        ReadMode::Current,
+                        reverse,
+                        None,
+                        ctx,
+                        &mut |pk, row| {
+                            if track {
+                                let key = scan_key(table, access, pk, row);
+                                let further = edge.as_ref().is_none_or(|e| {
+                                    if reverse {
+                                        key < *e
+                                    } else {
+                                        key > *e
+                                    }
+                                });
+                                if further {
+                                    edge = Some(key);
+                                }
+                            }
+                            if processed.contains(pk) {
+                                return Ok(true);
+                            }
+                            read += 1;
+                            if matches(row, ctx)? {
+                                pks.push((pk.to_vec(), Some(read)));
+                            }
+                            Ok(want.is_none_or(|w| (pks.len() as u64) < w))
+                        },
+                    )?;
+                    let exhausted = want.is_none_or(|w| (pks.len() as u64) < w);
+                    let mut again = false;
+                    if gaps {
+                        let edge = if exhausted { None } else { edge };
+                        for range in &list {
+                            let r = examined(range, edge.as_deref(), reverse);
+                            again |= txn.lock_range(table.def.id, index, &r, epoch)?;
                         }
-                        read += 1;
-                        if matches(row, ctx)? {
-                            pks.push((pk.to_vec(), Some(read)));
-                        }
-                        Ok(want.is_none_or(|w| (pks.len() as u64) < w))
-                    },
-                )?;
-                let exhausted = want.is_none_or(|w| (pks.len() as u64) < w);
-                (pks, exhausted)
+                    }
+                    if !again {
+                        break (pks, exhausted);
+                    }
+                }
             }
         };
         for (pk, number) in candidates {
@@ -310,7 +379,7 @@ pub(crate) fn for_each_locked_row_numbered(
                 break;
             }
             processed.insert(pk.clone());
-            lock_row(txn, table, &pk)?;
+            lock_row_in(txn, table, &pk, mode)?;
             let Some(bytes) = txn.get_locked(table.def.id, &pk)? else {
                 continue;
             };
@@ -334,6 +403,49 @@ pub(crate) fn for_each_locked_row_numbered(
             return Ok(());
         }
     }
+}
+
+/// The key a scan of `access` orders `pk`'s row by: the pk, or the index
+/// key followed by the pk (as the index stores it).
+fn scan_key(table: &Table, access: &Access, pk: &[u8], row: &[Value]) -> Vec<u8> {
+    match access.target {
+        Target::Primary => pk.to_vec(),
+        Target::Index(i) => {
+            let mut k = index_key_of(table, i, row);
+            k.extend_from_slice(pk);
+            k
+        }
+    }
+}
+
+/// The part of `range` a scan examined when it stopped at `edge` (`None`:
+/// it ran to the range's end): from the start to the edge, or (scanning
+/// backwards) from the edge to the end. The edge may lie outside `range`
+/// (another range of the list): the part is then empty or the whole.
+fn examined(range: &KeyRange, edge: Option<&[u8]>, reverse: bool) -> KeyRange {
+    let Some(edge) = edge else {
+        return range.clone();
+    };
+    let mut r = range.clone();
+    let at = Bound::Included(edge.to_vec());
+    if reverse {
+        let inside = match &r.start {
+            Bound::Included(s) | Bound::Excluded(s) => edge > s.as_slice(),
+            Bound::Unbounded => true,
+        };
+        if inside {
+            r.start = at;
+        }
+    } else {
+        let inside = match &r.end {
+            Bound::Included(e) | Bound::Excluded(e) => edge < e.as_slice(),
+            Bound::Unbounded => true,
+        };
+        if inside {
+            r.end = at;
+        }
+    }
+    r
 }
 
 /// A statement's context that drops warnings: for evaluating again what was

@@ -31,10 +31,14 @@
 //! were any the statement runs again. A round that read only rows locked
 //! before it started read versions no other transaction can change until
 //! this one ends: its result is the answer, exactly what a lock-as-you-read
-//! execution would have returned at that moment. Rows inserted by others
-//! between rounds are phantoms (no gap locks: docs/architecture/transactions.md).
-//! Each extra round locks at least one more row, so a statement runs one
-//! round more than there were batches of rows it had not locked: usually two.
+//! execution would have returned at that moment. Above READ COMMITTED the
+//! key ranges the locking blocks scan are locked after the round too (row
+//! locks shared for FOR SHARE and SERIALIZABLE, exclusive for FOR UPDATE), and
+//! a round that scanned a range not locked before it began is not the answer
+//! either, so no row can appear in a range between the answer and the end of
+//! the transaction (canyon-txn's `range_lock.rs`). Each extra round locks at
+//! least one more row or range, so a statement runs one round more than there
+//! were batches of rows and ranges it had not locked: usually two.
 //! Subqueries without a locking clause read the snapshot (MySQL: "a locking
 //! read clause in an outer statement does not lock the rows of a table in a
 //! nested subquery unless a locking read clause is also specified in the
@@ -57,13 +61,14 @@ use crate::expr::{
 use crate::plan::access::{KeyRanges, Target};
 use crate::plan::eval_count;
 use crate::plan::profile::{Profile, Slot};
-use crate::plan::select::{select_plan, LockMode, SelectPlan, SourceKind, Step};
+use crate::plan::select::{select_plan, SelectPlan, SourceKind, Step};
 use crate::types::decimal::Decimal;
 use crate::types::encoding::encode_row;
 use crate::types::result::QueryResult;
 use crate::types::value::{collated, compare_as, sort_cmp_as, Value};
 use canyon_common::{Error, Result};
-use canyon_txn::{ReadMode, Reader, Transaction};
+use canyon_storage::KeyRange;
+use canyon_txn::{IsolationLevel, LockMode as TxnLockMode, ReadMode, Reader, Transaction};
 use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -430,12 +435,14 @@ fn run_select_with(
                 table,
                 ctx,
             )?;
-            if plan.lock == LockMode::Locking || force_lock {
+            if plan.lock.locks() || force_lock {
                 // The helper checks the filter (unless implied) on the locked
                 // version, so `keep` is given none.
                 // A LIMIT the access order satisfies bounds what is locked:
                 // `ORDER BY pk LIMIT 1 FOR UPDATE` locks one row, not the range.
                 let lock_limit = stop_after(plan, ctx)?;
+                // SERIALIZABLE's plain reads lock shared, as InnoDB's.
+                let mode = plan.lock.row_mode().unwrap_or(TxnLockMode::Shared);
                 for_each_locked_row_dir(
                     txn,
                     table,
@@ -443,6 +450,7 @@ fn run_select_with(
                     filter,
                     lock_limit,
                     reverse,
+                    mode,
                     ctx,
                     &mut |_t, _pk, mut row| keep(None, ctx, &mut col, &mut row).map(|_| ()),
                 )?;
@@ -499,7 +507,7 @@ fn run_select_with(
                 "SELECT from a table without a transaction".into(),
             ))
         }
-        (None, Some(txn)) if plan.lock == LockMode::Locking || force_lock => {
+        (None, Some(txn)) if plan.lock.locks() || force_lock => {
             run_locking_rounds(plan, txn, ctx, force_lock, profile)?
         }
         (None, mut txn) => {
@@ -543,18 +551,27 @@ fn run_locking_rounds(
     all_blocks: bool,
     profile: Option<&Profile>,
 ) -> Result<Vec<Vec<Value>>> {
+    // Above READ COMMITTED the ranges read are locked too (range_lock.rs in
+    // canyon-txn): a range is locked after the round that read it, so the
+    // next round reads under it.
+    let gaps = matches!(
+        txn.isolation(),
+        IsolationLevel::RepeatableRead | IsolationLevel::Serializable
+    );
     loop {
         if let Some(p) = profile {
             // EXPLAIN ANALYZE shows the round that gives the answer.
             p.clear();
         }
         let read = RefCell::new(Vec::new());
+        let ranges = RefCell::new(Vec::new());
         let rows = {
             let (snapshot, current) = txn.reader_pair()?;
             let locking = Locking {
                 reader: current,
                 all_blocks,
                 read: &read,
+                ranges: gaps.then_some(&ranges),
             };
             run_block(
                 plan,
@@ -563,14 +580,23 @@ fn run_locking_rounds(
             )?
         };
         let mut keys = read.into_inner();
-        keys.retain(|k| !txn.holds_lock(k));
-        if keys.is_empty() {
-            return Ok(rows);
-        }
+        keys.retain(|(k, m)| !txn.holds_lock_in(k, *m));
         keys.sort_unstable();
         keys.dedup();
-        for key in &keys {
-            txn.lock(key)?;
+        let mut again = !keys.is_empty();
+        for (key, mode) in &keys {
+            match mode {
+                TxnLockMode::Exclusive => txn.lock(key)?,
+                TxnLockMode::Shared => txn.lock_shared(key)?,
+            }
+        }
+        for (table, index, range) in ranges.into_inner() {
+            // An epoch no count can have: a range not held before this
+            // round asks for another round; one held already does not.
+            again |= txn.lock_range(table, index, &range, u64::MAX)?;
+        }
+        if !again {
+            return Ok(rows);
         }
     }
 }
@@ -1027,8 +1053,24 @@ struct Locking<'a> {
     reader: Reader<'a>,
     /// Every block locks (SERIALIZABLE), not only those with a locking clause.
     all_blocks: bool,
-    /// The row lock key of every row a locking block read this round.
-    read: &'a RefCell<Vec<Vec<u8>>>,
+    /// The row lock key of every row a locking block read this round, with
+    /// the mode the block locks in.
+    read: &'a RefCell<Vec<(Vec<u8>, TxnLockMode)>>,
+    /// The key ranges locking blocks scanned this round (table, index or
+    /// `None` for the primary key, range), when ranges are locked.
+    ranges: Option<&'a RefCell<Vec<RangeRead>>>,
+}
+
+/// A key range a locking block scanned: (table, index or `None` for the
+/// primary key, range).
+type RangeRead = (canyon_txn::TableId, Option<canyon_txn::IndexId>, KeyRange);
+
+/// Where a locking block records what it reads (see [`Locking`]).
+#[derive(Clone, Copy)]
+struct Record<'a> {
+    keys: &'a RefCell<Vec<(Vec<u8>, TxnLockMode)>>,
+    mode: TxnLockMode,
+    ranges: Option<&'a RefCell<Vec<RangeRead>>>,
 }
 
 type QueryCtx<'a> = WithSubqueries<'a, QueryState<'a>>;
@@ -1243,7 +1285,7 @@ impl Join<'_, '_> {
     /// Whether this block locks the rows it reads in a locking statement:
     /// it has a locking clause, or it is materialised for a block that locks.
     fn locks(&self) -> bool {
-        self.plan.lock == LockMode::Locking || self.q.state.inherited_lock.get() > 0
+        self.plan.lock.locks() || self.q.state.inherited_lock.get() > 0
     }
 
     /// Runs `f` (the materialisation of a derived table or set operation)
@@ -1266,13 +1308,26 @@ impl Join<'_, '_> {
     fn table_reader(
         &self,
         table: &crate::catalog::Table,
-    ) -> Result<(Reader<'_>, Option<&RefCell<Vec<Vec<u8>>>>)> {
+    ) -> Result<(Reader<'_>, Option<Record<'_>>)> {
         match &self.q.state.locking {
             Some(l) if l.all_blocks || self.locks() => {
                 check_writable(table)?;
-                Ok((l.reader, Some(l.read)))
+                // The block's own clause; a block locking for another
+                // (materialised for it) locks exclusively, and one locking
+                // only because of SERIALIZABLE, shared.
+                let mode = self.plan.lock.row_mode().unwrap_or(if self.locks() {
+                    TxnLockMode::Exclusive
+                } else {
+                    TxnLockMode::Shared
+                });
+                let record = Record {
+                    keys: l.read,
+                    mode,
+                    ranges: l.ranges,
+                };
+                Ok((l.reader, Some(record)))
             }
-            None if self.plan.lock == LockMode::Locking => {
+            None if self.plan.lock.locks() => {
                 self.q.state.nested_lock.set(true);
                 Err(Error::Internal(
                     "a nested locking read outside locking rounds".into(),
@@ -1467,9 +1522,25 @@ impl Join<'_, '_> {
         let read = |pk: &[u8]| {
             count.set(count.get() + 1);
             if let Some(r) = record {
-                r.borrow_mut().push(row_lock_key(table, pk));
+                r.keys.borrow_mut().push((row_lock_key(table, pk), r.mode));
             }
         };
+        if let (
+            Some(Record {
+                ranges: Some(rr), ..
+            }),
+            KeyRanges::Ranges(list),
+        ) = (record, &ranges)
+        {
+            // The whole of each range, also when the consumer stops early
+            // (more than was read: safe, and rare on this path).
+            let index = match step.access.target {
+                Target::Primary => None,
+                Target::Index(i) => Some(table.def.indexes[i].id),
+            };
+            let mut rr = rr.borrow_mut();
+            rr.extend(list.iter().map(|r| (table.def.id, index, r.clone())));
+        }
         let mut buf = Vec::new();
         let zone = self.q.time_zone();
         if let Some(m) = &step.fulltext {

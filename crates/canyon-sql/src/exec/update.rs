@@ -47,12 +47,28 @@ pub(crate) fn for_each_target_row(
     f: &mut dyn FnMut(&mut Transaction, Vec<u8>, Vec<Value>, u64) -> Result<()>,
 ) -> Result<()> {
     match order {
-        RowOrder::Any => {
-            for_each_locked_row_numbered(txn, table, access, filter, limit, false, ctx, f)
-        }
-        RowOrder::Key { reverse } => {
-            for_each_locked_row_numbered(txn, table, access, filter, limit, *reverse, ctx, f)
-        }
+        RowOrder::Any => for_each_locked_row_numbered(
+            txn,
+            table,
+            access,
+            filter,
+            limit,
+            false,
+            canyon_txn::LockMode::Exclusive,
+            ctx,
+            f,
+        ),
+        RowOrder::Key { reverse } => for_each_locked_row_numbered(
+            txn,
+            table,
+            access,
+            filter,
+            limit,
+            *reverse,
+            canyon_txn::LockMode::Exclusive,
+            ctx,
+            f,
+        ),
         RowOrder::Sort(keys) => {
             if limit == Some(0) {
                 return Ok(());
@@ -67,6 +83,7 @@ pub(crate) fn for_each_target_row(
                 filter,
                 None,
                 false,
+                canyon_txn::LockMode::Exclusive,
                 ctx,
                 &mut |_, pk, row| {
                     let env = Env {

@@ -614,6 +614,19 @@ fn without_consistent_snapshot(trimmed: &str) -> Option<String> {
     Some(format!("{} {rest}", &trimmed[..at]))
 }
 
+/// `SELECT ... LOCK IN SHARE MODE` (MySQL's older spelling, which sqlparser
+/// does not know) as `... FOR SHARE`: the clause ends the statement.
+fn lock_in_share_mode(trimmed: &str) -> Option<String> {
+    const CLAUSE: &str = "LOCK IN SHARE MODE";
+    let words: Vec<&str> = trimmed.split_whitespace().collect();
+    let n = words.len();
+    if n < 5 || !words[n - 4..].join(" ").eq_ignore_ascii_case(CLAUSE) {
+        return None;
+    }
+    let at = trimmed.to_ascii_uppercase().rfind("LOCK")?;
+    Some(format!("{} FOR SHARE", &trimmed[..at]))
+}
+
 /// Parses a query text into statements, with no memory budget and no
 /// interrupt (tests, and texts the engine writes itself). The depth and
 /// shape limits apply as in [`parse_with`].
@@ -743,6 +756,7 @@ fn parse_text(
             return match set_names_in_list(trimmed)
                 .or_else(|| set_character_set(trimmed))
                 .or_else(|| without_consistent_snapshot(trimmed))
+                .or_else(|| lock_in_share_mode(trimmed))
                 .or_else(|| alter_table_spellings(trimmed))
                 .or_else(|| real_type_spellings(trimmed))
                 .or_else(|| create_fulltext_index(trimmed))

@@ -91,9 +91,27 @@ use std::sync::Arc;
 pub enum LockMode {
     /// A consistent (snapshot) read.
     None,
-    /// FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE: lock each row and read the latest
-    /// committed version. Shared locks are taken as exclusive ones (documented).
-    Locking,
+    /// FOR SHARE, LOCK IN SHARE MODE: lock each row shared (and, above READ
+    /// COMMITTED, the ranges read) and read the latest committed version.
+    Share,
+    /// FOR UPDATE: as `Share` with exclusive row locks.
+    Update,
+}
+
+impl LockMode {
+    /// Whether the block locks what it reads.
+    pub fn locks(self) -> bool {
+        self != LockMode::None
+    }
+
+    /// The row lock mode it takes (`None` for a consistent read).
+    pub fn row_mode(self) -> Option<canyon_txn::LockMode> {
+        match self {
+            LockMode::None => None,
+            LockMode::Share => Some(canyon_txn::LockMode::Shared),
+            LockMode::Update => Some(canyon_txn::LockMode::Exclusive),
+        }
+    }
 }
 
 /// What a FROM source reads.
@@ -561,7 +579,10 @@ fn bind_block(
     let grouped = b.aggs.iter().any(|a| a.window.is_none()) || !clauses.group_by.is_empty();
     let lock = match q.locks.as_slice() {
         [] => LockMode::None,
-        [l] if l.of.is_none() && l.nonblock.is_none() => LockMode::Locking,
+        [l] if l.of.is_none() && l.nonblock.is_none() => match l.lock_type {
+            ast::LockType::Share => LockMode::Share,
+            ast::LockType::Update => LockMode::Update,
+        },
         _ => return Err(Error::Unsupported("NOWAIT / SKIP LOCKED / OF".into())),
     };
     let distinct = match &select.distinct {

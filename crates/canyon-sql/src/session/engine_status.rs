@@ -173,7 +173,13 @@ impl Session {
         let _ = writeln!(out, "LIST OF TRANSACTIONS FOR EACH SESSION:");
         let mut held_count: HashMap<u64, u64> = HashMap::new();
         for l in txn.lock_snapshot() {
-            *held_count.entry(l.owner).or_default() += 1;
+            // Row locks only: not a transaction's own key (lock.rs).
+            if l.key.first() == Some(&b't') {
+                continue;
+            }
+            for (owner, _) in l.holders {
+                *held_count.entry(owner).or_default() += 1;
+            }
         }
         let mut waits = txn.lock_waits();
         waits.sort_by_key(|w| w.waiter);

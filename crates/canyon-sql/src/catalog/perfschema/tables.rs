@@ -1035,16 +1035,26 @@ fn lock_rows(table: PerfTable, g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<
         .into_iter()
         .map(|p| (u64::from(p.id), p.running.then_some(p.info)))
         .collect();
-    let mut locks = (g.locks)();
+    // Transaction keys (`t ++ id`: a wait for another transaction's end, how
+    // a range lock waits) are not row locks; they are not listed.
+    let mut locks: Vec<canyon_txn::HeldLock> = (g.locks)()
+        .into_iter()
+        .filter(|l| l.key.first() != Some(&b't'))
+        .collect();
     if !see_all {
         // Only the locks the account's own sessions hold or await.
         let mine = |txn: u64| threads.get(&txn).is_some_and(|id| own.contains(id));
-        locks.retain(|l| mine(l.owner) || l.waiters.iter().any(|w| mine(*w)));
+        locks
+            .retain(|l| l.holders.iter().any(|h| mine(h.0)) || l.waiters.iter().any(|w| mine(w.0)));
     }
-    locks.sort_by(|a, b| (a.owner, &a.key).cmp(&(b.owner, &b.key)));
+    locks.sort_by(|a, b| {
+        let first = |l: &canyon_txn::HeldLock| l.holders.first().map(|h| h.0);
+        (first(a), &a.key).cmp(&(first(b), &b.key))
+    });
+    let mode_of = |m: canyon_txn::LockMode| format!("{},REC_NOT_GAP", m.letter());
     for l in &locks {
         let (db, name, index, data) = describe_key(&l.key, &tables, &indexes);
-        let row = |txn: u64, status: &str| {
+        let row = |txn: u64, mode: canyon_txn::LockMode, status: &str| {
             vec![
                 s("INNODB"),
                 s(&lock_id(txn, &l.key)),
@@ -1058,11 +1068,18 @@ fn lock_rows(table: PerfTable, g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<
                 index.clone(),
                 u(0),
                 s("RECORD"),
-                s("X,REC_NOT_GAP"),
+                s(&mode_of(mode)),
                 s(status),
                 data.clone(),
             ]
         };
+        // Each waiter with each holder whose mode conflicts with its own.
+        let waits = l.waiters.iter().flat_map(|&(w, wm)| {
+            l.holders
+                .iter()
+                .filter(move |&&(h, hm)| h != w && !hm.compatible(wm))
+                .map(move |&(h, hm)| ((w, wm), (h, hm)))
+        });
         match table {
             PerfTable::SysInnodbLockWaits => {
                 let q = |txn: u64| {
@@ -1075,8 +1092,8 @@ fn lock_rows(table: PerfTable, g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<
                     (Value::Null, _) | (_, Value::Null) => Value::Null,
                     (d, n) => s(&format!("`{}`.`{}`", d.to_display(), n.to_display())),
                 };
-                for w in &l.waiters {
-                    let blocking = threads.get(&l.owner);
+                for ((w, wm), (h, hm)) in waits {
+                    let blocking = threads.get(&h);
                     out.push(vec![
                         Value::Null,
                         Value::Null,
@@ -1088,20 +1105,20 @@ fn lock_rows(table: PerfTable, g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<
                         Value::Null,
                         index.clone(),
                         s("RECORD"),
-                        u(*w),
+                        u(w),
                         Value::Null,
                         Value::Null,
                         Value::Null,
                         Value::Null,
-                        thread(*w),
-                        q(*w),
-                        s(&lock_id(*w, &l.key)),
-                        s("X,REC_NOT_GAP"),
-                        u(l.owner),
-                        thread(l.owner),
-                        q(l.owner),
-                        s(&lock_id(l.owner, &l.key)),
-                        s("X,REC_NOT_GAP"),
+                        thread(w),
+                        q(w),
+                        s(&lock_id(w, &l.key)),
+                        s(&mode_of(wm)),
+                        u(h),
+                        thread(h),
+                        q(h),
+                        s(&lock_id(h, &l.key)),
+                        s(&mode_of(hm)),
                         Value::Null,
                         Value::Null,
                         Value::Null,
@@ -1112,21 +1129,21 @@ fn lock_rows(table: PerfTable, g: &GenCtx<'_>, see_all: bool, out: &mut Vec<Vec<
                 }
             }
             PerfTable::DataLocks => {
-                out.push(row(l.owner, "GRANTED"));
-                out.extend(l.waiters.iter().map(|w| row(*w, "WAITING")));
+                out.extend(l.holders.iter().map(|&(h, m)| row(h, m, "GRANTED")));
+                out.extend(l.waiters.iter().map(|&(w, m)| row(w, m, "WAITING")));
             }
             _ => {
-                for w in &l.waiters {
+                for ((w, _), (h, _)) in waits {
                     out.push(vec![
                         s("INNODB"),
-                        s(&lock_id(*w, &l.key)),
-                        u(*w),
-                        thread(*w),
+                        s(&lock_id(w, &l.key)),
+                        u(w),
+                        thread(w),
                         Value::Null,
                         u(0),
-                        s(&lock_id(l.owner, &l.key)),
-                        u(l.owner),
-                        thread(l.owner),
+                        s(&lock_id(h, &l.key)),
+                        u(h),
+                        thread(h),
                         Value::Null,
                         u(0),
                     ]);
