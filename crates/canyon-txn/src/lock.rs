@@ -763,8 +763,8 @@ impl LockTable {
 
 /// Recomputes the wait-for edges of every waiter of `state` (invariant 2).
 fn repoint(state: &LockState, wf: &mut HashMap<TxnId, Blockers>) {
-    for i in 0..state.waiters.len() {
-        wf.insert(state.waiters[i].txn, state.blockers(i));
+    for (i, w) in state.waiters.iter().enumerate() {
+        wf.insert(w.txn, state.blockers(i));
     }
 }
 
@@ -1066,7 +1066,10 @@ mod tests {
         let Queued::Waiting(w1) = t.enqueue(1, b"k", X).unwrap() else {
             panic!("2 holds S")
         };
-        assert_eq!(t.waits_for.lock().get(&1).map(|b| b.to_vec()), Some(vec![2]));
+        assert_eq!(
+            t.waits_for.lock().get(&1).map(|b| b.to_vec()),
+            Some(vec![2])
+        );
         // 2 upgrading too closes the cycle 2 -> 1 -> 2.
         assert!(matches!(t.enqueue(2, b"k", X), Err(Error::Deadlock)));
         assert_eq!(t.deadlocks().0, 1);

@@ -225,8 +225,7 @@ impl RangeLocks {
         }
     }
 
-    /// Every registration now, for diagnostics and tests: (space, range or
-    /// point, owner).
+    /// How many ranges and points are registered now (tests).
     #[cfg(test)]
     pub(crate) fn count(&self) -> (usize, usize) {
         let mut n = (0, 0);
@@ -291,7 +290,10 @@ mod tests {
     fn ranges_and_points_conflict_across_transactions_only() {
         let t = RangeLocks::new();
         let s = Space::Rows(7);
-        assert_eq!(t.lock_range(1, s, &r(b"b", b"f")), (Outcome::Registered(0), true));
+        assert_eq!(
+            t.lock_range(1, s, &r(b"b", b"f")),
+            (Outcome::Registered(0), true)
+        );
         assert!(!t.lock_range(1, s, &r(b"b", b"f")).1, "held already");
         assert!(!t.lock_range(1, s, &r(b"c", b"e")).1, "covered");
         assert!(covers(&KeyRange::all(), &r(b"a", b"b")));
@@ -307,7 +309,10 @@ mod tests {
         assert_eq!(t.intend(3, Space::Index(7), b"c").0, Outcome::Registered(0));
         // A range over 3's point conflicts, one beside it does not.
         assert_eq!(t.lock_range(1, s, &r(b"z", b"zzz")).0, Outcome::Conflict(3));
-        assert_eq!(t.lock_range(1, s, &r(b"z", b"zz")).0, Outcome::Registered(0));
+        assert_eq!(
+            t.lock_range(1, s, &r(b"z", b"zz")).0,
+            Outcome::Registered(0)
+        );
         t.release(
             3,
             vec![
@@ -316,7 +321,10 @@ mod tests {
             ],
         );
         assert_eq!(t.ended(s), 1, "an inserter ended");
-        assert_eq!(t.lock_range(1, s, &r(b"z", b"zzz")).0, Outcome::Registered(1));
+        assert_eq!(
+            t.lock_range(1, s, &r(b"z", b"zzz")).0,
+            Outcome::Registered(1)
+        );
         t.release(2, vec![Registration::Range(s, r(b"a", b"z"))]);
         assert_eq!(t.ended(s), 1, "a reader's end is not counted");
         assert_eq!(t.intend(4, s, b"y").0, Outcome::Registered(1));

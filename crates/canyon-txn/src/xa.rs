@@ -347,7 +347,8 @@ impl TxnManager {
             }
         };
         // Rule 6 of commit.rs: written, so the locks may go.
-        self.ranges.release(branch.id, std::mem::take(&mut branch.gaps));
+        self.ranges
+            .release(branch.id, std::mem::take(&mut branch.gaps));
         for key in branch.held.keys() {
             self.locks.release(branch.id, key);
         }
@@ -586,11 +587,7 @@ fn encode_record(
     Ok(out)
 }
 
-type Decoded = (
-    HeldLocks,
-    BTreeMap<Vec<u8>, Buffered>,
-    Option<LogEntry>,
-);
+type Decoded = (HeldLocks, BTreeMap<Vec<u8>, Buffered>, Option<LogEntry>);
 
 fn decode_record(v: &[u8]) -> Result<Decoded> {
     decode_record_inner(v)
@@ -734,7 +731,11 @@ mod tests {
         let mut with_shared = held.clone();
         with_shared.insert(b"k0".to_vec(), LockMode::Shared);
         let rec2 = encode_record(&with_shared, &writes, None).unwrap();
-        assert_eq!(decode_record(&rec2).unwrap().0, held, "S locks are not kept");
+        assert_eq!(
+            decode_record(&rec2).unwrap().0,
+            held,
+            "S locks are not kept"
+        );
         assert_eq!(log, None);
         let entry = LogEntry {
             payload: b"events".to_vec(),
