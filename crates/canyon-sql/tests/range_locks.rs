@@ -171,6 +171,54 @@ fn read_committed_takes_no_range_locks() {
     // The rows read are locked all the same.
     blocked(&mut b, "UPDATE t SET v = 2 WHERE id = 10");
     run(&mut a, "COMMIT").unwrap();
+    // A locking read waits for a row being inserted into its range (InnoDB
+    // waits for the new record's lock), though it keeps no range.
+    let mut c = session(&e, 4, true);
+    run(
+        &mut c,
+        "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+    )
+    .unwrap();
+    run(&mut b, "BEGIN").unwrap();
+    free(&mut b, "INSERT INTO t (id, k) VALUES (16, 16)");
+    run(&mut c, "BEGIN").unwrap();
+    blocked(
+        &mut c,
+        "SELECT id FROM t WHERE id BETWEEN 10 AND 25 FOR UPDATE",
+    );
+    run(&mut b, "COMMIT").unwrap();
+    assert_eq!(
+        col(
+            &mut c,
+            "SELECT id FROM t WHERE id BETWEEN 10 AND 25 FOR UPDATE"
+        ),
+        ["10", "15", "16", "20"]
+    );
+    run(&mut c, "COMMIT").unwrap();
+}
+
+#[test]
+fn an_insert_that_timed_out_on_a_range_leaves_its_key_free() {
+    // The insert intention comes before the row lock, as in InnoDB: the
+    // range's owner can insert the key the waiter gave up on.
+    let e = engine();
+    let mut a = session(&e, 2, false);
+    let mut b = session(&e, 3, true);
+    run(&mut a, "BEGIN").unwrap();
+    run(&mut b, "BEGIN").unwrap();
+    assert!(col(
+        &mut a,
+        "SELECT id FROM t WHERE id BETWEEN 11 AND 19 FOR UPDATE"
+    )
+    .is_empty());
+    blocked(&mut b, "INSERT INTO t (id, k) VALUES (14, 14)");
+    free(&mut a, "INSERT INTO t (id, k) VALUES (14, 41)");
+    run(&mut a, "COMMIT").unwrap();
+    match run(&mut b, "INSERT INTO t (id, k) VALUES (14, 14)") {
+        Err(Error::DuplicateEntry { .. }) => {}
+        other => panic!("a's row is there now: {other:?}"),
+    }
+    run(&mut b, "ROLLBACK").unwrap();
 }
 
 #[test]

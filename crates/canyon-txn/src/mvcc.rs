@@ -1184,6 +1184,32 @@ impl Transaction {
         }
     }
 
+    /// What a locking read under READ COMMITTED does instead of
+    /// [`Transaction::lock_range`]: waits for every other transaction that
+    /// has added a key in `range` and not ended (InnoDB's locking read waits
+    /// for an uncommitted record's lock), but registers nothing, so later
+    /// inserts go on. Returns whether it waited: the read must be repeated
+    /// to see what those transactions committed. Errors as
+    /// [`Transaction::lock`].
+    pub fn await_range_inserts(
+        &mut self,
+        table: TableId,
+        index: Option<IndexId>,
+        range: &KeyRange,
+    ) -> Result<bool> {
+        self.check_active()?;
+        let Some((space, r)) = Self::range_space(table, index, range) else {
+            return Ok(false);
+        };
+        let id = self.ensure_id();
+        let mut waited = false;
+        while let Some(other) = self.mgr.ranges.point_owner(id, space, &r) {
+            self.wait_for_txn(other)?;
+            waited = true;
+        }
+        Ok(waited)
+    }
+
     /// The insert intention of a write that adds `pk` to `table` (`new_row`:
     /// a new row or a changed primary key) and the index keys `added` (each
     /// `(index, index key)`, the row's pk appended as stored): waits for every

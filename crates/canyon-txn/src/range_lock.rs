@@ -161,6 +161,15 @@ impl RangeLocks {
         (Outcome::Registered(regs.ended), !held)
     }
 
+    /// Another transaction's point inside `range`, if any, registering
+    /// nothing (a READ COMMITTED locking read, which waits for inserts in
+    /// flight as InnoDB's waits for an uncommitted record's lock, but does
+    /// not keep later inserts out).
+    pub(crate) fn point_owner(&self, txn: TxnId, space: Space, range: &KeyRange) -> Option<TxnId> {
+        let map = self.shard(space).lock();
+        point_in(&map.get(&space)?.points, range, txn)
+    }
+
     /// Registers the point `key` for `txn` unless another transaction's
     /// range contains it. `new` is false when `txn` holds that point already.
     pub(crate) fn intend(&self, txn: TxnId, space: Space, key: &[u8]) -> (Outcome, bool) {
@@ -309,6 +318,8 @@ mod tests {
         assert_eq!(t.intend(3, Space::Index(7), b"c").0, Outcome::Registered(0));
         // A range over 3's point conflicts, one beside it does not.
         assert_eq!(t.lock_range(1, s, &r(b"z", b"zzz")).0, Outcome::Conflict(3));
+        assert_eq!(t.point_owner(1, s, &r(b"z", b"zzz")), Some(3));
+        assert_eq!(t.point_owner(3, s, &r(b"z", b"zzz")), None, "its own");
         assert_eq!(
             t.lock_range(1, s, &r(b"z", b"zz")).0,
             Outcome::Registered(0)

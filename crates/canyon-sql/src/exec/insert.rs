@@ -214,6 +214,10 @@ pub(crate) fn find_conflict(
     pk: &[u8],
 ) -> Result<Option<Conflict>> {
     let def = &table.def;
+    // The insert intention comes first, as InnoDB's does: a wait for a range
+    // lock that times out leaves nothing of this row locked (taken after the
+    // row lock, it would leave the key locked against the range's owner).
+    txn.insert_intention(def.id, pk, true, &index_keys(table, row))?;
     lock_row(txn, table, pk)?;
     if let Some(bytes) = txn.get_locked(def.id, pk)? {
         let mut existing = Vec::new();
@@ -1007,7 +1011,8 @@ pub(crate) fn insert_checked(
         foreign::check_parents(txn, scope, table, row, None)?;
     }
     let keys = index_keys(table, row);
-    // The insert intention: waits for range locks over the new keys.
+    // The insert intention: waits for range locks over the new keys (when
+    // `find_conflict` registered it already, this finds it held).
     txn.insert_intention(table.def.id, &pk, true, &keys)?;
     txn.put(
         table.def.id,

@@ -248,7 +248,9 @@ pub(crate) fn for_each_locked_row_dir(
 /// InnoDB's next-key locks ensure (canyon-txn's `range_lock.rs`). The range
 /// is locked after the scan, so the scan runs again when locking it had to
 /// wait or an inserter ended meanwhile. Point lookups need no range: the
-/// row lock on an absent key stops its insert.
+/// row lock on an absent key stops its insert. Under READ COMMITTED the scan
+/// waits for the transactions inserting into its ranges and runs again, but
+/// locks no range.
 #[allow(clippy::too_many_arguments)] // one locking scan's whole description
 pub(crate) fn for_each_locked_row_numbered(
     txn: &mut Transaction,
@@ -366,6 +368,13 @@ pub(crate) fn for_each_locked_row_numbered(
                         for range in &list {
                             let r = examined(range, edge.as_deref(), reverse);
                             again |= txn.lock_range(table.def.id, index, &r, epoch)?;
+                        }
+                    } else {
+                        // READ COMMITTED: no range locks, but rows being
+                        // inserted into the ranges are waited for, as
+                        // InnoDB's locking read waits on their record locks.
+                        for range in &list {
+                            again |= txn.await_range_inserts(table.def.id, index, range)?;
                         }
                     }
                     if !again {

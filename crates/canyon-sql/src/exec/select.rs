@@ -571,7 +571,7 @@ fn run_locking_rounds(
                 reader: current,
                 all_blocks,
                 read: &read,
-                ranges: gaps.then_some(&ranges),
+                ranges: Some(&ranges),
             };
             run_block(
                 plan,
@@ -591,9 +591,14 @@ fn run_locking_rounds(
             }
         }
         for (table, index, range) in ranges.into_inner() {
-            // An epoch no count can have: a range not held before this
-            // round asks for another round; one held already does not.
-            again |= txn.lock_range(table, index, &range, u64::MAX)?;
+            again |= if gaps {
+                // An epoch no count can have: a range not held before this
+                // round asks for another round; one held already does not.
+                txn.lock_range(table, index, &range, u64::MAX)?
+            } else {
+                // READ COMMITTED: wait for inserts in flight, lock nothing.
+                txn.await_range_inserts(table, index, &range)?
+            };
         }
         if !again {
             return Ok(rows);
@@ -1057,7 +1062,7 @@ struct Locking<'a> {
     /// the mode the block locks in.
     read: &'a RefCell<Vec<(Vec<u8>, TxnLockMode)>>,
     /// The key ranges locking blocks scanned this round (table, index or
-    /// `None` for the primary key, range), when ranges are locked.
+    /// `None` for the primary key, range).
     ranges: Option<&'a RefCell<Vec<RangeRead>>>,
 }
 
