@@ -637,6 +637,17 @@ impl Transaction {
             mgr.bulk_gate.open(gate);
             return empty;
         }
+        // The load adds keys anywhere in the table without registering each:
+        // one insert intention over all of it (range_lock.rs). A range lock
+        // another transaction holds there sends the load down the ordinary
+        // path, which waits for it row by row.
+        match self.intend_whole_table(table, indexes) {
+            Ok(true) => {}
+            other => {
+                mgr.bulk_gate.open(gate);
+                return other;
+            }
+        }
         let dir = mgr.storage.scratch_dir().join(format!(
             "load-{}-{}",
             std::process::id(),

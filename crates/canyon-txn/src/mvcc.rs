@@ -1108,6 +1108,27 @@ impl Transaction {
         self.lock_in(&txn_lock_key(other), LockMode::Shared, true)
     }
 
+    /// A bulk load's insert intention over the whole of `table` and its
+    /// `indexes` (bulk.rs; range_lock.rs): `false`, registering nothing,
+    /// when another transaction holds a range lock there — the load then
+    /// takes the ordinary path, which waits for it row by row.
+    pub(crate) fn intend_whole_table(
+        &mut self,
+        table: TableId,
+        indexes: &[IndexId],
+    ) -> Result<bool> {
+        let id = self.own_key()?;
+        let spaces: Vec<Space> = std::iter::once(Space::Rows(table))
+            .chain(indexes.iter().map(|&i| Space::Index(i)))
+            .collect();
+        if self.mgr.ranges.intend_whole(id, &spaces).is_some() {
+            return Ok(false);
+        }
+        self.gaps
+            .extend(spaces.into_iter().map(Registration::Whole));
+        Ok(true)
+    }
+
     /// Takes this transaction's own key (see [`txn_lock_key`]) before its
     /// first registration, so that others can wait for its end.
     fn own_key(&mut self) -> Result<TxnId> {

@@ -97,6 +97,9 @@ impl Space {
 pub(crate) enum Registration {
     Range(Space, KeyRange),
     Point(Space, Vec<u8>),
+    /// An insert intention over the whole space: a bulk load (bulk.rs),
+    /// which adds keys anywhere without registering each.
+    Whole(Space),
 }
 
 /// The registrations of one space.
@@ -104,8 +107,20 @@ pub(crate) enum Registration {
 struct Registrations {
     ranges: Vec<(KeyRange, TxnId)>,
     points: BTreeSet<(Vec<u8>, TxnId)>,
+    /// Transactions inserting anywhere in the space ([`Registration::Whole`]).
+    whole: Vec<TxnId>,
     /// Transactions that ended holding a point here (see the module doc).
     ended: u64,
+}
+
+impl Registrations {
+    /// Another transaction inserting into `range`, if any.
+    fn inserter_in(&self, range: &KeyRange, txn: TxnId) -> Option<TxnId> {
+        match self.whole.iter().find(|&&t| t != txn) {
+            Some(&t) if !range_is_empty(range) => Some(t),
+            _ => point_in(&self.points, range, txn),
+        }
+    }
 }
 
 /// What a request found.
@@ -148,7 +163,7 @@ impl RangeLocks {
     pub(crate) fn lock_range(&self, txn: TxnId, space: Space, range: &KeyRange) -> (Outcome, bool) {
         let mut map = self.shard(space).lock();
         let regs = map.entry(space).or_default();
-        if let Some(other) = point_in(&regs.points, range, txn) {
+        if let Some(other) = regs.inserter_in(range, txn) {
             return (Outcome::Conflict(other), false);
         }
         let held = regs
@@ -167,7 +182,32 @@ impl RangeLocks {
     /// not keep later inserts out).
     pub(crate) fn point_owner(&self, txn: TxnId, space: Space, range: &KeyRange) -> Option<TxnId> {
         let map = self.shard(space).lock();
-        point_in(&map.get(&space)?.points, range, txn)
+        map.get(&space)?.inserter_in(range, txn)
+    }
+
+    /// Registers an insert intention over all of each space in `spaces` for
+    /// `txn`, unless another transaction holds a range in one of them
+    /// (then nothing is registered and that transaction is returned).
+    pub(crate) fn intend_whole(&self, txn: TxnId, spaces: &[Space]) -> Option<TxnId> {
+        // One space at a time, undoing on a conflict: spaces may lie in
+        // different shards, whose mutexes are never held together.
+        for (i, &space) in spaces.iter().enumerate() {
+            let mut map = self.shard(space).lock();
+            let regs = map.entry(space).or_default();
+            if let Some(&(_, other)) = regs.ranges.iter().find(|(_, t)| *t != txn) {
+                drop(map);
+                let done = spaces[..i]
+                    .iter()
+                    .map(|&s| Registration::Whole(s))
+                    .collect();
+                self.release(txn, done);
+                return Some(other);
+            }
+            if !regs.whole.contains(&txn) {
+                regs.whole.push(txn);
+            }
+        }
+        None
     }
 
     /// Registers the point `key` for `txn` unless another transaction's
@@ -192,7 +232,9 @@ impl RangeLocks {
         let mut by_shard: Vec<Vec<Registration>> = vec![Vec::new(); SHARDS];
         for r in regs {
             let s = match &r {
-                Registration::Range(s, _) | Registration::Point(s, _) => *s,
+                Registration::Range(s, _) | Registration::Point(s, _) | Registration::Whole(s) => {
+                    *s
+                }
             };
             by_shard[s.shard()].push(r);
         }
@@ -212,6 +254,14 @@ impl RangeLocks {
                                 .position(|(x, t)| *t == txn && *x == range)
                             {
                                 regs.ranges.swap_remove(at);
+                            }
+                        }
+                    }
+                    Registration::Whole(s) => {
+                        if let Some(regs) = map.get_mut(&s) {
+                            regs.whole.retain(|&t| t != txn);
+                            if !ended_in.contains(&s) {
+                                ended_in.push(s);
                             }
                         }
                     }
@@ -340,6 +390,26 @@ mod tests {
         assert_eq!(t.ended(s), 1, "a reader's end is not counted");
         assert_eq!(t.intend(4, s, b"y").0, Outcome::Registered(1));
         assert_eq!(t.count(), (3, 1));
+    }
+
+    #[test]
+    fn a_whole_space_intention_conflicts_with_every_range() {
+        let t = RangeLocks::new();
+        let (a, b) = (Space::Rows(1), Space::Index(2));
+        t.lock_range(5, b, &r(b"a", b"b"));
+        assert_eq!(t.intend_whole(7, &[a, b]), Some(5));
+        assert_eq!(
+            t.lock_range(8, a, &r(b"x", b"y")).0,
+            Outcome::Registered(1),
+            "undone (the undo counts as an inserter's end)"
+        );
+        t.release(5, vec![Registration::Range(b, r(b"a", b"b"))]);
+        t.release(8, vec![Registration::Range(a, r(b"x", b"y"))]);
+        assert_eq!(t.intend_whole(7, &[a, b]), None);
+        assert_eq!(t.lock_range(8, a, &r(b"x", b"y")).0, Outcome::Conflict(7));
+        assert_eq!(t.point_owner(8, b, &KeyRange::all()), Some(7));
+        t.release(7, vec![Registration::Whole(a), Registration::Whole(b)]);
+        assert_eq!(t.lock_range(8, a, &r(b"x", b"y")).0, Outcome::Registered(2));
     }
 
     #[test]
