@@ -67,8 +67,9 @@ use crate::keys::range_is_empty;
 use crate::{IndexId, TableId, TxnId};
 use canyon_storage::KeyRange;
 use crossbeam_utils::CachePadded;
+use hashbrown::HashMap;
 use parking_lot::Mutex;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::ops::Bound;
 
 /// Number of shards (a power of two).

@@ -997,8 +997,9 @@ pub(crate) fn insert_new(
     }
 }
 
-/// Stores a new row at `pk` (its keys are known to be free), after its
-/// foreign keys found their parents.
+/// Stores a new row at `pk` (its keys are known to be free: the caller ran
+/// [`find_conflict`], which also registered the row's insert intention),
+/// after its foreign keys found their parents.
 pub(crate) fn insert_checked(
     txn: &mut Transaction,
     fk: Option<&mut FkScope<'_>>,
@@ -1010,10 +1011,9 @@ pub(crate) fn insert_checked(
     if let Some(scope) = fk {
         foreign::check_parents(txn, scope, table, row, None)?;
     }
+    // The insert intention over the new keys was registered by
+    // `find_conflict`, which every caller ran first.
     let keys = index_keys(table, row);
-    // The insert intention: waits for range locks over the new keys (when
-    // `find_conflict` registered it already, this finds it held).
-    txn.insert_intention(table.def.id, &pk, true, &keys)?;
     txn.put(
         table.def.id,
         pk,
