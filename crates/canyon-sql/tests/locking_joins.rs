@@ -8,68 +8,30 @@
 mod common;
 
 use canyon_common::Error;
-use canyon_sql::{Engine, QueryResult, Session, Value};
+use canyon_sql::{Engine, Session};
+use common::{blocked, free, rows, run, second_closes_a_deadlock};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Two accounts and an owner table pointing at them: `owner.acc` joins
 /// `acc.id` (acc's primary key), so a join from one owner reads one account.
 fn engine() -> Arc<Engine> {
-    let e = common::engine(Duration::from_secs(10));
-    let mut s = e.session(1, "root", "localhost");
-    for sql in [
+    common::engine_with(&[
         "CREATE DATABASE b",
         "USE b",
         "CREATE TABLE acc (id INT PRIMARY KEY, bal INT NOT NULL)",
         "INSERT INTO acc VALUES (1, 100), (2, 100), (3, 100)",
         "CREATE TABLE owner (id INT PRIMARY KEY, acc INT NOT NULL, name VARCHAR(10))",
         "INSERT INTO owner VALUES (1, 1, 'ann'), (2, 2, 'bob'), (3, 3, 'cy')",
-    ] {
-        run(&mut s, sql).expect("setup succeeds");
-    }
-    e
+    ])
 }
 
 /// A session on database `b`; `impatient` ones give up a lock wait after a second.
 fn session(e: &Arc<Engine>, id: u32, impatient: bool) -> Session {
-    let mut s = e.session(id, "root", "localhost");
-    run(&mut s, "USE b").expect("USE succeeds");
-    if impatient {
-        run(&mut s, "SET innodb_lock_wait_timeout = 1").expect("set");
-    }
-    s
-}
-
-fn run(s: &mut Session, sql: &str) -> Result<QueryResult, Error> {
-    s.execute(sql, false).pop().expect("one result")
-}
-
-/// The rows `sql` returns, each value as its text.
-fn rows(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
-    match run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e:?}")) {
-        QueryResult::Rows { rows, .. } => rows
-            .iter()
-            .map(|r| r.iter().map(Value::to_display).collect())
-            .collect(),
-        other => panic!("expected rows from {sql}, got {other:?}"),
-    }
+    common::session_on(e, "b", id, impatient)
 }
 
 fn row(values: &[&str]) -> Vec<Vec<String>> {
     vec![values.iter().map(|v| v.to_string()).collect()]
-}
-
-/// Asserts that `sql`, run by an impatient session, times out on a row lock.
-fn blocked(s: &mut Session, sql: &str) {
-    match run(s, sql) {
-        Err(Error::LockWaitTimeout) => {}
-        other => panic!("{sql} should wait for a lock and time out, got {other:?}"),
-    }
-}
-
-/// Asserts that `sql` runs without waiting for a lock.
-fn free(s: &mut Session, sql: &str) {
-    run(s, sql).unwrap_or_else(|e| panic!("{sql} should not be blocked: {e:?}"));
 }
 
 #[test]
@@ -137,7 +99,7 @@ fn a_locking_join_waits_for_a_writer_and_returns_what_it_committed() {
         got
     });
     // Let `a` read and queue behind b's lock, then commit b's change.
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(std::time::Duration::from_millis(300));
     run(&mut b, "COMMIT").expect("b commits");
     let got = t.join().expect("thread joins");
     assert_eq!(
@@ -238,22 +200,14 @@ fn serializable_reads_through_joins_and_derived_tables_are_locking_reads() {
     assert_eq!(rows(&mut a, audit), row(&["200"]));
     // Shared locks: b's identical read goes on.
     assert_eq!(rows(&mut b, audit), row(&["200"]));
-    let outcome_b = std::thread::scope(|sc| {
-        let ha = sc.spawn(|| {
-            // Waits for b's shared lock on account 1.
-            let r = run(&mut a, "UPDATE acc SET bal = bal - 150 WHERE id = 1");
-            (r, run(&mut a, "COMMIT"))
-        });
-        std::thread::sleep(Duration::from_millis(200));
-        let rb = run(&mut b, "UPDATE acc SET bal = bal - 150 WHERE id = 2");
-        if rb.is_err() {
-            run(&mut b, "ROLLBACK").expect("rollback");
-        }
-        let (ra, ca) = ha.join().expect("a's thread");
-        ra.expect("a's withdrawal goes on once b is rolled back");
-        ca.expect("a commits");
-        rb
-    });
+    // a's withdrawal waits for b's shared lock on account 1; b's closes
+    // the cycle.
+    let outcome_b = second_closes_a_deadlock(
+        &mut a,
+        "UPDATE acc SET bal = bal - 150 WHERE id = 1",
+        &mut b,
+        "UPDATE acc SET bal = bal - 150 WHERE id = 2",
+    );
     assert!(
         matches!(outcome_b, Err(Error::Deadlock)),
         "b's withdrawal closes the cycle: {outcome_b:?}"

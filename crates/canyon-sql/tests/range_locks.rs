@@ -9,15 +9,13 @@
 mod common;
 
 use canyon_common::Error;
-use canyon_sql::{Engine, QueryResult, Session};
+use canyon_sql::{Engine, Session};
+use common::{blocked, free, rows, run, second_closes_a_deadlock};
 use std::sync::Arc;
-use std::time::Duration;
 
 /// `t`: ids 10, 20, 30 with `k` equal to the id, and an index on `k`.
 fn engine() -> Arc<Engine> {
-    let e = common::engine(Duration::from_secs(10));
-    let mut s = e.session(1, "root", "localhost");
-    for sql in [
+    common::engine_with(&[
         "CREATE DATABASE r",
         "USE r",
         "CREATE TABLE t (id INT PRIMARY KEY, k INT NOT NULL, v INT NOT NULL DEFAULT 0, KEY (k))",
@@ -26,45 +24,17 @@ fn engine() -> Arc<Engine> {
         "INSERT INTO parent VALUES (1), (2)",
         "CREATE TABLE child (id INT PRIMARY KEY, p INT NOT NULL, \
          FOREIGN KEY (p) REFERENCES parent (id))",
-    ] {
-        run(&mut s, sql).expect("setup succeeds");
-    }
-    e
+    ])
 }
 
 /// A session on database `r`; `impatient` ones give up a lock wait after a second.
 fn session(e: &Arc<Engine>, id: u32, impatient: bool) -> Session {
-    let mut s = e.session(id, "root", "localhost");
-    run(&mut s, "USE r").expect("USE succeeds");
-    if impatient {
-        run(&mut s, "SET innodb_lock_wait_timeout = 1").expect("set");
-    }
-    s
-}
-
-fn run(s: &mut Session, sql: &str) -> Result<QueryResult, Error> {
-    s.execute(sql, false).pop().expect("one result")
+    common::session_on(e, "r", id, impatient)
 }
 
 /// The first column of the rows `sql` returns, as text.
 fn col(s: &mut Session, sql: &str) -> Vec<String> {
-    match run(s, sql).unwrap_or_else(|e| panic!("{sql}: {e:?}")) {
-        QueryResult::Rows { rows, .. } => rows.iter().map(|r| r[0].to_display()).collect(),
-        other => panic!("expected rows from {sql}, got {other:?}"),
-    }
-}
-
-/// Asserts that `sql`, run by an impatient session, times out on a lock.
-fn blocked(s: &mut Session, sql: &str) {
-    match run(s, sql) {
-        Err(Error::LockWaitTimeout) => {}
-        other => panic!("{sql} should wait for a lock and time out, got {other:?}"),
-    }
-}
-
-/// Asserts that `sql` runs without waiting for a lock.
-fn free(s: &mut Session, sql: &str) {
-    run(s, sql).unwrap_or_else(|e| panic!("{sql} should not be blocked: {e:?}"));
+    rows(s, sql).into_iter().map(|mut r| r.remove(0)).collect()
 }
 
 #[test]
@@ -235,21 +205,12 @@ fn check_then_insert_never_duplicates_one_side_deadlocks() {
     run(&mut b, "BEGIN").unwrap();
     assert!(col(&mut a, check).is_empty());
     assert!(col(&mut b, check).is_empty());
-    let outcome_b = std::thread::scope(|sc| {
-        let ha = sc.spawn(|| {
-            let r = run(&mut a, "INSERT INTO t (id, k) VALUES (50, 50)");
-            (r, run(&mut a, "COMMIT"))
-        });
-        std::thread::sleep(Duration::from_millis(200));
-        let rb = run(&mut b, "INSERT INTO t (id, k) VALUES (51, 50)");
-        if rb.is_err() {
-            run(&mut b, "ROLLBACK").unwrap();
-        }
-        let (ra, ca) = ha.join().unwrap();
-        ra.expect("a's insert goes on once b is rolled back");
-        ca.expect("a commits");
-        rb
-    });
+    let outcome_b = second_closes_a_deadlock(
+        &mut a,
+        "INSERT INTO t (id, k) VALUES (50, 50)",
+        &mut b,
+        "INSERT INTO t (id, k) VALUES (51, 50)",
+    );
     assert!(
         matches!(outcome_b, Err(Error::Deadlock)),
         "b closes the cycle: {outcome_b:?}"
@@ -300,21 +261,12 @@ fn serializable_predicate_write_skew_is_stopped() {
         run(s, "BEGIN").unwrap();
         assert_eq!(col(s, "SELECT COUNT(*) FROM t WHERE k >= 100"), ["0"]);
     }
-    let outcome_b = std::thread::scope(|sc| {
-        let ha = sc.spawn(|| {
-            let r = run(&mut a, "INSERT INTO t (id, k) VALUES (100, 100)");
-            (r, run(&mut a, "COMMIT"))
-        });
-        std::thread::sleep(Duration::from_millis(200));
-        let rb = run(&mut b, "INSERT INTO t (id, k) VALUES (101, 101)");
-        if rb.is_err() {
-            run(&mut b, "ROLLBACK").unwrap();
-        }
-        let (ra, ca) = ha.join().unwrap();
-        ra.expect("a goes on");
-        ca.expect("a commits");
-        rb
-    });
+    let outcome_b = second_closes_a_deadlock(
+        &mut a,
+        "INSERT INTO t (id, k) VALUES (100, 100)",
+        &mut b,
+        "INSERT INTO t (id, k) VALUES (101, 101)",
+    );
     assert!(matches!(outcome_b, Err(Error::Deadlock)), "{outcome_b:?}");
     let mut c = session(&e, 4, false);
     assert_eq!(col(&mut c, "SELECT COUNT(*) FROM t WHERE k >= 100"), ["1"]);

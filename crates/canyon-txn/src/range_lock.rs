@@ -23,6 +23,8 @@
 //! - a write registers a **point** for every key it adds to the primary key
 //!   or to an index (a new row, a changed primary key, a changed indexed
 //!   value): the insert intention;
+//! - a bulk load into an empty table registers one point covering the whole
+//!   table and its indexes (`Registration::Whole`) instead of one per row;
 //! - a range conflicts with another transaction's point inside it, a point
 //!   with another transaction's range containing it. Ranges never conflict
 //!   with ranges, nor points with points (InnoDB's gap locks are likewise

@@ -67,3 +67,63 @@ pub fn rows(s: &mut Session, sql: &str) -> Vec<Vec<String>> {
         other => panic!("{sql}: expected rows, got {other:?}"),
     }
 }
+
+/// An engine with a 10-second lock wait timeout whose root session ran
+/// `setup` (statements that must succeed).
+pub fn engine_with(setup: &[&str]) -> Arc<Engine> {
+    let e = engine(Duration::from_secs(10));
+    let mut s = e.session(1, "root", "localhost");
+    for sql in setup {
+        ok(&mut s, sql);
+    }
+    e
+}
+
+/// A root session on database `db`; `impatient` ones give up a lock wait
+/// after a second (what [`blocked`] observes).
+pub fn session_on(e: &Arc<Engine>, db: &str, id: u32, impatient: bool) -> Session {
+    let mut s = e.session(id, "root", "localhost");
+    ok(&mut s, &format!("USE {db}"));
+    if impatient {
+        ok(&mut s, "SET innodb_lock_wait_timeout = 1");
+    }
+    s
+}
+
+/// Asserts that `sql`, run by an impatient session, times out on a lock.
+pub fn blocked(s: &mut Session, sql: &str) {
+    match run(s, sql) {
+        Err(Error::LockWaitTimeout) => {}
+        other => panic!("{sql} should wait for a lock and time out, got {other:?}"),
+    }
+}
+
+/// Asserts that `sql` runs without waiting for a lock.
+pub fn free(s: &mut Session, sql: &str) {
+    run(s, sql).unwrap_or_else(|e| panic!("{sql} should not be blocked: {e:?}"));
+}
+
+/// Two transactions that each wait for the other: `a` runs `a_sql` (which
+/// waits for `b`) in a thread, then `b` runs `b_sql`, which closes the
+/// cycle. Asserts that `a`'s statement and COMMIT succeed once `b` is rolled
+/// back, and returns `b_sql`'s outcome (the caller checks it is the 1213).
+pub fn second_closes_a_deadlock(
+    a: &mut Session,
+    a_sql: &str,
+    b: &mut Session,
+    b_sql: &str,
+) -> Result<QueryResult, Error> {
+    std::thread::scope(|sc| {
+        let ha = sc.spawn(|| (run(a, a_sql), run(a, "COMMIT")));
+        // Long enough for `a` to be queued before `b` asks.
+        std::thread::sleep(Duration::from_millis(200));
+        let rb = run(b, b_sql);
+        if rb.is_err() {
+            ok(b, "ROLLBACK");
+        }
+        let (ra, ca) = ha.join().expect("a's thread");
+        ra.unwrap_or_else(|e| panic!("{a_sql} goes on once b is rolled back: {e:?}"));
+        ca.unwrap_or_else(|e| panic!("a commits: {e:?}"));
+        rb
+    })
+}
