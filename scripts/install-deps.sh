@@ -7,6 +7,9 @@
 #   mariadb-server        MariaDB 10.11, the reference server of the differential tests
 #   mariadb-test          MariaDB's own mysql-test files and `mariadb-test`, which
 #                         tests/mariadb_suite.rs runs against Canyon
+#   mariadb-plugin-spider MariaDB's Spider storage engine (ha_spider.so), which
+#                         tests/spider.rs loads into a MariaDB head that shards
+#                         sysbench's tables over two Canyon nodes with XA
 #   chromium              headless browser that opens `canyon bench`'s HTML report in a test
 #   openjdk-17-jdk-headless  runs tests/java/Drivers.java (JDBC drivers, tests/drivers_java.rs)
 #   tzdata                the system time-zone database (/usr/share/zoneinfo), which
@@ -42,7 +45,7 @@
 # without nightly the fuzz run is skipped and the stable corpus replay remains.
 set -euo pipefail
 
-packages=(clang libclang-dev sysbench mariadb-client mariadb-server mariadb-test chromium openjdk-17-jdk-headless tzdata percona-toolkit prometheus-mysqld-exporter bpftrace binutils)
+packages=(clang libclang-dev sysbench mariadb-client mariadb-server mariadb-test mariadb-plugin-spider chromium openjdk-17-jdk-headless tzdata percona-toolkit prometheus-mysqld-exporter bpftrace binutils)
 
 # The repository root, so the script works from any directory.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -3,7 +3,10 @@
 //! `tests/java/jars.txt`. `tests/java/Drivers.java` is one plain Java program,
 //! run with the single-file source launcher (`java -cp JARS Drivers.java`, no
 //! build step) and `CANYON_HOST`, `CANYON_PORT`, `CANYON_USER` and
-//! `CANYON_PASSWORD` set; it exits non-zero on the first failed check.
+//! `CANYON_PASSWORD` set; it exits non-zero on the first failed check. Besides
+//! plain JDBC it runs XA through each driver's XADataSource: a two-branch
+//! transaction prepared and committed, a rollback, recover() of a branch
+//! prepared by a closed connection, a one-phase commit, XAER_NOTA.
 //!
 //! scripts/install-deps.sh downloads the jars from Maven Central into
 //! `~/.cache/canyon-tools/java`. Without java or a jar the test is skipped

@@ -241,3 +241,127 @@ fn prepared_branch_survives_a_restart_with_its_locks() {
     assert_eq!(rows(&mut b, "SELECT v FROM t WHERE id = 2"), [["99"]]);
     assert_eq!(rows(&mut b, "SELECT id FROM t WHERE v = 99"), [["2"]]);
 }
+
+/// XA RECOVER lists every session's xids, so it needs XA_RECOVER_ADMIN
+/// (MySQL 8.0.19+, 1227 without it); finishing a detached branch needs only
+/// its xid. Each XA statement counts in its `Com_xa_*` status variable.
+#[test]
+fn xa_recover_needs_xa_recover_admin_and_xa_statements_are_counted() {
+    let engine = common::engine(Duration::from_millis(300));
+    let mut root = setup(&engine);
+    ok(&mut root, "CREATE USER app IDENTIFIED BY 'pw'");
+    ok(&mut root, "GRANT ALL ON x.* TO app");
+    let mut app = engine.session(2, "app", "localhost");
+    ok(&mut app, "USE x");
+
+    ok(&mut app, "XA START 'g'");
+    ok(&mut app, "UPDATE t SET v = 11 WHERE id = 1");
+    ok(&mut app, "XA END 'g'");
+    ok(&mut app, "XA PREPARE 'g'");
+    match run(&mut app, "XA RECOVER") {
+        Err(Error::SpecificAccessDenied(p)) => assert_eq!(p, "XA_RECOVER_ADMIN"),
+        other => panic!("XA RECOVER without XA_RECOVER_ADMIN: {other:?}"),
+    }
+    assert_eq!(rows(&mut root, "XA RECOVER"), [["1", "1", "0", "g"]]);
+    for (name, n) in [
+        ("Com_xa_start", "1"),
+        ("Com_xa_end", "1"),
+        ("Com_xa_prepare", "1"),
+        ("Com_xa_recover", "1"),
+        ("Com_xa_commit", "0"),
+    ] {
+        assert_eq!(
+            rows(&mut app, &format!("SHOW SESSION STATUS LIKE '{name}'")),
+            [[name, n]],
+            "{name}"
+        );
+    }
+    drop(app);
+
+    // Another session of the same account finishes the branch by its xid.
+    let mut again = engine.session(3, "app", "localhost");
+    ok(&mut again, "XA COMMIT 'g'");
+    assert_eq!(rows(&mut again, "SELECT v FROM x.t WHERE id = 1"), [["11"]]);
+    ok(&mut root, "GRANT XA_RECOVER_ADMIN ON *.* TO app");
+    assert!(rows(&mut again, "XA RECOVER").is_empty());
+    assert_eq!(
+        rows(&mut root, "SHOW GRANTS FOR app"),
+        [
+            ["GRANT USAGE ON *.* TO `app`@`%`"],
+            ["GRANT XA_RECOVER_ADMIN ON *.* TO `app`@`%`"],
+            ["GRANT ALL PRIVILEGES ON `x`.* TO `app`@`%`"],
+        ]
+    );
+    assert_eq!(
+        rows(&mut root, "SHOW GLOBAL STATUS LIKE 'Com_xa_commit'"),
+        [["Com_xa_commit", "1"]]
+    );
+}
+
+/// DDL on a table a prepared branch wrote waits for the branch, up to
+/// lock_wait_timeout (1205), as MySQL's prepared branch keeps its metadata
+/// locks: its XA COMMIT must still succeed into the table it wrote.
+#[test]
+fn ddl_waits_for_a_prepared_branch_that_wrote_the_table() {
+    let engine = common::engine(Duration::from_millis(300));
+    let mut a = setup(&engine);
+    ok(&mut a, "CREATE TABLE other (id INT PRIMARY KEY)");
+    ok(&mut a, "XA START 'd'");
+    ok(&mut a, "UPDATE t SET v = 12 WHERE id = 1");
+    ok(&mut a, "XA END 'd'");
+    ok(&mut a, "XA PREPARE 'd'");
+
+    let mut b = session(&engine, 2);
+    ok(&mut b, "SET lock_wait_timeout = 1");
+    for ddl in [
+        "ALTER TABLE t ADD COLUMN c INT",
+        "DROP TABLE t",
+        "TRUNCATE TABLE t",
+        "CREATE INDEX kv2 ON t (v)",
+        "RENAME TABLE t TO t2",
+    ] {
+        let t0 = std::time::Instant::now();
+        assert!(
+            matches!(run(&mut b, ddl), Err(Error::LockWaitTimeout)),
+            "{ddl}"
+        );
+        assert!(t0.elapsed() >= Duration::from_millis(900), "{ddl} waited");
+    }
+    ok(&mut b, "ALTER TABLE other ADD COLUMN c INT");
+    ok(&mut a, "XA COMMIT 'd'");
+    ok(&mut b, "ALTER TABLE t ADD COLUMN c INT");
+    assert_eq!(
+        rows(&mut b, "SELECT id, v, c FROM t ORDER BY id"),
+        [["1", "12", "NULL"], ["2", "20", "NULL"]]
+    );
+}
+
+/// MariaDB's Spider engine sends its session settings and `xa start` in one
+/// multi-statement text; each XA statement in it runs as if sent alone.
+#[test]
+fn xa_statements_run_inside_a_multi_statement_text() {
+    let engine = common::engine(Duration::from_millis(300));
+    let mut a = setup(&engine);
+    let results = a.execute(
+        "set session autocommit = 1;set @`spider_lc_./x/t` = 'a';xa start 0x3137,0x31,1",
+        true,
+    );
+    assert_eq!(results.len(), 3);
+    assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
+    ok(&mut a, "UPDATE t SET v = 13 WHERE id = 1");
+    let results = a.execute("xa end 0x3137,0x31,1; xa prepare 0x3137,0x31,1", true);
+    assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
+    assert_eq!(
+        rows(&mut a, "XA RECOVER CONVERT XID"),
+        [["1", "2", "1", "0x313731"]]
+    );
+    let results = a.execute("xa commit 0x3137,0x31,1;select v from t where id = 1", true);
+    assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
+    assert_eq!(rows(&mut a, "SELECT v FROM t WHERE id = 1"), [["13"]]);
+    // A text whose XA piece is malformed is a syntax error, as alone.
+    let results = a.execute("select 1;xa start", true);
+    assert!(
+        results.iter().any(|r| matches!(r, Err(Error::Syntax(_)))),
+        "{results:?}"
+    );
+}

@@ -1238,6 +1238,16 @@ impl Transaction {
     /// registers them so that a later range lock waits for this transaction
     /// (range_lock.rs). Call before buffering the write. Errors as
     /// [`Transaction::lock`].
+    ///
+    /// A row this transaction deleted and now inserts again (sysbench's
+    /// DELETE then INSERT of one id, an upsert written as both) needs no
+    /// intention on its primary key, as InnoDB reuses its delete-marked
+    /// record without one: the delete was of a row that was live — committed
+    /// (this transaction holds its row lock, so any other locking read over
+    /// it waits for this transaction and reads after it ends: not a phantom)
+    /// or this transaction's own insert (whose intention is registered
+    /// already). Waiting there instead deadlocks with every range reader
+    /// queued on that row lock.
     pub fn insert_intention(
         &mut self,
         table: TableId,
@@ -1250,7 +1260,10 @@ impl Transaction {
         }
         self.check_active()?;
         let id = self.own_key()?;
-        let rows = new_row.then(|| (Space::Rows(table), rows_key(table, pk)));
+        let deleted_here = |k: &Vec<u8>| self.writes.get(k).is_some_and(|b| b.row.is_none());
+        let rows = Some(rows_key(table, pk))
+            .filter(|k| new_row && !deleted_here(k))
+            .map(|k| (Space::Rows(table), k));
         let entries = added
             .iter()
             .map(|(i, k)| (Space::Index(*i), keys::index_entry_key(*i, k, pk)));

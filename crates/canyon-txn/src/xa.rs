@@ -300,6 +300,22 @@ impl TxnManager {
         )
     }
 
+    /// Whether a prepared branch (attached or not) holds a write to `table`.
+    /// DDL on the table waits while one does (MySQL's prepared branch keeps
+    /// its metadata locks): the branch's commit cannot fail, and it writes
+    /// rows encoded for the table as it is now.
+    pub fn xa_prepared_writes_in(&self, table: crate::TableId) -> bool {
+        let prefix = table.to_be_bytes();
+        self.xa.branches.lock().values().any(|b| match b {
+            Branch::Prepared { branch, .. } => branch
+                .writes
+                .range(prefix.to_vec()..)
+                .next()
+                .is_some_and(|(k, _)| k.starts_with(&prefix)),
+            Branch::Started | Branch::Finishing => false,
+        })
+    }
+
     /// XA COMMIT (`commit`) or XA ROLLBACK of a detached prepared branch,
     /// from any session; [`XaError::Nota`] when there is none with this xid
     /// (a branch still attached to its session is not another session's).

@@ -9,6 +9,11 @@
 //
 // DatabaseMetaData (getTables, getColumns, getPrimaryKeys, getIndexInfo) reads
 // information_schema, as both drivers do against a MySQL 8 server.
+//
+// XA goes through each driver's XADataSource (Connector/J's
+// MysqlXADataSource, MariaDB's MariaDbDataSource), which turns the
+// javax.transaction.xa.XAResource calls into XA START / END / PREPARE /
+// COMMIT / ROLLBACK / RECOVER statements.
 
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +28,11 @@ import java.sql.Timestamp;
 import java.sql.Types;
 import java.util.Arrays;
 import java.util.Objects;
+import javax.sql.XAConnection;
+import javax.sql.XADataSource;
+import javax.transaction.xa.XAException;
+import javax.transaction.xa.XAResource;
+import javax.transaction.xa.Xid;
 
 public class Drivers {
     static final String TEXT = "héllo wörld – 日本語 🚀🦀 𝄞 'q' \\ \"dq\"";
@@ -51,6 +61,21 @@ public class Drivers {
 
         Connection connect(String db) throws SQLException {
             return DriverManager.getConnection(url(db), user, password);
+        }
+
+        /** The driver's XADataSource for `db`, with this flavor's options. */
+        XADataSource xaDataSource(String db) throws SQLException {
+            if (scheme.equals("jdbc:mysql")) {
+                com.mysql.cj.jdbc.MysqlXADataSource ds = new com.mysql.cj.jdbc.MysqlXADataSource();
+                ds.setUrl(url(db));
+                ds.setUser(user);
+                ds.setPassword(password);
+                return ds;
+            }
+            org.mariadb.jdbc.MariaDbDataSource ds = new org.mariadb.jdbc.MariaDbDataSource(url(db));
+            ds.setUser(user);
+            ds.setPassword(password);
+            return ds;
         }
     }
 
@@ -134,6 +159,11 @@ public class Drivers {
             step(name, "transactions", () -> transactions(f, db, c));
             step(name, "errors", () -> errors(c));
             step(name, "metadata", () -> metadata(c, db));
+            step(name, "xa two-phase commit", () -> xaTwoPhaseCommit(f, db, c));
+            step(name, "xa rollback", () -> xaRollback(f, db, c));
+            step(name, "xa recover after disconnect", () -> xaRecover(f, db, c));
+            step(name, "xa one-phase commit", () -> xaOnePhase(f, db, c));
+            step(name, "xa unknown xid", () -> xaUnknown(f, db, c));
         }
         System.out.printf("ok   %s (%d ms)%n", name, (System.nanoTime() - t0) / 1_000_000);
     }
@@ -176,6 +206,247 @@ public class Drivers {
             }
         }
         check(unique, "getIndexInfo lists the unique key u_name");
+    }
+
+    // XA: "MySQL Connector/J's XADataSource completes a two-branch
+    // transaction" (and MariaDB Connector/J's). Two XAConnections are two
+    // branches of one global transaction (same format id and gtrid, different
+    // branch qualifiers): each writes one row of table xa_ledger between
+    // XAResource.start and end(TMSUCCESS), both are prepared (XA_OK) and both
+    // committed; only then does a plain connection see the rows. The other
+    // steps: two prepared branches rolled back leave no row; a branch prepared
+    // on a connection that is then closed survives the disconnect, is listed
+    // by recover() on a new XAConnection with the same format id, gtrid and
+    // bqual bytes, and is committed from there; commit(xid, true) commits a
+    // single unprepared branch in one phase; and commit or rollback of an xid
+    // the server does not know fails with XAException XAER_NOTA (MySQL's
+    // error 1397). The xids are the test's own (TestXid): the gtrids start
+    // with the database name, as XA RECOVER lists the branches of the whole
+    // server, and contain bytes that are not text (0x00, 0xff, ',', quote).
+
+    static final int XA_FORMAT = 4660;
+
+    /** An Xid of this test's own making: the drivers accept any implementation. */
+    record TestXid(int getFormatId, byte[] getGlobalTransactionId, byte[] getBranchQualifier) implements Xid {
+        @Override
+        public String toString() {
+            return getFormatId + ":" + hex(getGlobalTransactionId) + ":" + hex(getBranchQualifier);
+        }
+    }
+
+    static String hex(byte[] b) {
+        StringBuilder sb = new StringBuilder();
+        for (byte x : b) {
+            sb.append(String.format("%02x", x));
+        }
+        return sb.toString();
+    }
+
+    /** The xid of branch `bqual` of global transaction `tag` of database `db`. */
+    static Xid xid(String db, String tag, String bqual) {
+        byte[] name = (db + "-" + tag).getBytes(StandardCharsets.UTF_8);
+        byte[] odd = {0, (byte) 0xff, ',', '\''};
+        byte[] gtrid = Arrays.copyOf(name, name.length + odd.length);
+        System.arraycopy(odd, 0, gtrid, name.length, odd.length);
+        return new TestXid(XA_FORMAT, gtrid, bqual.getBytes(StandardCharsets.UTF_8));
+    }
+
+    static boolean sameXid(Xid a, Xid b) {
+        return a.getFormatId() == b.getFormatId()
+                && Arrays.equals(a.getGlobalTransactionId(), b.getGlobalTransactionId())
+                && Arrays.equals(a.getBranchQualifier(), b.getBranchQualifier());
+    }
+
+    /** The branches recover() lists whose gtrid is this database's (tagged `db-`). */
+    static java.util.List<String> recovered(XAResource r, String db) throws XAException {
+        byte[] prefix = (db + "-").getBytes(StandardCharsets.UTF_8);
+        java.util.List<String> mine = new java.util.ArrayList<>();
+        for (Xid x : r.recover(XAResource.TMSTARTRSCAN | XAResource.TMENDRSCAN)) {
+            byte[] g = x.getGlobalTransactionId();
+            if (g.length >= prefix.length && Arrays.equals(Arrays.copyOf(g, prefix.length), prefix)) {
+                mine.add(new TestXid(x.getFormatId(), g, x.getBranchQualifier()).toString());
+            }
+        }
+        java.util.Collections.sort(mine);
+        return mine;
+    }
+
+    /** Runs branch `x`: XA START, INSERT (id, amount) into xa_ledger, XA END. */
+    static void xaBranch(XAConnection xc, Xid x, int id, long amount) throws Exception {
+        XAResource r = xc.getXAResource();
+        r.start(x, XAResource.TMNOFLAGS);
+        try (PreparedStatement ps = xc.getConnection().prepareStatement("INSERT INTO xa_ledger VALUES (?, ?)")) {
+            ps.setInt(1, id);
+            ps.setLong(2, amount);
+            checkEq(ps.executeUpdate(), 1, "insert in branch " + x);
+        }
+        r.end(x, XAResource.TMSUCCESS);
+    }
+
+    /** The rows of xa_ledger with the given ids, as "id=amount ...", read on `c`. */
+    static String ledger(Connection c, String ids) throws SQLException {
+        StringBuilder sb = new StringBuilder();
+        try (Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery("SELECT id, amount FROM xa_ledger WHERE id IN (" + ids + ") ORDER BY id")) {
+            while (rs.next()) {
+                sb.append(rs.getInt(1)).append('=').append(rs.getLong(2)).append(' ');
+            }
+        }
+        return sb.toString().trim();
+    }
+
+    static void xaTwoPhaseCommit(Flavor f, String db, Connection c) throws Exception {
+        try (Statement st = c.createStatement()) {
+            st.executeUpdate("CREATE TABLE xa_ledger (id INT PRIMARY KEY, amount BIGINT NOT NULL)");
+        }
+        XADataSource ds = f.xaDataSource(db);
+        XAConnection debit = ds.getXAConnection();
+        XAConnection credit = ds.getXAConnection();
+        try {
+            Xid x1 = xid(db, "commit", "debit");
+            Xid x2 = xid(db, "commit", "credit");
+            xaBranch(debit, x1, 1, -30);
+            xaBranch(credit, x2, 2, 30);
+            checkEq(ledger(c, "1, 2"), "", "ended branches invisible");
+            checkEq(debit.getXAResource().prepare(x1), XAResource.XA_OK, "prepare debit");
+            checkEq(credit.getXAResource().prepare(x2), XAResource.XA_OK, "prepare credit");
+            checkEq(ledger(c, "1, 2"), "", "prepared branches invisible");
+            checkEq(recovered(debit.getXAResource(), db), java.util.List.of(x2.toString(), x1.toString()),
+                    "recover lists both prepared branches");
+            debit.getXAResource().commit(x1, false);
+            credit.getXAResource().commit(x2, false);
+            checkEq(ledger(c, "1, 2"), "1=-30 2=30", "both branches committed");
+            checkEq(recovered(debit.getXAResource(), db), java.util.List.of(), "recover after commit");
+            // The XAConnection's connection works locally again afterwards.
+            try (Statement st = debit.getConnection().createStatement();
+                    ResultSet rs = st.executeQuery("SELECT SUM(amount) FROM xa_ledger")) {
+                check(rs.next(), "sum row");
+                checkEq(rs.getLong(1), 0L, "sum read on the XA connection after commit");
+            }
+        } finally {
+            debit.close();
+            credit.close();
+        }
+    }
+
+    static void xaRollback(Flavor f, String db, Connection c) throws Exception {
+        XADataSource ds = f.xaDataSource(db);
+        XAConnection a = ds.getXAConnection();
+        XAConnection b = ds.getXAConnection();
+        try {
+            Xid x1 = xid(db, "rollback", "a");
+            Xid x2 = xid(db, "rollback", "b");
+            xaBranch(a, x1, 3, -5);
+            xaBranch(b, x2, 4, 5);
+            checkEq(a.getXAResource().prepare(x1), XAResource.XA_OK, "prepare a");
+            checkEq(b.getXAResource().prepare(x2), XAResource.XA_OK, "prepare b");
+            a.getXAResource().rollback(x1);
+            b.getXAResource().rollback(x2);
+            checkEq(ledger(c, "3, 4"), "", "rolled-back rows absent");
+            checkEq(recovered(a.getXAResource(), db), java.util.List.of(), "recover after rollback");
+        } finally {
+            a.close();
+            b.close();
+        }
+    }
+
+    static void xaRecover(Flavor f, String db, Connection c) throws Exception {
+        XADataSource ds = f.xaDataSource(db);
+        Xid x = xid(db, "recover", "only");
+        long session;
+        XAConnection gone = ds.getXAConnection();
+        try {
+            try (Statement st = gone.getConnection().createStatement();
+                    ResultSet rs = st.executeQuery("SELECT CONNECTION_ID()")) {
+                check(rs.next(), "CONNECTION_ID row");
+                session = rs.getLong(1);
+            }
+            xaBranch(gone, x, 5, 7);
+            checkEq(gone.getXAResource().prepare(x), XAResource.XA_OK, "prepare");
+        } finally {
+            gone.close();
+        }
+        // Until the server has ended the closed session the branch is still
+        // attached to it, and only that session may finish it (MySQL too).
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (true) {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?")) {
+                ps.setLong(1, session);
+                try (ResultSet rs = ps.executeQuery()) {
+                    check(rs.next(), "processlist count");
+                    if (rs.getLong(1) == 0) {
+                        break;
+                    }
+                }
+            }
+            check(System.nanoTime() < deadline, "session " + session + " ends within 10 s of close()");
+            Thread.sleep(20);
+        }
+        checkEq(ledger(c, "5"), "", "prepared row invisible after the disconnect");
+        XAConnection fresh = ds.getXAConnection();
+        try {
+            XAResource r = fresh.getXAResource();
+            Xid found = null;
+            for (Xid y : r.recover(XAResource.TMSTARTRSCAN | XAResource.TMENDRSCAN)) {
+                if (sameXid(y, x)) {
+                    check(found == null, "xid listed once by recover");
+                    found = y;
+                }
+            }
+            check(found != null, "recover lists " + x + ": " + recovered(r, db));
+            checkEq(recovered(r, db), java.util.List.of(x.toString()), "recover lists only the detached branch");
+            r.commit(found, false);
+            checkEq(ledger(c, "5"), "5=7", "recovered branch committed");
+            checkEq(recovered(r, db), java.util.List.of(), "recover after commit");
+        } finally {
+            fresh.close();
+        }
+    }
+
+    static void xaOnePhase(Flavor f, String db, Connection c) throws Exception {
+        XAConnection xc = f.xaDataSource(db).getXAConnection();
+        try {
+            // A non-empty bqual: for an empty one both drivers send `0x`, which
+            // MySQL's and MariaDB's lexers do not take as a string (1064).
+            Xid x = xid(db, "onephase", "single");
+            xaBranch(xc, x, 6, 11);
+            checkEq(ledger(c, "6"), "", "ended branch invisible");
+            xc.getXAResource().commit(x, true);
+            checkEq(ledger(c, "6"), "6=11", "one-phase commit");
+            checkEq(recovered(xc.getXAResource(), db), java.util.List.of(), "recover after one-phase commit");
+        } finally {
+            xc.close();
+        }
+        checkEq(ledger(c, "1, 2, 3, 4, 5, 6"), "1=-30 2=30 5=7 6=11", "ledger after the xa steps");
+    }
+
+    static void xaUnknown(Flavor f, String db, Connection c) throws Exception {
+        XAConnection xc = f.xaDataSource(db).getXAConnection();
+        try {
+            XAResource r = xc.getXAResource();
+            Xid x = xid(db, "unknown", "nobody");
+            for (String op : new String[] {"commit", "rollback"}) {
+                XAException e = null;
+                try {
+                    if (op.equals("commit")) {
+                        r.commit(x, false);
+                    } else {
+                        r.rollback(x);
+                    }
+                } catch (XAException t) {
+                    e = t;
+                }
+                check(e != null, op + " of an unknown xid fails");
+                checkEq(e.errorCode, XAException.XAER_NOTA, op + " of an unknown xid: errorCode (" + e + ")");
+            }
+            check(xc.getConnection().isValid(5), "connection usable after the XA errors");
+        } finally {
+            xc.close();
+        }
+        try (Statement st = c.createStatement()) {
+            st.executeUpdate("DROP TABLE xa_ledger");
+        }
     }
 
     static void step(String flavor, String what, Body body) throws Exception {

@@ -51,7 +51,13 @@ const NAMES: &[(&str, u32, Levels)] = &[
     ("EVENT", 1 << 25, Levels::DB),
     ("TRIGGER", 1 << 26, Levels::TABLE),
     ("CREATE TABLESPACE", 1 << 27, Levels::GLOBAL),
+    // MySQL 8's dynamic privileges (the ones Canyon checks), after the static
+    // ones: SHOW GRANTS prints them on a line of their own.
+    ("XA_RECOVER_ADMIN", 1 << 28, Levels::GLOBAL),
 ];
+
+/// The bits of MySQL 8's dynamic privileges in [`NAMES`].
+const DYNAMIC: u32 = 1 << 28;
 
 /// The lowest level a privilege may be granted at (global privileges only at
 /// `*.*`; database privileges also at `db.*`; table privileges anywhere).
@@ -89,6 +95,9 @@ impl Privs {
     pub const SUPER: Privs = Privs(1 << 14);
     /// CREATE USER: CREATE / ALTER / DROP USER.
     pub const CREATE_USER: Privs = Privs(1 << 24);
+    /// XA_RECOVER_ADMIN (dynamic): XA RECOVER, which lists every session's
+    /// prepared branches.
+    pub const XA_RECOVER_ADMIN: Privs = Privs(1 << 28);
 
     /// Every privilege that may be granted at `level`.
     fn all_at(level: &Level) -> Privs {
@@ -124,14 +133,25 @@ impl Privs {
             .map(|(_, bit, _)| Privs(*bit))
     }
 
+    /// The static privileges among these (MySQL 8's SHOW GRANTS prints the
+    /// dynamic ones on a line of their own).
+    fn static_part(self) -> Privs {
+        Privs(self.0 & !DYNAMIC)
+    }
+
+    /// The dynamic privileges among these.
+    fn dynamic_part(self) -> Privs {
+        Privs(self.0 & DYNAMIC)
+    }
+
     /// MySQL's text for these privileges at `level`: `ALL PRIVILEGES` when it
-    /// is every privilege the level has, `USAGE` when none, else the names in
-    /// canonical order.
+    /// holds every static privilege the level has, `USAGE` when none, else
+    /// the names in canonical order.
     pub fn describe(self, level: &Level) -> String {
         if self.is_empty() {
             return "USAGE".into();
         }
-        if self.contains(Privs::all_at(level)) {
+        if self.contains(Privs::all_at(level).static_part()) && self.dynamic_part().is_empty() {
             return "ALL PRIVILEGES".into();
         }
         NAMES
@@ -218,10 +238,13 @@ impl Grant {
     /// carry `all`).
     pub fn privs(&self) -> Privs {
         if self.all {
-            Privs::all_at(&self.level())
-        } else {
-            Privs(self.privs)
+            return Privs::all_at(&self.level());
         }
+        let held = Privs(self.privs);
+        if !self.dynamic && self.db.is_none() && held.contains(Privs::SUPER) {
+            return held | Privs::XA_RECOVER_ADMIN;
+        }
+        held
     }
 
     /// Whether this grant covers table `table` (or, with `None`, the database
@@ -307,9 +330,17 @@ impl UserDef {
         };
         let global = self.grants.iter().find(|g| g.db.is_none());
         let mut lines = vec![match global {
-            Some(g) => line(g.privs(), &Level::Global, g.grant_option),
+            Some(g) => line(g.privs().static_part(), &Level::Global, g.grant_option),
             None => line(Privs::NONE, &Level::Global, false),
         }];
+        // MySQL 8 lists the dynamic privileges in a second global line.
+        if let Some(g) = global.filter(|g| !g.privs().dynamic_part().is_empty()) {
+            lines.push(line(
+                g.privs().dynamic_part(),
+                &Level::Global,
+                g.grant_option,
+            ));
+        }
         let mut others: Vec<&Grant> = self.grants.iter().filter(|g| g.db.is_some()).collect();
         others.sort_by_key(|g| (g.db.clone(), g.table.clone()));
         for g in others {
@@ -332,6 +363,7 @@ pub fn add_grant(def: &mut UserDef, level: &Level, privs: Privs, grant_option: b
         Some(g) => {
             g.privs = (g.privs() | privs).0;
             g.all = false;
+            g.dynamic = true;
             g.grant_option |= grant_option;
         }
         None => def.grants.push(Grant {
@@ -340,6 +372,7 @@ pub fn add_grant(def: &mut UserDef, level: &Level, privs: Privs, grant_option: b
             all: false,
             privs: privs.0,
             grant_option,
+            dynamic: true,
         }),
     }
 }
@@ -366,6 +399,7 @@ pub fn remove_grant(
     let g = &mut def.grants[at];
     g.privs = g.privs().0 & !privs.0;
     g.all = false;
+    g.dynamic = true;
     if grant_option {
         g.grant_option = false;
     }
@@ -463,6 +497,57 @@ mod tests {
     }
 
     #[test]
+    fn dynamic_privileges_print_on_a_line_of_their_own() {
+        let mut u = user();
+        add_grant(&mut u, &Level::Global, Privs::XA_RECOVER_ADMIN, false);
+        assert_eq!(
+            u.show_grants(),
+            vec![
+                "GRANT USAGE ON *.* TO `u`@`%`",
+                "GRANT XA_RECOVER_ADMIN ON *.* TO `u`@`%`",
+            ]
+        );
+        add_grant(
+            &mut u,
+            &Level::Global,
+            PrivSpec::All.at(&Level::Global),
+            true,
+        );
+        assert_eq!(
+            u.show_grants(),
+            vec![
+                "GRANT ALL PRIVILEGES ON *.* TO `u`@`%` WITH GRANT OPTION",
+                "GRANT XA_RECOVER_ADMIN ON *.* TO `u`@`%` WITH GRANT OPTION",
+            ]
+        );
+        assert_eq!(
+            Privs::from_name("xa_recover_admin"),
+            Some(Privs::XA_RECOVER_ADMIN)
+        );
+        assert!(matches!(
+            Level::Db("d".into()).check_grantable(Privs::XA_RECOVER_ADMIN),
+            Err(Error::WrongUsage(_))
+        ));
+    }
+
+    #[test]
+    fn grants_from_before_dynamic_privileges_give_super_accounts_xa_recover_admin() {
+        let mut u = user();
+        u.grants.push(Grant {
+            db: None,
+            table: None,
+            all: false,
+            privs: (Privs::SUPER | Privs::SELECT).0,
+            grant_option: false,
+            dynamic: false,
+        });
+        assert!(u.allows_global(Privs::XA_RECOVER_ADMIN));
+        remove_grant(&mut u, &Level::Global, Privs::XA_RECOVER_ADMIN, false).expect("revoke");
+        assert!(!u.allows_global(Privs::XA_RECOVER_ADMIN), "a revoke sticks");
+        assert!(u.is_superuser());
+    }
+
+    #[test]
     fn global_privileges_cannot_be_granted_on_a_database_or_table() {
         let db = Level::Db("d".into());
         let t = Level::Table("d".into(), "t".into());
@@ -490,6 +575,7 @@ mod tests {
             all: true,
             privs: 0,
             grant_option: true,
+            dynamic: false,
         });
         assert!(u.is_superuser());
         assert!(u.allows("any", Some("t"), Privs::DELETE | Privs::ALTER));

@@ -639,6 +639,12 @@ pub struct Grant {
     pub privs: u32,
     /// WITH GRANT OPTION.
     pub grant_option: bool,
+    /// `privs` was written by a Canyon that knew MySQL 8's dynamic
+    /// privileges. A grant from before then (the field absent) that holds
+    /// SUPER globally also holds XA_RECOVER_ADMIN, as MySQL's upgrade to
+    /// 8.0.19 gives it to every SUPER account.
+    #[serde(default)]
+    pub dynamic: bool,
 }
 
 /// An account.

@@ -63,6 +63,12 @@ pub enum Counter {
     ComStmtPrepare,
     ComStmtExecute,
     ComStmtClose,
+    ComXaCommit,
+    ComXaEnd,
+    ComXaPrepare,
+    ComXaRecover,
+    ComXaRollback,
+    ComXaStart,
     BytesReceived,
     BytesSent,
     SlowQueries,
@@ -81,7 +87,7 @@ pub enum Counter {
 
 impl Counter {
     /// Every counter, in SHOW STATUS order (alphabetical, as MySQL sorts).
-    pub const ALL: [Counter; 46] = {
+    pub const ALL: [Counter; 52] = {
         use Counter::*;
         [
             BytesReceived,
@@ -117,6 +123,12 @@ impl Counter {
             ComStmtExecute,
             ComStmtPrepare,
             ComUpdate,
+            ComXaCommit,
+            ComXaEnd,
+            ComXaPrepare,
+            ComXaRecover,
+            ComXaRollback,
+            ComXaStart,
             HandlerCommit,
             HandlerReadKey,
             HandlerReadNext,
@@ -169,6 +181,12 @@ impl Counter {
             ComStmtPrepare => "Com_stmt_prepare",
             ComStmtExecute => "Com_stmt_execute",
             ComStmtClose => "Com_stmt_close",
+            ComXaCommit => "Com_xa_commit",
+            ComXaEnd => "Com_xa_end",
+            ComXaPrepare => "Com_xa_prepare",
+            ComXaRecover => "Com_xa_recover",
+            ComXaRollback => "Com_xa_rollback",
+            ComXaStart => "Com_xa_start",
             BytesReceived => "Bytes_received",
             BytesSent => "Bytes_sent",
             SlowQueries => "Slow_queries",

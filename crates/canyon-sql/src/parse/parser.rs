@@ -682,6 +682,9 @@ fn parse_text(
     if trimmed.is_empty() {
         return Ok(Vec::new());
     }
+    if let Some(p) = parse_multi_xa(trimmed)? {
+        return Ok(p);
+    }
     if let Some(r) = crate::parse::set_statement::split_set_statement(trimmed) {
         let (set, statement) = r?;
         let mut sets = parse_text(&set, &limits::scan(&set), None)?;
@@ -829,8 +832,40 @@ fn parse_partitioned(trimmed: &str) -> Result<Option<Vec<Parsed>>> {
     Ok(parse_partitioned_one(trimmed)?.map(|p| vec![p]))
 }
 
+/// Several statements (CLIENT_MULTI_STATEMENTS) of which one is an XA
+/// statement, which sqlparser does not know: each is parsed on its own.
+/// MariaDB's Spider engine sends its session settings and `xa start` as one
+/// text (`set session autocommit = 1;...;xa start 0x3137,0x31,1`). `None`
+/// for a text without such a piece; only texts that name `xa` are split.
+#[inline(never)]
+fn parse_multi_xa(trimmed: &str) -> Result<Option<Vec<Parsed>>> {
+    use crate::parse::partition::split_statements;
+    let names_xa = || {
+        trimmed
+            .as_bytes()
+            .windows(2)
+            .any(|w| w.eq_ignore_ascii_case(b"xa"))
+    };
+    if trimmed.len() > MULTI_STATEMENT_SCAN || !trimmed.contains(';') || !names_xa() {
+        return Ok(None);
+    }
+    let pieces = split_statements(trimmed);
+    if pieces.len() < 2
+        || !pieces
+            .iter()
+            .any(|p| crate::parse::xa::parse_xa(p).is_some())
+    {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(pieces.len());
+    for p in pieces {
+        out.extend(parse_text(p, &limits::scan(p), None)?);
+    }
+    Ok(Some(out))
+}
+
 /// The texts up to which a multi-statement text is split to find a partition
-/// statement among its statements.
+/// or XA statement among its statements.
 const MULTI_STATEMENT_SCAN: usize = 1 << 20;
 
 /// [`parse_partitioned`] of one statement.

@@ -13,7 +13,8 @@
 //!
 //! gtrid and bqual are strings — `'...'`, `"..."`, `X'hex'`, `0xhex`,
 //! `B'bits'`, `0bbits` — of at most 64 bytes each (longer is a syntax error,
-//! as MySQL's grammar makes it); formatID is an integer (1 when absent).
+//! as MySQL's grammar makes it); formatID is an integer, decimal or `0x`
+//! hex as Connector/J and MariaDB Connector/J send it (1 when absent).
 //! Strings are taken as bytes in the connection's encoding, as MySQL keeps
 //! them. The options Canyon, like MySQL, does not implement (JOIN, SUSPEND)
 //! parse and are refused when run (XAER_INVAL, 1398).
@@ -83,6 +84,10 @@ enum Tok {
     Word(String),
     /// A string literal's bytes.
     Str(Vec<u8>),
+    /// A `0x` literal's bytes: a string as gtrid or bqual, a number as
+    /// formatID (MySQL's `ulong_num` takes HEX_NUM; JDBC drivers send
+    /// `0x1234`).
+    HexNum(Vec<u8>),
     Int(i64),
     Comma,
 }
@@ -161,8 +166,9 @@ impl Lexer<'_> {
                 } else {
                     bits(digits)
                 };
+                let hex_num = s[start + 1] == b'x';
                 v.filter(|_| !digits.is_empty())
-                    .map(|b| Some(Tok::Str(b)))
+                    .map(|b| Some(if hex_num { Tok::HexNum(b) } else { Tok::Str(b) }))
                     .ok_or(start)
             }
             b'-' | b'+' | b'0'..=b'9' => {
@@ -382,7 +388,7 @@ fn xid(lx: &mut Lexer<'_>) -> std::result::Result<(Xid, Option<Tok>), At> {
     let part = |lx: &mut Lexer<'_>| -> std::result::Result<Vec<u8>, At> {
         let at = lx.at;
         match lx.next()? {
-            Some(Tok::Str(b)) if b.len() <= XID_PART_MAX => Ok(b),
+            Some(Tok::Str(b) | Tok::HexNum(b)) if b.len() <= XID_PART_MAX => Ok(b),
             _ => Err(at),
         }
     };
@@ -400,6 +406,11 @@ fn xid(lx: &mut Lexer<'_>) -> std::result::Result<(Xid, Option<Tok>), At> {
             let at = lx.at;
             match lx.next()? {
                 Some(Tok::Int(n)) => xid.format_id = n,
+                Some(Tok::HexNum(b)) if b.len() <= 8 => {
+                    xid.format_id =
+                        i64::try_from(b.iter().fold(0u64, |n, &d| n << 8 | u64::from(d)))
+                            .map_err(|_| at)?;
+                }
                 _ => return Err(at),
             }
             next = lx.next()?;
@@ -471,6 +482,22 @@ mod tests {
                 option: None
             }
         );
+        // What Connector/J and MariaDB Connector/J send: every part as 0x
+        // hex, formatID included.
+        assert_eq!(
+            p("XA START 0x6a6176,0x6465626974,0x1234"),
+            XaStatement::Start {
+                xid: x(b"jav", b"debit", 0x1234),
+                option: None
+            }
+        );
+        assert_eq!(
+            p("XA COMMIT 0x6A61,0x62,0x1234 "),
+            XaStatement::Commit {
+                xid: x(b"ja", b"b", 4660),
+                one_phase: false
+            }
+        );
         assert!(parse_xa("SELECT 1").is_none());
         assert!(parse_xa("XAX").is_none());
     }
@@ -489,6 +516,11 @@ mod tests {
             "XA RECOVER CONVERT",
             "XA FOO 'a'",
             "XA START X'0G'",
+            // formatID: a number, never a string or bits, and within a long.
+            "XA START 'a', 'b', X'01'",
+            "XA START 'a', 'b', 0b1",
+            "XA START 'a', 'b', 0x8000000000000000",
+            "XA START 'a', 'b', 0x",
             "XA START 'a'; SELECT 1",
             long.as_str(),
         ] {

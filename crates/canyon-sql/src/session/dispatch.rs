@@ -181,6 +181,11 @@ impl Session {
             Parsed::Analyze { tables, check } => return self.run_analyze(&cat, tables, *check),
             Parsed::LockTables { tables } => return self.lock_tables(&cat, tables),
             Parsed::Xa(x) => {
+                if matches!(x, crate::parse::xa::XaStatement::Recover { .. }) {
+                    // MySQL 8.0.19+: XA RECOVER lists every session's
+                    // branches, so it needs XA_RECOVER_ADMIN (1227).
+                    self.state.check_super(&cat, "XA_RECOVER_ADMIN")?;
+                }
                 drop(cat);
                 return self.run_xa(x);
             }
@@ -301,6 +306,17 @@ pub(super) fn command_counter(parsed: &Parsed) -> Option<Counter> {
         Parsed::SelectInto { .. } => return Some(Counter::ComSelect),
         // Counted as the statement it wraps (MariaDB counts it so too).
         Parsed::SetStatement { inner, .. } => return command_counter(inner),
+        Parsed::Xa(x) => {
+            use crate::parse::xa::XaStatement as X;
+            return Some(match x {
+                X::Start { .. } => Counter::ComXaStart,
+                X::End { .. } => Counter::ComXaEnd,
+                X::Prepare(_) => Counter::ComXaPrepare,
+                X::Commit { .. } => Counter::ComXaCommit,
+                X::Rollback(_) => Counter::ComXaRollback,
+                X::Recover { .. } => Counter::ComXaRecover,
+            });
+        }
         _ => return None,
     };
     Some(match stmt {

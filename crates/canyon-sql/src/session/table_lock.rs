@@ -245,7 +245,42 @@ impl Session {
             self.check_own_locks(&[], &tables)?;
         }
         let writes: Vec<Touch<'_>> = tables.iter().map(|t| touch(t)).collect();
-        self.gate(&[], &[], &writes, true)
+        self.gate(&[], &[], &writes, true)?;
+        self.wait_for_prepared_branches(&tables)
+    }
+
+    /// DDL waits, up to `lock_wait_timeout` (1205) and interruptible by
+    /// KILL, while a prepared XA branch has written to one of `tables`: its
+    /// XA COMMIT must still succeed, into the table as the branch found it
+    /// (MySQL keeps a prepared branch's metadata locks to the same end).
+    /// Prepared branches are rare and short-lived, so a poll serves; DDL
+    /// without them pays one registry lookup per table.
+    fn wait_for_prepared_branches(&self, tables: &[&Arc<Table>]) -> Result<()> {
+        let txn = &self.state.engine.txn;
+        if !tables.iter().any(|t| txn.xa_prepared_writes_in(t.def.id)) {
+            return Ok(());
+        }
+        let deadline = self.table_lock_deadline();
+        let mut r = Ok(());
+        let mut wait = || loop {
+            if !tables.iter().any(|t| txn.xa_prepared_writes_in(t.def.id)) {
+                return;
+            }
+            if self.state.process.kill_state() != 0 {
+                r = Err(Error::Interrupted);
+                return;
+            }
+            if Instant::now() >= deadline {
+                r = Err(Error::LockWaitTimeout);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        match self.state.engine.config.blocking_hook {
+            Some(hook) => hook(&mut wait),
+            None => wait(),
+        }
+        r
     }
 
     /// A COMMIT of a transaction with writes takes the global write

@@ -35,8 +35,10 @@
 //!   XAER_INVAL (1398), as MySQL (which implements none of them).
 //!
 //! XA RECOVER lists every prepared branch, attached or not (MySQL lists every
-//! PREPARED branch in its transaction cache), without asking for
-//! XA_RECOVER_ADMIN: Canyon has no dynamic privileges.
+//! PREPARED branch in its transaction cache), and needs XA_RECOVER_ADMIN
+//! (1227 without it), as MySQL 8.0.19 and later. Finishing a detached branch
+//! with XA COMMIT / ROLLBACK needs only its xid, as in MySQL: the privilege
+//! guards the listing of other sessions' xids, not their use.
 
 use super::state::*;
 use crate::parse::xa::XaStatement;
