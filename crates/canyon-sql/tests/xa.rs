@@ -281,6 +281,11 @@ fn xa_recover_needs_xa_recover_admin_and_xa_statements_are_counted() {
     // Another session of the same account finishes the branch by its xid.
     let mut again = engine.session(3, "app", "localhost");
     ok(&mut again, "XA COMMIT 'g'");
+    // It counts as a commit (MySQL's Handler_commit counts XA COMMIT).
+    assert_eq!(
+        rows(&mut again, "SHOW SESSION STATUS LIKE 'Handler_commit'"),
+        [["Handler_commit", "1"]]
+    );
     assert_eq!(rows(&mut again, "SELECT v FROM x.t WHERE id = 1"), [["11"]]);
     ok(&mut root, "GRANT XA_RECOVER_ADMIN ON *.* TO app");
     assert!(rows(&mut again, "XA RECOVER").is_empty());

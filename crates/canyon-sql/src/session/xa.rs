@@ -205,6 +205,7 @@ impl Session {
                 });
             }
             self.state.engine.txn.xa_finish_detached(xid, commit)?;
+            self.count_branch_end(commit);
             return Ok(ok(0));
         }
         let mut b = self.xa.take().expect("checked above");
@@ -228,9 +229,11 @@ impl Session {
                     self.xa = Some(b);
                     return Err(e);
                 }
+                self.count_branch_end(commit);
             }
             (XaPhase::Idle, None) => {
                 if let Some(t) = self.txn.take() {
+                    self.count_branch_end(false);
                     t.rollback();
                 }
             }
@@ -242,6 +245,17 @@ impl Session {
             }
         }
         Ok(ok(0))
+    }
+
+    /// A branch's end in `Handler_commit` / `Handler_rollback`, as MySQL
+    /// counts an XA COMMIT or ROLLBACK there.
+    fn count_branch_end(&mut self, commit: bool) {
+        use crate::catalog::status::Counter;
+        self.count(if commit {
+            Counter::HandlerCommit
+        } else {
+            Counter::HandlerRollback
+        });
     }
 
     /// XA RECOVER [CONVERT XID]: MySQL 8's four columns; `data` is gtrid ++
