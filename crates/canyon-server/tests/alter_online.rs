@@ -18,7 +18,7 @@
 mod common;
 
 use common::client::Client;
-use common::{find_program, run_bounded, skip_without, Server};
+use common::{find_program, run_bounded, skip_without, sysbench_stat, Server};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -49,19 +49,6 @@ fn sysbench(port: u16, password: &str, phase: &str, seconds: u32) -> String {
         out.status
     );
     out.stdout
-}
-
-/// The first number after `label` in sysbench's report.
-fn stat(report: &str, label: &str) -> u64 {
-    let line = report
-        .lines()
-        .find(|l| l.trim_start().starts_with(label))
-        .unwrap_or_else(|| panic!("no '{label}' line in sysbench's report:\n{report}"));
-    line[line.find(label).expect("found above") + label.len()..]
-        .split_whitespace()
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("cannot read the number in '{line}'"))
 }
 
 fn scalar(c: &mut Client, sql: &str) -> String {
@@ -122,8 +109,8 @@ fn alter_during_sysbench_oltp_read_write() {
     let report = run.join().expect("sysbench thread");
     server.assert_running();
 
-    let ignored = stat(&report, "ignored errors:");
-    let transactions = stat(&report, "transactions:");
+    let ignored = sysbench_stat::<u64>(&report, "ignored errors:");
+    let transactions = sysbench_stat::<u64>(&report, "transactions:");
     eprintln!(
         "oltp_read_write during ALTERs: {transactions} transactions, {ignored} ignored errors"
     );
@@ -135,7 +122,7 @@ fn alter_during_sysbench_oltp_read_write() {
         "{ignored} retried errors in {transactions} transactions:\n{report}"
     );
     assert_eq!(
-        stat(&report, "reconnects:"),
+        sysbench_stat::<u64>(&report, "reconnects:"),
         0,
         "sysbench reconnected:\n{report}"
     );

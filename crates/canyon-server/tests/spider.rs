@@ -52,7 +52,10 @@
 mod common;
 
 use common::client::Client;
-use common::{find_program, run_bounded, skip_missing, skip_without, Mariadb, CLIENT_TIMEOUT};
+use common::{
+    find_program, run_bounded, skip_missing, skip_without, sysbench_per_sec, sysbench_stat,
+    Mariadb, CLIENT_TIMEOUT,
+};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -277,31 +280,6 @@ fn sysbench(head: &Mariadb, db: &str, args: &[String], phase: &str, nodes: &[&No
     out.stdout
 }
 
-/// The first number after `label` in sysbench's report, e.g. "ignored errors:".
-fn stat(report: &str, label: &str) -> f64 {
-    let line = report
-        .lines()
-        .find(|l| l.trim_start().starts_with(label))
-        .unwrap_or_else(|| panic!("no '{label}' line in sysbench's report:\n{report}"));
-    line[line.find(label).expect("found above") + label.len()..]
-        .split_whitespace()
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("cannot read the number in '{line}'"))
-}
-
-/// The per-second figure in parentheses on sysbench's `label` line, e.g. the
-/// tps in "transactions: 856 (42.63 per sec.)".
-fn per_sec(report: &str, label: &str) -> f64 {
-    report
-        .lines()
-        .find(|l| l.trim_start().starts_with(label))
-        .and_then(|l| l.split('(').nth(1))
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0.0)
-}
-
 /// Starts the head and installs Spider; `None` (after a loud skip) when MariaDB
 /// or the Spider plugin is missing.
 fn spider_head() -> Option<Mariadb> {
@@ -465,19 +443,19 @@ fn sysbench_oltp_read_write_through_spider_with_xa_over_two_nodes() {
         "run",
         &nodes,
     );
-    let transactions = stat(&report, "transactions:") as usize;
-    let errors = stat(&report, "ignored errors:");
-    let reconnects = stat(&report, "reconnects:");
+    let transactions = sysbench_stat::<usize>(&report, "transactions:");
+    let errors = sysbench_stat::<u64>(&report, "ignored errors:");
+    let reconnects = sysbench_stat::<u64>(&report, "reconnects:");
     eprintln!(
         "sysbench oltp_read_write through Spider over two Canyon nodes: {transactions} transactions \
          ({} tps), {} queries ({} qps), {errors} errors, {reconnects} reconnects",
-        per_sec(&report, "transactions:"),
-        stat(&report, "queries:"),
-        per_sec(&report, "queries:"),
+        sysbench_per_sec(&report, "transactions:"),
+        sysbench_stat::<u64>(&report, "queries:"),
+        sysbench_per_sec(&report, "queries:"),
     );
     assert!(transactions > 0, "no transaction committed:\n{report}");
-    assert_eq!(errors, 0.0, "sysbench saw errors:\n{report}");
-    assert_eq!(reconnects, 0.0, "sysbench reconnected:\n{report}");
+    assert_eq!(errors, 0, "sysbench saw errors:\n{report}");
+    assert_eq!(reconnects, 0, "sysbench reconnected:\n{report}");
 
     // XA was used on both nodes, and nothing is left in doubt.
     for (n, before) in nodes.iter().zip(&prepares_before) {

@@ -17,7 +17,9 @@
 
 mod common;
 
-use common::{find_program, mariadb_cli, run_bounded, skip_without, Mariadb, Server};
+use common::{
+    find_program, mariadb_cli, run_bounded, skip_without, sysbench_stat, Mariadb, Server,
+};
 use std::process::Command;
 use std::time::Duration;
 
@@ -93,19 +95,6 @@ fn tables(workload: &str) -> u32 {
     }
 }
 
-/// The first number after `label` in sysbench's report, e.g. "ignored errors:".
-fn stat(report: &str, label: &str) -> u64 {
-    let line = report
-        .lines()
-        .find(|l| l.trim_start().starts_with(label))
-        .unwrap_or_else(|| panic!("no '{label}' line in sysbench's report:\n{report}"));
-    line[line.find(label).expect("found above") + label.len()..]
-        .split_whitespace()
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("cannot read the number in '{line}'"))
-}
-
 /// Creates the `sbtest` database through the real CLI.
 fn create_db(t: &Target) {
     let (_, err, status) = mariadb_cli(
@@ -129,8 +118,8 @@ fn workload(t: &Target, workload: &str) {
         sysbench(t, workload, mode, "prepare");
         let report = sysbench(t, workload, mode, "run");
         let what = format!("{workload} --db-ps-mode={mode} against {}", t.name);
-        let ignored = stat(&report, "ignored errors:");
-        let transactions = stat(&report, "transactions:");
+        let ignored = sysbench_stat::<u64>(&report, "ignored errors:");
+        let transactions = sysbench_stat::<u64>(&report, "transactions:");
         eprintln!("{what}: {transactions} transactions, {ignored} ignored errors");
         if READ_ONLY.contains(&workload) {
             assert_eq!(
@@ -147,12 +136,12 @@ fn workload(t: &Target, workload: &str) {
             );
         }
         assert_eq!(
-            stat(&report, "reconnects:"),
+            sysbench_stat::<u64>(&report, "reconnects:"),
             0,
             "{what}: sysbench reconnected:\n{report}"
         );
         assert!(
-            stat(&report, "total:") > 0,
+            sysbench_stat::<u64>(&report, "total:") > 0,
             "{what}: no query ran:\n{report}"
         );
         if workload == "oltp_read_write" {
@@ -306,7 +295,7 @@ fn hundreds_of_clients_queueing_on_hot_rows_keep_committing() {
     let report = run("run", 600);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let threads = sampler.join().expect("the sampler ends");
-    let transactions = stat(&report, "transactions:");
+    let transactions = sysbench_stat::<u64>(&report, "transactions:");
     eprintln!(
         "600 clients on 10 rows: {transactions} transactions in 8 s, at most {threads} server threads"
     );
@@ -314,7 +303,11 @@ fn hundreds_of_clients_queueing_on_hot_rows_keep_committing() {
         threads < 100,
         "{threads} server threads for 600 connections: waiting connections hold threads"
     );
-    assert_eq!(stat(&report, "ignored errors:"), 0, "{report}");
+    assert_eq!(
+        sysbench_stat::<u64>(&report, "ignored errors:"),
+        0,
+        "{report}"
+    );
     assert!(
         transactions >= 1_000,
         "600 clients on 10 rows committed only {transactions} transactions in 8 s:\n{report}"

@@ -730,3 +730,29 @@ pub fn mariadb_cli_args(
     }
     run_bounded(&mut cmd, sql, CLIENT_TIMEOUT)
 }
+
+/// The first number after `label` in sysbench's report (e.g. `"ignored
+/// errors:"`, `"transactions:"`); panics, with the report, when it is absent.
+pub fn sysbench_stat<T: std::str::FromStr>(report: &str, label: &str) -> T {
+    let line = report
+        .lines()
+        .find(|l| l.trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no '{label}' line in sysbench's report:\n{report}"));
+    line[line.find(label).expect("found above") + label.len()..]
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("cannot read the number in '{line}'"))
+}
+
+/// The per-second figure in parentheses on sysbench's `label` line, e.g. the
+/// tps in "transactions: 856 (42.63 per sec.)"; 0 when absent.
+pub fn sysbench_per_sec(report: &str, label: &str) -> f64 {
+    report
+        .lines()
+        .find(|l| l.trim_start().starts_with(label))
+        .and_then(|l| l.split('(').nth(1))
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0.0)
+}

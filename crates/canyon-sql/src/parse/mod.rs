@@ -46,6 +46,7 @@ pub mod lock_tables;
 pub mod names;
 pub mod parser;
 pub mod partition;
+mod pieces;
 pub mod psm;
 pub mod psm_detect;
 pub mod set_statement;
