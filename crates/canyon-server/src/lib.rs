@@ -75,6 +75,7 @@ pub mod backup;
 pub mod config;
 mod connection;
 pub mod metrics;
+mod replica;
 mod server;
 mod startup;
 pub mod tls;

@@ -83,6 +83,12 @@ pub fn open_engine(config: &Config) -> Result<Arc<Engine>> {
     };
     let engine = Engine::open(storage, engine_config(config))?;
     engine.configure_query_log(&query_log_config(config))?;
+    engine
+        .replica
+        .set_launcher(Arc::new(crate::replica::ReplicaLauncher {
+            engine: Arc::downgrade(&engine),
+        }));
+    engine.replica.start_at_boot()?;
     Ok(engine)
 }
 

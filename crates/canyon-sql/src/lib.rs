@@ -100,7 +100,10 @@ pub use catalog::config::{
 };
 pub use catalog::engine::Engine;
 pub use ddl::alter::{AlterOp, ColumnPosition};
-pub use session::{Dump, Session, SessionLockWait, LARGE_TEXT, MAX_PREPARED_STATEMENTS};
+pub use session::{
+    ApplyOutcome, Dump, ReplicaApplier, Session, SessionLockWait, LARGE_TEXT,
+    MAX_PREPARED_STATEMENTS,
+};
 pub use types::charset::Charset;
 pub use types::result::{charset, column_flags, Column, ColumnType, PreparedInfo, QueryResult};
 pub use types::value::{Stamp, Value};

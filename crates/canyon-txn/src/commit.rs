@@ -412,15 +412,20 @@ impl Transaction {
             // bulk.rs: the merged files, ingested at the commit timestamp.
             return self.mgr.commit_bulk(&mut b, self.log.take()).map(Some);
         }
-        if self.writes.is_empty() {
+        if self.writes.is_empty() && self.commit_meta.is_empty() {
             return Ok(None);
         }
         let writes = std::mem::take(&mut self.writes);
         let mut prepared = self.mgr.prepare(writes)?;
-        if prepared.puts.is_empty() {
+        if prepared.puts.is_empty() && self.commit_meta.is_empty() {
             return Ok(None);
         }
         prepared.log = self.log.take();
+        prepared.meta.extend(
+            std::mem::take(&mut self.commit_meta)
+                .into_iter()
+                .map(|(k, v)| (k, Some(v))),
+        );
         self.mgr.write_commit(prepared).map(Some)
     }
 }

@@ -396,6 +396,9 @@ pub struct Transaction {
     pub(crate) bulk: Option<Box<crate::bulk::BulkLoad>>,
     /// What the commit appends to the change log (changelog.rs), if anything.
     pub(crate) log: Option<crate::changelog::LogEntry>,
+    /// Meta records the commit writes in its own batch
+    /// ([`Transaction::put_meta_on_commit`]).
+    pub(crate) commit_meta: Vec<(Vec<u8>, Vec<u8>)>,
     /// The SQL layer's journal of changes in execution order, when it asked
     /// for one ([`Transaction::enable_journal`]).
     pub(crate) journal: Option<Journal>,
@@ -703,6 +706,7 @@ impl TxnSession {
             state: TxnState::Active,
             bulk: None,
             log: None,
+            commit_meta: Vec::new(),
             journal: None,
         }
     }
@@ -923,6 +927,18 @@ impl Transaction {
     /// commit that writes nothing logs nothing either.
     pub fn set_log_entry(&mut self, entry: Option<crate::changelog::LogEntry>) {
         self.log = entry;
+    }
+
+    /// Has the commit also write the Meta record `key` = `value` in its own
+    /// batch: a replica's applied position travels with the rows it applied,
+    /// so that after a crash the two agree (the SQL layer's `replica` module).
+    /// A later call with the same key replaces the value. A transaction that
+    /// has nothing else to write still commits this record.
+    pub fn put_meta_on_commit(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        match self.commit_meta.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.commit_meta.push((key, value)),
+        }
     }
 
     /// Whether the transaction has buffered writes.

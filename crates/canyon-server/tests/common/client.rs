@@ -805,6 +805,11 @@ impl Client {
         }
     }
 
+    /// Starts a new command: the next packet written has sequence id 0.
+    pub fn reset_sequence(&mut self) {
+        self.seq = 0;
+    }
+
     /// Writes one logical packet (split at 16 MiB - 1) with the next sequence ids.
     pub fn write_packet(&mut self, payload: &[u8]) -> io::Result<()> {
         let mut chunks = payload.chunks(MAX_PAYLOAD).peekable();

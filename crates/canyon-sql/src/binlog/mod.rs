@@ -34,6 +34,7 @@
 //! The server's UUID is made once and kept in Meta (`binlog/uuid`), as
 //! MySQL keeps it in `auto.cnf`.
 
+pub mod apply;
 pub mod columns;
 pub mod events;
 

@@ -93,6 +93,9 @@ pub struct Binlog {
     version: String,
     /// The file index, oldest first (`files.rs`).
     files: RwLock<Vec<BinlogFile>>,
+    /// Transactions of other servers executed here as a replica
+    /// (`crate::catalog::replica`): part of `gtid_executed`.
+    others: parking_lot::Mutex<GtidSet>,
 }
 
 impl Binlog {
@@ -147,6 +150,7 @@ impl Binlog {
             uuid,
             version: version.to_string(),
             files: RwLock::new(files),
+            others: parking_lot::Mutex::new(GtidSet::new()),
         };
         if log.config.enabled && log.files.read().is_empty() {
             log.start_file(txn, 1)?;
@@ -174,9 +178,18 @@ impl Binlog {
         canyon_binlog::gtid::format_uuid(&self.uuid)
     }
 
-    /// `gtid_executed`: every transaction logged.
+    /// `gtid_executed`: every transaction logged, and those of other
+    /// servers applied here as a replica.
     pub fn executed(&self, txn: &TxnManager) -> GtidSet {
-        self.gtids_before(&txn.log_head())
+        let mut set = self.gtids_before(&txn.log_head());
+        set.union(&self.others.lock());
+        set
+    }
+
+    /// Sets the other servers' transactions applied here (the replica's
+    /// applied set, after each commit).
+    pub fn set_others(&self, set: GtidSet) {
+        *self.others.lock() = set;
     }
 
     /// `gtid_purged`: the transactions whose records are purged.

@@ -74,6 +74,8 @@ pub struct Engine {
     pub(crate) table_locks: Arc<crate::catalog::table_locks::TableLocks>,
     /// The slow and general query logs (see [`crate::catalog::querylog`]).
     pub(crate) query_log: crate::catalog::querylog::QueryLogs,
+    /// Canyon as a replica (see [`crate::catalog::replica`]).
+    pub replica: crate::catalog::replica::Replica,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -214,6 +216,8 @@ impl Engine {
             storage.as_ref(),
             &txn,
         )?;
+        let replica = crate::catalog::replica::Replica::open(storage.as_ref())?;
+        binlog.set_others(replica.applied().gtid_set());
         let query_log = crate::catalog::querylog::QueryLogs::new(
             &config.version,
             config.port,
@@ -239,6 +243,7 @@ impl Engine {
             binlog,
             query_log,
             table_locks: Default::default(),
+            replica,
         });
         engine.recover_counters()?;
         engine.abandon_unfinished_indexes()?;
@@ -392,6 +397,11 @@ impl Engine {
     /// The transaction manager.
     pub fn txn_manager(&self) -> &Arc<TxnManager> {
         &self.txn
+    }
+
+    /// The binary log.
+    pub fn binlog(&self) -> &crate::catalog::binlog::Binlog {
+        &self.binlog
     }
 
     /// Whether any account exists (false on a brand-new data directory).

@@ -50,6 +50,7 @@ pub mod perfschema;
 pub mod privileges;
 pub mod procs;
 pub mod querylog;
+pub mod replica;
 pub mod routines;
 pub mod rows;
 pub mod schema;

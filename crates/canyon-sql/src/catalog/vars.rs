@@ -153,6 +153,23 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         // or 0 sets it going again. The session answers it
         // (`Session::get_var`); this is the DEFAULT's value.
         "timestamp" => (Value::Double(0.0), ReadWrite),
+        // What mysqlbinlog's output sets before its BINLOG statements.
+        // `pseudo_slave_mode` and `pseudo_thread_id` steer MySQL's handling
+        // of temporary tables and XA in statement-based replay; Canyon's log
+        // is row-based, so they are kept and change nothing.
+        "pseudo_slave_mode" => (i(0), ReadWrite),
+        "pseudo_thread_id" => (i(0), ReadWrite),
+        // MySQL 8 keeps it (deprecated) with INSERT DELAYED, which runs as a
+        // plain INSERT: nothing to limit.
+        "max_delayed_threads" => (i(20), ReadWrite),
+        "completion_type" => (s("NO_CHAIN"), ReadWrite),
+        // Month and day names: English only (`session::set` refuses others).
+        "lc_time_names" => (s("en_US"), ReadWrite),
+        // MariaDB's, which mariadb-binlog sets: CHECK constraints are always
+        // enforced and no table is system-versioned (`session::set` refuses
+        // the other values).
+        "check_constraint_checks" => (i(1), ReadWrite),
+        "system_versioning_insert_history" => (i(0), ReadWrite),
         _ => return None,
     })
 }
@@ -179,6 +196,8 @@ pub fn scope(name: &str) -> Scope {
         | "insert_id"
         | "timestamp"
         | "transaction_allow_batching"
+        | "pseudo_slave_mode"
+        | "pseudo_thread_id"
         | "sql_log_bin" => Scope::SessionOnly,
         "max_connections" | "read_only" | "super_read_only" | "server_id" | "init_connect"
         | "binlog_format" => Scope::ServerOnly,
@@ -377,9 +396,11 @@ pub const NAMES: &[&str] = &[
     "character_set_results",
     "character_set_server",
     "character_set_system",
+    "check_constraint_checks",
     "collation_connection",
     "collation_database",
     "collation_server",
+    "completion_type",
     "cte_max_recursion_depth",
     "default_storage_engine",
     "default_tmp_storage_engine",
@@ -401,6 +422,7 @@ pub const NAMES: &[&str] = &[
     "innodb_flush_log_at_trx_commit",
     "innodb_lock_wait_timeout",
     "interactive_timeout",
+    "lc_time_names",
     "license",
     "local_infile",
     "lock_wait_timeout",
@@ -416,6 +438,7 @@ pub const NAMES: &[&str] = &[
     "max_allowed_packet",
     "max_binlog_size",
     "max_connections",
+    "max_delayed_threads",
     "max_digest_length",
     "max_execution_time",
     "max_join_size",
@@ -430,6 +453,8 @@ pub const NAMES: &[&str] = &[
     "port",
     "profiling",
     "protocol_version",
+    "pseudo_slave_mode",
+    "pseudo_thread_id",
     "query_cache_size",
     "query_cache_type",
     "read_only",
@@ -456,6 +481,7 @@ pub const NAMES: &[&str] = &[
     "super_read_only",
     "sync_binlog",
     "system_time_zone",
+    "system_versioning_insert_history",
     "time_zone",
     "transaction_allow_batching",
     "transaction_isolation",

@@ -49,6 +49,7 @@ pub mod partition;
 mod pieces;
 pub mod psm;
 pub mod psm_detect;
+pub mod replica_stmts;
 pub mod set_statement;
 pub mod spellings;
 pub mod user_vars;

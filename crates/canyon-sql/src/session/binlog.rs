@@ -41,6 +41,24 @@ const SQL_MODE_BITS: &[(&str, u64)] = &[
     ("TIME_TRUNCATE_FRACTIONAL", 1 << 32),
 ];
 
+/// MySQL's bits as `sql_mode` text; `None` for a negative number or a bit
+/// MySQL 8 has no mode for.
+pub(super) fn sql_mode_names(bits: i64) -> Option<String> {
+    let bits = u64::try_from(bits).ok()?;
+    let known = SQL_MODE_BITS.iter().fold(0, |a, (_, b)| a | b);
+    if bits & !known != 0 {
+        return None;
+    }
+    Some(
+        SQL_MODE_BITS
+            .iter()
+            .filter(|(_, b)| bits & b != 0)
+            .map(|(n, _)| *n)
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
 /// `sql_mode` text as MySQL's bits (names it does not know are dropped).
 pub(super) fn sql_mode_bits(text: &str) -> u64 {
     text.split(',')
@@ -308,11 +326,10 @@ impl Session {
                 ))
             }
             BinlogStatement::ReplicaStatus(replica) => {
-                // Canyon does not replicate from a source yet (issue 25):
-                // the empty set MySQL gives on a server that is no replica,
-                // under MySQL 8's columns (SHOW SLAVE STATUS: their older
-                // names). Monitoring (mysqld_exporter's slave_status
-                // collector) reads "no replication" from it.
+                // MySQL 8's columns (SHOW SLAVE STATUS: their older names);
+                // on a server that is no replica the empty set, from which
+                // monitoring (mysqld_exporter's slave_status collector)
+                // reads "no replication".
                 self.state.check_super(&cat, "REPLICATION CLIENT")?;
                 let names: Vec<String> = REPLICA_STATUS_COLUMNS
                     .iter()
@@ -331,7 +348,13 @@ impl Session {
                     .iter()
                     .map(|n| (n.as_str(), ExprKind::String))
                     .collect();
-                Ok(typed_rows(&columns, Vec::new()))
+                // A replica's row (`super::replica`); none on a server that
+                // follows no source.
+                let rows = self
+                    .replica_status_row(REPLICA_STATUS_COLUMNS)
+                    .into_iter()
+                    .collect();
+                Ok(typed_rows(&columns, rows))
             }
             BinlogStatement::Logs => {
                 self.state.check_super(&cat, "REPLICATION CLIENT")?;

@@ -97,6 +97,7 @@
 
 mod accounts;
 mod admin;
+mod apply;
 mod backup;
 mod binlog;
 mod context;
@@ -109,6 +110,8 @@ mod into;
 mod load;
 mod partition;
 mod perfschema;
+pub use replica::{ApplyOutcome, ReplicaApplier};
+mod replica;
 mod request;
 mod routines;
 mod schema;

@@ -377,10 +377,44 @@ impl Session {
                 self.state.vars.insert(var, Value::str(&zone));
             }
             "sql_mode" if !is_default => {
-                let text =
-                    String::from_utf8_lossy(&value.to_text().unwrap_or_default()).into_owned();
+                let text = match &value {
+                    // A number is the modes' bits, as MySQL takes it
+                    // (mysqlbinlog prints a QUERY event's sql_mode so).
+                    Value::Int(_) | Value::UInt(_) => super::binlog::sql_mode_names(
+                        value.to_i64().unwrap_or(-1),
+                    )
+                    .ok_or_else(|| Error::WrongValueForVar {
+                        name: var.clone(),
+                        value: value.to_display(),
+                    })?,
+                    _ => String::from_utf8_lossy(&value.to_text().unwrap_or_default()).into_owned(),
+                };
                 let mode = crate::catalog::vars::normalize_sql_mode(&text)?;
                 self.state.vars.insert(var, Value::str(&mode));
+            }
+            "lc_time_names" if !is_default => {
+                // Only en_US (locale 0): month and day names are English.
+                let name = value.to_display();
+                if !(name == "0" || name.eq_ignore_ascii_case("en_US")) {
+                    return Err(Error::Sql {
+                        code: 1649,
+                        sqlstate: *b"HY000",
+                        message: format!("Unknown locale: '{name}'"),
+                    });
+                }
+                self.state.vars.insert(var, Value::str("en_US"));
+            }
+            "check_constraint_checks" if !is_default && value.to_i64() != Some(1) => {
+                // MariaDB's switch for CHECK constraints; Canyon always
+                // checks them, so only ON is taken (mariadb-binlog sets it).
+                return Err(Error::Unsupported(
+                    "check_constraint_checks = 0 (CHECK constraints are always enforced)".into(),
+                ));
+            }
+            "system_versioning_insert_history" if !is_default && value.to_i64() != Some(0) => {
+                return Err(Error::Unsupported(
+                    "system_versioning_insert_history (no system-versioned tables)".into(),
+                ));
             }
             "timestamp" => {
                 // MySQL 8.0: 1 to 32536771199.999999 seconds (3001-01-18);
@@ -417,7 +451,17 @@ impl Session {
             }
             "collation_connection" | "collation_server" | "collation_database" if !is_default => {
                 let name = value.to_display();
-                let c = crate::types::collation::Collation::from_name(&name)
+                // A number is a collation id, as MySQL takes it (mysqlbinlog
+                // prints the ids its QUERY events carry).
+                let by_id = match &value {
+                    Value::Int(_) | Value::UInt(_) => value
+                        .to_i64()
+                        .and_then(|n| u16::try_from(n).ok())
+                        .and_then(crate::types::collation::Collation::from_id),
+                    _ => None,
+                };
+                let c = by_id
+                    .or_else(|| crate::types::collation::Collation::from_name(&name))
                     .ok_or_else(|| Error::UnknownCollation(name.to_ascii_lowercase()))?;
                 // A collation names its character set too: MySQL sets the
                 // matching character_set_* variable with it.

@@ -95,6 +95,32 @@ pub(super) struct State {
     /// I/O (`crate::catalog::perfschema::io`): written by the executor
     /// through `StmtCtx` (hence the cell), read at the request's end.
     pub(super) io: std::cell::RefCell<crate::catalog::perfschema::StatementIo>,
+    /// The replica applier's "system user": every privilege, no account.
+    pub(super) system: bool,
+}
+
+/// The replica applier's account: every privilege on everything, as
+/// MySQL's applier runs without PRIVILEGE_CHECKS_USER.
+fn system_user() -> Arc<UserDef> {
+    static USER: std::sync::OnceLock<Arc<UserDef>> = std::sync::OnceLock::new();
+    USER.get_or_init(|| {
+        Arc::new(UserDef {
+            user: "system user".into(),
+            host: String::new(),
+            native_hash_hex: String::new(),
+            plugin: String::new(),
+            sha2_verifier: String::new(),
+            grants: vec![crate::catalog::schema::Grant {
+                db: None,
+                table: None,
+                all: true,
+                privs: u32::MAX,
+                grant_option: true,
+                dynamic: true,
+            }],
+        })
+    })
+    .clone()
 }
 
 impl State {
@@ -164,6 +190,9 @@ impl State {
     }
 
     pub(super) fn account(&mut self, cat: &Catalog) -> Option<Arc<UserDef>> {
+        if self.system {
+            return Some(system_user());
+        }
         match &self.account {
             Some((v, a)) if *v == cat.version => a.clone(),
             _ => {
@@ -320,6 +349,9 @@ pub struct Session {
     /// The deadline of the table lock wait the current request is in (kept
     /// across its retries).
     pub(super) table_wait_deadline: Option<std::time::Instant>,
+    /// What BINLOG statements left for the next one: the format description
+    /// and table maps (`super::apply`).
+    pub(super) binlog_applier: Option<Box<crate::binlog::apply::Applier>>,
 }
 
 pub(super) fn ok(affected_rows: u64) -> QueryResult {
@@ -416,6 +448,7 @@ impl Session {
                 temp: Default::default(),
                 query_log: Default::default(),
                 io: Default::default(),
+                system: false,
             },
             txn_session,
             txn: None,
@@ -436,6 +469,7 @@ impl Session {
             stmt_depth: 0,
             pending_table_wait: None,
             table_wait_deadline: None,
+            binlog_applier: None,
         };
         // SET GLOBAL values are the new session's starting values (checked
         // when they were set, so they apply).
