@@ -12,6 +12,8 @@
 #                         sysbench's tables over two Canyon nodes with XA
 #   chromium              headless browser that opens `canyon bench`'s HTML report in a test
 #   openjdk-17-jdk-headless  runs tests/java/Drivers.java (JDBC drivers, tests/drivers_java.rs)
+#                         and tests/java/Debezium.java (tests/debezium.rs)
+#   maven                 resolves Debezium's jars (tests/java/debezium/pom.xml)
 #   tzdata                the system time-zone database (/usr/share/zoneinfo), which
 #                         named `time_zone` values and CONVERT_TZ read (time_zone.test)
 #   percona-toolkit       pt-query-digest, which tests/query_log.rs runs on the slow log
@@ -34,7 +36,11 @@
 #           go-mysql, the binlog reader of crates/canyon-binlog/tests/go-mysql
 #           (tests/go_mysql.rs), the same way
 #   Java    the jars listed in crates/canyon-server/tests/java/jars.txt, from Maven
-#           Central into ~/.cache/canyon-tools/java, SHA-1 checked (tests/drivers_java.rs)
+#           Central into ~/.cache/canyon-tools/java, SHA-1 checked (tests/drivers_java.rs);
+#           and Debezium 3.6.1.Final's embedded engine and MySQL connector with all
+#           their dependencies, `mvn dependency:copy-dependencies` of
+#           crates/canyon-server/tests/java/debezium/pom.xml into
+#           ~/.cache/canyon-tools/java/debezium (tests/debezium.rs)
 #   Node    `npm ci` of crates/canyon-server/tests/node/package-lock.json into
 #           ~/.cache/canyon-tools/node (tests/drivers_node.rs); Debian's nodejs and
 #           npm are installed only when there is no node / npm at all
@@ -45,7 +51,7 @@
 # without nightly the fuzz run is skipped and the stable corpus replay remains.
 set -euo pipefail
 
-packages=(clang libclang-dev sysbench mariadb-client mariadb-server mariadb-test mariadb-plugin-spider chromium openjdk-17-jdk-headless tzdata percona-toolkit prometheus-mysqld-exporter bpftrace binutils)
+packages=(clang libclang-dev sysbench mariadb-client mariadb-server mariadb-test mariadb-plugin-spider chromium openjdk-17-jdk-headless maven tzdata percona-toolkit prometheus-mysqld-exporter bpftrace binutils)
 
 # The repository root, so the script works from any directory.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -109,6 +115,28 @@ install_java_drivers() {
   done <"$driver_tests/java/jars.txt"
 }
 
+# Debezium for tests/debezium.rs: every jar tests/java/debezium/pom.xml resolves
+# to (Maven checks each against its published checksum), copied into one
+# directory, redone only when the pom changed (the copy of the pom next to the
+# jars, written last, marks a finished install and is what tests/debezium.rs
+# compares against).
+install_debezium() {
+  local dir="$tools/java/debezium" pom="$driver_tests/java/debezium/pom.xml"
+  if cmp -s "$pom" "$dir/pom.xml"; then
+    return 0
+  fi
+  echo "install-deps: resolving Debezium's jars (tests/java/debezium/pom.xml) into $dir"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  if ! mvn -q -B -f "$pom" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$dir"; then
+    echo "install-deps: mvn dependency:copy-dependencies of $pom failed" >&2
+    exit 1
+  fi
+  cp "$pom" "$dir/pom.xml.tmp"
+  mv "$dir/pom.xml.tmp" "$dir/pom.xml"
+}
+
 # mysql2 for tests/node: `npm ci` from the committed lock file into the cache
 # directory, redone only when the lock file changed (the copy next to the
 # installed modules is what tests/drivers_node.rs compares against).
@@ -151,6 +179,7 @@ install_client_drivers() {
   install_go_tpc
   install_go_driver
   install_java_drivers
+  install_debezium
   install_node_drivers
 }
 
@@ -274,7 +303,7 @@ trap cleanup EXIT
 
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 
-for cmd in clang sysbench mariadb mariadbd mariadb-install-db chromium javac pt-query-digest; do
+for cmd in clang sysbench mariadb mariadbd mariadb-install-db chromium javac mvn pt-query-digest; do
   if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
     echo "install-deps: $cmd is still missing after the install" >&2
     exit 1

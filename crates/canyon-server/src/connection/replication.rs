@@ -58,8 +58,14 @@ fn parse_dump(body: &[u8]) -> Option<(StartAt, u16, u32)> {
 }
 
 /// COM_BINLOG_DUMP_GTID: `flags u16 ++ server_id u32 ++ name_len u32 ++
-/// name ++ pos u64 ++ (data_len u32 ++ gtid set)` (the set when
-/// DUMP_THROUGH_GTID, in PREVIOUS_GTIDS' encoding).
+/// name ++ pos u64 ++ data_len u32 ++ gtid set` (in PREVIOUS_GTIDS'
+/// encoding).
+///
+/// MySQL reads the set whatever the flags say (`com_binlog_dump_gtid` in
+/// rpl_source.cc) and, when no file is named, starts by GTIDs: a MySQL
+/// replica sets DUMP_THROUGH_GTID, mysql-binlog-connector-java (Debezium's
+/// binlog client) sends flags 0, an empty name and its set. Without the flag,
+/// a named file (or no set at all) is a start by file and position.
 fn parse_dump_gtid(body: &[u8]) -> Option<Result<(StartAt, u16, u32), Error>> {
     let flags = u16_at(body, 0)?;
     let server_id = u32_at(body, 2)?;
@@ -67,7 +73,8 @@ fn parse_dump_gtid(body: &[u8]) -> Option<Result<(StartAt, u16, u32), Error>> {
     let name = body.get(10..10 + name_len)?;
     let at = 10 + name_len;
     let pos = u64_at(body, at)?;
-    if flags & DUMP_THROUGH_GTID == 0 {
+    let has_set = body.len() > at + 8;
+    if flags & DUMP_THROUGH_GTID == 0 && (!name.is_empty() || !has_set) {
         let file = String::from_utf8_lossy(name).into_owned();
         return Some(Ok((StartAt::Position { file, pos }, flags, server_id)));
     }
@@ -179,5 +186,69 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                 return Flow::Close;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A COM_BINLOG_DUMP_GTID body: flags, server id 5401, `name`, position 4,
+    /// and `set` (binary) when given.
+    fn body(flags: u16, name: &str, set: Option<&canyon_binlog::GtidSet>) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(&flags.to_le_bytes());
+        b.extend_from_slice(&5401u32.to_le_bytes());
+        b.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        b.extend_from_slice(name.as_bytes());
+        b.extend_from_slice(&4u64.to_le_bytes());
+        if let Some(set) = set {
+            let data = set.encode();
+            b.extend_from_slice(&(data.len() as u32).to_le_bytes());
+            b.extend_from_slice(&data);
+        }
+        b
+    }
+
+    fn set() -> canyon_binlog::GtidSet {
+        "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-7"
+            .parse()
+            .expect("a GTID set")
+    }
+
+    fn start(b: &[u8]) -> StartAt {
+        let (start, _, server_id) = parse_dump_gtid(b)
+            .expect("well-formed")
+            .expect("a valid set");
+        assert_eq!(server_id, 5401);
+        start
+    }
+
+    /// mysql-binlog-connector-java (Debezium) sends flags 0, no file and its
+    /// set: a start by GTIDs, as MySQL takes it.
+    #[test]
+    fn a_set_without_the_flag_and_without_a_file_starts_by_gtids() {
+        match start(&body(0, "", Some(&set()))) {
+            StartAt::Gtids(have) => assert_eq!(have, set()),
+            other => panic!("expected a GTID start, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_flag_starts_by_gtids_and_a_named_file_without_it_by_position() {
+        assert!(matches!(
+            start(&body(DUMP_THROUGH_GTID, "binlog.000001", Some(&set()))),
+            StartAt::Gtids(_)
+        ));
+        match start(&body(0, "binlog.000001", Some(&set()))) {
+            StartAt::Position { file, pos } => {
+                assert_eq!((file.as_str(), pos), ("binlog.000001", 4));
+            }
+            other => panic!("expected a position start, got {other:?}"),
+        }
+        assert!(matches!(
+            start(&body(0, "", None)),
+            StartAt::Position { .. }
+        ));
     }
 }

@@ -609,6 +609,42 @@ pub(super) fn like_filter(f: Option<&ast::ShowStatementFilter>) -> Result<Option
     }
 }
 
+/// A SHOW statement with a WHERE condition, split into the statement without
+/// it and the condition; `None` for any other statement.
+fn split_show_where(stmt: &Statement) -> Option<(Statement, ast::Expr)> {
+    fn take(f: &mut Option<ast::ShowStatementFilter>) -> Option<ast::Expr> {
+        match f.take() {
+            Some(ast::ShowStatementFilter::Where(e)) => Some(e),
+            other => {
+                *f = other;
+                None
+            }
+        }
+    }
+    let mut s = stmt.clone();
+    let cond = match &mut s {
+        Statement::ShowVariables { filter, .. }
+        | Statement::ShowStatus { filter, .. }
+        | Statement::ShowCollation { filter } => take(filter),
+        Statement::ShowCharset(c) => take(&mut c.filter),
+        Statement::ShowTables { show_options, .. }
+        | Statement::ShowDatabases { show_options, .. }
+        | Statement::ShowSchemas { show_options, .. } => {
+            match show_options.filter_position.take() {
+                Some(ast::ShowStatementFilterPosition::Infix(ast::ShowStatementFilter::Where(
+                    e,
+                )))
+                | Some(ast::ShowStatementFilterPosition::Suffix(
+                    ast::ShowStatementFilter::Where(e),
+                )) => Some(e),
+                _ => None,
+            }
+        }
+        _ => None,
+    }?;
+    Some((s, cond))
+}
+
 pub(super) fn show_like(o: &ast::ShowStatementOptions) -> Result<Option<String>> {
     match &o.filter_position {
         None => Ok(None),
@@ -844,7 +880,79 @@ impl Session {
 
 impl Session {
     /// The SHOW statements sqlparser parses, and DESCRIBE.
+    ///
+    /// `SHOW ... WHERE cond` (VARIABLES, STATUS, [FULL] TABLES, DATABASES,
+    /// CHARACTER SET, COLLATION) runs the statement without its condition and
+    /// keeps the rows `cond` holds for, the result's column names naming its
+    /// columns: MySQL runs these as a SELECT ... WHERE over the
+    /// information_schema table behind them (manual, "Extensions to SHOW
+    /// Statements"), whose string columns compare case-insensitively
+    /// (utf8mb3_general_ci). Debezium lists tables with `SHOW FULL TABLES IN
+    /// db WHERE Table_Type = 'BASE TABLE'` and reads character sets with
+    /// `SHOW VARIABLES WHERE Variable_name IN (...)`.
     pub(super) fn run_show(&mut self, cat: &Arc<Catalog>, stmt: &Statement) -> Result<QueryResult> {
+        match split_show_where(stmt) {
+            Some((unfiltered, cond)) => {
+                let result = self.run_show_unfiltered(cat, &unfiltered)?;
+                self.keep_show_rows(result, &cond)
+            }
+            None => self.run_show_unfiltered(cat, stmt),
+        }
+    }
+
+    /// The rows of a SHOW result for which `cond` is true.
+    fn keep_show_rows(&self, result: QueryResult, cond: &ast::Expr) -> Result<QueryResult> {
+        let QueryResult::Rows {
+            columns,
+            rows,
+            warnings,
+        } = result
+        else {
+            return Ok(result);
+        };
+        use crate::types::result::ColumnType;
+        let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+        let kinds: Vec<ExprKind> = columns
+            .iter()
+            .map(|c| match c.column_type {
+                ColumnType::LongLong
+                    if c.flags & crate::types::result::column_flags::UNSIGNED != 0 =>
+                {
+                    ExprKind::UInt
+                }
+                ColumnType::LongLong | ColumnType::Long => ExprKind::Int,
+                ColumnType::Double => ExprKind::Double,
+                _ => ExprKind::String,
+            })
+            .collect();
+        let colls = vec![Some(crate::types::collation::Collation::Utf8mb3GeneralCi); names.len()];
+        let mut b = crate::plan::bind::Binder::new(None, None);
+        b.frame_len = names.len();
+        b.scopes.push(crate::plan::bind::Scope::of_derived(
+            "", names, &kinds, &colls, 0,
+        ));
+        b.context = "where clause";
+        let cond = b.bind(cond)?;
+        let ctx = StmtCtx::new(&self.state, &[]);
+        let mut kept = Vec::with_capacity(rows.len());
+        for row in rows {
+            let env = crate::expr::Env {
+                row: &row,
+                aggs: &[],
+                ctx: &ctx,
+            };
+            if crate::expr::eval_predicate(&cond, &env)? {
+                kept.push(row);
+            }
+        }
+        Ok(QueryResult::Rows {
+            columns,
+            rows: kept,
+            warnings,
+        })
+    }
+
+    fn run_show_unfiltered(&mut self, cat: &Arc<Catalog>, stmt: &Statement) -> Result<QueryResult> {
         match stmt {
             Statement::ShowVariables { filter, global, .. } => {
                 // Variable names match case-insensitively (MySQL compares

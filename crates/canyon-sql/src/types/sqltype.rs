@@ -499,7 +499,10 @@ pub fn table_column(
         charset: cs,
         length,
         column_type,
-        flags: if ty.is_string() {
+        // MySQL flags BIT columns UNSIGNED but not BINARY (Field_bit), and
+        // Connector/J reads a BIT(1) column without BINARY_FLAG as a Boolean
+        // (Debezium's snapshot relies on it); with the flag, as bytes.
+        flags: if ty.is_string() || matches!(ty, SqlType::Bit(_)) {
             flags
         } else {
             flags | column_flags::BINARY
@@ -1592,5 +1595,20 @@ mod fsp_tests {
             "2020-12-31 23:59:59.999000"
         );
         crate::types::datetime::set_truncate_fractional(false);
+    }
+
+    /// Result-set flags of BIT as MySQL sends them: UNSIGNED, not BINARY
+    /// (Connector/J turns a BIT(1) column with BINARY_FLAG into bytes rather
+    /// than a Boolean); other non-string columns keep BINARY.
+    #[test]
+    fn bit_columns_are_not_flagged_binary() {
+        for n in [1, 10, 64] {
+            let c = table_column("d", "t", "t", "b", SqlType::Bit(n), 0);
+            assert_eq!(c.length, n as u32);
+            assert_eq!(c.flags & column_flags::BINARY, 0, "BIT({n})");
+            assert_ne!(c.flags & column_flags::UNSIGNED, 0, "BIT({n})");
+        }
+        let c = table_column("d", "t", "t", "i", SqlType::Int { unsigned: false }, 0);
+        assert_ne!(c.flags & column_flags::BINARY, 0);
     }
 }
