@@ -512,7 +512,7 @@ fn writer(
             w.exec(&format!(
                 "INSERT INTO rpl.live (id, note) VALUES ({n}, 'row {n}')"
             ));
-            if n % 5 == 0 {
+            if n.is_multiple_of(5) {
                 w.exec(&format!(
                     "UPDATE rpl.live SET note = 'updated' WHERE id = {}",
                     n - 3
