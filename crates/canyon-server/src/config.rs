@@ -159,7 +159,12 @@ pub struct Config {
     pub display_widths: bool,
     /// Whose wording SHOW CREATE TABLE follows where MySQL 8 and MariaDB
     /// differ: `"mysql"` (default) or `"mariadb"` (which implies
-    /// `display_widths`). Only text changes, never behaviour.
+    /// `display_widths`). Only text changes, never behaviour — the version
+    /// included: `"mariadb"` reports MariaDB 10.11's (`VERSION()` =
+    /// `10.11.99-MariaDB-canyon-X`, `5.5.5-` before it in the handshake),
+    /// which MariaDB replicas need to replicate by GTID and
+    /// `mariadb-binlog --read-from-remote-server` to connect at all
+    /// (`crate::server::mariadb_server_version`).
     pub presentation: PresentationMode,
     /// Allow LOAD DATA LOCAL (MySQL's `local_infile`): the client sends a
     /// file of its own. Off by default, as in MySQL 8.0 (a server that may
@@ -182,6 +187,11 @@ pub struct Config {
     pub log_bin: bool,
     /// This server's id among replicas (`server_id`).
     pub server_id: u32,
+    /// `binlog_expire_logs_seconds`: binary log files that stopped receiving
+    /// events longer ago are purged when the log rotates (FLUSH BINARY LOGS)
+    /// and at startup, never one a replica is reading; 0 keeps every file.
+    /// MySQL 8's default, 2592000 (30 days). SET GLOBAL changes it.
+    pub binlog_expire_logs_seconds: u64,
     /// The slow query log (`slow_query_log`; also SET GLOBAL at run time).
     pub slow_query_log: bool,
     /// Its file (`slow_query_log_file`); empty: `DATA_DIR/canyon-slow.log`
@@ -235,6 +245,7 @@ impl Default for Config {
             secure_file_priv: "NULL".to_string(),
             log_bin: false,
             server_id: 1,
+            binlog_expire_logs_seconds: 2_592_000,
             slow_query_log: false,
             slow_query_log_file: String::new(),
             long_query_time: 10.0,
@@ -410,6 +421,9 @@ impl Config {
         }
         if let Some(v) = get("CANYON_SERVER_ID") {
             self.server_id = parse("CANYON_SERVER_ID", &v)?;
+        }
+        if let Some(v) = get("CANYON_BINLOG_EXPIRE_LOGS_SECONDS") {
+            self.binlog_expire_logs_seconds = parse("CANYON_BINLOG_EXPIRE_LOGS_SECONDS", &v)?;
         }
         if let Some(v) = get("CANYON_SLOW_QUERY_LOG") {
             self.slow_query_log = parse_bool("CANYON_SLOW_QUERY_LOG", &v)?;

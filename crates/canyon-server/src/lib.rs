@@ -85,5 +85,8 @@ pub mod tls;
 pub use canyon_protocol as protocol;
 
 pub use config::{Config, ConfigError, DurabilityMode, Overrides};
-pub use server::{blocking_hook, serve, server_version, ServerOptions, DRAIN_TIMEOUT};
+pub use server::{
+    blocking_hook, handshake_version, mariadb_server_version, serve, server_version, ServerOptions,
+    DRAIN_TIMEOUT,
+};
 pub use startup::{engine_config, ensure_root_account, open_engine, RootPassword};

@@ -39,6 +39,44 @@ pub fn server_version() -> String {
     format!("8.0.36-canyon-{}", env!("CARGO_PKG_VERSION"))
 }
 
+/// `VERSION()` / `@@version` under `presentation = "mariadb"`: a MariaDB
+/// 10.11 version, because MariaDB's replica and tools decide what their
+/// source can do from its major version:
+///
+/// - a MariaDB replica (sql/slave.cc, `get_master_version_and_clock`)
+///   falls back to `Using_Gtid=No` from a source below 10 — it takes that
+///   source for a MySQL one, without MariaDB GTIDs;
+/// - `mariadb-binlog --read-from-remote-server` (client/mysqlbinlog.cc,
+///   `check_master_version`) reads `SELECT VERSION()` and accepts only a
+///   first digit of 1, 3, 4 or 5 ("unrecognized MariaDB version" for 8);
+/// - `mariadb-dump` (client/mysqldump.c) takes a server from 10.0 on for one
+///   with MariaDB GTIDs (`BINLOG_GTID_POS`, `@@gtid_binlog_pos`).
+///
+/// `-MariaDB` is kept in it as MariaDB's own versions have it
+/// (`10.11.6-MariaDB-0+deb12u1`): connectors (Connector/J, PHP's mysqlnd,
+/// mysqlclient) tell MariaDB from MySQL by that word, and a server that
+/// presents itself as MariaDB should be taken for one. `canyon` follows, as
+/// distributions append their own tag.
+pub fn mariadb_server_version() -> String {
+    format!("10.11.99-MariaDB-canyon-{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The version a handshake carries for `version` (the `VERSION()` text).
+/// MariaDB from 10.0 on prefixes its handshake's version with `5.5.5-`
+/// (MariaDB's `RPL_VERSION_HACK`): MySQL 5.x replicas and old clients
+/// parse one digit of major version, and read "10" as 1. MariaDB's client
+/// library (libmariadb, `MA_RPL_VERSION_HACK`) strips the prefix, so its
+/// tools and replicas see `10.11.99-...`; MySQL's keeps it and sees a 5.5
+/// server, as it does for MariaDB itself. A MySQL-style version is sent
+/// as it is.
+pub fn handshake_version(version: &str) -> String {
+    if version.starts_with("10.") || version.starts_with("11.") {
+        format!("5.5.5-{version}")
+    } else {
+        version.to_string()
+    }
+}
+
 /// What the listener needs to know besides the engine.
 #[derive(Clone)]
 pub struct ServerOptions {
@@ -173,9 +211,12 @@ pub async fn serve(
     options: ServerOptions,
     shutdown: impl Future<Output = ()>,
 ) {
+    // The engine's VERSION() text decides it: MySQL's, or MariaDB's under
+    // its presentation (`crate::startup::engine_config`).
+    let server_version = handshake_version(&engine.config().version);
     let shared = Arc::new(Shared {
         engine,
-        server_version: server_version(),
+        server_version,
         max_allowed_packet: options.max_allowed_packet,
         connect_timeout: options.connect_timeout,
         max_connections: options.max_connections,

@@ -1,7 +1,7 @@
 //! Opening the storage and the engine, and creating the first account.
 
 use crate::config::{Config, DurabilityMode, PresentationMode};
-use crate::server::{blocking_hook, server_version};
+use crate::server::{blocking_hook, mariadb_server_version, server_version};
 use canyon_common::{Error, Result};
 use canyon_sql::catalog::querylog::QueryLogConfig;
 use canyon_sql::{Engine, EngineConfig};
@@ -20,7 +20,10 @@ pub fn engine_config(config: &Config) -> EngineConfig {
         durability: config.engine_durability(),
         lock_wait_timeout: Duration::from_secs(config.lock_wait_timeout_secs),
         blocking_hook: Some(blocking_hook),
-        version: server_version(),
+        version: match config.presentation {
+            PresentationMode::Mysql => server_version(),
+            PresentationMode::Mariadb => mariadb_server_version(),
+        },
         max_allowed_packet: config.max_allowed_packet,
         max_connections: config.max_connections,
         port: config.port,
@@ -42,6 +45,7 @@ pub fn engine_config(config: &Config) -> EngineConfig {
         binlog: canyon_sql::catalog::config::BinlogConfig {
             enabled: config.log_bin,
             server_id: config.server_id,
+            expire_logs_seconds: config.binlog_expire_logs_seconds,
             ..Default::default()
         },
         bulk_load: config.bulk_load,
@@ -199,5 +203,26 @@ mod tests {
         assert_eq!(e.lock_wait_timeout, Duration::from_secs(7));
         assert!(e.version.starts_with("8.0.36-canyon-"));
         assert!(e.blocking_hook.is_some());
+        assert_eq!(crate::server::handshake_version(&e.version), e.version);
+    }
+
+    /// Under MariaDB's presentation VERSION() is a MariaDB 10.11 one and
+    /// the handshake carries it behind MariaDB's `5.5.5-`.
+    #[test]
+    fn mariadb_presentation_reports_a_mariadb_version() {
+        let config = Config {
+            presentation: PresentationMode::Mariadb,
+            ..Config::default()
+        };
+        let e = engine_config(&config);
+        assert!(
+            e.version.starts_with("10.11.99-MariaDB-canyon-"),
+            "{}",
+            e.version
+        );
+        assert_eq!(
+            crate::server::handshake_version(&e.version),
+            format!("5.5.5-{}", e.version)
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! A stock MariaDB 10.11 replica following Canyon (issue 25, item 3).
+//! A stock MariaDB 10.11 replica following Canyon, and MariaDB's tools
+//! reading its binary log (issue 25, items 3 and 4).
 //!
 //! `mariadb_replica_follows_by_position`: a MariaDB replica (`server_id` 2)
 //! follows Canyon (`server_id` 7) from the start of its log, under writes of
@@ -8,10 +9,27 @@
 //! restarted mid-stream and Canyon rotates its log. Once its `Exec_Master_Log_Pos` equals
 //! Canyon's position, every table's rows hash the same on both, and its
 //! `gtid_slave_pos` (from Canyon's MariaDB GTID events) is Canyon's
-//! `gtid_binlog_pos`. `MASTER_USE_GTID = slave_pos` falls back to
-//! position: the replica decides from the handshake's version (8.0.36) that
-//! its source has no MariaDB GTIDs. Bad input: a position inside an event
-//! gets 1236 on the replica and Canyon keeps serving.
+//! `gtid_binlog_pos`. Bad input: a position inside an event gets 1236 on
+//! the replica and Canyon keeps serving.
+//!
+//! The tests below run Canyon with `presentation = "mariadb"`, whose
+//! MariaDB 10.11 version (`5.5.5-10.11.99-MariaDB-canyon-X`) a MariaDB
+//! replica needs to replicate by GTID (from a version below 10 it falls
+//! back to `Using_Gtid=No`, as the position test's MySQL version shows):
+//!
+//! - `mariadb_replica_follows_by_gtid`: `MASTER_USE_GTID = slave_pos`
+//!   really uses GTIDs (`Using_Gtid = Slave_Pos`, no fallback in its
+//!   log), follows writes with DDL, reconnects by GTID after STOP SLAVE /
+//!   START SLAVE and after Canyon is killed and restarted; tables hash
+//!   equal.
+//! - `mariadb_binlog_reads_from_the_server`: `mariadb-binlog
+//!   --read-from-remote-server --base64-output=decode-rows -v` prints the
+//!   events with the rows decoded.
+//! - `mariadb_dump_seeds_a_replica_by_gtid`: `mariadb-dump
+//!   --single-transaction --master-data=2 --gtid` under a running write
+//!   load takes its coordinates from the consistent snapshot (no FLUSH
+//!   TABLES in Canyon's general log); a replica loaded from the dump and
+//!   started from its GTID position catches up and hashes equal.
 
 mod common;
 
@@ -326,6 +344,299 @@ fn mariadb_replica_follows_by_position() {
     assert_eq!(
         scalar(&mut c, "SELECT COUNT(*) FROM rpl.types3 WHERE id = 5000"),
         "1"
+    );
+    assert!(s.alarms().is_empty(), "{:?}", s.alarms());
+}
+
+/// Canyon presenting itself as MariaDB 10.11 (`presentation = "mariadb"`),
+/// with `extra` config lines.
+fn canyon_as_mariadb(extra: &str) -> Server {
+    Server::start_with(ServerOptions {
+        extra_toml: format!("log_bin = true\nserver_id = 7\npresentation = \"mariadb\"\n{extra}"),
+        ..ServerOptions::default()
+    })
+}
+
+/// Waits until the replica has applied every transaction Canyon logged
+/// (its `gtid_slave_pos` is Canyon's `gtid_binlog_pos`) with both threads
+/// running.
+fn wait_gtid(c: &mut Client, m: &Mariadb) {
+    let want = scalar(c, "SELECT @@gtid_binlog_pos");
+    assert!(!want.is_empty(), "Canyon logged no transaction");
+    let r = std::cell::RefCell::new(m.client());
+    wait_replica(m, &format!("GTID {want}"), &|st| {
+        field(st, "Slave_IO_Running") == "Yes"
+            && field(st, "Slave_SQL_Running") == "Yes"
+            && scalar(&mut r.borrow_mut(), "SELECT @@gtid_slave_pos") == want
+    });
+}
+
+#[test]
+fn mariadb_replica_follows_by_gtid() {
+    let Some(m) = replica() else { return };
+    let mut s = canyon_as_mariadb("");
+    let mut c = s.client();
+    let mut r = m.client();
+    assert!(
+        scalar(&mut c, "SELECT VERSION()").starts_with("10.11.99-MariaDB-canyon-"),
+        "VERSION() under presentation = mariadb"
+    );
+    write_load(&mut c, 0);
+    change_master(&mut r, &s, ", MASTER_USE_GTID = slave_pos");
+    r.exec("START SLAVE");
+    wait_gtid(&mut c, &m);
+    // It really replicates by GTID: no fallback to positions.
+    assert_eq!(field(&slave_status(&m), "Using_Gtid"), "Slave_Pos");
+    assert!(
+        !m.error_log().contains("Falling back to Using_Gtid=No"),
+        "{}",
+        m.error_log()
+    );
+    write_load(&mut c, 1);
+    let mut d = s.client();
+    d.exec("USE rpl");
+    d.exec("ALTER TABLE types1 ADD COLUMN during_load VARCHAR(5) DEFAULT 'x'");
+    d.exec("CREATE TABLE side (id INT PRIMARY KEY)");
+    d.exec("INSERT INTO side VALUES (1), (2), (3)");
+    wait_gtid(&mut c, &m);
+    // Both threads stopped and started: it reconnects by its GTID position
+    // (what it has applied), not by a file and position.
+    r.exec("STOP SLAVE");
+    write_load(&mut c, 2);
+    c.exec("FLUSH BINARY LOGS");
+    d.exec("DROP TABLE side");
+    r.exec("START SLAVE");
+    wait_gtid(&mut c, &m);
+    assert_eq!(field(&slave_status(&m), "Using_Gtid"), "Slave_Pos");
+    // Canyon killed and restarted under the replica: it reconnects by GTID
+    // and resumes after what it has.
+    s.kill9();
+    s.restart();
+    let mut c = s.client();
+    write_load(&mut c, 3);
+    wait_gtid(&mut c, &m);
+    assert_same_data(&mut c, &mut r, &["rpl"]);
+    assert_eq!(field(&slave_status(&m), "Using_Gtid"), "Slave_Pos");
+
+    // Bad input: a GTID position Canyon never logged (another server id)
+    // gets 1236 on the replica; Canyon keeps serving.
+    r.exec("STOP SLAVE");
+    r.exec("SET GLOBAL gtid_slave_pos = '0-99-5'");
+    r.exec("START SLAVE IO_THREAD");
+    wait_replica(&m, "error 1236 for a foreign GTID", &|st| {
+        field(st, "Last_IO_Errno") == "1236"
+    });
+    r.exec("STOP SLAVE");
+    c.exec("INSERT INTO rpl.types3 (id) VALUES (5000)");
+    assert_eq!(
+        scalar(&mut c, "SELECT COUNT(*) FROM rpl.types3 WHERE id = 5000"),
+        "1"
+    );
+    assert!(s.alarms().is_empty(), "{:?}", s.alarms());
+}
+
+#[test]
+fn mariadb_binlog_reads_from_the_server() {
+    let Some(prog) = find_program("mariadb-binlog") else {
+        assert!(!common::in_ci(), "mariadb-binlog is not installed");
+        return;
+    };
+    let s = canyon_as_mariadb("");
+    let mut c = s.client();
+    c.exec("CREATE DATABASE pitr");
+    c.exec("CREATE TABLE pitr.t (id INT PRIMARY KEY, name VARCHAR(20), amount DECIMAL(8,2))");
+    c.exec("INSERT INTO pitr.t VALUES (1, 'first-row', 10.50), (2, 'second-row', 20.25)");
+    c.exec("UPDATE pitr.t SET name = 'changed-row' WHERE id = 2");
+    c.exec("DELETE FROM pitr.t WHERE id = 1");
+    let file = c.exec("SHOW MASTER STATUS").rows()[0][0]
+        .clone()
+        .unwrap_or_default();
+    let mut cmd = Command::new(prog);
+    cmd.args([
+        "--no-defaults",
+        "--read-from-remote-server",
+        "--protocol=TCP",
+        "-h127.0.0.1",
+        &format!("-P{}", s.port()),
+        "-uroot",
+        &format!("-p{}", s.password()),
+        "--base64-output=decode-rows",
+        "-v",
+        &file,
+    ]);
+    let out = run_bounded(&mut cmd, "", Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "mariadb-binlog failed ({}):\n{}\n{}",
+        out.status,
+        out.stderr,
+        out.stdout
+    );
+    let text = &out.stdout;
+    for want in [
+        "CREATE TABLE pitr.t",
+        "### INSERT INTO `pitr`.`t`",
+        "###   @2='first-row'",
+        "###   @3=20.25",
+        "### UPDATE `pitr`.`t`",
+        "###   @2='changed-row'",
+        "### DELETE FROM `pitr`.`t`",
+        "GTID 0-7-",
+        "COMMIT/*!*/;",
+    ] {
+        assert!(
+            text.contains(want),
+            "{want:?} not in mariadb-binlog's output:\n{text}"
+        );
+    }
+    // Every transaction is there, numbered as @@gtid_binlog_pos says.
+    let last = scalar(&mut c, "SELECT @@gtid_binlog_pos");
+    assert!(
+        text.contains(&format!("GTID {last} ")),
+        "{last} missing:\n{text}"
+    );
+}
+
+/// A client that inserts into `rpl.live` until told to stop; returns how
+/// many rows it committed.
+fn writer(
+    port: u16,
+    password: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<u32> {
+    std::thread::spawn(move || {
+        let mut w = Client::connect(port, "root", &password).expect("writer connects");
+        let mut n = 0u32;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            n += 1;
+            w.exec(&format!(
+                "INSERT INTO rpl.live (id, note) VALUES ({n}, 'row {n}')"
+            ));
+            if n.is_multiple_of(5) {
+                w.exec(&format!(
+                    "UPDATE rpl.live SET note = 'updated' WHERE id = {}",
+                    n - 3
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        n
+    })
+}
+
+#[test]
+fn mariadb_dump_seeds_a_replica_by_gtid() {
+    let Some(m) = replica() else { return };
+    let Some(dump) = find_program("mariadb-dump") else {
+        assert!(!common::in_ci(), "mariadb-dump is not installed");
+        return;
+    };
+    // MariaDB 10.11 has no utf8mb4_0900_* collation to create the dumped
+    // database and tables with: the server default is one it has.
+    let s = canyon_as_mariadb("collation_server = \"utf8mb4_general_ci\"\n");
+    let mut c = s.client();
+    write_load(&mut c, 0);
+    c.exec("CREATE TABLE rpl.live (id INT PRIMARY KEY, note VARCHAR(20))");
+    // What mariadb-dump checks first: both coordinates, by a lower-case
+    // pattern.
+    let names: Vec<String> = c
+        .exec("SHOW STATUS LIKE 'binlog_snapshot_%'")
+        .rows()
+        .into_iter()
+        .map(|r| r[0].clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Binlog_snapshot_file",
+            "Binlog_snapshot_gtid_pos",
+            "Binlog_snapshot_position"
+        ]
+    );
+    // Its fallback's first statement, and the other spelling, are OK;
+    // FOR EXPORT is not supported.
+    c.exec("FLUSH /*!40101 LOCAL */ TABLES");
+    c.exec("FLUSH NO_WRITE_TO_BINLOG TABLES rpl.live");
+    assert_eq!(c.expect_err("FLUSH TABLES rpl.live FOR EXPORT").errno, 1235);
+    // Canyon's general log shows what the dump sent.
+    let general = s.data_dir().join("general.log");
+    c.exec(&format!(
+        "SET GLOBAL general_log_file = '{}'",
+        general.display()
+    ));
+    c.exec("SET GLOBAL general_log = 1");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let w = writer(s.port(), s.password().to_string(), stop.clone());
+    std::thread::sleep(Duration::from_millis(500));
+    let mut cmd = Command::new(dump);
+    cmd.args([
+        "--no-defaults",
+        "--protocol=TCP",
+        "-h127.0.0.1",
+        &format!("-P{}", s.port()),
+        "-uroot",
+        &format!("-p{}", s.password()),
+        "--single-transaction",
+        "--master-data=2",
+        "--gtid",
+        "--databases",
+        "rpl",
+    ]);
+    let out = run_bounded(&mut cmd, "", Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "mariadb-dump failed ({}):\n{}",
+        out.status,
+        out.stderr
+    );
+    c.exec("SET GLOBAL general_log = 0");
+    let log = std::fs::read_to_string(&general).expect("the general log");
+    assert!(
+        log.contains("SHOW STATUS LIKE 'binlog_snapshot_%'")
+            && log.contains("WITH CONSISTENT SNAPSHOT"),
+        "the dump did not read the snapshot's coordinates:\n{log}"
+    );
+    assert!(
+        !log.to_ascii_uppercase().contains("FLUSH"),
+        "the dump fell back to FLUSH TABLES:\n{log}"
+    );
+    // The coordinates are in the dump (commented out: --master-data=2).
+    let text = &out.stdout;
+    let gtid = text
+        .split("gtid_slave_pos='")
+        .nth(1)
+        .and_then(|t| t.split('\'').next())
+        .unwrap_or_else(|| {
+            panic!(
+                "no gtid_slave_pos in the dump:\n{}",
+                &text[..text.len().min(3000)]
+            )
+        })
+        .to_string();
+    assert!(gtid.starts_with("0-7-"), "{gtid}");
+    assert!(
+        text.contains("CHANGE MASTER TO MASTER_LOG_FILE="),
+        "no file/position in the dump"
+    );
+    // Writes continue after the dump's snapshot; the replica is seeded from
+    // the dump and starts at its GTID.
+    std::thread::sleep(Duration::from_millis(500));
+    let load = common::mariadb_cli_args(m.port(), m.password(), None, text, &[]);
+    assert!(load.status.success(), "loading the dump: {}", load.stderr);
+    let mut r = m.client();
+    r.exec(&format!("SET GLOBAL gtid_slave_pos = '{gtid}'"));
+    change_master(&mut r, &s, ", MASTER_USE_GTID = slave_pos");
+    r.exec("START SLAVE");
+    std::thread::sleep(Duration::from_secs(1));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written = w.join().expect("the writer");
+    assert!(written > 20, "the writer wrote {written} rows");
+    wait_gtid(&mut c, &m);
+    assert_eq!(field(&slave_status(&m), "Using_Gtid"), "Slave_Pos");
+    assert_same_data(&mut c, &mut r, &["rpl"]);
+    assert_eq!(
+        scalar(&mut r, "SELECT COUNT(*) FROM rpl.live"),
+        written.to_string()
     );
     assert!(s.alarms().is_empty(), "{:?}", s.alarms());
 }

@@ -63,6 +63,17 @@ fn random_password() -> String {
     format!("Pw-{tail}")
 }
 
+/// The `canyon` binary the tests start: `CANYON_TEST_BIN` where set, else
+/// the one cargo built for this test. Worktrees that share one target
+/// directory also share `target/release/canyon`, which the last build
+/// replaces; a session copies its own binary away right after its build and
+/// points this variable at the copy.
+pub fn canyon_binary() -> PathBuf {
+    std::env::var_os("CANYON_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_canyon")))
+}
+
 /// Options for a [`Server`].
 #[derive(Debug, Clone, Default)]
 pub struct ServerOptions {
@@ -246,7 +257,7 @@ impl Server {
     /// Spawns the process and waits for the ready line. On failure returns the
     /// reason with the process's output.
     fn spawn(&mut self) -> Result<(), String> {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_canyon"));
+        let mut cmd = Command::new(canyon_binary());
         cmd.arg("serve")
             .arg("--data-dir")
             .arg(self.data_dir())
@@ -269,7 +280,7 @@ impl Server {
             .stderr(Stdio::piped());
         let mut child = cmd
             .spawn()
-            .map_err(|e| format!("spawn {}: {e}", env!("CARGO_BIN_EXE_canyon")))?;
+            .map_err(|e| format!("spawn {}: {e}", canyon_binary().display()))?;
 
         let (tx, rx) = mpsc::channel::<Option<String>>();
         let pid = child.id();

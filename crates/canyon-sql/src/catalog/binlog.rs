@@ -19,6 +19,10 @@
 //! exactly the `log_pos` values a file on disk would. A rotation marker's
 //! length is that of the ROTATE event ending its file. The index of files is
 //! kept in Meta (`binlog/file/<n>`), written in the marker's batch.
+//!
+//! Which files a purge may remove (never one a reader holds) and when
+//! they expire by age is `retention.rs`; what a MariaDB reader gets instead
+//! of MySQL's events is `mariadb.rs`.
 
 use crate::catalog::config::BinlogConfig;
 use canyon_binlog::control::Flavor;
@@ -32,7 +36,9 @@ use serde::{Deserialize, Serialize};
 use std::ops::ControlFlow;
 
 mod mariadb;
+mod retention;
 pub use mariadb::Snapshot;
+pub use retention::{Purged, ReadPin};
 
 /// Record kinds (a change-log payload's first byte; `crate::binlog` writes
 /// the events): a transaction.
@@ -96,6 +102,8 @@ pub struct Binlog {
     /// Transactions of other servers executed here as a replica
     /// (`crate::catalog::replica`): part of `gtid_executed`.
     others: parking_lot::Mutex<GtidSet>,
+    /// Readers' pins and the expiry limit (`retention.rs`).
+    retention: retention::Retention,
 }
 
 impl Binlog {
@@ -146,6 +154,7 @@ impl Binlog {
             return Err(e);
         }
         let log = Binlog {
+            retention: retention::Retention::new(config.expire_logs_seconds),
             config,
             uuid,
             version: version.to_string(),
@@ -155,6 +164,8 @@ impl Binlog {
         if log.config.enabled && log.files.read().is_empty() {
             log.start_file(txn, 1)?;
         }
+        // Expiry at startup, as MySQL's (`retention.rs`, rule 3).
+        log.expire(txn, storage, wall_us())?;
         Ok(log)
     }
 
@@ -212,13 +223,15 @@ impl Binlog {
         Ok(set)
     }
 
-    /// FLUSH BINARY LOGS: closes the current file, starts the next.
-    pub fn rotate(&self, txn: &TxnManager) -> Result<()> {
+    /// FLUSH BINARY LOGS: closes the current file, starts the next, then
+    /// purges the files past `binlog_expire_logs_seconds` (`retention.rs`).
+    pub fn rotate(&self, txn: &TxnManager, storage: &dyn Storage) -> Result<()> {
         if !self.enabled() {
             return Ok(());
         }
         let next = self.files.read().last().map_or(1, |f| f.number + 1);
         self.start_file(txn, next)?;
+        self.expire(txn, storage, wall_us())?;
         Ok(())
     }
 }
@@ -384,32 +397,6 @@ impl Binlog {
             ..Gtid::default()
         }
     }
-
-    /// PURGE BINARY LOGS TO `name`: every file before it goes (its records
-    /// from the change log, its index entry). The current file cannot be
-    /// purged, as in MySQL.
-    pub fn purge_to(&self, txn: &TxnManager, storage: &dyn Storage, name: &str) -> Result<()> {
-        let keep = {
-            let files = self.files.read();
-            let Some(f) = files.iter().find(|f| f.name == name) else {
-                return Err(Error::Sql {
-                    code: 1373,
-                    sqlstate: *b"HY000",
-                    message: "Target log not found in binlog index".into(),
-                });
-            };
-            f.clone()
-        };
-        txn.purge_log(keep.first_seq - 1)?;
-        let mut batch = WriteBatch::new();
-        let mut files = self.files.write();
-        for f in files.iter().filter(|f| f.number < keep.number) {
-            batch.delete(Keyspace::Meta, BinlogFile::key(f.number));
-        }
-        storage.write(batch, true)?;
-        files.retain(|f| f.number >= keep.number);
-        Ok(())
-    }
 }
 
 /// MySQL 8.0.36 as the GTID event's server version (`MAJOR*10000 +
@@ -445,6 +432,8 @@ pub struct BinlogReader {
     checksum: bool,
     /// Which family's events the reader serves (`mariadb.rs`).
     flavor: Flavor,
+    /// The file it reads, which no purge removes (`retention.rs`).
+    pin: ReadPin,
 }
 
 impl BinlogReader {
@@ -547,11 +536,8 @@ impl Binlog {
                 (f, seq, pos, Some(have.clone()))
             }
         };
-        if seq < first_kept {
-            return Err(fatal_1236(
-                "Could not find first log file name in binary log index file (purged)",
-            ));
-        }
+        // Checks that `seq` is still kept, under the pins' lock.
+        let pin = self.pin(txn, file.number, seq)?;
         let mut r = BinlogReader {
             file: file.clone(),
             next_seq: seq,
@@ -560,6 +546,7 @@ impl Binlog {
             skip,
             checksum,
             flavor,
+            pin,
         };
         let sid = self.config.server_id;
         r.queued.push(frame(
@@ -767,6 +754,7 @@ impl Binlog {
                     r.checksum,
                 ));
             }
+            r.pin.set(next.number);
             r.file = next;
             self.queue_header(r, true);
             out.append(&mut r.queued);
@@ -835,6 +823,7 @@ impl Binlog {
 /// Whether `name` is one of [`live_var`]'s.
 pub(crate) fn is_live(name: &str) -> bool {
     mariadb::is_live(name)
+        || is_retention_var(name)
         || matches!(
             name,
             "log_bin"
@@ -870,6 +859,51 @@ pub(crate) fn live_var(
         ),
         "log_bin_basename" => crate::types::value::Value::str(&log.basename()),
         "log_bin_index" => crate::types::value::Value::str(&format!("{}.index", log.basename())),
+        "binlog_expire_logs_seconds" => {
+            crate::types::value::Value::Int(log.expire_seconds() as i64)
+        }
+        "expire_logs_days" => {
+            crate::types::value::Value::Double(log.expire_seconds() as f64 / 86_400.0)
+        }
         _ => return mariadb::live_var(log, txn, name),
     })
+}
+
+/// Whether `name` is one of the retention settings SET GLOBAL changes on
+/// the log itself (`retention.rs`).
+pub(crate) fn is_retention_var(name: &str) -> bool {
+    matches!(name, "binlog_expire_logs_seconds" | "expire_logs_days")
+}
+
+/// SET GLOBAL of a retention setting (the caller checked scope and
+/// privilege): `binlog_expire_logs_seconds` in 0..=4294967295 as MySQL 8,
+/// `expire_logs_days` in 0..=99 days (MySQL 5.7 / MariaDB's range, a
+/// fraction allowed as MariaDB 10.6+), both the same limit.
+pub(crate) fn set_retention_var(
+    log: &Binlog,
+    name: &str,
+    value: &crate::types::value::Value,
+) -> Result<()> {
+    let wrong = || Error::WrongValueForVar {
+        name: name.to_string(),
+        value: value.to_display(),
+    };
+    if matches!(value, crate::types::value::Value::Bytes(_)) {
+        return Err(wrong());
+    }
+    let seconds = match name {
+        "binlog_expire_logs_seconds" => value
+            .to_i64()
+            .filter(|s| (0..=4_294_967_295).contains(s))
+            .ok_or_else(wrong)? as u64,
+        _ => {
+            let days = value
+                .to_f64()
+                .filter(|d| (0.0..=99.0).contains(d))
+                .ok_or_else(wrong)?;
+            (days * 86_400.0).round() as u64
+        }
+    };
+    log.set_expire_seconds(seconds);
+    Ok(())
 }

@@ -68,6 +68,10 @@ pub struct BinlogConfig {
     /// The log files' base name (`log_bin_basename`'s last part):
     /// files are `BASENAME.000001`, ...
     pub basename: String,
+    /// `binlog_expire_logs_seconds`: files that stopped receiving events
+    /// longer ago are purged at rotation and at startup; 0 never
+    /// (`crate::catalog::binlog`'s `retention.rs`).
+    pub expire_logs_seconds: u64,
 }
 
 impl Default for BinlogConfig {
@@ -76,6 +80,8 @@ impl Default for BinlogConfig {
             enabled: false,
             server_id: 1,
             basename: "binlog".into(),
+            // MySQL 8's default: 30 days.
+            expire_logs_seconds: 2_592_000,
         }
     }
 }

@@ -127,7 +127,10 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         "binlog_checksum" => (s("CRC32"), ReadOnly),
         "binlog_row_image" => (s("FULL"), ReadOnly),
         "binlog_row_metadata" => (s("FULL"), ReadOnly),
-        "binlog_expire_logs_seconds" => (i(2_592_000), ReadOnly),
+        // Read live from the log (`crate::catalog::binlog`'s retention);
+        // these are SET GLOBAL ... = DEFAULT's values.
+        "binlog_expire_logs_seconds" => (i(2_592_000), ReadWrite),
+        "expire_logs_days" => (Value::Double(30.0), ReadWrite),
         "max_binlog_size" => (i(1 << 30), ReadOnly),
         "sync_binlog" => (i(1), ReadOnly),
         "log_replica_updates" | "log_slave_updates" => (i(0), ReadOnly),
@@ -407,6 +410,7 @@ pub const NAMES: &[&str] = &[
     "default_week_format",
     "div_precision_increment",
     "enforce_gtid_consistency",
+    "expire_logs_days",
     "explicit_defaults_for_timestamp",
     "foreign_key_checks",
     "general_log",
@@ -534,7 +538,7 @@ pub fn kind(name: &str) -> crate::types::ExprKind {
     let name = name.strip_prefix("global.").unwrap_or(name);
     match name {
         "max_allowed_packet" | "sql_select_limit" | "max_join_size" => ExprKind::UInt,
-        "long_query_time" => ExprKind::Double,
+        "long_query_time" | "expire_logs_days" => ExprKind::Double,
         "autocommit"
         | "transaction_read_only"
         | "tx_read_only"

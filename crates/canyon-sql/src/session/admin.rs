@@ -199,6 +199,24 @@ impl Session {
                 engine.query_log.reopen(slow, general)?;
                 Ok(ok(0))
             }
+            // FLUSH [LOCAL | NO_WRITE_TO_BINLOG] TABLES [t, ...]: MySQL
+            // closes its open table handles and empties the table cache.
+            // Canyon keeps neither (a statement reads the catalog snapshot
+            // it pinned), so there is nothing to close: OK after MySQL's
+            // privilege check. LOCAL / NO_WRITE_TO_BINLOG keep the statement
+            // out of the binary log, where Canyon never writes FLUSH anyway.
+            // `mariadb-dump --master-data` sends `FLUSH /*!40101 LOCAL */
+            // TABLES` before FLUSH TABLES WITH READ LOCK when it cannot read
+            // a consistent snapshot's coordinates. FOR EXPORT is refused.
+            Statement::Flush {
+                object_type: ast::FlushType::Tables,
+                read_lock: false,
+                export: false,
+                ..
+            } => {
+                self.state.check_super(cat, "RELOAD")?;
+                Ok(ok(0))
+            }
             // FLUSH TABLES [t, ...] WITH READ LOCK (`super::table_lock`).
             Statement::Flush {
                 object_type: ast::FlushType::Tables,

@@ -453,13 +453,14 @@ impl Session {
             }
             BinlogStatement::Flush => {
                 self.state.check_super(&cat, "RELOAD")?;
-                log.rotate(txn)?;
+                log.rotate(txn, engine.storage.as_ref())?;
                 Ok(ok(0))
             }
             BinlogStatement::PurgeTo(name) => {
                 self.state.check_super(&cat, "SUPER")?;
                 needs_log()?;
-                log.purge_to(txn, engine.storage.as_ref(), name)?;
+                let purged = log.purge_to(txn, engine.storage.as_ref(), name)?;
+                self.warn_purge_held(&purged);
                 Ok(ok(0))
             }
             BinlogStatement::PurgeBefore(when) => {
@@ -483,7 +484,8 @@ impl Session {
                     .or(files.last())
                     .map(|f| f.name.clone());
                 if let Some(keep) = keep {
-                    log.purge_to(txn, engine.storage.as_ref(), &keep)?;
+                    let purged = log.purge_to(txn, engine.storage.as_ref(), &keep)?;
+                    self.warn_purge_held(&purged);
                 }
                 Ok(ok(0))
             }
@@ -570,13 +572,20 @@ impl Session {
         // and sends an empty file name, which the state overrides (as
         // MariaDB's source does).
         // python-mysql-replication sets the capability too, for any source,
-        // and reads MySQL's events: a MariaDB replica is told apart by
-        // what it always sets besides (a heartbeat period, or its GTID
-        // position).
+        // and reads MySQL's events from a MySQL-versioned one: there a
+        // MariaDB replica is told apart by what it always sets besides (a
+        // heartbeat period, or its GTID position). Under `presentation =
+        // "mariadb"` the server's version says MariaDB, so every reader
+        // that announces the capability gets MariaDB's events, as from
+        // MariaDB itself — `mariadb-binlog --read-from-remote-server` sets
+        // nothing else, and python-mysql-replication reads MariaDB's events
+        // from a server whose version names MariaDB.
         let set =
             |n: &str| matches!(self.state.user_vars.get(n), Some(v) if !matches!(v, Value::Null));
+        let presents_mariadb =
+            engine.config().presentation == crate::catalog::config::Presentation::Mariadb;
         let mariadb = set("mariadb_slave_capability")
-            && (set("master_heartbeat_period") || set("slave_connect_state"));
+            && (presents_mariadb || set("master_heartbeat_period") || set("slave_connect_state"));
         let (flavor, start) = if mariadb {
             let start = match self.state.user_vars.get("slave_connect_state") {
                 Some(Value::Null) | None => start.clone(),
@@ -602,6 +611,22 @@ impl Session {
 }
 
 impl Session {
+    /// MySQL's warning 1867 (ER_WARN_PURGE_LOG_IN_USE) when a purge stopped
+    /// before a file a replica reads (`crate::catalog::binlog`'s
+    /// `retention.rs`, rule 2).
+    fn warn_purge_held(&mut self, purged: &crate::catalog::binlog::Purged) {
+        if let Some((file, asked)) = &purged.held {
+            self.warning(
+                1867,
+                format!(
+                    "file {file} was not purged because it is being read by a replica; \
+                     purged only {} out of {asked} files.",
+                    purged.removed
+                ),
+            );
+        }
+    }
+
     /// START TRANSACTION WITH CONSISTENT SNAPSHOT took its snapshot at
     /// `ts`: keeps the binary-log coordinates it corresponds to, for
     /// `Binlog_snapshot_file` / `_position` (MariaDB's status variables,

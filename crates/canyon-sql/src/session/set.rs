@@ -283,6 +283,27 @@ impl Session {
             }
             return self.state.engine.query_log.set(&var, &value);
         }
+        if crate::catalog::binlog::is_retention_var(&var) {
+            // The binary log's retention is the server's, read live.
+            if !global {
+                return Err(Error::GlobalOnlyVariable(var));
+            }
+            let cat = self.state.engine.catalog();
+            if !self
+                .state
+                .account(&cat)
+                .is_some_and(|a| a.allows_global(Privs::SUPER))
+            {
+                return Err(Error::SpecificAccessDenied(
+                    "SUPER or SYSTEM_VARIABLES_ADMIN".into(),
+                ));
+            }
+            return crate::catalog::binlog::set_retention_var(
+                &self.state.engine.binlog,
+                &var,
+                &value,
+            );
+        }
         match (global, vars::scope(&var)) {
             (true, vars::Scope::SessionOnly) => return Err(Error::SessionOnlyVariable(var)),
             (true, vars::Scope::ServerOnly) => {

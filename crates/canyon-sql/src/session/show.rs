@@ -660,6 +660,19 @@ pub(super) fn like_match(pattern: &Option<String>, name: &str) -> bool {
         .is_none_or(|p| crate::expr::like(name.as_bytes(), p.as_bytes(), b'\\'))
 }
 
+/// [`like_match`] without regard to case, as MySQL matches SHOW STATUS's
+/// names (`SHOW STATUS LIKE 'binlog_snapshot_%'`, what mariadb-dump
+/// sends, finds `Binlog_snapshot_file`).
+pub(super) fn like_match_ci(pattern: &Option<String>, name: &str) -> bool {
+    pattern.as_ref().is_none_or(|p| {
+        crate::expr::like(
+            name.to_ascii_lowercase().as_bytes(),
+            p.to_ascii_lowercase().as_bytes(),
+            b'\\',
+        )
+    })
+}
+
 /// A SHOW statement sqlparser 0.63 does not parse.
 #[derive(Debug, PartialEq)]
 pub(super) enum ShowExtra {
@@ -1179,7 +1192,7 @@ impl Session {
                 rows.sort_by_key(|r| r.0.to_ascii_lowercase());
                 let rows = rows
                     .into_iter()
-                    .filter(|r| like_match(&pattern, &r.0))
+                    .filter(|r| like_match_ci(&pattern, &r.0))
                     .map(|(n, v)| vec![Value::str(&n), Value::str(&v)])
                     .collect();
                 Ok(text_rows(&["Variable_name", "Value"], rows))
