@@ -20,7 +20,7 @@
 //! # How a row is applied
 //!
 //! Row images name columns by position. A row image's value becomes the
-//! value Canyon stores for that column type ([`stored_value`]) without
+//! value Canyon stores for that column type (`stored_value`) without
 //! `sql_mode`, time zone or character-set conversions of a client's value:
 //! the image already is a stored value, and the replica must store the
 //! same one (TIMESTAMP images are UTC instants, text is in the column's

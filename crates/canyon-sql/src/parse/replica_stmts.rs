@@ -15,7 +15,7 @@ pub enum ReplicaStatement {
     Start,
     /// STOP REPLICA.
     Stop,
-    /// RESET REPLICA [ALL]: `true` with ALL.
+    /// `RESET REPLICA [ALL]`: `true` with ALL.
     Reset(bool),
 }
 
