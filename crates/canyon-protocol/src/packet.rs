@@ -174,6 +174,20 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> PacketIo<R, W> {
         Ok(())
     }
 
+    /// Reads what bytes the connection has (at least one, waiting for
+    /// them) and appends them to `buf`, unframed; `Ok(0)` when the peer
+    /// closed. For a side channel read while the connection streams: a
+    /// semi-synchronous replica's acknowledgements during a binlog dump,
+    /// whose framing the caller parses. Cancel-safe (a read that did not
+    /// complete consumed nothing), so it can race other futures.
+    pub async fn read_some(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        let mut chunk = [0u8; 512];
+        let n = self.reader.read(&mut chunk).await?;
+        buf.extend_from_slice(&chunk[..n]);
+        self.traffic.0 += n as u64;
+        Ok(n)
+    }
+
     /// Where [`PacketIo::read_packet`] joins the chunks of a payload of
     /// 16 MiB or more: the server passes its blocking hook, which moves the
     /// copy off the connection-serving worker.

@@ -192,6 +192,18 @@ pub struct Config {
     /// and at startup, never one a replica is reading; 0 keeps every file.
     /// MySQL 8's default, 2592000 (30 days). SET GLOBAL changes it.
     pub binlog_expire_logs_seconds: u64,
+    /// Semi-synchronous replication as a source
+    /// (`rpl_semi_sync_source_enabled`): a COMMIT is answered once a
+    /// replica acknowledged it (docs/replication.md). SET GLOBAL changes it.
+    pub rpl_semi_sync_source_enabled: bool,
+    /// `rpl_semi_sync_source_timeout`, milliseconds a commit waits before
+    /// the source falls back to asynchronous replication.
+    pub rpl_semi_sync_source_timeout: u64,
+    /// `rpl_semi_sync_source_wait_for_replica_count`.
+    pub rpl_semi_sync_source_wait_for_replica_count: u64,
+    /// As a replica, acknowledge the source's transactions
+    /// (`rpl_semi_sync_replica_enabled`).
+    pub rpl_semi_sync_replica_enabled: bool,
     /// The slow query log (`slow_query_log`; also SET GLOBAL at run time).
     pub slow_query_log: bool,
     /// Its file (`slow_query_log_file`); empty: `DATA_DIR/canyon-slow.log`
@@ -246,6 +258,10 @@ impl Default for Config {
             log_bin: false,
             server_id: 1,
             binlog_expire_logs_seconds: 2_592_000,
+            rpl_semi_sync_source_enabled: false,
+            rpl_semi_sync_source_timeout: 10_000,
+            rpl_semi_sync_source_wait_for_replica_count: 1,
+            rpl_semi_sync_replica_enabled: false,
             slow_query_log: false,
             slow_query_log_file: String::new(),
             long_query_time: 10.0,

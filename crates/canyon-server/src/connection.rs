@@ -648,14 +648,42 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
 
     /// Awaits the commit the request left pending (the session's deferred
     /// durability) before anything is answered; if the commit fails, `result`
-    /// (the request's last) becomes its error.
+    /// (the request's last) becomes its error. Then, with semi-synchronous
+    /// replication, the replicas' acknowledgement of what the request logged.
     async fn await_commit(&mut self, result: Option<&mut Result<QueryResult, Error>>) {
+        let replicated = self.session.take_replication_wait();
         if let Some(commit) = self.session.take_pending_commit() {
             if let Err(e) = commit.durable().await {
                 if let Some(r) = result {
                     *r = Err(e);
                 }
+                return;
             }
+        }
+        if let Some(ts) = replicated {
+            self.await_replicas(ts).await;
+        }
+    }
+
+    /// Semi-synchronous replication (canyon-sql's `semisync.rs`): waits,
+    /// without a thread, until enough replicas acknowledged the log record
+    /// committed at `ts`, or the timeout turns the source asynchronous. A
+    /// KILL ends the wait (the commit stands, as MySQL's).
+    async fn await_replicas(&mut self, ts: u64) {
+        use canyon_sql::catalog::binlog::semisync::WaitEnd;
+        let sync = self.shared.engine.binlog().semi_sync().clone();
+        if !sync.waiting_commits() {
+            sync.not_waited();
+            return;
+        }
+        let start = Instant::now();
+        let end = tokio::select! {
+            r = tokio::time::timeout(sync.timeout(), sync.acknowledged(ts)) => r.ok(),
+            () = self.killed.notified() => Some(WaitEnd::Asynchronous),
+        };
+        match end {
+            Some(end) => sync.finished(end, start.elapsed()),
+            None => sync.timed_out(ts),
         }
     }
 

@@ -23,8 +23,22 @@
 //! SOURCE_CONNECT_RETRY seconds from the committed position; an error from
 //! the source's dump (1236) or from applying an event stops the thread with
 //! `Last_IO_Error` / `Last_SQL_Error` set, as MySQL stops its threads.
+//!
+//! # Semi-synchronous replication
+//!
+//! With `rpl_semi_sync_replica_enabled` the client asks a source that has
+//! semi-synchronous replication (its `rpl_semi_sync_source_enabled` or
+//! `rpl_semi_sync_master_enabled` exists) for it with
+//! `SET @rpl_semi_sync_slave = 1`; every event then arrives behind a
+//! two-byte header (`0xef ++ flag`) and an event flagged for
+//! acknowledgement is acknowledged once applied: the applier's COMMIT is
+//! durable before it returns, so "acknowledged" means on this replica's
+//! disk — stronger than MySQL's replica, which acknowledges once the event
+//! is in its relay log. A source without it gets an asynchronous replica
+//! and a warning, as MySQL's replica does.
 
 use canyon_common::{Error, Result};
+use canyon_sql::catalog::binlog::semisync::{FLAG_ACK, MAGIC};
 use canyon_sql::catalog::replica::{Applied, Launcher, Running, SourceConfig};
 use canyon_sql::{Engine, ReplicaApplier};
 use sha1::{Digest, Sha1};
@@ -132,6 +146,7 @@ fn run(
             break;
         }
         let end = stream(engine, source, &mut applier, stop, socket);
+        engine.binlog().semi_sync().set_replica_status(false);
         applier.abandon();
         *socket.lock() = None;
         let mut st = engine.replica.status.lock();
@@ -238,6 +253,8 @@ fn dump(
         let t = Duration::from_secs_f64(source.heartbeat_period * 2.0 + 1.0);
         let _ = c.stream.set_read_timeout(Some(t));
     }
+    let semi_sync = engine.binlog().semi_sync().replica_enabled() && ask_semi_sync(c)?;
+    engine.binlog().semi_sync().set_replica_status(semi_sync);
     c.register(my_id)?;
     let from = applier.position().clone();
     if source.auto_position {
@@ -272,7 +289,18 @@ fn dump(
                 ))
             }
         }
-        let event = &packet[1..];
+        let (event, ack) = if semi_sync {
+            match packet.get(1..3) {
+                Some(&[MAGIC, flag]) => (&packet[3..], flag & FLAG_ACK != 0),
+                _ => {
+                    return Err(ClientError::Protocol(
+                        "missing magic number for semi-sync packet".into(),
+                    ))
+                }
+            }
+        } else {
+            (&packet[1..], false)
+        };
         let Ok(h) = canyon_binlog::parse_header(event) else {
             return Err(ClientError::Protocol("event without a header".into()));
         };
@@ -303,7 +331,32 @@ fn dump(
             }
         }
         applier.apply(event).map_err(ClientError::Apply)?;
+        if ack {
+            // Applied and durable (the applier's COMMIT waits for it).
+            let file = engine.replica.status.lock().read_file.clone();
+            c.ack(&file, u64::from(h.log_pos))?;
+        }
     }
+}
+
+/// Asks the source for semi-synchronous replication, if it has it (MySQL's
+/// and MariaDB's replicas look for the variable the same way).
+fn ask_semi_sync(c: &mut Client) -> std::result::Result<bool, ClientError> {
+    let rows = c.query("SHOW VARIABLES LIKE 'rpl_semi_sync_%_enabled'")?;
+    let has = rows.iter().any(|r| {
+        matches!(
+            r.first().cloned().flatten().as_deref(),
+            Some("rpl_semi_sync_source_enabled" | "rpl_semi_sync_master_enabled")
+        )
+    });
+    if !has {
+        tracing::warn!(
+            "replica: the source does not support semi-sync, fallback to asynchronous replication"
+        );
+        return Ok(false);
+    }
+    c.query("SET @rpl_semi_sync_slave = 1, @rpl_semi_sync_replica = 1")?;
+    Ok(true)
 }
 
 fn parse_err(p: &[u8]) -> (u16, String) {
@@ -540,6 +593,17 @@ impl Client {
         p.extend_from_slice(&(pos.min(u64::from(u32::MAX)) as u32).to_le_bytes());
         p.extend_from_slice(&0u16.to_le_bytes());
         p.extend_from_slice(&server_id.to_le_bytes());
+        p.extend_from_slice(file.as_bytes());
+        self.write_packet(&p)
+    }
+
+    /// A semi-synchronous acknowledgement: `0xef ++ position u64 ++ file`,
+    /// a packet of its own (sequence 0) on the dump connection.
+    fn ack(&mut self, file: &str, pos: u64) -> std::result::Result<(), ClientError> {
+        self.seq = 0;
+        let mut p = Vec::with_capacity(9 + file.len());
+        p.push(MAGIC);
+        p.extend_from_slice(&pos.to_le_bytes());
         p.extend_from_slice(file.as_bytes());
         self.write_packet(&p)
     }

@@ -87,6 +87,29 @@ pub fn open_engine(config: &Config) -> Result<Arc<Engine>> {
     };
     let engine = Engine::open(storage, engine_config(config))?;
     engine.configure_query_log(&query_log_config(config))?;
+    // Before any replica connects (or this one starts replicating below).
+    let semi_sync = engine.binlog().semi_sync();
+    use canyon_sql::types::value::Value;
+    for (name, value) in [
+        (
+            "rpl_semi_sync_source_timeout",
+            Value::UInt(config.rpl_semi_sync_source_timeout),
+        ),
+        (
+            "rpl_semi_sync_source_wait_for_replica_count",
+            Value::UInt(config.rpl_semi_sync_source_wait_for_replica_count),
+        ),
+        (
+            "rpl_semi_sync_source_enabled",
+            Value::Int(i64::from(config.rpl_semi_sync_source_enabled)),
+        ),
+        (
+            "rpl_semi_sync_replica_enabled",
+            Value::Int(i64::from(config.rpl_semi_sync_replica_enabled)),
+        ),
+    ] {
+        semi_sync.set_var(name, &value)?;
+    }
     engine
         .replica
         .set_launcher(Arc::new(crate::replica::ReplicaLauncher {

@@ -58,26 +58,11 @@ fn scalar(c: &mut Client, sql: &str) -> String {
     c.exec(sql).scalar().unwrap_or_default()
 }
 
-/// SHOW SLAVE STATUS as (name, value) pairs (read with the mariadb
-/// client's vertical output: the test client gives no column names).
 fn slave_status(m: &Mariadb) -> Vec<(String, String)> {
-    let out = common::mariadb_cli_args(m.port(), m.password(), None, "SHOW SLAVE STATUS", &["-E"]);
-    out.stdout
-        .lines()
-        .filter_map(|l| {
-            let (n, v) = l.split_once(": ")?;
-            Some((n.trim().to_string(), v.trim().to_string()))
-        })
-        .collect()
+    common::vertical_row(m.port(), m.password(), "SHOW SLAVE STATUS")
 }
 
-fn field(status: &[(String, String)], name: &str) -> String {
-    status
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default()
-}
+use common::row_field as field;
 
 /// Waits until `done` holds on the replica's status; panics with the status
 /// and the replica's error log when it does not in time, or when a replica

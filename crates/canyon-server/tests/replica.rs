@@ -60,25 +60,11 @@ fn table_hashes(c: &mut Client, db: &str) -> Vec<(String, usize, u64)> {
     out
 }
 
-/// SHOW REPLICA STATUS as (name, value) pairs, through the mariadb client's
-/// vertical output (the test client has no column names).
 fn replica_status(port: u16, password: &str) -> Vec<(String, String)> {
-    let out = common::mariadb_cli_args(port, password, None, "SHOW REPLICA STATUS", &["-E"]);
-    out.stdout
-        .lines()
-        .filter_map(|l| {
-            let (n, v) = l.split_once(": ")?;
-            Some((n.trim().to_string(), v.trim().to_string()))
-        })
-        .collect()
+    common::vertical_row(port, password, "SHOW REPLICA STATUS")
 }
 
-fn field(st: &[(String, String)], name: &str) -> String {
-    st.iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.clone())
-        .unwrap_or_default()
-}
+use common::row_field as field;
 
 /// Waits until the replica has every transaction of the source; panics
 /// with the replica's status if its applier stops or it does not in time.

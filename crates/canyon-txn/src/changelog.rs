@@ -312,6 +312,11 @@ impl TxnManager {
         out
     }
 
+    /// The commit timestamp of the last record appended (0 before any).
+    pub fn log_last_ts(&self) -> Timestamp {
+        self.changelog.last_ts.load(Ordering::SeqCst)
+    }
+
     /// Completes once a record at or after `seq` may be visible (a reader
     /// that has read everything before `seq` waits here; it rechecks with
     /// [`TxnManager::read_log`], so a spurious wake costs one empty read).
@@ -375,8 +380,8 @@ impl TxnManager {
 
     /// Writes a counted record that describes no row change (a DDL
     /// statement, logged after the catalog change it describes) at a commit
-    /// timestamp of its own, synced.
-    pub fn append_log_record(&self, entry: LogEntry) -> Result<()> {
+    /// timestamp of its own, synced. Returns that timestamp.
+    pub fn append_log_record(&self, entry: LogEntry) -> Result<Timestamp> {
         let commit = self.commit_mutex.lock();
         if self.failed.load(Ordering::Acquire) {
             return Err(self.failure_error());
@@ -398,7 +403,7 @@ impl TxnManager {
         self.last_written_ts.store(ts, Ordering::SeqCst);
         drop(commit);
         self.synced_through(ts);
-        Ok(())
+        Ok(ts)
     }
 
     /// After a synced write at `ts`: every commit up to it is written (they

@@ -444,6 +444,14 @@ pub struct Committing {
 }
 
 impl Committing {
+    /// The commit's timestamp; `None` when it wrote nothing. A commit that
+    /// carried a change-log record wrote that record at this timestamp (the
+    /// SQL layer's semi-synchronous replication waits for a replica to
+    /// acknowledge it).
+    pub fn ts(&self) -> Option<Timestamp> {
+        self.ts
+    }
+
     /// Whether the commit is durable and visible already (or wrote nothing).
     pub fn is_done(&self) -> bool {
         match (&self.txn, self.ts) {

@@ -929,6 +929,11 @@ impl Transaction {
         self.log = entry;
     }
 
+    /// Whether the commit will append a change-log record.
+    pub fn has_log_entry(&self) -> bool {
+        self.log.is_some()
+    }
+
     /// Has the commit also write the Meta record `key` = `value` in its own
     /// batch: a replica's applied position travels with the rows it applied,
     /// so that after a crash the two agree (the SQL layer's `replica` module).

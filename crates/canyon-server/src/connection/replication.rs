@@ -9,10 +9,21 @@
 //! caught up the task awaits the change log (`TxnManager::log_changed`: woken
 //! when a commit becomes visible) or the heartbeat period, whichever comes
 //! first; no thread is held and nothing polls.
+//!
+//! A semi-synchronous replica (it set `@rpl_semi_sync_slave`) gets every
+//! packet with the two-byte header `0xef ++ flag`, the flag asking for an
+//! acknowledgement on each transaction's last event while the source's
+//! semi-synchronous replication is enabled. Its acknowledgements come back
+//! on the same connection while events still flow; they are read between
+//! batches and while the dump waits, with a cancel-safe raw read, and
+//! matched to the transactions they name (`AckQueue`).
 
 use super::{Connection, Flow};
 use canyon_common::Error;
+use canyon_sql::catalog::binlog::semisync::{FLAG_ACK, MAGIC};
+use canyon_sql::Dump;
 use canyon_sql::StartAt;
+use std::collections::VecDeque;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tracing::debug;
@@ -39,6 +50,63 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The largest acknowledgement accepted: `0xef ++ pos u64 ++ file name`
+/// (a name is at most a few hundred bytes).
+const MAX_ACK: usize = 4096;
+
+/// A semi-synchronous dump's acknowledgements: the transactions sent with
+/// the ack flag, oldest first, and the bytes read but not yet parsed.
+#[derive(Default)]
+struct AckQueue {
+    /// (file, position after the transaction, its commit timestamp).
+    sent: VecDeque<(String, u64, u64)>,
+    buf: Vec<u8>,
+}
+
+impl AckQueue {
+    /// Parses the complete acknowledgement packets in `buf` and tells the
+    /// dump the newest transaction they cover. `Err`: the replica sent
+    /// something that is not an acknowledgement (the dump ends).
+    fn parse(&mut self, dump: &Dump) -> Result<(), String> {
+        let mut at = 0;
+        let mut newest = None;
+        while self.buf.len() >= at + 4 {
+            let b = &self.buf[at..];
+            let len = usize::from(b[0]) | usize::from(b[1]) << 8 | usize::from(b[2]) << 16;
+            if !(9..=MAX_ACK).contains(&len) {
+                return Err(format!(
+                    "a {len}-byte packet where an acknowledgement was expected"
+                ));
+            }
+            let Some(p) = b.get(4..4 + len) else { break };
+            if p[0] != MAGIC {
+                return Err(format!(
+                    "acknowledgement magic {:#04x}, expected 0xef",
+                    p[0]
+                ));
+            }
+            let pos = u64::from_le_bytes(p[1..9].try_into().expect("8 bytes"));
+            let name = String::from_utf8_lossy(&p[9..]);
+            let name = name.trim_end_matches('\0');
+            // Transactions up to the one acknowledged are all received
+            // (the log is sent and received in order).
+            if let Some(i) = self
+                .sent
+                .iter()
+                .position(|(f, p, _)| *p == pos && f == name)
+            {
+                newest = self.sent.drain(..=i).next_back().map(|(_, _, ts)| ts);
+            }
+            at += 4 + len;
+        }
+        self.buf.drain(..at);
+        if let Some(ts) = newest {
+            dump.acknowledged(ts);
+        }
+        Ok(())
+    }
 }
 
 /// COM_BINLOG_DUMP: `pos u32 ++ flags u16 ++ server_id u32 ++ file`.
@@ -130,10 +198,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             }
         };
         let heartbeat = self.session.heartbeat_period().unwrap_or(DEFAULT_HEARTBEAT);
+        let semi_sync = dump.semi_sync();
+        let mut acks = AckQueue::default();
         debug!(
             conn = self.id,
             replica = server_id,
             ?start,
+            semi_sync,
             "binlog dump started"
         );
         loop {
@@ -158,22 +229,51 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
                 if self.io.flush().await.is_err() {
                     return Flow::Close;
                 }
+                let mut read = 0;
                 tokio::select! {
                     () = dump.changed() => {}
                     () = tokio::time::sleep(heartbeat) => {
                         let hb = dump.heartbeat();
                         self.io.write_packet(|out| {
                             out.push(0);
+                            if semi_sync {
+                                out.extend_from_slice(&[MAGIC, 0]);
+                            }
                             out.extend_from_slice(&hb);
                         });
                     }
                     () = self.killed.notified() => {}
+                    r = self.io.read_some(&mut acks.buf), if semi_sync => match r {
+                        Ok(n) if n > 0 => read = n,
+                        _ => {
+                            debug!(conn = self.id, "replica gone");
+                            return Flow::Close;
+                        }
+                    },
+                }
+                if read > 0 {
+                    if let Err(e) = acks.parse(&dump) {
+                        debug!(conn = self.id, "semi-synchronous replica: {e}");
+                        return Flow::Close;
+                    }
                 }
                 continue;
             }
-            for ev in &events {
+            let asking = dump.asking();
+            let mut points = dump.take_ack_points().into_iter().peekable();
+            for (i, ev) in events.iter().enumerate() {
+                let mut flag = 0;
+                if let Some(p) = points.next_if(|p| p.index == i) {
+                    if asking {
+                        flag = FLAG_ACK;
+                        acks.sent.push_back((p.file, p.pos, p.ts));
+                    }
+                }
                 self.io.write_packet(|out| {
                     out.push(0);
+                    if semi_sync {
+                        out.extend_from_slice(&[MAGIC, flag]);
+                    }
                     out.extend_from_slice(ev);
                 });
                 if self.io.flush_if_large().await.is_err() {
@@ -184,6 +284,27 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Connection<R, W> {
             if self.io.flush().await.is_err() {
                 debug!(conn = self.id, "replica gone");
                 return Flow::Close;
+            }
+            if semi_sync {
+                // Acknowledgements that arrived while streaming, without
+                // waiting for more.
+                loop {
+                    tokio::select! {
+                        biased;
+                        r = self.io.read_some(&mut acks.buf) => match r {
+                            Ok(n) if n > 0 => {}
+                            _ => {
+                                debug!(conn = self.id, "replica gone");
+                                return Flow::Close;
+                            }
+                        },
+                        () = std::future::ready(()) => break,
+                    }
+                }
+                if let Err(e) = acks.parse(&dump) {
+                    debug!(conn = self.id, "semi-synchronous replica: {e}");
+                    return Flow::Close;
+                }
             }
         }
     }

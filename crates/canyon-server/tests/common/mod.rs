@@ -742,6 +742,28 @@ pub fn mariadb_cli_args(
     run_bounded(&mut cmd, sql, CLIENT_TIMEOUT)
 }
 
+/// A one-row status statement (SHOW REPLICA STATUS, SHOW SLAVE STATUS) as
+/// (name, value) pairs, read through the mariadb client's vertical output
+/// (the test client gives no column names). Empty when it has no row.
+pub fn vertical_row(port: u16, password: &str, sql: &str) -> Vec<(String, String)> {
+    mariadb_cli_args(port, password, None, sql, &["-E"])
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let (n, v) = l.split_once(": ")?;
+            Some((n.trim().to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The value of `name` in a [`vertical_row`] (empty when absent).
+pub fn row_field(row: &[(String, String)], name: &str) -> String {
+    row.iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default()
+}
+
 /// The first number after `label` in sysbench's report (e.g. `"ignored
 /// errors:"`, `"transactions:"`); panics, with the report, when it is absent.
 pub fn sysbench_stat<T: std::str::FromStr>(report: &str, label: &str) -> T {

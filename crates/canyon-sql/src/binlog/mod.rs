@@ -45,6 +45,11 @@ use canyon_txn::{Transaction, TxnManager};
 
 pub use events::StatementContext;
 
+/// A transaction's original GTID (`sid`, `gno`) when this server logs one
+/// that another server committed (the replica applier): the record keeps it
+/// (`crate::catalog::binlog::KIND_FOREIGN`).
+pub(crate) type Origin = Option<([u8; 16], u64)>;
+
 /// Sets `txn`'s change-log entry from its journal, before it commits (or
 /// prepares, for XA).
 pub(crate) fn attach(
@@ -52,6 +57,7 @@ pub(crate) fn attach(
     cat: &Catalog,
     txn: &mut Transaction,
     ctx: &StatementContext,
+    origin: Origin,
 ) -> Result<()> {
     if !txn.journaling() {
         return Ok(());
@@ -59,21 +65,29 @@ pub(crate) fn attach(
     let changes = txn.take_journal();
     let xid = txn.id().unwrap_or(0);
     let entry = events::transaction_entry(cat, &changes, ctx, xid, &log.gtid_template())?;
-    txn.set_log_entry(entry);
+    txn.set_log_entry(entry.map(|e| with_origin(e, origin)));
     Ok(())
 }
 
+fn with_origin(entry: canyon_txn::LogEntry, origin: Origin) -> canyon_txn::LogEntry {
+    match origin {
+        Some((sid, gno)) => crate::catalog::binlog::foreign_entry(entry, sid, gno),
+        None => entry,
+    }
+}
+
 /// Logs a statement on its own (DDL, after it took effect), in its own
-/// synced record.
+/// synced record; the record's commit timestamp, `None` when the log is off.
 pub(crate) fn log_statement(
     log: &Binlog,
     txn: &TxnManager,
     ctx: &StatementContext,
     sql: &[u8],
-) -> Result<()> {
+    origin: Origin,
+) -> Result<Option<canyon_txn::Timestamp>> {
     if !log.enabled() {
-        return Ok(());
+        return Ok(None);
     }
     let entry = events::statement_entry(ctx, sql, &log.gtid_template())?;
-    txn.append_log_record(entry)
+    txn.append_log_record(with_origin(entry, origin)).map(Some)
 }

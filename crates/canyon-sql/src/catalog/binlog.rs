@@ -37,6 +37,7 @@ use std::ops::ControlFlow;
 
 mod mariadb;
 mod retention;
+pub mod semisync;
 pub use mariadb::Snapshot;
 pub use retention::{Purged, ReadPin};
 
@@ -47,6 +48,41 @@ pub const KIND_TRANSACTION: u8 = b'T';
 pub const KIND_STATEMENT: u8 = b'Q';
 /// A rotation marker.
 pub const KIND_ROTATE: u8 = b'R';
+/// A transaction or statement another server committed, logged by this
+/// server's replica applier: `'F' ++ source uuid [16] ++ gno u64 ++` the
+/// record as its own kind. Not counted (it takes no number of this
+/// server's); served under its original GTID, so that a replica of this
+/// replica, or one re-pointed here after a failover, gets the source's
+/// transactions under the source's GTIDs (MySQL's `log_replica_updates`
+/// with GTIDs).
+pub const KIND_FOREIGN: u8 = b'F';
+/// The bytes before a foreign record's own payload.
+const FOREIGN_HEADER: usize = 1 + 16 + 8;
+
+/// Makes `entry` a [`KIND_FOREIGN`] record of the transaction `sid:gno`.
+pub fn foreign_entry(mut entry: LogEntry, sid: [u8; 16], gno: u64) -> LogEntry {
+    let mut payload = Vec::with_capacity(FOREIGN_HEADER + entry.payload.len());
+    payload.push(KIND_FOREIGN);
+    payload.extend_from_slice(&sid);
+    payload.extend_from_slice(&gno.to_be_bytes());
+    payload.append(&mut entry.payload);
+    LogEntry {
+        payload,
+        len: entry.len,
+        counted: false,
+    }
+}
+
+/// The original GTID of a [`KIND_FOREIGN`] record (`None`: this server's
+/// own, or a marker).
+pub fn record_origin(payload: &[u8]) -> Option<([u8; 16], u64)> {
+    if payload.first() != Some(&KIND_FOREIGN) || payload.len() < FOREIGN_HEADER {
+        return None;
+    }
+    let sid: [u8; 16] = payload[1..17].try_into().ok()?;
+    let gno = u64::from_be_bytes(payload[17..25].try_into().ok()?);
+    Some((sid, gno))
+}
 
 /// Checks that serving `rec` from `start` ended at `pos`, the end its stored
 /// length promised: the positions every reader was told (SHOW MASTER STATUS,
@@ -68,6 +104,9 @@ fn record_end(rec: &LogRecord, start: u64, pos: u64) -> Result<()> {
 /// is `'R' ++ file number u32`).
 pub fn decode_payload(payload: &[u8]) -> Result<(u8, Vec<(EventType, &[u8])>)> {
     let bad = || Error::Corrupt(format!("binary log record of {} bytes", payload.len()));
+    if payload.first() == Some(&KIND_FOREIGN) {
+        return decode_payload(payload.get(FOREIGN_HEADER..).ok_or_else(bad)?);
+    }
     let (&kind, mut rest) = payload.split_first().ok_or_else(bad)?;
     let mut events = Vec::new();
     if kind == KIND_ROTATE {
@@ -104,6 +143,8 @@ pub struct Binlog {
     others: parking_lot::Mutex<GtidSet>,
     /// Readers' pins and the expiry limit (`retention.rs`).
     retention: retention::Retention,
+    /// Semi-synchronous replication's acknowledgements (`semisync.rs`).
+    semisync: std::sync::Arc<semisync::SemiSync>,
 }
 
 impl Binlog {
@@ -155,6 +196,7 @@ impl Binlog {
         }
         let log = Binlog {
             retention: retention::Retention::new(config.expire_logs_seconds),
+            semisync: Default::default(),
             config,
             uuid,
             version: version.to_string(),
@@ -172,6 +214,11 @@ impl Binlog {
     /// Whether the log is on (`log_bin`).
     pub fn enabled(&self) -> bool {
         self.config.enabled
+    }
+
+    /// Semi-synchronous replication's state (`semisync.rs`).
+    pub fn semi_sync(&self) -> &std::sync::Arc<semisync::SemiSync> {
+        &self.semisync
     }
 
     /// `server_id`.
@@ -300,6 +347,40 @@ impl Binlog {
         format!("{}.{number:06}", self.config.basename)
     }
 
+    /// The first kept foreign record whose GTID `have` lacks. Errors with
+    /// 1236 when a transaction of `others` (applied here from another
+    /// server) that `have` lacks is in no kept record: purged, or applied
+    /// while this server's log was off.
+    fn first_foreign_lacking(
+        &self,
+        txn: &TxnManager,
+        have: &GtidSet,
+        others: &GtidSet,
+    ) -> Result<u64> {
+        let mut first = None;
+        let mut kept = GtidSet::new();
+        txn.read_log(txn.log_first_seq(), &mut |r| {
+            if let Some((sid, gno)) = record_origin(&r.payload) {
+                let _ = kept.add(sid, gno);
+                if first.is_none() && !have.contains(&sid, gno) {
+                    first = Some(r.seq);
+                }
+            }
+            true
+        })?;
+        let mut reachable = kept;
+        reachable.union(have);
+        if !others.is_subset_of(&reachable) {
+            return Err(fatal_1236(
+                "Cannot replicate because the source purged required binary logs: the replica \
+                 lacks transactions of another server that this server applied but no longer \
+                 has in its log (or applied with its binary log off). Replicate them from \
+                 elsewhere, or provision a new replica from backup.",
+            ));
+        }
+        Ok(first.unwrap_or_else(|| txn.log_head().next_seq))
+    }
+
     /// The GTIDs of every transaction before `head` (all this server's:
     /// numbers are gap-free from 1).
     pub(crate) fn gtids_before(&self, head: &LogHead) -> GtidSet {
@@ -329,7 +410,11 @@ impl Binlog {
                 first_seq: at.next_seq + 1,
                 start_offset: at.next_offset + rotate_len,
                 fde: canyon_binlog::control::format_description(&self.version, true),
-                previous_gtids: canyon_binlog::control::previous_gtids(&self.gtids_before(at)),
+                previous_gtids: canyon_binlog::control::previous_gtids(&{
+                    let mut before = self.gtids_before(at);
+                    before.union(&self.others.lock());
+                    before
+                }),
                 created_us: wall_us(),
             };
             let json = serde_json::to_vec(&file).map_err(|e| Error::Internal(e.to_string()))?;
@@ -434,6 +519,24 @@ pub struct BinlogReader {
     flavor: Flavor,
     /// The file it reads, which no purge removes (`retention.rs`).
     pin: ReadPin,
+    /// Semi-synchronous replica (`semisync.rs`): where each transaction
+    /// served ends, for its acknowledgement; `None` for other readers.
+    ack_points: Option<Vec<AckPoint>>,
+}
+
+/// The end of a transaction served to a semi-synchronous replica: the
+/// replica acknowledges (`file`, `pos`), which stands for the record
+/// committed at `ts` (`semisync.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AckPoint {
+    /// Its last event's index in the batch [`Binlog::read`] returned.
+    pub index: usize,
+    /// The file and the position after that event.
+    pub file: String,
+    /// See `file`.
+    pub pos: u64,
+    /// The record's commit timestamp.
+    pub ts: canyon_txn::Timestamp,
 }
 
 impl BinlogReader {
@@ -450,6 +553,20 @@ impl BinlogReader {
     /// Whether events are framed with their CRC32.
     pub fn checksum(&self) -> bool {
         self.checksum
+    }
+
+    /// Makes [`Binlog::read`] note where each transaction ends
+    /// ([`BinlogReader::take_ack_points`]), for a semi-synchronous replica.
+    pub fn note_ack_points(&mut self) {
+        self.ack_points.get_or_insert_with(Vec::new);
+    }
+
+    /// The transaction ends in the batch the last [`Binlog::read`] returned.
+    pub fn take_ack_points(&mut self) -> Vec<AckPoint> {
+        self.ack_points
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 }
 
@@ -508,11 +625,17 @@ impl Binlog {
                 while first < head.next_number && have.contains(&self.uuid, first) {
                     first += 1;
                 }
-                let seq = if first >= head.next_number {
+                let mut seq = if first >= head.next_number {
                     head.next_seq
                 } else {
                     self.seq_of_number(txn, first)?
                 };
+                let others = self.others.lock().clone();
+                if !others.is_subset_of(have) {
+                    // It lacks transactions of other servers applied here:
+                    // they are foreign records, possibly before `seq`.
+                    seq = seq.min(self.first_foreign_lacking(txn, have, &others)?);
+                }
                 if seq < first_kept {
                     return Err(fatal_1236(
                         "Cannot replicate because the source purged required binary logs. \
@@ -543,6 +666,7 @@ impl Binlog {
             next_seq: seq,
             pos,
             queued: Vec::new(),
+            ack_points: None,
             skip,
             checksum,
             flavor,
@@ -707,9 +831,22 @@ impl Binlog {
             records.push(rec);
             bytes < max_bytes
         })?;
+        if let Some(points) = &mut r.ack_points {
+            points.clear();
+        }
         for rec in records {
             r.next_seq = rec.seq + 1;
+            let before = out.len();
             self.serve_record(r, &rec, &mut out)?;
+            let served = out.len() > before && rec.payload.first() != Some(&KIND_ROTATE);
+            if let (true, Some(points)) = (served, &mut r.ack_points) {
+                points.push(AckPoint {
+                    index: out.len() - 1,
+                    file: r.file.name.clone(),
+                    pos: r.pos,
+                    ts: rec.ts,
+                });
+            }
         }
         Ok(out)
     }
@@ -760,16 +897,31 @@ impl Binlog {
             out.append(&mut r.queued);
             return Ok(());
         }
+        let origin = record_origin(&rec.payload);
         if let Some(have) = &r.skip {
-            if have.contains(&self.uuid, rec.number) {
+            let (sid, gno) = origin.unwrap_or((self.uuid, rec.number));
+            if have.contains(&sid, gno) {
                 r.pos = start + rec.len;
                 return Ok(());
             }
         }
         if r.flavor == Flavor::MariaDb {
+            if let Some((sid, gno)) = origin {
+                // MariaDB's GTIDs are this server's numbers, which a foreign
+                // record does not take.
+                return Err(fatal_1236(format!(
+                    "transaction {}:{gno} was replicated here from another server; a MariaDB \
+                     replica cannot be sent it by this server yet: replicate from that server",
+                    canyon_binlog::gtid::format_uuid(&sid)
+                )));
+            }
             return self.serve_mariadb_record(r, rec, kind, &events, out);
         }
-        let gtid = self.record_gtid(r, rec, kind);
+        let mut gtid = self.record_gtid(r, rec, kind);
+        if let Some((sid, gno)) = origin {
+            gtid.sid = sid;
+            gtid.gno = gno;
+        }
         let mut pos = start;
         let body = canyon_binlog::control::gtid(&gtid);
         pos += framed_len(body.len(), true) as u64;
@@ -824,6 +976,7 @@ impl Binlog {
 pub(crate) fn is_live(name: &str) -> bool {
     mariadb::is_live(name)
         || is_retention_var(name)
+        || semisync::is_var(name)
         || matches!(
             name,
             "log_bin"
@@ -865,6 +1018,7 @@ pub(crate) fn live_var(
         "expire_logs_days" => {
             crate::types::value::Value::Double(log.expire_seconds() as f64 / 86_400.0)
         }
+        _ if semisync::is_var(name) => log.semisync.var(name)?,
         _ => return mariadb::live_var(log, txn, name),
     })
 }

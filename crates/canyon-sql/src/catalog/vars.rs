@@ -131,6 +131,22 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         // these are SET GLOBAL ... = DEFAULT's values.
         "binlog_expire_logs_seconds" => (i(2_592_000), ReadWrite),
         "expire_logs_days" => (Value::Double(30.0), ReadWrite),
+        // Semi-synchronous replication (`crate::catalog::binlog`'s
+        // `semisync.rs`), read live; these are SET GLOBAL ... = DEFAULT's
+        // values. MariaDB's `master` / `slave` names are aliases.
+        "rpl_semi_sync_source_enabled"
+        | "rpl_semi_sync_master_enabled"
+        | "rpl_semi_sync_replica_enabled"
+        | "rpl_semi_sync_slave_enabled" => (s("OFF"), ReadWrite),
+        "rpl_semi_sync_source_timeout" | "rpl_semi_sync_master_timeout" => (i(10_000), ReadWrite),
+        "rpl_semi_sync_source_wait_for_replica_count"
+        | "rpl_semi_sync_master_wait_for_slave_count" => (i(1), ReadWrite),
+        "rpl_semi_sync_source_wait_no_replica" | "rpl_semi_sync_master_wait_no_slave" => {
+            (s("ON"), ReadWrite)
+        }
+        "rpl_semi_sync_source_wait_point" | "rpl_semi_sync_master_wait_point" => {
+            (s("AFTER_SYNC"), ReadWrite)
+        }
         "max_binlog_size" => (i(1 << 30), ReadOnly),
         "sync_binlog" => (i(1), ReadOnly),
         "log_replica_updates" | "log_slave_updates" => (i(0), ReadOnly),
@@ -462,6 +478,18 @@ pub const NAMES: &[&str] = &[
     "query_cache_size",
     "query_cache_type",
     "read_only",
+    "rpl_semi_sync_master_enabled",
+    "rpl_semi_sync_master_timeout",
+    "rpl_semi_sync_master_wait_for_slave_count",
+    "rpl_semi_sync_master_wait_no_slave",
+    "rpl_semi_sync_master_wait_point",
+    "rpl_semi_sync_replica_enabled",
+    "rpl_semi_sync_slave_enabled",
+    "rpl_semi_sync_source_enabled",
+    "rpl_semi_sync_source_timeout",
+    "rpl_semi_sync_source_wait_for_replica_count",
+    "rpl_semi_sync_source_wait_no_replica",
+    "rpl_semi_sync_source_wait_point",
     "secure_file_priv",
     "server_id",
     "server_uuid",
@@ -578,6 +606,10 @@ pub fn kind(name: &str) -> crate::types::ExprKind {
         | "log_bin"
         | "sql_log_bin"
         | "binlog_expire_logs_seconds"
+        | "rpl_semi_sync_source_timeout"
+        | "rpl_semi_sync_master_timeout"
+        | "rpl_semi_sync_source_wait_for_replica_count"
+        | "rpl_semi_sync_master_wait_for_slave_count"
         | "max_binlog_size"
         | "sync_binlog"
         | "log_replica_updates"

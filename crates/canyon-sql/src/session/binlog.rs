@@ -121,6 +121,7 @@ impl Session {
             &cat,
             t,
             &self.state.statement_context(),
+            self.log_origin,
         )
     }
 
@@ -134,7 +135,9 @@ impl Session {
                 &self.state.engine.txn,
                 &self.state.statement_context(),
                 text.as_bytes(),
-            ),
+                self.log_origin,
+            )
+            .map(|ts| self.note_logged(ts)),
             None => Ok(()),
         }
     }
@@ -181,7 +184,33 @@ impl Session {
             &self.state.engine.txn,
             &self.state.statement_context(),
             sql.as_bytes(),
+            self.log_origin,
         )
+        .map(|ts| self.note_logged(ts))
+    }
+
+    /// Notes that this request wrote a log record committed at `ts`: the
+    /// server answers it only after semi-synchronous replicas acknowledged
+    /// it ([`Session::take_replication_wait`]).
+    pub(super) fn note_logged(&self, ts: Option<canyon_txn::Timestamp>) {
+        if let Some(ts) = ts {
+            self.replication_wait
+                .fetch_max(ts, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// The newest log record the requests since the last call committed
+    /// (`None`: none). Semi-synchronous replication
+    /// (`crate::catalog::binlog::semisync`): the server awaits enough
+    /// replicas' acknowledgements of it before it answers.
+    pub fn take_replication_wait(&mut self) -> Option<canyon_txn::Timestamp> {
+        match self
+            .replication_wait
+            .swap(0, std::sync::atomic::Ordering::Relaxed)
+        {
+            0 => None,
+            ts => Some(ts),
+        }
     }
 
     /// Logs the CREATE TABLE that re-creates `db`.`t` (SHOW CREATE TABLE's
@@ -512,6 +541,8 @@ fn events_result(rows: Vec<Vec<Value>>) -> QueryResult {
 pub struct Dump {
     engine: std::sync::Arc<crate::catalog::engine::Engine>,
     reader: crate::catalog::binlog::BinlogReader,
+    /// A semi-synchronous replica's place among the acknowledging ones.
+    acks: Option<crate::catalog::binlog::semisync::ReplicaAcks>,
 }
 
 impl std::fmt::Debug for Dump {
@@ -539,6 +570,31 @@ impl Dump {
     /// A HEARTBEAT event at the reader's position.
     pub fn heartbeat(&self) -> Vec<u8> {
         self.engine.binlog.heartbeat(&self.reader)
+    }
+
+    /// Whether the replica set `@rpl_semi_sync_slave` (or
+    /// `@rpl_semi_sync_replica`): every packet then carries the
+    /// semi-synchronous header (`crate::catalog::binlog::semisync`).
+    pub fn semi_sync(&self) -> bool {
+        self.acks.is_some()
+    }
+
+    /// Whether transaction ends should ask for an acknowledgement now.
+    pub fn asking(&self) -> bool {
+        self.acks.as_ref().is_some_and(|a| a.asking())
+    }
+
+    /// Where the transactions of the last [`Dump::read`] end (empty unless
+    /// [`Dump::semi_sync`]).
+    pub fn take_ack_points(&mut self) -> Vec<crate::catalog::binlog::AckPoint> {
+        self.reader.take_ack_points()
+    }
+
+    /// The replica acknowledged the record committed at `ts`.
+    pub fn acknowledged(&self, ts: canyon_txn::Timestamp) {
+        if let Some(a) = &self.acks {
+            a.acknowledged(ts);
+        }
     }
 }
 
@@ -595,10 +651,26 @@ impl Session {
         } else {
             (canyon_binlog::control::Flavor::MySql, start.clone())
         };
-        let reader = engine
+        let mut reader = engine
             .binlog
             .reader_for(&engine.txn, &start, checksum, flavor)?;
-        Ok(Dump { engine, reader })
+        // MySQL 8.0.26+'s replica sets the first, older ones and MariaDB's
+        // the second.
+        let semi_sync = ["rpl_semi_sync_replica", "rpl_semi_sync_slave"]
+            .iter()
+            .any(|v| match self.state.user_vars.get(*v) {
+                Some(Value::Null) | None => false,
+                Some(v) => v.to_i64().unwrap_or(0) != 0,
+            });
+        let acks = semi_sync.then(|| {
+            reader.note_ack_points();
+            engine.binlog.semi_sync().join()
+        });
+        Ok(Dump {
+            engine,
+            reader,
+            acks,
+        })
     }
 
     /// `@master_heartbeat_period` as the replica set it (nanoseconds, as

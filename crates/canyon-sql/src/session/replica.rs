@@ -341,6 +341,7 @@ impl ReplicaApplier {
         }
         self.in_txn = false;
         self.gtid = None;
+        self.session.log_origin = None;
         self.applier.clear_maps();
     }
 
@@ -381,6 +382,7 @@ impl ReplicaApplier {
         self.applied = a;
         self.gtids = gtids;
         self.gtid = None;
+        self.session.log_origin = None;
         self.in_txn = false;
     }
 
@@ -419,6 +421,8 @@ impl ReplicaApplier {
                         self.abandon();
                     }
                     let done = self.gtids.contains(&g.sid, g.gno);
+                    // Logged here (with the log on) under its own GTID.
+                    self.session.log_origin = Some((g.sid, g.gno));
                     self.gtid = Some((g, done));
                     Ok(ApplyOutcome::Nothing)
                 }

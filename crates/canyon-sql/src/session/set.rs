@@ -283,8 +283,10 @@ impl Session {
             }
             return self.state.engine.query_log.set(&var, &value);
         }
-        if crate::catalog::binlog::is_retention_var(&var) {
-            // The binary log's retention is the server's, read live.
+        let semisync = crate::catalog::binlog::semisync::is_var(&var);
+        if semisync || crate::catalog::binlog::is_retention_var(&var) {
+            // The binary log's retention and semi-synchronous settings are
+            // the server's, read live.
             if !global {
                 return Err(Error::GlobalOnlyVariable(var));
             }
@@ -298,11 +300,11 @@ impl Session {
                     "SUPER or SYSTEM_VARIABLES_ADMIN".into(),
                 ));
             }
-            return crate::catalog::binlog::set_retention_var(
-                &self.state.engine.binlog,
-                &var,
-                &value,
-            );
+            let log = &self.state.engine.binlog;
+            if semisync {
+                return log.semi_sync().set_var(&var, &value);
+            }
+            return crate::catalog::binlog::set_retention_var(log, &var, &value);
         }
         match (global, vars::scope(&var)) {
             (true, vars::Scope::SessionOnly) => return Err(Error::SessionOnlyVariable(var)),

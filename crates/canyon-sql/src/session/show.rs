@@ -1189,6 +1189,7 @@ impl Session {
                     .map(|(n, v)| (n, v.to_string()))
                     .collect();
                 rows.extend(self.binlog_status_rows(*global));
+                rows.extend(self.state.engine.binlog.semi_sync().status_rows());
                 rows.sort_by_key(|r| r.0.to_ascii_lowercase());
                 let rows = rows
                     .into_iter()

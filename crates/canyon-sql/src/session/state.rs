@@ -313,6 +313,13 @@ pub struct Session {
     /// A written commit the caller has yet to await (deferred durability). While
     /// it is here nothing else runs: every entry point settles it first.
     pub(super) pending_commit: Option<Committing>,
+    /// The newest change-log record this session's requests committed and
+    /// the caller has not yet taken (0: none; see
+    /// [`Session::take_replication_wait`]).
+    pub(super) replication_wait: std::sync::atomic::AtomicU64,
+    /// The original GTID of the transaction this session applies for a
+    /// replica (`replica.rs`): what it logs is logged under it.
+    pub(super) log_origin: crate::binlog::Origin,
     /// Whether the caller awaits row lock waits itself (see
     /// [`Session::set_async_lock_waits`]).
     pub(super) async_lock_waits: bool,
@@ -457,6 +464,8 @@ impl Session {
             pin,
             defer_durability: false,
             pending_commit: None,
+            replication_wait: Default::default(),
+            log_origin: None,
             async_lock_waits: false,
             defer_waits_now: false,
             implicit_txn: false,

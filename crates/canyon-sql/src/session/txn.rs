@@ -454,7 +454,11 @@ impl Session {
     pub(super) fn commit_txn(&mut self, mut t: Transaction, deferrable: bool) -> Result<()> {
         // The binary log's record travels in the commit batch (crate::binlog).
         self.attach_log(&mut t)?;
+        let logged = t.has_log_entry();
         let c = t.commit_deferred()?;
+        if logged {
+            self.note_logged(c.ts());
+        }
         if deferrable && self.defer_durability && !c.is_done() {
             debug_assert!(self.pending_commit.is_none(), "settled at every entry");
             self.pending_commit = Some(c);

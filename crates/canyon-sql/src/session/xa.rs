@@ -206,6 +206,7 @@ impl Session {
             }
             self.state.engine.txn.xa_finish_detached(xid, commit)?;
             self.count_branch_end(commit);
+            self.note_prepared_commit(commit);
             return Ok(ok(0));
         }
         let mut b = self.xa.take().expect("checked above");
@@ -230,6 +231,7 @@ impl Session {
                     return Err(e);
                 }
                 self.count_branch_end(commit);
+                self.note_prepared_commit(commit);
             }
             (XaPhase::Idle, None) => {
                 if let Some(t) = self.txn.take() {
@@ -245,6 +247,16 @@ impl Session {
             }
         }
         Ok(ok(0))
+    }
+
+    /// After the commit of a prepared branch: its log record (written with
+    /// the commit, canyon-txn's xa.rs) is at or before the newest one, which
+    /// semi-synchronous replication waits for — at worst a little longer
+    /// than for the branch's own.
+    fn note_prepared_commit(&self, commit: bool) {
+        if commit && self.state.engine.binlog.enabled() {
+            self.note_logged(Some(self.state.engine.txn.log_last_ts()));
+        }
     }
 
     /// A branch's end in `Handler_commit` / `Handler_rollback`, as MySQL
