@@ -192,6 +192,13 @@ pub struct Config {
     /// and at startup, never one a replica is reading; 0 keeps every file.
     /// MySQL 8's default, 2592000 (30 days). SET GLOBAL changes it.
     pub binlog_expire_logs_seconds: u64,
+    /// Start read-only (MySQL's `read_only`): writes from accounts without
+    /// SUPER fail with 1290; a replica's applier still writes. SET GLOBAL
+    /// changes it at run time (docs/replication.md).
+    pub read_only: bool,
+    /// Start super-read-only (MySQL's `super_read_only`, which implies
+    /// `read_only`): no client account writes.
+    pub super_read_only: bool,
     /// The slow query log (`slow_query_log`; also SET GLOBAL at run time).
     pub slow_query_log: bool,
     /// Its file (`slow_query_log_file`); empty: `DATA_DIR/canyon-slow.log`
@@ -246,6 +253,8 @@ impl Default for Config {
             log_bin: false,
             server_id: 1,
             binlog_expire_logs_seconds: 2_592_000,
+            read_only: false,
+            super_read_only: false,
             slow_query_log: false,
             slow_query_log_file: String::new(),
             long_query_time: 10.0,
@@ -424,6 +433,12 @@ impl Config {
         }
         if let Some(v) = get("CANYON_BINLOG_EXPIRE_LOGS_SECONDS") {
             self.binlog_expire_logs_seconds = parse("CANYON_BINLOG_EXPIRE_LOGS_SECONDS", &v)?;
+        }
+        if let Some(v) = get("CANYON_READ_ONLY") {
+            self.read_only = parse_bool("CANYON_READ_ONLY", &v)?;
+        }
+        if let Some(v) = get("CANYON_SUPER_READ_ONLY") {
+            self.super_read_only = parse_bool("CANYON_SUPER_READ_ONLY", &v)?;
         }
         if let Some(v) = get("CANYON_SLOW_QUERY_LOG") {
             self.slow_query_log = parse_bool("CANYON_SLOW_QUERY_LOG", &v)?;
