@@ -204,6 +204,13 @@ pub struct Config {
     /// As a replica, acknowledge the source's transactions
     /// (`rpl_semi_sync_replica_enabled`).
     pub rpl_semi_sync_replica_enabled: bool,
+    /// Start read-only (MySQL's `read_only`): writes from accounts without
+    /// SUPER fail with 1290; a replica's applier still writes. SET GLOBAL
+    /// changes it at run time (docs/replication.md).
+    pub read_only: bool,
+    /// Start super-read-only (MySQL's `super_read_only`, which implies
+    /// `read_only`): no client account writes.
+    pub super_read_only: bool,
     /// The slow query log (`slow_query_log`; also SET GLOBAL at run time).
     pub slow_query_log: bool,
     /// Its file (`slow_query_log_file`); empty: `DATA_DIR/canyon-slow.log`
@@ -262,6 +269,8 @@ impl Default for Config {
             rpl_semi_sync_source_timeout: 10_000,
             rpl_semi_sync_source_wait_for_replica_count: 1,
             rpl_semi_sync_replica_enabled: false,
+            read_only: false,
+            super_read_only: false,
             slow_query_log: false,
             slow_query_log_file: String::new(),
             long_query_time: 10.0,
@@ -440,6 +449,12 @@ impl Config {
         }
         if let Some(v) = get("CANYON_BINLOG_EXPIRE_LOGS_SECONDS") {
             self.binlog_expire_logs_seconds = parse("CANYON_BINLOG_EXPIRE_LOGS_SECONDS", &v)?;
+        }
+        if let Some(v) = get("CANYON_READ_ONLY") {
+            self.read_only = parse_bool("CANYON_READ_ONLY", &v)?;
+        }
+        if let Some(v) = get("CANYON_SUPER_READ_ONLY") {
+            self.super_read_only = parse_bool("CANYON_SUPER_READ_ONLY", &v)?;
         }
         if let Some(v) = get("CANYON_SLOW_QUERY_LOG") {
             self.slow_query_log = parse_bool("CANYON_SLOW_QUERY_LOG", &v)?;

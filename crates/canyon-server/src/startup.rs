@@ -110,6 +110,16 @@ pub fn open_engine(config: &Config) -> Result<Arc<Engine>> {
     ] {
         semi_sync.set_var(name, &value)?;
     }
+    // Before any client connects (and before the replica starts, which is
+    // exempt anyway).
+    use canyon_sql::catalog::read_only::Level;
+    engine.set_read_only(if config.super_read_only {
+        Level::SuperReadOnly
+    } else if config.read_only {
+        Level::ReadOnly
+    } else {
+        Level::Off
+    });
     engine
         .replica
         .set_launcher(Arc::new(crate::replica::ReplicaLauncher {

@@ -10,8 +10,11 @@
 //! inserts, updates (before and after images, to and from NULL, several rows
 //! in one statement) and deletes and checks the streamed events, their GTIDs
 //! and `server_id`; then ALTER TABLE ADD COLUMN, its schema change event, and
-//! rows written and updated with the new column. It exits non-zero on the
-//! first failed check.
+//! rows written and updated with the new column; then stops the engine,
+//! inserts a row, and starts it again from the stored offsets (Debezium
+//! checks them with `SELECT GTID_SUBTRACT(...)`): that row arrives once, with
+//! no new snapshot, then a delete made after the restart. It exits non-zero
+//! on the first failed check.
 //!
 //! The jars are every artifact `tests/java/debezium/pom.xml` resolves to
 //! (Debezium, Kafka Connect, Jackson, mysql-binlog-connector-java,

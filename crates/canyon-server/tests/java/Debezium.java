@@ -1,6 +1,7 @@
 // Debezium's embedded MySQL connector against Canyon's binary log: the initial
 // snapshot, then streamed inserts, updates and deletes, and a DDL followed by
-// rows that use its new column.
+// rows that use its new column; then the connector stopped and started again
+// from its stored offsets.
 //
 // tests/debezium.rs starts a server with `log_bin = true` and `server_id = 7`
 // and runs this file with the single-file source launcher (`java -cp JARS
@@ -396,6 +397,33 @@ public class Debezium {
         }
 
         ExecutorService pool = Executors.newSingleThreadExecutor();
+        DebeziumEngine<RecordChangeEvent<SourceRecord>> engine = startEngine(pool);
+        Throwable failure = null;
+        try {
+            stream(st, uuid, snapshot);
+        } catch (Throwable t) {
+            failure = t;
+        }
+        stopEngine(engine, pool);
+        if (failure == null) {
+            // 6. The connector again, from the offsets the first one stored.
+            pool = Executors.newSingleThreadExecutor();
+            try {
+                restart(st, pool);
+            } catch (Throwable t) {
+                failure = t;
+            }
+        }
+        if (failure != null) {
+            failure.printStackTrace();
+            // Exit at once: a failed engine may leave non-daemon threads behind.
+            System.exit(1);
+        }
+        System.out.println("Debezium.java: all checks passed");
+        System.exit(0);
+    }
+
+    static DebeziumEngine<RecordChangeEvent<SourceRecord>> startEngine(ExecutorService pool) {
         DebeziumEngine<RecordChangeEvent<SourceRecord>> engine = DebeziumEngine
             .create(ChangeEventFormat.of(Connect.class))
             .using(connectorProperties())
@@ -407,12 +435,11 @@ public class Debezium {
             })
             .build();
         pool.execute(engine);
-        Throwable failure = null;
-        try {
-            stream(st, uuid, snapshot);
-        } catch (Throwable t) {
-            failure = t;
-        }
+        return engine;
+    }
+
+    static void stopEngine(DebeziumEngine<RecordChangeEvent<SourceRecord>> engine, ExecutorService pool)
+            throws InterruptedException {
         try {
             engine.close();
         } catch (Exception e) {
@@ -420,13 +447,33 @@ public class Debezium {
         }
         pool.shutdown();
         pool.awaitTermination(60, TimeUnit.SECONDS);
-        if (failure != null) {
-            failure.printStackTrace();
-            // Exit at once: a failed engine may leave non-daemon threads behind.
-            System.exit(1);
+    }
+
+    /**
+     * A connector restarted from its stored offsets: Debezium checks the stored GTID set
+     * against the server's (SELECT GTID_SUBTRACT(...)) and goes on streaming from it, with
+     * no new snapshot: the row written while it was down arrives, once, then rows written
+     * after it started.
+     */
+    static void restart(Statement st, ExecutorService pool) throws Exception {
+        Row down = plain(30);
+        down.expected.put("extra", "dflt");
+        st.execute(insertSql(down));
+        DebeziumEngine<RecordChangeEvent<SourceRecord>> engine = startEngine(pool);
+        try {
+            Struct c = value(nextRow("after the restart: the insert of row 30, made while it was down"));
+            check("c".equals(c.getString("op")), "restart: insert 30 streamed, op is c (got " + c.getString("op") + ")");
+            checkImage("restart: insert 30", c.getStruct("after"), down);
+            st.execute("DELETE FROM t WHERE id = 30");
+            Struct d = value(nextRow("after the restart: the delete of row 30"));
+            check("d".equals(d.getString("op")), "restart: delete 30, op is d (got " + d.getString("op") + ")");
+            checkImage("restart: delete 30 before", d.getStruct("before"), down);
+            SourceRecord extra = events.poll(2, TimeUnit.SECONDS);
+            check(extra == null, "restart: no further events" + (extra == null ? "" : " (got " + extra + ")"));
+            check(engineError.get() == null, "restart: the engine ran without error");
+        } finally {
+            stopEngine(engine, pool);
         }
-        System.out.println("Debezium.java: all checks passed");
-        System.exit(0);
     }
 
     static void stream(Statement st, String uuid, Map<Integer, Row> snapshot) throws Exception {

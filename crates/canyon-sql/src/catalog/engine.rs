@@ -76,6 +76,8 @@ pub struct Engine {
     pub(crate) query_log: crate::catalog::querylog::QueryLogs,
     /// Canyon as a replica (see [`crate::catalog::replica`]).
     pub replica: crate::catalog::replica::Replica,
+    /// `read_only` / `super_read_only` (see [`crate::catalog::read_only`]).
+    pub(crate) read_only: crate::catalog::read_only::ReadOnly,
 }
 
 pub(crate) fn meta_key(prefix: &[u8], rest: &[u8]) -> Vec<u8> {
@@ -242,6 +244,7 @@ impl Engine {
             user_locks: Default::default(),
             binlog,
             query_log,
+            read_only: Default::default(),
             table_locks: Default::default(),
             replica,
         });
@@ -359,6 +362,7 @@ impl Engine {
                 crate::catalog::binlog::live_var(&self.binlog, &self.txn, name)
             }
             None if crate::catalog::querylog::is_var(name) => self.query_log.var(name),
+            None if crate::catalog::read_only::is_var(name) => self.read_only.var(name),
             None => crate::catalog::vars::default_value(name, &self.config).map(|(v, _)| v),
         }
     }
@@ -397,6 +401,17 @@ impl Engine {
     /// The transaction manager.
     pub fn txn_manager(&self) -> &Arc<TxnManager> {
         &self.txn
+    }
+
+    /// How read-only the server is now (`read_only`, `super_read_only`).
+    pub fn read_only(&self) -> crate::catalog::read_only::Level {
+        self.read_only.level()
+    }
+
+    /// Sets `read_only` / `super_read_only` (the server's configuration at
+    /// startup; clients use SET GLOBAL).
+    pub fn set_read_only(&self, level: crate::catalog::read_only::Level) {
+        self.read_only.set_level(level);
     }
 
     /// The binary log.

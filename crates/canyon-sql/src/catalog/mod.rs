@@ -25,6 +25,7 @@
 //! - [`table_locks`]: LOCK TABLES and FLUSH TABLES WITH READ LOCK, who
 //!   blocks whom;
 //! - [`user_locks`]: the named locks of GET_LOCK and its family;
+//! - [`read_only`]: the server's `read_only` / `super_read_only` level;
 //! - [`view`]: views as the catalog stores them (their essay: text kept,
 //!   planned at each use, the shared table namespace).
 //!
@@ -50,6 +51,7 @@ pub mod perfschema;
 pub mod privileges;
 pub mod procs;
 pub mod querylog;
+pub mod read_only;
 pub mod replica;
 pub mod routines;
 pub mod rows;

@@ -152,6 +152,8 @@ pub fn default_value(name: &str, cfg: &EngineConfig) -> Option<(Value, Access)> 
         "log_replica_updates" | "log_slave_updates" => (i(0), ReadOnly),
         // A session stops logging its changes with SET sql_log_bin = 0.
         "sql_log_bin" => (i(1), ReadWrite),
+        // The server's level, read live (`crate::catalog::read_only`);
+        // SET GLOBAL ... = DEFAULT's value.
         "read_only" | "super_read_only" => (i(0), ReadWrite),
         "innodb_flush_log_at_trx_commit" => (
             i(match cfg.durability {
@@ -218,8 +220,7 @@ pub fn scope(name: &str) -> Scope {
         | "pseudo_slave_mode"
         | "pseudo_thread_id"
         | "sql_log_bin" => Scope::SessionOnly,
-        "max_connections" | "read_only" | "super_read_only" | "server_id" | "init_connect"
-        | "binlog_format" => Scope::ServerOnly,
+        "max_connections" | "server_id" | "init_connect" | "binlog_format" => Scope::ServerOnly,
         _ => Scope::Both,
     }
 }

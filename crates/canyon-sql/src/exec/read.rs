@@ -486,6 +486,16 @@ impl EvalContext for Quiet<'_> {
     fn user_lock(&self, call: crate::expr::functions_misc::UserLockCall<'_>) -> Result<Value> {
         self.0.user_lock(call)
     }
+    fn binlog_gtid_pos(&self, file: &str, pos: u64) -> Result<Value> {
+        self.0.binlog_gtid_pos(file, pos)
+    }
+    fn wait_for_executed_gtids(
+        &self,
+        set: &canyon_binlog::GtidSet,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<bool> {
+        self.0.wait_for_executed_gtids(set, timeout)
+    }
     fn now(&self) -> chrono::NaiveDateTime {
         self.0.now()
     }

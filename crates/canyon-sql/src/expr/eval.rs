@@ -140,6 +140,20 @@ pub trait EvalContext {
             "BINLOG_GTID_POS in this statement".into(),
         ))
     }
+    /// WAIT_FOR_EXECUTED_GTID_SET: waits until `@@gtid_executed` contains
+    /// `set`, at most `timeout` (`None`: no limit); `Ok(true)` when the time
+    /// ran out first. KILL QUERY stops it with [`Error::Interrupted`]. Only
+    /// a session can wait; elsewhere it is refused (1235).
+    fn wait_for_executed_gtids(
+        &self,
+        set: &canyon_binlog::GtidSet,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<bool> {
+        let _ = (set, timeout);
+        Err(Error::Unsupported(
+            "WAIT_FOR_EXECUTED_GTID_SET in this statement".into(),
+        ))
+    }
     /// The rows of an `information_schema` table, generated for this statement
     /// (see [`crate::catalog::infoschema`]); only a session can answer.
     fn system_rows(
@@ -280,6 +294,13 @@ impl<S: SubqueryRunner> EvalContext for WithSubqueries<'_, S> {
     }
     fn binlog_gtid_pos(&self, file: &str, pos: u64) -> Result<Value> {
         self.base.binlog_gtid_pos(file, pos)
+    }
+    fn wait_for_executed_gtids(
+        &self,
+        set: &canyon_binlog::GtidSet,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<bool> {
+        self.base.wait_for_executed_gtids(set, timeout)
     }
     fn session_fact(&self, f: Func) -> Value {
         self.base.session_fact(f)

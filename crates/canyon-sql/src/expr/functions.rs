@@ -40,6 +40,7 @@
 use crate::expr::eval::{eval, Env};
 use crate::expr::functions_cast;
 use crate::expr::functions_datetime;
+use crate::expr::functions_gtid;
 use crate::expr::functions_json::{self, JsonFunc};
 use crate::expr::functions_math;
 use crate::expr::functions_misc;
@@ -237,6 +238,13 @@ pub enum Func {
     /// BINLOG_GTID_POS(file, pos) (MariaDB): the GTID position at a binary
     /// log position.
     BinlogGtidPos,
+    /// GTID_SUBSET(set1, set2) (`crate::expr::functions_gtid`, as the two
+    /// below).
+    GtidSubset,
+    /// GTID_SUBTRACT(set1, set2).
+    GtidSubtract,
+    /// WAIT_FOR_EXECUTED_GTID_SET(set[, timeout]).
+    WaitForExecutedGtidSet,
     /// `@name := expr` (the binder's form of MySQL's assignment operator):
     /// the name as a literal string, then the value, which is the result.
     SetUserVar,
@@ -263,6 +271,7 @@ impl Func {
                 | Func::IsUsedLock
                 | Func::ReleaseAllLocks
                 | Func::BinlogGtidPos
+                | Func::WaitForExecutedGtidSet
                 | Func::SetUserVar
         )
     }
@@ -277,6 +286,9 @@ pub fn lookup(name: &str) -> Option<Func> {
         "BENCHMARK" => Func::Benchmark,
         "GET_LOCK" => Func::GetLock,
         "BINLOG_GTID_POS" => Func::BinlogGtidPos,
+        "GTID_SUBSET" => Func::GtidSubset,
+        "GTID_SUBTRACT" => Func::GtidSubtract,
+        "WAIT_FOR_EXECUTED_GTID_SET" => Func::WaitForExecutedGtidSet,
         "RELEASE_LOCK" => Func::ReleaseLock,
         "IS_FREE_LOCK" => Func::IsFreeLock,
         "IS_USED_LOCK" => Func::IsUsedLock,
@@ -480,7 +492,8 @@ pub fn check_arity(f: Func, name: &str, n: usize) -> Result<()> {
         Func::Sleep | Func::ReleaseLock | Func::IsFreeLock | Func::IsUsedLock => n == 1,
         Func::Benchmark | Func::GetLock => n == 2,
         Func::ReleaseAllLocks => n == 0,
-        Func::BinlogGtidPos => n == 2,
+        Func::BinlogGtidPos | Func::GtidSubset | Func::GtidSubtract => n == 2,
+        Func::WaitForExecutedGtidSet => n == 1 || n == 2,
         Func::SetUserVar => n == 2,
         Func::WeightString => n == 1,
         Func::LastInsertId | Func::Rand | Func::UnixTimestamp => n <= 1,
@@ -657,7 +670,8 @@ pub fn result_kind(f: Func, args: &[Expr], cols: &[ExprKind], aggs: &[AggCall]) 
         | Func::SetMask
         | Func::Strcmp => ExprKind::Int,
         Func::Crc32 => ExprKind::UInt,
-        Func::BinlogGtidPos => ExprKind::String,
+        Func::BinlogGtidPos | Func::GtidSubtract => ExprKind::String,
+        Func::GtidSubset | Func::WaitForExecutedGtidSet => ExprKind::Int,
         Func::Sleep
         | Func::Benchmark
         | Func::GetLock
@@ -773,6 +787,9 @@ pub fn call(f: Func, args: &[Expr], env: &Env<'_>) -> Result<Value> {
         | Func::IsUsedLock
         | Func::ReleaseAllLocks => functions_misc::user_lock(f, args, env),
         Func::WeightString => functions_misc::weight_string(args, env),
+        Func::GtidSubset | Func::GtidSubtract | Func::WaitForExecutedGtidSet => {
+            functions_gtid::call(f, args, env)
+        }
         Func::BinlogGtidPos => {
             let file = arg(args, 0, env)?;
             let pos = arg(args, 1, env)?;

@@ -5,7 +5,7 @@
 //! semantics; [`functions`] the builtin functions, apart from the tree: what
 //! they share and the dispatch of a call, with their families in
 //! [`functions_string`], [`functions_math`], [`functions_datetime`],
-//! [`functions_cast`] and [`functions_json`]; [`rows`] row values and
+//! [`functions_cast`], [`functions_json`] and [`functions_gtid`]; [`rows`] row values and
 //! subqueries in comparisons (`(a, b) < (c, d)`, IN, ANY / ALL, EXISTS),
 //! with MySQL's NULL rules.
 //!
@@ -28,7 +28,7 @@
 //! `tree` asks `functions` the type of a call). It takes in every file here:
 //! `functions` hands each call to its family (`functions_string`,
 //! `functions_math`, `functions_datetime`, `functions_cast`,
-//! `functions_misc`), which read
+//! `functions_misc`, `functions_gtid`), which read
 //! their arguments through it.
 //! Imports: `types`, `catalog`, `parse`.
 
@@ -36,6 +36,7 @@ pub mod eval;
 pub mod functions;
 pub mod functions_cast;
 pub mod functions_datetime;
+pub mod functions_gtid;
 pub mod functions_json;
 pub mod functions_math;
 pub mod functions_misc;

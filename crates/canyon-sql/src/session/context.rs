@@ -18,6 +18,11 @@ use canyon_common::{Error, Result};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// How often WAIT_FOR_EXECUTED_GTID_SET looks at `gtid_executed` again: a
+/// replica's reader waits this much longer at most than the commit it waits
+/// for, and an idle wait costs one look per slice.
+const GTID_WAIT_SLICE: Duration = Duration::from_millis(5);
+
 /// The context one statement evaluates in.
 pub(super) struct StmtCtx<'a> {
     pub(super) state: &'a State,
@@ -279,6 +284,54 @@ impl EvalContext for StmtCtx<'_> {
             Some(p) => Value::str(&p),
             None => Value::Null,
         })
+    }
+    /// Polls `gtid_executed` (the log's head and the replica's applied set,
+    /// each read under its own short lock, none held between polls) every
+    /// [`GTID_WAIT_SLICE`], off the runtime worker (the engine's blocking
+    /// hook) once the set is not there at the first look. A commit becomes
+    /// part of `gtid_executed` when it is visible, so a 0 means a read that
+    /// follows sees the transactions waited for.
+    fn wait_for_executed_gtids(
+        &self,
+        set: &canyon_binlog::GtidSet,
+        timeout: Option<Duration>,
+    ) -> Result<bool> {
+        let engine = &self.state.engine;
+        let executed = || set.is_subset_of(&engine.binlog.executed(&engine.txn));
+        if executed() {
+            return Ok(false);
+        }
+        let end = timeout.map(|t| std::time::Instant::now() + t);
+        let mut outcome = Ok(true);
+        let mut wait = || loop {
+            if self.state.process.kill_state() != KILL_NONE {
+                outcome = Err(Error::Interrupted);
+                return;
+            }
+            if self
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+            {
+                outcome = Err(Error::QueryTimeout);
+                return;
+            }
+            if executed() {
+                outcome = Ok(false);
+                return;
+            }
+            let now = std::time::Instant::now();
+            let slice = match end {
+                Some(end) if now >= end => return,
+                Some(end) => (end - now).min(GTID_WAIT_SLICE),
+                None => GTID_WAIT_SLICE,
+            };
+            std::thread::sleep(slice);
+        };
+        match engine.config.blocking_hook {
+            Some(hook) => hook(&mut wait),
+            None => wait(),
+        }
+        outcome
     }
     fn user_lock(&self, call: UserLockCall<'_>) -> Result<Value> {
         let locks = &self.state.engine.user_locks;

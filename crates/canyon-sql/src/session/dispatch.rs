@@ -147,6 +147,9 @@ impl Session {
             let inner_sql = if sql.is_empty() { "" } else { inner_sql };
             return self.run_set_statement(set, inner, inner_sql, params);
         }
+        // DDL, accounts and views on a read-only server (data changes are
+        // refused in `with_txn`: see `super::read_only`).
+        self.check_read_only_statement(parsed)?;
         if let Some(r) = self.run_with_hints(parsed, params, sql) {
             return r;
         }

@@ -335,6 +335,11 @@ impl Session {
         let cat = self.state.engine.catalog();
         let table = self.load_target(&cat, stmt)?;
         // Table locks (LOCK TABLES, FTWRL), as an INSERT's.
+        if !crate::catalog::temporary::is_temporary(table.def.id) {
+            // Before the table-lock gate records the write intention (a
+            // refused load leaves none behind: `super::read_only`).
+            self.check_read_only_write()?;
+        }
         self.gate_load(&table)?;
         let def = &table.def;
         let LoadColumns {
@@ -378,7 +383,10 @@ impl Session {
                 .iter()
                 .all(|i| !i.unique && !i.attrs.fulltext && i.state.is_public());
         let mut effects = StatementEffects::default();
-        let r = self.with_txn(&[], true, None, |txn, ctx| {
+        // A TEMPORARY table's load is no write for a READ ONLY transaction
+        // or a read-only server (`super::read_only`).
+        let shared = !crate::catalog::temporary::is_temporary(def.id);
+        let r = self.with_txn(&[], shared, None, |txn, ctx| {
             let bulk = bulk_candidate
                 && !ctx.has_triggers(def, TriggerEvent::Insert)
                 && txn.begin_bulk(

@@ -22,6 +22,8 @@
 //!   [`create`] (CREATE TABLE, with its LIKE and SELECT forms), [`load`]
 //!   (LOAD DATA [LOCAL] INFILE);
 //! - [`xa`]: the XA statements and the state machine of a session's branch;
+//! - [`read_only`]: which statements `read_only` / `super_read_only`
+//!   refuse, from whom, and where each is checked (its contract);
 //! - [`context`]: what a running statement evaluates in, and how KILL and
 //!   max_execution_time reach it;
 //! - [`engine_status`]: SHOW ENGINE ... STATUS (InnoDB's monitor report from
@@ -29,7 +31,7 @@
 //!
 //! The files are one `impl Session` cut by statement family, so they call
 //! each other freely: one circle, inside this folder (`accounts`, `admin`,
-//! `context`, `dispatch`, `engine_status`, `hints`, `interp`, `request`, `routines`, `schema`, `set`,
+//! `context`, `dispatch`, `engine_status`, `hints`, `interp`, `read_only`, `request`, `routines`, `schema`, `set`,
 //! `show`, `state`, `temporary`, `create`, `load`, `triggers`, `txn`,
 //! `view`, `xa`).
 //!
@@ -110,6 +112,7 @@ mod into;
 mod load;
 mod partition;
 mod perfschema;
+mod read_only;
 pub use replica::{ApplyOutcome, ReplicaApplier};
 mod replica;
 mod request;

@@ -208,6 +208,16 @@ impl Session {
     }
 
     fn run_routine_ddl(&mut self, stmt: &RoutineStatement) -> Result<QueryResult> {
+        if matches!(
+            stmt,
+            RoutineStatement::Create(_)
+                | RoutineStatement::CreateTrigger(_)
+                | RoutineStatement::Drop { .. }
+                | RoutineStatement::Alter { .. }
+        ) {
+            // A stored program is a shared definition (`super::read_only`).
+            self.check_read_only_write()?;
+        }
         match stmt {
             RoutineStatement::Create(c) => {
                 let db = self.routine_db(&c.db)?;

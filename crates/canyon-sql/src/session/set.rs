@@ -306,6 +306,24 @@ impl Session {
             }
             return crate::catalog::binlog::set_retention_var(log, &var, &value);
         }
+        if crate::catalog::read_only::is_var(&var) {
+            // The server's read-only level, read live (`super::read_only`).
+            if !global {
+                return Err(Error::GlobalOnlyVariable(var));
+            }
+            let cat = self.state.engine.catalog();
+            if !self
+                .state
+                .account(&cat)
+                .is_some_and(|a| a.allows_global(Privs::SUPER))
+            {
+                return Err(Error::SpecificAccessDenied(
+                    "SUPER or SYSTEM_VARIABLES_ADMIN".into(),
+                ));
+            }
+            drop(cat);
+            return self.set_read_only(&var, &value);
+        }
         match (global, vars::scope(&var)) {
             (true, vars::Scope::SessionOnly) => return Err(Error::SessionOnlyVariable(var)),
             (true, vars::Scope::ServerOnly) => {

@@ -182,6 +182,11 @@ impl State {
                     .query_log
                     .var(name)
                     .expect("is_var names a variable"),
+                None if crate::catalog::read_only::is_var(name) => self
+                    .engine
+                    .read_only
+                    .var(name)
+                    .expect("is_var names a variable"),
                 None => vars::default_value(name, &self.engine.config)
                     .map(|(v, _)| v)
                     .ok_or_else(|| Error::UnknownSystemVariable(name.to_string()))?,

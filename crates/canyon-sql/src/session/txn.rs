@@ -185,10 +185,13 @@ impl Session {
         Ok(Some(plan))
     }
 
-    /// Runs a statement inside the session's transaction rules. A `write` in a
-    /// READ ONLY transaction (also the implicit one of an autocommitted statement
-    /// under `transaction_read_only = 1`) fails with 1792, as in MySQL, and is
-    /// rolled back like any failed statement.
+    /// Runs a statement inside the session's transaction rules. A `write` (a
+    /// change of a table that is not TEMPORARY) fails with 1290 on a server
+    /// that is read-only for this session (`super::read_only`, the one place
+    /// data changes are refused), and with 1792 in a READ ONLY transaction
+    /// (also the implicit one of an autocommitted statement under
+    /// `transaction_read_only = 1`), as in MySQL, and is rolled back like any
+    /// failed statement.
     pub(super) fn with_txn<T>(
         &mut self,
         params: &[Value],
@@ -216,7 +219,14 @@ impl Session {
                 .take()
                 .unwrap_or(self.state.read_only);
         }
-        let refuse = write && self.state.txn_read_only;
+        let refuse = match write {
+            false => None,
+            true => self.read_only_refusal().or_else(|| {
+                self.state
+                    .txn_read_only
+                    .then_some(Error::ReadOnlyTransaction)
+            }),
+        };
         let txn = self.txn.as_mut().expect("a transaction was opened above");
         txn.begin_statement();
         txn.set_deferred_lock_waits(self.defer_waits_now);
@@ -225,10 +235,9 @@ impl Session {
             let mut ctx = StmtCtx::new(&self.state, params);
             ctx.deadline = deadline;
             ctx.var_writes = Some(&var_writes);
-            let r = if refuse {
-                Err(Error::ReadOnlyTransaction)
-            } else {
-                f(txn, &ctx)
+            let r = match refuse {
+                Some(e) => Err(e),
+                None => f(txn, &ctx),
             };
             (r, ctx.warnings.into_inner())
         };
@@ -323,6 +332,13 @@ impl Session {
     }
 
     pub(super) fn run_plan(&mut self, plan: &Plan, params: &[Value]) -> Result<QueryResult> {
+        // A read-only server refuses the write before the table-lock gate
+        // records its intention (which COMMIT's check reads: see
+        // `super::read_only`); `with_txn` checks again, for the data changes
+        // that come through no plan.
+        if writes(plan) {
+            self.check_read_only_write()?;
+        }
         // Table locks (LOCK TABLES, FTWRL): free while nobody holds one.
         self.gate_plan(plan)?;
         let serializable_lock = !self.state.autocommit || self.txn.is_some();
@@ -334,21 +350,21 @@ impl Session {
             // Strict mode: the statement fails (and its writes roll back) on
             // a warning the mode makes an error; INSERT IGNORE keeps them
             // warnings.
-            Plan::Insert(i) => self.with_txn(params, writes(&i.table), None, |txn, ctx| {
+            Plan::Insert(i) => self.with_txn(params, writes(plan), None, |txn, ctx| {
                 let r = exec::run_insert(i, txn, ctx, &mut effects, found_rows)?;
                 match ctx.strict_mode_error() {
                     Some(e) if !i.ignore => Err(e),
                     _ => Ok(r),
                 }
             }),
-            Plan::Update(u) => self.with_txn(params, writes(&u.table), None, |txn, ctx| {
+            Plan::Update(u) => self.with_txn(params, writes(plan), None, |txn, ctx| {
                 let r = exec::run_update(u, txn, ctx, found_rows, &mut effects)?;
                 match ctx.strict_mode_error() {
                     Some(e) if !u.ignore => Err(e),
                     _ => Ok(r),
                 }
             }),
-            Plan::Delete(d) => self.with_txn(params, writes(&d.table), None, |txn, ctx| {
+            Plan::Delete(d) => self.with_txn(params, writes(plan), None, |txn, ctx| {
                 let r = exec::run_delete(d, txn, ctx)?;
                 match ctx.strict_mode_error() {
                     Some(e) if !d.ignore => Err(e),
@@ -437,11 +453,14 @@ impl Session {
         // lasts the statement (a scope of its own when called between
         // statements).
         self.enter_statement();
-        let r = self.gate_commit().and_then(|()| {
-            let t = self.txn.take().expect("checked above");
-            self.count(Counter::HandlerCommit);
-            self.commit_txn(t, deferrable)
-        });
+        let r = self
+            .check_read_only_commit()
+            .and_then(|()| self.gate_commit())
+            .and_then(|()| {
+                let t = self.txn.take().expect("checked above");
+                self.count(Counter::HandlerCommit);
+                self.commit_txn(t, deferrable)
+            });
         // (A commit that waited in vain leaves the transaction open.)
         self.unpin_if_idle();
         self.leave_statement();
@@ -695,12 +714,19 @@ impl Session {
     }
 }
 
-/// Whether a data change to `table` counts as a write for READ ONLY
-/// transactions (1792): not for a TEMPORARY table, which MySQL lets a
-/// read-only transaction change ("it remains possible to change tables
-/// created with the TEMPORARY keyword using DML statements").
-fn writes(table: &crate::catalog::Table) -> bool {
-    !crate::catalog::temporary::is_temporary(table.def.id)
+/// Whether a data change plan counts as a write for READ ONLY transactions
+/// (1792) and a read-only server (1290): not when every table it writes (a
+/// multi-table UPDATE / DELETE: every target) is TEMPORARY, which MySQL
+/// lets both change ("it remains possible to change tables created with
+/// the TEMPORARY keyword using DML statements").
+fn writes(plan: &Plan) -> bool {
+    let shared = |t: &crate::catalog::Table| !crate::catalog::temporary::is_temporary(t.def.id);
+    match plan {
+        Plan::Select(_) => false,
+        Plan::Insert(i) => shared(&i.table),
+        Plan::Update(u) => shared(&u.table) || multi_targets(&u.multi).any(|t| shared(t)),
+        Plan::Delete(d) => shared(&d.table) || multi_targets(&d.multi).any(|t| shared(t)),
+    }
 }
 
 /// The tables a multi-table UPDATE / DELETE writes (none for a
