@@ -19,6 +19,10 @@
 //!   transactions from it, under the old source's GTIDs (the promoted
 //!   replica logged them as such): both end with equal `gtid_executed` and
 //!   rows.
+//! - `a_malformed_acknowledgement_ends_only_that_dump`: a raw semi-sync
+//!   dump whose "replica" writes garbage where an acknowledgement belongs
+//!   is disconnected; the source keeps serving, its other sessions commit,
+//!   and the client count returns to 0.
 //! - `mariadb_replica_acknowledges`: a stock MariaDB 10.11 replica with
 //!   `rpl_semi_sync_slave_enabled` acknowledges Canyon's transactions
 //!   (yes_tx counts them, none falls back) and ends with the same rows.
@@ -423,5 +427,48 @@ fn mariadb_replica_acknowledges() {
         scalar(&mut r, "SELECT GROUP_CONCAT(v ORDER BY id) FROM app.t"),
         want
     );
+    assert!(source.alarms().is_empty(), "{:?}", source.alarms());
+}
+
+#[test]
+fn a_malformed_acknowledgement_ends_only_that_dump() {
+    let source = server(1);
+    setup_source(&source);
+    let mut s = source.client();
+    // Asynchronous meanwhile: nothing is to wait for the fake replica.
+    s.exec("SET GLOBAL rpl_semi_sync_source_enabled = 0");
+    let mut fake = Client::connect(source.port(), "repl", "replpw").expect("repl logs in");
+    fake.exec("SET @rpl_semi_sync_slave = 1, @master_binlog_checksum = 'CRC32'");
+    // COM_BINLOG_DUMP from the first file's start.
+    let mut dump = vec![0x12u8];
+    dump.extend_from_slice(&4u32.to_le_bytes());
+    dump.extend_from_slice(&0u16.to_le_bytes());
+    dump.extend_from_slice(&99u32.to_le_bytes());
+    fake.send_packet(0, &dump).expect("send COM_BINLOG_DUMP");
+    let first = fake.read_packet().expect("the first event");
+    assert_eq!(
+        &first[..3],
+        &[0x00, 0xef, 0x00],
+        "semi-sync header on every event: {:02x?}",
+        &first[..first.len().min(8)]
+    );
+    wait_for("the fake replica to count", || {
+        stat(&mut s, "Rpl_semi_sync_source_clients") == 1
+    });
+    // Not an acknowledgement (magic 0x00), then a header announcing 16 MiB.
+    fake.send_packet(0, &[0x00; 20]).expect("send garbage");
+    fake.send_raw(&[0xff, 0xff, 0xff, 0x00])
+        .expect("send a huge header");
+    assert!(
+        fake.closed_by_server(Duration::from_secs(30)),
+        "the source ends a dump that sends garbage"
+    );
+    wait_for("the client count to return to 0", || {
+        stat(&mut s, "Rpl_semi_sync_source_clients") == 0
+    });
+    s.exec("SET GLOBAL rpl_semi_sync_source_enabled = 1");
+    s.exec("SET GLOBAL rpl_semi_sync_source_timeout = 100");
+    s.exec("INSERT INTO app.t VALUES (1, 'still serving')");
+    assert_eq!(scalar(&mut s, "SELECT v FROM app.t"), "still serving");
     assert!(source.alarms().is_empty(), "{:?}", source.alarms());
 }
