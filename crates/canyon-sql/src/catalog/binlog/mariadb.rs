@@ -148,7 +148,12 @@ impl Binlog {
         })?;
         let last = match next {
             Some(n) => n - 1,
-            None => self.last_number(txn),
+            // Nothing visible at or after the position yet. Not the head's
+            // count: the head already counts commits written but not yet
+            // visible, and a consistent snapshot's position sits just before
+            // such a commit (mariadb-dump asks BINLOG_GTID_POS of it): the
+            // replica would skip a transaction the dump does not hold.
+            None => self.counted_before(txn, seq)?,
         };
         Ok(Some(self.mariadb_gtid_pos(last)))
     }
@@ -314,34 +319,37 @@ impl Binlog {
                 (f.name, p)
             }
         };
-        // The last counted record before the boundary (markers between are
-        // rare: one per rotation).
-        let mut last_number = None;
-        let mut seq = boundary;
-        while seq > txn.log_first_seq() {
-            seq -= 1;
-            if let Some(r) = record(seq)? {
-                if r.number != 0 {
-                    last_number = Some(r.number);
-                    break;
-                }
-            }
-        }
-        let last_number = match last_number {
-            Some(n) => n,
-            // Nothing counted kept before it: the count of everything purged.
-            None => self
-                .purged(txn)?
-                .iter()
-                .find(|(s, _)| **s == self.uuid)
-                .and_then(|(_, iv)| iv.last().map(|(_, end)| *end))
-                .unwrap_or(0),
-        };
         Ok(Snapshot {
             file,
             position,
-            last_number,
+            last_number: self.counted_before(txn, boundary)?,
         })
+    }
+
+    /// The number of the last counted record before `seq` (markers between
+    /// are rare: one per rotation); with none kept before it, the count of
+    /// everything purged.
+    fn counted_before(&self, txn: &TxnManager, seq: u64) -> Result<u64> {
+        let mut at = seq;
+        while at > txn.log_first_seq() {
+            at -= 1;
+            let mut number = None;
+            txn.read_log(at, &mut |r| {
+                if r.seq == at {
+                    number = Some(r.number);
+                }
+                false
+            })?;
+            if let Some(n) = number.filter(|&n| n != 0) {
+                return Ok(n);
+            }
+        }
+        Ok(self
+            .purged(txn)?
+            .iter()
+            .find(|(s, _)| **s == self.uuid)
+            .and_then(|(_, iv)| iv.last().map(|(_, end)| *end))
+            .unwrap_or(0))
     }
 }
 
