@@ -133,6 +133,12 @@ pub fn render(engine: &Engine) -> String {
     for (name, value) in engine.global_status_rows() {
         status_series(&mut out, &mut series, &name, value as f64);
     }
+    // Semi-synchronous replication's, ON / OFF read as the exporter does.
+    for (name, text) in engine.binlog().semi_sync().status_rows() {
+        if let Some(v) = parse_value(&text) {
+            status_series(&mut out, &mut series, &name, v);
+        }
+    }
     let mut version = (String::new(), String::new(), String::new());
     for (name, value) in engine.global_variable_rows() {
         let text = value_text(&value);

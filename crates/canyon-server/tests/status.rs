@@ -35,6 +35,8 @@ async fn status(conn: &mut Conn, scope: &str) -> HashMap<String, u64> {
         .await
         .expect("SHOW STATUS");
     rows.into_iter()
+        // Semi-synchronous replication's status is ON / OFF, as MySQL's.
+        .filter(|(k, _)| !(k.starts_with("Rpl_semi_sync_") && k.ends_with("_status")))
         .map(|(k, v)| (k, v.parse().unwrap_or_else(|_| panic!("{v} is a number"))))
         .collect()
 }
