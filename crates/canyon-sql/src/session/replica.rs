@@ -32,6 +32,14 @@ use canyon_binlog::{Event, GtidSet};
 use canyon_common::{Error, Result};
 use std::sync::Arc;
 
+/// 1198: CHANGE / RESET while the replica runs.
+fn running_replica() -> Error {
+    replica_error(
+        1198,
+        "This operation cannot be performed with a running replica; run STOP REPLICA first",
+    )
+}
+
 fn replica_error(code: u16, message: impl Into<String>) -> Error {
     Error::Sql {
         code,
@@ -63,11 +71,7 @@ impl Session {
             ReplicaStatement::Binlog(_) => unreachable!("handled above"),
             ReplicaStatement::ChangeSource(opts) => {
                 if control.running.is_some() {
-                    return Err(replica_error(
-                        1198,
-                        "This operation cannot be performed with a running replica; run STOP \
-                         REPLICA first",
-                    ));
+                    return Err(running_replica());
                 }
                 let mut src = control.source.clone().unwrap_or_default();
                 let mut position_given = false;
@@ -173,11 +177,7 @@ impl Session {
             }
             ReplicaStatement::Reset(all) => {
                 if control.running.is_some() {
-                    return Err(replica_error(
-                        1198,
-                        "This operation cannot be performed with a running replica; run STOP \
-                         REPLICA first",
-                    ));
+                    return Err(running_replica());
                 }
                 // MySQL: RESET REPLICA forgets the position (the next START
                 // reads from the start, or by GTID); ALL forgets the source

@@ -266,48 +266,14 @@ impl Session {
         } else {
             self.eval_set_value(e, params)?
         };
-        if crate::catalog::querylog::is_var(&var) {
-            // The query logs' settings are the server's, read live.
-            if !global {
-                return Err(Error::GlobalOnlyVariable(var));
-            }
-            let cat = self.state.engine.catalog();
-            if !self
-                .state
-                .account(&cat)
-                .is_some_and(|a| a.allows_global(Privs::SUPER))
-            {
-                return Err(Error::SpecificAccessDenied(
-                    "SUPER or SYSTEM_VARIABLES_ADMIN".into(),
-                ));
-            }
-            return self.state.engine.query_log.set(&var, &value);
-        }
+        // The server's own settings, read live where they act: the query
+        // logs', the binary log's retention and semi-synchronous ones, and
+        // the read-only level (`super::read_only`). Global only, SUPER.
         let semisync = crate::catalog::binlog::semisync::is_var(&var);
-        if semisync || crate::catalog::binlog::is_retention_var(&var) {
-            // The binary log's retention and semi-synchronous settings are
-            // the server's, read live.
-            if !global {
-                return Err(Error::GlobalOnlyVariable(var));
-            }
-            let cat = self.state.engine.catalog();
-            if !self
-                .state
-                .account(&cat)
-                .is_some_and(|a| a.allows_global(Privs::SUPER))
-            {
-                return Err(Error::SpecificAccessDenied(
-                    "SUPER or SYSTEM_VARIABLES_ADMIN".into(),
-                ));
-            }
-            let log = &self.state.engine.binlog;
-            if semisync {
-                return log.semi_sync().set_var(&var, &value);
-            }
-            return crate::catalog::binlog::set_retention_var(log, &var, &value);
-        }
-        if crate::catalog::read_only::is_var(&var) {
-            // The server's read-only level, read live (`super::read_only`).
+        let retention = crate::catalog::binlog::is_retention_var(&var);
+        let querylog = crate::catalog::querylog::is_var(&var);
+        let read_only = crate::catalog::read_only::is_var(&var);
+        if semisync || retention || querylog || read_only {
             if !global {
                 return Err(Error::GlobalOnlyVariable(var));
             }
@@ -322,7 +288,16 @@ impl Session {
                 ));
             }
             drop(cat);
-            return self.set_read_only(&var, &value);
+            let engine = &self.state.engine;
+            return if querylog {
+                engine.query_log.set(&var, &value)
+            } else if semisync {
+                engine.binlog.semi_sync().set_var(&var, &value)
+            } else if retention {
+                crate::catalog::binlog::set_retention_var(&engine.binlog, &var, &value)
+            } else {
+                self.set_read_only(&var, &value)
+            };
         }
         match (global, vars::scope(&var)) {
             (true, vars::Scope::SessionOnly) => return Err(Error::SessionOnlyVariable(var)),

@@ -522,22 +522,6 @@ pub fn is_var(name: &str) -> bool {
     canonical(name).is_some()
 }
 
-/// Every name [`is_var`] accepts, sorted (SHOW VARIABLES lists them).
-pub const VAR_NAMES: &[&str] = &[
-    "rpl_semi_sync_master_enabled",
-    "rpl_semi_sync_master_timeout",
-    "rpl_semi_sync_master_wait_for_slave_count",
-    "rpl_semi_sync_master_wait_no_slave",
-    "rpl_semi_sync_master_wait_point",
-    "rpl_semi_sync_replica_enabled",
-    "rpl_semi_sync_slave_enabled",
-    "rpl_semi_sync_source_enabled",
-    "rpl_semi_sync_source_timeout",
-    "rpl_semi_sync_source_wait_for_replica_count",
-    "rpl_semi_sync_source_wait_no_replica",
-    "rpl_semi_sync_source_wait_point",
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
