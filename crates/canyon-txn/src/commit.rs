@@ -721,6 +721,21 @@ impl TxnManager {
         Ok(ts)
     }
 
+    /// Blocks until every commit written to storage so far is durable and
+    /// visible (call it inside the blocking hook). A commit is written before
+    /// its durability wait, which the server may leave to the connection task:
+    /// the SQL layer's table locks end a transaction's write intention when
+    /// its commit is written, so LOCK TABLES ... READ and FLUSH TABLES WITH
+    /// READ LOCK, once granted, call this — no commit that raced the grant
+    /// becomes visible under the lock.
+    pub fn settle_written(&self) -> Result<()> {
+        let ts = self.last_written_ts.load(Ordering::SeqCst);
+        if self.visible.load(Ordering::Acquire) >= ts {
+            return Ok(());
+        }
+        self.make_durable(ts)
+    }
+
     /// Rules 5 and 7: returns once the commit at `ts` is durable and visible.
     pub(crate) fn make_durable(&self, ts: Timestamp) -> Result<()> {
         match self.config.durability {

@@ -44,6 +44,14 @@
 //!    TRANSACTION (LOCK TABLES locks only), and with the session however it
 //!    ends (disconnect, KILL CONNECTION): `Session`'s drop deregisters it.
 //!
+//! A transaction's write intentions end when its commit is *written*; it
+//! becomes visible only after the group commit's sync, which the server
+//! awaits after the statement. So a holder, once granted here, still waits
+//! for every written commit to become visible (the session's side calls
+//! `TxnManager::settle_written`): otherwise a dump reading `a` and then `b`
+//! under READ locks could see a transfer's credit to `b` and not its debit
+//! from `a`.
+//!
 //! # The hot path costs nothing measurable
 //! Holders are rare (a backup, a restore, Vitess' copy phase) and
 //! statements are not, so a statement first asks [`TableLocks::begin_fast`]:

@@ -496,16 +496,28 @@ impl Session {
         let owner = self.state.lock_owner();
         let deadline = self.table_lock_deadline();
         let kill = self.state.process.kill_flag().clone();
+        let txn = &self.state.engine.txn;
         let mut tables = Some(tables);
         let mut r = Ok(());
         let mut wait = || {
-            r = locks.acquire(
-                owner,
-                global,
-                tables.take().unwrap_or_default(),
-                deadline,
-                &kill,
-            )
+            r = locks
+                .acquire(
+                    owner,
+                    global,
+                    tables.take().unwrap_or_default(),
+                    deadline,
+                    &kill,
+                )
+                // Invariant 1 and 3 of the registry: a writer's intention ends
+                // when its commit is written, before that commit is visible
+                // (the connection awaits durability after the statement), so
+                // the granted lock waits for every written commit to become
+                // visible — else a read under the lock could miss a commit
+                // that a later read under it sees.
+                .and_then(|()| {
+                    txn.settle_written()
+                        .inspect_err(|_| locks.release(owner, global))
+                })
         };
         match self.state.engine.config.blocking_hook {
             Some(hook) => hook(&mut wait),
