@@ -56,6 +56,8 @@
 //! | compression | LZ4 on every level | cheap to decompress on the read path; the only codec built in |
 //! | compaction | levelled, dynamic level sizes | bounded space amplification (~1.1x) for update-heavy OLTP |
 //! | memtables | [`RocksOptions::write_buffer_bytes`] each ([`RocksOptions::rows_write_buffer_bytes`] for Rows), all capped by [`RocksOptions::total_write_buffer_bytes`] | a bounded memory budget on the write side too; Rows smaller (32 MiB): versions that scans step over are flushed away by the scan-triggered flush, and the size bounds how often compactions rewrite the bottom level |
+//! | memtables in the cache | off by default; [`RocksOptions::charge_write_buffers_to_cache`], set by the server's `memory_budget_bytes` | one bound for blocks and memtables together: what a memory budget needs |
+//! | direct I/O | off by default; [`RocksOptions::direct_io`] | blocks cached once, in the block cache, not again in the kernel's page cache that a memory cgroup charges |
 //! | scan-triggered flush | on `rows`: [`RocksOptions::rows_scan_flush_entries`] (64) and [`RocksOptions::rows_scan_flush_avg_entries`] (2) | a range scan that steps over many hidden old versions of rewritten rows in the active memtable marks it for flush, which drops them; without it, hot rows' versions cost every scan until the memtable fills |
 //! | WAL buffering | [`RocksOptions::buffer_wal_until_sync`], set by the server under sync-every-commit | one `write(2)` of the WAL per group commit; a process crash loses only unsynced, so unacknowledged, commits |
 //! | WAL size | [`RocksOptions::max_total_wal_bytes`] (256 MiB) | `meta`'s memtable, one key rewritten per commit, never fills: without the limit it would keep every old WAL alive — recovery time and disk growing, nothing to recycle |
@@ -79,7 +81,7 @@ use canyon_storage::{KeyRange, Keyspace, SortedFileWriter, Storage, WriteBatch, 
 use rocksdb::{
     BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType,
     DBRecoveryMode, DBWithThreadMode, DataBlockIndexType, ErrorKind, IngestExternalFileOptions,
-    Options, Range, ReadOptions, SingleThreaded, SstFileWriter, WriteOptions,
+    Options, Range, ReadOptions, SingleThreaded, SstFileWriter, WriteBufferManager, WriteOptions,
 };
 use std::ops::{Bound, ControlFlow};
 use std::path::{Path, PathBuf};
@@ -142,6 +144,20 @@ pub struct RocksOptions {
     /// Cap on the memtables of all column families together, in bytes; when
     /// exceeded, the largest is flushed. Default 512 MiB. 0 means no cap.
     pub total_write_buffer_bytes: usize,
+    /// Charge the memtables to the block cache (RocksDB's `WriteBufferManager`
+    /// with a cache): memtable memory, capped by `total_write_buffer_bytes`,
+    /// takes its place in the cache and evicts blocks, so `block_cache_bytes`
+    /// bounds the two together — the way to hold RocksDB to one memory budget
+    /// (the server's `memory_budget_bytes` sets it). Default false: the cache
+    /// holds blocks only and the memtables come on top.
+    pub charge_write_buffers_to_cache: bool,
+    /// Read SST files and write flushes and compactions with O_DIRECT
+    /// (RocksDB's `use_direct_reads` and
+    /// `use_direct_io_for_flush_and_compaction`): blocks are then cached once,
+    /// uncompressed, in the block cache, and not again, compressed, in the
+    /// kernel's page cache — which a memory cgroup charges to the server.
+    /// Default false.
+    pub direct_io: bool,
     /// Background threads for flushes and compactions together. Default: the
     /// number of CPUs, between 2 and 8.
     pub max_background_jobs: i32,
@@ -230,6 +246,8 @@ impl Default for RocksOptions {
             rows_scan_flush_avg_entries: 2,
             max_write_buffer_number: 4,
             total_write_buffer_bytes: 512 * MIB,
+            charge_write_buffers_to_cache: false,
+            direct_io: false,
             max_background_jobs: cpus.clamp(2, 8) as i32,
             bloom_bits_per_key: 10.0,
             block_size_bytes: 16 * 1024,
@@ -382,7 +400,21 @@ impl RocksStorage {
         db_opts.create_if_missing(options.create_if_missing);
         db_opts.create_missing_column_families(true);
         db_opts.set_max_background_jobs(options.max_background_jobs);
-        db_opts.set_db_write_buffer_size(options.total_write_buffer_bytes);
+        if options.charge_write_buffers_to_cache {
+            // `false`: past the cap the largest memtable is flushed; writers
+            // are not stalled (the cap is the cache's share, not a hard wall).
+            db_opts.set_write_buffer_manager(
+                &WriteBufferManager::new_write_buffer_manager_with_cache(
+                    options.total_write_buffer_bytes,
+                    false,
+                    cache.clone(),
+                ),
+            );
+        } else {
+            db_opts.set_db_write_buffer_size(options.total_write_buffer_bytes);
+        }
+        db_opts.set_use_direct_reads(options.direct_io);
+        db_opts.set_use_direct_io_for_flush_and_compaction(options.direct_io);
         db_opts.set_max_total_wal_size(options.max_total_wal_bytes);
         db_opts.set_manual_wal_flush(options.buffer_wal_until_sync);
         db_opts.set_max_open_files(options.max_open_files);

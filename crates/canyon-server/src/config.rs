@@ -127,6 +127,17 @@ pub struct Config {
     /// Most memory the statements being parsed at one time may be estimated
     /// to need together; the statement that would pass it gets ERR 1037.
     pub statement_memory_budget: u64,
+    /// One memory budget, in bytes, that the server divides among RocksDB's
+    /// block cache and memtables, the row cache, old row versions and
+    /// statement parsing, leaving a share for connections and the rest
+    /// ([`crate::memory`] has the division and why). Set it to what the
+    /// server may use — a container's or a cgroup's limit less the page
+    /// cache it should keep. 0 (the default): each of those sizes is set on
+    /// its own. Setting both it and one of them is refused.
+    pub memory_budget_bytes: u64,
+    /// Read and compact RocksDB's files with O_DIRECT, bypassing the kernel's
+    /// page cache (see `canyon_rocksdb::RocksOptions::direct_io`). Default off.
+    pub direct_io: bool,
     /// Keep all data in memory: nothing is written to disk and everything is lost
     /// when the process stops. For tests and experiments only.
     pub in_memory: bool,
@@ -249,6 +260,8 @@ impl Default for Config {
             history_memory_bytes: 128 << 20,
             statement_memory_limit: canyon_sql::DEFAULT_STATEMENT_MEMORY_LIMIT as u64,
             statement_memory_budget: canyon_sql::DEFAULT_STATEMENT_MEMORY_BUDGET as u64,
+            memory_budget_bytes: 0,
+            direct_io: false,
             in_memory: false,
             socket: String::new(),
             metrics_address: String::new(),
@@ -398,6 +411,12 @@ impl Config {
         if let Some(v) = get("CANYON_STATEMENT_MEMORY_BUDGET") {
             self.statement_memory_budget = parse("CANYON_STATEMENT_MEMORY_BUDGET", &v)?;
         }
+        if let Some(v) = get("CANYON_MEMORY_BUDGET_BYTES") {
+            self.memory_budget_bytes = parse("CANYON_MEMORY_BUDGET_BYTES", &v)?;
+        }
+        if let Some(v) = get("CANYON_DIRECT_IO") {
+            self.direct_io = parse_bool("CANYON_DIRECT_IO", &v)?;
+        }
         if let Some(v) = get("CANYON_SOCKET") {
             self.socket = v;
         }
@@ -525,6 +544,7 @@ impl Config {
                 self.statement_memory_limit, self.statement_memory_budget
             )));
         }
+        crate::memory::MemoryPlan::check(self)?;
         if self.worker_threads == 0 {
             return Err(ConfigError("worker_threads must be at least 1".into()));
         }

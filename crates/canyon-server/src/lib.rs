@@ -68,12 +68,14 @@
 //! - `server`: the accept loop, connection limits, shutdown.
 //! - [`config`]: the configuration struct and its layers.
 //! - `startup`: opening storage and the engine, the first root account.
+//! - [`memory`]: `memory_budget_bytes` divided among the caches.
 //! - [`metrics`]: `GET /metrics` for Prometheus, when `metrics_address` is set.
 
 mod auth;
 pub mod backup;
 pub mod config;
 mod connection;
+pub mod memory;
 pub mod metrics;
 mod replica;
 mod server;

@@ -1,6 +1,7 @@
 //! Opening the storage and the engine, and creating the first account.
 
 use crate::config::{Config, DurabilityMode, PresentationMode};
+use crate::memory::MemoryPlan;
 use crate::server::{blocking_hook, mariadb_server_version, server_version};
 use canyon_common::{Error, Result};
 use canyon_sql::catalog::querylog::QueryLogConfig;
@@ -16,6 +17,8 @@ use tracing::{info, warn};
 
 /// The engine's configuration derived from the server's.
 pub fn engine_config(config: &Config) -> EngineConfig {
+    let memory = MemoryPlan::of(config);
+    let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     EngineConfig {
         durability: config.engine_durability(),
         lock_wait_timeout: Duration::from_secs(config.lock_wait_timeout_secs),
@@ -27,12 +30,10 @@ pub fn engine_config(config: &Config) -> EngineConfig {
         max_allowed_packet: config.max_allowed_packet,
         max_connections: config.max_connections,
         port: config.port,
-        row_cache_bytes: usize::try_from(config.row_cache_bytes).unwrap_or(usize::MAX),
-        history_memory_bytes: usize::try_from(config.history_memory_bytes).unwrap_or(usize::MAX),
-        statement_memory_limit: usize::try_from(config.statement_memory_limit)
-            .unwrap_or(usize::MAX),
-        statement_memory_budget: usize::try_from(config.statement_memory_budget)
-            .unwrap_or(usize::MAX),
+        row_cache_bytes: size(memory.row_cache),
+        history_memory_bytes: size(memory.history),
+        statement_memory_limit: size(memory.statement_limit),
+        statement_memory_budget: size(memory.statement_budget),
         server_collation: config
             .server_collation()
             .expect("Config::validate checked the server character set"),
@@ -71,15 +72,26 @@ pub fn open_engine(config: &Config) -> Result<Arc<Engine>> {
                 config.data_dir.display()
             ))
         })?;
+        let memory = MemoryPlan::of(config);
+        if config.memory_budget_bytes != 0 {
+            info!(
+                budget = config.memory_budget_bytes,
+                block_cache_with_memtables = memory.block_cache,
+                memtables = memory.write_buffers,
+                row_cache = memory.row_cache,
+                history = memory.history,
+                statement_parsing = memory.statement_budget,
+                "memory budget divided"
+            );
+        }
         let options = canyon_rocksdb::RocksOptions {
-            block_cache_bytes: usize::try_from(config.block_cache_bytes).unwrap_or(usize::MAX),
             // A commit is acknowledged only once synced under sync-every-commit,
             // so its WAL record may wait in RocksDB's buffer for the group
             // commit's sync (one write(2) per group). sync-periodically
             // acknowledges before the sync and promises that only a machine
             // crash loses commits: its records go to the OS at every commit.
             buffer_wal_until_sync: config.durability == DurabilityMode::SyncEveryCommit,
-            ..Default::default()
+            ..memory.rocks_options(config)
         };
         let path = config.db_path();
         info!(path = %path.display(), "opening RocksDB");
