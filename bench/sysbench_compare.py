@@ -88,18 +88,22 @@ def wait_port(port, proc, timeout=60):
 class Canyon:
     name = "Canyon"
 
-    def __init__(self, binary, workdir, unix_socket=False):
+    def __init__(self, binary, workdir, unix_socket=False, env=None, preexec_fn=None):
+        """`env`: more CANYON_* settings for the server; `preexec_fn`: run in
+        the server's process before exec (bench/larger_than_memory.py puts it
+        into a memory cgroup there)."""
         self.port = free_port()
         self.password = "bench"
         self.dir = os.path.join(workdir, "canyon")
         self.sock = os.path.join(workdir, "canyon.sock") if unix_socket else None
         env = dict(os.environ, CANYON_ROOT_PASSWORD=self.password, RUST_LOG="warn",
-                   CANYON_SOCKET=self.sock or "")
+                   CANYON_SOCKET=self.sock or "", **(env or {}))
         self.proc = subprocess.Popen(
             [binary, "serve", "--data-dir", self.dir, "--port", str(self.port)],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=open(os.path.join(workdir, "canyon.log"), "w"),
+            preexec_fn=preexec_fn,
         )
         wait_port(self.port, self.proc)
         self.user = "root"
@@ -122,7 +126,9 @@ class Canyon:
 class MariaDB:
     name = "MariaDB"
 
-    def __init__(self, workdir, unix_socket=False):
+    def __init__(self, workdir, unix_socket=False, args=(), preexec_fn=None):
+        """`args`: more mariadbd options, after (so overriding) the defaults
+        below; `preexec_fn`: as for Canyon."""
         self.port = free_port()
         self.dir = os.path.join(workdir, "mariadb")
         self.sock = os.path.join(workdir, "mariadb.sock")
@@ -138,9 +144,10 @@ class MariaDB:
              f"--socket={self.sock}", "--user=root", "--bind-address=127.0.0.1",
              "--innodb-flush-log-at-trx-commit=1", "--innodb-buffer-pool-size=1G",
              "--max-connections=2000", "--max-prepared-stmt-count=1048576",
-             "--skip-log-bin", "--performance-schema=OFF"],
+             "--skip-log-bin", "--performance-schema=OFF", *args],
             stdout=subprocess.DEVNULL,
             stderr=open(os.path.join(workdir, "mariadb.log"), "w"),
+            preexec_fn=preexec_fn,
         )
         wait_port(self.port, self.proc)
         self.user = "sb"
@@ -161,7 +168,8 @@ class MariaDB:
         self.proc.wait(timeout=60)
 
 
-def sysbench_args(server, workload, command, threads=1, seconds=10):
+def sysbench_args(server, workload, command, threads=1, seconds=10, percentile=95,
+                  report_interval=0, extra=()):
     sock = server.client_socket()
     # libmysqlclient takes the socket only with host "localhost".
     where = (["--mysql-host=localhost", f"--mysql-socket={sock}"] if sock
@@ -170,7 +178,8 @@ def sysbench_args(server, workload, command, threads=1, seconds=10):
         "sysbench", workload, "--db-driver=mysql", *where, f"--mysql-user={server.user}",
         f"--mysql-password={server.password}", "--mysql-db=sbtest",
         f"--tables={TABLES}", f"--table-size={TABLE_SIZE}", f"--threads={threads}",
-        f"--time={seconds}", "--percentile=95", "--report-interval=0", *EXTRA, command,
+        f"--time={seconds}", f"--percentile={percentile}", f"--report-interval={report_interval}",
+        *EXTRA, *extra, command,
     ]
 
 
@@ -216,6 +225,15 @@ def parse_run(out):
     }
 
 
+def version(program):
+    """`program --version`, or a note that it is not installed (a Canyon-only
+    run needs no mariadbd)."""
+    try:
+        return subprocess.run([program, "--version"], capture_output=True, text=True).stdout.strip()
+    except FileNotFoundError:
+        return f"{program} not installed"
+
+
 def machine():
     cpu = "unknown"
     try:
@@ -227,8 +245,7 @@ def machine():
     except OSError:
         pass
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    sb = subprocess.run(["sysbench", "--version"], capture_output=True, text=True).stdout.strip()
-    md = subprocess.run(["mariadbd", "--version"], capture_output=True, text=True).stdout.strip()
+    sb, md = version("sysbench"), version("mariadbd")
     return (f"{os.cpu_count()} CPUs ({cpu}), {mem_gib:.0f} GiB RAM, Linux {platform.release()}; "
             f"{sb}; {md}; client and servers on the same machine over "
             f"{'a Unix-domain socket' if UNIX_SOCKET else 'loopback TCP'}")
