@@ -40,11 +40,9 @@ How each server is told the limit:
   durability of Canyon's default sync-every-commit; bench/sysbench_compare.py's
   settings otherwise).
 - Canyon: `CANYON_MEMORY_BUDGET_BYTES` --canyon-budget-fraction of the limit
-  (default 60%), the one setting meant to size all its caches. A binary that
-  predates the setting ignores it; --canyon-explicit-caches also passes sizes
-  carved from the same budget: `CANYON_BLOCK_CACHE_BYTES` 1/2,
-  `CANYON_ROW_CACHE_BYTES` 1/4, `CANYON_HISTORY_MEMORY_BYTES` 1/8 (RocksDB's
-  memtables, capped at 512 MiB together, have no environment setting).
+  (default 60%), the one setting that sizes all its caches
+  (crates/canyon-server/src/memory.rs); --canyon-env KEY=VALUE (repeatable)
+  adds settings to try, e.g. `CANYON_DIRECT_IO=1`.
 
 Order: each round loads each server afresh (its own data directory and
 memory group) and runs every workload on it, then stops it. The servers take
@@ -248,11 +246,12 @@ def du(path):
 
 
 def canyon_env(a, limit):
-    budget = int(limit * a.canyon_budget_fraction)
-    env = {"CANYON_MEMORY_BUDGET_BYTES": str(budget)}
-    if a.canyon_explicit_caches:
-        env.update(CANYON_BLOCK_CACHE_BYTES=str(budget // 2), CANYON_ROW_CACHE_BYTES=str(budget // 4),
-                   CANYON_HISTORY_MEMORY_BYTES=str(budget // 8))
+    env = {"CANYON_MEMORY_BUDGET_BYTES": str(int(limit * a.canyon_budget_fraction))}
+    for kv in a.canyon_env:
+        key, sep, value = kv.partition("=")
+        if not sep or not key.startswith("CANYON_"):
+            raise SystemExit(f"--canyon-env wants CANYON_NAME=VALUE, not {kv!r}")
+        env[key] = value
     return env
 
 
@@ -570,9 +569,8 @@ def main():
         os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/canyon-target")), "release", "canyon"))
     ap.add_argument("--canyon-budget-fraction", type=float, default=0.6,
                     help="CANYON_MEMORY_BUDGET_BYTES as a fraction of the limit")
-    ap.add_argument("--canyon-explicit-caches", action="store_true",
-                    help="also pass CANYON_BLOCK_CACHE_BYTES, _ROW_CACHE_BYTES and "
-                         "_HISTORY_MEMORY_BYTES carved from the budget (for binaries without the budget)")
+    ap.add_argument("--canyon-env", action="append", default=[], metavar="CANYON_NAME=VALUE",
+                    help="a further Canyon setting (repeatable), e.g. CANYON_DIRECT_IO=1")
     ap.add_argument("--mariadb-pool-fraction", type=float, default=0.5,
                     help="--innodb-buffer-pool-size as a fraction of the limit")
     ap.add_argument("--workdir", default=None, help="where the data directories go (default: the temp dir)")
