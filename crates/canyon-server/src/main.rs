@@ -28,7 +28,10 @@ use tracing::{info, warn};
 
 /// mimalloc instead of glibc malloc: per-thread free lists without the arena
 /// locks and consolidation passes that took ~10% of server CPU in a
-/// sysbench oltp_read_write profile (about half that with mimalloc).
+/// sysbench oltp_read_write profile (about half that with mimalloc). Its
+/// `override` feature makes it RocksDB's `malloc` too: under glibc's, RocksDB's
+/// threads each grew an arena of their own that kept what they freed
+/// (`canyon_server::memory`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -203,6 +206,9 @@ fn serve(args: ServeArgs) -> Result<(), String> {
         &overrides,
     )
     .map_err(|e| e.to_string())?;
+    if let Err(e) = canyon_server::memory::reexec_for_budget(&config) {
+        warn!("cannot restart with the allocator's settings for memory_budget_bytes: {e}");
+    }
     info!(?config, version = %canyon_server::server_version(), "starting");
 
     raise_open_file_limit();

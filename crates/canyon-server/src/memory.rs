@@ -41,8 +41,30 @@
 //! compressed blocks are cached there too, and a memory cgroup charges them
 //! to the server. The kernel reclaims them under the cgroup's limit, so they
 //! cost speed, not an OOM kill; `direct_io` keeps them out altogether.
+//!
+//! # The allocator is held to the budget too
+//! Every allocation, RocksDB's C++ included (the `override` feature of the
+//! `mimalloc` crate makes it the process's `malloc`), goes to mimalloc. By
+//! default mimalloc (version 3) commits its arenas eagerly and keeps freed
+//! memory a second before it gives it back; memory it releases from an
+//! eagerly committed arena stays charged to a memory cgroup. Under a budget
+//! the server runs with `MIMALLOC_ARENA_EAGER_COMMIT=0` and
+//! `MIMALLOC_PURGE_DELAY=0` ([`reexec_for_budget`]): arena memory is
+//! committed as it is used and freed memory is returned at once, so the
+//! transient memory of statements (parses, write sets, commit batches)
+//! leaves the resident set when they end. mimalloc reads these at its own
+//! start, before `main`, so the server sets them by executing itself again.
+//! Measured (2 vCPUs; 8 sysbench clients loading 8 × 200,000 rows, then 20 s
+//! of oltp_read_write, budget 154 MiB, memory cgroup limit 256 MiB): with
+//! glibc's malloc under RocksDB the server was OOM-killed within a second of
+//! the load; with mimalloc and its defaults, too; with the two settings it
+//! loaded and ran with 149 MiB resident and 104 MiB of page cache. Outside a
+//! cgroup the same load peaked at 576 MiB resident (glibc), 564 MiB (mimalloc)
+//! and 282 MiB (mimalloc, both settings), at the same point-select
+//! throughput.
 
 use crate::config::{Config, ConfigError};
+use std::os::unix::process::CommandExt;
 
 /// The smallest budget: below it the shares are too small to run with (a
 /// memtable of a few MiB flushes constantly).
@@ -169,6 +191,33 @@ impl MemoryPlan {
             ..Default::default()
         }
     }
+}
+
+/// mimalloc's settings under a budget (module doc).
+pub const ALLOCATOR_ENV: [(&str, &str); 2] = [
+    ("MIMALLOC_ARENA_EAGER_COMMIT", "0"),
+    ("MIMALLOC_PURGE_DELAY", "0"),
+];
+
+/// Under a memory budget, executes the server again with [`ALLOCATOR_ENV`]
+/// in its environment, unless each variable is already set (by an earlier
+/// exec, or by the operator, whose values stand). Call it first thing, before
+/// any thread starts. Returns only when there is nothing to do (`Ok`) or the
+/// exec failed (the server then runs with mimalloc's defaults).
+pub fn reexec_for_budget(config: &Config) -> std::io::Result<()> {
+    let missing: Vec<_> = ALLOCATOR_ENV
+        .iter()
+        .filter(|(k, _)| std::env::var_os(k).is_none())
+        .collect();
+    if config.memory_budget_bytes == 0 || missing.is_empty() {
+        return Ok(());
+    }
+    let mut again = std::process::Command::new(std::env::current_exe()?);
+    again.args(std::env::args_os().skip(1));
+    for (k, v) in missing {
+        again.env(k, v);
+    }
+    Err(again.exec())
 }
 
 #[cfg(test)]
