@@ -258,7 +258,12 @@ def canyon_env(a, limit):
 def mariadb_args(a, limit):
     pool_mib = max(int(limit * a.mariadb_pool_fraction) // MIB, 8)
     log_mib = min(128, limit // 4 // MIB)
-    return [f"--innodb-buffer-pool-size={pool_mib}M", "--innodb-flush-method=O_DIRECT",
+    # MariaDB's other caches default to 128 MiB each and the Aria page cache
+    # (its system tables' engine) is allocated at start: left at their
+    # defaults, they alone fill a 256 MiB limit (OOM-killed within 10 s of
+    # the load). Tables here are InnoDB; 8 MiB each is plenty.
+    return ["--aria-pagecache-buffer-size=8M", "--key-buffer-size=8M",
+            f"--innodb-buffer-pool-size={pool_mib}M", "--innodb-flush-method=O_DIRECT",
             f"--innodb-log-file-size={log_mib}M", "--innodb-flush-log-at-trx-commit=1"]
 
 

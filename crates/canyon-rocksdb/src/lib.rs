@@ -148,8 +148,9 @@ pub struct RocksOptions {
     /// with a cache): memtable memory, capped by `total_write_buffer_bytes`,
     /// takes its place in the cache and evicts blocks, so `block_cache_bytes`
     /// bounds the two together — the way to hold RocksDB to one memory budget
-    /// (the server's `memory_budget_bytes` sets it). Default false: the cache
-    /// holds blocks only and the memtables come on top.
+    /// (the server's `memory_budget_bytes` sets it). Writers stall while the
+    /// memtables are over `total_write_buffer_bytes`, until a flush. Default
+    /// false: the cache holds blocks only and the memtables come on top.
     pub charge_write_buffers_to_cache: bool,
     /// Read SST files and write flushes and compactions with O_DIRECT
     /// (RocksDB's `use_direct_reads` and
@@ -401,12 +402,16 @@ impl RocksStorage {
         db_opts.create_missing_column_families(true);
         db_opts.set_max_background_jobs(options.max_background_jobs);
         if options.charge_write_buffers_to_cache {
-            // `false`: past the cap the largest memtable is flushed; writers
-            // are not stalled (the cap is the cache's share, not a hard wall).
+            // `true`: past the cap writers stall until a flush frees memtable
+            // memory. Without it, memtables waiting for a flush (the flush
+            // threads behind a long load's compactions) piled up to
+            // `max_write_buffer_number` per keyspace — 96 MiB under a 154 MiB
+            // budget whose cap was 19 MiB — and a load's resident set rose
+            // past the budget by that much.
             db_opts.set_write_buffer_manager(
                 &WriteBufferManager::new_write_buffer_manager_with_cache(
                     options.total_write_buffer_bytes,
-                    false,
+                    true,
                     cache.clone(),
                 ),
             );
