@@ -410,11 +410,16 @@ fn storage_section(out: &mut String, storage: &dyn canyon_storage::Storage) {
         .map(|&k| format!("{} {}", k.name(), num(k, "rocksdb.estimate-num-keys")))
         .collect();
     let _ = writeln!(out, "Estimated keys: {}", keys.join(", "));
+    // Table readers are what RocksDB keeps per open SST file outside the
+    // block cache: memory a budget does not bound (docs/architecture/storage.md).
     let _ = writeln!(
         out,
-        "Memtables {} bytes, block cache usage {} bytes, SST files {} bytes",
+        "Memtables {} bytes, block cache usage {} bytes (pinned {}), table readers {} bytes, \
+         SST files {} bytes",
         sum("rocksdb.cur-size-all-mem-tables"),
         prop(Some(Keyspace::Rows), "rocksdb.block-cache-usage").unwrap_or_default(),
+        prop(Some(Keyspace::Rows), "rocksdb.block-cache-pinned-usage").unwrap_or_default(),
+        sum("rocksdb.estimate-table-readers-mem"),
         sum("rocksdb.total-sst-files-size"),
     );
     let pending: Vec<&str> = Keyspace::ALL
