@@ -60,13 +60,13 @@ rows, 3 s per workload at 4 threads, 1 s intervals) so that the harness does
 not rot; crates/canyon-server/tests/larger_than_memory_harness.rs runs it.
 With --servers canyon it needs no MariaDB.
 
-The defaults are the issue's run: 1 GiB of memory for 16 tables × 2,000,000
-rows — 400 to 500 bytes a row on disk for either server after a small load,
-so 13 to 15 GiB, 13 times the limit — and 20 minutes per workload at 16
-clients.
+The defaults are the issue's run: 1 GiB of memory for 16 tables × 3,000,000
+rows — after a load of 20 million rows Canyon held 192 bytes a row on disk
+and MariaDB 253 (docs/benchmarks.md), so 8.6 and 11.3 GiB, at least 8 times
+the limit — and 20 minutes per workload at 16 clients.
 
 Usage: bench/larger_than_memory.py [--limit-mb 1024] [--tables 16]
-       [--table-size 2000000] [--time 1200] [--threads 16] [--rounds 1]
+       [--table-size 3000000] [--time 1200] [--threads 16] [--rounds 1]
        [--workloads point_select_uniform,...] [--servers canyon,mariadb]
        [--canyon PATH] [--out FILE] [--json FILE] [--smoke]
 
@@ -563,7 +563,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--limit-mb", type=int, default=1024, help="the memory group's limit, MiB")
     ap.add_argument("--tables", type=int, default=16)
-    ap.add_argument("--table-size", type=int, default=2_000_000, help="rows per table")
+    ap.add_argument("--table-size", type=int, default=3_000_000, help="rows per table")
     ap.add_argument("--time", type=int, default=1200, help="seconds per workload")
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--report-interval", type=int, default=10, help="seconds per sysbench interval")

@@ -17,16 +17,17 @@
 //!
 //! | share | goes to | why this much |
 //! |-------|---------|---------------|
-//! | 50 %  | RocksDB's block cache, *with the memtables charged to it* (at most B/8 of it: RocksDB's `WriteBufferManager` with the cache) | the blocks are what a read larger than memory misses; the memtables take their place in the cache while they are large and give it back when flushed, so the two never exceed the share together |
+//! | 50 %  | RocksDB's block cache, *with the memtables charged to it* (at most B/8 of it: RocksDB's `WriteBufferManager` with the cache) | the blocks are what a read larger than memory misses; the memtables take their place in the cache while they are large and give it back when flushed; past B/8 writers wait for a flush (`allow_stall`). The cache's capacity is not strict: memtables past it do not evict below zero |
 //! | 10 %  | the row cache | hot rows (sysbench's pareto, TPC-C's district and warehouse rows) found by one hash lookup; a small share suffices, as it holds rows, not blocks |
 //! | 5 %   | old row versions | past it they go to RocksDB: a long snapshot costs disk, not memory |
 //! | 35 %  | not handed out: the reserve | what no setting sizes: connections and their buffers, sessions, the catalog, RocksDB's table readers, iterators and compaction buffers, and the allocator's free memory — and statement parsing (below) |
 //!
-//! Parsing is not a standing use but a passing one, and a large one: a parse
-//! is estimated before it runs at about 120 bytes per byte of a multi-row
-//! INSERT (canyon-sql's `parse::limits`, measured against VmHWM), so the
-//! 1 MiB INSERTs mariadb-dump writes by default need ~126 MiB each while they
-//! are parsed, and sysbench's 512 KiB prepare batches ~62 MiB. Parses are
+//! Parsing is not a standing use but a passing one, and can be a large one:
+//! a parse is estimated before it runs by its tokens and nodes (canyon-sql's
+//! `parse::limits`, measured against VmHWM), about 120 bytes per byte for a
+//! multi-row INSERT of small values, so one of the 1 MiB INSERTs mariadb-dump
+//! writes by default may need ~126 MiB while it is parsed (sysbench's 519 KB
+//! prepare batches, whose values are long strings, need a few MiB). Parses are
 //! therefore allowed `max(B/4, 128 MiB)` of estimated memory together (and
 //! one parse no more than that, nor than its own default), drawn from the
 //! reserve: a restore runs in a small budget, and only many large
@@ -36,6 +37,12 @@
 //! defaults, 64 MiB and 32 MiB for Rows): one column family then fills its
 //! share only after four flushes' worth of writes, and a flush writes an L0
 //! file of a useful size.
+//!
+//! Not yet a bound everywhere: during a long load (8 clients, 8 × 800,000
+//! rows, two `CREATE INDEX` beside the inserts) a 154 MiB budget's server
+//! peaked at 278-322 MiB resident with the block cache at 77 MiB and the
+//! memtables at 9 MiB: the reserve's users took more than their 35 %
+//! (docs/benchmarks.md, "Session 47 A/B"; issue 28 has it as the next step).
 //!
 //! The kernel's page cache is not in the budget: with buffered I/O RocksDB's
 //! compressed blocks are cached there too, and a memory cgroup charges them
