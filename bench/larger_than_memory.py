@@ -41,7 +41,11 @@ How each server is told the limit:
   settings otherwise).
 - Canyon: `CANYON_MEMORY_BUDGET_BYTES` --canyon-budget-fraction of the limit
   (default 60%), the one setting that sizes all its caches
-  (crates/canyon-server/src/memory.rs); --canyon-env KEY=VALUE (repeatable)
+  (crates/canyon-server/src/memory.rs), and `CANYON_WORKER_THREADS`
+  --canyon-workers (default 16): a read that misses the block cache waits
+  for the disk on its runtime worker thread, so the workers bound the reads
+  in flight (docs/architecture/storage.md, "Reads that wait for the disk");
+  MariaDB's are its client threads. --canyon-env KEY=VALUE (repeatable)
   adds settings to try, e.g. `CANYON_DIRECT_IO=1`.
 
 Order: each round loads each server afresh (its own data directory and
@@ -247,6 +251,8 @@ def du(path):
 
 def canyon_env(a, limit):
     env = {"CANYON_MEMORY_BUDGET_BYTES": str(int(limit * a.canyon_budget_fraction))}
+    if a.canyon_workers:
+        env["CANYON_WORKER_THREADS"] = str(a.canyon_workers)
     for kv in a.canyon_env:
         key, sep, value = kv.partition("=")
         if not sep or not key.startswith("CANYON_"):
@@ -574,6 +580,8 @@ def main():
         os.environ.get("CARGO_TARGET_DIR", os.path.expanduser("~/.cache/canyon-target")), "release", "canyon"))
     ap.add_argument("--canyon-budget-fraction", type=float, default=0.6,
                     help="CANYON_MEMORY_BUDGET_BYTES as a fraction of the limit")
+    ap.add_argument("--canyon-workers", type=int, default=16,
+                    help="CANYON_WORKER_THREADS (0: the server's default, one per CPU)")
     ap.add_argument("--canyon-env", action="append", default=[], metavar="CANYON_NAME=VALUE",
                     help="a further Canyon setting (repeatable), e.g. CANYON_DIRECT_IO=1")
     ap.add_argument("--mariadb-pool-fraction", type=float, default=0.5,

@@ -99,7 +99,10 @@ pub struct Config {
     /// a bigger one gets ERR 1153 and the connection is closed. 1 KiB to 1 GiB.
     pub max_allowed_packet: u64,
     /// Threads running connection tasks (the tokio runtime's workers). Defaults to
-    /// the number of CPUs.
+    /// the number of CPUs. A read that misses the block cache blocks its worker
+    /// until the disk answers, so with data larger than memory this is also the
+    /// most reads in flight: set it to what the device serves at once
+    /// (docs/architecture/storage.md, "Reads that wait for the disk").
     pub worker_threads: usize,
     /// How COMMIT makes a transaction durable; see [`DurabilityMode`] for the risk.
     pub durability: DurabilityMode,
