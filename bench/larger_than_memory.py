@@ -3,8 +3,19 @@
 to a memory cgroup, on a sysbench data set several times that size.
 
 What is measured, per server and round:
-- the load: `sysbench oltp_read_write prepare` (one thread per table), its wall
-  time and the data directory's size afterwards (`du -sb`);
+- the load, its wall time and the data directory's size afterwards (`du -sb`),
+  by the fastest path each server offers (--load infile, the default): the
+  rows sysbench's prepare would make (id 1..N, k uniform in 1..N, c and pad
+  random digit groups; generated once into tab-separated files under the work
+  directory, not timed) loaded with `LOAD DATA LOCAL INFILE`, --load-clients
+  tables at a time. Canyon creates each table with its secondary index `k_i`
+  and loads into it: a load into an empty table takes its bulk path, sorted
+  files ingested into RocksDB (crates/canyon-sql/src/session/load.rs).
+  MariaDB loads the table with its primary key only, then `CREATE INDEX`
+  (InnoDB builds a new index by a merge sort, not row by row). --load
+  sysbench instead runs `sysbench oltp_read_write prepare`, one thread per
+  table, on both (autocommitted INSERTs of a few thousand rows, then CREATE
+  INDEX);
 - then each workload for --time seconds at --threads clients:
   `oltp_point_select` with uniform and with pareto keys, `oltp_read_only` and
   `oltp_read_write` (uniform keys), sysbench reporting every
@@ -290,10 +301,100 @@ def summary_field(out, label):
     return int(m.group(1))
 
 
-def load(server, watch, tables):
-    """sysbench prepare, one thread per table. sysbench 1.0.20 exits 0 when a
-    preparing thread dies of a FATAL error (a lost connection, say), so its
-    output is checked as well."""
+# sysbench 1.0.20's oltp_common.lua table, for --load infile.
+CREATE_TABLE = ("CREATE TABLE sbtest{i} (id INTEGER NOT NULL AUTO_INCREMENT, "
+                "k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, "
+                "pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id){key}) ENGINE = innodb")
+
+# Bytes -> the digit each stands for (b % 10), for random digit strings.
+DIGITS = bytes((b % 10) + ord("0") for b in range(256))
+
+
+def gen_table_file(path, rows, seed):
+    """The rows sysbench's prepare makes for one table, tab-separated: id
+    1..rows, k uniform in 1..rows, c 10 and pad 5 groups of 11 random digits
+    joined by '-' (random, as sysbench's, so compression finds what it would
+    find in sysbench's rows and no more)."""
+    import random
+    rnd = random.Random(seed)
+    chunk = 10_000
+    with open(path, "wb") as f:
+        for first in range(1, rows + 1, chunk):
+            n = min(chunk, rows + 1 - first)
+            digits = os.urandom(n * 165).translate(DIGITS)
+            out = []
+            for i in range(n):
+                d = digits[i * 165:(i + 1) * 165]
+                c = b"-".join(d[j:j + 11] for j in range(0, 110, 11))
+                pad = b"-".join(d[j:j + 11] for j in range(110, 165, 11))
+                out.append(b"%d\t%d\t%s\t%s\n" % (first + i, rnd.randint(1, rows), c, pad))
+            f.write(b"".join(out))
+
+
+def table_files(a, work):
+    """--load infile's files, one per table, made once per harness run."""
+    paths = [os.path.join(work, f"sbtest{i}.tsv") for i in range(1, a.tables + 1)]
+    for i, path in enumerate(paths, 1):
+        if not os.path.exists(path):
+            gen_table_file(path, a.table_size, seed=i)
+    return paths
+
+
+def client(server, stmt):
+    """One statement through the mariadb client, LOCAL INFILE allowed."""
+    p = subprocess.run(["mariadb", "-h127.0.0.1", f"-P{server.port}", f"-u{server.user}",
+                        f"-p{server.password}", "--local-infile=1", "-A", "sbtest", "-e", stmt],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{stmt[:80]} on {server.name} failed: {p.stderr.strip()}")
+
+
+def load_infile(a, server, kind, files):
+    """Each table by LOAD DATA LOCAL INFILE, --load-clients at a time (see the
+    module doc for each server's order of table, rows and index)."""
+    def one(i, path):
+        key = f", KEY k_{i} (k)" if kind == "canyon" else ""
+        client(server, CREATE_TABLE.format(i=i, key=key))
+        client(server, f"LOAD DATA LOCAL INFILE '{path}' INTO TABLE sbtest{i}")
+        if kind != "canyon":
+            client(server, f"CREATE INDEX k_{i} ON sbtest{i} (k)")
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=a.load_clients) as pool:
+        for f in [pool.submit(one, i, path) for i, path in enumerate(files, 1)]:
+            f.result()
+
+
+# Loads of at most this many rows a table are counted afterwards (the smoke
+# run's, in CI); a count of larger ones would read the whole data set.
+VERIFY_ROWS_UP_TO = 100_000
+
+
+def verify_load(a, server):
+    """Every table holds --table-size rows, and its index `k_i` as many."""
+    for i in range(1, a.tables + 1):
+        for q in (f"SELECT COUNT(*) FROM sbtest{i}",
+                  f"SELECT COUNT(*) FROM sbtest{i} FORCE INDEX (k_{i}) WHERE k >= 0"):
+            p = subprocess.run(["mariadb", "-h127.0.0.1", f"-P{server.port}", f"-u{server.user}",
+                                f"-p{server.password}", "-N", "-B", "sbtest", "-e", q],
+                               capture_output=True, text=True)
+            if p.returncode != 0 or p.stdout.strip() != str(a.table_size):
+                raise RuntimeError(f"{q} on {server.name}: {p.stdout.strip() or p.stderr.strip()}, "
+                                   f"not {a.table_size}")
+
+
+def load(a, server, kind, watch, files):
+    """The load (--load). sysbench 1.0.20 exits 0 when a preparing thread dies
+    of a FATAL error (a lost connection, say), so its output is checked as
+    well."""
+    if a.load == "infile":
+        try:
+            load_infile(a, server, kind, files)
+        except RuntimeError:
+            if watch.dead(wait_s=10):
+                raise ServerDied("load")
+            raise
+        return
+    tables = a.tables
     p = subprocess.run(sc.sysbench_args(server, "oltp_read_write", "prepare", threads=tables),
                        capture_output=True, text=True)
     failed = p.returncode != 0 or "FATAL" in p.stdout + p.stderr
@@ -358,14 +459,15 @@ def new_server(a, kind, work, group):
     its constructor, and its process is still to be looked at afterwards."""
     limit = a.limit_mb * MIB
     if kind == "canyon":
-        cls, kw = sc.Canyon, dict(binary=a.canyon, workdir=work, env=canyon_env(a, limit))
+        env = dict(canyon_env(a, limit), CANYON_LOCAL_INFILE="1")
+        cls, kw = sc.Canyon, dict(binary=a.canyon, workdir=work, env=env)
     else:
         cls, kw = sc.MariaDB, dict(workdir=work, args=mariadb_args(a, limit))
     server = cls.__new__(cls)
     return server, lambda: server.__init__(**kw, preexec_fn=group.enter)
 
 
-def run_server(a, kind, rnd):
+def run_server(a, kind, rnd, files):
     """One server, one round: start it in its memory group, load, run every
     workload, stop it. Returns the run's record, a death of the server (by the
     OOM killer or not) recorded in it; raises when the harness fails."""
@@ -388,9 +490,11 @@ def run_server(a, kind, rnd):
             watch = DeathWatch(server.proc)
             phase = "load"
             t = time.time()
-            load(server, watch, a.tables)
+            load(a, server, kind, watch, files)
             run["load"] = {"seconds": time.time() - t, "disk_bytes": du(server.dir),
                            "memory": group.counters()}
+            if a.table_size <= VERIFY_ROWS_UP_TO:
+                verify_load(a, server)
             print(f"  {name} loaded in {run['load']['seconds']:.1f} s, "
                   f"{run['load']['disk_bytes'] / MIB:.1f} MiB on disk, peak memory "
                   f"{run['load']['memory']['max_usage_bytes'] / MIB:.1f} MiB", flush=True)
@@ -461,6 +565,14 @@ def fmt_ratio(xs):
     return f"{statistics.mean(xs):.2f} ({min(xs):.2f}–{max(xs):.2f})" if xs else "—"
 
 
+def load_text(a):
+    if a.load == "infile":
+        return (f"`LOAD DATA LOCAL INFILE` of sysbench's rows, {a.load_clients} tables at a time; "
+                "Canyon into tables with their index `k_i`, MariaDB into tables with the primary "
+                "key only, then `CREATE INDEX`")
+    return f"`sysbench oltp_read_write prepare --threads={a.tables}`"
+
+
 def write_report(a, runs, json_path):
     limit = a.limit_mb * MIB
     lines = [
@@ -475,7 +587,7 @@ def write_report(a, runs, json_path):
         f"**Machine:** {sc.machine()}; disk {disk(a.workdir or tempfile.gettempdir())}.",
         "",
         f"**Settings:** memory limit {a.limit_mb} MiB; data {a.tables} tables × {a.table_size:,} rows "
-        f"(`sysbench oltp_read_write prepare --threads={a.tables}`, inside the limit); each workload "
+        f"({load_text(a)}, inside the limit); each workload "
         f"{a.time} s at {a.threads} threads, sysbench `--report-interval={a.report_interval} "
         f"--percentile=99`; {a.rounds} round(s). "
         f"Canyon: `{' '.join(f'{k}={v}' for k, v in canyon_env(a, limit).items())}`. "
@@ -574,6 +686,11 @@ def main():
     ap.add_argument("--threads", type=int, default=16)
     ap.add_argument("--report-interval", type=int, default=10, help="seconds per sysbench interval")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--load", choices=["infile", "sysbench"], default="infile",
+                    help="infile: LOAD DATA LOCAL of generated files (each server's fastest path); "
+                         "sysbench: sysbench's prepare")
+    ap.add_argument("--load-clients", type=int, default=os.cpu_count() or 2,
+                    help="--load infile: tables loaded at a time (default: one per CPU)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--servers", default="canyon,mariadb")
     ap.add_argument("--canyon", default=os.path.join(
@@ -613,14 +730,22 @@ def main():
     sc.TABLES, sc.TABLE_SIZE = a.tables, a.table_size
 
     runs = []
+    files_dir = tempfile.mkdtemp(prefix="canyon-ltm-rows-", dir=a.workdir)
     try:
+        files = []
+        if a.load == "infile":
+            t = time.time()
+            files = table_files(a, files_dir)
+            print(f"generated {a.tables} files of {a.table_size:,} rows in {time.time() - t:.1f} s",
+                  flush=True)
         for rnd in range(a.rounds):
             for kind in (a.servers if rnd % 2 == 0 else list(reversed(a.servers))):
-                runs.append(run_server(a, kind, rnd))
+                runs.append(run_server(a, kind, rnd, files))
                 r = runs[-1]
                 if r["died_in"] and not r["oom_killed"]:
                     raise RuntimeError(f"{r['server']} {outcome(r)}, not by the OOM killer")
     finally:
+        shutil.rmtree(files_dir, ignore_errors=True)
         # Whatever was measured is written, even if a later step failed.
         with open(a.json, "w") as f:
             json.dump({"settings": {k: v for k, v in vars(a).items()},
