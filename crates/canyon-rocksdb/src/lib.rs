@@ -11,7 +11,8 @@
 //!   scan(ks, range, reverse, f)   raw iterator with iterate_lower/upper_bound
 //!   write(batch, sync)            one rocksdb::WriteBatch, WriteOptions::set_sync
 //!   sync()                        flush_wal(true)  (fsync of the WAL)
-//!   sorted_file_writer(ks, path)  SstFileWriter with the column family's options
+//!   sorted_file_writer(ks, path)  SstFileWriter with the column family's options,
+//!                                   a new file every INGEST_FILE_BYTES (64 MiB)
 //!   ingest(files)                 ingest_external_file_cf_opts per keyspace,
 //!                                   files moved (linked), not copied
 //!   delete_range(ks, range)       one synced WriteBatch::delete_range_cf
@@ -802,12 +803,15 @@ impl Storage for RocksStorage {
             .iter()
             .position(|k| *k == keyspace)
             .expect("every keyspace is in ALL");
-        let w = SstFileWriter::create(&self.sst_options[at]);
+        let options = &self.sst_options[at];
+        let w = SstFileWriter::create(options);
         w.open(path).map_err(|e| map_err("open an SST file", e))?;
         Ok(Box::new(RocksSst {
+            options,
             w,
             entries: 0,
             path: path.to_path_buf(),
+            done: Vec::new(),
         }))
     }
 
@@ -854,32 +858,58 @@ impl Storage for RocksStorage {
     }
 }
 
-/// An SST file being written for a bulk load.
+/// SST files being written for a bulk load: `path`, then `path.1`, `path.2`,
+/// ... each cut once it reaches [`canyon_storage::INGEST_FILE_BYTES`] (keys
+/// are unique and ascending, so a cut never splits a key's entries).
 struct RocksSst<'a> {
+    options: &'a Options,
     w: SstFileWriter<'a>,
+    /// Entries in the file being written.
     entries: u64,
+    /// The file being written.
     path: PathBuf,
+    /// The files finished before it.
+    done: Vec<PathBuf>,
+}
+
+impl RocksSst<'_> {
+    fn finish_file(&mut self) -> Result<()> {
+        self.w
+            .finish()
+            .map_err(|e| map_err("finish an SST file", e))?;
+        self.done.push(self.path.clone());
+        Ok(())
+    }
 }
 
 impl SortedFileWriter for RocksSst<'_> {
     fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        if self.entries > 0 && self.w.file_size() >= canyon_storage::INGEST_FILE_BYTES {
+            self.finish_file()?;
+            let first = self.done.first().expect("a file was just finished");
+            let mut next = first.clone().into_os_string();
+            next.push(format!(".{}", self.done.len()));
+            self.path = PathBuf::from(next);
+            self.w = SstFileWriter::create(self.options);
+            self.w
+                .open(&self.path)
+                .map_err(|e| map_err("open an SST file", e))?;
+            self.entries = 0;
+        }
         self.entries += 1;
         self.w
             .put(key, value)
             .map_err(|e| map_err("write an SST file", e))
     }
 
-    fn finish(mut self: Box<Self>) -> Result<bool> {
+    fn finish(mut self: Box<Self>) -> Result<Vec<PathBuf>> {
         if self.entries == 0 {
-            // RocksDB refuses to finish an empty file.
-            drop(self.w);
+            // RocksDB refuses to finish an empty file (only the first can be).
             let _ = std::fs::remove_file(&self.path);
-            return Ok(false);
+        } else {
+            self.finish_file()?;
         }
-        self.w
-            .finish()
-            .map_err(|e| map_err("finish an SST file", e))?;
-        Ok(true)
+        Ok(std::mem::take(&mut self.done))
     }
 }
 

@@ -622,3 +622,53 @@ fn properties_are_read_per_keyspace_and_for_the_database() {
         None
     );
 }
+
+/// A bulk load's sorted output is cut into files of about
+/// `INGEST_FILE_BYTES` (so that no filter or index block outgrows the block
+/// cache, nor a later compaction rewrites a whole table), in key order, and
+/// ingesting them all gives back every entry.
+#[test]
+fn sorted_files_are_cut_at_the_ingest_size_and_ingest_whole() {
+    use canyon_storage::INGEST_FILE_BYTES;
+    const VALUE: usize = 4096; // incompressible: LZ4 keeps ~ the same bytes
+    let rows = (2 * INGEST_FILE_BYTES / VALUE as u64) + 1_000; // a bit over two files' worth
+    let dir = tempfile::tempdir().unwrap();
+    let s = RocksStorage::open(&dir.path().join("db"), &small_options()).unwrap();
+    let key = |i: u64| i.to_be_bytes().to_vec();
+    let base = dir.path().join("load.sst");
+    let mut w = s.sorted_file_writer(Keyspace::Rows, &base).unwrap();
+    for i in 0..rows {
+        w.add(&key(i), &noise(i, VALUE)).unwrap();
+    }
+    let files = w.finish().unwrap();
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert_eq!(files[0], base);
+    for f in &files[..2] {
+        let len = std::fs::metadata(f).unwrap().len();
+        assert!(
+            (INGEST_FILE_BYTES..INGEST_FILE_BYTES + (1 << 20)).contains(&len),
+            "{} is {len} bytes",
+            f.display()
+        );
+    }
+    s.ingest(
+        &files
+            .iter()
+            .map(|f| (Keyspace::Rows, f.clone()))
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    assert_eq!(count(&s, Keyspace::Rows), rows as usize);
+    for i in [0, rows / 2, rows - 1] {
+        assert_eq!(
+            s.get(Keyspace::Rows, &key(i)).unwrap(),
+            Some(noise(i, VALUE))
+        );
+    }
+    // Nothing written: no file.
+    let w = s
+        .sorted_file_writer(Keyspace::Rows, &dir.path().join("empty.sst"))
+        .unwrap();
+    assert!(w.finish().unwrap().is_empty());
+    s.close().unwrap();
+}

@@ -141,6 +141,11 @@ pub struct Config {
     /// Read and compact RocksDB's files with O_DIRECT, bypassing the kernel's
     /// page cache (see `canyon_rocksdb::RocksOptions::direct_io`). Default off.
     pub direct_io: bool,
+    /// Uncompressed size of RocksDB's data blocks for data written from now
+    /// on, in bytes (512 B to 1 MiB; see
+    /// `canyon_rocksdb::RocksOptions::block_size_bytes`). A point read whose
+    /// row is not cached reads and decompresses one block. Default 16 KiB.
+    pub block_size_bytes: u64,
     /// Keep all data in memory: nothing is written to disk and everything is lost
     /// when the process stops. For tests and experiments only.
     pub in_memory: bool,
@@ -265,6 +270,7 @@ impl Default for Config {
             statement_memory_budget: canyon_sql::DEFAULT_STATEMENT_MEMORY_BUDGET as u64,
             memory_budget_bytes: 0,
             direct_io: false,
+            block_size_bytes: 16 << 10,
             in_memory: false,
             socket: String::new(),
             metrics_address: String::new(),
@@ -420,6 +426,9 @@ impl Config {
         if let Some(v) = get("CANYON_DIRECT_IO") {
             self.direct_io = parse_bool("CANYON_DIRECT_IO", &v)?;
         }
+        if let Some(v) = get("CANYON_BLOCK_SIZE_BYTES") {
+            self.block_size_bytes = parse("CANYON_BLOCK_SIZE_BYTES", &v)?;
+        }
         if let Some(v) = get("CANYON_SOCKET") {
             self.socket = v;
         }
@@ -548,6 +557,12 @@ impl Config {
             )));
         }
         crate::memory::MemoryPlan::check(self)?;
+        if !(512..=1 << 20).contains(&self.block_size_bytes) {
+            return Err(ConfigError(format!(
+                "block_size_bytes must be between 512 and 1048576, not {}",
+                self.block_size_bytes
+            )));
+        }
         if self.worker_threads == 0 {
             return Err(ConfigError("worker_threads must be at least 1".into()));
         }
@@ -704,6 +719,20 @@ mod tests {
             },
             defaults
         );
+    }
+
+    #[test]
+    fn block_size_from_file_and_env_within_bounds() {
+        let mut c = Config::from_toml("block_size_bytes = 4096\n").expect("parses");
+        assert_eq!(c.block_size_bytes, 4096);
+        c.validate().expect("valid");
+        c.apply_env(|k| (k == "CANYON_BLOCK_SIZE_BYTES").then(|| "8192".to_string()))
+            .expect("env");
+        assert_eq!(c.block_size_bytes, 8192);
+        for bad in [0, 511, (1 << 20) + 1] {
+            c.block_size_bytes = bad;
+            assert!(c.validate().is_err(), "{bad} accepted");
+        }
     }
 
     #[test]

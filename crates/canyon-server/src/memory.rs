@@ -195,6 +195,7 @@ impl MemoryPlan {
             rows_write_buffer_bytes: size(self.rows_write_buffer),
             charge_write_buffers_to_cache: self.charge_write_buffers,
             direct_io: config.direct_io,
+            block_size_bytes: usize::try_from(config.block_size_bytes).unwrap_or(16 << 10),
             ..Default::default()
         }
     }

@@ -551,9 +551,9 @@ impl BulkLoad {
             value.extend_from_slice(e.value());
             w.add(e.key(), &value)?;
         }
-        if w.finish()? {
-            self.files.push((Keyspace::Rows, path));
-        }
+        let written = w.finish()?;
+        self.files
+            .extend(written.into_iter().map(|p| (Keyspace::Rows, p)));
         Ok(())
     }
 
@@ -774,9 +774,9 @@ impl Transaction {
             w.add(e.key(), e.value())?;
             last = Some(e.key().to_vec());
         }
-        if w.finish()? {
-            b.files.push((Keyspace::Index, path));
-        }
+        let written = w.finish()?;
+        b.files
+            .extend(written.into_iter().map(|p| (Keyspace::Index, p)));
         // The runs are not needed again but for a rewrite of the Rows file.
         for p in b.index.files.drain(..) {
             let _ = std::fs::remove_file(p);
