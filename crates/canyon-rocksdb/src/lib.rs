@@ -49,7 +49,7 @@
 //! | setting | value | why |
 //! |---|---|---|
 //! | block cache | one LRU cache shared by all column families, [`RocksOptions::block_cache_bytes`] | data larger than RAM is the normal case: reads must stay within a fixed memory budget |
-//! | index and filter blocks | charged to the block cache, L0's pinned | otherwise filters and indexes grow with the data, outside any bound |
+//! | index and filter blocks | charged to the block cache, L0's pinned; partitioned ([`RocksOptions::partitioned_index_filters`]), 4 KiB partitions under a pinned top level | otherwise filters and indexes grow with the data, outside any bound; partitioned, a point read needs only the partitions where its key falls, not a file's whole filter and index |
 //! | bloom filters | full filters, 10 bits/key (~1% false positives), whole-key, on `rows`, `history`, `index` | a point read of an absent key (INSERT uniqueness check, a row not yet in history) costs no IO |
 //! | memtable bloom | whole-key, on `rows` | point reads of rows skip memtables that lack the key |
 //! | data-block hash index | on `rows` | point reads find the key inside a block without a binary search |
@@ -80,9 +80,10 @@
 use canyon_common::{Error, Result};
 use canyon_storage::{KeyRange, Keyspace, SortedFileWriter, Storage, WriteBatch, WriteOp};
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType,
-    DBRecoveryMode, DBWithThreadMode, DataBlockIndexType, ErrorKind, IngestExternalFileOptions,
-    Options, Range, ReadOptions, SingleThreaded, SstFileWriter, WriteBufferManager, WriteOptions,
+    BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor,
+    DBCompressionType, DBRecoveryMode, DBWithThreadMode, DataBlockIndexType, ErrorKind,
+    IngestExternalFileOptions, Options, Range, ReadOptions, SingleThreaded, SstFileWriter,
+    WriteBufferManager, WriteOptions,
 };
 use std::ops::{Bound, ControlFlow};
 use std::path::{Path, PathBuf};
@@ -168,6 +169,17 @@ pub struct RocksOptions {
     pub bloom_bits_per_key: f64,
     /// Uncompressed size of an SST data block, in bytes. Default 16 KiB.
     pub block_size_bytes: usize,
+    /// Partitioned index and filter blocks (RocksDB's `kTwoLevelIndexSearch`
+    /// with `partition_filters`, 4 KiB partitions, the top level pinned) in
+    /// the files written from now on; files written without stay readable.
+    /// Default true. Why: with a small block cache a file's whole filter and
+    /// index (~0.5 MB for 64 MiB of sysbench rows) are evicted by data blocks
+    /// and read again; a partition is read only where a key falls. Measured
+    /// after a LOAD DATA of 4 × 2.5 million rows in a 256 MiB memory group
+    /// (docs/benchmarks.md, "Session 48"): with `direct_io`, 20,451 → 32,030
+    /// cold point selects a second, 35.9 → 13.3 KB read per query; buffered,
+    /// 25,697-27,460 → 27,140-30,304.
+    pub partitioned_index_filters: bool,
     /// When the live WAL files exceed this many bytes, the column families that
     /// keep the oldest one alive are flushed. Default 256 MiB.
     ///
@@ -253,6 +265,7 @@ impl Default for RocksOptions {
             max_background_jobs: cpus.clamp(2, 8) as i32,
             bloom_bits_per_key: 10.0,
             block_size_bytes: 16 * 1024,
+            partitioned_index_filters: true,
             max_total_wal_bytes: 256 << 20,
             max_open_files: -1,
             create_if_missing: true,
@@ -308,6 +321,17 @@ fn cf_options(keyspace: Keyspace, o: &RocksOptions, cache: &Cache) -> Options {
     table.set_cache_index_and_filter_blocks(true);
     table.set_cache_index_and_filter_blocks_with_high_priority(true);
     table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+    if o.partitioned_index_filters {
+        // A two-level index: the file's index and filter cut into ~4 KiB
+        // partitions, cached and evicted like data blocks, under a small top
+        // level that stays pinned while the file is open. A point read then
+        // needs one index partition and one filter partition in the cache, not
+        // the file's whole index and filter (hundreds of KiB for a 64 MiB
+        // file), which a small cache evicts and re-reads.
+        table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+        table.set_metadata_block_size(4096);
+        table.set_pin_top_level_index_and_filter(true);
+    }
     match keyspace {
         Keyspace::Rows | Keyspace::History | Keyspace::Index => {
             if o.bloom_bits_per_key > 0.0 {
@@ -315,6 +339,7 @@ fn cf_options(keyspace: Keyspace, o: &RocksOptions, cache: &Cache) -> Options {
                 // block-based format.
                 table.set_bloom_filter(o.bloom_bits_per_key, false);
                 table.set_whole_key_filtering(true);
+                table.set_partition_filters(o.partitioned_index_filters);
             }
         }
         // Small, read mostly at startup and always cached: a filter buys nothing.
