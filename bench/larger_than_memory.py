@@ -83,6 +83,7 @@ the limit — and 20 minutes per workload at 16 clients.
 Usage: bench/larger_than_memory.py [--limit-mb 1024] [--tables 16]
        [--table-size 3000000] [--time 1200] [--threads 16] [--rounds 1]
        [--workloads point_select_uniform,...] [--servers canyon,mariadb]
+       [--load infile|sysbench] [--load-clients N] [--canyon-workers 16]
        [--canyon PATH] [--out FILE] [--json FILE] [--smoke]
 
 This is a benchmark, not a test: nothing here asserts a timing. It exits
@@ -264,6 +265,8 @@ def canyon_env(a, limit):
     env = {"CANYON_MEMORY_BUDGET_BYTES": str(int(limit * a.canyon_budget_fraction))}
     if a.canyon_workers:
         env["CANYON_WORKER_THREADS"] = str(a.canyon_workers)
+    if a.load == "infile":
+        env["CANYON_LOCAL_INFILE"] = "1"  # the client sends the file (LOAD DATA LOCAL)
     for kv in a.canyon_env:
         key, sep, value = kv.partition("=")
         if not sep or not key.startswith("CANYON_"):
@@ -459,8 +462,7 @@ def new_server(a, kind, work, group):
     its constructor, and its process is still to be looked at afterwards."""
     limit = a.limit_mb * MIB
     if kind == "canyon":
-        env = dict(canyon_env(a, limit), CANYON_LOCAL_INFILE="1")
-        cls, kw = sc.Canyon, dict(binary=a.canyon, workdir=work, env=env)
+        cls, kw = sc.Canyon, dict(binary=a.canyon, workdir=work, env=canyon_env(a, limit))
     else:
         cls, kw = sc.MariaDB, dict(workdir=work, args=mariadb_args(a, limit))
     server = cls.__new__(cls)
