@@ -11,6 +11,10 @@
 //!   applier with 1062, a gap leave a GTID missing) and every table hashes
 //!   equal. STOP / START REPLICA, SHOW REPLICA STATUS's fields, a replica
 //!   with the source's own server_id (1593) and a wrong password (1045).
+//! - `replica_ddl_and_position_are_durable_together`: a replica aborted
+//!   right after it applied a DDL (a test hook) neither runs that DDL again
+//!   after its restart (1060 would stop its applier) nor skips what
+//!   follows.
 //! - `binlog_statement_replays_mariadb_binlog_output`: the source's log,
 //!   read as a file through a raw COM_BINLOG_DUMP and printed by the real
 //!   `mariadb-binlog`, piped into the `mariadb` client against a fresh
@@ -231,6 +235,51 @@ fn change_source(replica: &Server, source_port: u16, password: &str, auto: bool)
          SOURCE_USER = 'repl', SOURCE_PASSWORD = '{password}', SOURCE_CONNECT_RETRY = 1, \
          SOURCE_HEARTBEAT_PERIOD = 1{auto}"
     ));
+}
+
+#[test]
+fn replica_ddl_and_position_are_durable_together() {
+    if skip_without("mariadb") {
+        return;
+    }
+    const HOOK: &str = "CANYON_TEST_ABORT_AFTER_REPLICA_DDL";
+    let source = server(1, true);
+    setup(&source);
+    let mut replica = server(2, false);
+    change_source(&replica, source.port(), "replpw", true);
+    // The hook takes effect at the next start.
+    replica.set_env(HOOK, Some("ADD COLUMN z"));
+    replica.restart();
+    replica.client().exec("START REPLICA");
+    let mut s = source.client();
+    s.exec("CREATE TABLE app.d (id INT PRIMARY KEY, v INT)");
+    s.exec("INSERT INTO app.d VALUES (1, 10)");
+    s.exec("ALTER TABLE app.d ADD COLUMN z INT DEFAULT 5");
+    s.exec("INSERT INTO app.d VALUES (2, 20, 6)");
+    let start = Instant::now();
+    while replica.is_running() {
+        assert!(
+            start.elapsed() < CATCH_UP,
+            "the replica did not abort after the ALTER\n{}",
+            replica.log_tail()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        replica.log_tail().contains(HOOK),
+        "the replica stopped, but not at the hook\n{}",
+        replica.log_tail()
+    );
+    replica.set_env(HOOK, None);
+    replica.restart();
+    wait_caught_up(&source, &replica);
+    let mut r = replica.client();
+    let rows = r.exec("SELECT id, v, z FROM app.d ORDER BY id").rows();
+    let want = |a: &str, b: &str, c: &str| vec![Some(a.into()), Some(b.into()), Some(c.into())];
+    assert_eq!(rows, vec![want("1", "10", "5"), want("2", "20", "6")]);
+    let st = replica_status(replica.port(), replica.password());
+    assert_eq!(field(&st, "Last_SQL_Errno"), "0", "{st:?}");
+    assert_eq!(field(&st, "Replica_SQL_Running"), "Yes", "{st:?}");
 }
 
 #[test]

@@ -201,6 +201,15 @@ impl Server {
         }
     }
 
+    /// Sets (`Some`) or removes (`None`) an environment variable of the
+    /// server process, from its next start on.
+    pub fn set_env(&mut self, key: &str, value: Option<&str>) {
+        self.options.env.retain(|(k, _)| k != key);
+        if let Some(v) = value {
+            self.options.env.push((key.to_string(), v.to_string()));
+        }
+    }
+
     /// Kills the process if it is running and starts it again on the same data
     /// directory and port.
     pub fn restart(&mut self) {

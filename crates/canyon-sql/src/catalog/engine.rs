@@ -32,6 +32,32 @@ pub(crate) const META_USER: &[u8] = b"c/u/";
 pub(crate) const META_NEXT_ID: &[u8] = b"c/next_id";
 pub(crate) const META_STATS: &[u8] = b"c/s/";
 
+thread_local! {
+    /// See [`Engine::with_carried_records`].
+    static CARRIED: std::cell::RefCell<Vec<(Vec<u8>, Vec<u8>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+    /// Whether a change carried [`CARRIED`].
+    static CARRIED_WRITTEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Set by [`unfinished_change`] inside a change's closure; read and
+    /// cleared by that change.
+    static UNFINISHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Called inside an [`Engine::change`] closure: this change leaves its
+/// statement unfinished, or undoes a failed one, so it carries no records
+/// of [`Engine::with_carried_records`].
+pub(crate) fn unfinished_change() {
+    UNFINISHED.with(|u| u.set(true));
+}
+
+/// Called by a statement that makes several catalog changes, each complete
+/// (DROP TABLE of several tables, RENAME TABLE of several pairs): none of
+/// them carries the records of [`Engine::with_carried_records`], which are
+/// then written after the statement, not with its first table.
+pub(crate) fn several_changes() {
+    CARRIED.with(|c| c.borrow_mut().clear());
+}
+
 /// The engine: catalog, transactions and storage; no network.
 pub struct Engine {
     pub(crate) config: EngineConfig,
@@ -449,6 +475,37 @@ impl Engine {
         })
     }
 
+    /// Runs `f` (one DDL statement, on this thread) with `records` carried
+    /// in the batch of each catalog change it completes, and says whether
+    /// one did. The replica's applier passes its position
+    /// (`crate::catalog::replica`): written in the DDL's own batch, the
+    /// position and the schema change are durable together, as MySQL 8's
+    /// atomic DDL writes the replica's position in the data-dictionary
+    /// transaction. A change that leaves its statement unfinished (the
+    /// first phase of an online ADD INDEX or of a table rewrite) or undoes
+    /// a failed one calls [`unfinished_change`] and carries nothing: after
+    /// a crash there, recovery removes that phase and the statement runs
+    /// again. A statement that completes in several changes calls
+    /// [`several_changes`] and carries nothing either. Where nothing was
+    /// carried, the caller writes the records itself.
+    pub(crate) fn with_carried_records<T>(
+        records: Vec<(Vec<u8>, Vec<u8>)>,
+        f: impl FnOnce() -> T,
+    ) -> (T, bool) {
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                CARRIED.with(|c| c.borrow_mut().clear());
+                UNFINISHED.with(|u| u.set(false));
+            }
+        }
+        let _reset = Reset;
+        CARRIED.with(|c| *c.borrow_mut() = records);
+        CARRIED_WRITTEN.with(|w| w.set(false));
+        let out = f();
+        (out, CARRIED_WRITTEN.with(|w| w.replace(false)))
+    }
+
     /// Applies a catalog change: `f` edits a copy and returns the batch of Meta
     /// records to persist; the batch is written synced, then the copy published.
     pub(crate) fn change<T>(
@@ -459,8 +516,20 @@ impl Engine {
         let mut copy = Catalog::clone(&self.catalog());
         let mut batch = WriteBatch::new();
         let before = *next_id;
+        UNFINISHED.with(|u| u.set(false));
         let out = f(&mut copy, &mut next_id, &mut batch)?;
         copy.index_foreign_keys();
+        if !batch.is_empty() && !UNFINISHED.with(|u| u.replace(false)) {
+            CARRIED.with(|c| {
+                let c = c.borrow();
+                for (k, v) in c.iter() {
+                    batch.put(Keyspace::Meta, k.clone(), v.clone());
+                }
+                if !c.is_empty() {
+                    CARRIED_WRITTEN.with(|w| w.set(true));
+                }
+            });
+        }
         if *next_id != before {
             batch.put(
                 Keyspace::Meta,

@@ -25,10 +25,19 @@
 //! (`crate::catalog::binlog`'s `others`).
 //!
 //! A DDL statement is applied through the catalog, not a row batch: its
-//! position record is written right after it (synced). A crash between the
-//! two re-applies that DDL after the restart, where it fails as MySQL's
-//! non-atomic DDL replicas did; MySQL 8's atomic DDL closes this window,
-//! Canyon's does not yet.
+//! position record rides in the batch of the catalog change that completes
+//! it (`Engine::with_carried_records`), so the schema change and the
+//! position are durable together, as MySQL 8's atomic DDL writes the
+//! replica's position in its data-dictionary transaction. Where a DDL
+//! completes in no catalog change of its own (TRUNCATE, a no-op CREATE ...
+//! IF NOT EXISTS) or checks rows after it published (an ALTER that narrows
+//! a column or adds a foreign key, reverted on a bad row), the record is
+//! written right after it, synced, as is that of a statement Canyon runs as
+//! several complete changes (DROP TABLE of several tables, RENAME TABLE of
+//! several pairs). A crash between such a DDL and its record re-applies the
+//! DDL after the restart, where it may fail (1050, 1060, ...) and stop the
+//! replica, as MySQL 5.7's non-atomic DDL did: a loud stop, never a silent
+//! skip.
 
 use canyon_binlog::GtidSet;
 use canyon_common::{Error, Result};

@@ -395,6 +395,7 @@ impl Engine {
         };
         if let Some(e) = orphan {
             self.change_table(id, |def| {
+                crate::catalog::engine::unfinished_change();
                 def.foreign_keys.retain(|f| !fks.contains(&f.name))
             })?;
             return Err(e);
@@ -462,6 +463,7 @@ impl Engine {
         )?;
         let Some(e) = err else { return Ok(()) };
         self.change_table(t.def.id, |def| {
+            crate::catalog::engine::unfinished_change();
             for (c, prev) in &changed {
                 if let Some(col) = def.columns.get_mut(*c) {
                     *col = prev.clone();
@@ -595,6 +597,12 @@ impl Engine {
                 .iter()
                 .filter_map(|(name, prev)| nt.column(name).map(|p| (p, prev.clone())))
                 .collect();
+            if !ch.added.is_empty() || !ch.changed.is_empty() || ch.check_rows {
+                // Indexes are public only at `set_index_states`; narrowed
+                // columns and new constraints are checked against the rows
+                // after this change, which a failed check reverts.
+                crate::catalog::engine::unfinished_change();
+            }
             Ok(Phase1 {
                 table: nt,
                 version: cat.version + 1,
@@ -778,7 +786,10 @@ impl Engine {
     /// Removes unfinished indexes from the catalog, waits for their writers,
     /// purges their entries.
     fn abandon_indexes(&self, table: TableId, ids: &[IndexId]) -> Result<()> {
-        self.change_table(table, |def| def.indexes.retain(|i| !ids.contains(&i.id)))?;
+        self.change_table(table, |def| {
+            crate::catalog::engine::unfinished_change();
+            def.indexes.retain(|i| !ids.contains(&i.id))
+        })?;
         let v = self.catalog().version;
         self.wait_for_pins_below(v);
         for &id in ids {

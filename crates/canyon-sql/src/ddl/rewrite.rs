@@ -407,6 +407,7 @@ impl Engine {
     /// has them purged if the rewrite never publishes.
     fn allocate(&self, mut def: TableDef) -> Result<(TableDef, PurgeRecord)> {
         self.change(|_, next_id, batch| {
+            crate::catalog::engine::unfinished_change();
             def.id = take_id(next_id);
             for ix in def.indexes.iter_mut() {
                 ix.id = take_id(next_id);
@@ -591,6 +592,8 @@ impl Engine {
     fn discard(&self, record: &PurgeRecord) -> Result<()> {
         self.txn.purge_table(record.table, &record.indexes)?;
         self.change(|_, _, batch| {
+            // After a failed rewrite too: nothing to carry.
+            crate::catalog::engine::unfinished_change();
             batch.delete(
                 Keyspace::Meta,
                 meta_key(META_PURGE, &record.table.to_be_bytes()),

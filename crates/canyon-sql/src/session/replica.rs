@@ -13,7 +13,7 @@
 //! *_ROWS         rows written in the transaction (`super::apply`)
 //! XID            the new position rides in the commit's batch; COMMIT
 //! QUERY <ddl>    run as the source ran it (its schema and sql_mode); the
-//!                position written right after, synced
+//!                position rides in the DDL's catalog batch
 //! ROTATE         the source's next file
 //! ```
 //!
@@ -450,11 +450,23 @@ impl ReplicaApplier {
                         if !q.db.is_empty() {
                             self.run(&format!("USE `{}`", q.db.replace('`', "``")))?;
                         }
-                        self.run(&text)?;
+                        // The position rides in the DDL's own catalog
+                        // batch where the DDL completes in one change
+                        // (`Engine::with_carried_records`); otherwise it is
+                        // written right after, synced.
+                        let record = vec![(replica::APPLIED_KEY.to_vec(), replica::encode(&a)?)];
+                        let (ran, carried) =
+                            Engine::with_carried_records(record, || self.run(&text));
+                        ran?;
+                        abort_after_ddl_for_tests(&text);
                         let engine = self.session.state.engine.clone();
-                        engine
-                            .replica
-                            .store_applied(engine.storage.as_ref(), a.clone())?;
+                        if carried {
+                            engine.replica.set_applied(a.clone());
+                        } else {
+                            engine
+                                .replica
+                                .store_applied(engine.storage.as_ref(), a.clone())?;
+                        }
                     }
                     self.committed(a, gtids);
                     Ok(ApplyOutcome::Committed)
@@ -486,5 +498,19 @@ impl ReplicaApplier {
         self.run("COMMIT")?;
         self.committed(a, gtids);
         Ok(ApplyOutcome::Committed)
+    }
+}
+
+/// A crash test's hook: with `CANYON_TEST_ABORT_AFTER_REPLICA_DDL` set to
+/// text a DDL contains, the server aborts right after the applier ran that
+/// DDL, before anything else: the moment where a DDL and the replica's
+/// position must already be durable together (`tests/replica.rs`). Read
+/// only when a DDL is applied.
+fn abort_after_ddl_for_tests(ddl: &str) {
+    if let Some(v) = std::env::var_os("CANYON_TEST_ABORT_AFTER_REPLICA_DDL") {
+        if !v.is_empty() && ddl.contains(v.to_string_lossy().as_ref()) {
+            eprintln!("CANYON_TEST_ABORT_AFTER_REPLICA_DDL: aborting after {ddl}");
+            std::process::abort();
+        }
     }
 }

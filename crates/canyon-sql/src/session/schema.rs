@@ -196,6 +196,10 @@ impl Session {
                             .iter()
                             .map(|n| self.split_name(n))
                             .collect::<Result<Vec<_>>>()?;
+                        if all.len() > 1 {
+                            // One catalog change a table: none completes the statement.
+                            crate::catalog::engine::several_changes();
+                        }
                         let mut unknown = Vec::new();
                         for (i, (db, t)) in all.iter().enumerate() {
                             let (db, t) = (db.clone(), t.clone());
@@ -360,6 +364,9 @@ impl Session {
                 self.commit()?;
                 drop(cat);
                 // MySQL renames the pairs atomically; Canyon one after the other.
+                if pairs.len() > 1 {
+                    crate::catalog::engine::several_changes();
+                }
                 for (db, t, to_db, to) in pairs {
                     if engine.catalog().view(&db, &t).is_some() {
                         engine.rename_view(&db, &t, &to_db, &to)?;
