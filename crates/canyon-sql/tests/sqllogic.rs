@@ -17,8 +17,11 @@
 //! ```
 //! A statement runs to the next blank line. `statement error NAME` expects the
 //! engine error whose variant name starts with NAME. Query results are rows of
-//! tab-separated values (`<TAB>` above), NULL as `NULL`. `CANYON_BLESS=1 cargo test` rewrites the
-//! expected results of every `query` block from what the engine returned.
+//! tab-separated values (`<TAB>` above), NULL as `NULL`. `query masked 11,12`
+//! shows the values of those columns (counted from 0) that are not NULL as
+//! `<set>`: for times the engine stamps (CREATE_TIME). `CANYON_BLESS=1 cargo
+//! test` rewrites the expected results of every `query` block from what the
+//! engine returned.
 
 mod common;
 mod golden;
@@ -62,6 +65,24 @@ fn render(r: &QueryResult) -> Vec<String> {
     }
 }
 
+/// `row` with the non-NULL values of the `masked` columns shown as `<set>`.
+fn mask(row: &str, masked: &[usize]) -> String {
+    if masked.is_empty() {
+        return row.to_string();
+    }
+    row.split('\t')
+        .enumerate()
+        .map(|(i, v)| {
+            if masked.contains(&i) && v != "NULL" {
+                "<set>"
+            } else {
+                v
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\t")
+}
+
 fn run_file(path: &Path) {
     let text = std::fs::read_to_string(path).expect("test file reads");
     let bless = golden::blessing();
@@ -103,7 +124,17 @@ fn run_file(path: &Path) {
             }
             out.push_str(block);
             out.push_str("\n\n");
-        } else if header == "query" {
+        } else if let Some(masked) = header
+            .strip_prefix("query")
+            .filter(|m| m.is_empty() || m.starts_with(" masked "))
+        {
+            let masked: Vec<usize> = masked
+                .trim()
+                .strip_prefix("masked ")
+                .unwrap_or("")
+                .split(',')
+                .filter_map(|n| n.trim().parse().ok())
+                .collect();
             let split = rest.iter().position(|l| *l == "----").unwrap_or(rest.len());
             let sql = rest[..split].join("\n");
             let expected: Vec<String> = rest
@@ -112,10 +143,13 @@ fn run_file(path: &Path) {
                 .iter()
                 .map(|s| s.to_string())
                 .collect();
-            let got = match session.execute(&sql, false).pop().expect("one result") {
+            let got: Vec<String> = match session.execute(&sql, false).pop().expect("one result") {
                 Ok(r) => render(&r),
                 Err(e) => vec![format!("ERROR {e:?}")],
-            };
+            }
+            .into_iter()
+            .map(|row| mask(&row, &masked))
+            .collect();
             if got != expected && !bless {
                 failures.push(format!(
                     "{}: `{sql}`\n  expected: {expected:?}\n  got:      {got:?}",
@@ -123,7 +157,8 @@ fn run_file(path: &Path) {
                 ));
             }
             out.push_str(&comments);
-            out.push_str("query\n");
+            out.push_str(header);
+            out.push('\n');
             out.push_str(&sql);
             out.push_str("\n----\n");
             for l in &got {

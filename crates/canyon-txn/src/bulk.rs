@@ -681,6 +681,7 @@ impl Transaction {
         load.committed = false;
         mgr.storage.write(b, true)?;
         self.ensure_id();
+        self.note_table_written(table);
         self.bulk = Some(load);
         Ok(true)
     }

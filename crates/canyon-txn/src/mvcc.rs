@@ -374,6 +374,10 @@ pub struct Transaction {
     pub(crate) pending: Option<PendingLock>,
     /// The write buffer, keyed by the Rows key `table ++ pk`.
     pub(crate) writes: BTreeMap<Vec<u8>, Buffered>,
+    /// Every table written (buffered or bulk-loaded) since the start, no
+    /// duplicates; kept through statement and savepoint rollbacks (a
+    /// superset is what its reader, the SQL layer's DDL wait, needs).
+    pub(crate) tables_written: Vec<TableId>,
     /// Previous buffer values changed by the current statement, oldest first.
     /// Boxed: a statement that inserts a million rows (LOAD DATA) logs a
     /// million `None`s, at 32 bytes each instead of `Buffered`'s width.
@@ -699,6 +703,7 @@ impl TxnSession {
             pending: None,
             current_reads: false,
             writes: BTreeMap::new(),
+            tables_written: Vec::new(),
             undo: Vec::new(),
             savepoints: Vec::new(),
             locked_read: None,
@@ -1347,6 +1352,7 @@ impl Transaction {
             return;
         }
         self.ensure_id();
+        self.note_table_written(table);
         let key = rows_key(table, pk);
         match self.writes.entry(key) {
             Entry::Occupied(mut e) => {
@@ -1372,6 +1378,30 @@ impl Transaction {
                     new_index_keys,
                 });
             }
+        }
+    }
+
+    pub(crate) fn note_table_written(&mut self, table: TableId) {
+        // Most transactions write one or a few tables: a short scan.
+        if !self.tables_written.contains(&table) {
+            self.tables_written.push(table);
+        }
+    }
+
+    /// Every table this transaction has written (rolled-back statements
+    /// included), in the order first written.
+    pub fn tables_written(&self) -> &[TableId] {
+        &self.tables_written
+    }
+
+    /// The snapshot the whole transaction reads at (REPEATABLE READ and
+    /// SERIALIZABLE, once taken); `None` under READ COMMITTED, whose
+    /// snapshots last a statement.
+    pub fn transaction_snapshot(&self) -> Option<Timestamp> {
+        if self.isolation.snapshot_per_transaction() {
+            self.snapshot
+        } else {
+            None
         }
     }
 

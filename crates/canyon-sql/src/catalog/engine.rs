@@ -75,7 +75,11 @@ pub struct Engine {
     pub(crate) alter_lock: Mutex<()>,
     /// Each session's catalog pin: the oldest catalog version a statement of its
     /// open transaction ran on, or [`PIN_IDLE`] (see `crate::ddl::alter`).
-    pins: Mutex<Vec<Arc<AtomicU64>>>,
+    pins: Mutex<Vec<Arc<CatalogPin>>>,
+    /// The newest [`TableDef::stable_since`] of any table since the engine
+    /// opened: a transaction whose snapshot is at least this new can use
+    /// every table (one load per statement, `crate::session`).
+    newest_stable_since: AtomicU64,
     /// When the engine was opened (SHOW STATUS `Uptime`).
     started: std::time::Instant,
     /// Live sessions (SHOW PROCESSLIST, KILL): see [`crate::catalog::procs`].
@@ -260,6 +264,7 @@ impl Engine {
             ddl: Mutex::new(next_id),
             alter_lock: Mutex::new(()),
             pins: Mutex::new(Vec::new()),
+            newest_stable_since: AtomicU64::new(0),
             started: std::time::Instant::now(),
             processes: Default::default(),
             status: Default::default(),
@@ -550,50 +555,65 @@ impl Engine {
     // ---- catalog pins (see crate::ddl::alter) -----------------------------------------
 
     /// Registers a session's catalog pin (idle).
-    pub(crate) fn register_pin(&self) -> Arc<AtomicU64> {
-        let pin = Arc::new(AtomicU64::new(PIN_IDLE));
+    pub(crate) fn register_pin(&self) -> Arc<CatalogPin> {
+        let pin = Arc::new(CatalogPin::default());
         self.pins.lock().push(pin.clone());
         pin
     }
 
     /// Removes a session's pin (the session is dropped).
-    pub(crate) fn unregister_pin(&self, pin: &Arc<AtomicU64>) {
+    pub(crate) fn unregister_pin(&self, pin: &Arc<CatalogPin>) {
         self.pins.lock().retain(|p| !Arc::ptr_eq(p, pin));
     }
 
-    /// Pins the published catalog version in `pin` unless it holds one already;
-    /// call before loading the catalog for a statement. Rule P1 of
-    /// `crate::ddl::alter`: store, then re-check that the version did not move, so a
-    /// DDL that published a newer version either sees this pin or this session
-    /// loads a catalog at least as new as that DDL's.
-    pub(crate) fn pin_catalog(&self, pin: &AtomicU64) {
-        if pin.load(Ordering::Relaxed) != PIN_IDLE {
+    /// Marks a statement of `pin`'s session as running (P3 of
+    /// `crate::ddl::alter`) and pins the published catalog version unless
+    /// the session holds one already; call before loading the catalog for a
+    /// statement. Rule P1: store, then re-check that the version did not
+    /// move, so a DDL that published a newer version either sees this pin
+    /// or this session loads a catalog at least as new as that DDL's.
+    pub(crate) fn pin_catalog(&self, pin: &CatalogPin) {
+        pin.busy.store(true, Ordering::SeqCst);
+        if pin.version.load(Ordering::Relaxed) != PIN_IDLE {
+            // P3: after the store above, this load sees every version a DDL
+            // published before it found the session idle, and so does the
+            // catalog load that follows (it is published before the version).
+            self.published.load(Ordering::SeqCst);
             return;
         }
         loop {
             let v = self.published.load(Ordering::SeqCst);
-            pin.store(v, Ordering::SeqCst);
+            pin.version.store(v, Ordering::SeqCst);
             if self.published.load(Ordering::SeqCst) == v {
                 return;
             }
         }
     }
 
-    /// Waits until no session's pin is below `version`: every transaction that
-    /// ran a statement on an older catalog has ended. False on timeout
-    /// (`lock_wait_timeout`, as a metadata lock wait would time out in MySQL).
-    pub(crate) fn wait_for_pins_below(&self, version: u64) -> bool {
+    /// Records that a table was rebuilt (its rows copied) or got an index
+    /// whose entries a snapshot older than `ts` may miss:
+    /// [`TableDef::stable_since`].
+    pub(crate) fn note_stable_since(&self, ts: u64) {
+        self.newest_stable_since.fetch_max(ts, Ordering::SeqCst);
+    }
+
+    /// The newest [`TableDef::stable_since`] (see the field).
+    pub(crate) fn newest_stable_since(&self) -> u64 {
+        self.newest_stable_since.load(Ordering::Acquire)
+    }
+
+    /// Waits until no session holds `table` (any table when `None`) on a
+    /// catalog older than `version`: every pin is idle or `>= version`, or
+    /// (with a table) belongs to a session between statements whose open
+    /// transaction has not written the table (P2 and P3 of
+    /// `crate::ddl::alter`). False on timeout (`lock_wait_timeout`, as a
+    /// metadata lock wait would time out in MySQL).
+    pub(crate) fn wait_for_pins_below(&self, version: u64, table: Option<TableId>) -> bool {
         let deadline = std::time::Instant::now() + self.config.lock_wait_timeout;
         let mut done = false;
         let mut wait = || loop {
-            let oldest = self
-                .pins
-                .lock()
-                .iter()
-                .map(|p| p.load(Ordering::SeqCst))
-                .min()
-                .unwrap_or(PIN_IDLE);
-            if oldest >= version {
+            let held = self.pins.lock().iter().any(|p| p.holds(version, table));
+            if !held {
                 done = true;
                 return;
             }
@@ -612,6 +632,65 @@ impl Engine {
 
 /// An idle catalog pin (no open transaction).
 pub(crate) const PIN_IDLE: u64 = u64::MAX;
+
+/// A session's catalog pin (see `crate::ddl::alter`, P1 to P3).
+#[derive(Debug)]
+pub(crate) struct CatalogPin {
+    /// The oldest catalog version a statement of the open transaction ran
+    /// on, or [`PIN_IDLE`].
+    version: AtomicU64,
+    /// A statement is running: set before it loads the catalog, cleared
+    /// after it ended ([`CatalogPin::statement_ended`]).
+    busy: std::sync::atomic::AtomicBool,
+    /// The tables the open transaction had written when its last statement
+    /// ended.
+    written: Mutex<Vec<TableId>>,
+}
+
+impl Default for CatalogPin {
+    fn default() -> Self {
+        CatalogPin {
+            version: AtomicU64::new(PIN_IDLE),
+            busy: std::sync::atomic::AtomicBool::new(false),
+            written: Mutex::new(Vec::new()),
+        }
+    }
+}
+
+impl CatalogPin {
+    /// The open transaction is over.
+    pub(crate) fn unpin(&self) {
+        self.version.store(PIN_IDLE, Ordering::SeqCst);
+        self.written.lock().clear();
+    }
+
+    /// The session's outermost statement ended; its transaction (if still
+    /// open) has written `written`. P3: the list is stored before the
+    /// statement is marked ended, so a DDL that finds the session idle
+    /// reads a list at least this long.
+    pub(crate) fn statement_ended(&self, written: &[TableId]) {
+        if self.version.load(Ordering::Relaxed) != PIN_IDLE {
+            let mut w = self.written.lock();
+            if w.len() != written.len() {
+                w.clear();
+                w.extend_from_slice(written);
+            }
+        }
+        self.busy.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether this session holds `table` (any when `None`) on a catalog
+    /// older than `version`.
+    fn holds(&self, version: u64, table: Option<TableId>) -> bool {
+        if self.version.load(Ordering::SeqCst) >= version {
+            return false;
+        }
+        match table {
+            None => true,
+            Some(t) => self.busy.load(Ordering::SeqCst) || self.written.lock().contains(&t),
+        }
+    }
+}
 
 pub(crate) fn take_id(next_id: &mut u32) -> u32 {
     let id = *next_id;

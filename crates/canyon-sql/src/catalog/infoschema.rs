@@ -29,7 +29,8 @@
 //! own. Writes to any of these tables fail with 1044, as in MySQL.
 //!
 //! Column names and types follow MySQL 8.0's data-dictionary views. Not
-//! implemented: CREATE_TIME / UPDATE_TIME (Canyon does not record them: NULL),
+//! implemented: UPDATE_TIME (Canyon does not record it: NULL; CREATE_TIME
+//! is when the table was created or last altered, as in MySQL 8),
 //! byte sizes (DATA_LENGTH etc. are rough constants), events and
 //! tablespaces (empty tables), and the 8.0 behaviour of
 //! upper-casing unaliased column names in the result metadata (Canyon returns
@@ -929,8 +930,9 @@ fn keys_of(t: &Table) -> Vec<KeyOf<'_>> {
     keys
 }
 
-/// The TABLES row of a base table (also SHOW TABLE STATUS's source).
-pub fn tables_row(db: &str, t: &Table) -> Vec<Value> {
+/// The TABLES row of a base table (also SHOW TABLE STATUS's source);
+/// times as a session in `zone` reads them.
+pub fn tables_row(db: &str, t: &Table, zone: &crate::types::timezone::Zone) -> Vec<Value> {
     let rows = t.stats.rows().unwrap_or(0.0).round() as u64;
     let auto_inc = match t.auto_increment_column() {
         Some(_) => u(t
@@ -954,7 +956,7 @@ pub fn tables_row(db: &str, t: &Table) -> Vec<Value> {
         u(16384 * t.def.indexes.len() as u64),
         u(0),
         auto_inc,
-        Value::Null,
+        created_time(t.def.created, zone),
         Value::Null,
         Value::Null,
         s(t.def.default_collation.name()),
@@ -967,6 +969,17 @@ pub fn tables_row(db: &str, t: &Table) -> Vec<Value> {
         }),
         s(&t.def.comment),
     ]
+}
+
+/// CREATE_TIME: `created` (seconds since the epoch; 0 unknown) as a
+/// session in `zone` reads it.
+fn created_time(created: u64, zone: &crate::types::timezone::Zone) -> Value {
+    match chrono::DateTime::from_timestamp(created as i64, 0) {
+        Some(utc) if created > 0 => {
+            Value::Stamp(crate::types::timezone::localize(utc.naive_utc(), zone))
+        }
+        _ => Value::Null,
+    }
 }
 
 /// The rows of `table` under the pushed filters.
@@ -1001,7 +1014,7 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
                 out.push(r);
             }
             for (db, t) in visible_tables(g, p) {
-                out.push(tables_row(db, t));
+                out.push(tables_row(db, t, &g.time_zone));
             }
             crate::catalog::view::tables_rows(p, g, TABLES.len(), &mut out);
         }
@@ -1015,7 +1028,7 @@ pub fn generate(table: SystemTable, p: &Pushed, g: &GenCtx<'_>) -> Vec<Vec<Value
         SystemTable::ReferentialConstraints => referential_constraints_rows(p, g, &mut out),
         SystemTable::Partitions => {
             for (db, t) in visible_tables(g, p) {
-                let tr = tables_row(db, t);
+                let tr = tables_row(db, t, &g.time_zone);
                 let mut r = vec![Value::Null; PARTITIONS.len()];
                 r[0] = s("def");
                 r[1] = s(db);

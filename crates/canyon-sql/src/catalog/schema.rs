@@ -393,10 +393,37 @@ pub struct TableDef {
     /// transactional engine whatever it names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
+    /// When the table was created or last altered, in seconds since the
+    /// Unix epoch (0: unknown, a table written before Canyon kept it):
+    /// information_schema.TABLES.CREATE_TIME. MySQL 8 moves CREATE_TIME on
+    /// every ALTER TABLE, and schema trackers (Vitess' vttablet) notice an
+    /// ALTER by it.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub created: u64,
+    /// The oldest transaction snapshot (a commit timestamp) that may read
+    /// this table: set when a rewrite copied its rows into a new table or an
+    /// ADD INDEX made an index public, since a snapshot older than that
+    /// would miss the copied rows or rows the new index has no entry for.
+    /// A statement of a transaction with an older snapshot fails with 1412
+    /// ER_TABLE_DEF_CHANGED, as InnoDB's does (`crate::ddl::alter`, P3).
+    /// Not stored: after a restart every snapshot is newer.
+    #[serde(skip)]
+    pub stable_since: u64,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Now, in seconds since the Unix epoch: a [`TableDef::created`].
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The canonical name of a storage engine Canyon stands in for (its

@@ -22,6 +22,27 @@
 //!   metadata-lock wait would; an idle open transaction holds DDL back, as an
 //!   MDL does.
 //!
+//! - **P3** The wait is for the altered table only, as MySQL's metadata lock
+//!   is: a session counts only while one of its statements runs (the pin's
+//!   *busy* flag, set before the statement loads its catalog, cleared when
+//!   it ends) or while its open transaction has written the table (the
+//!   tables written, stored in the pin before *busy* is cleared). A session
+//!   between statements whose transaction only read the table, or used
+//!   others, does not hold the DDL back: its next statement loads a catalog
+//!   at least as new as the DDL's (the same store-then-load handshake as
+//!   P1: *busy* is stored before the published version is read, the DDL
+//!   publishes before it reads *busy*), and none of its uncommitted rows
+//!   was computed on the old definition. Without P3, an open transaction
+//!   on any table held every ALTER up to `lock_wait_timeout`: Vitess'
+//!   VReplication keeps a transaction open on `_vt.copy_state` while it
+//!   drops the secondary indexes of the table it is about to copy, and
+//!   waited for itself. What P3 allows: that session's REPEATABLE READ
+//!   snapshot may predate a table rewrite (whose copied rows it cannot see)
+//!   or an index's back-fill (whose entries it may miss), so those two mark
+//!   the table (`TableDef::stable_since`) and a statement of an older
+//!   snapshot that uses it fails with 1412 ER_TABLE_DEF_CHANGED, as InnoDB's
+//!   consistent read does.
+//!
 //! This is the F1 scheme (Rae et al., "Online, Asynchronous Schema Change in
 //! F1", VLDB 2013) with the schema lease replaced by an exact, local count: at
 //! most two versions are in use at any moment once a DDL has waited.
@@ -502,6 +523,7 @@ impl Engine {
                     table: table.to_string(),
                 })?;
             let mut def = cur.def.clone();
+            def.created = crate::catalog::schema::unix_now();
             crate::ddl::foreign_keys::check_alter(cat, &cur.def, &ops)?;
             let mut ch = Changes {
                 table_empty: empty,
@@ -620,7 +642,7 @@ impl Engine {
 
     /// Steps 2 to 6.
     fn finish_alter(&self, p: Phase1) -> Result<()> {
-        let drained = self.wait_for_pins_below(p.version);
+        let drained = self.wait_for_pins_below(p.version, Some(p.table.def.id));
         // Entries of dropped indexes: a writer still on the old definition
         // could add one after the purge only if the wait timed out (an orphan
         // entry of an id no definition names: never read).
@@ -648,7 +670,7 @@ impl Engine {
             self.backfill(&p.table, id)?;
         }
         let v2 = self.change(|cat, _, _| Ok(cat.version + 1))?;
-        if !self.wait_for_pins_below(v2) {
+        if !self.wait_for_pins_below(v2, Some(p.table.def.id)) {
             return Err(Error::LockWaitTimeout);
         }
         for &id in &p.added {
@@ -776,11 +798,21 @@ impl Engine {
     /// Step 6 (or a state change of recovery): sets the state of `ids` in the
     /// table with id `table`, wherever it is now.
     fn set_index_states(&self, table: TableId, ids: &[IndexId], state: IndexState) -> Result<()> {
+        // Every snapshot from now on sees only versions the index has
+        // entries for (the back-fill is done, later commits maintain it).
+        let ts = self.txn.visible_ts();
         self.change_table(table, |def| {
             for ix in def.indexes.iter_mut().filter(|i| ids.contains(&i.id)) {
                 ix.state = state;
             }
-        })
+            if state == IndexState::Public {
+                def.stable_since = def.stable_since.max(ts);
+            }
+        })?;
+        if state == IndexState::Public {
+            self.note_stable_since(ts);
+        }
+        Ok(())
     }
 
     /// Removes unfinished indexes from the catalog, waits for their writers,
@@ -791,7 +823,7 @@ impl Engine {
             def.indexes.retain(|i| !ids.contains(&i.id))
         })?;
         let v = self.catalog().version;
-        self.wait_for_pins_below(v);
+        self.wait_for_pins_below(v, Some(table));
         for &id in ids {
             self.txn.purge_index(id)?;
         }

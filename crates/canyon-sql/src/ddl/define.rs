@@ -866,6 +866,8 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
         comment: t.comment,
         partitioning: t.partitioning,
         engine: t.engine.filter(|e| e != "InnoDB"),
+        created: crate::catalog::schema::unix_now(),
+        stable_since: 0,
     }
 }
 

@@ -204,7 +204,7 @@ impl Engine {
         // Step 3.
         cur.rewrite.store(REWRITE_FROZEN, Ordering::SeqCst);
         let frozen = self.change(|cat, _, _| Ok(cat.version + 1)).and_then(|v1| {
-            if self.wait_for_pins_below(v1) {
+            if self.wait_for_pins_below(v1, Some(cur.def.id)) {
                 Ok(())
             } else {
                 Err(Error::LockWaitTimeout)
@@ -251,7 +251,7 @@ impl Engine {
         };
         // Step 7.
         cur.rewrite.store(REWRITE_REPLACED, Ordering::SeqCst);
-        self.wait_for_pins_below(version);
+        self.wait_for_pins_below(version, Some(cur.def.id));
         let old = PurgeRecord {
             table: cur.def.id,
             indexes: cur.def.indexes.iter().map(|i| i.id).collect(),
@@ -343,6 +343,7 @@ impl Engine {
         }
         crate::ddl::foreign_keys::check_alter(&self.catalog(), &cur.def, &ops)?;
         let mut def = cur.def.clone();
+        def.created = crate::catalog::schema::unix_now();
         let old_slot: HashMap<u32, usize> = (0..def.columns.len())
             .map(|c| (def.slot(c) as u32, c))
             .collect();
@@ -551,7 +552,11 @@ impl Engine {
 
     /// Step 6: one catalog change replaces the old definition by the new.
     /// Returns the published version.
-    fn publish(&self, cur: &Table, def: TableDef, rows: u64, sequence: u64) -> Result<u64> {
+    fn publish(&self, cur: &Table, mut def: TableDef, rows: u64, sequence: u64) -> Result<u64> {
+        // The copy committed before this: a snapshot from now on sees it.
+        let ts = self.txn.visible_ts();
+        def.stable_since = ts;
+        self.note_stable_since(ts);
         self.change(|cat, _, batch| {
             let database = cat
                 .databases

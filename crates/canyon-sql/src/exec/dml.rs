@@ -136,11 +136,16 @@ pub(crate) fn check_writable(table: &Table) -> Result<()> {
     match table.rewrite.load(AtomicOrdering::SeqCst) {
         REWRITE_OPEN => Ok(()),
         REWRITE_FROZEN => Err(Error::LockWaitTimeout),
-        _ => Err(Error::Sql {
-            code: 1412,
-            sqlstate: *b"HY000",
-            message: "Table definition has changed, please retry transaction".into(),
-        }),
+        _ => Err(table_def_changed()),
+    }
+}
+
+/// 1412 ER_TABLE_DEF_CHANGED.
+pub(crate) fn table_def_changed() -> Error {
+    Error::Sql {
+        code: 1412,
+        sqlstate: *b"HY000",
+        message: "Table definition has changed, please retry transaction".into(),
     }
 }
 

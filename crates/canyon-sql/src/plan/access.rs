@@ -1297,6 +1297,8 @@ mod tests {
             comment: String::new(),
             partitioning: None,
             engine: None,
+            created: 0,
+            stable_since: 0,
         })
     }
 

@@ -867,10 +867,7 @@ impl Session {
             .engine
             .table_locks
             .end_transaction(&self.table_activity);
-        self.pin.store(
-            crate::catalog::engine::PIN_IDLE,
-            std::sync::atomic::Ordering::SeqCst,
-        );
+        self.pin.unpin();
     }
 }
 

@@ -438,7 +438,8 @@ impl Session {
                         }
                         // TABLES' row without TABLE_CATALOG, TABLE_SCHEMA and
                         // TABLE_TYPE: SHOW TABLE STATUS's columns.
-                        let mut r = crate::catalog::infoschema::tables_row(&db, t);
+                        let mut r =
+                            crate::catalog::infoschema::tables_row(&db, t, &self.state.time_zone());
                         r.remove(3);
                         r.drain(..2);
                         rows.push(r);

@@ -312,7 +312,7 @@ pub struct Session {
     pub(super) prepared: HashMap<u32, Prepared>,
     pub(super) next_statement_id: u32,
     /// This session's catalog pin (see `crate::ddl::alter`).
-    pub(super) pin: Arc<std::sync::atomic::AtomicU64>,
+    pub(super) pin: Arc<crate::catalog::engine::CatalogPin>,
     /// Whether the caller awaits [`Session::take_pending_commit`] itself.
     pub(super) defer_durability: bool,
     /// A written commit the caller has yet to await (deferred durability). While

@@ -170,6 +170,8 @@ impl Session {
                 .engine
                 .table_locks
                 .end_statement(&self.table_activity);
+            self.pin
+                .statement_ended(self.txn.as_ref().map_or(&[], |t| t.tables_written()));
         }
     }
 
@@ -179,6 +181,7 @@ impl Session {
     /// holders.
     pub(super) fn gate_plan(&mut self, plan: &Plan) -> Result<()> {
         self.assert_in_statement();
+        self.check_snapshot_tables(plan)?;
         // The fast path allocates nothing and writes no shared memory (not
         // even the registry's reference count).
         if self.state.locked_tables.is_none() && !self.state.global_read_lock {
@@ -208,6 +211,35 @@ impl Session {
         let writes: Vec<Touch<'_>> = writes.iter().map(|t| touch(t)).collect();
         let global = !writes.is_empty();
         self.gate(&reads, &writes, &[], global)
+    }
+
+    /// 1412 ER_TABLE_DEF_CHANGED when the open transaction's snapshot is
+    /// older than a table the plan uses has been stable
+    /// ([`crate::catalog::TableDef::stable_since`]): a DDL no longer waits
+    /// for a transaction that did not write its table (P3 of
+    /// `crate::ddl::alter`), so such a transaction can meet a rebuilt table
+    /// or a new index its snapshot cannot read. One load and compare when no
+    /// table was rebuilt since the snapshot. InnoDB fails such a read the
+    /// same way; Canyon also fails a statement that would not use the new
+    /// index (stricter than InnoDB, never wrong).
+    fn check_snapshot_tables(&self, plan: &Plan) -> Result<()> {
+        let Some(snapshot) = self.txn.as_ref().and_then(|t| t.transaction_snapshot()) else {
+            return Ok(());
+        };
+        if snapshot >= self.state.engine.newest_stable_since() {
+            return Ok(());
+        }
+        let mut tables = Vec::new();
+        plan.tables_read(&mut tables)?;
+        let writes = plan_writes(plan);
+        let changed = tables
+            .iter()
+            .chain(writes)
+            .any(|t| t.def.stable_since > snapshot);
+        if changed {
+            return Err(crate::exec::table_def_changed());
+        }
+        Ok(())
     }
 
     /// The gate of LOAD DATA into `table`: a DML write. It blocks rather than

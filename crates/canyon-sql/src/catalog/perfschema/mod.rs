@@ -494,6 +494,8 @@ mod tests {
             comment: String::new(),
             partitioning: None,
             engine: None,
+            created: 0,
+            stable_since: 0,
         };
         let (a, b) = (
             Mutex::new(ThreadStats::default()),
