@@ -27,7 +27,9 @@
 # cannot import them; and PingCAP's go-tpc v1.0.12, the TPC-C client of
 # tests/tpcc.rs and bench/tpcc_compare.py, built from source into
 # ~/.cache/canyon-tools/go-tpc when it is not there (needs Go >= 1.21: the `go` on
-# PATH or in /usr/local/go, else Debian's golang-go).
+# PATH or in /usr/local/go, else Debian's golang-go); and Vitess v0.24.4 with etcd
+# for tests/vitess.rs, built by scripts/vitess.sh into ~/.cache/canyon-tools
+# (needs Go 1.26).
 # Client drivers of the other driver tests, all pinned in the repository and
 # fetched into caches outside the clone (nothing downloaded is ever committed),
 # each skipped cheaply when already present:
@@ -177,6 +179,7 @@ install_client_drivers() {
   install_cargo_fuzz
   install_python_drivers
   install_go_tpc
+  install_vitess
   install_go_driver
   install_java_drivers
   install_debezium
@@ -266,6 +269,21 @@ install_go_tpc() {
   rm -f "$tmp.log"
   rm -rf "$tmp"
   mv "$go_tpc.tmp" "$go_tpc"
+}
+
+# Vitess v0.24.4 (vtgate, vttablet, vtctld, vtctldclient) and etcd v3.7.3 for
+# tests/vitess.rs: scripts/vitess.sh builds them from the Go module proxy into
+# ~/.cache/canyon-tools/vitess-v0.24.4 (about 10 minutes cold on two cores, once).
+# Vitess v0.24's go.mod asks for Go 1.26: the `go` on PATH or /usr/local/go.
+install_vitess() {
+  local bin="$tools/vitess-v0.24.4/bin" c
+  for c in vtgate vttablet vtctld vtctldclient etcd; do
+    [ -x "$bin/$c" ] || break
+  done
+  if [ -x "$bin/$c" ]; then
+    return 0
+  fi
+  PATH="$PATH:/usr/local/go/bin" "$root/scripts/vitess.sh" build
 }
 
 if [ ${#missing[@]} -eq 0 ]; then

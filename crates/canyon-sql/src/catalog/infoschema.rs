@@ -608,6 +608,21 @@ impl SystemTable {
         }
     }
 
+    /// The collation of the table's string columns. MySQL 8 gives
+    /// information_schema's text columns utf8mb3_general_ci, except where
+    /// they name objects the file system names (databases, tables), which
+    /// compare as that does: case-sensitively on Linux. Canyon compares every
+    /// name column bytewise, and PROCESSLIST's columns (statement text,
+    /// state, user) case-insensitively: tools find a statement there with
+    /// `INFO LIKE '%rename%'` (Vitess' Online DDL cut-over).
+    pub fn string_collation(self) -> crate::types::collation::Collation {
+        use crate::types::collation::Collation;
+        match self {
+            SystemTable::Processlist => Collation::Utf8mb3GeneralCi,
+            _ => Collation::Utf8mb4_0900Bin,
+        }
+    }
+
     /// The positions of the (schema, table name) columns a filter may be
     /// pushed into the generator on.
     pub fn key_columns(self) -> (Option<usize>, Option<usize>) {

@@ -52,7 +52,6 @@ use crate::plan::bind::{Binder, Scope};
 use crate::plan::select::{plan_query, Source, SourceKind};
 use crate::plan::setop::{is_set_op, plan_set_op};
 use crate::plan::{CteDef, PlanContext};
-use crate::types::collation::Collation;
 use crate::types::ExprKind;
 use canyon_common::{Error, Result};
 use sqlparser::ast;
@@ -236,9 +235,7 @@ impl From<'_> {
                         colls: table
                             .columns()
                             .iter()
-                            .map(|c| {
-                                (c.1 == ExprKind::String).then_some(Collation::Utf8mb4_0900Bin)
-                            })
+                            .map(|c| (c.1 == ExprKind::String).then_some(table.string_collation()))
                             .collect(),
                         member_types: Vec::new(),
                         years: Vec::new(),
