@@ -435,6 +435,12 @@ impl Transaction {
 }
 
 impl Reader<'_> {
+    /// The snapshot this reader reads at; `None` for the latest committed
+    /// versions (a current read).
+    pub fn read_point(&self) -> Option<Timestamp> {
+        self.at
+    }
+
     /// [`Transaction::get`] at this reader's read point.
     pub fn get(&self, table: TableId, pk: &[u8]) -> Result<Option<Vec<u8>>> {
         self.txn.get_at(self.at, table, pk)

@@ -193,6 +193,14 @@ pub struct IndexDef {
     /// What the definition declared beyond its columns (shown, not acted on).
     #[serde(default, skip_serializing_if = "IndexAttrs::is_empty")]
     pub attrs: IndexAttrs,
+    /// The oldest snapshot that may read through this index: an index made
+    /// public by ADD INDEX has entries for the versions a snapshot from
+    /// then on sees, not for older ones its back-fill skipped. A read of an
+    /// older snapshot through it fails with 1412 ER_TABLE_DEF_CHANGED, as
+    /// InnoDB's does (`crate::ddl::alter`, P3). Not stored: after a restart
+    /// every snapshot is newer.
+    #[serde(skip)]
+    pub ready_since: u64,
 }
 
 /// What an index definition may declare beyond its columns: kept so SHOW
@@ -401,9 +409,9 @@ pub struct TableDef {
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub created: u64,
     /// The oldest transaction snapshot (a commit timestamp) that may read
-    /// this table: set when a rewrite copied its rows into a new table or an
-    /// ADD INDEX made an index public, since a snapshot older than that
-    /// would miss the copied rows or rows the new index has no entry for.
+    /// this table: set when a rewrite copied its rows into a new table, since
+    /// a snapshot older than that would miss the copied rows (a new index
+    /// has its own: `IndexDef::ready_since`).
     /// A statement of a transaction with an older snapshot fails with 1412
     /// ER_TABLE_DEF_CHANGED, as InnoDB's does (`crate::ddl::alter`, P3).
     /// Not stored: after a restart every snapshot is newer.

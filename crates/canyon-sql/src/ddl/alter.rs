@@ -38,10 +38,15 @@
 //!   drops the secondary indexes of the table it is about to copy, and
 //!   waited for itself. What P3 allows: that session's REPEATABLE READ
 //!   snapshot may predate a table rewrite (whose copied rows it cannot see)
-//!   or an index's back-fill (whose entries it may miss), so those two mark
-//!   the table (`TableDef::stable_since`) and a statement of an older
-//!   snapshot that uses it fails with 1412 ER_TABLE_DEF_CHANGED, as InnoDB's
-//!   consistent read does.
+//!   or an index's back-fill (whose entries it may miss), so a rewrite marks
+//!   the table (`TableDef::stable_since`) and ADD INDEX the index
+//!   (`IndexDef::ready_since`), and a statement of an older snapshot that
+//!   reads the table, or reads through the index, fails with 1412
+//!   ER_TABLE_DEF_CHANGED, as InnoDB's consistent read does. Where MySQL
+//!   differs: its metadata lock also waits for transactions that only *read*
+//!   the table, so there a reader that used the table before the DDL never
+//!   gets 1412; here it can, when it reads through the new index or a
+//!   rewritten table afterwards.
 //!
 //! This is the F1 scheme (Rae et al., "Online, Asynchronous Schema Change in
 //! F1", VLDB 2013) with the schema lease replaced by an exact, local count: at
@@ -804,15 +809,11 @@ impl Engine {
         self.change_table(table, |def| {
             for ix in def.indexes.iter_mut().filter(|i| ids.contains(&i.id)) {
                 ix.state = state;
+                if state == IndexState::Public {
+                    ix.ready_since = ts;
+                }
             }
-            if state == IndexState::Public {
-                def.stable_since = def.stable_since.max(ts);
-            }
-        })?;
-        if state == IndexState::Public {
-            self.note_stable_since(ts);
-        }
-        Ok(())
+        })
     }
 
     /// Removes unfinished indexes from the catalog, waits for their writers,
@@ -1319,6 +1320,7 @@ fn apply(
                 unique,
                 state: IndexState::WriteOnly,
                 attrs,
+                ready_since: 0,
             });
             ch.added.push(id);
         }

@@ -857,6 +857,7 @@ pub fn finish(t: NewTable, db: &str, name: &str, id: u32, index_ids: &[u32]) -> 
                 unique,
                 state: Default::default(),
                 attrs: t.index_attrs.get(i).cloned().unwrap_or_default(),
+                ready_since: 0,
             })
             .collect(),
         slots: Vec::new(),

@@ -140,6 +140,17 @@ pub(crate) fn check_writable(table: &Table) -> Result<()> {
     }
 }
 
+/// Before a read through index `ix` at snapshot `at` (`None`: the latest
+/// versions): 1412 when the index was made public after that snapshot was
+/// taken, so that its back-fill may lack entries the snapshot would see
+/// (`IndexDef::ready_since`). InnoDB fails such a read the same way.
+pub(crate) fn check_index_ready(ix: &crate::catalog::IndexDef, at: Option<u64>) -> Result<()> {
+    match at {
+        Some(at) if ix.ready_since > at => Err(table_def_changed()),
+        _ => Ok(()),
+    }
+}
+
 /// 1412 ER_TABLE_DEF_CHANGED.
 pub(crate) fn table_def_changed() -> Error {
     Error::Sql {

@@ -83,6 +83,7 @@ pub(crate) fn search(reader: &Reader<'_>, m: &MatchExpr, against: &str) -> Resul
         // prefix has one count.
         let mut counts = Stats::default();
         let mut err = None;
+        crate::exec::check_index_ready(index, reader.read_point())?;
         reader.scan_index(
             table.def.id,
             index.id,

@@ -145,6 +145,12 @@ fn scan_rows(
                 match access.target {
                     Target::Primary => txn.scan(tid, &range, reverse, mode, &mut visit)?,
                     Target::Index(i) => {
+                        if mode == ReadMode::Snapshot {
+                            crate::exec::check_index_ready(
+                                &table.def.indexes[i],
+                                txn.transaction_snapshot(),
+                            )?;
+                        }
                         let iid = table.def.indexes[i].id;
                         let check = misplaced.is_some();
                         let mut wrong = false;

@@ -1280,6 +1280,7 @@ mod tests {
                     unique: false,
                     state: Default::default(),
                     attrs: Default::default(),
+                    ready_since: 0,
                 },
                 IndexDef {
                     id: 3,
@@ -1288,6 +1289,7 @@ mod tests {
                     unique: true,
                     state: Default::default(),
                     attrs: Default::default(),
+                    ready_since: 0,
                 },
             ],
             slots: Vec::new(),

@@ -217,11 +217,11 @@ impl Session {
     /// older than a table the plan uses has been stable
     /// ([`crate::catalog::TableDef::stable_since`]): a DDL no longer waits
     /// for a transaction that did not write its table (P3 of
-    /// `crate::ddl::alter`), so such a transaction can meet a rebuilt table
-    /// or a new index its snapshot cannot read. One load and compare when no
-    /// table was rebuilt since the snapshot. InnoDB fails such a read the
-    /// same way; Canyon also fails a statement that would not use the new
-    /// index (stricter than InnoDB, never wrong).
+    /// `crate::ddl::alter`), so such a transaction can meet a table rewritten
+    /// since its snapshot, whose copied rows it cannot see. One load and
+    /// compare when no table was rewritten since the snapshot. InnoDB fails
+    /// such a read the same way. (A new index is checked where it is read:
+    /// `crate::exec::check_index_ready`.)
     fn check_snapshot_tables(&self, plan: &Plan) -> Result<()> {
         let Some(snapshot) = self.txn.as_ref().and_then(|t| t.transaction_snapshot()) else {
             return Ok(());

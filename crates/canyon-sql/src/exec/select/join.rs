@@ -436,13 +436,19 @@ impl Join<'_, '_> {
                     };
                     match step.access.target {
                         Target::Primary => reader.scan(table.def.id, &range, false, &mut on_row)?,
-                        Target::Index(i) => reader.scan_index(
-                            table.def.id,
-                            table.def.indexes[i].id,
-                            &range,
-                            false,
-                            &mut |_k, pk, bytes| on_row(pk, bytes),
-                        )?,
+                        Target::Index(i) => {
+                            crate::exec::check_index_ready(
+                                &table.def.indexes[i],
+                                reader.read_point(),
+                            )?;
+                            reader.scan_index(
+                                table.def.id,
+                                table.def.indexes[i].id,
+                                &range,
+                                false,
+                                &mut |_k, pk, bytes| on_row(pk, bytes),
+                            )?
+                        }
                     }
                     if let Some(e) = err.take() {
                         return Err(e);
