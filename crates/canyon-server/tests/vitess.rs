@@ -71,16 +71,22 @@ fn node(id: u32) -> Server {
     s
 }
 
-/// A port range of 40 that is free now (the servers bind them shortly).
+/// The ports `scripts/vitess.sh` takes above its base: servers at +0..+11,
+/// tablets zone1-101.. at +22.., the Reshard targets zone1-110..113 up to +47.
+const PORT_SPAN: u16 = 48;
+
+/// A base whose port range is free now. Below Linux's ephemeral range
+/// (32768 and up), where the Canyon nodes (port 0) and every client socket
+/// get their ports, so nothing started later takes one of these.
 fn free_base() -> u16 {
     let seed = std::process::id() as u16;
     for i in 0..200u16 {
-        let base = 30_000 + (seed.wrapping_add(i.wrapping_mul(97)) % 700) * 40;
-        if (base..base + 40).all(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()) {
+        let base = 20_000 + (seed.wrapping_add(i.wrapping_mul(97)) % 240) * 50;
+        if (base..base + PORT_SPAN).all(|p| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok()) {
             return base;
         }
     }
-    panic!("no 40 free ports in 30000..58000");
+    panic!("no {PORT_SPAN} free ports in 20000..32000");
 }
 
 /// The cluster; `scripts/vitess.sh down` when dropped.
