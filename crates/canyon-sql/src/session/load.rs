@@ -226,6 +226,9 @@ impl Session {
                     };
                     let start = s.request_start("LOAD DATA LOCAL");
                     s.state.warnings.clear();
+                    // The load is a statement running (P3 of `ddl::alter`):
+                    // a DDL of its table waits for it.
+                    s.state.engine.pin_catalog(&s.pin);
                     s.enter_statement();
                     let r = s.load_from(&p.stmt, source);
                     s.leave_statement();
