@@ -426,13 +426,13 @@ pub enum Parsed {
         /// Its text.
         inner_sql: String,
     },
-    /// ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...], or
-    /// CHECK TABLE t [, t ...] [option ...] (`check`).
+    /// ANALYZE | OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE t [, t ...],
+    /// or CHECK TABLE t [, t ...] [option ...].
     Analyze {
         /// The tables, each as `[table]` or `[db, table]`.
         tables: Vec<Vec<String>>,
-        /// CHECK TABLE.
-        check: bool,
+        /// Which statement.
+        op: TableOp,
     },
     /// CREATE TABLE ... PARTITION BY: sqlparser's statement for the text
     /// before the clause, and the clause (see `crate::parse::partition`).
@@ -466,16 +466,44 @@ pub enum Parsed {
     },
 }
 
-/// Parses `ANALYZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE a, db.b` (sqlparser only
-/// knows Hive's form) and `CHECK TABLE a, db.b [FOR UPGRADE | QUICK | FAST |
-/// MEDIUM | EXTENDED | CHANGED ...]`.
+/// The table maintenance statement of a [`Parsed::Analyze`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableOp {
+    /// ANALYZE TABLE.
+    Analyze,
+    /// CHECK TABLE.
+    Check,
+    /// OPTIMIZE TABLE.
+    Optimize,
+}
+
+impl TableOp {
+    /// The `Op` column of its result set.
+    pub fn name(self) -> &'static str {
+        match self {
+            TableOp::Analyze => "analyze",
+            TableOp::Check => "check",
+            TableOp::Optimize => "optimize",
+        }
+    }
+}
+
+/// Parses `ANALYZE | OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE a, db.b`
+/// (sqlparser only knows Hive's ANALYZE) and `CHECK TABLE a, db.b [FOR
+/// UPGRADE | QUICK | FAST | MEDIUM | EXTENDED | CHANGED ...]`.
 fn parse_analyze(trimmed: &str) -> Option<Result<Parsed>> {
     let mut words = trimmed.split_whitespace();
     let verb = words.next()?;
-    let check = verb.eq_ignore_ascii_case("CHECK");
-    if !check && !verb.eq_ignore_ascii_case("ANALYZE") {
+    let op = if verb.eq_ignore_ascii_case("CHECK") {
+        TableOp::Check
+    } else if verb.eq_ignore_ascii_case("ANALYZE") {
+        TableOp::Analyze
+    } else if verb.eq_ignore_ascii_case("OPTIMIZE") {
+        TableOp::Optimize
+    } else {
         return None;
-    }
+    };
+    let check = op == TableOp::Check;
     let mut w = words.next()?;
     if !check && (w.eq_ignore_ascii_case("NO_WRITE_TO_BINLOG") || w.eq_ignore_ascii_case("LOCAL")) {
         w = words.next()?;
@@ -511,7 +539,7 @@ fn parse_analyze(trimmed: &str) -> Option<Result<Parsed>> {
         }
         tables.push(parts);
     }
-    Some(Ok(Parsed::Analyze { tables, check }))
+    Some(Ok(Parsed::Analyze { tables, op }))
 }
 
 /// Replaces MySQL executable comments `/*! ... */` and `/*!NNNNN ... */` by their

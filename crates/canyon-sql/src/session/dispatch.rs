@@ -181,7 +181,7 @@ impl Session {
                 return self.run_account(&cat, parsed);
             }
             Parsed::AlterKeys { table } => return self.run_alter_keys(&cat, table),
-            Parsed::Analyze { tables, check } => return self.run_analyze(&cat, tables, *check),
+            Parsed::Analyze { tables, op } => return self.run_analyze(&cat, tables, *op),
             Parsed::LockTables { tables } => return self.lock_tables(&cat, tables),
             Parsed::Xa(x) => {
                 if matches!(x, crate::parse::xa::XaStatement::Recover { .. }) {
