@@ -50,6 +50,7 @@ mod bulk;
 mod changelog;
 mod commit;
 mod dead_runs;
+mod footprint;
 mod gc;
 mod history;
 mod keys;
