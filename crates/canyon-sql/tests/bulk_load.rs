@@ -589,12 +589,30 @@ fn a_failure_around_the_ingest_leaves_nothing_memory() {
 fn a_failure_around_the_ingest_leaves_nothing_rocksdb() {
     let db = tempfile::tempdir().unwrap();
     let path = db.path().to_path_buf();
-    crash_around_the_ingest(&|| {
-        Arc::new(
-            canyon_rocksdb::RocksStorage::open(&path, &canyon_rocksdb::RocksOptions::default())
-                .expect("rocksdb opens"),
-        )
-    });
+    crash_around_the_ingest(&|| Arc::new(reopen_rocksdb(&path)));
+}
+
+/// Opens the RocksDB at `path`, waiting (a bounded time) while an engine
+/// dropped just before still holds it. Dropping the test's last `Arc<Engine>`
+/// does not always close the database at once: a background thread (the
+/// analysis a 2,000-row load schedules, a group-commit or purge round) holds
+/// its own strong handle for the length of its work, and the engine, with
+/// RocksDB's LOCK file, closes when that thread lets go. A server never
+/// reopens in-process (a restart is a new process), so only tests meet this.
+fn reopen_rocksdb(path: &Path) -> canyon_rocksdb::RocksStorage {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        match canyon_rocksdb::RocksStorage::open(path, &canyon_rocksdb::RocksOptions::default()) {
+            Ok(s) => return s,
+            Err(e)
+                if e.to_string().contains("lock hold by current process")
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("rocksdb opens: {e:?}"),
+        }
+    }
 }
 
 #[test]
