@@ -23,6 +23,23 @@ const WIDEN: usize = 20;
 /// Gives the unaliased select items of `stmt`, parsed from `text`, their
 /// source text as alias (see the module doc).
 pub fn name_select_items(stmt: &mut ast::Statement, text: &str) {
+    // Without a parenthesis a text has no subquery and no CTE: the only
+    // query is the statement's own, so the walk over the whole tree
+    // (a tenth of a point select's parse) is not needed.
+    if !text.contains('(') {
+        match stmt {
+            ast::Statement::Query(q) => {
+                let namer = Namer {
+                    text,
+                    lines: line_starts(text),
+                };
+                namer.set_expr(&mut q.body);
+                return;
+            }
+            ast::Statement::Update(_) | ast::Statement::Delete(_) => return,
+            _ => {}
+        }
+    }
     let lines = line_starts(text);
     let _ = stmt.visit(&mut Namer { text, lines });
 }
