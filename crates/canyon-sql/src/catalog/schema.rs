@@ -24,7 +24,7 @@
 
 use crate::types::collation::Collation;
 use crate::types::value::Value;
-use crate::types::SqlType;
+use crate::types::{ExprKind, SqlType};
 use canyon_txn::{IndexId, TableId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -550,6 +550,71 @@ pub struct Table {
     /// snapshot that holds this table id, read by each row write (see
     /// `crate::ddl::rewrite`).
     pub rewrite: Arc<std::sync::atomic::AtomicU8>,
+    /// The columns as the planner resolves names against them, built from
+    /// `def` at the first statement that names this table and shared by
+    /// every statement after (`crate::plan::bind::Scope::of_table`): a
+    /// point select no longer copies each column's name to plan.
+    pub(crate) scope_columns: std::sync::OnceLock<TableColumns>,
+}
+
+/// A base table's columns as a `crate::plan::bind::Scope` holds them, computed once per
+/// table definition ([`Table::scope_columns`]) and shared.
+#[derive(Debug)]
+pub struct TableColumns {
+    pub(crate) columns: Arc<[String]>,
+    pub(crate) kinds: Arc<[ExprKind]>,
+    pub(crate) colls: Arc<[Option<Collation>]>,
+    pub(crate) member_types: Arc<[Option<SqlType>]>,
+    pub(crate) years: Arc<[Option<YearColumn>]>,
+}
+
+impl TableColumns {
+    pub(crate) fn of(def: &TableDef) -> TableColumns {
+        TableColumns {
+            columns: def.columns.iter().map(|c| c.name.clone()).collect(),
+            kinds: def.columns.iter().map(|c| ExprKind::of(c.ty)).collect(),
+            colls: def
+                .columns
+                .iter()
+                .map(|c| c.ty.is_string().then_some(c.collation))
+                .collect(),
+            member_types: def
+                .columns
+                .iter()
+                .map(|c| {
+                    // A YEAR(2) column's entry is `SqlType::Year` (a YEAR(4)
+                    // column has none): see `crate::plan::bind_members`.
+                    (c.ty.members().is_some() || matches!(c.ty, SqlType::Time(_)) || c.is_year2())
+                        .then_some(c.ty)
+                })
+                .collect(),
+            years: def
+                .columns
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let leads_key = def.primary_key.first() == Some(&i)
+                        || def.indexes.iter().any(|x| x.columns.first() == Some(&i));
+                    (c.ty == SqlType::Year).then_some(match (c.is_year2(), leads_key) {
+                        (false, _) => YearColumn::Four,
+                        (true, false) => YearColumn::Two,
+                        (true, true) => YearColumn::TwoKeyed,
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A YEAR column, as a `crate::plan::bind::Scope` knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum YearColumn {
+    /// YEAR (YEAR(4)).
+    Four,
+    /// MariaDB's YEAR(2) (`crate::catalog::ColumnDef::is_year2`).
+    Two,
+    /// A YEAR(2) column that is the first column of a key.
+    TwoKeyed,
 }
 
 /// [`Table::rewrite`]: no rewrite runs; writes go ahead.
@@ -595,6 +660,7 @@ impl Table {
             missing,
             superseded: Default::default(),
             rewrite: Arc::default(),
+            scope_columns: std::sync::OnceLock::new(),
         }
     }
 

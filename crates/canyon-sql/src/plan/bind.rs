@@ -28,6 +28,9 @@ use crate::types::value::Value;
 use crate::types::{ExprKind, SqlType};
 use canyon_common::{Error, Result};
 use sqlparser::ast;
+use std::sync::Arc;
+
+pub use crate::catalog::schema::{TableColumns, YearColumn};
 
 /// One source whose columns names can resolve to: a table or derived table of
 /// the query being bound, or of an enclosing query (for correlated subqueries).
@@ -38,20 +41,20 @@ pub struct Scope {
     /// The table's database (empty for a derived table).
     pub db: String,
     /// Column names, in order.
-    pub columns: Vec<String>,
+    pub columns: Arc<[String]>,
     /// Column kinds, in order.
-    pub kinds: Vec<ExprKind>,
+    pub kinds: Arc<[ExprKind]>,
     /// Column collations, in order (`None` for columns that are not strings).
-    pub colls: Vec<Option<Collation>>,
+    pub colls: Arc<[Option<Collation>]>,
     /// The type of each ENUM / SET / TIME column (`None` for others, and
     /// for the columns of derived sources): such a column reads as a number
     /// in a numeric context (see `bind_members`). May be shorter than `columns`.
-    pub member_types: Vec<Option<SqlType>>,
+    pub member_types: Arc<[Option<SqlType>]>,
     /// Each YEAR column's kind (`None` for other columns): a YEAR(2)
     /// column compared with a YEAR column compares years, and a keyed one
     /// compared with a constant in WHERE also compares years (see
     /// `bind_members`). May be shorter than `columns`.
-    pub years: Vec<Option<YearColumn>>,
+    pub years: Arc<[Option<YearColumn>]>,
     /// Frame position of its first column.
     pub offset: usize,
     /// Columns (by index) merged into an earlier source's column of the same
@@ -64,66 +67,20 @@ pub struct Scope {
     pub table_name: Option<(String, u32)>,
 }
 
-/// A YEAR column, as a [`Scope`] knows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum YearColumn {
-    /// YEAR (YEAR(4)).
-    Four,
-    /// MariaDB's YEAR(2) (`crate::catalog::ColumnDef::is_year2`).
-    Two,
-    /// A YEAR(2) column that is the first column of a key.
-    TwoKeyed,
-}
-
 impl Scope {
     /// The scope of a table referred to as `alias` (or its name), at `offset`.
     pub fn of_table(table: &Table, alias: Option<&str>, offset: usize) -> Scope {
+        let c = table
+            .scope_columns
+            .get_or_init(|| TableColumns::of(&table.def));
         Scope {
             qualifier: alias.unwrap_or(&table.def.name).to_string(),
             db: table.def.db.clone(),
-            columns: table.def.columns.iter().map(|c| c.name.clone()).collect(),
-            kinds: table
-                .def
-                .columns
-                .iter()
-                .map(|c| ExprKind::of(c.ty))
-                .collect(),
-            colls: table
-                .def
-                .columns
-                .iter()
-                .map(|c| c.ty.is_string().then_some(c.collation))
-                .collect(),
-            member_types: table
-                .def
-                .columns
-                .iter()
-                .map(|c| {
-                    // A YEAR(2) column's entry is `SqlType::Year` (a YEAR(4)
-                    // column has none): see `crate::plan::bind_members`.
-                    (c.ty.members().is_some() || matches!(c.ty, SqlType::Time(_)) || c.is_year2())
-                        .then_some(c.ty)
-                })
-                .collect(),
-            years: table
-                .def
-                .columns
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    let leads_key = table.def.primary_key.first() == Some(&i)
-                        || table
-                            .def
-                            .indexes
-                            .iter()
-                            .any(|x| x.columns.first() == Some(&i));
-                    (c.ty == SqlType::Year).then_some(match (c.is_year2(), leads_key) {
-                        (false, _) => YearColumn::Four,
-                        (true, false) => YearColumn::Two,
-                        (true, true) => YearColumn::TwoKeyed,
-                    })
-                })
-                .collect(),
+            columns: c.columns.clone(),
+            kinds: c.kinds.clone(),
+            colls: c.colls.clone(),
+            member_types: c.member_types.clone(),
+            years: c.years.clone(),
             offset,
             coalesced: Vec::new(),
             table_name: Some((table.def.name.clone(), table.def.id)),
@@ -161,10 +118,10 @@ impl Scope {
                     })
                 })
                 .collect(),
-            kinds: kinds.to_vec(),
-            member_types: Vec::new(),
-            years: Vec::new(),
-            columns,
+            kinds: kinds.into(),
+            member_types: Arc::default(),
+            years: Arc::default(),
+            columns: columns.into(),
             offset,
             coalesced: Vec::new(),
             table_name: None,

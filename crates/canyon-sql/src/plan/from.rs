@@ -237,8 +237,8 @@ impl From<'_> {
                             .iter()
                             .map(|c| (c.1 == ExprKind::String).then_some(table.string_collation()))
                             .collect(),
-                        member_types: Vec::new(),
-                        years: Vec::new(),
+                        member_types: Default::default(),
+                        years: Default::default(),
                         offset: self.next_offset,
                         coalesced: Vec::new(),
                         table_name: None,
@@ -371,7 +371,7 @@ impl From<'_> {
                     "a derived column list of another length".into(),
                 ));
             }
-            scope.columns = alias_columns;
+            scope.columns = alias_columns.into();
         }
         for (i, c) in scope.columns.iter().enumerate() {
             if scope.columns[..i].iter().any(|d| d.eq_ignore_ascii_case(c)) {
@@ -611,7 +611,7 @@ impl From<'_> {
         let mut names: Vec<String> = Vec::new();
         for s in right..end {
             let scope = &self.scopes[s];
-            for c in &scope.columns {
+            for c in scope.columns.iter() {
                 let shown = !crate::plan::view::is_hidden(c) && scope.find_unqualified(c).is_some();
                 if shown
                     && !names.iter().any(|n| n.eq_ignore_ascii_case(c))

@@ -556,7 +556,7 @@ fn bind_block(
     };
     let mut b = Binder::new(None, None);
     b.table = single_table.as_deref();
-    b.scopes = all_scopes.clone();
+    b.scopes = all_scopes;
     b.own_from = outer_scopes.len();
     b.outer_len = outer_len;
     b.frame_len = frame_len;
@@ -598,6 +598,7 @@ fn bind_block(
     let (aggs, windows_from, clauses) = windows_last(std::mem::take(&mut b.aggs), clauses);
     let params_end = b.params;
     let min_outer_ref = b.min_outer_ref;
+    let all_scopes = std::mem::take(&mut b.scopes);
     drop(b);
 
     // The kind of each frame position (result-set metadata, hash keys).

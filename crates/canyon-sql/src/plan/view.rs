@@ -337,7 +337,7 @@ impl From<'_> {
             }
         };
         let mut scope = Scope::of_table(&table, Some(name), offset);
-        scope.columns = names;
+        scope.columns = names.into();
         scope.db = def.db.clone();
         self.add_source(name.to_string(), SourceKind::Table(table.clone()), scope)?;
         if let Some(f) = filter {
