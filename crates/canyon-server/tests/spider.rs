@@ -37,14 +37,15 @@
 //! starts `canyon serve --bind 127.0.0.2` itself rather than through
 //! `common::Server` (always 127.0.0.1).
 //!
-//! One head setting differs from Spider's defaults because Canyon speaks
-//! MySQL 8.0: `spider_crd_mode = 2`. With the default (1) Spider reads index
-//! cardinality with `SHOW INDEX FROM db.t` and rejects any answer with more
-//! than 14 columns (12710 "Invalid information from remote table"); MySQL 8.0,
-//! and Canyon with it, answers with 15 (`Visible`, `Expression`). Mode 2 reads
-//! `information_schema.STATISTICS` instead. `spider_conn_recycle_mode = 1`
-//! (backend connections pooled across head sessions) only halves the number of
-//! connections Spider opens.
+//! The head runs with Spider's defaults except `spider_internal_xa = 1`
+//! (the two-phase commit this test is about). The nodes run with
+//! `presentation = mariadb` (`CANYON_PRESENTATION`): Spider expects a MariaDB
+//! backend. With its default `spider_crd_mode = 1` it reads the cardinality
+//! of a remote table's keys with `SHOW INDEX FROM db.t` and refuses any
+//! answer with more than 14 columns (12710 "Invalid information from remote
+//! table"); MariaDB answers with 14 (`Ignored` last), MySQL 8.0 with 15
+//! (`Visible`, `Expression`), so a MySQL 8.0 backend fails the same way.
+//! Canyon presenting as MariaDB answers as MariaDB does.
 //!
 //! Skips loudly without sysbench, MariaDB or the Spider plugin (`ha_spider.so`
 //! in the head's plugin_dir); under CI that fails instead.
@@ -99,6 +100,7 @@ impl Node {
             .arg(dir.path().join("data"))
             .args(["--bind", host, "--port", "0"])
             .env("CANYON_ROOT_PASSWORD", &password)
+            .env("CANYON_PRESENTATION", "mariadb")
             .env("CANYON_GENERAL_LOG", "1")
             .env("CANYON_GENERAL_LOG_FILE", dir.path().join("general.log"))
             .stdin(Stdio::null())
@@ -319,7 +321,7 @@ fn spider_head() -> Option<Mariadb> {
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    c.exec("SET GLOBAL spider_internal_xa = 1, spider_conn_recycle_mode = 1, spider_crd_mode = 2");
+    c.exec("SET GLOBAL spider_internal_xa = 1");
     Some(head)
 }
 
@@ -428,6 +430,14 @@ fn sysbench_oltp_read_write_through_spider_with_xa_over_two_nodes() {
         prepares_before.iter().all(|&p| p > 0),
         "the load and the committed transaction prepared no XA branch on some node \
          ({prepares_before:?}): is spider_internal_xa on?\n{}",
+        tails(&nodes)
+    );
+    // Spider's default cardinality path (crd_mode 1) read each node's keys
+    // with SHOW INDEX and took the answer (a refused one is error 12710).
+    let show_index: Vec<usize> = nodes.iter().map(|n| n.logged("show index from")).collect();
+    assert!(
+        show_index.iter().all(|&p| p > 0),
+        "Spider never read a node's keys with SHOW INDEX ({show_index:?})\n{}",
         tails(&nodes)
     );
 

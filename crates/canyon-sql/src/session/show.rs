@@ -527,6 +527,8 @@ impl Session {
                 };
                 let t = self.show_table_named(&cat, db, table.clone())?;
                 let def = &t.def;
+                let mariadb = self.state.engine.config().presentation
+                    == crate::catalog::config::Presentation::Mariadb;
                 let no_attrs = crate::catalog::IndexAttrs::default();
                 let mut keys: Vec<(&str, bool, &[usize], Option<_>, &crate::catalog::IndexAttrs)> =
                     Vec::new();
@@ -569,12 +571,25 @@ impl Session {
                             Value::str(if ft { "FULLTEXT" } else { "BTREE" }),
                             Value::str(""),
                             Value::str(&attrs.comment),
-                            Value::str("YES"),
-                            Value::Null,
                         ]);
+                        // MySQL 8.0 ends a row with Visible and Expression;
+                        // MariaDB with Ignored (MariaDB's Spider reads the
+                        // cardinality of a remote table's keys with SHOW INDEX
+                        // and refuses more than 14 columns).
+                        let row = rows.last_mut().expect("just pushed");
+                        if mariadb {
+                            row.push(Value::str("NO"));
+                        } else {
+                            row.extend([Value::str("YES"), Value::Null]);
+                        }
                     }
                 }
                 use ExprKind::{Int, String as Str};
+                let last: &[(&str, ExprKind)] = if mariadb {
+                    &[("Ignored", Str)]
+                } else {
+                    &[("Visible", Str), ("Expression", Str)]
+                };
                 Ok(typed_rows(
                     &[
                         ("Table", Str),
@@ -590,9 +605,11 @@ impl Session {
                         ("Index_type", Str),
                         ("Comment", Str),
                         ("Index_comment", Str),
-                        ("Visible", Str),
-                        ("Expression", Str),
-                    ],
+                    ]
+                    .iter()
+                    .chain(last)
+                    .copied()
+                    .collect::<Vec<_>>(),
                     rows,
                 ))
             }

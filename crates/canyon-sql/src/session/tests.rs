@@ -226,6 +226,30 @@ fn mariadb_presentation_prints_mariadb_s_text() {
 }
 
 #[test]
+fn show_index_has_mysql_8_s_columns_or_mariadb_s() {
+    use crate::catalog::config::Presentation;
+    for (p, tail) in [
+        (Presentation::Mysql, vec!["Visible", "Expression"]),
+        (Presentation::Mariadb, vec!["Ignored"]),
+    ] {
+        let mut s = presentation_session(p);
+        exec(
+            &mut s,
+            "CREATE TABLE t (a INT PRIMARY KEY, b INT, KEY kb (b))",
+        );
+        let QueryResult::Rows { columns, rows, .. } = exec(&mut s, "SHOW INDEX FROM d.t") else {
+            panic!("SHOW INDEX returned no rows");
+        };
+        let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names.len(), 13 + tail.len(), "{p:?}: {names:?}");
+        assert_eq!(names[12], "Index_comment");
+        assert_eq!(&names[13..], &tail[..], "{p:?}");
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r.len() == names.len()), "{p:?}");
+    }
+}
+
+#[test]
 fn mariadb_presentation_words_errors_as_mariadb_does() {
     use crate::catalog::config::Presentation;
     let message = |p: Presentation, sql: &str| {
