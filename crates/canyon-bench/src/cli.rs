@@ -92,6 +92,12 @@ pub struct BenchArgs {
     /// Shorthand for --target mariadb.
     #[arg(long, conflicts_with = "target")]
     pub mariadb: bool,
+    /// The target (one address) is a Vitess vtgate: run in this existing
+    /// keyspace, sharded by its VSchema (no CREATE DATABASE). order_entry's
+    /// statements then name the customer, for a vindex on `oe_customer.c_id`
+    /// and `oe_order.o_c_id` (docs/scale-out.md).
+    #[arg(long, value_name = "KEYSPACE")]
+    pub vitess_keyspace: Option<String>,
     /// Run the plan against this second target too, alternating A B A B, and
     /// report B/A ratios (same SPEC syntax as --target).
     #[arg(long, value_name = "SPEC")]
@@ -326,6 +332,17 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
             ));
         }
     }
+    if args.vitess_keyspace.is_some()
+        && !specs
+            .iter()
+            .all(|s| matches!(s, TargetSpec::Remote(eps) if eps.len() == 1))
+    {
+        return Err(
+            "--vitess-keyspace runs through one vtgate: give its address as the only --target \
+             (and --compare) endpoint"
+                .into(),
+        );
+    }
     if args.workload == WorkloadKind::OrderEntry {
         for s in &specs {
             let n = match s {
@@ -371,6 +388,7 @@ pub fn run(args: BenchArgs) -> Result<(), String> {
             distribution: args.rand_type,
             customers: args.customers,
             orders_per_customer: args.orders_per_customer,
+            vitess_keyspace: args.vitess_keyspace.clone(),
         },
     );
     let out = args.out.clone().unwrap_or_else(|| {

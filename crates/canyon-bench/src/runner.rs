@@ -325,9 +325,11 @@ async fn prepare(w: &dyn Workload, t: &dyn Target) -> Result<(), String> {
         let mut c = driver::connect(ep, None, 0)
             .await
             .map_err(|e| format!("shard {i} ({ep}): {e}"))?;
-        driver::exec_text(&mut c, &format!("CREATE DATABASE IF NOT EXISTS {db}"))
-            .await
-            .map_err(|e| format!("shard {i} ({ep}): CREATE DATABASE {db}: {e}"))?;
+        if w.creates_database() {
+            driver::exec_text(&mut c, &format!("CREATE DATABASE IF NOT EXISTS {db}"))
+                .await
+                .map_err(|e| format!("shard {i} ({ep}): CREATE DATABASE {db}: {e}"))?;
+        }
         let _ = c.disconnect().await;
         for stream in w.prepare(i, shards) {
             let ep = ep.clone();

@@ -138,6 +138,12 @@ pub trait Workload: Send + Sync {
     /// if the workload needs no schema.
     fn database(&self) -> Option<&str>;
 
+    /// Whether the prepare phase creates [`Workload::database`] (`CREATE
+    /// DATABASE IF NOT EXISTS`); not in a Vitess keyspace, which Vitess makes.
+    fn creates_database(&self) -> bool {
+        true
+    }
+
     /// The statements each client prepares on each connection; [`Op::stmt`]
     /// indexes this list.
     fn statements(&self) -> &[StatementSpec];
@@ -202,6 +208,9 @@ pub struct WorkloadOptions {
     pub customers: u64,
     /// order-entry: orders per customer.
     pub orders_per_customer: u64,
+    /// The target is a Vitess vtgate and the workload runs in this keyspace
+    /// (see [`InKeyspace`]).
+    pub vitess_keyspace: Option<String>,
 }
 
 impl Default for WorkloadOptions {
@@ -213,6 +222,7 @@ impl Default for WorkloadOptions {
             distribution: rng::Distribution::Special,
             customers: 10_000,
             orders_per_customer: 10,
+            vitess_keyspace: None,
         }
     }
 }
@@ -228,13 +238,75 @@ pub fn build(kind: WorkloadKind, o: &WorkloadOptions) -> Box<dyn Workload> {
             o.distribution,
         ))
     };
-    match kind {
+    let w: Box<dyn Workload> = match kind {
         WorkloadKind::PointSelect => oltp(OltpKind::PointSelect),
         WorkloadKind::ReadOnly => oltp(OltpKind::ReadOnly),
         WorkloadKind::ReadWrite => oltp(OltpKind::ReadWrite),
         WorkloadKind::WriteOnly => oltp(OltpKind::WriteOnly),
+        WorkloadKind::OrderEntry if o.vitess_keyspace.is_some() => Box::new(
+            OrderEntry::routed_by_vindex(o.customers, o.orders_per_customer),
+        ),
         WorkloadKind::OrderEntry => Box::new(OrderEntry::new(o.customers, o.orders_per_customer)),
         WorkloadKind::Connect => Box::new(Connect::new()),
+    };
+    match &o.vitess_keyspace {
+        Some(keyspace) => Box::new(InKeyspace {
+            inner: w,
+            keyspace: keyspace.clone(),
+        }),
+        None => w,
+    }
+}
+
+/// A workload run through a Vitess vtgate in an existing keyspace: the
+/// keyspace is the database (vtgate routes each statement to the shard its
+/// VSchema's vindex names), and it is not created by the prepare phase.
+/// Everything else is the inner workload's: one endpoint, so one "shard" to
+/// the bench, the real sharding being Vitess'.
+pub struct InKeyspace {
+    inner: Box<dyn Workload>,
+    keyspace: String,
+}
+
+impl Workload for InKeyspace {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+
+    fn params(&self) -> serde_json::Value {
+        let mut p = self.inner.params();
+        if let Some(m) = p.as_object_mut() {
+            m.insert("vitess_keyspace".into(), self.keyspace.clone().into());
+        }
+        p
+    }
+
+    fn database(&self) -> Option<&str> {
+        self.inner.database().map(|_| self.keyspace.as_str())
+    }
+
+    fn creates_database(&self) -> bool {
+        false
+    }
+
+    fn statements(&self) -> &[StatementSpec] {
+        self.inner.statements()
+    }
+
+    fn connection_mode(&self) -> ConnectionMode {
+        self.inner.connection_mode()
+    }
+
+    fn prepare(&self, shard: usize, shards: usize) -> Vec<PrepareStream> {
+        self.inner.prepare(shard, shards)
+    }
+
+    fn cleanup(&self) -> Vec<String> {
+        self.inner.cleanup()
+    }
+
+    fn client(&self, client: u64, seed: u64, shards: usize) -> Box<dyn TxnSource> {
+        self.inner.client(client, seed, shards)
     }
 }
 
