@@ -25,6 +25,7 @@
 //! `define`).
 
 pub mod alter;
+mod alter_def;
 pub mod column_type;
 pub mod comments;
 pub mod define;
