@@ -558,7 +558,7 @@ pub struct Table {
 }
 
 /// A base table's columns as a `crate::plan::bind::Scope` holds them, computed once per
-/// table definition ([`Table::scope_columns`]) and shared.
+/// table definition (`Table::scope_columns`) and shared.
 #[derive(Debug)]
 pub struct TableColumns {
     pub(crate) columns: Arc<[String]>,
