@@ -59,6 +59,7 @@ pub mod bind_functions;
 pub mod bind_literal;
 mod bind_match;
 mod bind_members;
+mod bind_rows;
 mod bind_stored;
 pub mod bind_window;
 mod clauses;
