@@ -691,7 +691,7 @@ pub(super) fn parse_text(
     shape: &limits::Shape,
     interrupt: Option<Interrupt>,
 ) -> Result<Vec<Parsed>> {
-    if let Some(first) = plain_dml(text) {
+    if let Some(first) = super::pieces::plain_dml(text) {
         let trimmed = text.trim().trim_end_matches(';').trim();
         if first.eq_ignore_ascii_case("SELECT") {
             if let Some(r) = crate::parse::into::split_select_into(trimmed) {
@@ -759,33 +759,6 @@ pub(super) fn parse_text(
         return r.map(|v| vec![Parsed::View(Box::new(v))]);
     }
     parse_sql(text, trimmed, shape, interrupt)
-}
-
-/// The leading word of `text` when it is one statement (no `;` but a
-/// trailing one) that starts with SELECT, INSERT, UPDATE, DELETE or REPLACE:
-/// none of the forms [`parse_text`] recognises by hand before sqlparser
-/// (accounts, XA, LOCK TABLES, SET STATEMENT, views, partition clauses)
-/// starts so, so such a text goes straight to sqlparser, with only SELECT
-/// ... INTO looked for. The common OLTP statement skips a dozen prefix
-/// checks, some of which allocate (about a tenth of a text-protocol point
-/// select's parse). A text that starts with a comment takes the long way.
-fn plain_dml(text: &str) -> Option<&str> {
-    let t = text.trim_start();
-    let end = t
-        .bytes()
-        .position(|b| !b.is_ascii_alphabetic())
-        .unwrap_or(t.len());
-    let first = &t[..end];
-    let dml = ["SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE"]
-        .iter()
-        .any(|w| first.eq_ignore_ascii_case(w));
-    let one_statement = match t.find(';') {
-        None => true,
-        Some(at) => t[at..]
-            .trim_start_matches([';', ' ', '\t', '\r', '\n'])
-            .is_empty(),
-    };
-    (dml && one_statement).then_some(first)
 }
 
 /// A SELECT ... INTO (`r`, from [`crate::parse::into::split_select_into`]):
